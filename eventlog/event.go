@@ -1,0 +1,137 @@
+package eventlog
+
+import (
+	"encoding/json"
+	"strconv"
+)
+
+// These constants are part of the wire format of version 1.
+const (
+	// FormatName is the value of the header's "format" key.
+	FormatName = "sessionlog"
+	// Version is the format version this package writes.
+	Version = 1
+	// MaxRowSize is the largest row, in bytes without its '\n', that may be
+	// written or read. It is fixed by format version 1.
+	MaxRowSize = 16 << 20
+	// MaxTypeLen is the longest event type, in bytes.
+	MaxTypeLen = 128
+)
+
+// SupportedVersions lists the format versions this package reads.
+func SupportedVersions() []int { return []int{Version} }
+
+// Event is the only unit that is persisted: one entry of a session's log.
+//
+// Data holds the event's JSON value exactly as stored; nil means null.
+// Writers store the compacted form of what they were given (see
+// CompactData) and never re-encode it.
+type Event struct {
+	Seq  int64
+	Type string
+	Time int64 // Unix milliseconds, >= 0, not required to be monotonic
+	Data json.RawMessage
+}
+
+// Validate checks the rules a row imposes on an event, except its seq,
+// which the writer assigns: the type's length and charset, a time >= 0 and
+// data that is one valid JSON value. It does not check the row size; see
+// RowSize.
+func (e Event) Validate() error {
+	if err := ValidateType(e.Type); err != nil {
+		return err
+	}
+	if e.Time < 0 {
+		return invalidf("time %d is negative", e.Time)
+	}
+	if e.Data != nil {
+		if _, err := scanJSON(e.Data); err != nil {
+			return invalidf("data of type %q is not valid JSON: %v", e.Type, err)
+		}
+	}
+	return nil
+}
+
+// ValidateType reports whether t is a valid event type: 1 to MaxTypeLen
+// characters from A-Z a-z 0-9 . _ : / -.
+func ValidateType(t string) error {
+	if len(t) == 0 || len(t) > MaxTypeLen {
+		return invalidf("type must be 1 to %d characters, got %d", MaxTypeLen, len(t))
+	}
+	for i := 0; i < len(t); i++ {
+		if !typeChar[t[i]] {
+			return invalidf("type %q has a character outside A-Z a-z 0-9 . _ : / -", t)
+		}
+	}
+	return nil
+}
+
+var typeChar = func() (t [256]bool) {
+	for c := 'a'; c <= 'z'; c++ {
+		t[c] = true
+		t[c-'a'+'A'] = true
+	}
+	for c := '0'; c <= '9'; c++ {
+		t[c] = true
+	}
+	for _, c := range "._:/-" {
+		t[c] = true
+	}
+	return t
+}()
+
+// CompactData validates data as one JSON value and returns it with
+// insignificant whitespace removed; escapes are left as they were. Data that
+// is already compact is returned as is, without a copy. Nil stays nil.
+func CompactData(data json.RawMessage) (json.RawMessage, error) {
+	if data == nil {
+		return nil, nil
+	}
+	compact, err := scanJSON(data)
+	if err != nil {
+		return nil, invalidf("data is not valid JSON: %v", err)
+	}
+	if compact {
+		return data, nil
+	}
+	out := make([]byte, 0, len(data))
+	out = appendCompact(out, data)
+	return out, nil
+}
+
+// RowSize is the size in bytes (without '\n') of the unpacked row that
+// holds e.
+func RowSize(e Event) int {
+	n := len(`{"seq":,"type":"","time":,"data":}`) + len(e.Type) + intLen(e.Seq) + intLen(e.Time)
+	if e.Data == nil {
+		return n + 4
+	}
+	return n + len(e.Data)
+}
+
+func intLen(v int64) int {
+	var b [20]byte
+	return len(strconv.AppendInt(b[:0], v, 10))
+}
+
+// AppendCanon appends canon(e) (SPEC §6) to dst, without a newline:
+// {"seq":S,"type":"T","time":MS,"data":D} with D the stored data bytes or
+// null. It is also the unpacked row a writer stores.
+func AppendCanon(dst []byte, e Event) []byte {
+	dst = append(dst, `{"seq":`...)
+	dst = strconv.AppendInt(dst, e.Seq, 10)
+	dst = append(dst, `,"type":"`...)
+	dst = append(dst, e.Type...)
+	dst = append(dst, `","time":`...)
+	dst = strconv.AppendInt(dst, e.Time, 10)
+	dst = append(dst, `,"data":`...)
+	if e.Data == nil {
+		dst = append(dst, "null"...)
+	} else {
+		dst = append(dst, e.Data...)
+	}
+	return append(dst, '}')
+}
+
+// Canon returns canon(e) as a new slice.
+func Canon(e Event) []byte { return AppendCanon(make([]byte, 0, RowSize(e)), e) }

@@ -1,0 +1,146 @@
+package eventlog
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// Parent modes (SPEC §3).
+const (
+	// ModeFork: the logical log is the parent's events 0..Seq followed by
+	// this file's rows, whose first seq is Seq+1.
+	ModeFork = "fork"
+	// ModeChild: a sub-session spawned by the parent at its event Seq;
+	// nothing is inherited and rows start at seq 0.
+	ModeChild = "child"
+)
+
+// Header is the first row of every log file.
+type Header struct {
+	Format    string            `json:"format"`
+	Version   int64             `json:"version"`
+	ID        string            `json:"id"`
+	CreatedAt int64             `json:"createdAt"` // Unix milliseconds
+	Parent    *Parent           `json:"parent,omitempty"`
+	Labels    map[string]string `json:"labels,omitempty"`
+}
+
+// Parent links a session to the session it was forked or spawned from.
+type Parent struct {
+	ID   string `json:"id"`
+	Seq  int64  `json:"seq"`
+	Mode string `json:"mode"`
+	Call string `json:"call,omitempty"` // the delegating tool call, for a child
+}
+
+// NewHeader returns a version-1 header for the session id.
+func NewHeader(id string, createdAt int64) Header {
+	return Header{Format: FormatName, Version: Version, ID: id, CreatedAt: createdAt}
+}
+
+// FirstSeq is the seq of the first row of the file: parent.seq+1 for a
+// fork, else 0.
+func (h Header) FirstSeq() int64 {
+	if h.Parent != nil && h.Parent.Mode == ModeFork {
+		return h.Parent.Seq + 1
+	}
+	return 0
+}
+
+// Validate checks the header's fields: format, version, a valid ID, a
+// createdAt >= 0, a well-formed parent. A wrong version gives a
+// *VersionError; anything else a plain error.
+func (h Header) Validate() error {
+	if h.Format != FormatName {
+		return fmt.Errorf("format is %q, not %q", h.Format, FormatName)
+	}
+	if h.Version != Version {
+		return &VersionError{Found: h.Version, Supported: SupportedVersions()}
+	}
+	if !ValidID(h.ID) {
+		return fmt.Errorf("id %q is not an upper-case ULID", h.ID)
+	}
+	if h.CreatedAt < 0 {
+		return fmt.Errorf("createdAt %d is negative", h.CreatedAt)
+	}
+	if p := h.Parent; p != nil {
+		if !ValidID(p.ID) {
+			return fmt.Errorf("parent id %q is not an upper-case ULID", p.ID)
+		}
+		if p.Seq < 0 {
+			return fmt.Errorf("parent seq %d is negative", p.Seq)
+		}
+		if p.Mode != ModeFork && p.Mode != ModeChild {
+			return fmt.Errorf("parent mode %q is neither %q nor %q", p.Mode, ModeFork, ModeChild)
+		}
+		if p.Mode == ModeFork && p.Seq >= 1<<62 {
+			return fmt.Errorf("parent seq %d out of range", p.Seq)
+		}
+	}
+	return nil
+}
+
+// EncodeHeader returns the header row, without '\n'. It validates first.
+func EncodeHeader(h Header) ([]byte, error) {
+	if err := h.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: header: %v", ErrInvalidEvent, err)
+	}
+	return json.Marshal(h)
+}
+
+// DecodeHeader decodes a header row (without '\n'). Unknown keys are
+// ignored; a wrong version gives a *VersionError, anything else that is
+// wrong a *CorruptError at offset 0.
+func DecodeHeader(line []byte) (Header, error) {
+	var h Header
+	if len(line) > MaxRowSize {
+		return h, &CorruptError{Seq: -1, Reason: "header row exceeds the row size limit"}
+	}
+	var probe struct {
+		Format  *string         `json:"format"`
+		Version json.RawMessage `json:"version"`
+	}
+	if err := json.Unmarshal(line, &probe); err != nil {
+		return h, &CorruptError{Seq: -1, Reason: "header is not a JSON object: " + err.Error()}
+	}
+	if probe.Format == nil || *probe.Format != FormatName {
+		return h, &CorruptError{Seq: -1, Reason: "not a sessionlog file: header has no \"format\":\"sessionlog\""}
+	}
+	if v, _, err := scanUint(bytes.TrimSpace(probe.Version), 0); err != nil || v != Version {
+		if err != nil {
+			return h, &CorruptError{Seq: -1, Reason: "header version is not an integer"}
+		}
+		return h, &VersionError{Found: v, Supported: SupportedVersions()}
+	}
+	if err := json.Unmarshal(line, &h); err != nil {
+		return h, &CorruptError{Seq: -1, Reason: "bad header: " + err.Error()}
+	}
+	if err := h.Validate(); err != nil {
+		return h, &CorruptError{Seq: -1, Reason: "bad header: " + err.Error()}
+	}
+	return h, nil
+}
+
+const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+var crockfordChar = func() (t [256]bool) {
+	for i := 0; i < len(crockford); i++ {
+		t[crockford[i]] = true
+	}
+	return t
+}()
+
+// ValidID reports whether id is a session ID: a ULID of 26 upper-case
+// Crockford base32 characters whose value fits 128 bits.
+func ValidID(id string) bool {
+	if len(id) != 26 || id[0] > '7' {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if !crockfordChar[id[i]] {
+			return false
+		}
+	}
+	return true
+}

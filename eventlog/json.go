@@ -1,0 +1,277 @@
+package eventlog
+
+import (
+	"errors"
+	"strconv"
+)
+
+// A small strict JSON scanner: the row decoder and CompactData need to find
+// where a value ends and whether it is valid without building it, and
+// without the reflection of encoding/json on the hot path.
+
+// maxDepth bounds nesting so that crafted data cannot exhaust the stack.
+const maxDepth = 10000
+
+var (
+	errTrailing  = errors.New("unexpected bytes after the value")
+	errEnd       = errors.New("unexpected end of input")
+	errTooDeep   = errors.New("nesting too deep")
+	errNotInt    = errors.New("not a JSON integer")
+	errIntRange  = errors.New("integer out of range")
+	errBadString = errors.New("invalid string")
+)
+
+func isWS(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+func skipWS(b []byte, i int) int {
+	for i < len(b) && isWS(b[i]) {
+		i++
+	}
+	return i
+}
+
+// scanValue scans one JSON value starting at b[i] (no leading whitespace)
+// and returns the index just past it and whether insignificant whitespace
+// occurred inside it.
+func scanValue(b []byte, i int) (end int, ws bool, err error) {
+	return scanDepth(b, i, 0)
+}
+
+func scanDepth(b []byte, i, depth int) (int, bool, error) {
+	if i >= len(b) {
+		return i, false, errEnd
+	}
+	switch c := b[i]; {
+	case c == '"':
+		j, _, err := scanString(b, i)
+		return j, false, err
+	case c == '{' || c == '[':
+		if depth >= maxDepth {
+			return i, false, errTooDeep
+		}
+		return scanContainer(b, i, depth)
+	case c == '-' || (c >= '0' && c <= '9'):
+		return scanNumber(b, i)
+	case c == 't':
+		return scanLiteral(b, i, "true")
+	case c == 'f':
+		return scanLiteral(b, i, "false")
+	case c == 'n':
+		return scanLiteral(b, i, "null")
+	default:
+		return i, false, errors.New("invalid character " + strconv.QuoteRune(rune(c)) + " at value start")
+	}
+}
+
+func scanLiteral(b []byte, i int, lit string) (int, bool, error) {
+	if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
+		return i, false, errors.New("invalid literal")
+	}
+	return i + len(lit), false, nil
+}
+
+func scanContainer(b []byte, i, depth int) (int, bool, error) {
+	closer, obj := byte(']'), b[i] == '{'
+	if obj {
+		closer = '}'
+	}
+	ws := false
+	j := i + 1
+	k := skipWS(b, j)
+	ws = ws || k != j
+	j = k
+	if j < len(b) && b[j] == closer {
+		return j + 1, ws, nil
+	}
+	for {
+		if obj {
+			if j >= len(b) || b[j] != '"' {
+				return j, ws, errors.New("object key must be a string")
+			}
+			var err error
+			if j, _, err = scanString(b, j); err != nil {
+				return j, ws, err
+			}
+			k = skipWS(b, j)
+			ws = ws || k != j
+			j = k
+			if j >= len(b) || b[j] != ':' {
+				return j, ws, errors.New("missing ':' after object key")
+			}
+			j++
+			k = skipWS(b, j)
+			ws = ws || k != j
+			j = k
+		}
+		var inner bool
+		var err error
+		j, inner, err = scanDepth(b, j, depth+1)
+		if err != nil {
+			return j, ws, err
+		}
+		ws = ws || inner
+		k = skipWS(b, j)
+		ws = ws || k != j
+		j = k
+		if j >= len(b) {
+			return j, ws, errEnd
+		}
+		switch b[j] {
+		case ',':
+			j++
+			k = skipWS(b, j)
+			ws = ws || k != j
+			j = k
+		case closer:
+			return j + 1, ws, nil
+		default:
+			return j, ws, errors.New("expected ',' or closing bracket")
+		}
+	}
+}
+
+// scanString scans a JSON string starting at the quote b[i]. escaped reports
+// whether it held a backslash escape.
+func scanString(b []byte, i int) (end int, escaped bool, err error) {
+	j := i + 1
+	for j < len(b) {
+		c := b[j]
+		switch {
+		case c == '"':
+			return j + 1, escaped, nil
+		case c == '\\':
+			escaped = true
+			if j+1 >= len(b) {
+				return j, escaped, errEnd
+			}
+			switch b[j+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				j += 2
+			case 'u':
+				if j+6 > len(b) {
+					return j, escaped, errEnd
+				}
+				for _, h := range b[j+2 : j+6] {
+					if !isHex(h) {
+						return j, escaped, errBadString
+					}
+				}
+				j += 6
+			default:
+				return j, escaped, errBadString
+			}
+		case c < 0x20:
+			return j, escaped, errors.New("control character in string")
+		default:
+			j++
+		}
+	}
+	return j, escaped, errEnd
+}
+
+func isHex(c byte) bool {
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+}
+
+func scanNumber(b []byte, i int) (int, bool, error) {
+	j := i
+	if b[j] == '-' {
+		j++
+	}
+	if j >= len(b) {
+		return j, false, errEnd
+	}
+	switch {
+	case b[j] == '0':
+		j++
+	case b[j] >= '1' && b[j] <= '9':
+		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+			j++
+		}
+	default:
+		return j, false, errors.New("invalid number")
+	}
+	if j < len(b) && b[j] == '.' {
+		j++
+		start := j
+		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+			j++
+		}
+		if j == start {
+			return j, false, errors.New("invalid number")
+		}
+	}
+	if j < len(b) && (b[j] == 'e' || b[j] == 'E') {
+		j++
+		if j < len(b) && (b[j] == '+' || b[j] == '-') {
+			j++
+		}
+		start := j
+		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+			j++
+		}
+		if j == start {
+			return j, false, errors.New("invalid number")
+		}
+	}
+	return j, false, nil
+}
+
+// scanUint scans a non-negative JSON integer (no sign, fraction or
+// exponent) at b[i].
+func scanUint(b []byte, i int) (v int64, end int, err error) {
+	if i >= len(b) {
+		return 0, i, errNotInt
+	}
+	j, _, err := scanNumber(b, i)
+	if err != nil {
+		return 0, j, errNotInt
+	}
+	if b[i] == '-' {
+		return 0, j, errors.New("negative integer")
+	}
+	for k := i; k < j; k++ {
+		c := b[k]
+		if c < '0' || c > '9' {
+			return 0, j, errNotInt
+		}
+		if v > (1<<63-1-int64(c-'0'))/10 {
+			return 0, j, errIntRange
+		}
+		v = v*10 + int64(c-'0')
+	}
+	return v, j, nil
+}
+
+// scanJSON checks that data is one JSON value, possibly surrounded by
+// whitespace, and reports whether it is compact: no whitespace at all
+// outside strings.
+func scanJSON(data []byte) (compact bool, err error) {
+	start := skipWS(data, 0)
+	end, ws, err := scanValue(data, start)
+	if err != nil {
+		return false, err
+	}
+	if skipWS(data, end) != len(data) {
+		return false, errTrailing
+	}
+	return !ws && start == 0 && end == len(data), nil
+}
+
+// appendCompact appends the valid JSON value src to dst without
+// insignificant whitespace.
+func appendCompact(dst, src []byte) []byte {
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		if c == '"' {
+			j, _, _ := scanString(src, i)
+			dst = append(dst, src[i:j]...)
+			i = j - 1
+			continue
+		}
+		if !isWS(c) {
+			dst = append(dst, c)
+		}
+	}
+	return dst
+}

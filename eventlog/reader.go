@@ -1,0 +1,362 @@
+package eventlog
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+)
+
+const readChunk = 64 << 10
+
+// Reader reads a raw log from an io.Reader: the header, then the events of
+// its rows in order, packed rows unpacked. It is a scanner:
+//
+//	r := eventlog.NewReader(f, eventlog.WithPath(name))
+//	for r.Next() {
+//		e := r.Event()
+//	}
+//	if err := r.Err(); err != nil { ... } // *CorruptError, *VersionError or I/O
+//	if t := r.Torn(); t != nil { ... }    // a torn tail was dropped
+//
+// A read ends in exactly one of three ways: clean, a torn tail (Err is nil,
+// Torn says where and how much), or an error. Torn tails and corruption are
+// told apart per SPEC §9: bytes after the last '\n', or a row holding NUL
+// bytes with no valid row after it, are torn; any other bad row is
+// corruption, reported with its offset and the seq it should hold.
+//
+// Memory is bounded by one row (MaxRowSize): a longer line is never held.
+// A Reader is not safe for concurrent use.
+type Reader struct {
+	src  io.Reader
+	path string
+
+	buf    []byte
+	r, w   int   // unread bytes are buf[r:w]
+	bufOff int64 // file offset of buf[r]
+	eof    bool
+
+	hdr     Header
+	hdrDone bool
+	next    int64 // seq the next row must start with
+	from    int64 // events below it are decoded and checked, not returned
+	end     int64 // offset just past the last good row
+
+	cur    row
+	curIdx int // next event of cur to return
+	ev     Event
+	types  map[string]string
+
+	lastLen int // bytes (with the newline) of the last line readLine returned
+
+	done bool
+	err  error
+	torn *TornTail
+}
+
+// ReaderOption configures a Reader.
+type ReaderOption func(*Reader)
+
+// WithPath names the file in errors.
+func WithPath(path string) ReaderOption { return func(r *Reader) { r.path = path } }
+
+// WithStart makes the Reader start at a row boundary instead of the header:
+// the bytes read from the source begin at file offset offset (used in
+// errors and offsets), and the first row must hold nextSeq. Header then
+// returns the zero Header.
+func WithStart(offset, nextSeq int64) ReaderOption {
+	return func(r *Reader) {
+		r.bufOff, r.end, r.next, r.hdrDone = offset, offset, nextSeq, true
+	}
+}
+
+// WithFrom makes Next skip events with a seq below from; they are still
+// decoded and checked.
+func WithFrom(from int64) ReaderOption { return func(r *Reader) { r.from = from } }
+
+// NewReader returns a Reader of src.
+func NewReader(src io.Reader, opts ...ReaderOption) *Reader {
+	r := &Reader{src: src, types: map[string]string{}}
+	for _, o := range opts {
+		o(r)
+	}
+	return r
+}
+
+// Header reads and returns the header row. Next calls it when needed.
+func (r *Reader) Header() (Header, error) {
+	if r.hdrDone {
+		return r.hdr, r.err
+	}
+	r.hdrDone = true
+	line, off, complete, _, err := r.readLine()
+	if err != nil && !errors.Is(err, io.EOF) {
+		return r.hdr, r.fail(fmt.Errorf("eventlog: reading %s: %w", r.name(), err))
+	}
+	if errors.Is(err, io.EOF) || !complete {
+		return r.hdr, r.fail(&CorruptError{Path: r.path, Offset: 0, Seq: -1, Reason: "no complete header row"})
+	}
+	h, err := DecodeHeader(line)
+	if err != nil {
+		var ce *CorruptError
+		var ve *VersionError
+		switch {
+		case errors.As(err, &ce):
+			ce.Path = r.path
+		case errors.As(err, &ve):
+			ve.Path = r.path
+		}
+		return r.hdr, r.fail(err)
+	}
+	r.hdr = h
+	r.next = h.FirstSeq()
+	r.end = off + int64(len(line)) + 1
+	return h, nil
+}
+
+// Next advances to the next event and reports whether there is one.
+func (r *Reader) Next() bool {
+	for {
+		if r.curIdx < r.cur.n {
+			k := r.curIdx
+			r.curIdx++
+			seq := r.cur.seq + int64(k)
+			if seq < r.from {
+				continue
+			}
+			d := r.cur.datas[k]
+			if len(d) == 4 && string(d) == "null" {
+				d = nil
+			}
+			r.ev = Event{Seq: seq, Type: r.intern(r.cur.typ), Time: r.cur.times[k], Data: cloneData(d)}
+			return true
+		}
+		if r.done {
+			return false
+		}
+		if !r.hdrDone {
+			if _, err := r.Header(); err != nil {
+				return false
+			}
+		}
+		r.readRow()
+	}
+}
+
+// SkipRow reads and checks the next row without returning its events (and
+// drops what is left of the current row). It reports whether a row was
+// read; End and NextSeq advance past it. It ends the read as Next does.
+func (r *Reader) SkipRow() bool {
+	r.curIdx = r.cur.n
+	if r.done {
+		return false
+	}
+	if !r.hdrDone {
+		if _, err := r.Header(); err != nil {
+			return false
+		}
+	}
+	r.readRow()
+	r.curIdx = r.cur.n
+	return !r.done
+}
+
+// readRow reads the next row into r.cur, or ends the read.
+func (r *Reader) readRow() {
+	line, off, complete, nul, err := r.readLine()
+	switch {
+	case errors.Is(err, io.EOF):
+		r.done = true
+		return
+	case err != nil:
+		r.fail(fmt.Errorf("eventlog: reading %s at offset %d: %w", r.name(), off, err))
+		return
+	case !complete:
+		r.done = true
+		r.torn = &TornTail{Offset: off, Bytes: int64(r.lastLen)}
+		return
+	}
+	reason := ""
+	if line == nil {
+		reason = fmt.Sprintf("row exceeds the limit of %d bytes", MaxRowSize)
+	} else if err := decodeRow(line, &r.cur); err != nil {
+		reason = err.Error()
+	} else if r.cur.seq != r.next {
+		reason = fmt.Sprintf("seq %d where %d was expected", r.cur.seq, r.next)
+	}
+	if reason == "" {
+		r.curIdx = 0
+		r.next += int64(r.cur.n)
+		r.end = off + int64(len(line)) + 1
+		return
+	}
+	r.cur.n, r.curIdx = 0, 0
+	if !nul {
+		r.fail(&CorruptError{Path: r.path, Offset: off, Seq: r.next, Reason: reason})
+		return
+	}
+	r.classifyNUL(off, int64(r.lastLen))
+}
+
+// classifyNUL decides what a row holding NUL bytes at off is: torn when no
+// valid row follows it, corruption otherwise.
+func (r *Reader) classifyNUL(off, size int64) {
+	var scratch row
+	for {
+		line, at, complete, _, err := r.readLine()
+		if errors.Is(err, io.EOF) {
+			r.done = true
+			r.torn = &TornTail{Offset: off, Bytes: size}
+			return
+		}
+		if err != nil {
+			r.fail(fmt.Errorf("eventlog: reading %s at offset %d: %w", r.name(), at, err))
+			return
+		}
+		size += int64(r.lastLen)
+		if complete && line != nil && decodeRow(line, &scratch) == nil {
+			r.fail(&CorruptError{Path: r.path, Offset: off, Seq: r.next,
+				Reason: fmt.Sprintf("row holding NUL bytes followed by a valid row at offset %d", at)})
+			return
+		}
+	}
+}
+
+func (r *Reader) intern(b []byte) string {
+	if s, ok := r.types[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if len(r.types) < 1024 {
+		r.types[s] = s
+	}
+	return s
+}
+
+func (r *Reader) fail(err error) error {
+	r.done = true
+	r.err = err
+	return err
+}
+
+func (r *Reader) name() string {
+	if r.path == "" {
+		return "log"
+	}
+	return fmt.Sprintf("%q", r.path)
+}
+
+// Event returns the event Next advanced to. Its Data is the caller's.
+func (r *Reader) Event() Event { return r.ev }
+
+// Err returns the error that ended the read, or nil for a clean end or a
+// torn tail.
+func (r *Reader) Err() error { return r.err }
+
+// Torn returns the torn tail the read ended on, or nil.
+func (r *Reader) Torn() *TornTail { return r.torn }
+
+// End returns the offset just past the last complete, valid row read so
+// far: where a writer appends after cutting a torn tail.
+func (r *Reader) End() int64 { return r.end }
+
+// NextSeq returns the seq the next row must hold.
+func (r *Reader) NextSeq() int64 { return r.next }
+
+// All returns the remaining events as an iterator. A read that ends in an
+// error yields it last, with a zero Event.
+func (r *Reader) All() iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		for r.Next() {
+			if !yield(r.ev, nil) {
+				return
+			}
+		}
+		if r.err != nil {
+			yield(Event{}, r.err)
+		}
+	}
+}
+
+// readLine returns the next line without its '\n', its offset, whether it
+// ended in '\n' and whether it held a NUL byte. A line longer than
+// MaxRowSize is consumed without being held and returned as nil (its length
+// in r.lastLen). At the end of the source it returns io.EOF.
+func (r *Reader) readLine() (line []byte, off int64, complete, nul bool, err error) {
+	off = r.bufOff
+	scanned := 0 // bytes of buf[r.r:] known to hold no '\n'
+	var dropped int64
+	for {
+		if i := bytes.IndexByte(r.buf[r.r+scanned:r.w], '\n'); i >= 0 {
+			n := scanned + i
+			line = r.buf[r.r : r.r+n]
+			nul = nul || bytes.IndexByte(line, 0) >= 0
+			r.consume(n + 1)
+			r.lastLen = int(dropped) + n + 1
+			if dropped > 0 {
+				line = nil
+			}
+			return line, off, true, nul, nil
+		}
+		scanned = r.w - r.r
+		if scanned > MaxRowSize {
+			// Too long to be a row: drop what is buffered, remember NULs.
+			nul = nul || bytes.IndexByte(r.buf[r.r:r.w], 0) >= 0
+			dropped += int64(scanned)
+			r.consume(scanned)
+			scanned = 0
+		}
+		if r.eof {
+			n := r.w - r.r
+			if n == 0 && dropped == 0 {
+				return nil, off, false, false, io.EOF
+			}
+			line = r.buf[r.r:r.w]
+			nul = nul || bytes.IndexByte(line, 0) >= 0
+			r.consume(n)
+			r.lastLen = int(dropped) + n
+			if dropped > 0 {
+				line = nil
+			}
+			return line, off, false, nul, nil
+		}
+		if err := r.fill(); err != nil {
+			return nil, off, false, false, err
+		}
+	}
+}
+
+func (r *Reader) consume(n int) {
+	r.r += n
+	r.bufOff += int64(n)
+}
+
+// fill reads more bytes from the source, keeping buf[r:w].
+func (r *Reader) fill() error {
+	if r.r > 0 && r.r == r.w {
+		r.r, r.w = 0, 0
+	}
+	if len(r.buf)-r.w < readChunk {
+		unread := r.w - r.r
+		size := len(r.buf)
+		if unread+readChunk > size {
+			size = max(2*size, unread+readChunk, readChunk)
+		}
+		if size != len(r.buf) {
+			nb := make([]byte, size)
+			copy(nb, r.buf[r.r:r.w])
+			r.buf = nb
+		} else {
+			copy(r.buf, r.buf[r.r:r.w])
+		}
+		r.r, r.w = 0, unread
+	}
+	n, err := r.src.Read(r.buf[r.w:])
+	r.w += n
+	if errors.Is(err, io.EOF) {
+		r.eof = true
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,95 @@
+package handle
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+)
+
+// Sentinel errors. Errors returned by stores and handles wrap one of these
+// (with the session's path and, where it applies, a seq or offset); test
+// them with errors.Is. The format errors are the eventlog package's own, so
+// either name matches.
+var (
+	// ErrNotFound: no session with that ID in the store.
+	ErrNotFound = errors.New("handle: session not found")
+	// ErrExists: a session with that ID exists already.
+	ErrExists = errors.New("handle: session exists")
+	// ErrLocked: another writer (in this or another process) holds the
+	// session.
+	ErrLocked = errors.New("handle: session is locked by another writer")
+	// ErrConflict: AppendAt expected a next seq other than the log's; it
+	// is wrapped by *ConflictError.
+	ErrConflict = errors.New("handle: seq conflict")
+	// ErrReadOnly: a write through a read-only handle.
+	ErrReadOnly = errors.New("handle: handle is read-only")
+	// ErrClosed: a call on a closed handle.
+	ErrClosed = errors.New("handle: handle is closed")
+	// ErrInvalidID: an ID that is not an upper-case ULID; refused before
+	// any path is built.
+	ErrInvalidID = errors.New("handle: invalid session ID")
+	// ErrInvalidEvent: an event that breaks the row rules; the whole batch
+	// is refused and nothing is written.
+	ErrInvalidEvent = eventlog.ErrInvalidEvent
+	// ErrTooLarge: an event whose row would exceed eventlog.MaxRowSize.
+	ErrTooLarge = eventlog.ErrTooLarge
+	// ErrVersion: a log of a format version this library does not read
+	// (see *eventlog.VersionError).
+	ErrVersion = eventlog.ErrVersion
+	// ErrCorrupt: damage in a log (see CorruptError).
+	ErrCorrupt = eventlog.ErrCorrupt
+)
+
+// CorruptError is the structured error for damage in a log: path, byte
+// offset, the seq the damaged row should hold, and why.
+type CorruptError = eventlog.CorruptError
+
+// ConflictError reports an AppendAt whose expected seq was not the log's
+// next seq. It wraps ErrConflict.
+type ConflictError struct {
+	Path     string
+	Expected int64 // the seq the caller expected to write next
+	Next     int64 // the seq the log would assign next
+}
+
+// Error implements error.
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("handle: seq conflict in %q: expected next seq %d, log is at %d", e.Path, e.Expected, e.Next)
+}
+
+// Unwrap returns ErrConflict.
+func (e *ConflictError) Unwrap() error { return ErrConflict }
+
+// EventError reports which event of a batch was refused. It wraps the
+// reason (ErrInvalidEvent or ErrTooLarge).
+type EventError struct {
+	Path  string
+	Index int   // position in the batch
+	Seq   int64 // the seq it would have had, or -1 when unknown
+	Err   error
+}
+
+// Error implements error.
+func (e *EventError) Error() string {
+	return fmt.Sprintf("handle: append to %q: event %d of the batch refused, nothing written: %v", e.Path, e.Index, e.Err)
+}
+
+// Unwrap returns the reason.
+func (e *EventError) Unwrap() error { return e.Err }
+
+// PoisonedError is returned by every call on a handle after a write or
+// fsync failed: what is on disk is no longer known, so the handle refuses
+// to go on. Reopening the session recovers from what is on disk.
+type PoisonedError struct {
+	Path string
+	Err  error // the write or fsync error
+}
+
+// Error implements error.
+func (e *PoisonedError) Error() string {
+	return fmt.Sprintf("handle: %q: a write or fsync failed, the handle is poisoned (reopen to recover): %v", e.Path, e.Err)
+}
+
+// Unwrap returns the write or fsync error.
+func (e *PoisonedError) Unwrap() error { return e.Err }

@@ -1,0 +1,391 @@
+package handle
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"iter"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/spf13/afero"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+)
+
+// indexStride is how many bytes of log lie between two entries of a
+// handle's in-memory seq index, which lets Read start near its first seq.
+const indexStride = 1 << 20
+
+// indexEntry says that the row holding seq starts at off.
+type indexEntry struct {
+	off int64
+	seq int64
+}
+
+func addIndex(idx []indexEntry, off, seq int64) []indexEntry {
+	if off-idx[len(idx)-1].off >= indexStride {
+		idx = append(idx, indexEntry{off: off, seq: seq})
+	}
+	return idx
+}
+
+// fileHandle is a Handle on a FileStore session.
+//
+// A write handle appends to pending under mu; Flush makes one caller the
+// leader, which takes everything pending, writes it with one write and one
+// fsync, and wakes the others (group commit). Bytes reach the file only in
+// a flush, and a flush starts only after the previous one's fsync returned.
+type fileHandle struct {
+	store *FileStore
+	hdr   eventlog.Header
+	path  string
+	f     afero.File
+	lock  writerLock // nil for a read-only handle
+
+	mu        sync.Mutex
+	next      int64            // next seq to assign (writer) or to read (reader)
+	durable   int64            // last seq made durable
+	pending   []eventlog.Event // appended, not yet taken by a flush
+	inflight  []eventlog.Event // being written by the current flush
+	size      int64            // bytes of complete rows on disk
+	index     []indexEntry
+	flushing  bool
+	flushDone chan struct{} // closed when the running flush ends
+	cutTorn   bool          // a torn tail must be cut before the next write
+	err       error         // poison: a write or fsync failed
+	closing   bool
+	closed    bool
+	recovery  Recovery
+	buf       []byte // the leader's encode buffer
+
+	stop   chan struct{} // stops the interval flusher
+	stopWG sync.WaitGroup
+}
+
+func newFileHandle(s *FileStore, hdr eventlog.Header, path string, f afero.File, lock writerLock, size int64, index []indexEntry) *fileHandle {
+	first := hdr.FirstSeq()
+	if index == nil {
+		index = []indexEntry{{off: size, seq: first}}
+	}
+	h := &fileHandle{store: s, hdr: hdr, path: path, f: f, lock: lock,
+		next: first, durable: first - 1, size: size, index: index}
+	if lock != nil && s.cfg.policy.interval > 0 {
+		h.stop = make(chan struct{})
+		h.stopWG.Add(1)
+		go h.flushEvery(s.cfg.policy.interval)
+	}
+	return h
+}
+
+func (h *fileHandle) ID() string              { return h.hdr.ID }
+func (h *fileHandle) Path() string            { return h.path }
+func (h *fileHandle) Header() eventlog.Header { return h.hdr }
+func (h *fileHandle) Writable() bool          { return h.lock != nil }
+func (h *fileHandle) Recovery() Recovery      { return h.recovery }
+
+func (h *fileHandle) Seq() int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.next - 1
+}
+
+func (h *fileHandle) DurableSeq() int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.durable
+}
+
+// usable reports why the handle cannot be used, if it cannot. Callers hold
+// mu.
+func (h *fileHandle) usable(write bool) error {
+	switch {
+	case h.closed || (write && h.closing):
+		return fmt.Errorf("%w: %q", ErrClosed, h.path)
+	case h.err != nil:
+		return h.err
+	case write && h.lock == nil:
+		return fmt.Errorf("%w: %q", ErrReadOnly, h.path)
+	}
+	return nil
+}
+
+func (h *fileHandle) Append(ctx context.Context, events ...eventlog.Event) (int64, error) {
+	return h.append(ctx, -1, events)
+}
+
+func (h *fileHandle) AppendAt(ctx context.Context, expected int64, events ...eventlog.Event) (int64, error) {
+	if expected < 0 {
+		return 0, &ConflictError{Path: h.path, Expected: expected, Next: h.Seq() + 1}
+	}
+	return h.append(ctx, expected, events)
+}
+
+// append validates and copies the batch, then queues it; expected < 0
+// means any next seq.
+func (h *fileHandle) append(ctx context.Context, expected int64, events []eventlog.Event) (int64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	batch, err := h.prepare(events)
+	if err != nil {
+		return 0, err
+	}
+	h.mu.Lock()
+	if err := h.usable(true); err != nil {
+		h.mu.Unlock()
+		return 0, err
+	}
+	if expected >= 0 && expected != h.next {
+		next := h.next
+		h.mu.Unlock()
+		return 0, &ConflictError{Path: h.path, Expected: expected, Next: next}
+	}
+	for i := range batch {
+		batch[i].Seq = h.next + int64(i)
+	}
+	h.next += int64(len(batch))
+	last := h.next - 1
+	h.pending = append(h.pending, batch...)
+	flush := h.store.cfg.policy.everyN > 0 && len(h.pending) >= h.store.cfg.policy.everyN
+	h.mu.Unlock()
+	if flush {
+		return last, h.Flush(ctx)
+	}
+	return last, nil
+}
+
+// prepare checks every event of a batch and returns copies whose data are
+// compacted and owned by the handle (one allocation for all of them).
+func (h *fileHandle) prepare(events []eventlog.Event) ([]eventlog.Event, error) {
+	batch := make([]eventlog.Event, len(events))
+	total := 0
+	for i, e := range events {
+		if err := e.Validate(); err != nil {
+			return nil, &EventError{Path: h.path, Index: i, Seq: -1, Err: err}
+		}
+		d, err := eventlog.CompactData(e.Data)
+		if err != nil {
+			return nil, &EventError{Path: h.path, Index: i, Seq: -1, Err: err}
+		}
+		e.Data, e.Seq = d, 1<<62 // the widest seq a row can hold, for the size check
+		if size := eventlog.RowSize(e); size > eventlog.MaxRowSize {
+			return nil, &EventError{Path: h.path, Index: i, Seq: -1,
+				Err: fmt.Errorf("%w: the row of a %q event would be %d bytes, the limit is %d", ErrTooLarge, e.Type, size, eventlog.MaxRowSize)}
+		}
+		batch[i] = e
+		total += len(d)
+	}
+	arena := make([]byte, 0, total)
+	for i := range batch {
+		if d := batch[i].Data; d != nil {
+			arena = append(arena, d...)
+			batch[i].Data = json.RawMessage(arena[len(arena)-len(d) : len(arena) : len(arena)])
+		}
+	}
+	return batch, nil
+}
+
+func (h *fileHandle) Flush(ctx context.Context) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return fmt.Errorf("%w: %q", ErrClosed, h.path)
+	}
+	target := h.next - 1
+	for {
+		if h.err != nil {
+			return h.err
+		}
+		if h.durable >= target {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if !h.flushing {
+			h.lead()
+			continue
+		}
+		done := h.flushDone
+		h.mu.Unlock()
+		select {
+		case <-done:
+		case <-ctx.Done():
+		}
+		h.mu.Lock()
+	}
+}
+
+// lead runs one flush: everything pending, one write, one fsync. Called
+// with mu held; releases it during I/O.
+func (h *fileHandle) lead() {
+	h.flushing = true
+	batch := h.pending
+	h.pending, h.inflight = nil, batch
+	done := make(chan struct{})
+	h.flushDone = done
+	cut, at := h.cutTorn, h.size
+	h.mu.Unlock()
+
+	h.buf = h.store.enc.AppendRows(h.buf[:0], batch)
+	err := h.write(cut, at, h.buf)
+
+	h.mu.Lock()
+	h.flushing, h.inflight = false, nil
+	if err != nil {
+		h.err = &PoisonedError{Path: h.path, Err: err}
+		h.store.cfg.log.Error("flush failed; handle poisoned", "path", h.path, "err", err)
+	} else if len(batch) > 0 {
+		h.cutTorn = false
+		h.index = addIndex(h.index, at, batch[0].Seq)
+		h.size += int64(len(h.buf))
+		h.durable = batch[len(batch)-1].Seq
+	}
+	if cap(h.buf) > 4<<20 {
+		h.buf = nil // do not pin a large batch's buffer
+	}
+	close(done)
+}
+
+// write makes rows durable at offset at: cut a torn tail first if needed,
+// then write and fsync.
+func (h *fileHandle) write(cut bool, at int64, rows []byte) error {
+	if cut {
+		if err := h.f.Truncate(at); err != nil {
+			return fmt.Errorf("cutting the torn tail at offset %d: %w", at, err)
+		}
+		if err := h.f.Sync(); err != nil {
+			return fmt.Errorf("fsync after cutting the torn tail: %w", err)
+		}
+		h.store.cfg.log.Info("torn tail cut", "path", h.path, "offset", at)
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	if _, err := h.f.WriteAt(rows, at); err != nil {
+		return fmt.Errorf("writing %d bytes at offset %d: %w", len(rows), at, err)
+	}
+	if err := h.f.Sync(); err != nil {
+		return fmt.Errorf("fsync: %w", err)
+	}
+	return nil
+}
+
+func (h *fileHandle) flushEvery(d time.Duration) {
+	defer h.stopWG.Done()
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-h.stop:
+			return
+		case <-t.C:
+			if err := h.Flush(context.Background()); err != nil {
+				h.store.cfg.log.Error("interval flush failed", "path", h.path, "err", err)
+				return
+			}
+		}
+	}
+}
+
+func (h *fileHandle) Read(ctx context.Context, from, to int64) iter.Seq2[eventlog.Event, error] {
+	return func(yield func(eventlog.Event, error) bool) {
+		h.mu.Lock()
+		if err := h.usable(false); err != nil {
+			h.mu.Unlock()
+			yield(eventlog.Event{}, err)
+			return
+		}
+		writer := h.lock != nil
+		size := h.size
+		if !writer {
+			size = 1 << 62 // a reader follows the file to its current end
+		}
+		mem := slices.Concat(h.inflight, h.pending)
+		start := h.index[0]
+		for _, e := range h.index {
+			if e.seq <= from {
+				start = e
+			}
+		}
+		h.mu.Unlock()
+
+		r := eventlog.NewReader(io.NewSectionReader(h.f, start.off, size-start.off),
+			eventlog.WithPath(h.path), eventlog.WithStart(start.off, start.seq), eventlog.WithFrom(from))
+		for n := 0; r.Next(); n++ {
+			if n%256 == 0 && ctx.Err() != nil {
+				yield(eventlog.Event{}, ctx.Err())
+				return
+			}
+			e := r.Event()
+			if e.Seq > to {
+				return
+			}
+			if !yield(e, nil) {
+				return
+			}
+		}
+		if err := r.Err(); err != nil {
+			yield(eventlog.Event{}, err)
+			return
+		}
+		if !writer {
+			h.seen(r.NextSeq())
+		}
+		for _, e := range mem {
+			if e.Seq < from {
+				continue
+			}
+			if e.Seq > to {
+				return
+			}
+			e.Data = slices.Clone(e.Data)
+			if !yield(e, nil) {
+				return
+			}
+		}
+	}
+}
+
+// seen records how far a read-only handle has read.
+func (h *fileHandle) seen(next int64) {
+	h.mu.Lock()
+	if next > h.next {
+		h.next, h.durable = next, next-1
+	}
+	h.mu.Unlock()
+}
+
+func (h *fileHandle) Close() error {
+	h.mu.Lock()
+	if h.closed || h.closing {
+		h.mu.Unlock()
+		return fmt.Errorf("%w: %q", ErrClosed, h.path)
+	}
+	h.closing = true
+	h.mu.Unlock()
+
+	var err error
+	if h.lock != nil {
+		if h.stop != nil {
+			close(h.stop)
+			h.stopWG.Wait()
+		}
+		err = h.Flush(context.Background())
+	}
+	h.mu.Lock()
+	h.closed = true
+	h.mu.Unlock()
+	if cerr := h.f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("handle: close %q: %w", h.path, cerr)
+	}
+	if h.lock != nil {
+		if uerr := h.lock.unlock(); err == nil && uerr != nil {
+			err = fmt.Errorf("handle: unlock %q: %w", h.path, uerr)
+		}
+	}
+	return err
+}

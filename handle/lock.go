@@ -1,0 +1,87 @@
+package handle
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+
+	"github.com/spf13/afero"
+)
+
+// errHeld is flock's answer when another open file holds the lock.
+var errHeld = errors.New("held by another writer")
+
+// writerLock is a held writer lock.
+type writerLock interface{ unlock() error }
+
+// lockFile takes the writer lock of a session: an OS file lock (flock) on
+// its lock file where the file system is the operating system's, so that it
+// excludes other processes and dies with its process; an in-process lock
+// on any other afero file system (a memory file system lives and dies with
+// its process anyway).
+func lockFile(fs afero.Fs, path string) (writerLock, error) {
+	f, err := fs.OpenFile(path, osCreateRW, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("handle: opening lock file %q: %w", path, err)
+	}
+	if ok, err := flock(f); ok {
+		if errors.Is(err, errHeld) {
+			f.Close()
+			return nil, fmt.Errorf("%w: %q", ErrLocked, path)
+		}
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("handle: locking %q: %w", path, err)
+		}
+		return osLock{f}, nil
+	}
+	f.Close()
+	return memLocks.lock(fs, path)
+}
+
+type osLock struct{ f afero.File }
+
+func (l osLock) unlock() error { return l.f.Close() } // closing releases flock
+
+// memLockTable stands in for the kernel's lock table on file systems that
+// have none. It is the package's only process-wide state, as the kernel's
+// table is process-wide: two stores over one memory file system must
+// exclude each other.
+type memLockTable struct {
+	mu   sync.Mutex
+	held map[memLockKey]bool
+}
+
+type memLockKey struct {
+	fs   afero.Fs // nil when the file system value is not comparable
+	path string
+}
+
+var memLocks = &memLockTable{held: map[memLockKey]bool{}}
+
+func (t *memLockTable) lock(fs afero.Fs, path string) (writerLock, error) {
+	key := memLockKey{path: path}
+	if reflect.TypeOf(fs).Comparable() {
+		key.fs = fs
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.held[key] {
+		return nil, fmt.Errorf("%w: %q", ErrLocked, path)
+	}
+	t.held[key] = true
+	return &memLock{t: t, key: key}, nil
+}
+
+type memLock struct {
+	t   *memLockTable
+	key memLockKey
+}
+
+func (l *memLock) unlock() error {
+	l.t.mu.Lock()
+	delete(l.t.held, l.key)
+	l.t.mu.Unlock()
+	return nil
+}

@@ -1,0 +1,126 @@
+package handle
+
+import (
+	"log/slog"
+	"maps"
+	"time"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+)
+
+// FlushPolicy says when a write handle flushes on its own. Whatever the
+// policy, Flush and Close flush.
+type FlushPolicy struct {
+	everyN   int
+	interval time.Duration
+}
+
+// FlushExplicit flushes only when asked (Flush, Close). The default.
+func FlushExplicit() FlushPolicy { return FlushPolicy{} }
+
+// FlushEvery makes an Append that leaves n or more unflushed events flush
+// before it returns, so that Append returns only once they are durable.
+func FlushEvery(n int) FlushPolicy { return FlushPolicy{everyN: max(n, 1)} }
+
+// FlushInterval flushes every d from a background goroutine. Appends are
+// then durable within about d, but nothing tells the appender when: use it
+// only where losing the last d of events in a crash is acceptable.
+func FlushInterval(d time.Duration) FlushPolicy { return FlushPolicy{interval: d} }
+
+// config is what a store passes to its handles.
+type config struct {
+	log       *slog.Logger
+	policy    FlushPolicy
+	packTypes []string
+	now       func() time.Time
+}
+
+func defaultConfig() config {
+	return config{
+		log: slog.New(slog.DiscardHandler),
+		now: time.Now,
+	}
+}
+
+// Option configures a store.
+type Option func(*config)
+
+// WithLogger sets the logger; by default nothing is logged.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) {
+		if l != nil {
+			c.log = l
+		}
+	}
+}
+
+// WithFlushPolicy sets the flush policy of the store's write handles.
+func WithFlushPolicy(p FlushPolicy) Option { return func(c *config) { c.policy = p } }
+
+// WithPackTypes sets the event types packed into packed rows (default:
+// eventlog.DefaultPackTypes). An empty list packs nothing.
+func WithPackTypes(types ...string) Option {
+	return func(c *config) { c.packTypes = append([]string{}, types...) }
+}
+
+// WithClock sets the clock used for IDs and createdAt (tests).
+func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
+
+// createConfig holds what CreateOptions set.
+type createConfig struct {
+	id     string
+	idSet  bool
+	labels map[string]string
+	parent *eventlog.Parent
+}
+
+// CreateOption configures Create.
+type CreateOption func(*createConfig)
+
+// WithLabels sets the session's labels.
+func WithLabels(labels map[string]string) CreateOption {
+	return func(c *createConfig) { c.labels = maps.Clone(labels) }
+}
+
+// WithParent links the new session to a parent (eventlog.ModeFork or
+// eventlog.ModeChild).
+func WithParent(p eventlog.Parent) CreateOption {
+	return func(c *createConfig) { c.parent = &p }
+}
+
+// WithID creates the session under a given ID instead of a new one
+// (importing, say); Create fails with ErrExists if it is taken.
+func WithID(id string) CreateOption {
+	return func(c *createConfig) { c.id, c.idSet = id, true }
+}
+
+// listConfig holds what ListOptions set.
+type listConfig struct {
+	labels map[string]string
+	parent string
+}
+
+// ListOption filters List.
+type ListOption func(*listConfig)
+
+// WithLabel keeps sessions whose label key equals value.
+func WithLabel(key, value string) ListOption {
+	return func(c *listConfig) {
+		if c.labels == nil {
+			c.labels = map[string]string{}
+		}
+		c.labels[key] = value
+	}
+}
+
+// WithParentID keeps sessions whose parent is id.
+func WithParentID(id string) ListOption { return func(c *listConfig) { c.parent = id } }
+
+func (c listConfig) match(h eventlog.Header) bool {
+	for k, v := range c.labels {
+		if got, ok := h.Labels[k]; !ok || got != v {
+			return false
+		}
+	}
+	return c.parent == "" || (h.Parent != nil && h.Parent.ID == c.parent)
+}

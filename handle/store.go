@@ -1,0 +1,106 @@
+package handle
+
+import (
+	"context"
+	"iter"
+	"math"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+)
+
+// End, as the upper bound of Read, means "to the last event".
+const End int64 = math.MaxInt64
+
+// Mode says how a session is opened.
+type Mode int
+
+const (
+	// ReadOnly handles read what is on disk; any number may be open.
+	ReadOnly Mode = iota
+	// ReadWrite handles hold the session's writer lock; one at a time.
+	ReadWrite
+)
+
+// Store is the contract every session store implements (the file store
+// here; others later). Implementations are safe for concurrent use.
+type Store interface {
+	// Create makes a new session, durable when Create returns, and
+	// returns a write handle on it.
+	Create(ctx context.Context, opts ...CreateOption) (Handle, error)
+	// Open opens an existing session. A write handle takes the session's
+	// writer lock (ErrLocked if another writer holds it) and recovers the
+	// log: a torn tail is reported by Recovery and cut before the first
+	// new append; corruption fails the open with a *CorruptError.
+	Open(ctx context.Context, id string, mode Mode) (Handle, error)
+	// Stat describes a session from its header and its tail; its cost
+	// does not grow with the log's length.
+	Stat(ctx context.Context, id string) (Info, error)
+	// List describes the sessions of the store, newest first, filtered by
+	// the options.
+	List(ctx context.Context, opts ...ListOption) ([]Info, error)
+	// Delete removes a session. It fails with ErrLocked while a writer
+	// holds it.
+	Delete(ctx context.Context, id string) error
+}
+
+// Handle is an open session. A write handle is the session's only writer;
+// its methods are safe for concurrent use, and concurrent Append+Flush
+// callers share writes and fsyncs (group commit). A read-only handle
+// reads what is on disk.
+type Handle interface {
+	// ID returns the session ID.
+	ID() string
+	// Path returns where the log lives, for messages.
+	Path() string
+	// Header returns the log's header.
+	Header() eventlog.Header
+	// Writable reports whether the handle may append.
+	Writable() bool
+	// Append validates the whole batch (nothing is written if any event
+	// is refused), assigns the next seqs, and returns the last one. The
+	// events are durable once a later Flush returns nil (or at once,
+	// under a flush policy that says so). Seq fields are ignored.
+	Append(ctx context.Context, events ...eventlog.Event) (last int64, err error)
+	// AppendAt is Append that first checks that the next seq is
+	// expected; otherwise it writes nothing and returns a *ConflictError.
+	AppendAt(ctx context.Context, expected int64, events ...eventlog.Event) (last int64, err error)
+	// Flush is the durability barrier: once it returns nil, every event
+	// appended before it survives a process kill or power loss.
+	Flush(ctx context.Context) error
+	// Read yields the events with from <= seq <= to in order (to may be
+	// End). A write handle sees its own appends, flushed or not; a
+	// read-only handle sees the complete rows on disk when the read
+	// reaches them, so it can follow a writer.
+	Read(ctx context.Context, from, to int64) iter.Seq2[eventlog.Event, error]
+	// Seq returns the last seq assigned (write handle) or seen (read-only
+	// handle), or FirstSeq-1 when there is none.
+	Seq() int64
+	// DurableSeq returns the last seq covered by a Flush that returned
+	// nil (for a read-only handle: the last seq seen on disk).
+	DurableSeq() int64
+	// Recovery reports what opening found.
+	Recovery() Recovery
+	// Close flushes a write handle, releases its lock and closes its file.
+	// Later calls return ErrClosed.
+	Close() error
+}
+
+// Recovery is what opening a session found.
+type Recovery struct {
+	// Torn is the torn tail found at open, or nil. A write handle cuts it
+	// (durably) before its first new append.
+	Torn *eventlog.TornTail
+}
+
+// Info describes a session without reading its whole log.
+type Info struct {
+	ID        string
+	Path      string
+	Encoding  string // "raw"
+	Header    eventlog.Header
+	Events    int64  // events of the logical log
+	LastSeq   int64  // -1 when the log is empty
+	LastType  string // "" when the log has no event of its own
+	LastTime  int64
+	SizeBytes int64
+}

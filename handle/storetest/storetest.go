@@ -1,0 +1,630 @@
+package storetest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/handle"
+)
+
+// Harness is what the suite needs of a store under test.
+type Harness struct {
+	// Store is a fresh, empty store.
+	Store handle.Store
+	// Corrupt damages the stored bytes holding seq in session id (closed)
+	// so that they cannot be decoded, leaving valid data after them. It
+	// returns the byte offset and seq the resulting *CorruptError must
+	// report.
+	Corrupt func(t *testing.T, id string, seq int64) (offset, wantSeq int64)
+	// Tear drops the last n stored bytes of session id (closed), as a torn
+	// last write would.
+	Tear func(t *testing.T, id string, n int64)
+	// Size returns the stored size in bytes of session id.
+	Size func(t *testing.T, id string) int64
+	// BytesRead returns how many bytes the store has read from its storage
+	// so far.
+	BytesRead func() int64
+}
+
+type testCase struct {
+	name string
+	run  func(t *testing.T, hs Harness)
+}
+
+// Run runs the contract suite; newHarness is called once per case.
+func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.run(t, newHarness(t))
+		})
+	}
+}
+
+var cases = []testCase{
+	{"RoundTrip", testRoundTrip},
+	{"PackedRunsRoundTrip", testPacked},
+	{"ReadSlicesAndBounds", testReadSlices},
+	{"WriterReadsOwnUnflushedAppends", testReadOwnAppends},
+	{"AppendAtConflictWritesNothing", testAppendAtConflict},
+	{"InvalidEventRejectsWholeBatch", testInvalidBatch},
+	{"SecondWriterLocked", testSecondWriter},
+	{"ReadOnlyCannotAppend", testReadOnly},
+	{"ReadOnlyFollowsWriter", testFollow},
+	{"ClosedHandleErrors", testClosed},
+	{"ReopenContinuesSeq", testReopen},
+	{"TornTailRecoveredAndCut", testTorn},
+	{"CorruptionReportedNeverSkipped", testCorrupt},
+	{"StatAndListReadBoundedBytes", testStatBounded},
+	{"ListFiltersAndOrder", testList},
+	{"CreateWithIDAndExists", testCreateWithID},
+	{"Delete", testDelete},
+	{"InvalidIDsRefused", testInvalidIDs},
+	{"ContextCancellation", testContext},
+	{"ConcurrentAppendersContiguous", testConcurrent},
+}
+
+var ctx = context.Background()
+
+// event returns a deterministic event whose data depends on i.
+func event(i int) eventlog.Event {
+	types := []string{"user/message", "assistant/chunk", "assistant/chunk", "tool/call", "tool/result"}
+	data := fmt.Sprintf(`{"i":%d,"text":%q}`, i, strings.Repeat("x", i%37))
+	return eventlog.Event{Type: types[i%len(types)], Time: int64(1764450000000 + i), Data: json.RawMessage(data)}
+}
+
+func events(from, n int) []eventlog.Event {
+	evs := make([]eventlog.Event, n)
+	for i := range evs {
+		evs[i] = event(from + i)
+	}
+	return evs
+}
+
+// canon renders events for byte-exact comparison.
+func canon(evs []eventlog.Event) []string {
+	out := make([]string, len(evs))
+	for i, e := range evs {
+		out[i] = string(eventlog.AppendCanon(nil, e))
+	}
+	return out
+}
+
+// withSeqs sets seqs from first on.
+func withSeqs(evs []eventlog.Event, first int64) []eventlog.Event {
+	out := make([]eventlog.Event, len(evs))
+	for i, e := range evs {
+		e.Seq = first + int64(i)
+		out[i] = e
+	}
+	return out
+}
+
+func readAll(t *testing.T, h handle.Handle, from, to int64) []eventlog.Event {
+	t.Helper()
+	var out []eventlog.Event
+	for e, err := range h.Read(ctx, from, to) {
+		require.NoError(t, err)
+		out = append(out, e)
+	}
+	return out
+}
+
+func create(t *testing.T, hs Harness, opts ...handle.CreateOption) handle.Handle {
+	t.Helper()
+	h, err := hs.Store.Create(ctx, opts...)
+	require.NoError(t, err)
+	t.Cleanup(func() { h.Close() })
+	return h
+}
+
+func appendFlush(t *testing.T, h handle.Handle, evs []eventlog.Event) int64 {
+	t.Helper()
+	last, err := h.Append(ctx, evs...)
+	require.NoError(t, err)
+	require.NoError(t, h.Flush(ctx))
+	return last
+}
+
+func open(t *testing.T, hs Harness, id string, mode handle.Mode) handle.Handle {
+	t.Helper()
+	h, err := hs.Store.Open(ctx, id, mode)
+	require.NoError(t, err)
+	t.Cleanup(func() { h.Close() })
+	return h
+}
+
+func testRoundTrip(t *testing.T, hs Harness) {
+	h := create(t, hs)
+	require.True(t, h.Writable())
+	require.Equal(t, int64(-1), h.Seq())
+	evs := events(0, 50)
+	last := appendFlush(t, h, evs)
+	require.Equal(t, int64(49), last)
+	require.Equal(t, int64(49), h.DurableSeq())
+	require.Equal(t, canon(withSeqs(evs, 0)), canon(readAll(t, h, 0, handle.End)))
+	require.NoError(t, h.Close())
+
+	r := open(t, hs, h.ID(), handle.ReadOnly)
+	require.False(t, r.Writable())
+	require.Equal(t, int64(49), r.Seq())
+	require.Equal(t, canon(withSeqs(evs, 0)), canon(readAll(t, r, 0, handle.End)))
+
+	// Data is stored compacted, escapes left as they were; null data reads as nil.
+	w := open(t, hs, h.ID(), handle.ReadWrite)
+	appendFlush(t, w, []eventlog.Event{
+		{Type: "x", Time: 0, Data: json.RawMessage("{ \"a\" : [1, 2],\n \"b\":\"\\u0041 b\" }")},
+		{Type: "y", Time: 5},
+	})
+	got := readAll(t, w, 50, handle.End)
+	require.Equal(t, []string{
+		`{"seq":50,"type":"x","time":0,"data":{"a":[1,2],"b":"\u0041 b"}}`,
+		`{"seq":51,"type":"y","time":5,"data":null}`,
+	}, canon(got))
+}
+
+func testPacked(t *testing.T, hs Harness) {
+	h := create(t, hs)
+	var evs []eventlog.Event
+	for i := range 40 {
+		e := eventlog.Event{Type: "assistant/chunk", Time: int64(100 + i%3), Data: json.RawMessage(fmt.Sprintf(`{"text":"c%d"}`, i))}
+		if i%10 == 9 {
+			e = eventlog.Event{Type: "assistant/message", Time: 7}
+		}
+		evs = append(evs, e)
+		// Chunks appended one at a time, flushed in uneven groups.
+		_, err := h.Append(ctx, e)
+		require.NoError(t, err)
+		if i%7 == 3 {
+			require.NoError(t, h.Flush(ctx))
+		}
+	}
+	require.NoError(t, h.Close())
+	r := open(t, hs, h.ID(), handle.ReadOnly)
+	require.Equal(t, canon(withSeqs(evs, 0)), canon(readAll(t, r, 0, handle.End)))
+}
+
+func testReadSlices(t *testing.T, hs Harness) {
+	h := create(t, hs)
+	evs := withSeqs(events(0, 30), 0)
+	appendFlush(t, h, evs[:20])
+	_, err := h.Append(ctx, evs[20:]...) // unflushed tail: slices must span both
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name     string
+		from, to int64
+		want     []eventlog.Event
+	}{
+		{"all", 0, handle.End, evs},
+		{"first", 0, 0, evs[:1]},
+		{"last", 29, 29, evs[29:]},
+		{"middle inclusive", 5, 9, evs[5:10]},
+		{"across flushed and unflushed", 18, 22, evs[18:23]},
+		{"from past end", 30, handle.End, nil},
+		{"to past end", 25, 1000, evs[25:]},
+		{"empty range", 9, 5, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, canon(tc.want), canon(readAll(t, h, tc.from, tc.to)))
+		})
+	}
+	// Stopping early is allowed.
+	n := 0
+	for range h.Read(ctx, 0, handle.End) {
+		n++
+		if n == 3 {
+			break
+		}
+	}
+	require.Equal(t, 3, n)
+}
+
+func testReadOwnAppends(t *testing.T, hs Harness) {
+	h := create(t, hs)
+	evs := withSeqs(events(0, 5), 0)
+	_, err := h.Append(ctx, evs...)
+	require.NoError(t, err)
+	require.Equal(t, int64(4), h.Seq())
+	require.Equal(t, int64(-1), h.DurableSeq())
+	require.Equal(t, canon(evs), canon(readAll(t, h, 0, handle.End)))
+	// A reader sees only what is on disk.
+	r := open(t, hs, h.ID(), handle.ReadOnly)
+	require.Empty(t, readAll(t, r, 0, handle.End))
+}
+
+func testAppendAtConflict(t *testing.T, hs Harness) {
+	h := create(t, hs)
+	appendFlush(t, h, events(0, 3))
+	sizeBefore := hs.Size(t, h.ID())
+	for _, expected := range []int64{0, 2, 4, 100, -1} {
+		_, err := h.AppendAt(ctx, expected, events(3, 2)...)
+		var ce *handle.ConflictError
+		require.ErrorAs(t, err, &ce, "expected %d", expected)
+		require.ErrorIs(t, err, handle.ErrConflict)
+		require.Equal(t, int64(3), ce.Next)
+	}
+	require.NoError(t, h.Flush(ctx))
+	require.Equal(t, int64(2), h.Seq())
+	require.Equal(t, sizeBefore, hs.Size(t, h.ID()))
+	last, err := h.AppendAt(ctx, 3, events(3, 2)...)
+	require.NoError(t, err)
+	require.Equal(t, int64(4), last)
+	require.NoError(t, h.Flush(ctx))
+	require.Len(t, readAll(t, h, 0, handle.End), 5)
+}
+
+func testInvalidBatch(t *testing.T, hs Harness) {
+	h := create(t, hs)
+	appendFlush(t, h, events(0, 2))
+	sizeBefore := hs.Size(t, h.ID())
+	good := events(2, 1)[0]
+	huge := eventlog.Event{Type: "tool/result", Data: json.RawMessage(`"` + strings.Repeat("a", eventlog.MaxRowSize) + `"`)}
+	for _, tc := range []struct {
+		name string
+		bad  eventlog.Event
+		want error
+	}{
+		{"empty type", eventlog.Event{Type: ""}, handle.ErrInvalidEvent},
+		{"bad type char", eventlog.Event{Type: "tool call"}, handle.ErrInvalidEvent},
+		{"type too long", eventlog.Event{Type: strings.Repeat("a", 129)}, handle.ErrInvalidEvent},
+		{"bad JSON", eventlog.Event{Type: "x", Data: json.RawMessage(`{"a":`)}, handle.ErrInvalidEvent},
+		{"two JSON values", eventlog.Event{Type: "x", Data: json.RawMessage(`1 2`)}, handle.ErrInvalidEvent},
+		{"negative time", eventlog.Event{Type: "x", Time: -1}, handle.ErrInvalidEvent},
+		{"too large", huge, handle.ErrTooLarge},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := h.Append(ctx, good, tc.bad, good)
+			require.ErrorIs(t, err, tc.want)
+			var ee *handle.EventError
+			require.ErrorAs(t, err, &ee)
+			require.Equal(t, 1, ee.Index)
+			require.Equal(t, int64(1), h.Seq())
+		})
+	}
+	require.NoError(t, h.Flush(ctx))
+	require.Equal(t, sizeBefore, hs.Size(t, h.ID()))
+	require.Len(t, readAll(t, h, 0, handle.End), 2)
+}
+
+func testSecondWriter(t *testing.T, hs Harness) {
+	h := create(t, hs)
+	_, err := hs.Store.Open(ctx, h.ID(), handle.ReadWrite)
+	require.ErrorIs(t, err, handle.ErrLocked)
+	require.ErrorIs(t, hs.Store.Delete(ctx, h.ID()), handle.ErrLocked)
+	// Readers are not locked out.
+	open(t, hs, h.ID(), handle.ReadOnly)
+	require.NoError(t, h.Close())
+	w := open(t, hs, h.ID(), handle.ReadWrite)
+	require.True(t, w.Writable())
+}
+
+func testReadOnly(t *testing.T, hs Harness) {
+	h := create(t, hs)
+	appendFlush(t, h, events(0, 1))
+	r := open(t, hs, h.ID(), handle.ReadOnly)
+	_, err := r.Append(ctx, events(1, 1)...)
+	require.ErrorIs(t, err, handle.ErrReadOnly)
+	_, err = r.AppendAt(ctx, 1, events(1, 1)...)
+	require.ErrorIs(t, err, handle.ErrReadOnly)
+	require.NoError(t, r.Flush(ctx)) // nothing to flush
+	require.Len(t, readAll(t, r, 0, handle.End), 1)
+}
+
+func testFollow(t *testing.T, hs Harness) {
+	h := create(t, hs)
+	r := open(t, hs, h.ID(), handle.ReadOnly)
+	var want []eventlog.Event
+	for round := range 4 {
+		evs := events(round*5, 5)
+		appendFlush(t, h, evs)
+		want = append(want, evs...)
+		require.Equal(t, canon(withSeqs(want, 0)), canon(readAll(t, r, 0, handle.End)), "round %d", round)
+		require.Equal(t, int64(len(want)-1), r.Seq())
+	}
+}
+
+func testClosed(t *testing.T, hs Harness) {
+	h := create(t, hs)
+	appendFlush(t, h, events(0, 1))
+	require.NoError(t, h.Close())
+	_, err := h.Append(ctx, events(1, 1)...)
+	require.ErrorIs(t, err, handle.ErrClosed)
+	require.ErrorIs(t, h.Flush(ctx), handle.ErrClosed)
+	require.ErrorIs(t, h.Close(), handle.ErrClosed)
+	for _, err := range h.Read(ctx, 0, handle.End) {
+		require.ErrorIs(t, err, handle.ErrClosed)
+	}
+	r := open(t, hs, h.ID(), handle.ReadOnly)
+	require.NoError(t, r.Close())
+	for _, err := range r.Read(ctx, 0, handle.End) {
+		require.ErrorIs(t, err, handle.ErrClosed)
+	}
+}
+
+func testReopen(t *testing.T, hs Harness) {
+	h := create(t, hs)
+	appendFlush(t, h, events(0, 7))
+	// Close flushes what was appended after the last Flush.
+	_, err := h.Append(ctx, events(7, 3)...)
+	require.NoError(t, err)
+	require.NoError(t, h.Close())
+	for round := range 3 {
+		w := open(t, hs, h.ID(), handle.ReadWrite)
+		require.Nil(t, w.Recovery().Torn)
+		require.Equal(t, int64(9+round*2), w.Seq())
+		last := appendFlush(t, w, events(10+round*2, 2))
+		require.Equal(t, int64(11+round*2), last)
+		require.NoError(t, w.Close())
+	}
+	r := open(t, hs, h.ID(), handle.ReadOnly)
+	require.Equal(t, canon(withSeqs(events(0, 16), 0)), canon(readAll(t, r, 0, handle.End)))
+}
+
+func testTorn(t *testing.T, hs Harness) {
+	h := create(t, hs)
+	appendFlush(t, h, events(0, 10))
+	acked := hs.Size(t, h.ID())
+	appendFlush(t, h, events(10, 1))
+	lastWrite := hs.Size(t, h.ID()) - acked
+	require.NoError(t, h.Close())
+	hs.Tear(t, h.ID(), lastWrite/2)
+	torn := hs.Size(t, h.ID())
+
+	// Stat passes over the torn tail.
+	info, err := hs.Store.Stat(ctx, h.ID())
+	require.NoError(t, err)
+	require.Equal(t, int64(9), info.LastSeq)
+
+	// A reader reports it and reads the acknowledged events.
+	r := open(t, hs, h.ID(), handle.ReadOnly)
+	require.Equal(t, &eventlog.TornTail{Offset: acked, Bytes: torn - acked}, r.Recovery().Torn)
+	require.Len(t, readAll(t, r, 0, handle.End), 10)
+
+	w := open(t, hs, h.ID(), handle.ReadWrite)
+	require.Equal(t, &eventlog.TornTail{Offset: acked, Bytes: torn - acked}, w.Recovery().Torn)
+	require.Equal(t, int64(9), w.Seq())
+	last := appendFlush(t, w, events(100, 2))
+	require.Equal(t, int64(11), last)
+	require.NoError(t, w.Close())
+
+	again := open(t, hs, h.ID(), handle.ReadWrite)
+	require.Nil(t, again.Recovery().Torn, "the torn tail was cut before the append")
+	want := append(events(0, 10), events(100, 2)...)
+	require.Equal(t, canon(withSeqs(want, 0)), canon(readAll(t, again, 0, handle.End)))
+}
+
+func testCorrupt(t *testing.T, hs Harness) {
+	for _, seq := range []int64{0, 13, 29} {
+		t.Run(fmt.Sprintf("seq %d", seq), func(t *testing.T) {
+			h := create(t, hs)
+			for i := 0; i < 30; i += 3 { // several flushes: several rows or frames
+				appendFlush(t, h, events(i, 3))
+			}
+			require.NoError(t, h.Close())
+			off, wantSeq := hs.Corrupt(t, h.ID(), seq)
+			for _, mode := range []handle.Mode{handle.ReadOnly, handle.ReadWrite} {
+				_, err := hs.Store.Open(ctx, h.ID(), mode)
+				var ce *handle.CorruptError
+				require.ErrorAs(t, err, &ce, "mode %d", mode)
+				require.ErrorIs(t, err, handle.ErrCorrupt)
+				require.Equal(t, off, ce.Offset)
+				require.Equal(t, wantSeq, ce.Seq)
+				require.Contains(t, err.Error(), "repair --salvage")
+			}
+			// The lock was released after the failed open.
+			_, err := hs.Store.Open(ctx, h.ID(), handle.ReadWrite)
+			require.ErrorIs(t, err, handle.ErrCorrupt)
+		})
+	}
+}
+
+func testStatBounded(t *testing.T, hs Harness) {
+	sizes := map[int]int64{}
+	read := map[int]int64{}
+	var ids []string
+	for _, n := range []int{1000, 10000} {
+		h := create(t, hs, handle.WithLabels(map[string]string{"n": fmt.Sprint(n)}))
+		for i := 0; i < n; i += 500 {
+			appendFlush(t, h, events(i, 500))
+		}
+		require.NoError(t, h.Close())
+		ids = append(ids, h.ID())
+		before := hs.BytesRead()
+		info, err := hs.Store.Stat(ctx, h.ID())
+		require.NoError(t, err)
+		read[n] = hs.BytesRead() - before
+		sizes[n] = hs.Size(t, h.ID())
+		require.Equal(t, int64(n), info.Events)
+		require.Equal(t, int64(n-1), info.LastSeq)
+		require.Equal(t, event(n-1).Type, info.LastType)
+		require.Equal(t, event(n-1).Time, info.LastTime)
+		require.Equal(t, sizes[n], info.SizeBytes)
+		require.Equal(t, h.ID(), info.ID)
+	}
+	require.Greater(t, sizes[10000], 5*sizes[1000])
+	require.Less(t, read[10000], sizes[10000]/4, "Stat must not read the log")
+	require.LessOrEqual(t, read[10000], 2*read[1000]+4096, "Stat's cost must not grow with the log")
+
+	before := hs.BytesRead()
+	infos, err := hs.Store.List(ctx)
+	require.NoError(t, err)
+	require.Len(t, infos, 2)
+	require.Less(t, hs.BytesRead()-before, sizes[10000]/4, "List must not read the logs")
+}
+
+func testList(t *testing.T, hs Harness) {
+	infos, err := hs.Store.List(ctx)
+	require.NoError(t, err)
+	require.Empty(t, infos)
+	a := create(t, hs, handle.WithLabels(map[string]string{"agent": "coder"}))
+	b := create(t, hs, handle.WithLabels(map[string]string{"agent": "reviewer"}))
+	c := create(t, hs, handle.WithLabels(map[string]string{"agent": "coder", "cwd": "/src"}),
+		handle.WithParent(eventlog.Parent{ID: a.ID(), Seq: 0, Mode: eventlog.ModeChild, Call: "c1"}))
+	appendFlush(t, b, events(0, 3))
+	ids := func(infos []handle.Info) []string {
+		var out []string
+		for _, i := range infos {
+			out = append(out, i.ID)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name string
+		opts []handle.ListOption
+		want []string
+	}{
+		{"all newest first", nil, []string{c.ID(), b.ID(), a.ID()}},
+		{"by label", []handle.ListOption{handle.WithLabel("agent", "coder")}, []string{c.ID(), a.ID()}},
+		{"by two labels", []handle.ListOption{handle.WithLabel("agent", "coder"), handle.WithLabel("cwd", "/src")}, []string{c.ID()}},
+		{"by parent", []handle.ListOption{handle.WithParentID(a.ID())}, []string{c.ID()}},
+		{"no match", []handle.ListOption{handle.WithLabel("agent", "none")}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			infos, err := hs.Store.List(ctx, tc.opts...)
+			require.NoError(t, err)
+			require.Equal(t, tc.want, ids(infos))
+		})
+	}
+	infos, err = hs.Store.List(ctx, handle.WithParentID(a.ID()))
+	require.NoError(t, err)
+	require.Equal(t, &eventlog.Parent{ID: a.ID(), Seq: 0, Mode: eventlog.ModeChild, Call: "c1"}, infos[0].Header.Parent)
+	require.Equal(t, map[string]string{"agent": "coder", "cwd": "/src"}, infos[0].Header.Labels)
+	infos, err = hs.Store.List(ctx, handle.WithLabel("agent", "reviewer"))
+	require.NoError(t, err)
+	require.Equal(t, int64(3), infos[0].Events)
+}
+
+func testCreateWithID(t *testing.T, hs Harness) {
+	const id = "01JDX3N0Q3Z8Y6W2D1V5K7M9PA"
+	h := create(t, hs, handle.WithID(id))
+	require.Equal(t, id, h.ID())
+	require.Equal(t, id, h.Header().ID)
+	require.Equal(t, eventlog.FormatName, h.Header().Format)
+	require.NoError(t, h.Close())
+	_, err := hs.Store.Create(ctx, handle.WithID(id))
+	require.ErrorIs(t, err, handle.ErrExists)
+}
+
+func testDelete(t *testing.T, hs Harness) {
+	h := create(t, hs)
+	appendFlush(t, h, events(0, 3))
+	keep := create(t, hs)
+	require.NoError(t, h.Close())
+	require.NoError(t, hs.Store.Delete(ctx, h.ID()))
+	_, err := hs.Store.Open(ctx, h.ID(), handle.ReadOnly)
+	require.ErrorIs(t, err, handle.ErrNotFound)
+	_, err = hs.Store.Stat(ctx, h.ID())
+	require.ErrorIs(t, err, handle.ErrNotFound)
+	require.ErrorIs(t, hs.Store.Delete(ctx, h.ID()), handle.ErrNotFound)
+	infos, err := hs.Store.List(ctx)
+	require.NoError(t, err)
+	require.Len(t, infos, 1)
+	require.Equal(t, keep.ID(), infos[0].ID)
+}
+
+func testInvalidIDs(t *testing.T, hs Harness) {
+	for _, id := range []string{
+		"", "../x", "../../etc/passwd", "01jdx3n0q3z8y6w2d1v5k7m9pa", "01JDX3N0Q3Z8Y6W2D1V5K7M9P",
+		"01JDX3N0Q3Z8Y6W2D1V5K7M9PAA", "01JDX3N0Q3Z8Y6W2D1V5K7M9PI", "81JDX3N0Q3Z8Y6W2D1V5K7M9PA",
+		"01JDX3N0Q3Z8Y6W2D1V5K7/9PA", "01JDX3N0Q3Z8Y6W2D1V5K7M9P.",
+	} {
+		t.Run(fmt.Sprintf("%q", id), func(t *testing.T) {
+			_, err := hs.Store.Open(ctx, id, handle.ReadOnly)
+			require.ErrorIs(t, err, handle.ErrInvalidID)
+			_, err = hs.Store.Open(ctx, id, handle.ReadWrite)
+			require.ErrorIs(t, err, handle.ErrInvalidID)
+			_, err = hs.Store.Stat(ctx, id)
+			require.ErrorIs(t, err, handle.ErrInvalidID)
+			require.ErrorIs(t, hs.Store.Delete(ctx, id), handle.ErrInvalidID)
+			_, err = hs.Store.Create(ctx, handle.WithID(id))
+			require.ErrorIs(t, err, handle.ErrInvalidID)
+		})
+	}
+	infos, err := hs.Store.List(ctx)
+	require.NoError(t, err)
+	require.Empty(t, infos, "no session was created by an invalid ID")
+}
+
+func testContext(t *testing.T, hs Harness) {
+	h := create(t, hs)
+	appendFlush(t, h, events(0, 300))
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	_, err := h.Append(cctx, events(300, 1)...)
+	require.ErrorIs(t, err, context.Canceled)
+	require.Equal(t, int64(299), h.Seq(), "a cancelled append queues nothing")
+	_, err = h.Append(ctx, events(300, 1)...)
+	require.NoError(t, err)
+	require.ErrorIs(t, h.Flush(cctx), context.Canceled)
+	require.Equal(t, int64(299), h.DurableSeq())
+	var readErr error
+	n := 0
+	for _, err := range h.Read(cctx, 0, handle.End) {
+		if err != nil {
+			readErr = err
+			break
+		}
+		n++
+	}
+	require.ErrorIs(t, readErr, context.Canceled)
+	require.Less(t, n, 300)
+	_, err = hs.Store.Create(cctx)
+	require.ErrorIs(t, err, context.Canceled)
+	_, err = hs.Store.Open(cctx, h.ID(), handle.ReadOnly)
+	require.ErrorIs(t, err, context.Canceled)
+	_, err = hs.Store.Stat(cctx, h.ID())
+	require.ErrorIs(t, err, context.Canceled)
+	_, err = hs.Store.List(cctx)
+	require.ErrorIs(t, err, context.Canceled)
+	// The handle still works with a live context.
+	require.NoError(t, h.Flush(ctx))
+	require.Equal(t, int64(300), h.DurableSeq())
+}
+
+func testConcurrent(t *testing.T, hs Harness) {
+	h := create(t, hs)
+	const writers, per = 16, 25
+	var wg sync.WaitGroup
+	errs := make(chan error, writers*per)
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range per {
+				e := eventlog.Event{Type: "tool/call", Data: json.RawMessage(fmt.Sprintf(`{"w":%d,"i":%d}`, w, i))}
+				last, err := h.Append(ctx, e)
+				if err == nil {
+					err = h.Flush(ctx)
+				}
+				if err == nil && h.DurableSeq() < last {
+					err = errors.New("Flush returned before the append was durable")
+				}
+				if err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	require.NoError(t, h.Close())
+	r := open(t, hs, h.ID(), handle.ReadOnly)
+	got := readAll(t, r, 0, handle.End)
+	require.Len(t, got, writers*per)
+	seen := map[string]bool{}
+	for i, e := range got {
+		require.Equal(t, int64(i), e.Seq)
+		seen[string(e.Data)] = true
+	}
+	require.Len(t, seen, writers*per, "every appended event is there once")
+}
