@@ -1,0 +1,5 @@
+package eventlog
+
+// SetMaxRowSize lowers the row size limit an Encoder packs to, so that tests
+// can exercise the split of packed runs with small rows.
+func SetMaxRowSize(enc *Encoder, n int) { enc.maxSize = n }
