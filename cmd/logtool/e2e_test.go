@@ -1,0 +1,83 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// buildLogtool builds the command into a temporary folder.
+func buildLogtool(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go tool on PATH")
+	}
+	bin := filepath.Join(t.TempDir(), "logtool")
+	if runtime.GOOS == "windows" {
+		bin += ".exe"
+	}
+	out, err := exec.CommandContext(t.Context(), goTool, "build", "-o", bin, ".").CombinedOutput()
+	require.NoError(t, err, "go build: %s", out)
+	return bin
+}
+
+// TestBinaryAcksBeforeEndOfInput runs logtool append as a real process fed
+// through a pipe: each line's ack must come back while stdin is still
+// open, before the next line is written.
+func TestBinaryAcksBeforeEndOfInput(t *testing.T) {
+	bin := buildLogtool(t)
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute) // a hang fails, not blocks
+	defer cancel()
+
+	out, err := exec.CommandContext(ctx, bin, "--dir", dir, "new").Output()
+	require.NoError(t, err)
+	var created struct{ ID string }
+	require.NoError(t, json.Unmarshal(out, &created))
+
+	cmd := exec.CommandContext(ctx, bin, "--dir", dir, "append", created.ID)
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+
+	acks := bufio.NewReader(stdout)
+	for i := range 3 {
+		_, err := fmt.Fprintf(stdin, `{"type":"tool/call","time":%d,"data":{"id":"c%d"}}`+"\n", 1000+i, i)
+		require.NoError(t, err)
+		ack, err := acks.ReadString('\n')
+		require.NoError(t, err, "no ack for line %d while stdin is open; stderr: %s", i+1, stderr.String())
+		require.Equal(t, fmt.Sprintf(`{"acked":%d}`+"\n", i), ack)
+	}
+	_, err = io.WriteString(stdin, `{"type":"x","seq":7}`+"\n")
+	require.NoError(t, err)
+	rest, err := io.ReadAll(acks)
+	require.NoError(t, err)
+	require.Equal(t, `{"acked":2}`+"\n"+`{"error":{"kind":"conflict","line":4,"message":"seq 7 is not the next seq 3"}}`+"\n", string(rest))
+	err = cmd.Wait()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit)
+	require.Equal(t, 1, exit.ExitCode())
+	require.Equal(t, "logtool: line 4: conflict: seq 7 is not the next seq 3\n", stderr.String())
+
+	out, err = exec.CommandContext(ctx, bin, "--dir", dir, "verify", "--json", created.ID).Output()
+	require.NoError(t, err)
+	require.Contains(t, string(out), `"ok":true,"events":3`)
+}

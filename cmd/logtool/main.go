@@ -1,0 +1,173 @@
+// Command logtool creates, appends to, reads and checks sessionlog sessions
+// from the shell: the contract for scripts of SPEC §10, restated in
+// docs/cli.md.
+//
+// Exit status: 0 done and clean; 1 a check failed (corruption, a seq
+// conflict, a session locked by another writer); 2 a usage or environment
+// error (bad flags, a session not found, I/O). Errors go to stderr as one
+// line starting with "logtool: ".
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/afero"
+	"github.com/spf13/cobra"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/handle"
+)
+
+// Exit statuses (SPEC §10).
+const (
+	exitOK     = 0
+	exitFailed = 1 // a check failed: corruption, conflict, locked, …
+	exitUsage  = 2 // usage or environment error
+)
+
+// envDir names the environment variable holding the default --dir.
+const envDir = "SESSIONLOG_DIR"
+
+// defaultDir is the store folder when neither --dir nor $SESSIONLOG_DIR is
+// given.
+const defaultDir = "./sessions"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)
+	stop()
+	os.Exit(code)
+}
+
+// run executes one logtool command line and returns its exit status. It
+// touches no process-wide state besides the files it is asked to use, so
+// tests call it in-process.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, env func(string) string) int {
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, env: env, fs: afero.NewOsFs(), now: time.Now}
+	root := newRootCmd(a)
+	root.SetArgs(append([]string{}, args...)) // never nil: cobra would read os.Args
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "logtool: %s\n", oneLine(err.Error()))
+	return exitCode(err)
+}
+
+// app is what one run of logtool works with: its streams, environment and
+// global flags. Commands are methods on it, so nothing lives in package
+// variables.
+type app struct {
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+	env    func(string) string
+	fs     afero.Fs
+	now    func() time.Time
+
+	dir string // --dir
+}
+
+// newRootCmd builds the command tree for a.
+func newRootCmd(a *app) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "logtool",
+		Short: "Create, append to, read and check sessionlog sessions",
+		Long: `logtool works on sessionlog sessions: append-only JSONL logs of events.
+
+SESSION is a path to a log file, or a session ID found in --dir
+(default $SESSIONLOG_DIR, else ./sessions).
+
+Exit status: 0 done and clean; 1 a check failed (corruption, conflict,
+locked by another writer); 2 usage or environment error.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	dir := a.env(envDir)
+	if dir == "" {
+		dir = defaultDir
+	}
+	root.PersistentFlags().StringVar(&a.dir, "dir", dir, "folder of the session store; $"+envDir+" sets the default")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
+	root.AddCommand(
+		a.newNewCmd(),
+		a.newAppendCmd(),
+		a.newCatCmd(),
+		a.newStatCmd(),
+		a.newLsCmd(),
+		a.newVerifyCmd(),
+		a.newDemoCmd(),
+	)
+	return root
+}
+
+// exitError carries an exit status chosen where the error arose.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// usageError marks err as a usage error (exit 2).
+func usageError(err error) error { return &exitError{code: exitUsage, err: err} }
+
+// usageErrorf is usageError of a formatted message.
+func usageErrorf(format string, args ...any) error {
+	return usageError(fmt.Errorf(format, args...))
+}
+
+// failedf reports a failed check (exit 1).
+func failedf(format string, args ...any) error {
+	return &exitError{code: exitFailed, err: fmt.Errorf(format, args...)}
+}
+
+// notImplemented is the usage error of a flag or command the spec names but
+// this logtool does not have yet.
+func notImplemented(what string) error {
+	return usageErrorf("%s is not implemented yet", what)
+}
+
+// lineageError reports a fork whose parent is missing or shorter than the
+// fork point: the logical log cannot be assembled.
+type lineageError struct{ msg string }
+
+func (e *lineageError) Error() string { return "lineage: " + e.msg }
+
+// exitCode maps an error to an exit status: failed checks are 1, anything
+// else (usage, not found, I/O) is 2.
+func exitCode(err error) int {
+	var ee *exitError
+	var le *lineageError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ee):
+		return ee.code
+	case errors.As(err, &le),
+		errors.Is(err, eventlog.ErrCorrupt),
+		errors.Is(err, eventlog.ErrVersion),
+		errors.Is(err, handle.ErrConflict),
+		errors.Is(err, handle.ErrLocked):
+		return exitFailed
+	default:
+		return exitUsage
+	}
+}
+
+// oneLine keeps a message on one line, as scripts read stderr line by line.
+func oneLine(s string) string {
+	return strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(s)
+}

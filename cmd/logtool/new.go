@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/handle"
+)
+
+// newOptions are the flags of `logtool new`.
+type newOptions struct {
+	encoding string
+	labels   []string
+	parent   string
+	at       int64
+	mode     string
+	call     string
+}
+
+func (a *app) newNewCmd() *cobra.Command {
+	var o newOptions
+	cmd := &cobra.Command{
+		Use:   "new [--encoding raw] [--label k=v]... [--parent ID --at S --mode fork|child [--call ID]]",
+		Short: `Create a session in --dir and print {"id","path"}`,
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			fl := cmd.Flags()
+			return a.runNew(cmd.Context(), o, fl.Changed("at"), fl.Changed("mode"), fl.Changed("call"))
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&o.encoding, "encoding", handle.EncodingRaw, "physical encoding: raw (zstd is not supported yet)")
+	fl.StringArrayVar(&o.labels, "label", nil, "a label k=v (repeatable)")
+	fl.StringVar(&o.parent, "parent", "", "ID of the parent session, in --dir")
+	fl.Int64Var(&o.at, "at", 0, "the parent's seq to fork at or spawn the child from")
+	fl.StringVar(&o.mode, "mode", "", "relation to the parent: fork or child")
+	fl.StringVar(&o.call, "call", "", "the parent's tool call that spawned a child")
+	return cmd
+}
+
+// newResult is what `logtool new` prints.
+type newResult struct {
+	ID   string `json:"id"`
+	Path string `json:"path"`
+}
+
+func (a *app) runNew(ctx context.Context, o newOptions, atSet, modeSet, callSet bool) error {
+	switch o.encoding {
+	case handle.EncodingRaw:
+	case "zstd":
+		return usageErrorf("--encoding zstd is not supported yet (only raw)")
+	default:
+		return usageErrorf("--encoding %q: want raw or zstd", o.encoding)
+	}
+	labels, err := parseLabels(o.labels)
+	if err != nil {
+		return err
+	}
+	st := a.store()
+	opts := []handle.CreateOption{}
+	if labels != nil {
+		opts = append(opts, handle.WithLabels(labels))
+	}
+	if o.parent == "" {
+		if atSet || modeSet || callSet {
+			return usageErrorf("--at, --mode and --call need --parent")
+		}
+	} else {
+		p, err := a.checkParent(ctx, st, o, atSet, modeSet, callSet)
+		if err != nil {
+			return err
+		}
+		opts = append(opts, handle.WithParent(p))
+	}
+	h, err := st.Create(ctx, opts...)
+	if err != nil {
+		return err
+	}
+	res := newResult{ID: h.ID(), Path: h.Path()}
+	if err := h.Close(); err != nil {
+		return err
+	}
+	return writeJSON(a.stdout, res)
+}
+
+// parseLabels turns k=v flags into a map; nil when there are none.
+func parseLabels(flags []string) (map[string]string, error) {
+	if len(flags) == 0 {
+		return nil, nil
+	}
+	labels := make(map[string]string, len(flags))
+	for _, f := range flags {
+		k, v, ok := strings.Cut(f, "=")
+		if !ok || k == "" {
+			return nil, usageErrorf("--label %q: want k=v", f)
+		}
+		if _, dup := labels[k]; dup {
+			return nil, usageErrorf("--label %q: key %q given twice", f, k)
+		}
+		labels[k] = v
+	}
+	return labels, nil
+}
+
+// checkParent validates the parent flags and that the parent exists in the
+// store and holds the event at --at, so no session is created whose
+// lineage is broken from the start.
+func (a *app) checkParent(ctx context.Context, st *handle.FileStore, o newOptions, atSet, modeSet, callSet bool) (eventlog.Parent, error) {
+	p := eventlog.Parent{ID: o.parent, Seq: o.at, Mode: o.mode, Call: o.call}
+	switch {
+	case !eventlog.ValidID(o.parent):
+		return p, usageErrorf("--parent %q is not a session ID (26 upper-case Crockford base32 characters)", o.parent)
+	case !atSet || !modeSet:
+		return p, usageErrorf("--parent needs --at and --mode")
+	case o.mode != eventlog.ModeFork && o.mode != eventlog.ModeChild:
+		return p, usageErrorf("--mode %q: want fork or child", o.mode)
+	case o.at < 0:
+		return p, usageErrorf("--at %d: want a seq >= 0", o.at)
+	case callSet && o.mode != eventlog.ModeChild:
+		return p, usageErrorf("--call is for --mode child")
+	}
+	info, err := st.Stat(ctx, o.parent)
+	if err != nil {
+		return p, err
+	}
+	if o.at > info.LastSeq {
+		return p, usageErrorf("--at %d: parent %s ends at seq %d", o.at, o.parent, info.LastSeq)
+	}
+	return p, nil
+}

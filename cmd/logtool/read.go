@@ -1,0 +1,232 @@
+package main
+
+import (
+	"bufio"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/afero"
+	"github.com/spf13/cobra"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/handle"
+)
+
+// catOptions are the flags of `logtool cat`.
+type catOptions struct {
+	json    bool
+	from    int64
+	to      int64
+	types   []string
+	salvage bool
+}
+
+func (a *app) newCatCmd() *cobra.Command {
+	var o catOptions
+	cmd := &cobra.Command{
+		Use:   "cat [--json] [--from S] [--to S] [--type T]... SESSION",
+		Short: "Print the events of a session (--json: canonical rows)",
+		Long: `Cat prints the events of a session's logical log (a fork's inherited events
+first). With --json each line is canon(e) (SPEC §6), byte for byte; without,
+one line per event: seq, time (RFC 3339, UTC), type and the data, cut short.
+--from and --to are inclusive.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !cmd.Flags().Changed("to") {
+				o.to = handle.End
+			}
+			return a.runCat(cmd.Context(), args[0], o, a.stdout)
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&o.json, "json", false, "print canon(e) lines")
+	fl.Int64Var(&o.from, "from", 0, "first seq to print (inclusive)")
+	fl.Int64Var(&o.to, "to", 0, "last seq to print (inclusive; default: the last event)")
+	fl.StringArrayVar(&o.types, "type", nil, "print only events of this type (repeatable)")
+	fl.BoolVar(&o.salvage, "salvage", false, "read past damage (not implemented yet)")
+	return cmd
+}
+
+func (a *app) runCat(ctx context.Context, arg string, o catOptions, out io.Writer) error {
+	if o.salvage {
+		return notImplemented("cat --salvage")
+	}
+	if o.from < 0 || o.to < 0 {
+		return usageErrorf("--from and --to take seqs >= 0")
+	}
+	for _, t := range o.types {
+		if err := eventlog.ValidateType(t); err != nil {
+			return usageErrorf("--type %q: %v", t, err)
+		}
+	}
+	s, err := a.resolve(arg)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(out, 64<<10)
+	var buf []byte
+	err = a.eachEvent(ctx, s, o.from, o.to, func(e eventlog.Event) error {
+		if len(o.types) > 0 && !slices.Contains(o.types, e.Type) {
+			return nil
+		}
+		if !o.json {
+			return writeEventHuman(w, e)
+		}
+		buf = append(eventlog.AppendCanon(buf[:0], e), '\n')
+		_, err := w.Write(buf)
+		return err
+	})
+	if ferr := w.Flush(); err == nil {
+		err = ferr
+	}
+	return err
+}
+
+func (a *app) newStatCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "stat [--json] SESSION",
+		Short: "Describe a session from its header and last row",
+		Long: `Stat describes a session without reading its whole log: its header and its
+last row. --json prints {"id","path","encoding","createdAt","parent","labels",
+"events","lastSeq","lastType","lastTime","sizeBytes","openTurn","stop"};
+openTurn and stop are null for now.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.runStat(cmd.Context(), args[0], asJSON, a.stdout)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
+	return cmd
+}
+
+func (a *app) runStat(ctx context.Context, arg string, asJSON bool, out io.Writer) error {
+	s, err := a.resolve(arg)
+	if err != nil {
+		return err
+	}
+	info, err := a.stat(ctx, s)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return writeJSON(out, newStatJSON(info))
+	}
+	return writeStatHuman(out, info)
+}
+
+func (a *app) newLsCmd() *cobra.Command {
+	var asJSON, tree bool
+	cmd := &cobra.Command{
+		Use:   "ls [--json] [DIR]",
+		Short: "List the sessions of a store, newest first",
+		Long: `Ls lists the sessions of DIR (default --dir), newest first. --json prints one
+object a session, shaped as stat --json. A session that cannot be read is
+reported on stderr and makes the exit status 1.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if tree {
+				return notImplemented("ls --tree")
+			}
+			dir, explicit := a.dir, len(args) == 1
+			if explicit {
+				dir = args[0]
+			}
+			return a.runLs(cmd.Context(), dir, explicit, asJSON, a.stdout)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object a session")
+	cmd.Flags().BoolVar(&tree, "tree", false, "show forks and children under their parents (not implemented yet)")
+	return cmd
+}
+
+func (a *app) runLs(ctx context.Context, dir string, explicit, asJSON bool, out io.Writer) error {
+	infos, broken, err := a.list(ctx, dir, explicit)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		for _, info := range infos {
+			if err := writeJSON(out, newStatJSON(info)); err != nil {
+				return err
+			}
+		}
+	} else if err := writeLsTable(out, infos); err != nil {
+		return err
+	}
+	for _, b := range broken {
+		fmt.Fprintf(a.stderr, "logtool: %s\n", oneLine(b.Error()))
+	}
+	if len(broken) > 0 {
+		return failedf("%d of %d sessions in %q could not be read", len(broken), len(broken)+len(infos), dir)
+	}
+	return nil
+}
+
+// list describes the sessions of dir, newest first, as Store.List does,
+// but goes on past a session it cannot read and returns its error in
+// broken. A missing dir is empty unless it was named explicitly.
+func (a *app) list(ctx context.Context, dir string, explicit bool) (infos []handle.Info, broken []error, err error) {
+	entries, err := afero.ReadDir(a.fs, dir)
+	if errors.Is(err, fs.ErrNotExist) && !explicit {
+		return nil, nil, nil
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, fmt.Errorf("%w: no folder %q", handle.ErrNotFound, dir)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("list %q: %w", dir, err)
+	}
+	st := handle.NewFileStore(a.fs, dir)
+	for _, e := range entries {
+		id, ok := strings.CutSuffix(e.Name(), rawExt)
+		if !ok || e.IsDir() || !eventlog.ValidID(id) {
+			continue
+		}
+		info, err := st.Stat(ctx, id)
+		switch {
+		case errors.Is(err, handle.ErrNotFound):
+			continue // deleted meanwhile
+		case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+			return nil, nil, err
+		case err != nil:
+			broken = append(broken, fmt.Errorf("%s: %w", filepath.Join(dir, e.Name()), err))
+			continue
+		}
+		infos = append(infos, info)
+	}
+	slices.SortFunc(infos, func(x, y handle.Info) int {
+		return cmp.Or(cmp.Compare(y.Header.CreatedAt, x.Header.CreatedAt), strings.Compare(y.ID, x.ID))
+	})
+	return infos, broken, nil
+}
+
+// writeLsTable writes one aligned row a session.
+func writeLsTable(out io.Writer, infos []handle.Info) error {
+	if len(infos) == 0 {
+		return nil
+	}
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tCREATED\tEVENTS\tLAST TYPE\tSIZE\tPARENT\tLABELS")
+	for _, info := range infos {
+		last := info.LastType
+		if last == "" {
+			last = "-"
+		}
+		parent := "-"
+		if p := info.Header.Parent; p != nil {
+			parent = fmt.Sprintf("%s %s@%d", p.Mode, p.ID, p.Seq)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\t%s\t%s\n", info.ID, formatTime(info.Header.CreatedAt),
+			info.Events, last, info.SizeBytes, parent, describeLabels(info.Header.Labels))
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,255 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"iter"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/afero"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/handle"
+)
+
+// File name endings of the two encodings (SPEC §2).
+const (
+	rawExt  = ".jsonl"
+	zstdExt = ".jsonl.zst"
+)
+
+// maxForkDepth bounds a chain of forks followed to assemble a logical log;
+// a longer one is taken for a cycle.
+const maxForkDepth = 256
+
+// session is what a SESSION argument names: a log file, inside a store
+// when its name is <ULID>.jsonl, or a freely named (exported) file.
+type session struct {
+	path  string
+	id    string            // "" for a freely named file
+	store *handle.FileStore // the store of path's folder; nil for a freely named file
+}
+
+// store returns the store of --dir.
+func (a *app) store() *handle.FileStore { return handle.NewFileStore(a.fs, a.dir) }
+
+// resolve turns a SESSION argument into a session (SPEC §10): a path to a
+// log file (it holds a path separator, ends in .jsonl or names an existing
+// file), or else an ID found in --dir.
+func (a *app) resolve(arg string) (session, error) {
+	if arg == "" {
+		return session{}, usageErrorf("empty SESSION")
+	}
+	if a.isPath(arg) {
+		return a.resolvePath(arg)
+	}
+	if !eventlog.ValidID(arg) {
+		return session{}, usageErrorf("%q is neither a log file nor a session ID (26 upper-case Crockford base32 characters)", arg)
+	}
+	st := a.store()
+	path, err := st.Path(arg)
+	if err != nil {
+		return session{}, usageError(err)
+	}
+	if err := a.mustExist(path, arg); err != nil {
+		return session{}, err
+	}
+	return session{path: path, id: arg, store: st}, nil
+}
+
+func (a *app) isPath(arg string) bool {
+	if strings.ContainsRune(arg, '/') || strings.ContainsRune(arg, filepath.Separator) ||
+		strings.HasSuffix(arg, rawExt) || strings.HasSuffix(arg, zstdExt) {
+		return true
+	}
+	fi, err := a.fs.Stat(arg)
+	return err == nil && fi.Mode().IsRegular()
+}
+
+func (a *app) resolvePath(path string) (session, error) {
+	fi, err := a.fs.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return session{}, fmt.Errorf("%w: no log file %q", handle.ErrNotFound, path)
+	case err != nil:
+		return session{}, fmt.Errorf("%q: %w", path, err)
+	case fi.IsDir():
+		return session{}, usageErrorf("%q is a folder, not a log file", path)
+	case strings.HasSuffix(path, zstdExt):
+		return session{}, usageErrorf("%q: the zstd encoding is not supported yet", path)
+	}
+	if id, ok := strings.CutSuffix(filepath.Base(path), rawExt); ok && eventlog.ValidID(id) {
+		return session{path: path, id: id, store: handle.NewFileStore(a.fs, filepath.Dir(path))}, nil
+	}
+	return session{path: path}, nil
+}
+
+// mustExist fails with handle.ErrNotFound when path does not exist.
+func (a *app) mustExist(path, what string) error {
+	_, err := a.fs.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%w: %s (no %q)", handle.ErrNotFound, what, path)
+	case err != nil:
+		return fmt.Errorf("%q: %w", path, err)
+	}
+	return nil
+}
+
+// logSource is an open log read from its first row on: a read-only handle
+// of a store, or a freely named file read directly. handle.Handle is one.
+type logSource interface {
+	Header() eventlog.Header
+	Read(ctx context.Context, from, to int64) iter.Seq2[eventlog.Event, error]
+	Close() error
+}
+
+// openLog opens s for reading. Inside a store it is a read-only handle
+// (which checks the whole log first); a freely named file is read by an
+// eventlog.Reader as it goes.
+func (a *app) openLog(ctx context.Context, s session) (logSource, error) {
+	if s.store != nil {
+		return s.store.Open(ctx, s.id, handle.ReadOnly)
+	}
+	f, err := a.fs.Open(s.path)
+	if err != nil {
+		return nil, fmt.Errorf("open %q: %w", s.path, err)
+	}
+	r := eventlog.NewReader(f, eventlog.WithPath(s.path))
+	hdr, err := r.Header()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &fileSource{f: f, r: r, hdr: hdr}, nil
+}
+
+// fileSource reads a freely named log file once, front to back.
+type fileSource struct {
+	f   afero.File
+	r   *eventlog.Reader
+	hdr eventlog.Header
+}
+
+func (s *fileSource) Header() eventlog.Header { return s.hdr }
+func (s *fileSource) Close() error            { return s.f.Close() }
+
+func (s *fileSource) Read(ctx context.Context, from, to int64) iter.Seq2[eventlog.Event, error] {
+	return func(yield func(eventlog.Event, error) bool) {
+		for n := 0; s.r.Next(); n++ {
+			if n%256 == 0 && ctx.Err() != nil {
+				yield(eventlog.Event{}, ctx.Err())
+				return
+			}
+			e := s.r.Event()
+			if e.Seq < from {
+				continue
+			}
+			if e.Seq > to || !yield(e, nil) {
+				return
+			}
+		}
+		if err := s.r.Err(); err != nil {
+			yield(eventlog.Event{}, err)
+		}
+	}
+}
+
+// eachEvent calls fn for every event of s's logical log with from <= seq
+// <= to, in order: for a fork, the parent's events up to the fork point
+// first (read from the parent's file in the same folder), then the file's
+// own.
+func (a *app) eachEvent(ctx context.Context, s session, from, to int64, fn func(eventlog.Event) error) error {
+	return a.eachEventDepth(ctx, s, from, to, fn, 0)
+}
+
+func (a *app) eachEventDepth(ctx context.Context, s session, from, to int64, fn func(eventlog.Event) error, depth int) error {
+	src, err := a.openLog(ctx, s)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	hdr := src.Header()
+	if p := hdr.Parent; p != nil && p.Mode == eventlog.ModeFork && from <= p.Seq {
+		if err := a.inherit(ctx, s, *p, from, min(to, p.Seq), fn, depth); err != nil {
+			return err
+		}
+	}
+	if to < hdr.FirstSeq() {
+		return nil
+	}
+	for e, err := range src.Read(ctx, max(from, hdr.FirstSeq()), to) {
+		if err != nil {
+			return err
+		}
+		if err := fn(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// inherit yields a fork's inherited events from..upto from its parent,
+// which lives in the fork's folder, and checks that the parent has them all.
+func (a *app) inherit(ctx context.Context, s session, p eventlog.Parent, from, upto int64, fn func(eventlog.Event) error, depth int) error {
+	if depth >= maxForkDepth {
+		return &lineageError{msg: fmt.Sprintf("%q: more than %d forks in a chain (a cycle?)", s.path, maxForkDepth)}
+	}
+	st := handle.NewFileStore(a.fs, filepath.Dir(s.path))
+	path, err := st.Path(p.ID)
+	if err != nil {
+		return &lineageError{msg: fmt.Sprintf("%q: parent %v", s.path, err)}
+	}
+	if _, err := a.fs.Stat(path); err != nil {
+		return &lineageError{msg: fmt.Sprintf("%q: parent %s not found next to it (%v)", s.path, p.ID, err)}
+	}
+	next := from
+	err = a.eachEventDepth(ctx, session{path: path, id: p.ID, store: st}, from, upto, func(e eventlog.Event) error {
+		next = e.Seq + 1
+		return fn(e)
+	}, depth+1)
+	if err != nil {
+		return err
+	}
+	if next != upto+1 {
+		return &lineageError{msg: fmt.Sprintf("%q: forked at seq %d of %s, whose log ends before seq %d", s.path, p.Seq, p.ID, upto)}
+	}
+	return nil
+}
+
+// stat describes s without reading its whole log: Store.Stat inside a
+// store, the same header-and-tail look for a freely named file.
+func (a *app) stat(ctx context.Context, s session) (handle.Info, error) {
+	if s.store != nil {
+		return s.store.Stat(ctx, s.id)
+	}
+	f, err := a.fs.Open(s.path)
+	if err != nil {
+		return handle.Info{}, fmt.Errorf("stat %q: %w", s.path, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return handle.Info{}, fmt.Errorf("stat %q: %w", s.path, err)
+	}
+	size := fi.Size()
+	r := eventlog.NewReader(io.NewSectionReader(f, 0, size), eventlog.WithPath(s.path))
+	hdr, err := r.Header()
+	if err != nil {
+		return handle.Info{}, err
+	}
+	info := handle.Info{ID: hdr.ID, Path: s.path, Encoding: handle.EncodingRaw, Header: hdr, SizeBytes: size,
+		LastSeq: hdr.FirstSeq() - 1, Events: hdr.FirstSeq()}
+	last, found, err := eventlog.LastEvent(f, size, r.End())
+	if err != nil {
+		return handle.Info{}, fmt.Errorf("stat %q: %w", s.path, err)
+	}
+	if found {
+		info.LastSeq, info.LastType, info.LastTime, info.Events = last.Seq, last.Type, last.Time, last.Seq+1
+	}
+	return info, nil
+}

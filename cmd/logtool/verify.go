@@ -1,0 +1,210 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/afero"
+	"github.com/spf13/cobra"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+)
+
+// Kinds of verify errors (SPEC §10). digest and lineage come with
+// checkpoints and forks' lineage checks.
+const (
+	kindCorrupt = "corrupt"
+	kindVersion = "version"
+	kindIO      = "io"
+)
+
+func (a *app) newVerifyCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "verify [--json] SESSION|DIR...",
+		Short: "Check the structure of logs; exit 1 if any fails",
+		Long: `Verify reads every row of each log and checks the format: the header, every
+row's shape, the seq rule. A DIR verifies every *.jsonl in it. A torn tail
+alone is ok. --json prints one object a file:
+{"path","id","ok","events","torn","checkpoints","unchecked","error"}, torn null
+or {"offset","bytes"}, error null or {"kind","seq","offset","message"}.
+Digests of checkpoints are not checked yet.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.runVerify(cmd.Context(), args, asJSON, a.stdout)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object a file")
+	return cmd
+}
+
+// verifyResult is one file's line of `verify --json`.
+type verifyResult struct {
+	Path        string       `json:"path"`
+	ID          *string      `json:"id"` // null when neither the header nor the file name tells
+	OK          bool         `json:"ok"`
+	Events      int64        `json:"events"` // events of the file's own rows checked
+	Torn        *tornJSON    `json:"torn"`
+	Checkpoints int64        `json:"checkpoints"`
+	Unchecked   int64        `json:"unchecked"`
+	Error       *verifyError `json:"error"`
+}
+
+type tornJSON struct {
+	Offset int64 `json:"offset"`
+	Bytes  int64 `json:"bytes"`
+}
+
+type verifyError struct {
+	Kind    string `json:"kind"`
+	Seq     *int64 `json:"seq"`    // null when unknown
+	Offset  *int64 `json:"offset"` // null when unknown
+	Message string `json:"message"`
+}
+
+func (a *app) runVerify(ctx context.Context, args []string, asJSON bool, out io.Writer) error {
+	paths, err := a.verifyPaths(args)
+	if err != nil {
+		return err
+	}
+	failed := 0
+	for _, p := range paths {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		res := a.verifyFile(ctx, p)
+		if !res.OK {
+			failed++
+		}
+		if asJSON {
+			err = writeJSON(out, res)
+		} else {
+			err = writeVerifyHuman(out, res)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if failed > 0 {
+		return failedf("verify: %d of %d files failed", failed, len(paths))
+	}
+	return nil
+}
+
+// verifyPaths resolves the arguments to files, before any is read: a
+// folder gives its *.jsonl files in name order.
+func (a *app) verifyPaths(args []string) ([]string, error) {
+	var paths []string
+	for _, arg := range args {
+		if fi, err := a.fs.Stat(arg); err == nil && fi.IsDir() {
+			entries, err := afero.ReadDir(a.fs, arg)
+			if err != nil {
+				return nil, fmt.Errorf("read folder %q: %w", arg, err)
+			}
+			for _, e := range entries {
+				if !e.IsDir() && strings.HasSuffix(e.Name(), rawExt) {
+					paths = append(paths, filepath.Join(arg, e.Name()))
+				}
+			}
+			continue
+		}
+		s, err := a.resolve(arg)
+		if err != nil {
+			return nil, err
+		}
+		paths = append(paths, s.path)
+	}
+	return paths, nil
+}
+
+// verifyFile reads the log at path row by row and reports what it found.
+// The header's ID must match a <ULID>.jsonl file name.
+func (a *app) verifyFile(ctx context.Context, path string) verifyResult {
+	res := verifyResult{Path: path}
+	nameID, named := strings.CutSuffix(filepath.Base(path), rawExt)
+	if named = named && eventlog.ValidID(nameID); named {
+		res.ID = &nameID
+	}
+	f, err := a.fs.Open(path)
+	if err != nil {
+		res.Error = &verifyError{Kind: kindIO, Message: err.Error()}
+		if errors.Is(err, fs.ErrNotExist) {
+			res.Error.Message = fmt.Sprintf("no log file %q", path)
+		}
+		return res
+	}
+	defer f.Close()
+	r := eventlog.NewReader(f, eventlog.WithPath(path))
+	hdr, err := r.Header()
+	if err != nil {
+		res.Error = verifyErrorOf(err)
+		return res
+	}
+	res.ID = &hdr.ID
+	if named && hdr.ID != nameID {
+		res.Error = verifyErrorOf(&eventlog.CorruptError{Path: path, Offset: 0, Seq: -1,
+			Reason: fmt.Sprintf("header id %s does not match the file name", hdr.ID)})
+		return res
+	}
+	for rows := 1; r.SkipRow(); rows++ {
+		if rows%4096 == 0 && ctx.Err() != nil {
+			res.Error = &verifyError{Kind: kindIO, Message: ctx.Err().Error()}
+			return res
+		}
+	}
+	res.Events = r.NextSeq() - hdr.FirstSeq()
+	if err := r.Err(); err != nil {
+		res.Error = verifyErrorOf(err)
+		return res
+	}
+	if t := r.Torn(); t != nil {
+		res.Torn = &tornJSON{Offset: t.Offset, Bytes: t.Bytes}
+	}
+	res.OK = true
+	return res
+}
+
+// verifyErrorOf classifies an error that ended a read.
+func verifyErrorOf(err error) *verifyError {
+	var ce *eventlog.CorruptError
+	var ve *eventlog.VersionError
+	switch {
+	case errors.As(err, &ce):
+		out := &verifyError{Kind: kindCorrupt, Offset: &ce.Offset, Message: err.Error()}
+		if ce.Seq >= 0 {
+			out.Seq = &ce.Seq
+		}
+		return out
+	case errors.As(err, &ve):
+		zero := int64(0)
+		return &verifyError{Kind: kindVersion, Offset: &zero, Message: err.Error()}
+	default:
+		return &verifyError{Kind: kindIO, Message: err.Error()}
+	}
+}
+
+// writeVerifyHuman writes one line a file: ok or FAIL, the path, and what
+// was found.
+func writeVerifyHuman(w io.Writer, res verifyResult) error {
+	id := "-"
+	if res.ID != nil {
+		id = *res.ID
+	}
+	var msg string
+	switch {
+	case res.Error != nil:
+		msg = fmt.Sprintf("FAIL  %s  %s  %s: %s", res.Path, id, res.Error.Kind, res.Error.Message)
+	case res.Torn != nil:
+		msg = fmt.Sprintf("ok    %s  %s  %d events; torn tail of %d bytes at offset %d (never acknowledged; cut by the next append or repair)",
+			res.Path, id, res.Events, res.Torn.Bytes, res.Torn.Offset)
+	default:
+		msg = fmt.Sprintf("ok    %s  %s  %d events", res.Path, id, res.Events)
+	}
+	_, err := fmt.Fprintln(w, oneLine(msg))
+	return err
+}
