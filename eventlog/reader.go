@@ -50,6 +50,8 @@ type Reader struct {
 
 	lastLen int // bytes (with the newline) of the last line readLine returned
 
+	zs *zstdState // nil for a raw log
+
 	done bool
 	err  error
 	torn *TornTail
@@ -90,12 +92,22 @@ func (r *Reader) Header() (Header, error) {
 		return r.hdr, r.err
 	}
 	r.hdrDone = true
-	line, off, complete, _, err := r.readLine()
-	if err != nil && !errors.Is(err, io.EOF) {
-		return r.hdr, r.fail(fmt.Errorf("eventlog: reading %s: %w", r.name(), err))
-	}
-	if errors.Is(err, io.EOF) || !complete {
-		return r.hdr, r.fail(&CorruptError{Path: r.path, Offset: 0, Seq: -1, Reason: "no complete header row"})
+	var line []byte
+	if r.zs != nil {
+		var err error
+		if line, err = r.zstdHeader(); err != nil {
+			return r.hdr, err
+		}
+	} else {
+		var complete bool
+		var err error
+		line, _, complete, _, err = r.readLine()
+		if err != nil && !errors.Is(err, io.EOF) {
+			return r.hdr, r.fail(fmt.Errorf("eventlog: reading %s: %w", r.name(), err))
+		}
+		if errors.Is(err, io.EOF) || !complete {
+			return r.hdr, r.fail(&CorruptError{Path: r.path, Offset: 0, Seq: -1, Reason: "no complete header row"})
+		}
 	}
 	h, err := DecodeHeader(line)
 	if err != nil {
@@ -111,7 +123,14 @@ func (r *Reader) Header() (Header, error) {
 	}
 	r.hdr = h
 	r.next = h.FirstSeq()
-	r.end = off + int64(len(line)) + 1
+	if zs := r.zs; zs != nil {
+		zs.endSeq = r.next
+		if zs.cpos >= len(zs.content) {
+			r.end = zs.frameEnd
+		}
+	} else {
+		r.end = r.bufOff
+	}
 	return h, nil
 }
 
@@ -164,6 +183,10 @@ func (r *Reader) SkipRow() bool {
 
 // readRow reads the next row into r.cur, or ends the read.
 func (r *Reader) readRow() {
+	if r.zs != nil {
+		r.readZstdRow()
+		return
+	}
 	line, off, complete, nul, err := r.readLine()
 	switch {
 	case errors.Is(err, io.EOF):
@@ -257,9 +280,20 @@ func (r *Reader) Err() error { return r.err }
 // Torn returns the torn tail the read ended on, or nil.
 func (r *Reader) Torn() *TornTail { return r.torn }
 
-// End returns the offset just past the last complete, valid row read so
-// far: where a writer appends after cutting a torn tail.
+// End returns the offset just past the last complete, valid row (raw) or
+// frame (zstd) read so far: where a writer appends after cutting a torn
+// tail.
 func (r *Reader) End() int64 { return r.end }
+
+// Resume returns a point a new Reader can start from with WithStart: the
+// offset just past the last complete row (raw) or frame (zstd) read so far
+// and the seq that follows it.
+func (r *Reader) Resume() (offset, nextSeq int64) {
+	if r.zs != nil {
+		return r.end, r.zs.endSeq
+	}
+	return r.end, r.next
+}
 
 // NextSeq returns the seq the next row must hold.
 func (r *Reader) NextSeq() int64 { return r.next }

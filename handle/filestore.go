@@ -24,24 +24,24 @@ import (
 // File name endings.
 const (
 	rawExt  = ".jsonl"
+	zstExt  = ".jsonl.zst"
 	lockExt = ".lock"
 	tmpExt  = ".tmp"
 )
 
-// Encodings a session may be stored in.
-const (
-	EncodingRaw = "raw"
-)
-
 // FileStore keeps sessions as files in one folder of an afero.Fs: the
-// embedded default. <dir>/<ID>.jsonl holds a session's log, <dir>/<ID>.lock
-// its writer lock (derived; deletable while no process uses the store).
-// A FileStore is safe for concurrent use.
+// embedded default. <dir>/<ID>.jsonl (raw) or <dir>/<ID>.jsonl.zst (zstd)
+// holds a session's log, <dir>/<ID>.lock its writer lock (derived;
+// deletable while no process uses the store). A FileStore is safe for
+// concurrent use.
 type FileStore struct {
 	fs  afero.Fs
 	dir string
 	cfg config
 	enc *eventlog.Encoder
+
+	raw, zst encoding
+	zerr     error // why zstd is unavailable, if it is
 
 	idMu    sync.Mutex // ulid's monotonic entropy is not safe for concurrent use
 	entropy io.Reader
@@ -57,13 +57,17 @@ func NewFileStore(fsys afero.Fs, dir string, opts ...Option) *FileStore {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	return &FileStore{
+	s := &FileStore{
 		fs:      fsys,
 		dir:     filepath.Clean(dir),
 		cfg:     cfg,
 		enc:     eventlog.NewEncoder(cfg.packTypes),
+		raw:     encoding{name: EncodingRaw, ext: rawExt},
+		zst:     encoding{name: EncodingZstd, ext: zstExt},
 		entropy: ulid.Monotonic(rand.Reader, 0),
 	}
+	s.zst.z, s.zerr = eventlog.NewZstdCodec(cfg.zstdLevel)
+	return s
 }
 
 // Dir returns the store's folder.
@@ -72,12 +76,23 @@ func (s *FileStore) Dir() string { return s.dir }
 // Fs returns the store's file system.
 func (s *FileStore) Fs() afero.Fs { return s.fs }
 
-// Path returns the file of session id (which need not exist). It fails
-// with ErrInvalidID for an ID that is not an upper-case ULID, so no path is
-// ever built from other text.
-func (s *FileStore) Path(id string) (string, error) {
+func checkID(id string) error {
 	if !eventlog.ValidID(id) {
-		return "", fmt.Errorf("%w: %q (want 26 upper-case Crockford base32 characters)", ErrInvalidID, id)
+		return fmt.Errorf("%w: %q (want 26 upper-case Crockford base32 characters)", ErrInvalidID, id)
+	}
+	return nil
+}
+
+// Path returns the file that holds session id: the existing one, or for a
+// session that does not exist, where a raw log would be. It fails with
+// ErrInvalidID for an ID that is not an upper-case ULID, so no path is ever
+// built from other text.
+func (s *FileStore) Path(id string) (string, error) {
+	if err := checkID(id); err != nil {
+		return "", err
+	}
+	if loc, err := s.locate(id); err == nil {
+		return loc.path, nil
 	}
 	return filepath.Join(s.dir, id+rawExt), nil
 }
@@ -99,7 +114,7 @@ func (s *FileStore) Create(ctx context.Context, opts ...CreateOption) (Handle, e
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	var cc createConfig
+	cc := createConfig{encoding: s.cfg.encoding}
 	for _, o := range opts {
 		o(&cc)
 	}
@@ -110,17 +125,21 @@ func (s *FileStore) Create(ctx context.Context, opts ...CreateOption) (Handle, e
 			return nil, err
 		}
 	}
-	path, err := s.Path(id)
+	if err := checkID(id); err != nil {
+		return nil, err
+	}
+	enc, err := s.encodingNamed(cc.encoding)
 	if err != nil {
 		return nil, err
 	}
+	path := filepath.Join(s.dir, id+enc.ext)
 	hdr := eventlog.NewHeader(id, s.cfg.now().UnixMilli())
 	hdr.Labels, hdr.Parent = cc.labels, cc.parent
 	line, err := eventlog.EncodeHeader(hdr)
 	if err != nil {
 		return nil, fmt.Errorf("handle: create %q: %w", path, err)
 	}
-	line = append(line, '\n')
+	data, _ := enc.frames(nil, append(line, '\n'))
 	if err := s.fs.MkdirAll(s.dir, 0o700); err != nil {
 		return nil, fmt.Errorf("handle: create folder %q: %w", s.dir, err)
 	}
@@ -128,11 +147,15 @@ func (s *FileStore) Create(ctx context.Context, opts ...CreateOption) (Handle, e
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.fs.Stat(path); err == nil {
+	if _, err := s.locate(id); !errors.Is(err, ErrNotFound) {
 		lock.unlock()
-		return nil, fmt.Errorf("%w: %q", ErrExists, path)
+		return nil, fmt.Errorf("%w: %s in %q", ErrExists, id, s.dir)
 	}
-	if err := s.writeAtomic(path, line); err != nil {
+	if err := s.writeAtomic(path, data); err != nil {
+		// When only the folder fsync failed the header is at its name, but
+		// the name may not survive a power cut: remove it, or the session
+		// could be opened and flushed and then vanish with its events.
+		s.fs.Remove(path)
 		lock.unlock()
 		return nil, fmt.Errorf("handle: create %q: %w", path, err)
 	}
@@ -141,8 +164,10 @@ func (s *FileStore) Create(ctx context.Context, opts ...CreateOption) (Handle, e
 		lock.unlock()
 		return nil, fmt.Errorf("handle: open %q: %w", path, err)
 	}
-	s.cfg.log.Debug("session created", "id", id, "path", path)
-	return newFileHandle(s, hdr, path, f, lock, int64(len(line)), nil), nil
+	s.cfg.log.Debug("session created", "id", id, "path", path, "encoding", enc.name)
+	h := newFileHandle(s, enc, hdr, path, f, lock, int64(len(data)), nil)
+	h.lastFrame = [2]int64{0, int64(len(data))}
+	return h, nil
 }
 
 // writeAtomic writes data to path through a temp file: write, fsync,
@@ -189,19 +214,63 @@ func syncDir(fsys afero.Fs, dir string) error {
 
 func (s *FileStore) lockPath(id string) string { return filepath.Join(s.dir, id+lockExt) }
 
-// existing returns the path of session id, or ErrNotFound.
-func (s *FileStore) existing(id string) (string, error) {
-	path, err := s.Path(id)
-	if err != nil {
-		return "", err
-	}
-	if _, err := s.fs.Stat(path); err != nil {
+// location is where a session's log is.
+type location struct {
+	path  string
+	enc   *encoding
+	stale string // the other encoding's file, left by a crashed convert
+}
+
+// locate finds session id's file. When both encodings exist (a convert
+// that crashed after its rename, before removing the old file), the newer
+// is kept if both hold the same logical log (SPEC §2); otherwise the
+// session is refused with ErrDuplicate.
+func (s *FileStore) locate(id string) (location, error) {
+	var found []location
+	var infos []fs.FileInfo
+	for _, e := range s.encodings() {
+		p := filepath.Join(s.dir, id+e.ext)
+		fi, err := s.fs.Stat(p)
 		if errors.Is(err, fs.ErrNotExist) {
-			return "", fmt.Errorf("%w: %s in %q", ErrNotFound, id, s.dir)
+			continue
 		}
-		return "", fmt.Errorf("handle: %q: %w", path, err)
+		if err != nil {
+			return location{}, fmt.Errorf("handle: %q: %w", p, err)
+		}
+		found = append(found, location{path: p, enc: e})
+		infos = append(infos, fi)
 	}
-	return path, nil
+	switch len(found) {
+	case 0:
+		return location{}, fmt.Errorf("%w: %s in %q", ErrNotFound, id, s.dir)
+	case 1:
+		return found[0], nil
+	}
+	if found[1].enc.z == nil {
+		return location{}, s.zerr
+	}
+	same, err := s.sameLog(found[0], found[1])
+	if err != nil {
+		return location{}, err
+	}
+	if !same {
+		return location{}, fmt.Errorf("%w: %q and %q hold different logs; keep the right one and delete the other",
+			ErrDuplicate, found[0].path, found[1].path)
+	}
+	keep, other := found[1], found[0] // zstd on a tie
+	if infos[0].ModTime().After(infos[1].ModTime()) {
+		keep, other = found[0], found[1]
+	}
+	keep.stale = other.path
+	return keep, nil
+}
+
+// existing returns where session id is, or ErrNotFound.
+func (s *FileStore) existing(id string) (location, error) {
+	if err := checkID(id); err != nil {
+		return location{}, err
+	}
+	return s.locate(id)
 }
 
 // Open opens session id. See Store.Open.
@@ -209,82 +278,107 @@ func (s *FileStore) Open(ctx context.Context, id string, mode Mode) (Handle, err
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	path, err := s.existing(id)
-	if err != nil {
+	if _, err := s.existing(id); err != nil {
 		return nil, err
 	}
 	var lock writerLock
 	flag := os.O_RDONLY
 	if mode == ReadWrite {
+		var err error
 		if lock, err = lockFile(s.fs, s.lockPath(id)); err != nil {
 			return nil, err
 		}
 		flag = os.O_RDWR
 	}
-	h, err := s.open(ctx, id, path, flag, lock)
+	h, err := s.open(ctx, id, flag, lock)
 	if err != nil && lock != nil {
 		lock.unlock()
 	}
 	return h, err
 }
 
-func (s *FileStore) open(ctx context.Context, id, path string, flag int, lock writerLock) (*fileHandle, error) {
-	f, err := s.fs.OpenFile(path, flag, 0o600)
+func (s *FileStore) open(ctx context.Context, id string, flag int, lock writerLock) (*fileHandle, error) {
+	loc, err := s.locate(id) // again: under the lock, a convert may have run
+	if err != nil {
+		return nil, err
+	}
+	if loc.stale != "" && lock != nil {
+		if err := s.removeDurably(loc.stale); err != nil {
+			return nil, err
+		}
+	}
+	f, err := s.fs.OpenFile(loc.path, flag, 0o600)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%w: %s in %q", ErrNotFound, id, s.dir)
 		}
-		return nil, fmt.Errorf("handle: open %q: %w", path, err)
+		return nil, fmt.Errorf("handle: open %q: %w", loc.path, err)
 	}
-	sc, err := scanLog(ctx, f, path)
+	sc, err := scanLog(ctx, loc.enc, f, loc.path)
 	if err == nil && sc.hdr.ID != id {
-		err = &CorruptError{Path: path, Seq: -1, Reason: fmt.Sprintf("header id %s does not match the file name", sc.hdr.ID)}
+		err = &CorruptError{Path: loc.path, Seq: -1, Reason: fmt.Sprintf("header id %s does not match the file name", sc.hdr.ID)}
 	}
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
-	h := newFileHandle(s, sc.hdr, path, f, lock, sc.end, sc.index)
+	h := newFileHandle(s, loc.enc, sc.hdr, loc.path, f, lock, sc.end, sc.index)
 	h.next, h.durable = sc.next, sc.next-1
+	h.lastFrame = sc.lastFrame
 	h.recovery = Recovery{Torn: sc.torn}
 	h.cutTorn = sc.torn != nil && lock != nil
 	if sc.torn != nil {
-		s.cfg.log.Info("torn tail found", "path", path, "offset", sc.torn.Offset, "bytes", sc.torn.Bytes)
+		s.cfg.log.Info("torn tail found", "path", loc.path, "offset", sc.torn.Offset, "bytes", sc.torn.Bytes)
 	}
 	return h, nil
 }
 
+// removeDurably removes a file and fsyncs its folder.
+func (s *FileStore) removeDurably(path string) error {
+	if err := s.fs.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("handle: remove %q: %w", path, err)
+	}
+	if err := syncDir(s.fs, filepath.Dir(path)); err != nil {
+		return fmt.Errorf("handle: remove %q: sync folder: %w", path, err)
+	}
+	return nil
+}
+
 // scanResult is what a full read of a log found.
 type scanResult struct {
-	hdr   eventlog.Header
-	end   int64 // offset past the last good row
-	next  int64 // seq of the next row
-	torn  *eventlog.TornTail
-	index []indexEntry
+	hdr       eventlog.Header
+	end       int64 // offset past the last good row or frame
+	next      int64 // seq of the next row
+	torn      *eventlog.TornTail
+	index     []indexEntry
+	lastFrame [2]int64 // offset and length of the last data frame (zstd)
 }
 
 // scanLog reads a whole log, checking every row, without keeping events.
-func scanLog(ctx context.Context, f afero.File, path string) (scanResult, error) {
+func scanLog(ctx context.Context, enc *encoding, f afero.File, path string) (scanResult, error) {
 	var sc scanResult
-	r := eventlog.NewReader(io.NewSectionReader(f, 0, 1<<62), eventlog.WithPath(path))
+	r := enc.reader(io.NewSectionReader(f, 0, 1<<62), eventlog.WithPath(path))
 	hdr, err := r.Header()
 	if err != nil {
 		return sc, err
 	}
 	sc.hdr = hdr
-	sc.index = []indexEntry{{off: r.End(), seq: r.NextSeq()}}
+	off, seq := r.Resume()
+	sc.index = []indexEntry{{off: off, seq: seq}}
 	for rows := 1; r.SkipRow(); rows++ {
 		if rows%4096 == 0 {
 			if err := ctx.Err(); err != nil {
 				return sc, err
 			}
 		}
-		sc.index = addIndex(sc.index, r.End(), r.NextSeq())
+		off, seq := r.Resume()
+		sc.index = addIndex(sc.index, off, seq)
 	}
 	if err := r.Err(); err != nil {
 		return sc, err
 	}
 	sc.end, sc.next, sc.torn = r.End(), r.NextSeq(), r.Torn()
+	sc.lastFrame[0], sc.lastFrame[1] = r.LastFrame()
 	return sc, nil
 }
 
@@ -294,39 +388,36 @@ func (s *FileStore) Stat(ctx context.Context, id string) (Info, error) {
 	if err := ctx.Err(); err != nil {
 		return Info{}, err
 	}
-	path, err := s.existing(id)
+	loc, err := s.existing(id)
 	if err != nil {
 		return Info{}, err
 	}
-	return s.statPath(id, path)
+	return s.statPath(id, loc)
 }
 
-func (s *FileStore) statPath(id, path string) (Info, error) {
-	f, err := s.fs.Open(path)
+func (s *FileStore) statPath(id string, loc location) (Info, error) {
+	f, err := s.fs.Open(loc.path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return Info{}, fmt.Errorf("%w: %s in %q", ErrNotFound, id, s.dir)
 		}
-		return Info{}, fmt.Errorf("handle: stat %q: %w", path, err)
+		return Info{}, fmt.Errorf("handle: stat %q: %w", loc.path, err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return Info{}, fmt.Errorf("handle: stat %q: %w", path, err)
+		return Info{}, fmt.Errorf("handle: stat %q: %w", loc.path, err)
 	}
 	size := fi.Size()
-	hdr, headerEnd, err := eventlog.ReadHeader(f, path)
+	t, err := loc.enc.tail(f, size, loc.path)
 	if err != nil {
 		return Info{}, err
 	}
-	info := Info{ID: id, Path: path, Encoding: EncodingRaw, Header: hdr, SizeBytes: size,
+	hdr := t.Header
+	info := Info{ID: id, Path: loc.path, Encoding: loc.enc.name, Header: hdr, SizeBytes: size,
 		LastSeq: hdr.FirstSeq() - 1, Events: hdr.FirstSeq()}
-	last, found, err := eventlog.LastEvent(f, size, headerEnd)
-	if err != nil {
-		return Info{}, fmt.Errorf("handle: stat %q: %w", path, err)
-	}
-	if found {
-		info.LastSeq, info.LastType, info.LastTime, info.Events = last.Seq, last.Type, last.Time, last.Seq+1
+	if t.Found {
+		info.LastSeq, info.LastType, info.LastTime, info.Events = t.Last.Seq, t.Last.Type, t.Last.Time, t.Last.Seq+1
 	}
 	return info, nil
 }
@@ -345,19 +436,28 @@ func (s *FileStore) List(ctx context.Context, opts ...ListOption) ([]Info, error
 		return nil, fmt.Errorf("handle: list %q: %w", s.dir, err)
 	}
 	var out []Info
+	seen := map[string]bool{}
 	for _, e := range entries {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		id, ok := strings.CutSuffix(e.Name(), rawExt)
-		if !ok || e.IsDir() || !eventlog.ValidID(id) {
+		id, _, ok := ParseFileName(e.Name())
+		if !ok || e.IsDir() || seen[id] {
 			continue
 		}
-		info, err := s.statPath(id, filepath.Join(s.dir, e.Name()))
-		if errors.Is(err, ErrNotFound) {
-			continue // deleted meanwhile
+		seen[id] = true
+		loc, err := s.locate(id)
+		var info Info
+		if err == nil {
+			info, err = s.statPath(id, loc)
 		}
-		if err != nil {
+		switch {
+		case errors.Is(err, ErrNotFound):
+			continue // deleted meanwhile
+		case err != nil && lc.broken != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded):
+			lc.broken(id, err)
+			continue
+		case err != nil:
 			return nil, err
 		}
 		if lc.match(info.Header) {
@@ -375,8 +475,10 @@ func (s *FileStore) Delete(ctx context.Context, id string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	path, err := s.existing(id)
-	if err != nil {
+	if err := checkID(id); err != nil {
+		return err
+	}
+	if _, err := s.existing(id); err != nil {
 		return err
 	}
 	lock, err := lockFile(s.fs, s.lockPath(id))
@@ -384,13 +486,22 @@ func (s *FileStore) Delete(ctx context.Context, id string) error {
 		return err
 	}
 	defer lock.unlock()
-	if err := s.fs.Remove(path); err != nil {
-		return fmt.Errorf("handle: delete %q: %w", path, err)
+	removed := false
+	for _, e := range s.encodings() {
+		p := filepath.Join(s.dir, id+e.ext)
+		if err := s.fs.Remove(p); err == nil {
+			removed = true
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("handle: delete %q: %w", p, err)
+		}
+	}
+	if !removed {
+		return fmt.Errorf("%w: %s in %q", ErrNotFound, id, s.dir)
 	}
 	if err := syncDir(s.fs, s.dir); err != nil {
-		return fmt.Errorf("handle: delete %q: sync folder: %w", path, err)
+		return fmt.Errorf("handle: delete %s: sync folder: %w", id, err)
 	}
 	s.fs.Remove(s.lockPath(id))
-	s.cfg.log.Debug("session deleted", "id", id, "path", path)
+	s.cfg.log.Debug("session deleted", "id", id)
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/klauspost/compress/zstd"
 	"github.com/spf13/afero"
 	"github.com/stretchr/testify/require"
 
@@ -56,37 +57,24 @@ func (f countingFile) ReadAt(p []byte, off int64) (int, error) {
 	return n, err
 }
 
-// rawHarness is the contract-suite harness of a raw FileStore on base.
-func rawHarness(t *testing.T, base afero.Fs, dir string) storetest.Harness {
+// fileHarness is the contract-suite harness of a FileStore on base that
+// creates sessions in the given encoding.
+func fileHarness(t *testing.T, base afero.Fs, dir, encoding string) storetest.Harness {
 	var n atomic.Int64
 	fsys := countingFs{base, &n}
-	store := handle.NewFileStore(fsys, dir)
+	store := handle.NewFileStore(fsys, dir, handle.WithEncoding(encoding))
 	path := func(t *testing.T, id string) string {
 		p, err := store.Path(id)
 		require.NoError(t, err)
 		return p
 	}
+	corrupt := corruptRaw(base, path)
+	if encoding == handle.EncodingZstd {
+		corrupt = corruptZstd(base, path)
+	}
 	return storetest.Harness{
-		Store: store,
-		Corrupt: func(t *testing.T, id string, seq int64) (int64, int64) {
-			p := path(t, id)
-			b, err := afero.ReadFile(base, p)
-			require.NoError(t, err)
-			off := int64(bytes.IndexByte(b, '\n') + 1) // past the header
-			for off < int64(len(b)) {
-				end := off + int64(bytes.IndexByte(b[off:], '\n'))
-				evs, err := eventlog.DecodeRow(b[off:end])
-				require.NoError(t, err)
-				if evs[0].Seq <= seq && seq <= evs[len(evs)-1].Seq {
-					b[off] = '#'
-					require.NoError(t, afero.WriteFile(base, p, b, 0o600))
-					return off, evs[0].Seq
-				}
-				off = end + 1
-			}
-			t.Fatalf("seq %d not found in %s", seq, p)
-			return 0, 0
-		},
+		Store:   store,
+		Corrupt: corrupt,
 		Tear: func(t *testing.T, id string, cut int64) {
 			p := path(t, id)
 			fi, err := base.Stat(p)
@@ -105,6 +93,62 @@ func rawHarness(t *testing.T, base afero.Fs, dir string) storetest.Harness {
 	}
 }
 
+type corruptFunc = func(t *testing.T, id string, seq int64) (int64, int64)
+
+// corruptRaw breaks the first byte of the row that holds seq.
+func corruptRaw(base afero.Fs, path func(*testing.T, string) string) corruptFunc {
+	return func(t *testing.T, id string, seq int64) (int64, int64) {
+		p := path(t, id)
+		b, err := afero.ReadFile(base, p)
+		require.NoError(t, err)
+		off := int64(bytes.IndexByte(b, '\n') + 1) // past the header
+		for off < int64(len(b)) {
+			end := off + int64(bytes.IndexByte(b[off:], '\n'))
+			evs, err := eventlog.DecodeRow(b[off:end])
+			require.NoError(t, err)
+			if evs[0].Seq <= seq && seq <= evs[len(evs)-1].Seq {
+				b[off] = '#'
+				require.NoError(t, afero.WriteFile(base, p, b, 0o600))
+				return off, evs[0].Seq
+			}
+			off = end + 1
+		}
+		t.Fatalf("seq %d not found in %s", seq, p)
+		return 0, 0
+	}
+}
+
+// corruptZstd flips a byte in the middle of the frame that holds seq, so
+// that it fails its checksum or decoding.
+func corruptZstd(base afero.Fs, path func(*testing.T, string) string) corruptFunc {
+	dec, _ := zstd.NewReader(nil)
+	return func(t *testing.T, id string, seq int64) (int64, int64) {
+		p := path(t, id)
+		b, err := afero.ReadFile(base, p)
+		require.NoError(t, err)
+		frames, _ := eventlog.ZstdFrames(bytes.NewReader(b), int64(len(b)))
+		for _, f := range frames[1:] { // the first frame holds the header alone
+			if f.Skippable {
+				continue
+			}
+			content, err := dec.DecodeAll(b[f.Offset:f.Offset+f.Len], nil)
+			require.NoError(t, err)
+			first, err := eventlog.DecodeRow(content[:bytes.IndexByte(content, '\n')])
+			require.NoError(t, err)
+			lastLine := content[:len(content)-1]
+			last, err := eventlog.DecodeRow(lastLine[bytes.LastIndexByte(lastLine, '\n')+1:])
+			require.NoError(t, err)
+			if first[0].Seq <= seq && seq <= last[len(last)-1].Seq {
+				b[f.Offset+f.Len/2] ^= 0xFF
+				require.NoError(t, afero.WriteFile(base, p, b, 0o600))
+				return f.Offset, first[0].Seq
+			}
+		}
+		t.Fatalf("seq %d not found in %s", seq, p)
+		return 0, 0
+	}
+}
+
 func TestFileStoreContract(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -113,12 +157,14 @@ func TestFileStoreContract(t *testing.T) {
 		{"os", func(t *testing.T) (afero.Fs, string) { return afero.NewOsFs(), filepath.Join(t.TempDir(), "sessions") }},
 		{"mem", func(t *testing.T) (afero.Fs, string) { return afero.NewMemMapFs(), "/sessions" }},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			storetest.Run(t, func(t *testing.T) storetest.Harness {
-				fsys, dir := tc.fs(t)
-				return rawHarness(t, fsys, dir)
+		for _, enc := range []string{handle.EncodingRaw, handle.EncodingZstd} {
+			t.Run(tc.name+"/"+enc, func(t *testing.T) {
+				storetest.Run(t, func(t *testing.T) storetest.Harness {
+					fsys, dir := tc.fs(t)
+					return fileHarness(t, fsys, dir, enc)
+				})
 			})
-		})
+		}
 	}
 }
 

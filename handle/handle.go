@@ -40,6 +40,7 @@ func addIndex(idx []indexEntry, off, seq int64) []indexEntry {
 // a flush, and a flush starts only after the previous one's fsync returned.
 type fileHandle struct {
 	store *FileStore
+	enc   *encoding
 	hdr   eventlog.Header
 	path  string
 	f     afero.File
@@ -59,18 +60,21 @@ type fileHandle struct {
 	closing   bool
 	closed    bool
 	recovery  Recovery
-	buf       []byte // the leader's encode buffer
+	buf       []byte   // the leader's encode buffer
+	frameBuf  []byte   // the leader's compression buffer (zstd)
+	lastFrame [2]int64 // offset and length of the last data frame (zstd)
+	wrote     bool     // frames were written: a zstd log needs a tail frame
 
 	stop   chan struct{} // stops the interval flusher
 	stopWG sync.WaitGroup
 }
 
-func newFileHandle(s *FileStore, hdr eventlog.Header, path string, f afero.File, lock writerLock, size int64, index []indexEntry) *fileHandle {
+func newFileHandle(s *FileStore, enc *encoding, hdr eventlog.Header, path string, f afero.File, lock writerLock, size int64, index []indexEntry) *fileHandle {
 	first := hdr.FirstSeq()
 	if index == nil {
 		index = []indexEntry{{off: size, seq: first}}
 	}
-	h := &fileHandle{store: s, hdr: hdr, path: path, f: f, lock: lock,
+	h := &fileHandle{store: s, enc: enc, hdr: hdr, path: path, f: f, lock: lock,
 		next: first, durable: first - 1, size: size, index: index}
 	if lock != nil && s.cfg.policy.interval > 0 {
 		h.stop = make(chan struct{})
@@ -231,7 +235,11 @@ func (h *fileHandle) lead() {
 	h.mu.Unlock()
 
 	h.buf = h.store.enc.AppendRows(h.buf[:0], batch)
-	err := h.write(cut, at, h.buf)
+	out, last := h.enc.frames(h.frameBuf[:0], h.buf)
+	if h.enc.z != nil {
+		h.frameBuf = out
+	}
+	err := h.write(cut, at, out)
 
 	h.mu.Lock()
 	h.flushing, h.inflight = false, nil
@@ -241,11 +249,13 @@ func (h *fileHandle) lead() {
 	} else if len(batch) > 0 {
 		h.cutTorn = false
 		h.index = addIndex(h.index, at, batch[0].Seq)
-		h.size += int64(len(h.buf))
+		h.size += int64(len(out))
 		h.durable = batch[len(batch)-1].Seq
+		h.lastFrame = [2]int64{at + int64(last), int64(len(out) - last)}
+		h.wrote = true
 	}
 	if cap(h.buf) > 4<<20 {
-		h.buf = nil // do not pin a large batch's buffer
+		h.buf, h.frameBuf = nil, nil // do not pin a large batch's buffers
 	}
 	close(done)
 }
@@ -313,7 +323,7 @@ func (h *fileHandle) Read(ctx context.Context, from, to int64) iter.Seq2[eventlo
 		}
 		h.mu.Unlock()
 
-		r := eventlog.NewReader(io.NewSectionReader(h.f, start.off, size-start.off),
+		r := h.enc.reader(io.NewSectionReader(h.f, start.off, size-start.off),
 			eventlog.WithPath(h.path), eventlog.WithStart(start.off, start.seq), eventlog.WithFrom(from))
 		for n := 0; r.Next(); n++ {
 			if n%256 == 0 && ctx.Err() != nil {
@@ -375,6 +385,9 @@ func (h *fileHandle) Close() error {
 			h.stopWG.Wait()
 		}
 		err = h.Flush(context.Background())
+		if err == nil {
+			err = h.finish()
+		}
 	}
 	h.mu.Lock()
 	h.closed = true
@@ -388,4 +401,22 @@ func (h *fileHandle) Close() error {
 		}
 	}
 	return err
+}
+
+// finish ends a write handle's session: a zstd log that was written to gets
+// a tail frame, or a compaction when the store asks for one. Called by
+// Close after the last flush, with the lock still held.
+func (h *fileHandle) finish() error {
+	if h.enc.z == nil || !h.wrote {
+		return nil
+	}
+	if h.store.cfg.compactOnClose {
+		return h.store.rewrite(context.Background(), h.hdr.ID, location{path: h.path, enc: h.enc}, h.enc)
+	}
+	tail := eventlog.AppendTailFrame(nil, h.size, h.lastFrame[0], h.lastFrame[1], h.next)
+	if err := h.write(false, h.size, tail); err != nil {
+		return fmt.Errorf("handle: close %q: writing the tail frame: %w", h.path, err)
+	}
+	h.size += int64(len(tail))
+	return nil
 }

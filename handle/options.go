@@ -29,16 +29,20 @@ func FlushInterval(d time.Duration) FlushPolicy { return FlushPolicy{interval: d
 
 // config is what a store passes to its handles.
 type config struct {
-	log       *slog.Logger
-	policy    FlushPolicy
-	packTypes []string
-	now       func() time.Time
+	log            *slog.Logger
+	policy         FlushPolicy
+	packTypes      []string
+	now            func() time.Time
+	encoding       string
+	zstdLevel      int
+	compactOnClose bool
 }
 
 func defaultConfig() config {
 	return config{
-		log: slog.New(slog.DiscardHandler),
-		now: time.Now,
+		log:      slog.New(slog.DiscardHandler),
+		now:      time.Now,
+		encoding: EncodingRaw,
 	}
 }
 
@@ -63,15 +67,29 @@ func WithPackTypes(types ...string) Option {
 	return func(c *config) { c.packTypes = append([]string{}, types...) }
 }
 
+// WithEncoding sets the encoding of the sessions the store creates:
+// EncodingRaw (the default) or EncodingZstd. Existing sessions keep theirs.
+func WithEncoding(encoding string) Option { return func(c *config) { c.encoding = encoding } }
+
+// WithZstdLevel sets the zstd compression level (1 fastest … 22 best; the
+// default is a fast level).
+func WithZstdLevel(level int) Option { return func(c *config) { c.zstdLevel = level } }
+
+// WithCompactOnClose makes a zstd write handle rewrite its session into
+// large frames when it closes (see FileStore.Compact): small per-flush
+// frames compress poorly.
+func WithCompactOnClose(on bool) Option { return func(c *config) { c.compactOnClose = on } }
+
 // WithClock sets the clock used for IDs and createdAt (tests).
 func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
 
 // createConfig holds what CreateOptions set.
 type createConfig struct {
-	id     string
-	idSet  bool
-	labels map[string]string
-	parent *eventlog.Parent
+	id       string
+	idSet    bool
+	labels   map[string]string
+	parent   *eventlog.Parent
+	encoding string
 }
 
 // CreateOption configures Create.
@@ -88,6 +106,12 @@ func WithParent(p eventlog.Parent) CreateOption {
 	return func(c *createConfig) { c.parent = &p }
 }
 
+// WithSessionEncoding creates the session in the given encoding instead of
+// the store's default.
+func WithSessionEncoding(encoding string) CreateOption {
+	return func(c *createConfig) { c.encoding = encoding }
+}
+
 // WithID creates the session under a given ID instead of a new one
 // (importing, say); Create fails with ErrExists if it is taken.
 func WithID(id string) CreateOption {
@@ -98,6 +122,7 @@ func WithID(id string) CreateOption {
 type listConfig struct {
 	labels map[string]string
 	parent string
+	broken func(id string, err error)
 }
 
 // ListOption filters List.
@@ -115,6 +140,13 @@ func WithLabel(key, value string) ListOption {
 
 // WithParentID keeps sessions whose parent is id.
 func WithParentID(id string) ListOption { return func(c *listConfig) { c.parent = id } }
+
+// SkipBroken makes List go on past a session it cannot describe (a
+// corrupt header, say), calling report with its ID and the error, instead
+// of failing.
+func SkipBroken(report func(id string, err error)) ListOption {
+	return func(c *listConfig) { c.broken = report }
+}
 
 func (c listConfig) match(h eventlog.Header) bool {
 	for k, v := range c.labels {

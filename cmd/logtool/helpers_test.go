@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -34,7 +35,11 @@ func newSession(t *testing.T, dir string, args ...string) (id, path string) {
 	require.Equal(t, 0, res.code, res.stderr)
 	var created struct{ ID, Path string }
 	require.NoError(t, json.Unmarshal([]byte(res.stdout), &created))
-	require.Equal(t, filepath.Join(dir, created.ID+".jsonl"), created.Path)
+	ext := ".jsonl"
+	if slices.Contains(args, "zstd") {
+		ext = ".jsonl.zst"
+	}
+	require.Equal(t, filepath.Join(dir, created.ID+ext), created.Path)
 	return created.ID, created.Path
 }
 

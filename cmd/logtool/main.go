@@ -107,6 +107,7 @@ locked by another writer); 2 usage or environment error.`,
 		a.newStatCmd(),
 		a.newLsCmd(),
 		a.newVerifyCmd(),
+		a.newConvertCmd(),
 		a.newDemoCmd(),
 	)
 	return root
@@ -160,6 +161,7 @@ func exitCode(err error) int {
 		errors.Is(err, eventlog.ErrCorrupt),
 		errors.Is(err, eventlog.ErrVersion),
 		errors.Is(err, handle.ErrConflict),
+		errors.Is(err, handle.ErrDuplicate),
 		errors.Is(err, handle.ErrLocked):
 		return exitFailed
 	default:

@@ -23,7 +23,7 @@ type newOptions struct {
 func (a *app) newNewCmd() *cobra.Command {
 	var o newOptions
 	cmd := &cobra.Command{
-		Use:   "new [--encoding raw] [--label k=v]... [--parent ID --at S --mode fork|child [--call ID]]",
+		Use:   "new [--encoding raw|zstd] [--label k=v]... [--parent ID --at S --mode fork|child [--call ID]]",
 		Short: `Create a session in --dir and print {"id","path"}`,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -32,7 +32,7 @@ func (a *app) newNewCmd() *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&o.encoding, "encoding", handle.EncodingRaw, "physical encoding: raw (zstd is not supported yet)")
+	fl.StringVar(&o.encoding, "encoding", handle.EncodingRaw, "physical encoding: raw or zstd")
 	fl.StringArrayVar(&o.labels, "label", nil, "a label k=v (repeatable)")
 	fl.StringVar(&o.parent, "parent", "", "ID of the parent session, in --dir")
 	fl.Int64Var(&o.at, "at", 0, "the parent's seq to fork at or spawn the child from")
@@ -48,11 +48,7 @@ type newResult struct {
 }
 
 func (a *app) runNew(ctx context.Context, o newOptions, atSet, modeSet, callSet bool) error {
-	switch o.encoding {
-	case handle.EncodingRaw:
-	case "zstd":
-		return usageErrorf("--encoding zstd is not supported yet (only raw)")
-	default:
+	if o.encoding != handle.EncodingRaw && o.encoding != handle.EncodingZstd {
 		return usageErrorf("--encoding %q: want raw or zstd", o.encoding)
 	}
 	labels, err := parseLabels(o.labels)
@@ -60,7 +56,7 @@ func (a *app) runNew(ctx context.Context, o newOptions, atSet, modeSet, callSet 
 		return err
 	}
 	st := a.store()
-	opts := []handle.CreateOption{}
+	opts := []handle.CreateOption{handle.WithSessionEncoding(o.encoding)}
 	if labels != nil {
 		opts = append(opts, handle.WithLabels(labels))
 	}

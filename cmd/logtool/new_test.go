@@ -21,7 +21,6 @@ func TestNewRefuses(t *testing.T) {
 		args []string
 		msg  string
 	}{
-		{"zstd", []string{"--encoding", "zstd"}, "zstd is not supported yet"},
 		{"unknown encoding", []string{"--encoding", "lz4"}, "want raw or zstd"},
 		{"label without =", []string{"--label", "agent"}, "want k=v"},
 		{"label without key", []string{"--label", "=x"}, "want k=v"},

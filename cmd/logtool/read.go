@@ -2,18 +2,14 @@ package main
 
 import (
 	"bufio"
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"path/filepath"
 	"slices"
-	"strings"
 	"text/tabwriter"
 
-	"github.com/spf13/afero"
 	"github.com/spf13/cobra"
 
 	"github.com/sessionlog/sessionlog/eventlog"
@@ -171,42 +167,25 @@ func (a *app) runLs(ctx context.Context, dir string, explicit, asJSON bool, out 
 	return nil
 }
 
-// list describes the sessions of dir, newest first, as Store.List does,
-// but goes on past a session it cannot read and returns its error in
-// broken. A missing dir is empty unless it was named explicitly.
+// list describes the sessions of dir, newest first (Store.List), going on
+// past a session it cannot read and returning its error in broken. A
+// missing dir is empty unless it was named explicitly.
 func (a *app) list(ctx context.Context, dir string, explicit bool) (infos []handle.Info, broken []error, err error) {
-	entries, err := afero.ReadDir(a.fs, dir)
-	if errors.Is(err, fs.ErrNotExist) && !explicit {
+	fi, err := a.fs.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && !explicit:
 		return nil, nil, nil
-	}
-	if errors.Is(err, fs.ErrNotExist) {
+	case errors.Is(err, fs.ErrNotExist):
 		return nil, nil, fmt.Errorf("%w: no folder %q", handle.ErrNotFound, dir)
-	}
-	if err != nil {
+	case err != nil:
 		return nil, nil, fmt.Errorf("list %q: %w", dir, err)
+	case !fi.IsDir():
+		return nil, nil, usageErrorf("%q is not a folder", dir)
 	}
-	st := handle.NewFileStore(a.fs, dir)
-	for _, e := range entries {
-		id, ok := strings.CutSuffix(e.Name(), rawExt)
-		if !ok || e.IsDir() || !eventlog.ValidID(id) {
-			continue
-		}
-		info, err := st.Stat(ctx, id)
-		switch {
-		case errors.Is(err, handle.ErrNotFound):
-			continue // deleted meanwhile
-		case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-			return nil, nil, err
-		case err != nil:
-			broken = append(broken, fmt.Errorf("%s: %w", filepath.Join(dir, e.Name()), err))
-			continue
-		}
-		infos = append(infos, info)
-	}
-	slices.SortFunc(infos, func(x, y handle.Info) int {
-		return cmp.Or(cmp.Compare(y.Header.CreatedAt, x.Header.CreatedAt), strings.Compare(y.ID, x.ID))
-	})
-	return infos, broken, nil
+	infos, err = handle.NewFileStore(a.fs, dir).List(ctx, handle.SkipBroken(func(id string, err error) {
+		broken = append(broken, fmt.Errorf("%s: %w", id, err))
+	}))
+	return infos, broken, err
 }
 
 // writeLsTable writes one aligned row a session.

@@ -4,13 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"iter"
 	"path/filepath"
 	"strings"
-
-	"github.com/spf13/afero"
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
@@ -32,6 +29,7 @@ type session struct {
 	path  string
 	id    string            // "" for a freely named file
 	store *handle.FileStore // the store of path's folder; nil for a freely named file
+	free  *handle.FileStore // for a freely named file: a store of its folder to read it with
 }
 
 // store returns the store of --dir.
@@ -79,13 +77,12 @@ func (a *app) resolvePath(path string) (session, error) {
 		return session{}, fmt.Errorf("%q: %w", path, err)
 	case fi.IsDir():
 		return session{}, usageErrorf("%q is a folder, not a log file", path)
-	case strings.HasSuffix(path, zstdExt):
-		return session{}, usageErrorf("%q: the zstd encoding is not supported yet", path)
 	}
-	if id, ok := strings.CutSuffix(filepath.Base(path), rawExt); ok && eventlog.ValidID(id) {
-		return session{path: path, id: id, store: handle.NewFileStore(a.fs, filepath.Dir(path))}, nil
+	st := handle.NewFileStore(a.fs, filepath.Dir(path))
+	if id, _, ok := handle.ParseFileName(filepath.Base(path)); ok {
+		return session{path: path, id: id, store: st}, nil
 	}
-	return session{path: path}, nil
+	return session{path: path, free: st}, nil
 }
 
 // mustExist fails with handle.ErrNotFound when path does not exist.
@@ -108,55 +105,13 @@ type logSource interface {
 	Close() error
 }
 
-// openLog opens s for reading. Inside a store it is a read-only handle
-// (which checks the whole log first); a freely named file is read by an
-// eventlog.Reader as it goes.
+// openLog opens s for reading: a read-only handle, which checks the whole
+// log first.
 func (a *app) openLog(ctx context.Context, s session) (logSource, error) {
 	if s.store != nil {
 		return s.store.Open(ctx, s.id, handle.ReadOnly)
 	}
-	f, err := a.fs.Open(s.path)
-	if err != nil {
-		return nil, fmt.Errorf("open %q: %w", s.path, err)
-	}
-	r := eventlog.NewReader(f, eventlog.WithPath(s.path))
-	hdr, err := r.Header()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return &fileSource{f: f, r: r, hdr: hdr}, nil
-}
-
-// fileSource reads a freely named log file once, front to back.
-type fileSource struct {
-	f   afero.File
-	r   *eventlog.Reader
-	hdr eventlog.Header
-}
-
-func (s *fileSource) Header() eventlog.Header { return s.hdr }
-func (s *fileSource) Close() error            { return s.f.Close() }
-
-func (s *fileSource) Read(ctx context.Context, from, to int64) iter.Seq2[eventlog.Event, error] {
-	return func(yield func(eventlog.Event, error) bool) {
-		for n := 0; s.r.Next(); n++ {
-			if n%256 == 0 && ctx.Err() != nil {
-				yield(eventlog.Event{}, ctx.Err())
-				return
-			}
-			e := s.r.Event()
-			if e.Seq < from {
-				continue
-			}
-			if e.Seq > to || !yield(e, nil) {
-				return
-			}
-		}
-		if err := s.r.Err(); err != nil {
-			yield(eventlog.Event{}, err)
-		}
-	}
+	return s.free.OpenPath(ctx, s.path)
 }
 
 // eachEvent calls fn for every event of s's logical log with from <= seq
@@ -221,35 +176,10 @@ func (a *app) inherit(ctx context.Context, s session, p eventlog.Parent, from, u
 	return nil
 }
 
-// stat describes s without reading its whole log: Store.Stat inside a
-// store, the same header-and-tail look for a freely named file.
+// stat describes s without reading its whole log.
 func (a *app) stat(ctx context.Context, s session) (handle.Info, error) {
 	if s.store != nil {
 		return s.store.Stat(ctx, s.id)
 	}
-	f, err := a.fs.Open(s.path)
-	if err != nil {
-		return handle.Info{}, fmt.Errorf("stat %q: %w", s.path, err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return handle.Info{}, fmt.Errorf("stat %q: %w", s.path, err)
-	}
-	size := fi.Size()
-	r := eventlog.NewReader(io.NewSectionReader(f, 0, size), eventlog.WithPath(s.path))
-	hdr, err := r.Header()
-	if err != nil {
-		return handle.Info{}, err
-	}
-	info := handle.Info{ID: hdr.ID, Path: s.path, Encoding: handle.EncodingRaw, Header: hdr, SizeBytes: size,
-		LastSeq: hdr.FirstSeq() - 1, Events: hdr.FirstSeq()}
-	last, found, err := eventlog.LastEvent(f, size, r.End())
-	if err != nil {
-		return handle.Info{}, fmt.Errorf("stat %q: %w", s.path, err)
-	}
-	if found {
-		info.LastSeq, info.LastType, info.LastTime, info.Events = last.Seq, last.Type, last.Time, last.Seq+1
-	}
-	return info, nil
+	return s.free.StatPath(ctx, s.path)
 }

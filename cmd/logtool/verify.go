@@ -5,14 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/afero"
 	"github.com/spf13/cobra"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/handle"
 )
 
 // Kinds of verify errors (SPEC §10). digest and lineage come with
@@ -107,7 +106,7 @@ func (a *app) verifyPaths(args []string) ([]string, error) {
 				return nil, fmt.Errorf("read folder %q: %w", arg, err)
 			}
 			for _, e := range entries {
-				if !e.IsDir() && strings.HasSuffix(e.Name(), rawExt) {
+				if _, _, ok := handle.ParseFileName(e.Name()); ok && !e.IsDir() {
 					paths = append(paths, filepath.Join(arg, e.Name()))
 				}
 			}
@@ -123,46 +122,22 @@ func (a *app) verifyPaths(args []string) ([]string, error) {
 }
 
 // verifyFile reads the log at path row by row and reports what it found.
-// The header's ID must match a <ULID>.jsonl file name.
+// The header's ID must match a <ULID>.jsonl[.zst] file name.
 func (a *app) verifyFile(ctx context.Context, path string) verifyResult {
 	res := verifyResult{Path: path}
-	nameID, named := strings.CutSuffix(filepath.Base(path), rawExt)
-	if named = named && eventlog.ValidID(nameID); named {
-		res.ID = &nameID
+	if id, _, ok := handle.ParseFileName(filepath.Base(path)); ok {
+		res.ID = &id
 	}
-	f, err := a.fs.Open(path)
-	if err != nil {
-		res.Error = &verifyError{Kind: kindIO, Message: err.Error()}
-		if errors.Is(err, fs.ErrNotExist) {
-			res.Error.Message = fmt.Sprintf("no log file %q", path)
-		}
+	c := handle.NewFileStore(a.fs, filepath.Dir(path)).CheckPath(ctx, path, nil)
+	if c.Header.ID != "" {
+		res.ID = &c.Header.ID
+	}
+	res.Events = c.Events
+	if c.Err != nil {
+		res.Error = verifyErrorOf(c.Err)
 		return res
 	}
-	defer f.Close()
-	r := eventlog.NewReader(f, eventlog.WithPath(path))
-	hdr, err := r.Header()
-	if err != nil {
-		res.Error = verifyErrorOf(err)
-		return res
-	}
-	res.ID = &hdr.ID
-	if named && hdr.ID != nameID {
-		res.Error = verifyErrorOf(&eventlog.CorruptError{Path: path, Offset: 0, Seq: -1,
-			Reason: fmt.Sprintf("header id %s does not match the file name", hdr.ID)})
-		return res
-	}
-	for rows := 1; r.SkipRow(); rows++ {
-		if rows%4096 == 0 && ctx.Err() != nil {
-			res.Error = &verifyError{Kind: kindIO, Message: ctx.Err().Error()}
-			return res
-		}
-	}
-	res.Events = r.NextSeq() - hdr.FirstSeq()
-	if err := r.Err(); err != nil {
-		res.Error = verifyErrorOf(err)
-		return res
-	}
-	if t := r.Torn(); t != nil {
+	if t := c.Torn; t != nil {
 		res.Torn = &tornJSON{Offset: t.Offset, Bytes: t.Bytes}
 	}
 	res.OK = true

@@ -88,6 +88,20 @@ func events(from, n int) []eventlog.Event {
 	return evs
 }
 
+// incompressible returns an event whose data does not compress, so that
+// its row or frame is larger than any metadata a store writes after it.
+func incompressible(n int) eventlog.Event {
+	b := make([]byte, n)
+	x := uint32(2463534242)
+	for i := range b {
+		x ^= x << 13
+		x ^= x >> 17
+		x ^= x << 5
+		b[i] = 'a' + byte(x%26)
+	}
+	return eventlog.Event{Type: "tool/result", Time: 1, Data: json.RawMessage(`{"output":"` + string(b) + `"}`)}
+}
+
 // canon renders events for byte-exact comparison.
 func canon(evs []eventlog.Event) []string {
 	out := make([]string, len(evs))
@@ -370,11 +384,12 @@ func testReopen(t *testing.T, hs Harness) {
 func testTorn(t *testing.T, hs Harness) {
 	h := create(t, hs)
 	appendFlush(t, h, events(0, 10))
-	acked := hs.Size(t, h.ID())
-	appendFlush(t, h, events(10, 1))
-	lastWrite := hs.Size(t, h.ID()) - acked
 	require.NoError(t, h.Close())
-	hs.Tear(t, h.ID(), lastWrite/2)
+	acked := hs.Size(t, h.ID())
+	w := open(t, hs, h.ID(), handle.ReadWrite)
+	appendFlush(t, w, []eventlog.Event{incompressible(600)}) // the write a power cut tears
+	require.NoError(t, w.Close())
+	hs.Tear(t, h.ID(), (hs.Size(t, h.ID())-acked)/2)
 	torn := hs.Size(t, h.ID())
 
 	// Stat passes over the torn tail.
@@ -387,7 +402,7 @@ func testTorn(t *testing.T, hs Harness) {
 	require.Equal(t, &eventlog.TornTail{Offset: acked, Bytes: torn - acked}, r.Recovery().Torn)
 	require.Len(t, readAll(t, r, 0, handle.End), 10)
 
-	w := open(t, hs, h.ID(), handle.ReadWrite)
+	w = open(t, hs, h.ID(), handle.ReadWrite)
 	require.Equal(t, &eventlog.TornTail{Offset: acked, Bytes: torn - acked}, w.Recovery().Torn)
 	require.Equal(t, int64(9), w.Seq())
 	last := appendFlush(t, w, events(100, 2))
@@ -400,8 +415,11 @@ func testTorn(t *testing.T, hs Harness) {
 	require.Equal(t, canon(withSeqs(want, 0)), canon(readAll(t, again, 0, handle.End)))
 }
 
+// testCorrupt damages rows that have data after them: damage in the last
+// write may be a torn tail (for zstd, a last frame that fails its checksum
+// is one).
 func testCorrupt(t *testing.T, hs Harness) {
-	for _, seq := range []int64{0, 13, 29} {
+	for _, seq := range []int64{0, 13, 25} {
 		t.Run(fmt.Sprintf("seq %d", seq), func(t *testing.T) {
 			h := create(t, hs)
 			for i := 0; i < 30; i += 3 { // several flushes: several rows or frames

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"context"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sessionlog/sessionlog/handle"
+)
+
+func (a *app) newConvertCmd() *cobra.Command {
+	var encoding string
+	cmd := &cobra.Command{
+		Use:   "convert --encoding raw|zstd SESSION",
+		Short: "Rewrite a session in another encoding, atomically (zstd to zstd compacts its frames)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.runConvert(cmd.Context(), args[0], encoding)
+		},
+	}
+	cmd.Flags().StringVar(&encoding, "encoding", "", "the encoding to convert to: raw or zstd")
+	cmd.MarkFlagRequired("encoding")
+	return cmd
+}
+
+// convertResult is what `logtool convert` prints.
+type convertResult struct {
+	ID        string `json:"id"`
+	Path      string `json:"path"`
+	Encoding  string `json:"encoding"`
+	SizeBytes int64  `json:"sizeBytes"`
+	Before    int64  `json:"sizeBytesBefore"`
+}
+
+func (a *app) runConvert(ctx context.Context, arg, encoding string) error {
+	if encoding != handle.EncodingRaw && encoding != handle.EncodingZstd {
+		return usageErrorf("--encoding %q: want raw or zstd", encoding)
+	}
+	s, err := a.resolve(arg)
+	if err != nil {
+		return err
+	}
+	if s.store == nil {
+		return usageErrorf("%q: convert rewrites a session of a store, a file named <ID>.jsonl or <ID>.jsonl.zst", s.path)
+	}
+	before, err := s.store.Stat(ctx, s.id)
+	if err != nil {
+		return err
+	}
+	if err := s.store.Convert(ctx, s.id, encoding); err != nil {
+		return err
+	}
+	after, err := s.store.Stat(ctx, s.id)
+	if err != nil {
+		return err
+	}
+	return writeJSON(a.stdout, convertResult{ID: s.id, Path: after.Path, Encoding: after.Encoding,
+		SizeBytes: after.SizeBytes, Before: before.SizeBytes})
+}

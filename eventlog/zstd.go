@@ -1,0 +1,465 @@
+package eventlog
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// Limits of the zstd encoding. They are part of format version 1.
+const (
+	// MaxFrameContent is the largest decompressed frame a reader accepts;
+	// a larger one (a decompression bomb, say) is corruption, never an
+	// allocation. Writers keep frames far below it: FrameTarget plus at
+	// most one row.
+	MaxFrameContent = 2*MaxRowSize + FrameTarget
+	// FrameTarget is the content size writers aim at when they split a
+	// flush, or a compaction, into frames (a frame holds whole rows).
+	FrameTarget = 4 << 20
+	// maxFrameBytes bounds a compressed frame: content that does not
+	// compress is stored in raw blocks of 128 KiB with 3-byte headers.
+	maxFrameBytes = MaxFrameContent + MaxFrameContent/1024 + 64
+	maxBlockSize  = 128 << 10
+)
+
+const (
+	zstdMagic      = 0xFD2FB528
+	skippableMagic = 0x184D2A50 // the low 4 bits are free
+	// TailMagic is the magic of the skippable frame holding a tail
+	// index (see AppendTailFrame).
+	TailMagic = 0x184D2A5E
+)
+
+var zstdMagicBytes = []byte{0x28, 0xB5, 0x2F, 0xFD}
+
+// ZstdCodec compresses rows into zstd frames and decompresses them. One
+// codec serves any number of writers and readers: it is safe for
+// concurrent use, and its encoder and decoder are reused, so a small flush
+// does not pay for a new encoder.
+type ZstdCodec struct {
+	enc *zstd.Encoder
+	dec *zstd.Decoder
+}
+
+// NewZstdCodec returns a codec that compresses at the given zstd level
+// (1 fastest … 22 best; 0 means the default, a fast level).
+func NewZstdCodec(level int) (*ZstdCodec, error) {
+	l := zstd.SpeedFastest
+	if level > 0 {
+		l = zstd.EncoderLevelFromZstd(level)
+	}
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(l), zstd.WithEncoderCRC(true),
+		zstd.WithEncoderConcurrency(2), zstd.WithLowerEncoderMem(true))
+	if err != nil {
+		return nil, fmt.Errorf("eventlog: zstd encoder: %w", err)
+	}
+	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(2),
+		zstd.WithDecoderMaxMemory(MaxFrameContent), zstd.WithDecoderMaxWindow(MaxFrameContent))
+	if err != nil {
+		enc.Close()
+		return nil, fmt.Errorf("eventlog: zstd decoder: %w", err)
+	}
+	return &ZstdCodec{enc: enc, dec: dec}, nil
+}
+
+// Close releases the codec's resources.
+func (c *ZstdCodec) Close() {
+	c.enc.Close()
+	c.dec.Close()
+}
+
+// AppendFrames appends rows (whole rows, each ending in '\n') to dst as
+// zstd frames with content checksums: one frame, or several of about
+// FrameTarget bytes of content each, split at row boundaries. last is the
+// index in out where the last frame starts.
+func (c *ZstdCodec) AppendFrames(dst, rows []byte) (out []byte, last int) {
+	last = len(dst)
+	for len(rows) > 0 {
+		last = len(dst)
+		n := len(rows)
+		if n > FrameTarget {
+			// Cut after the last '\n' within the target, or after the
+			// first row when it alone is larger.
+			if i := bytes.LastIndexByte(rows[:FrameTarget], '\n'); i >= 0 {
+				n = i + 1
+			} else {
+				n = bytes.IndexByte(rows, '\n') + 1
+			}
+		}
+		dst = c.enc.EncodeAll(rows[:n], dst)
+		rows = rows[n:]
+	}
+	return dst, last
+}
+
+// decodeFrame decompresses one frame into dst[:0].
+func (c *ZstdCodec) decodeFrame(frame, dst []byte) ([]byte, error) {
+	if size, ok := frameContentSize(frame); ok && size <= MaxFrameContent && uint64(cap(dst)) < size {
+		dst = make([]byte, 0, size)
+	}
+	return c.dec.DecodeAll(frame, dst[:0])
+}
+
+// frameContentSize reads the Frame_Content_Size field, when present.
+func frameContentSize(b []byte) (uint64, bool) {
+	if len(b) < 5 {
+		return 0, false
+	}
+	fhd := b[4]
+	single := fhd&0x20 != 0
+	pos := 5 + [4]int{0, 1, 2, 4}[fhd&3]
+	if !single {
+		pos++
+	}
+	switch fhd >> 6 {
+	case 0:
+		if single && len(b) > pos {
+			return uint64(b[pos]), true
+		}
+	case 1:
+		if len(b) >= pos+2 {
+			return uint64(binary.LittleEndian.Uint16(b[pos:])) + 256, true
+		}
+	case 2:
+		if len(b) >= pos+4 {
+			return uint64(binary.LittleEndian.Uint32(b[pos:])), true
+		}
+	case 3:
+		if len(b) >= pos+8 {
+			return binary.LittleEndian.Uint64(b[pos:]), true
+		}
+	}
+	return 0, false
+}
+
+var errNotFrame = errors.New("not a zstd frame")
+
+// frameExtent walks the headers of the frame at the start of b, without
+// decompressing it. It returns the frame's length n and whether it is a
+// skippable frame; or need > 0 when b is too short to tell (at least need
+// bytes are required to go on); or an error when b does not start a valid
+// frame.
+func frameExtent(b []byte) (n int, skippable bool, need int, err error) {
+	n64, skippable, need64, err := walkFrame(func(pos, k int64) []byte {
+		if int64(len(b)) < pos+k {
+			return nil
+		}
+		return b[pos : pos+k]
+	})
+	return int(n64), skippable, int(need64), err
+}
+
+// walkFrame walks a frame's headers through peek, which returns the k
+// bytes at pos of the frame or nil when they are not available; need is
+// then pos+k.
+func walkFrame(peek func(pos, k int64) []byte) (n int64, skippable bool, need int64, err error) {
+	b := peek(0, 4)
+	if b == nil {
+		return 0, false, 4, nil
+	}
+	magic := binary.LittleEndian.Uint32(b)
+	if magic&0xFFFFFFF0 == skippableMagic {
+		if b = peek(4, 4); b == nil {
+			return 0, true, 8, nil
+		}
+		return 8 + int64(binary.LittleEndian.Uint32(b)), true, 0, nil
+	}
+	if magic != zstdMagic {
+		return 0, false, 0, fmt.Errorf("%w: bad magic %#08x", errNotFrame, magic)
+	}
+	if b = peek(4, 1); b == nil {
+		return 0, false, 5, nil
+	}
+	fhd := b[0]
+	if fhd&0x08 != 0 {
+		return 0, false, 0, fmt.Errorf("%w: reserved bit set in the frame header", errNotFrame)
+	}
+	single := fhd&0x20 != 0
+	pos := int64(5 + [4]int{0, 1, 2, 4}[fhd&3])
+	if !single {
+		pos++
+	}
+	fcs := int64([4]int{0, 2, 4, 8}[fhd>>6])
+	if fhd>>6 == 0 && single {
+		fcs = 1
+	}
+	pos += fcs
+	for {
+		if b = peek(pos, 3); b == nil {
+			return 0, false, pos + 3, nil
+		}
+		bh := uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16
+		last, typ, size := bh&1 == 1, (bh>>1)&3, int64(bh>>3)
+		pos += 3
+		if size > maxBlockSize {
+			return 0, false, 0, fmt.Errorf("%w: block of %d bytes", errNotFrame, size)
+		}
+		switch typ {
+		case 0, 2:
+			pos += size
+		case 1:
+			pos++
+		default:
+			return 0, false, 0, fmt.Errorf("%w: reserved block type", errNotFrame)
+		}
+		if pos > maxFrameBytes {
+			return 0, false, 0, fmt.Errorf("%w: larger than %d bytes", errNotFrame, maxFrameBytes)
+		}
+		if last {
+			break
+		}
+	}
+	if fhd&0x04 != 0 {
+		pos += 4
+	}
+	if pos > 0 && peek(pos-1, 1) == nil {
+		return 0, false, pos, nil
+	}
+	return pos, false, 0, nil
+}
+
+// zstdState is the part of a Reader that reads zstd frames.
+type zstdState struct {
+	codec    *ZstdCodec
+	content  []byte // the current frame's rows
+	cpos     int    // next row in content
+	frameOff int64  // file offset of the current frame
+	frameEnd int64  // file offset just past it
+	endSeq   int64  // the seq that follows the last complete frame
+}
+
+// NewZstdReader returns a Reader of a zstd-encoded log: a concatenation of
+// zstd frames whose decompressed bytes form a raw log. Frames are read one
+// at a time, so memory is bounded by one frame. Torn tail and corruption
+// follow SPEC §9: a last frame that is incomplete or fails its checksum, or
+// trailing bytes that form no complete frame, are torn; a bad frame
+// followed by a valid one, or a frame that ends inside a row, is
+// corruption at the frame's offset.
+func NewZstdReader(src io.Reader, codec *ZstdCodec, opts ...ReaderOption) *Reader {
+	r := NewReader(src, opts...)
+	r.zs = &zstdState{codec: codec, frameOff: r.bufOff, frameEnd: r.bufOff, endSeq: r.next}
+	return r
+}
+
+// LastFrame returns the offset and length of the last data frame a zstd
+// Reader read in full, or zeros.
+func (r *Reader) LastFrame() (off, n int64) {
+	if r.zs == nil || r.zs.frameEnd == r.zs.frameOff {
+		return 0, 0
+	}
+	return r.zs.frameOff, r.zs.frameEnd - r.zs.frameOff
+}
+
+// zstdHeader reads the header from the first frame.
+func (r *Reader) zstdHeader() ([]byte, error) {
+	if !r.nextFrame() {
+		if r.err != nil {
+			return nil, r.err
+		}
+		return nil, r.fail(&CorruptError{Path: r.path, Offset: 0, Seq: -1, Reason: "no complete first frame with a header row"})
+	}
+	zs := r.zs
+	i := bytes.IndexByte(zs.content, '\n')
+	line := zs.content[:i]
+	zs.cpos = i + 1
+	return line, nil
+}
+
+// readZstdRow reads the next row of the current frame, loading frames as
+// needed.
+func (r *Reader) readZstdRow() {
+	zs := r.zs
+	for zs.cpos >= len(zs.content) {
+		r.end, zs.endSeq = zs.frameEnd, r.next
+		if !r.nextFrame() {
+			return
+		}
+	}
+	rest := zs.content[zs.cpos:]
+	i := bytes.IndexByte(rest, '\n')
+	line := rest[:i]
+	zs.cpos += i + 1
+	if err := decodeRow(line, &r.cur); err != nil {
+		r.cur.n = 0
+		r.fail(&CorruptError{Path: r.path, Offset: zs.frameOff, Seq: r.next, Reason: "in a frame that passed its checksum: " + err.Error()})
+		return
+	}
+	if r.cur.seq != r.next {
+		seq := r.cur.seq
+		r.cur.n = 0
+		r.fail(&CorruptError{Path: r.path, Offset: zs.frameOff, Seq: r.next, Reason: fmt.Sprintf("seq %d where %d was expected", seq, r.next)})
+		return
+	}
+	r.curIdx = 0
+	r.next += int64(r.cur.n)
+	if zs.cpos >= len(zs.content) {
+		r.end, zs.endSeq = zs.frameEnd, r.next
+	}
+}
+
+// nextFrame loads the next data frame into zs.content, passing over
+// skippable frames. It returns false at the end of the read (clean, torn or
+// failed).
+func (r *Reader) nextFrame() bool {
+	zs := r.zs
+	for {
+		off := r.bufOff
+		n, skippable, err := r.frameAhead()
+		if err != nil {
+			r.fail(fmt.Errorf("eventlog: reading %s at offset %d: %w", r.name(), off, err))
+			return false
+		}
+		switch {
+		case n == 0 && r.w == r.r:
+			r.done = true // clean end
+			return false
+		case n < 0: // incomplete at the end of the input
+			r.tornFrom(off)
+			return false
+		case n == 0: // not a frame
+			r.badFrame(off, "bytes that are not a zstd frame")
+			return false
+		case skippable:
+			if !r.discard(n) {
+				r.tornFrom(off)
+				return false
+			}
+			r.end, zs.endSeq = r.bufOff, r.next
+			continue
+		}
+		frame := r.buf[r.r : r.r+n]
+		content, derr := zs.codec.decodeFrame(frame, zs.content)
+		r.consume(n)
+		if derr != nil {
+			r.badFrame(off, "frame fails its checksum or decoding: "+derr.Error())
+			return false
+		}
+		if len(content) == 0 {
+			zs.content = content
+			continue // an empty frame holds no rows
+		}
+		if content[len(content)-1] != '\n' {
+			r.fail(&CorruptError{Path: r.path, Offset: off, Seq: r.next, Reason: "frame ends in the middle of a row"})
+			return false
+		}
+		zs.content, zs.cpos, zs.frameOff, zs.frameEnd = content, 0, off, off+int64(n)
+		return true
+	}
+}
+
+// frameAhead finds the extent of the frame at the read position, buffering
+// a data frame whole. n > 0: its length; n < 0: the input ends inside it;
+// n == 0: no bytes are left (r.w == r.r) or the bytes are not a frame.
+func (r *Reader) frameAhead() (n int, skippable bool, err error) {
+	for {
+		n, skippable, need, ferr := frameExtent(r.buf[r.r:r.w])
+		switch {
+		case ferr != nil:
+			return 0, false, nil
+		case need == 0 && skippable:
+			return n, true, nil
+		case need == 0 && r.w-r.r >= n:
+			return n, false, nil
+		case need == 0:
+			need = n
+		}
+		if r.eof {
+			if r.w == r.r {
+				return 0, false, nil
+			}
+			return -1, skippable, nil
+		}
+		if err := r.ensure(need); err != nil {
+			return 0, false, err
+		}
+	}
+}
+
+// ensure buffers at least n unread bytes, or everything left.
+func (r *Reader) ensure(n int) error {
+	for r.w-r.r < n && !r.eof {
+		if err := r.fill(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// discard consumes n bytes without holding them; false if the input ends
+// first.
+func (r *Reader) discard(n int) bool {
+	for n > 0 {
+		if r.w == r.r {
+			if r.eof {
+				return false
+			}
+			if err := r.fill(); err != nil {
+				return false
+			}
+			continue
+		}
+		k := min(n, r.w-r.r)
+		r.consume(k)
+		n -= k
+	}
+	return true
+}
+
+// tornFrom ends the read with a torn tail from off to the end of the input.
+func (r *Reader) tornFrom(off int64) {
+	for r.discard(readChunk) {
+	}
+	r.done = true
+	r.torn = &TornTail{Offset: off, Bytes: r.bufOff - off}
+}
+
+// badFrame decides what a bad frame (or bytes that are no frame) at off
+// is: corruption when a valid data frame follows, a torn tail otherwise.
+func (r *Reader) badFrame(off int64, reason string) {
+	if at, ok := r.validFrameAhead(off); ok {
+		r.fail(&CorruptError{Path: r.path, Offset: off, Seq: r.next,
+			Reason: fmt.Sprintf("%s, followed by a valid frame at offset %d", reason, at)})
+		return
+	}
+	r.done = true
+	r.torn = &TornTail{Offset: off, Bytes: r.bufOff - off}
+}
+
+// validFrameAhead looks through the rest of the input for a data frame
+// that decodes. It consumes the input.
+func (r *Reader) validFrameAhead(after int64) (int64, bool) {
+	var scratch []byte
+	if r.bufOff == after && r.w > r.r {
+		r.consume(1) // not the bad frame itself
+	}
+	for {
+		i := bytes.Index(r.buf[r.r:r.w], zstdMagicBytes)
+		if i < 0 {
+			if r.eof {
+				r.consume(r.w - r.r)
+				return 0, false
+			}
+			r.consume(max(0, r.w-r.r-3))
+			if r.fill() != nil {
+				return 0, false
+			}
+			continue
+		}
+		r.consume(i)
+		at := r.bufOff
+		n, skippable, err := r.frameAhead()
+		if err == nil && n > 0 && !skippable {
+			if _, derr := r.zs.codec.decodeFrame(r.buf[r.r:r.r+n], scratch); derr == nil {
+				return at, true
+			}
+		}
+		if err != nil || r.w == r.r {
+			return 0, false
+		}
+		r.consume(1)
+	}
+}

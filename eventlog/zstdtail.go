@@ -1,0 +1,193 @@
+package eventlog
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"io"
+)
+
+// The tail frame: a skippable frame (magic TailMagic) that a writer appends
+// when it closes, and a compaction after its last frame, so that Stat finds
+// the last data frame by reading a fixed number of bytes from the end:
+//
+//	magic u32 | size u32 (= 40) | "SLTAIL01" | at u64 | lastOff u64 | lastLen u64 | nextSeq u64
+//
+// little endian; at is the tail frame's own offset. Readers skip it like
+// any skippable frame. It is derived: when it is missing or stale (frames
+// appended after it, by a writer that did not close), Stat walks the frame
+// headers instead.
+const (
+	tailPayload = 40
+	// TailFrameSize is the size of a tail frame.
+	TailFrameSize = 8 + tailPayload
+)
+
+var tailID = []byte("SLTAIL01")
+
+// AppendTailFrame appends a tail frame to dst. at is the offset the frame
+// will have in the file; lastOff and lastLen locate the last data frame
+// before it; nextSeq is the seq that follows the log's last event.
+func AppendTailFrame(dst []byte, at, lastOff, lastLen, nextSeq int64) []byte {
+	dst = binary.LittleEndian.AppendUint32(dst, TailMagic)
+	dst = binary.LittleEndian.AppendUint32(dst, tailPayload)
+	dst = append(dst, tailID...)
+	for _, v := range []int64{at, lastOff, lastLen, nextSeq} {
+		dst = binary.LittleEndian.AppendUint64(dst, uint64(v))
+	}
+	return dst
+}
+
+// Tail is what a bounded read of a log's two ends tells: the header and
+// the last event.
+type Tail struct {
+	Header Header
+	Last   Event
+	Found  bool // false when the log holds no row
+}
+
+// ReadTail reads a raw log's header and last event, a bounded amount (see
+// ReadHeader and LastEvent).
+func ReadTail(src io.ReaderAt, size int64, path string) (Tail, error) {
+	hdr, end, err := ReadHeader(src, path)
+	if err != nil {
+		return Tail{}, err
+	}
+	last, found, err := LastEvent(src, size, end)
+	return Tail{Header: hdr, Last: last, Found: found}, err
+}
+
+// ReadZstdTail reads a zstd log's header (from its first frame) and last
+// event (from its last data frame, found through the tail frame or, after
+// a crash, by walking frame headers without decompressing).
+func ReadZstdTail(src io.ReaderAt, size int64, codec *ZstdCodec, path string) (Tail, error) {
+	var t Tail
+	first, err := readFrameAt(src, 0, size, codec, path)
+	if err != nil {
+		return t, err
+	}
+	r := NewZstdReader(bytes.NewReader(first.raw), codec, WithPath(path))
+	if t.Header, err = r.Header(); err != nil {
+		return t, err
+	}
+	offs, err := lastFrames(src, size)
+	if err != nil {
+		return t, fmt.Errorf("eventlog: reading the tail of %q: %w", path, err)
+	}
+	// The last frame that decodes holds the last event (a torn last frame
+	// is passed over).
+	for i := len(offs) - 1; i >= 0; i-- {
+		f, err := readFrameAt(src, offs[i][0], offs[i][0]+offs[i][1], codec, path)
+		if err != nil {
+			continue
+		}
+		content := f.content
+		if offs[i][0] == 0 {
+			content = content[bytes.IndexByte(content, '\n')+1:]
+		}
+		if len(content) == 0 {
+			if offs[i][0] == 0 {
+				return t, nil
+			}
+			continue
+		}
+		t.Last, t.Found, err = LastEvent(bytes.NewReader(content), int64(len(content)), 0)
+		return t, err
+	}
+	return t, nil
+}
+
+type frameAt struct {
+	raw     []byte
+	content []byte
+}
+
+// readFrameAt reads and decodes the data frame at off (limit: the offset
+// it must end by).
+func readFrameAt(src io.ReaderAt, off, limit int64, codec *ZstdCodec, path string) (frameAt, error) {
+	n, _, err := extentAt(src, off, limit)
+	if err != nil || n <= 0 {
+		return frameAt{}, &CorruptError{Path: path, Offset: off, Seq: -1, Reason: "no complete frame"}
+	}
+	raw := make([]byte, n)
+	if _, err := src.ReadAt(raw, off); err != nil {
+		return frameAt{}, fmt.Errorf("eventlog: reading %q at offset %d: %w", path, off, err)
+	}
+	content, err := codec.decodeFrame(raw, nil)
+	if err != nil {
+		return frameAt{}, &CorruptError{Path: path, Offset: off, Seq: -1, Reason: "frame fails decoding: " + err.Error()}
+	}
+	return frameAt{raw: raw, content: content}, nil
+}
+
+// extentAt walks the headers of the frame at off, reading only headers;
+// n < 0 when the input ends inside it.
+func extentAt(src io.ReaderAt, off, size int64) (n int64, skippable bool, err error) {
+	var buf [8]byte
+	n, skippable, need, err := walkFrame(func(pos, k int64) []byte {
+		if off+pos+k > size {
+			return nil
+		}
+		if _, err := src.ReadAt(buf[:k], off+pos); err != nil {
+			return nil
+		}
+		return buf[:k]
+	})
+	if err != nil {
+		return 0, false, err
+	}
+	if need > 0 {
+		return -1, skippable, nil
+	}
+	return n, skippable, nil
+}
+
+// lastFrames returns {offset, length} of data frames to try for the last
+// event, last one last: the one named by a tail frame at the very end, or
+// every data frame found by walking the headers.
+func lastFrames(src io.ReaderAt, size int64) ([][2]int64, error) {
+	if size >= TailFrameSize {
+		var b [TailFrameSize]byte
+		if _, err := src.ReadAt(b[:], size-TailFrameSize); err != nil {
+			return nil, err
+		}
+		if binary.LittleEndian.Uint32(b[0:]) == TailMagic && binary.LittleEndian.Uint32(b[4:]) == tailPayload &&
+			bytes.Equal(b[8:16], tailID) && int64(binary.LittleEndian.Uint64(b[16:])) == size-TailFrameSize {
+			off, n := int64(binary.LittleEndian.Uint64(b[24:])), int64(binary.LittleEndian.Uint64(b[32:]))
+			if off >= 0 && n > 0 && off+n <= size {
+				return [][2]int64{{0, size}, {off, n}}, nil
+			}
+		}
+	}
+	var offs [][2]int64
+	frames, _ := ZstdFrames(src, size)
+	for _, f := range frames {
+		if !f.Skippable {
+			offs = append(offs, [2]int64{f.Offset, f.Len})
+		}
+	}
+	return offs, nil
+}
+
+// Frame locates one zstd frame in a file.
+type Frame struct {
+	Offset    int64
+	Len       int64
+	Skippable bool
+}
+
+// ZstdFrames walks the frame headers of a zstd log without decompressing
+// anything and returns its frames in order; it stops at the first bytes
+// that do not form a complete frame and returns their offset as end (size
+// when every byte belongs to a frame).
+func ZstdFrames(src io.ReaderAt, size int64) (frames []Frame, end int64) {
+	for end < size {
+		n, skippable, err := extentAt(src, end, size)
+		if err != nil || n <= 0 {
+			return frames, end
+		}
+		frames = append(frames, Frame{Offset: end, Len: n, Skippable: skippable})
+		end += n
+	}
+	return frames, end
+}

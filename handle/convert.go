@@ -1,0 +1,224 @@
+package handle
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+)
+
+// Convert rewrites session id in the given encoding (EncodingRaw or
+// EncodingZstd), atomically: the new log is written to a temp file,
+// fsynced and read back, and replaces the old one only if its logical log
+// is byte-identical in canonical form (so every digest is kept); then
+// rename, fsync the folder, remove the old file (the name changes with the
+// encoding), fsync the folder. A crash at any moment leaves the old file,
+// or the new one, or both with the same log (resolved on open, SPEC §2).
+// A zstd log is written in frames of about eventlog.FrameTarget bytes, so
+// converting zstd to zstd compacts it. A torn tail is not carried over.
+// Convert takes the writer lock: ErrLocked while a writer holds the session.
+func (s *FileStore) Convert(ctx context.Context, id, encodingName string) error {
+	dst, err := s.encodingNamed(encodingName)
+	if err != nil {
+		return err
+	}
+	if _, err := s.existing(id); err != nil {
+		return err
+	}
+	lock, err := lockFile(s.fs, s.lockPath(id))
+	if err != nil {
+		return err
+	}
+	defer lock.unlock()
+	loc, err := s.locate(id)
+	if err != nil {
+		return err
+	}
+	return s.rewrite(ctx, id, loc, dst)
+}
+
+// Compact rewrites a session's zstd frames into large ones (see Convert);
+// small per-flush frames compress poorly.
+func (s *FileStore) Compact(ctx context.Context, id string) error {
+	return s.Convert(ctx, id, EncodingZstd)
+}
+
+// rewrite writes the logical log at loc anew in encoding dst and puts it
+// in place. The caller holds the writer lock.
+func (s *FileStore) rewrite(ctx context.Context, id string, loc location, dst *encoding) error {
+	dstPath := filepath.Join(s.dir, id+dst.ext)
+	tmp := dstPath + tmpExt
+	want, err := s.writeCopy(ctx, loc, dst, tmp)
+	if err == nil {
+		var got []byte
+		got, err = s.logDigest(location{path: tmp, enc: dst})
+		if err == nil && !bytes.Equal(got, want) {
+			err = fmt.Errorf("handle: convert %q: the rewritten log differs from the original; nothing replaced", loc.path)
+		}
+	}
+	if err == nil {
+		err = s.fs.Rename(tmp, dstPath)
+	}
+	if err != nil {
+		s.fs.Remove(tmp)
+		return err
+	}
+	if err := syncDir(s.fs, s.dir); err != nil {
+		return fmt.Errorf("handle: convert %q: sync folder: %w", loc.path, err)
+	}
+	for _, p := range []string{loc.path, loc.stale} {
+		if p != "" && p != dstPath {
+			if err := s.removeDurably(p); err != nil {
+				return err
+			}
+		}
+	}
+	s.cfg.log.Info("session rewritten", "id", id, "from", loc.enc.name, "to", dst.name)
+	return nil
+}
+
+// writeCopy streams the log at loc into tmp in encoding dst, fsyncs it, and
+// returns the digest of the logical log it read.
+func (s *FileStore) writeCopy(ctx context.Context, loc location, dst *encoding, tmp string) ([]byte, error) {
+	in, err := s.fs.Open(loc.path)
+	if err != nil {
+		return nil, fmt.Errorf("handle: convert %q: %w", loc.path, err)
+	}
+	defer in.Close()
+	out, err := s.fs.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("handle: convert %q: %w", loc.path, err)
+	}
+	w := &copyWriter{f: out, dst: dst, enc: s.enc}
+	sum, err := w.copyLog(ctx, loc.enc.reader(in, eventlog.WithPath(loc.path)))
+	if err == nil {
+		err = out.Sync()
+	}
+	if cerr := out.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("handle: convert %q: %w", loc.path, err)
+	}
+	return sum, nil
+}
+
+// copyWriter writes a log in an encoding, in frames of about
+// eventlog.FrameTarget bytes, the header alone in the first.
+type copyWriter struct {
+	f         io.Writer
+	dst       *encoding
+	enc       *eventlog.Encoder
+	off       int64
+	lastFrame [2]int64
+	rows, out []byte
+}
+
+func (w *copyWriter) write(rows []byte) error {
+	var last int
+	w.out, last = w.dst.frames(w.out[:0], rows)
+	if _, err := w.f.Write(w.out); err != nil {
+		return err
+	}
+	w.lastFrame = [2]int64{w.off + int64(last), int64(len(w.out) - last)}
+	w.off += int64(len(w.out))
+	return nil
+}
+
+func (w *copyWriter) copyLog(ctx context.Context, r *eventlog.Reader) ([]byte, error) {
+	hdr, err := r.Header()
+	if err != nil {
+		return nil, err
+	}
+	line, err := eventlog.EncodeHeader(hdr)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.write(append(line, '\n')); err != nil {
+		return nil, err
+	}
+	sum := sha256.New()
+	var batch []eventlog.Event
+	size := 0
+	flush := func() error {
+		w.rows = w.enc.AppendRows(w.rows[:0], batch)
+		batch, size = batch[:0], 0
+		return w.write(w.rows)
+	}
+	for r.Next() {
+		e := r.Event()
+		writeCanon(sum, e)
+		batch = append(batch, e)
+		if size += eventlog.RowSize(e); size >= eventlog.FrameTarget {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			if err := flush(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := r.Err(); err != nil {
+		return nil, err
+	}
+	if len(batch) > 0 {
+		if err := flush(); err != nil {
+			return nil, err
+		}
+	}
+	if w.dst.z != nil {
+		tail := eventlog.AppendTailFrame(nil, w.off, w.lastFrame[0], w.lastFrame[1], r.NextSeq())
+		if _, err := w.f.Write(tail); err != nil {
+			return nil, err
+		}
+	}
+	return sum.Sum(nil), nil
+}
+
+func writeCanon(h hash.Hash, e eventlog.Event) {
+	var buf [512]byte
+	b := append(eventlog.AppendCanon(buf[:0], e), '\n')
+	h.Write(b)
+}
+
+// logDigest reads a whole log and returns the sha256 of its canonical
+// event lines; a torn tail is left out, corruption is an error.
+func (s *FileStore) logDigest(loc location) ([]byte, error) {
+	f, err := s.fs.Open(loc.path)
+	if err != nil {
+		return nil, fmt.Errorf("handle: %q: %w", loc.path, err)
+	}
+	defer f.Close()
+	r := loc.enc.reader(f, eventlog.WithPath(loc.path))
+	if _, err := r.Header(); err != nil {
+		return nil, err
+	}
+	sum := sha256.New()
+	for r.Next() {
+		writeCanon(sum, r.Event())
+	}
+	if err := r.Err(); err != nil {
+		return nil, err
+	}
+	return sum.Sum(nil), nil
+}
+
+// sameLog reports whether two files hold the same logical log.
+func (s *FileStore) sameLog(a, b location) (bool, error) {
+	da, err := s.logDigest(a)
+	if err != nil {
+		return false, errors.Join(fmt.Errorf("%w: %q and %q both exist", ErrDuplicate, a.path, b.path), err)
+	}
+	db, err := s.logDigest(b)
+	if err != nil {
+		return false, errors.Join(fmt.Errorf("%w: %q and %q both exist", ErrDuplicate, a.path, b.path), err)
+	}
+	return bytes.Equal(da, db), nil
+}

@@ -1,0 +1,63 @@
+package handle
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+)
+
+// Encodings a session may be stored in (SPEC §5).
+const (
+	// EncodingRaw: <ID>.jsonl, the header row then rows.
+	EncodingRaw = "raw"
+	// EncodingZstd: <ID>.jsonl.zst, zstd frames whose content is a raw log;
+	// one frame per flush, the header alone in the first.
+	EncodingZstd = "zstd"
+)
+
+// encoding is what the store does differently per encoding.
+type encoding struct {
+	name string
+	ext  string
+	z    *eventlog.ZstdCodec // nil for raw
+}
+
+func (e *encoding) reader(src io.Reader, opts ...eventlog.ReaderOption) *eventlog.Reader {
+	if e.z != nil {
+		return eventlog.NewZstdReader(src, e.z, opts...)
+	}
+	return eventlog.NewReader(src, opts...)
+}
+
+// frames appends rows to dst as the encoding stores them; last is where
+// the last frame starts in out (zstd).
+func (e *encoding) frames(dst, rows []byte) (out []byte, last int) {
+	if e.z != nil {
+		return e.z.AppendFrames(dst, rows)
+	}
+	return append(dst, rows...), len(dst)
+}
+
+func (e *encoding) tail(src io.ReaderAt, size int64, path string) (eventlog.Tail, error) {
+	if e.z != nil {
+		return eventlog.ReadZstdTail(src, size, e.z, path)
+	}
+	return eventlog.ReadTail(src, size, path)
+}
+
+// encodings returns the store's encodings, raw first.
+func (s *FileStore) encodings() [2]*encoding { return [2]*encoding{&s.raw, &s.zst} }
+
+// encodingNamed returns the encoding called name.
+func (s *FileStore) encodingNamed(name string) (*encoding, error) {
+	for _, e := range s.encodings() {
+		if e.name == name {
+			if e.name == EncodingZstd && s.zerr != nil {
+				return nil, s.zerr
+			}
+			return e, nil
+		}
+	}
+	return nil, fmt.Errorf("handle: unknown encoding %q (want %q or %q)", name, EncodingRaw, EncodingZstd)
+}

@@ -1,0 +1,168 @@
+package handle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+)
+
+// ParseFileName reads a store file name: <ID>.jsonl (raw) or
+// <ID>.jsonl.zst (zstd). ok is false for any other name.
+func ParseFileName(name string) (id, encoding string, ok bool) {
+	if id, found := strings.CutSuffix(name, zstExt); found && checkID(id) == nil {
+		return id, EncodingZstd, true
+	}
+	if id, found := strings.CutSuffix(name, rawExt); found && checkID(id) == nil {
+		return id, EncodingRaw, true
+	}
+	return "", "", false
+}
+
+// EncodingOfPath tells a log file's encoding from its name: zstd for a
+// name ending in .zst, raw otherwise.
+func EncodingOfPath(path string) string {
+	if strings.HasSuffix(path, ".zst") {
+		return EncodingZstd
+	}
+	return EncodingRaw
+}
+
+// pathLocation checks a log file named by path, anywhere (an exported file
+// may be named freely), and returns where it is and the ID its name
+// promises, if any.
+func (s *FileStore) pathLocation(path string) (location, string, error) {
+	enc, err := s.encodingNamed(EncodingOfPath(path))
+	if err != nil {
+		return location{}, "", err
+	}
+	fi, err := s.fs.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return location{}, "", fmt.Errorf("%w: no log file %q", ErrNotFound, path)
+	case err != nil:
+		return location{}, "", fmt.Errorf("handle: %q: %w", path, err)
+	case fi.IsDir():
+		return location{}, "", fmt.Errorf("handle: %q is a folder, not a log file", path)
+	}
+	id, _, _ := ParseFileName(filepath.Base(path))
+	return location{path: path, enc: enc}, id, nil
+}
+
+// OpenPath opens a read-only handle on the log file at path, which need not
+// be in the store's folder nor be named after its session (an exported
+// file, say); its encoding is told by its name (EncodingOfPath). When the
+// name is <ID>.jsonl[.zst], the header's ID must match it. Like Open, it
+// checks the whole log.
+func (s *FileStore) OpenPath(ctx context.Context, path string) (Handle, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	loc, nameID, err := s.pathLocation(path)
+	if err != nil {
+		return nil, err
+	}
+	f, err := s.fs.OpenFile(path, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, fmt.Errorf("handle: open %q: %w", path, err)
+	}
+	sc, err := scanLog(ctx, loc.enc, f, path)
+	if err == nil && nameID != "" && sc.hdr.ID != nameID {
+		err = &CorruptError{Path: path, Seq: -1, Reason: fmt.Sprintf("header id %s does not match the file name", sc.hdr.ID)}
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	h := newFileHandle(s, loc.enc, sc.hdr, path, f, nil, sc.end, sc.index)
+	h.next, h.durable = sc.next, sc.next-1
+	h.recovery = Recovery{Torn: sc.torn}
+	return h, nil
+}
+
+// StatPath describes the log file at path, as Stat does for a session of
+// the store.
+func (s *FileStore) StatPath(ctx context.Context, path string) (Info, error) {
+	if err := ctx.Err(); err != nil {
+		return Info{}, err
+	}
+	loc, _, err := s.pathLocation(path)
+	if err != nil {
+		return Info{}, err
+	}
+	info, err := s.statPath("", loc)
+	if err == nil {
+		info.ID = info.Header.ID
+	}
+	return info, err
+}
+
+// CheckResult is what CheckPath found in a log file.
+type CheckResult struct {
+	// Header is the log's header; zero when it could not be read.
+	Header eventlog.Header
+	// Events is how many of the file's own events were read intact
+	// (before the damage, when there is some).
+	Events int64
+	// Torn is the torn tail the file ends in, or nil.
+	Torn *eventlog.TornTail
+	// Err is what stopped the read: a *CorruptError, a *VersionError, an
+	// error of fn, an I/O error; nil for a clean (or only torn) log.
+	Err error
+}
+
+// CheckPath reads the whole log file at path (anywhere, named freely; the
+// encoding is told by the name, and a <ID>.jsonl[.zst] name must match the
+// header's ID) and reports what it holds, going as far as the first
+// damage. fn, when not nil, sees every event in order and may stop the
+// read by returning an error (a verifier of digests, say).
+func (s *FileStore) CheckPath(ctx context.Context, path string, fn func(eventlog.Event) error) CheckResult {
+	var res CheckResult
+	loc, nameID, err := s.pathLocation(path)
+	if err != nil {
+		res.Err = err
+		return res
+	}
+	f, err := s.fs.Open(path)
+	if err != nil {
+		res.Err = fmt.Errorf("handle: open %q: %w", path, err)
+		return res
+	}
+	defer f.Close()
+	r := loc.enc.reader(f, eventlog.WithPath(path))
+	if res.Header, res.Err = r.Header(); res.Err != nil {
+		return res
+	}
+	if nameID != "" && res.Header.ID != nameID {
+		res.Err = &CorruptError{Path: path, Seq: -1, Reason: fmt.Sprintf("header id %s does not match the file name", res.Header.ID)}
+		return res
+	}
+	first := res.Header.FirstSeq()
+	for n := 1; ; n++ {
+		if n%4096 == 0 {
+			if res.Err = ctx.Err(); res.Err != nil {
+				return res
+			}
+		}
+		if fn == nil {
+			if !r.SkipRow() {
+				break
+			}
+			continue
+		}
+		if !r.Next() {
+			break
+		}
+		if res.Err = fn(r.Event()); res.Err != nil {
+			res.Events = r.Event().Seq - first
+			return res
+		}
+	}
+	res.Events, res.Torn, res.Err = r.NextSeq()-first, r.Torn(), r.Err()
+	return res
+}
