@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/spf13/afero"
 )
 
 // ParseFileName reads a store file name: <ID>.jsonl (raw) or
@@ -166,3 +167,7 @@ func (s *FileStore) CheckPath(ctx context.Context, path string, fn func(eventlog
 	res.Events, res.Torn, res.Err = r.NextSeq()-first, r.Torn(), r.Err()
 	return res
 }
+
+func readFile(s *FileStore, path string) ([]byte, error) { return afero.ReadFile(s.fs, path) }
+
+func filepathGlob(s *FileStore, pattern string) ([]string, error) { return afero.Glob(s.fs, pattern) }

@@ -67,6 +67,12 @@ type fileHandle struct {
 
 	stop   chan struct{} // stops the interval flusher
 	stopWG sync.WaitGroup
+
+	parentMu sync.Mutex
+	parent   *fileHandle // a fork's parent, opened read-only on first need
+
+	digMu sync.Mutex       // serializes the digest's initialisation
+	dig   *eventlog.Digest // running log digest (under mu), nil until first needed
 }
 
 func newFileHandle(s *FileStore, enc *encoding, hdr eventlog.Header, path string, f afero.File, lock writerLock, size int64, index []indexEntry) *fileHandle {
@@ -133,9 +139,14 @@ func (h *fileHandle) append(ctx context.Context, expected int64, events []eventl
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	batch, err := h.prepare(events)
+	batch, hasCheckpoint, err := h.prepare(events)
 	if err != nil {
 		return 0, err
+	}
+	if hasCheckpoint {
+		if err := h.initDigest(ctx); err != nil {
+			return 0, err
+		}
 	}
 	h.mu.Lock()
 	if err := h.usable(true); err != nil {
@@ -150,6 +161,12 @@ func (h *fileHandle) append(ctx context.Context, expected int64, events []eventl
 	for i := range batch {
 		batch[i].Seq = h.next + int64(i)
 	}
+	dig, err := h.checkReserved(batch, hasCheckpoint)
+	if err != nil {
+		h.mu.Unlock()
+		return 0, err
+	}
+	h.dig = dig
 	h.next += int64(len(batch))
 	last := h.next - 1
 	h.pending = append(h.pending, batch...)
@@ -162,21 +179,32 @@ func (h *fileHandle) append(ctx context.Context, expected int64, events []eventl
 }
 
 // prepare checks every event of a batch and returns copies whose data are
-// compacted and owned by the handle (one allocation for all of them).
-func (h *fileHandle) prepare(events []eventlog.Event) ([]eventlog.Event, error) {
-	batch := make([]eventlog.Event, len(events))
+// compacted and owned by the handle (one allocation for all of them), and
+// whether the batch holds a checkpoint.
+func (h *fileHandle) prepare(events []eventlog.Event) (batch []eventlog.Event, hasCheckpoint bool, err error) {
+	batch = make([]eventlog.Event, len(events))
 	total := 0
 	for i, e := range events {
 		if err := e.Validate(); err != nil {
-			return nil, &EventError{Path: h.path, Index: i, Seq: -1, Err: err}
+			return nil, false, &EventError{Path: h.path, Index: i, Seq: -1, Err: err}
 		}
 		d, err := eventlog.CompactData(e.Data)
 		if err != nil {
-			return nil, &EventError{Path: h.path, Index: i, Seq: -1, Err: err}
+			return nil, false, &EventError{Path: h.path, Index: i, Seq: -1, Err: err}
+		}
+		switch e.Type {
+		case eventlog.TypeCheckpoint:
+			_, err = eventlog.ParseCheckpoint(d)
+			hasCheckpoint = true
+		case eventlog.TypeRollback:
+			_, err = eventlog.ParseRollback(d)
+		}
+		if err != nil {
+			return nil, false, &EventError{Path: h.path, Index: i, Seq: -1, Err: err}
 		}
 		e.Data, e.Seq = d, 1<<62 // the widest seq a row can hold, for the size check
 		if size := eventlog.RowSize(e); size > eventlog.MaxRowSize {
-			return nil, &EventError{Path: h.path, Index: i, Seq: -1,
+			return nil, false, &EventError{Path: h.path, Index: i, Seq: -1,
 				Err: fmt.Errorf("%w: the row of a %q event would be %d bytes, the limit is %d", ErrTooLarge, e.Type, size, eventlog.MaxRowSize)}
 		}
 		batch[i] = e
@@ -189,7 +217,7 @@ func (h *fileHandle) prepare(events []eventlog.Event) ([]eventlog.Event, error) 
 			batch[i].Data = json.RawMessage(arena[len(arena)-len(d) : len(arena) : len(arena)])
 		}
 	}
-	return batch, nil
+	return batch, hasCheckpoint, nil
 }
 
 func (h *fileHandle) Flush(ctx context.Context) error {
@@ -303,61 +331,78 @@ func (h *fileHandle) flushEvery(d time.Duration) {
 
 func (h *fileHandle) Read(ctx context.Context, from, to int64) iter.Seq2[eventlog.Event, error] {
 	return func(yield func(eventlog.Event, error) bool) {
-		h.mu.Lock()
-		if err := h.usable(false); err != nil {
-			h.mu.Unlock()
-			yield(eventlog.Event{}, err)
-			return
-		}
-		writer := h.lock != nil
-		size := h.size
-		if !writer {
-			size = 1 << 62 // a reader follows the file to its current end
-		}
-		mem := slices.Concat(h.inflight, h.pending)
-		start := h.index[0]
-		for _, e := range h.index {
-			if e.seq <= from {
-				start = e
-			}
-		}
-		h.mu.Unlock()
+		h.read(ctx, from, to, 0, yield)
+	}
+}
 
-		r := h.enc.reader(io.NewSectionReader(h.f, start.off, size-start.off),
-			eventlog.WithPath(h.path), eventlog.WithStart(start.off, start.seq), eventlog.WithFrom(from))
-		for n := 0; r.Next(); n++ {
-			if n%256 == 0 && ctx.Err() != nil {
-				yield(eventlog.Event{}, ctx.Err())
-				return
-			}
-			e := r.Event()
-			if e.Seq > to {
-				return
-			}
-			if !yield(e, nil) {
-				return
-			}
+// read yields the logical log's events from..to: for a fork, the parent's
+// first; it returns false when it stopped early (yield said so, or it
+// yielded an error).
+func (h *fileHandle) read(ctx context.Context, from, to int64, depth int, yield func(eventlog.Event, error) bool) bool {
+	if p := h.hdr.Parent; p != nil && p.Mode == eventlog.ModeFork && from <= p.Seq {
+		if !h.readParent(ctx, *p, from, min(to, p.Seq), depth, yield) {
+			return false
 		}
-		if err := r.Err(); err != nil {
-			yield(eventlog.Event{}, err)
-			return
-		}
-		if !writer {
-			h.seen(r.NextSeq())
-		}
-		for _, e := range mem {
-			if e.Seq < from {
-				continue
-			}
-			if e.Seq > to {
-				return
-			}
-			e.Data = slices.Clone(e.Data)
-			if !yield(e, nil) {
-				return
-			}
+		from = p.Seq + 1
+	}
+	if from > to {
+		return true
+	}
+	h.mu.Lock()
+	if err := h.usable(false); err != nil {
+		h.mu.Unlock()
+		yield(eventlog.Event{}, err)
+		return false
+	}
+	writer := h.lock != nil
+	size := h.size
+	if !writer {
+		size = 1 << 62 // a reader follows the file to its current end
+	}
+	mem := slices.Concat(h.inflight, h.pending)
+	start := h.index[0]
+	for _, e := range h.index {
+		if e.seq <= from {
+			start = e
 		}
 	}
+	h.mu.Unlock()
+
+	r := h.enc.reader(io.NewSectionReader(h.f, start.off, size-start.off),
+		eventlog.WithPath(h.path), eventlog.WithStart(start.off, start.seq), eventlog.WithFrom(from))
+	for n := 0; r.Next(); n++ {
+		if n%256 == 0 && ctx.Err() != nil {
+			yield(eventlog.Event{}, ctx.Err())
+			return false
+		}
+		e := r.Event()
+		if e.Seq > to {
+			return true
+		}
+		if !yield(e, nil) {
+			return false
+		}
+	}
+	if err := r.Err(); err != nil {
+		yield(eventlog.Event{}, err)
+		return false
+	}
+	if !writer {
+		h.seen(r.NextSeq())
+	}
+	for _, e := range mem {
+		if e.Seq < from {
+			continue
+		}
+		if e.Seq > to {
+			return true
+		}
+		e.Data = slices.Clone(e.Data)
+		if !yield(e, nil) {
+			return false
+		}
+	}
+	return true
 }
 
 // seen records how far a read-only handle has read.
@@ -386,6 +431,7 @@ func (h *fileHandle) Close() error {
 		}
 		err = h.Flush(context.Background())
 		if err == nil {
+			h.saveDigest(context.Background())
 			err = h.finish()
 		}
 	}
@@ -395,6 +441,11 @@ func (h *fileHandle) Close() error {
 	if cerr := h.f.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("handle: close %q: %w", h.path, cerr)
 	}
+	h.parentMu.Lock()
+	if h.parent != nil {
+		h.parent.Close()
+	}
+	h.parentMu.Unlock()
 	if h.lock != nil {
 		if uerr := h.lock.unlock(); err == nil && uerr != nil {
 			err = fmt.Errorf("handle: unlock %q: %w", h.path, uerr)

@@ -1,0 +1,307 @@
+package checkpoint_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+
+	"github.com/spf13/afero"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionlog/sessionlog/checkpoint"
+	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/projection"
+	"github.com/sessionlog/sessionlog/replay"
+)
+
+var ctx = context.Background()
+
+// countingFs counts bytes read through its files.
+type countingFs struct {
+	afero.Fs
+	n *atomic.Int64
+}
+
+func (c countingFs) Open(name string) (afero.File, error) { return c.OpenFile(name, os.O_RDONLY, 0) }
+func (c countingFs) OpenFile(name string, flag int, perm os.FileMode) (afero.File, error) {
+	f, err := c.Fs.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return countingFile{f, c.n}, nil
+}
+
+type countingFile struct {
+	afero.File
+	n *atomic.Int64
+}
+
+func (f countingFile) Read(p []byte) (int, error) {
+	n, err := f.File.Read(p)
+	f.n.Add(int64(n))
+	return n, err
+}
+func (f countingFile) ReadAt(p []byte, off int64) (int, error) {
+	n, err := f.File.ReadAt(p, off)
+	f.n.Add(int64(n))
+	return n, err
+}
+
+func ev(i int) eventlog.Event {
+	return eventlog.Event{Type: "tool/result", Time: int64(i), Data: json.RawMessage(fmt.Sprintf(`{"i":%d,"output":"line %d of some tool output"}`, i, i))}
+}
+
+func appendN(t *testing.T, h handle.Handle, from, n int) {
+	t.Helper()
+	for i := from; i < from+n; i++ {
+		_, err := h.Append(ctx, ev(i))
+		require.NoError(t, err)
+	}
+	require.NoError(t, h.Flush(ctx))
+}
+
+// A checkpoint's written digest equals the digest verify recomputes, for
+// both encodings, across reopens (the running digest resumes).
+func TestWrittenDigestEqualsRecomputed(t *testing.T) {
+	for _, enc := range []string{handle.EncodingRaw, handle.EncodingZstd} {
+		t.Run(enc, func(t *testing.T) {
+			store := handle.NewFileStore(afero.NewMemMapFs(), "/s", handle.WithEncoding(enc))
+			h, err := store.Create(ctx)
+			require.NoError(t, err)
+			appendN(t, h, 0, 30)
+			cp1, err := checkpoint.Create(ctx, h, checkpoint.WithLabel("a"))
+			require.NoError(t, err)
+			require.Equal(t, int64(30), cp1.Seq)
+			appendN(t, h, 30, 5)
+			require.NoError(t, h.Close())
+
+			for round := range 3 {
+				w, err := store.Open(ctx, h.ID(), handle.ReadWrite)
+				require.NoError(t, err)
+				appendN(t, w, 100+round*10, 7)
+				_, err = checkpoint.Create(ctx, w, checkpoint.WithLabel(fmt.Sprint("r", round)))
+				require.NoError(t, err)
+				require.NoError(t, w.Close())
+			}
+			r, err := store.Open(ctx, h.ID(), handle.ReadOnly)
+			require.NoError(t, err)
+			defer r.Close()
+			res, err := checkpoint.Verify(ctx, r)
+			require.NoError(t, err)
+			require.Equal(t, 4, res.Checkpoints)
+			require.Equal(t, 4, res.Verified)
+		})
+	}
+}
+
+// Reopening a writer continues the running digest from its saved state: the
+// first checkpoint after a reopen reads a bounded part of the log, not all
+// of it. Without the saved state, one pass rebuilds it.
+func TestDigestResumesWithoutRehash(t *testing.T) {
+	var n atomic.Int64
+	base := afero.NewMemMapFs()
+	store := handle.NewFileStore(countingFs{base, &n}, "/s")
+	h, err := store.Create(ctx)
+	require.NoError(t, err)
+	for i := 0; i < 20000; i += 1000 {
+		appendN(t, h, i, 1000)
+	}
+	_, err = checkpoint.Create(ctx, h)
+	require.NoError(t, err)
+	require.NoError(t, h.Close())
+	info, err := store.Stat(ctx, h.ID())
+	require.NoError(t, err)
+
+	w, err := store.Open(ctx, h.ID(), handle.ReadWrite)
+	require.NoError(t, err)
+	appendN(t, w, 20000, 10)
+	before := n.Load()
+	_, err = checkpoint.Create(ctx, w)
+	require.NoError(t, err)
+	require.Less(t, n.Load()-before, info.SizeBytes/2, "the digest resumed from its saved state")
+	require.NoError(t, w.Close())
+
+	// A saved state that does not match the log is ignored.
+	matches, err := afero.Glob(base, "/s/.cache/*.digest")
+	require.NoError(t, err)
+	require.Len(t, matches, 1)
+	require.NoError(t, afero.WriteFile(base, matches[0], []byte(`{"next":5,"last":"00","state":"AAAA"}`), 0o600))
+	w, err = store.Open(ctx, h.ID(), handle.ReadWrite)
+	require.NoError(t, err)
+	before = n.Load()
+	_, err = checkpoint.Create(ctx, w)
+	require.NoError(t, err)
+	require.Greater(t, n.Load()-before, info.SizeBytes/2, "one pass rebuilt it")
+	require.NoError(t, w.Close())
+	r, err := store.Open(ctx, h.ID(), handle.ReadOnly)
+	require.NoError(t, err)
+	defer r.Close()
+	res, err := checkpoint.Verify(ctx, r)
+	require.NoError(t, err)
+	require.Equal(t, 3, res.Verified)
+}
+
+// Reserved types appended through a plain Append are validated.
+func TestReservedTypesValidatedOnAppend(t *testing.T) {
+	store := handle.NewFileStore(afero.NewMemMapFs(), "/s")
+	h, err := store.Create(ctx)
+	require.NoError(t, err)
+	defer h.Close()
+	appendN(t, h, 0, 3)
+	digest, next, err := h.LogDigest(ctx)
+	require.NoError(t, err)
+	require.Equal(t, int64(3), next)
+	zero := "sha256:" + fmt.Sprintf("%064d", 0)
+	for _, tc := range []struct {
+		name string
+		e    eventlog.Event
+	}{
+		{"checkpoint with a wrong digest", eventlog.Event{Type: "checkpoint", Data: json.RawMessage(`{"log":"` + zero + `"}`)}},
+		{"checkpoint without a digest", eventlog.Event{Type: "checkpoint", Data: json.RawMessage(`{}`)}},
+		{"checkpoint digest malformed", eventlog.Event{Type: "checkpoint", Data: json.RawMessage(`{"log":"md5:00"}`)}},
+		{"rollback to its own seq", eventlog.Event{Type: "rollback", Data: json.RawMessage(`{"to":4}`)}},
+		{"rollback forward", eventlog.Event{Type: "rollback", Data: json.RawMessage(`{"to":9}`)}},
+		{"rollback negative", eventlog.Event{Type: "rollback", Data: json.RawMessage(`{"to":-1}`)}},
+		{"rollback without to", eventlog.Event{Type: "rollback", Data: json.RawMessage(`{}`)}},
+		{"rollback to a float", eventlog.Event{Type: "rollback", Data: json.RawMessage(`{"to":1.5}`)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := h.Append(ctx, ev(3), tc.e)
+			require.ErrorIs(t, err, handle.ErrInvalidEvent)
+			require.Equal(t, int64(2), h.Seq(), "nothing of the batch was queued")
+		})
+	}
+	// The right digest, in the same batch as the events before it.
+	d := eventlog.NewDigest()
+	for e, err := range h.Read(ctx, 0, handle.End) {
+		require.NoError(t, err)
+		d.Add(e)
+	}
+	require.Equal(t, digest, d.String())
+	e3 := ev(3)
+	e3.Seq = 3
+	d.Add(e3)
+	_, err = h.Append(ctx, ev(3), eventlog.Event{Type: "checkpoint", Data: json.RawMessage(`{"log":"` + d.String() + `"}`)},
+		eventlog.Event{Type: "rollback", Data: json.RawMessage(`{"to":0}`)})
+	require.NoError(t, err)
+	require.NoError(t, h.Flush(ctx))
+	res, err := checkpoint.Verify(ctx, h)
+	require.NoError(t, err)
+	require.Equal(t, 1, res.Verified)
+}
+
+// A one-character change inside a covered event's data is caught.
+func TestVerifyCatchesOneCharacter(t *testing.T) {
+	fsys := afero.NewMemMapFs()
+	store := handle.NewFileStore(fsys, "/s")
+	h, err := store.Create(ctx)
+	require.NoError(t, err)
+	appendN(t, h, 0, 10)
+	_, err = checkpoint.Create(ctx, h)
+	require.NoError(t, err)
+	appendN(t, h, 10, 3)
+	require.NoError(t, h.Close())
+
+	b, err := afero.ReadFile(fsys, h.Path())
+	require.NoError(t, err)
+	i := bytes.Index(b, []byte("line 4 of"))
+	require.Positive(t, i)
+	b[i+5] = '5'
+	require.NoError(t, afero.WriteFile(fsys, h.Path(), b, 0o600))
+
+	r, err := store.Open(ctx, h.ID(), handle.ReadOnly) // opening does not look at digests
+	require.NoError(t, err)
+	defer r.Close()
+	_, err = checkpoint.Verify(ctx, r)
+	var de *replay.DigestError
+	require.ErrorAs(t, err, &de)
+	require.Equal(t, int64(10), de.Seq)
+}
+
+// List marks which checkpoints are on the live branch; RollbackTo finds the
+// latest live one with the label.
+func TestListLiveAndRollbackTo(t *testing.T) {
+	store := handle.NewFileStore(afero.NewMemMapFs(), "/s")
+	h, err := store.Create(ctx)
+	require.NoError(t, err)
+	defer h.Close()
+	appendN(t, h, 0, 2)                                            // 0 1
+	a, err := checkpoint.Create(ctx, h, checkpoint.WithLabel("a")) // 2
+	require.NoError(t, err)
+	appendN(t, h, 2, 2)                                            // 3 4
+	b, err := checkpoint.Create(ctx, h, checkpoint.WithLabel("b")) // 5
+	require.NoError(t, err)
+	appendN(t, h, 4, 1)                                                                // 6
+	seq, err := checkpoint.RollbackTo(ctx, h, "a", checkpoint.WithReason("try again")) // 7: back to 2
+	require.NoError(t, err)
+	require.Equal(t, int64(7), seq)
+	appendN(t, h, 5, 1)                                             // 8
+	b2, err := checkpoint.Create(ctx, h, checkpoint.WithLabel("b")) // 9
+	require.NoError(t, err)
+
+	infos, err := checkpoint.List(ctx, h)
+	require.NoError(t, err)
+	require.Len(t, infos, 3)
+	require.Equal(t, []bool{true, false, true}, []bool{infos[0].Live, infos[1].Live, infos[2].Live})
+	require.Equal(t, []int64{a.Seq, b.Seq, b2.Seq}, []int64{infos[0].Seq, infos[1].Seq, infos[2].Seq})
+
+	found, err := checkpoint.Find(ctx, h, "b")
+	require.NoError(t, err)
+	require.Equal(t, b2.Seq, found.Seq)
+	last, ok, err := checkpoint.Last(ctx, h)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, b2.Seq, last.Seq)
+
+	// Back into the abandoned branch: b (seq 5) is live again.
+	_, err = checkpoint.Rollback(ctx, h, 5) // 10
+	require.NoError(t, err)
+	infos, err = checkpoint.List(ctx, h)
+	require.NoError(t, err)
+	require.Equal(t, []bool{true, true, false}, []bool{infos[0].Live, infos[1].Live, infos[2].Live})
+
+	_, err = checkpoint.RollbackTo(ctx, h, "nope")
+	require.ErrorIs(t, err, checkpoint.ErrNoCheckpoint)
+}
+
+// A checkpoint with a state digest: verify checks it for a projection it
+// has, and reports it unchecked otherwise.
+func TestStateDigest(t *testing.T) {
+	store := handle.NewFileStore(afero.NewOsFs(), filepath.Join(t.TempDir(), "s"))
+	h, err := store.Create(ctx)
+	require.NoError(t, err)
+	defer h.Close()
+	appendN(t, h, 0, 4)
+	p := &count{}
+	for e, err := range h.Read(ctx, 0, handle.End) {
+		require.NoError(t, err)
+		p.Apply(e)
+	}
+	cp, err := checkpoint.Create(ctx, h, checkpoint.WithState(p))
+	require.NoError(t, err)
+	require.Equal(t, "count/v1", cp.State.Projection)
+	res, err := checkpoint.Verify(ctx, h, &count{})
+	require.NoError(t, err)
+	require.Equal(t, 1, res.Verified)
+	res, err = checkpoint.Verify(ctx, h)
+	require.NoError(t, err)
+	require.Equal(t, 1, res.Unchecked)
+}
+
+// count is a small projection: how many events it saw.
+type count struct{ N int }
+
+func (c *count) Name() string                  { return "count" }
+func (c *count) Version() int                  { return 1 }
+func (c *count) Apply(eventlog.Event)          { c.N++ }
+func (c *count) Reset()                        { c.N = 0 }
+func (c *count) MarshalState() ([]byte, error) { return json.Marshal(c.N) }
+func (c *count) UnmarshalState(b []byte) error { return json.Unmarshal(b, &c.N) }
+
+var _ projection.Projection = (*count)(nil)

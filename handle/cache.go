@@ -1,0 +1,98 @@
+package handle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// cacheDir is the folder of derived data in a store's folder: digest
+// states, snapshots. Everything in it can be deleted while no process uses
+// the store; it is rebuilt by reading the logs.
+const cacheDir = ".cache"
+
+// validKey reports whether a cache key is safe as a file name part.
+func validKey(key string) bool {
+	if key == "" || len(key) > 128 {
+		return false
+	}
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') || (c == '.' && i == 0) {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *FileStore) cachePath(id, key string) (string, error) {
+	if err := checkID(id); err != nil {
+		return "", err
+	}
+	if !validKey(key) {
+		return "", fmt.Errorf("handle: invalid cache key %q", key)
+	}
+	return filepath.Join(s.dir, cacheDir, id+"."+key), nil
+}
+
+// GetDerived returns derived data kept for session id under key, or
+// ErrNotFound. Derived data is a cache: callers check that it matches the
+// log before they trust it.
+func (s *FileStore) GetDerived(ctx context.Context, id, key string) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	p, err := s.cachePath(id, key)
+	if err != nil {
+		return nil, err
+	}
+	b, err := readFile(s, p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w: no derived %q for %s", ErrNotFound, key, id)
+	}
+	return b, err
+}
+
+// PutDerived keeps derived data for session id under key, replacing what
+// was there (temp file and rename: a reader sees the old or the new data).
+// It is not fsynced: derived data can always be rebuilt.
+func (s *FileStore) PutDerived(ctx context.Context, id, key string, data []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	p, err := s.cachePath(id, key)
+	if err != nil {
+		return err
+	}
+	if err := s.fs.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return fmt.Errorf("handle: cache folder: %w", err)
+	}
+	tmp := p + tmpExt
+	f, err := s.fs.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	if err != nil {
+		return fmt.Errorf("handle: cache %q: %w", p, err)
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = s.fs.Rename(tmp, p)
+	}
+	if err != nil {
+		s.fs.Remove(tmp)
+		return fmt.Errorf("handle: cache %q: %w", p, err)
+	}
+	return nil
+}
+
+// dropDerived removes every derived file of session id.
+func (s *FileStore) dropDerived(id string) {
+	matches, _ := filepathGlob(s, filepath.Join(s.dir, cacheDir, id+".*"))
+	for _, m := range matches {
+		s.fs.Remove(m)
+	}
+}

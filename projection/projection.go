@@ -1,0 +1,50 @@
+package projection
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+)
+
+// Projection is a deterministic fold of events into a state. The replay
+// engine feeds it every event of the live branch in seq order except the
+// two reserved types (checkpoint changes no state; rollback is applied by
+// the engine, which restores an earlier state with UnmarshalState).
+//
+// Apply must be deterministic (the same events give the same state, byte
+// for byte once marshalled), must never panic whatever the data, and must
+// carry unknown event types past untouched. A known type whose data has the
+// wrong shape is recorded as degraded, with its seq.
+//
+// A Projection is not safe for concurrent use.
+type Projection interface {
+	// Name is the projection's name ("agent", "transcript").
+	Name() string
+	// Version is the version of its state's shape and of its rules; a
+	// state digest names it, and verify compares only what it knows.
+	Version() int
+	// Apply folds one event into the state.
+	Apply(e eventlog.Event)
+	// Reset returns to the empty state, before any event.
+	Reset()
+	// MarshalState returns the state as JSON, deterministically.
+	MarshalState() ([]byte, error)
+	// UnmarshalState replaces the state with one MarshalState returned.
+	UnmarshalState(data []byte) error
+}
+
+// ID names a projection and its version: "agent/v1".
+func ID(p Projection) string { return fmt.Sprintf("%s/v%d", p.Name(), p.Version()) }
+
+// StateDigest is "sha256:" + hex(sha256(MarshalState())): what a
+// checkpoint's state digest holds.
+func StateDigest(p Projection) (string, error) {
+	b, err := p.MarshalState()
+	if err != nil {
+		return "", fmt.Errorf("projection %s: marshal state: %w", ID(p), err)
+	}
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:]), nil
+}

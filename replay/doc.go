@@ -1,0 +1,21 @@
+// Package replay rebuilds state by replaying a session's logical log into
+// projections, up to any seq: state is never stored as truth.
+//
+// Rollback events (SPEC §7) are applied as they come: from a rollback on,
+// every projection's state equals its state right after the rollback's
+// target event, whether that target lies on the live branch, in an
+// abandoned branch, or behind other rollbacks. The engine keeps marshalled
+// states in memory (at checkpoints and every so many events) so a rollback
+// costs the events since the nearest kept state, not the log; with a Cache
+// it also keeps states at checkpoints on disk, keyed by session, seq and
+// log digest, so that a later replay starts from the nearest one that still
+// matches the log.
+//
+// With CheckDigests the engine recomputes every checkpoint's log digest
+// and every state digest of a projection it was given, and stops at the
+// first mismatch with a *DigestError.
+//
+// The package knows the reserved event types and projections; it knows
+// nothing of files or stores: it reads a Source (a handle.Handle is one)
+// and keeps snapshots in a Cache (a handle.FileStore is one).
+package replay

@@ -1,0 +1,486 @@
+package replay
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"log/slog"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/projection"
+)
+
+// Source is a session's logical log. handle.Handle is one.
+type Source interface {
+	// ID names the session (for snapshot keys).
+	ID() string
+	// Read yields the events with from <= seq <= to in order.
+	Read(ctx context.Context, from, to int64) iter.Seq2[eventlog.Event, error]
+	// Seq returns the last seq of the log.
+	Seq() int64
+}
+
+// Cache keeps derived data beside sessions. handle.FileStore is one.
+type Cache interface {
+	GetDerived(ctx context.Context, id, key string) ([]byte, error)
+	PutDerived(ctx context.Context, id, key string, data []byte) error
+}
+
+// ErrDigest is wrapped by *DigestError.
+var ErrDigest = errors.New("replay: digest mismatch")
+
+// DigestError reports a checkpoint whose digest does not match what
+// precedes it.
+type DigestError struct {
+	Seq        int64  // the checkpoint's seq
+	Projection string // "" for the log digest, else the projection's ID
+	Want, Got  string // the checkpoint's digest, the recomputed one
+}
+
+// Error implements error.
+func (e *DigestError) Error() string {
+	what := "log digest"
+	if e.Projection != "" {
+		what = "state digest of " + e.Projection
+	}
+	return fmt.Sprintf("replay: checkpoint at seq %d: %s is %s, recomputed %s", e.Seq, what, e.Want, e.Got)
+}
+
+// Unwrap returns ErrDigest.
+func (e *DigestError) Unwrap() error { return ErrDigest }
+
+// Result says what a replay did.
+type Result struct {
+	// Seq is the last seq applied: the projections hold the state right
+	// after it (-1: no event).
+	Seq int64
+	// Events is how many events were read from the source, rollbacks'
+	// re-reads included.
+	Events int64
+	// Rollbacks is how many rollback events were applied.
+	Rollbacks int
+	// FromSnapshot is the seq of the stored snapshot the replay started
+	// from, or -1.
+	FromSnapshot int64
+	// Checkpoints is how many checkpoint events were met; with
+	// CheckDigests, Verified of them had every digest checked and
+	// Unchecked named a state of a projection the replay did not have.
+	Checkpoints, Verified, Unchecked int
+}
+
+type config struct {
+	upTo         int64
+	cache        Cache
+	snapEvery    int
+	memLimit     int
+	checkDigests bool
+	log          *slog.Logger
+}
+
+// Option configures Replay.
+type Option func(*config)
+
+// UpTo replays up to seq (inclusive); by default to the source's last seq.
+func UpTo(seq int64) Option { return func(c *config) { c.upTo = seq } }
+
+// WithCache keeps states at checkpoints in c and starts from the latest
+// one that matches the log.
+func WithCache(c Cache) Option { return func(cfg *config) { cfg.cache = c } }
+
+// WithSnapshotEvery keeps a state in memory every n events (default 1024),
+// besides one at every checkpoint.
+func WithSnapshotEvery(n int) Option { return func(c *config) { c.snapEvery = max(n, 1) } }
+
+// WithMemoryLimit bounds the bytes of states kept in memory (default 64
+// MiB); past it every other kept state is dropped.
+func WithMemoryLimit(n int) Option { return func(c *config) { c.memLimit = n } }
+
+// CheckDigests recomputes the log digest of every checkpoint, and the
+// state digest of those naming a projection given to Replay, from the
+// first event; it turns off starting from a stored snapshot.
+func CheckDigests() Option { return func(c *config) { c.checkDigests = true } }
+
+// WithLogger sets the logger; by default nothing is logged.
+func WithLogger(l *slog.Logger) Option { return func(c *config) { c.log = l } }
+
+// Replay resets the projections and replays src into them up to UpTo (or
+// the last seq), applying rollbacks. On a nil error the projections hold
+// the state right after Result.Seq. Replay is streaming: it holds one
+// event, plus the kept states.
+func Replay(ctx context.Context, src Source, ps []projection.Projection, opts ...Option) (Result, error) {
+	cfg := config{upTo: -2, snapEvery: 1024, memLimit: 64 << 20, log: slog.New(slog.DiscardHandler)}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.upTo == -2 {
+		cfg.upTo = src.Seq()
+	}
+	e := &engine{ctx: ctx, src: src, ps: ps, cfg: cfg, res: Result{Seq: -1, FromSnapshot: -1}}
+	if cfg.checkDigests {
+		e.dig = eventlog.NewDigest()
+	}
+	return e.run()
+}
+
+// snap is a kept state: every projection's marshalled state right after
+// event seq.
+type snap struct {
+	seq    int64
+	states [][]byte
+	size   int
+}
+
+type engine struct {
+	ctx  context.Context
+	src  Source
+	ps   []projection.Projection
+	cfg  config
+	res  Result
+	dig  *eventlog.Digest
+	mem  []snap // by seq
+	used int    // bytes in mem
+	disk []storedRef
+	// since counts events applied since the last kept state.
+	since int
+}
+
+func (e *engine) run() (Result, error) {
+	e.reset()
+	start := int64(-1)
+	if e.cfg.cache != nil && !e.cfg.checkDigests {
+		e.disk = e.loadIndex()
+		if s, ok := e.restoreStored(e.cfg.upTo); ok {
+			start = s
+			e.res.FromSnapshot = s
+		}
+	}
+	e.res.Seq = start
+	for ev, err := range e.src.Read(e.ctx, start+1, e.cfg.upTo) {
+		if err != nil {
+			return e.res, err
+		}
+		if err := e.forward(ev); err != nil {
+			return e.res, err
+		}
+		e.res.Seq = ev.Seq
+	}
+	if err := e.ctx.Err(); err != nil {
+		return e.res, err
+	}
+	return e.res, nil
+}
+
+func (e *engine) reset() {
+	for _, p := range e.ps {
+		p.Reset()
+	}
+}
+
+// forward applies one event of the main pass: digests are checked, states
+// kept.
+func (e *engine) forward(ev eventlog.Event) error {
+	if ev.Type == eventlog.TypeCheckpoint {
+		e.res.Checkpoints++
+		if err := e.checkpoint(ev); err != nil {
+			return err
+		}
+	}
+	if e.dig != nil {
+		e.dig.Add(ev)
+	}
+	if err := e.apply(ev); err != nil {
+		return err
+	}
+	e.since++
+	if ev.Type == eventlog.TypeCheckpoint || e.since >= e.cfg.snapEvery {
+		e.keep(ev.Seq)
+	}
+	return nil
+}
+
+// apply folds one event into the projections; a rollback restores the
+// state after its target.
+func (e *engine) apply(ev eventlog.Event) error {
+	e.res.Events++
+	switch ev.Type {
+	case eventlog.TypeCheckpoint:
+		return nil
+	case eventlog.TypeRollback:
+		rb, err := eventlog.ParseRollback(ev.Data)
+		if err != nil || rb.To >= ev.Seq {
+			return &eventlog.CorruptError{Seq: ev.Seq, Reason: fmt.Sprintf("invalid rollback: %v", err)}
+		}
+		e.res.Rollbacks++
+		return e.restoreTo(rb.To)
+	}
+	for _, p := range e.ps {
+		p.Apply(ev)
+	}
+	return nil
+}
+
+// restoreTo sets every projection to its state right after event t: from
+// the nearest kept state at or before t, then the events after it.
+func (e *engine) restoreTo(t int64) error {
+	from := int64(-1)
+	i := sort.Search(len(e.mem), func(i int) bool { return e.mem[i].seq > t }) - 1
+	if i >= 0 {
+		from = e.mem[i].seq
+	}
+	restored := false
+	if d, ok := e.nearestStored(t); ok && d > from {
+		if s, ok := e.restoreStored(t); ok {
+			from, restored = s, true
+		}
+	}
+	switch {
+	case restored:
+	case i >= 0:
+		if err := e.unmarshal(e.mem[i].states); err != nil {
+			return err
+		}
+	default:
+		e.reset()
+	}
+	for ev, err := range e.src.Read(e.ctx, from+1, t) {
+		if err != nil {
+			return err
+		}
+		if err := e.apply(ev); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *engine) marshal() ([][]byte, int, error) {
+	states := make([][]byte, len(e.ps))
+	size := 0
+	for i, p := range e.ps {
+		b, err := p.MarshalState()
+		if err != nil {
+			return nil, 0, fmt.Errorf("replay: marshal %s: %w", projection.ID(p), err)
+		}
+		states[i] = b
+		size += len(b)
+	}
+	return states, size, nil
+}
+
+func (e *engine) unmarshal(states [][]byte) error {
+	for i, p := range e.ps {
+		if err := p.UnmarshalState(states[i]); err != nil {
+			return fmt.Errorf("replay: restore %s: %w", projection.ID(p), err)
+		}
+	}
+	return nil
+}
+
+// keep saves the state after seq in memory, thinning the kept states when
+// they pass the memory limit.
+func (e *engine) keep(seq int64) {
+	e.since = 0
+	if len(e.ps) == 0 {
+		return
+	}
+	states, size, err := e.marshal()
+	if err != nil {
+		return // a state that cannot be kept is rebuilt from further back
+	}
+	e.mem = append(e.mem, snap{seq: seq, states: states, size: size})
+	e.used += size
+	for e.used > e.cfg.memLimit && len(e.mem) > 1 {
+		kept := e.mem[:0]
+		e.used = 0
+		for i, s := range e.mem {
+			if i%2 == 1 || i == len(e.mem)-1 {
+				kept = append(kept, s)
+				e.used += s.size
+			}
+		}
+		e.mem = kept
+	}
+}
+
+// checkpoint checks a checkpoint's digests (CheckDigests) and stores the
+// state at it (WithCache).
+func (e *engine) checkpoint(ev eventlog.Event) error {
+	cp, err := eventlog.ParseCheckpoint(ev.Data)
+	if err != nil {
+		return &eventlog.CorruptError{Seq: ev.Seq, Reason: fmt.Sprintf("invalid checkpoint: %v", err)}
+	}
+	if e.dig != nil {
+		if got := e.dig.String(); got != cp.Log {
+			return &DigestError{Seq: ev.Seq, Want: cp.Log, Got: got}
+		}
+		checked := true
+		if cp.State != nil {
+			checked = false
+			for _, p := range e.ps {
+				if projection.ID(p) != cp.State.Projection {
+					continue
+				}
+				got, err := projection.StateDigest(p)
+				if err != nil {
+					return err
+				}
+				if got != cp.State.Digest {
+					return &DigestError{Seq: ev.Seq, Projection: cp.State.Projection, Want: cp.State.Digest, Got: got}
+				}
+				checked = true
+			}
+		}
+		if checked {
+			e.res.Verified++
+		} else {
+			e.res.Unchecked++
+		}
+	}
+	if e.cfg.cache != nil && len(e.ps) > 0 {
+		e.store(ev.Seq, cp.Log)
+	}
+	return nil
+}
+
+// projectionsKey names the set of projections in cache keys.
+func (e *engine) projectionsKey() string {
+	ids := make([]string, len(e.ps))
+	for i, p := range e.ps {
+		ids[i] = strings.ReplaceAll(projection.ID(p), "/", "-")
+	}
+	return strings.Join(ids, "_")
+}
+
+// storedState is a snapshot kept in the cache.
+type storedState struct {
+	Session     string            `json:"session"`
+	Seq         int64             `json:"seq"`
+	Log         string            `json:"log"`
+	Projections []string          `json:"projections"`
+	States      []json.RawMessage `json:"states"`
+}
+
+// storedRef indexes stored states: a checkpoint's seq and log digest.
+type storedRef struct {
+	Seq int64  `json:"seq"`
+	Log string `json:"log"`
+}
+
+func (e *engine) indexKey() string { return "snaps-" + e.projectionsKey() }
+
+func (e *engine) stateKey(seq int64) string {
+	return fmt.Sprintf("snap-%s-%d", e.projectionsKey(), seq)
+}
+
+// maxStored bounds the states kept on disk per session and set of
+// projections: the latest ones are kept.
+const maxStored = 16
+
+func (e *engine) loadIndex() []storedRef {
+	b, err := e.cfg.cache.GetDerived(e.ctx, e.src.ID(), e.indexKey())
+	if err != nil {
+		return nil
+	}
+	var refs []storedRef
+	if json.Unmarshal(b, &refs) != nil {
+		return nil
+	}
+	sort.Slice(refs, func(i, j int) bool { return refs[i].Seq < refs[j].Seq })
+	return refs
+}
+
+// nearestStored returns the seq of the latest stored state at or before t.
+func (e *engine) nearestStored(t int64) (int64, bool) {
+	i := sort.Search(len(e.disk), func(i int) bool { return e.disk[i].Seq > t }) - 1
+	if i < 0 {
+		return 0, false
+	}
+	return e.disk[i].Seq, true
+}
+
+// restoreStored restores the latest stored state at or before t that still
+// matches the log: the checkpoint it was taken at is in the log with the
+// same log digest, so every event before it is the same. Stale entries are
+// passed over.
+func (e *engine) restoreStored(t int64) (int64, bool) {
+	for i := sort.Search(len(e.disk), func(i int) bool { return e.disk[i].Seq > t }) - 1; i >= 0; i-- {
+		ref := e.disk[i]
+		if !e.checkpointAt(ref) {
+			continue
+		}
+		b, err := e.cfg.cache.GetDerived(e.ctx, e.src.ID(), e.stateKey(ref.Seq))
+		if err != nil {
+			continue
+		}
+		var st storedState
+		if json.Unmarshal(b, &st) != nil || st.Seq != ref.Seq || st.Log != ref.Log || st.Session != e.src.ID() || len(st.States) != len(e.ps) {
+			continue
+		}
+		states := make([][]byte, len(st.States))
+		for k, raw := range st.States {
+			if st.Projections[k] != projection.ID(e.ps[k]) {
+				states = nil
+				break
+			}
+			states[k] = raw
+		}
+		if states == nil || e.unmarshal(states) != nil {
+			e.reset()
+			continue
+		}
+		e.cfg.log.Debug("replay starts from a stored state", "session", e.src.ID(), "seq", ref.Seq)
+		return ref.Seq, true
+	}
+	return 0, false
+}
+
+// checkpointAt reports whether the log holds, at ref.Seq, a checkpoint
+// with ref's log digest.
+func (e *engine) checkpointAt(ref storedRef) bool {
+	for ev, err := range e.src.Read(e.ctx, ref.Seq, ref.Seq) {
+		if err != nil || ev.Type != eventlog.TypeCheckpoint {
+			return false
+		}
+		cp, err := eventlog.ParseCheckpoint(ev.Data)
+		return err == nil && cp.Log == ref.Log
+	}
+	return false
+}
+
+// store keeps the state at a checkpoint in the cache. Failures only cost a
+// later replay some events.
+func (e *engine) store(seq int64, log string) {
+	for _, r := range e.disk {
+		if r.Seq == seq && r.Log == log {
+			return
+		}
+	}
+	states, _, err := e.marshal()
+	if err != nil {
+		return
+	}
+	st := storedState{Session: e.src.ID(), Seq: seq, Log: log, States: make([]json.RawMessage, len(states))}
+	for i, p := range e.ps {
+		st.Projections = append(st.Projections, projection.ID(p))
+		st.States[i] = states[i]
+	}
+	b, err := json.Marshal(st)
+	if err != nil || e.cfg.cache.PutDerived(e.ctx, e.src.ID(), e.stateKey(seq), b) != nil {
+		return
+	}
+	refs := append([]storedRef(nil), e.disk...)
+	refs = slices.DeleteFunc(refs, func(r storedRef) bool { return r.Seq == seq })
+	refs = append(refs, storedRef{Seq: seq, Log: log})
+	sort.Slice(refs, func(i, j int) bool { return refs[i].Seq < refs[j].Seq })
+	if len(refs) > maxStored {
+		refs = refs[len(refs)-maxStored:]
+	}
+	if b, err := json.Marshal(refs); err == nil && e.cfg.cache.PutDerived(e.ctx, e.src.ID(), e.indexKey(), b) == nil {
+		e.disk = refs
+	}
+}
