@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"iter"
 	"os"
 	"path/filepath"
 
@@ -41,7 +42,7 @@ func (s *FileStore) Convert(ctx context.Context, id, encodingName string) error 
 	if err != nil {
 		return err
 	}
-	return s.rewrite(ctx, id, loc, dst)
+	return s.rewriteFile(ctx, id, loc, dst)
 }
 
 // Compact rewrites a session's zstd frames into large ones (see Convert);
@@ -50,17 +51,36 @@ func (s *FileStore) Compact(ctx context.Context, id string) error {
 	return s.Convert(ctx, id, EncodingZstd)
 }
 
-// rewrite writes the logical log at loc anew in encoding dst and puts it
-// in place. The caller holds the writer lock.
-func (s *FileStore) rewrite(ctx context.Context, id string, loc location, dst *encoding) error {
+// rewriteFile rewrites the file at loc, as it is, in encoding dst. The
+// caller holds the writer lock.
+func (s *FileStore) rewriteFile(ctx context.Context, id string, loc location, dst *encoding) error {
+	in, err := s.fs.Open(loc.path)
+	if err != nil {
+		return fmt.Errorf("handle: rewrite %q: %w", loc.path, err)
+	}
+	defer in.Close()
+	r := loc.enc.reader(in, eventlog.WithPath(loc.path))
+	hdr, err := r.Header()
+	if err != nil {
+		return err
+	}
+	return s.rewrite(ctx, id, loc, dst, hdr, r.All())
+}
+
+// rewrite writes hdr and events as session id's new log in encoding dst,
+// through a temp file that is fsynced and read back; it replaces the file
+// at loc only if the temp file holds exactly the events given (compared by
+// the digest of their canonical lines), then removes the old file if the
+// name changed. The caller holds the writer lock.
+func (s *FileStore) rewrite(ctx context.Context, id string, loc location, dst *encoding, hdr eventlog.Header, events iter.Seq2[eventlog.Event, error]) error {
 	dstPath := filepath.Join(s.dir, id+dst.ext)
 	tmp := dstPath + tmpExt
-	want, err := s.writeCopy(ctx, loc, dst, tmp)
+	want, err := s.writeCopy(ctx, hdr, events, dst, tmp)
 	if err == nil {
 		var got []byte
 		got, err = s.logDigest(location{path: tmp, enc: dst})
 		if err == nil && !bytes.Equal(got, want) {
-			err = fmt.Errorf("handle: convert %q: the rewritten log differs from the original; nothing replaced", loc.path)
+			err = fmt.Errorf("handle: rewrite %q: the rewritten log differs from the original; nothing replaced", loc.path)
 		}
 	}
 	if err == nil {
@@ -71,7 +91,7 @@ func (s *FileStore) rewrite(ctx context.Context, id string, loc location, dst *e
 		return err
 	}
 	if err := syncDir(s.fs, s.dir); err != nil {
-		return fmt.Errorf("handle: convert %q: sync folder: %w", loc.path, err)
+		return fmt.Errorf("handle: rewrite %q: sync folder: %w", loc.path, err)
 	}
 	for _, p := range []string{loc.path, loc.stale} {
 		if p != "" && p != dstPath {
@@ -84,20 +104,15 @@ func (s *FileStore) rewrite(ctx context.Context, id string, loc location, dst *e
 	return nil
 }
 
-// writeCopy streams the log at loc into tmp in encoding dst, fsyncs it, and
-// returns the digest of the logical log it read.
-func (s *FileStore) writeCopy(ctx context.Context, loc location, dst *encoding, tmp string) ([]byte, error) {
-	in, err := s.fs.Open(loc.path)
-	if err != nil {
-		return nil, fmt.Errorf("handle: convert %q: %w", loc.path, err)
-	}
-	defer in.Close()
+// writeCopy streams hdr and events into tmp in encoding dst, fsyncs it,
+// and returns the digest of the events' canonical lines.
+func (s *FileStore) writeCopy(ctx context.Context, hdr eventlog.Header, events iter.Seq2[eventlog.Event, error], dst *encoding, tmp string) ([]byte, error) {
 	out, err := s.fs.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("handle: convert %q: %w", loc.path, err)
+		return nil, fmt.Errorf("handle: rewrite: %w", err)
 	}
 	w := &copyWriter{f: out, dst: dst, enc: s.enc}
-	sum, err := w.copyLog(ctx, loc.enc.reader(in, eventlog.WithPath(loc.path)))
+	sum, err := w.copyLog(ctx, hdr, events)
 	if err == nil {
 		err = out.Sync()
 	}
@@ -105,7 +120,7 @@ func (s *FileStore) writeCopy(ctx context.Context, loc location, dst *encoding, 
 		err = cerr
 	}
 	if err != nil {
-		return nil, fmt.Errorf("handle: convert %q: %w", loc.path, err)
+		return nil, fmt.Errorf("handle: rewrite %q: %w", tmp, err)
 	}
 	return sum, nil
 }
@@ -132,11 +147,10 @@ func (w *copyWriter) write(rows []byte) error {
 	return nil
 }
 
-func (w *copyWriter) copyLog(ctx context.Context, r *eventlog.Reader) ([]byte, error) {
-	hdr, err := r.Header()
-	if err != nil {
-		return nil, err
-	}
+// copyLog writes the header and the events (whose seqs must follow on
+// from the header's first seq) and returns the digest of their canonical
+// lines.
+func (w *copyWriter) copyLog(ctx context.Context, hdr eventlog.Header, events iter.Seq2[eventlog.Event, error]) ([]byte, error) {
 	line, err := eventlog.EncodeHeader(hdr)
 	if err != nil {
 		return nil, err
@@ -147,13 +161,20 @@ func (w *copyWriter) copyLog(ctx context.Context, r *eventlog.Reader) ([]byte, e
 	sum := sha256.New()
 	var batch []eventlog.Event
 	size := 0
+	next := hdr.FirstSeq()
 	flush := func() error {
 		w.rows = w.enc.AppendRows(w.rows[:0], batch)
 		batch, size = batch[:0], 0
 		return w.write(w.rows)
 	}
-	for r.Next() {
-		e := r.Event()
+	for e, err := range events {
+		if err != nil {
+			return nil, err
+		}
+		if e.Seq != next {
+			return nil, fmt.Errorf("seq %d where %d was expected", e.Seq, next)
+		}
+		next++
 		writeCanon(sum, e)
 		batch = append(batch, e)
 		if size += eventlog.RowSize(e); size >= eventlog.FrameTarget {
@@ -165,16 +186,13 @@ func (w *copyWriter) copyLog(ctx context.Context, r *eventlog.Reader) ([]byte, e
 			}
 		}
 	}
-	if err := r.Err(); err != nil {
-		return nil, err
-	}
 	if len(batch) > 0 {
 		if err := flush(); err != nil {
 			return nil, err
 		}
 	}
 	if w.dst.z != nil {
-		tail := eventlog.AppendTailFrame(nil, w.off, w.lastFrame[0], w.lastFrame[1], r.NextSeq())
+		tail := eventlog.AppendTailFrame(nil, w.off, w.lastFrame[0], w.lastFrame[1], next)
 		if _, err := w.f.Write(tail); err != nil {
 			return nil, err
 		}

@@ -132,6 +132,15 @@ func (s *FileStore) Create(ctx context.Context, opts ...CreateOption) (Handle, e
 	if err != nil {
 		return nil, err
 	}
+	if p := cc.parent; p != nil {
+		info, err := s.Stat(ctx, p.ID)
+		if err != nil {
+			return nil, fmt.Errorf("handle: create with parent %s: %w", p.ID, err)
+		}
+		if p.Seq > info.LastSeq {
+			return nil, fmt.Errorf("%w: parent %s has no event %d (its events are 0..%d)", ErrLineage, p.ID, p.Seq, info.LastSeq)
+		}
+	}
 	path := filepath.Join(s.dir, id+enc.ext)
 	hdr := eventlog.NewHeader(id, s.cfg.now().UnixMilli())
 	hdr.Labels, hdr.Parent = cc.labels, cc.parent
@@ -470,8 +479,20 @@ func (s *FileStore) List(ctx context.Context, opts ...ListOption) ([]Info, error
 	return out, nil
 }
 
-// Delete removes session id; ErrLocked while a writer holds it.
-func (s *FileStore) Delete(ctx context.Context, id string) error {
+// Delete removes session id; ErrLocked while a writer holds it. A session
+// that forks depend on is refused with a *DependentsError unless Detach
+// (they get the inherited prefix and stand alone) or Cascade (they are
+// deleted too) is given. Child sessions do not depend on their parent: they
+// outlive it, and the tree reports the parent as gone.
+func (s *FileStore) Delete(ctx context.Context, id string, opts ...DeleteOption) error {
+	var dc deleteConfig
+	for _, o := range opts {
+		o(&dc)
+	}
+	return s.delete(ctx, id, dc, map[string]bool{})
+}
+
+func (s *FileStore) delete(ctx context.Context, id string, dc deleteConfig, visited map[string]bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -480,6 +501,27 @@ func (s *FileStore) Delete(ctx context.Context, id string) error {
 	}
 	if _, err := s.existing(id); err != nil {
 		return err
+	}
+	if visited[id] {
+		return fmt.Errorf("%w: %s is its own ancestor", ErrLineage, id)
+	}
+	visited[id] = true
+	deps, err := s.dependents(ctx, id)
+	if err != nil {
+		return err
+	}
+	for _, dep := range deps {
+		switch {
+		case dc.cascade:
+			err = s.delete(ctx, dep, dc, visited)
+		case dc.detach:
+			err = s.Detach(ctx, dep)
+		default:
+			return &DependentsError{ID: id, Dependents: deps}
+		}
+		if err != nil {
+			return err
+		}
 	}
 	lock, err := lockFile(s.fs, s.lockPath(id))
 	if err != nil {
@@ -502,6 +544,7 @@ func (s *FileStore) Delete(ctx context.Context, id string) error {
 		return fmt.Errorf("handle: delete %s: sync folder: %w", id, err)
 	}
 	s.fs.Remove(s.lockPath(id))
+	s.dropDerived(id)
 	s.cfg.log.Debug("session deleted", "id", id)
 	return nil
 }

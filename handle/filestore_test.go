@@ -90,6 +90,9 @@ func fileHarness(t *testing.T, base afero.Fs, dir, encoding string) storetest.Ha
 			return fi.Size()
 		},
 		BytesRead: n.Load,
+		Lose: func(t *testing.T, id string) {
+			require.NoError(t, base.Remove(path(t, id)))
+		},
 	}
 }
 

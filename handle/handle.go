@@ -462,7 +462,7 @@ func (h *fileHandle) finish() error {
 		return nil
 	}
 	if h.store.cfg.compactOnClose {
-		return h.store.rewrite(context.Background(), h.hdr.ID, location{path: h.path, enc: h.enc}, h.enc)
+		return h.store.rewriteFile(context.Background(), h.hdr.ID, location{path: h.path, enc: h.enc}, h.enc)
 	}
 	tail := eventlog.AppendTailFrame(nil, h.size, h.lastFrame[0], h.lastFrame[1], h.next)
 	if err := h.write(false, h.size, tail); err != nil {

@@ -38,9 +38,13 @@ type Store interface {
 	// List describes the sessions of the store, newest first, filtered by
 	// the options.
 	List(ctx context.Context, opts ...ListOption) ([]Info, error)
+	// Fork creates a session whose logical log is id's events 0..at
+	// followed by its own; nothing is copied. It is durable on return.
+	Fork(ctx context.Context, id string, at int64, opts ...CreateOption) (Handle, error)
 	// Delete removes a session. It fails with ErrLocked while a writer
-	// holds it.
-	Delete(ctx context.Context, id string) error
+	// holds it, and with a *DependentsError while forks depend on it,
+	// unless Detach or Cascade says what to do with them.
+	Delete(ctx context.Context, id string, opts ...DeleteOption) error
 }
 
 // Handle is an open session. A write handle is the session's only writer;

@@ -141,23 +141,16 @@ func notImplemented(what string) error {
 	return usageErrorf("%s is not implemented yet", what)
 }
 
-// lineageError reports a fork whose parent is missing or shorter than the
-// fork point: the logical log cannot be assembled.
-type lineageError struct{ msg string }
-
-func (e *lineageError) Error() string { return "lineage: " + e.msg }
-
 // exitCode maps an error to an exit status: failed checks are 1, anything
 // else (usage, not found, I/O) is 2.
 func exitCode(err error) int {
 	var ee *exitError
-	var le *lineageError
 	switch {
 	case err == nil:
 		return exitOK
 	case errors.As(err, &ee):
 		return ee.code
-	case errors.As(err, &le),
+	case errors.Is(err, handle.ErrLineage),
 		errors.Is(err, eventlog.ErrCorrupt),
 		errors.Is(err, eventlog.ErrVersion),
 		errors.Is(err, handle.ErrConflict),

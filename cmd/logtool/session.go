@@ -19,10 +19,6 @@ const (
 	zstdExt = ".jsonl.zst"
 )
 
-// maxForkDepth bounds a chain of forks followed to assemble a logical log;
-// a longer one is taken for a cycle.
-const maxForkDepth = 256
-
 // session is what a SESSION argument names: a log file, inside a store
 // when its name is <ULID>.jsonl, or a freely named (exported) file.
 type session struct {
@@ -115,63 +111,21 @@ func (a *app) openLog(ctx context.Context, s session) (logSource, error) {
 }
 
 // eachEvent calls fn for every event of s's logical log with from <= seq
-// <= to, in order: for a fork, the parent's events up to the fork point
-// first (read from the parent's file in the same folder), then the file's
-// own.
+// <= to, in order (a fork's inherited events first: the handle resolves
+// the lineage).
 func (a *app) eachEvent(ctx context.Context, s session, from, to int64, fn func(eventlog.Event) error) error {
-	return a.eachEventDepth(ctx, s, from, to, fn, 0)
-}
-
-func (a *app) eachEventDepth(ctx context.Context, s session, from, to int64, fn func(eventlog.Event) error, depth int) error {
 	src, err := a.openLog(ctx, s)
 	if err != nil {
 		return err
 	}
 	defer src.Close()
-	hdr := src.Header()
-	if p := hdr.Parent; p != nil && p.Mode == eventlog.ModeFork && from <= p.Seq {
-		if err := a.inherit(ctx, s, *p, from, min(to, p.Seq), fn, depth); err != nil {
-			return err
-		}
-	}
-	if to < hdr.FirstSeq() {
-		return nil
-	}
-	for e, err := range src.Read(ctx, max(from, hdr.FirstSeq()), to) {
+	for e, err := range src.Read(ctx, from, to) {
 		if err != nil {
 			return err
 		}
 		if err := fn(e); err != nil {
 			return err
 		}
-	}
-	return nil
-}
-
-// inherit yields a fork's inherited events from..upto from its parent,
-// which lives in the fork's folder, and checks that the parent has them all.
-func (a *app) inherit(ctx context.Context, s session, p eventlog.Parent, from, upto int64, fn func(eventlog.Event) error, depth int) error {
-	if depth >= maxForkDepth {
-		return &lineageError{msg: fmt.Sprintf("%q: more than %d forks in a chain (a cycle?)", s.path, maxForkDepth)}
-	}
-	st := handle.NewFileStore(a.fs, filepath.Dir(s.path))
-	path, err := st.Path(p.ID)
-	if err != nil {
-		return &lineageError{msg: fmt.Sprintf("%q: parent %v", s.path, err)}
-	}
-	if _, err := a.fs.Stat(path); err != nil {
-		return &lineageError{msg: fmt.Sprintf("%q: parent %s not found next to it (%v)", s.path, p.ID, err)}
-	}
-	next := from
-	err = a.eachEventDepth(ctx, session{path: path, id: p.ID, store: st}, from, upto, func(e eventlog.Event) error {
-		next = e.Seq + 1
-		return fn(e)
-	}, depth+1)
-	if err != nil {
-		return err
-	}
-	if next != upto+1 {
-		return &lineageError{msg: fmt.Sprintf("%q: forked at seq %d of %s, whose log ends before seq %d", s.path, p.Seq, p.ID, upto)}
 	}
 	return nil
 }

@@ -32,6 +32,9 @@ type Harness struct {
 	// BytesRead returns how many bytes the store has read from its storage
 	// so far.
 	BytesRead func() int64
+	// Lose removes session id's stored log behind the store's back (a
+	// parent lost to a disk failure, say).
+	Lose func(t *testing.T, id string)
 }
 
 type testCase struct {
@@ -69,6 +72,13 @@ var cases = []testCase{
 	{"InvalidIDsRefused", testInvalidIDs},
 	{"ContextCancellation", testContext},
 	{"ConcurrentAppendersContiguous", testConcurrent},
+	{"ForkReadsInheritedPrefix", testFork},
+	{"ForkOfForkAndAbandonedBranch", testForkChain},
+	{"ForkPointChecked", testForkPoint},
+	{"ChildInheritsNothingAndOutlivesParent", testChild},
+	{"DeleteProtectsForks", testDeleteProtection},
+	{"LostParentIsLineageError", testLostParent},
+	{"DigestCoversInheritedPrefix", testForkDigest},
 }
 
 var ctx = context.Background()
@@ -483,6 +493,7 @@ func testList(t *testing.T, hs Harness) {
 	require.Empty(t, infos)
 	a := create(t, hs, handle.WithLabels(map[string]string{"agent": "coder"}))
 	b := create(t, hs, handle.WithLabels(map[string]string{"agent": "reviewer"}))
+	appendFlush(t, a, events(0, 1)) // the event that spawns c
 	c := create(t, hs, handle.WithLabels(map[string]string{"agent": "coder", "cwd": "/src"}),
 		handle.WithParent(eventlog.Parent{ID: a.ID(), Seq: 0, Mode: eventlog.ModeChild, Call: "c1"}))
 	appendFlush(t, b, events(0, 3))
@@ -645,4 +656,176 @@ func testConcurrent(t *testing.T, hs Harness) {
 		seen[string(e.Data)] = true
 	}
 	require.Len(t, seen, writers*per, "every appended event is there once")
+}
+
+func testFork(t *testing.T, hs Harness) {
+	parent := create(t, hs)
+	appendFlush(t, parent, events(0, 10))
+	fork, err := hs.Store.Fork(ctx, parent.ID(), 4, handle.WithLabels(map[string]string{"branch": "b"}))
+	require.NoError(t, err)
+	t.Cleanup(func() { fork.Close() })
+	require.Equal(t, &eventlog.Parent{ID: parent.ID(), Seq: 4, Mode: eventlog.ModeFork}, fork.Header().Parent)
+	require.Equal(t, int64(4), fork.Seq())
+	last := appendFlush(t, fork, events(100, 3))
+	require.Equal(t, int64(7), last, "the fork's first own event has seq at+1")
+	appendFlush(t, parent, events(10, 5)) // the parent goes on; the fork does not see it
+
+	want := withSeqs(append(events(0, 5), events(100, 3)...), 0)
+	require.Equal(t, canon(want), canon(readAll(t, fork, 0, handle.End)))
+	require.Equal(t, canon(want[3:6]), canon(readAll(t, fork, 3, 5)), "a range across the fork point")
+	require.NoError(t, fork.Close())
+
+	r := open(t, hs, fork.ID(), handle.ReadOnly)
+	require.Equal(t, canon(want), canon(readAll(t, r, 0, handle.End)))
+	info, err := hs.Store.Stat(ctx, fork.ID())
+	require.NoError(t, err)
+	require.Equal(t, int64(8), info.Events, "events include the inherited prefix")
+	require.Equal(t, int64(7), info.LastSeq)
+	w := open(t, hs, fork.ID(), handle.ReadWrite)
+	require.Equal(t, int64(8), appendFlush(t, w, events(103, 1)), "reopen continues the seq")
+}
+
+func testForkChain(t *testing.T, hs Harness) {
+	root := create(t, hs)
+	appendFlush(t, root, events(0, 6))
+	// A rollback abandons 3..4; forking inside the abandoned branch works:
+	// a fork's logical log is the parent's events, whatever they mean.
+	_, err := root.Append(ctx, eventlog.Event{Type: eventlog.TypeRollback, Data: json.RawMessage(`{"to":2}`)})
+	require.NoError(t, err)
+	require.NoError(t, root.Flush(ctx))
+	a, err := hs.Store.Fork(ctx, root.ID(), 4)
+	require.NoError(t, err)
+	t.Cleanup(func() { a.Close() })
+	appendFlush(t, a, events(10, 2)) // 5 6
+	b, err := hs.Store.Fork(ctx, a.ID(), 5)
+	require.NoError(t, err)
+	t.Cleanup(func() { b.Close() })
+	appendFlush(t, b, events(20, 2)) // 6 7
+	c, err := hs.Store.Fork(ctx, b.ID(), 7)
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	appendFlush(t, c, events(30, 1)) // 8
+	want := withSeqs(append(append(append(events(0, 5), events(10, 1)...), events(20, 2)...), events(30, 1)...), 0)
+	require.Equal(t, canon(want), canon(readAll(t, c, 0, handle.End)))
+}
+
+func testForkPoint(t *testing.T, hs Harness) {
+	parent := create(t, hs)
+	appendFlush(t, parent, events(0, 3))
+	for _, at := range []int64{-1, 3, 100} {
+		_, err := hs.Store.Fork(ctx, parent.ID(), at)
+		require.ErrorIs(t, err, handle.ErrLineage, "at %d", at)
+	}
+	_, err := hs.Store.Fork(ctx, "01JDX3N0Q3Z8Y6W2D1V5K7M9PA", 0)
+	require.ErrorIs(t, err, handle.ErrNotFound)
+	f, err := hs.Store.Fork(ctx, parent.ID(), 2) // at the last event: nothing new yet
+	require.NoError(t, err)
+	t.Cleanup(func() { f.Close() })
+	require.Len(t, readAll(t, f, 0, handle.End), 3)
+}
+
+func testChild(t *testing.T, hs Harness) {
+	parent := create(t, hs)
+	appendFlush(t, parent, events(0, 5))
+	child := create(t, hs, handle.WithParent(eventlog.Parent{ID: parent.ID(), Seq: 3, Mode: eventlog.ModeChild, Call: "call_1"}))
+	require.Equal(t, int64(-1), child.Seq())
+	require.Equal(t, int64(0), appendFlush(t, child, events(50, 1)), "a child's rows start at seq 0")
+	require.Equal(t, canon(withSeqs(events(50, 1), 0)), canon(readAll(t, child, 0, handle.End)))
+	_, err := hs.Store.Create(ctx, handle.WithParent(eventlog.Parent{ID: parent.ID(), Seq: 9, Mode: eventlog.ModeChild}))
+	require.ErrorIs(t, err, handle.ErrLineage, "the parent must hold the spawning event")
+	require.NoError(t, parent.Close())
+	require.NoError(t, hs.Store.Delete(ctx, parent.ID()), "a child does not keep its parent")
+	require.NoError(t, child.Close())
+	r := open(t, hs, child.ID(), handle.ReadOnly)
+	require.Len(t, readAll(t, r, 0, handle.End), 1)
+}
+
+func testDeleteProtection(t *testing.T, hs Harness) {
+	for _, mode := range []string{"refused", "detach", "cascade"} {
+		t.Run(mode, func(t *testing.T) {
+			parent := create(t, hs)
+			appendFlush(t, parent, events(0, 6))
+			fork, err := hs.Store.Fork(ctx, parent.ID(), 3)
+			require.NoError(t, err)
+			appendFlush(t, fork, events(20, 2))
+			forkOfFork, err := hs.Store.Fork(ctx, fork.ID(), 5)
+			require.NoError(t, err)
+			appendFlush(t, forkOfFork, events(30, 1))
+			want := canon(readAll(t, fork, 0, handle.End))
+			wantFF := canon(readAll(t, forkOfFork, 0, handle.End))
+			require.NoError(t, fork.Close())
+			require.NoError(t, forkOfFork.Close())
+			require.NoError(t, parent.Close())
+			switch mode {
+			case "refused":
+				err := hs.Store.Delete(ctx, parent.ID())
+				var de *handle.DependentsError
+				require.ErrorAs(t, err, &de)
+				require.ErrorIs(t, err, handle.ErrHasDependents)
+				require.Equal(t, []string{fork.ID()}, de.Dependents)
+				_, err = hs.Store.Stat(ctx, parent.ID())
+				require.NoError(t, err, "nothing was deleted")
+			case "detach":
+				require.NoError(t, hs.Store.Delete(ctx, parent.ID(), handle.Detach()))
+				r := open(t, hs, fork.ID(), handle.ReadOnly)
+				require.Nil(t, r.Header().Parent, "the fork stands alone")
+				require.Equal(t, want, canon(readAll(t, r, 0, handle.End)))
+				rr := open(t, hs, forkOfFork.ID(), handle.ReadOnly)
+				require.Equal(t, wantFF, canon(readAll(t, rr, 0, handle.End)))
+				w := open(t, hs, fork.ID(), handle.ReadWrite)
+				require.Equal(t, int64(6), appendFlush(t, w, events(40, 1)))
+			case "cascade":
+				require.NoError(t, hs.Store.Delete(ctx, parent.ID(), handle.Cascade()))
+				for _, id := range []string{parent.ID(), fork.ID(), forkOfFork.ID()} {
+					_, err := hs.Store.Stat(ctx, id)
+					require.ErrorIs(t, err, handle.ErrNotFound)
+				}
+			}
+		})
+	}
+}
+
+func testLostParent(t *testing.T, hs Harness) {
+	parent := create(t, hs)
+	appendFlush(t, parent, events(0, 4))
+	fork, err := hs.Store.Fork(ctx, parent.ID(), 2)
+	require.NoError(t, err)
+	appendFlush(t, fork, events(10, 1))
+	require.NoError(t, fork.Close())
+	require.NoError(t, parent.Close())
+	hs.Lose(t, parent.ID())
+	r := open(t, hs, fork.ID(), handle.ReadOnly)
+	var got error
+	n := 0
+	for _, err := range r.Read(ctx, 0, handle.End) {
+		if err != nil {
+			got = err
+			break
+		}
+		n++
+	}
+	var le *handle.LineageError
+	require.ErrorAs(t, got, &le)
+	require.ErrorIs(t, got, handle.ErrLineage)
+	require.Equal(t, parent.ID(), le.Parent)
+	require.Zero(t, n)
+	// Its own events are still readable.
+	require.Len(t, readAll(t, r, 3, handle.End), 1)
+}
+
+func testForkDigest(t *testing.T, hs Harness) {
+	parent := create(t, hs)
+	appendFlush(t, parent, events(0, 7))
+	fork, err := hs.Store.Fork(ctx, parent.ID(), 4)
+	require.NoError(t, err)
+	t.Cleanup(func() { fork.Close() })
+	appendFlush(t, fork, events(10, 2))
+	d := eventlog.NewDigest()
+	for _, e := range readAll(t, fork, 0, handle.End) {
+		d.Add(e)
+	}
+	got, next, err := fork.LogDigest(ctx)
+	require.NoError(t, err)
+	require.Equal(t, int64(7), next)
+	require.Equal(t, d.String(), got)
 }

@@ -1,0 +1,115 @@
+package handle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+)
+
+// ErrHasDependents: Delete of a session that forks depend on, without
+// Detach or Cascade; wrapped by *DependentsError.
+var ErrHasDependents = errors.New("handle: other sessions fork from this one")
+
+// DependentsError lists the forks that depend on a session.
+type DependentsError struct {
+	ID         string
+	Dependents []string
+}
+
+// Error implements error.
+func (e *DependentsError) Error() string {
+	return fmt.Sprintf("handle: cannot delete %s: %d fork(s) depend on it (%s); detach them or cascade",
+		e.ID, len(e.Dependents), strings.Join(e.Dependents, ", "))
+}
+
+// Unwrap returns ErrHasDependents.
+func (e *DependentsError) Unwrap() error { return ErrHasDependents }
+
+// Fork creates a session whose logical log is session id's events 0..at
+// followed by its own, which start at seq at+1. Nothing is copied: the
+// cost does not depend on the parent's length. The fork is durable when
+// Fork returns; a write handle on it is returned. Forking a fork works,
+// and so does forking at a seq inside an abandoned branch. The parent
+// must hold event at (ErrLineage otherwise).
+func (s *FileStore) Fork(ctx context.Context, id string, at int64, opts ...CreateOption) (Handle, error) {
+	info, err := s.Stat(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if at < 0 || at > info.LastSeq {
+		return nil, fmt.Errorf("%w: cannot fork %s at seq %d: its events are 0..%d", ErrLineage, id, at, info.LastSeq)
+	}
+	opts = append(slices.Clone(opts), WithParent(eventlog.Parent{ID: id, Seq: at, Mode: eventlog.ModeFork}))
+	return s.Create(ctx, opts...)
+}
+
+// deleteConfig holds what DeleteOptions set.
+type deleteConfig struct{ detach, cascade bool }
+
+// DeleteOption changes what Delete does with the forks that depend on the
+// session.
+type DeleteOption func(*deleteConfig)
+
+// Detach makes Delete write the inherited prefix into every fork that
+// depends on the session (atomically, each under its writer lock), so that
+// they stand alone, before deleting it.
+func Detach() DeleteOption { return func(c *deleteConfig) { c.detach = true } }
+
+// Cascade makes Delete delete the forks that depend on the session (and
+// theirs), before deleting it.
+func Cascade() DeleteOption { return func(c *deleteConfig) { c.cascade = true } }
+
+// dependents returns the forks whose parent is id. Children (mode child)
+// do not depend on their parent.
+func (s *FileStore) dependents(ctx context.Context, id string) ([]string, error) {
+	hdrs, err := s.headers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, h := range hdrs {
+		if p := h.hdr.Parent; p != nil && p.ID == id && p.Mode == eventlog.ModeFork {
+			out = append(out, h.hdr.ID)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// Detach makes the fork id stand alone: its file is rewritten (temp file,
+// fsync, rename, fsync folder, under its writer lock) to hold its whole
+// logical log, the inherited prefix included, with no parent. Its logical
+// log, and so every digest, is unchanged.
+func (s *FileStore) Detach(ctx context.Context, id string) error {
+	if _, err := s.existing(id); err != nil {
+		return err
+	}
+	lock, err := lockFile(s.fs, s.lockPath(id))
+	if err != nil {
+		return err
+	}
+	defer lock.unlock()
+	h, err := s.open(ctx, id, 0, nil)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	hdr := h.Header()
+	if hdr.Parent == nil || hdr.Parent.Mode != eventlog.ModeFork {
+		return nil // stands alone already
+	}
+	hdr.Parent = nil
+	loc, err := s.locate(id)
+	if err != nil {
+		return err
+	}
+	if err := s.rewrite(ctx, id, loc, loc.enc, hdr, h.Read(ctx, 0, End)); err != nil {
+		return err
+	}
+	s.dropDerived(id)
+	return nil
+}

@@ -1,0 +1,222 @@
+package handle
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/afero"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+)
+
+// headersIndex is the derived index of session headers in the cache
+// folder: a header is read again only when its file's size or time
+// changed, so tree queries over thousands of sessions read a folder
+// listing and one small file.
+const headersIndex = "headers.json"
+
+type indexedHeader struct {
+	Name    string          `json:"name"`
+	Size    int64           `json:"size"`
+	ModTime int64           `json:"mtime"` // UnixNano
+	Header  eventlog.Header `json:"header"`
+}
+
+type headerOf struct {
+	hdr  eventlog.Header
+	path string
+	enc  string
+}
+
+// headers returns the header of every session in the store, from the
+// index where the file did not change.
+func (s *FileStore) headers(ctx context.Context) ([]headerOf, error) {
+	entries, err := afero.ReadDir(s.fs, s.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("handle: list %q: %w", s.dir, err)
+	}
+	idxPath := filepath.Join(s.dir, cacheDir, headersIndex)
+	old := map[string]indexedHeader{}
+	if b, err := afero.ReadFile(s.fs, idxPath); err == nil {
+		var list []indexedHeader
+		if json.Unmarshal(b, &list) == nil {
+			for _, ih := range list {
+				old[ih.Name] = ih
+			}
+		}
+	}
+	var out []headerOf
+	var fresh []indexedHeader
+	changed := false
+	seen := map[string]bool{}
+	for _, e := range entries {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		id, enc, ok := ParseFileName(e.Name())
+		if !ok || e.IsDir() || seen[id] {
+			continue
+		}
+		seen[id] = true
+		ih, ok := old[e.Name()]
+		if !ok || ih.Size != e.Size() || ih.ModTime != e.ModTime().UnixNano() {
+			hdr, err := s.readHeaderAt(filepath.Join(s.dir, e.Name()), enc)
+			if err != nil {
+				continue // unreadable: List and Open report it
+			}
+			ih, changed = indexedHeader{Name: e.Name(), Size: e.Size(), ModTime: e.ModTime().UnixNano(), Header: hdr}, true
+		}
+		fresh = append(fresh, ih)
+		out = append(out, headerOf{hdr: ih.Header, path: filepath.Join(s.dir, e.Name()), enc: enc})
+	}
+	if changed || len(fresh) != len(old) {
+		if b, err := json.Marshal(fresh); err == nil {
+			s.writeCacheFile(idxPath, b)
+		}
+	}
+	return out, nil
+}
+
+func (s *FileStore) readHeaderAt(path, encName string) (eventlog.Header, error) {
+	enc, err := s.encodingNamed(encName)
+	if err != nil {
+		return eventlog.Header{}, err
+	}
+	f, err := s.fs.Open(path)
+	if err != nil {
+		return eventlog.Header{}, err
+	}
+	defer f.Close()
+	if enc.z == nil {
+		h, _, err := eventlog.ReadHeader(f, path)
+		return h, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return eventlog.Header{}, err
+	}
+	t, err := eventlog.ReadZstdTail(f, fi.Size(), enc.z, path)
+	return t.Header, err
+}
+
+// writeCacheFile writes derived data through a temp file and a rename.
+func (s *FileStore) writeCacheFile(path string, b []byte) {
+	if s.fs.MkdirAll(filepath.Dir(path), 0o700) != nil {
+		return
+	}
+	tmp := fmt.Sprintf("%s.%d%s", path, time.Now().UnixNano(), tmpExt)
+	if err := afero.WriteFile(s.fs, tmp, b, 0o600); err != nil {
+		s.fs.Remove(tmp)
+		return
+	}
+	if s.fs.Rename(tmp, path) != nil {
+		s.fs.Remove(tmp)
+	}
+}
+
+// Node is a session in the session tree: its header, and the sessions
+// forked or spawned from it.
+type Node struct {
+	Header eventlog.Header
+	Path   string
+	// ParentGone is true when the header names a parent that is not in
+	// the store (a child that outlived its parent, or broken lineage).
+	ParentGone bool
+	Children   []*Node
+}
+
+// Tree returns the store's sessions as a forest, from the headers alone:
+// roots (sessions without a parent, or whose parent is gone) oldest first,
+// each with its forks and children, oldest first.
+func (s *FileStore) Tree(ctx context.Context) ([]*Node, error) {
+	hdrs, err := s.headers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	nodes := make(map[string]*Node, len(hdrs))
+	for _, h := range hdrs {
+		nodes[h.hdr.ID] = &Node{Header: h.hdr, Path: h.path}
+	}
+	var roots []*Node
+	for _, h := range hdrs {
+		n := nodes[h.hdr.ID]
+		if p := h.hdr.Parent; p != nil {
+			if parent, ok := nodes[p.ID]; ok && p.ID != h.hdr.ID {
+				parent.Children = append(parent.Children, n)
+				continue
+			}
+			n.ParentGone = true
+		}
+		roots = append(roots, n)
+	}
+	byAge := func(a, b *Node) int {
+		if c := a.Header.CreatedAt - b.Header.CreatedAt; c != 0 {
+			return int(min(max(c, -1), 1))
+		}
+		return strings.Compare(a.Header.ID, b.Header.ID)
+	}
+	for _, n := range nodes {
+		slices.SortFunc(n.Children, byAge)
+	}
+	slices.SortFunc(roots, byAge)
+	return roots, nil
+}
+
+// Children returns the headers of the sessions forked or spawned from id.
+func (s *FileStore) Children(ctx context.Context, id string) ([]eventlog.Header, error) {
+	if err := checkID(id); err != nil {
+		return nil, err
+	}
+	hdrs, err := s.headers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []eventlog.Header
+	for _, h := range hdrs {
+		if p := h.hdr.Parent; p != nil && p.ID == id {
+			out = append(out, h.hdr)
+		}
+	}
+	slices.SortFunc(out, func(a, b eventlog.Header) int { return strings.Compare(a.ID, b.ID) })
+	return out, nil
+}
+
+// Ancestors returns the headers of id's parent, its parent's parent, and
+// so on, nearest first. A parent that is gone ends the chain: gone is its
+// ID.
+func (s *FileStore) Ancestors(ctx context.Context, id string) (chain []eventlog.Header, gone string, err error) {
+	if err := checkID(id); err != nil {
+		return nil, "", err
+	}
+	hdrs, err := s.headers(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	byID := make(map[string]eventlog.Header, len(hdrs))
+	for _, h := range hdrs {
+		byID[h.hdr.ID] = h.hdr
+	}
+	cur, ok := byID[id]
+	if !ok {
+		return nil, "", fmt.Errorf("%w: %s in %q", ErrNotFound, id, s.dir)
+	}
+	for cur.Parent != nil && len(chain) < maxForkDepth {
+		p, ok := byID[cur.Parent.ID]
+		if !ok {
+			return chain, cur.Parent.ID, nil
+		}
+		chain = append(chain, p)
+		cur = p
+	}
+	return chain, "", nil
+}

@@ -1,0 +1,104 @@
+package handle_test
+
+import (
+	"context"
+	"encoding/json"
+	"sync/atomic"
+	"testing"
+
+	"github.com/spf13/afero"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/handle"
+)
+
+func TestTreeQueries(t *testing.T) {
+	ctx := context.Background()
+	store := handle.NewFileStore(afero.NewMemMapFs(), "/s")
+	mk := func(opts ...handle.CreateOption) string {
+		h, err := store.Create(ctx, opts...)
+		require.NoError(t, err)
+		_, err = h.Append(ctx, eventlog.Event{Type: "x", Data: json.RawMessage(`{}`)}, eventlog.Event{Type: "x"})
+		require.NoError(t, err)
+		require.NoError(t, h.Close())
+		return h.ID()
+	}
+	fork := func(id string) string {
+		h, err := store.Fork(ctx, id, 1)
+		require.NoError(t, err)
+		require.NoError(t, h.Close())
+		return h.ID()
+	}
+	root := mk()
+	f1 := fork(root)
+	f2 := fork(root)
+	f11 := fork(f1)
+	child := mk(handle.WithParent(eventlog.Parent{ID: f1, Seq: 0, Mode: eventlog.ModeChild, Call: "c9"}))
+	other := mk()
+
+	roots, err := store.Tree(ctx)
+	require.NoError(t, err)
+	require.Len(t, roots, 2)
+	require.Equal(t, root, roots[0].Header.ID)
+	require.Equal(t, other, roots[1].Header.ID)
+	kids := func(n *handle.Node) []string {
+		var out []string
+		for _, c := range n.Children {
+			out = append(out, c.Header.ID)
+		}
+		return out
+	}
+	require.Equal(t, []string{f1, f2}, kids(roots[0]))
+	require.Equal(t, []string{f11, child}, kids(roots[0].Children[0]))
+
+	children, err := store.Children(ctx, f1)
+	require.NoError(t, err)
+	require.Len(t, children, 2)
+	chain, gone, err := store.Ancestors(ctx, f11)
+	require.NoError(t, err)
+	require.Empty(t, gone)
+	require.Equal(t, []string{f1, root}, []string{chain[0].ID, chain[1].ID})
+
+	// A child outlives its parent: the link reports the parent as gone.
+	require.NoError(t, store.Delete(ctx, f1, handle.Detach()))
+	chain, gone, err = store.Ancestors(ctx, child)
+	require.NoError(t, err)
+	require.Empty(t, chain)
+	require.Equal(t, f1, gone)
+	roots, err = store.Tree(ctx)
+	require.NoError(t, err)
+	var goneNode *handle.Node
+	for _, r := range roots {
+		if r.Header.ID == child {
+			goneNode = r
+		}
+	}
+	require.NotNil(t, goneNode)
+	require.True(t, goneNode.ParentGone)
+}
+
+// Tree queries read headers through a derived index: on a store of many
+// sessions, a second query reads only the index, not every header.
+func TestTreeUsesHeaderIndex(t *testing.T) {
+	ctx := context.Background()
+	var n atomic.Int64
+	base := afero.NewMemMapFs()
+	store := handle.NewFileStore(countingFs{base, &n}, "/s")
+	const sessions = 300
+	for range sessions {
+		h, err := store.Create(ctx)
+		require.NoError(t, err)
+		require.NoError(t, h.Close())
+	}
+	roots, err := store.Tree(ctx)
+	require.NoError(t, err)
+	require.Len(t, roots, sessions)
+	before := n.Load()
+	_, err = store.Tree(ctx)
+	require.NoError(t, err)
+	indexed := n.Load() - before
+	fi, err := base.Stat("/s/.cache/headers.json")
+	require.NoError(t, err)
+	require.LessOrEqual(t, indexed, fi.Size(), "the second query read the index alone")
+}
