@@ -119,6 +119,7 @@ func (r *Reader) Header() (Header, error) {
 		case errors.As(err, &ve):
 			ve.Path = r.path
 		}
+		r.end = 0 // no good prefix without a header (zstd: past leading skippable frames)
 		return r.hdr, r.fail(err)
 	}
 	r.hdr = h

@@ -34,7 +34,10 @@ const (
 	TailMagic = 0x184D2A5E
 )
 
-var zstdMagicBytes = []byte{0x28, 0xB5, 0x2F, 0xFD}
+var (
+	zstdMagicBytes = []byte{0x28, 0xB5, 0x2F, 0xFD}
+	tailMagicBytes = []byte{0x5E, 0x2A, 0x4D, 0x18}
+)
 
 // ZstdCodec compresses rows into zstd frames and decompresses them. One
 // codec serves any number of writers and readers: it is safe for
@@ -58,7 +61,8 @@ func NewZstdCodec(level int) (*ZstdCodec, error) {
 		return nil, fmt.Errorf("eventlog: zstd encoder: %w", err)
 	}
 	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(2),
-		zstd.WithDecoderMaxMemory(MaxFrameContent), zstd.WithDecoderMaxWindow(MaxFrameContent))
+		zstd.WithDecoderMaxMemory(MaxFrameContent), zstd.WithDecoderMaxWindow(MaxFrameContent),
+		zstd.WithDecodeAllCapLimit(true)) // the output is bounded by cap(dst): see decodeFrame
 	if err != nil {
 		enc.Close()
 		return nil, fmt.Errorf("eventlog: zstd decoder: %w", err)
@@ -86,9 +90,9 @@ func (c *ZstdCodec) AppendFrames(dst, rows []byte) (out []byte, last int) {
 			// first row when it alone is larger.
 			if i := bytes.LastIndexByte(rows[:FrameTarget], '\n'); i >= 0 {
 				n = i + 1
-			} else {
-				n = bytes.IndexByte(rows, '\n') + 1
-			}
+			} else if i := bytes.IndexByte(rows, '\n'); i >= 0 {
+				n = i + 1
+			} // else: no '\n' at all (not whole rows); one frame, not a loop
 		}
 		dst = c.enc.EncodeAll(rows[:n], dst)
 		rows = rows[n:]
@@ -96,12 +100,68 @@ func (c *ZstdCodec) AppendFrames(dst, rows []byte) (out []byte, last int) {
 	return dst, last
 }
 
-// decodeFrame decompresses one frame into dst[:0].
+// decodeFrame decompresses one frame into dst[:0]. The decoder writes no
+// more than cap(dst) bytes, and dst is given the capacity the frame can
+// need: its declared content size, bounded by what its blocks can hold and
+// by MaxFrameContent. So a frame that would decompress to more (a bomb) is
+// refused after allocating at most about MaxFrameContent, and nothing at
+// all when it declares its size.
 func (c *ZstdCodec) decodeFrame(frame, dst []byte) ([]byte, error) {
-	if size, ok := frameContentSize(frame); ok && size <= MaxFrameContent && uint64(cap(dst)) < size {
-		dst = make([]byte, 0, size)
+	limit := contentBound(frame)
+	if size, ok := frameContentSize(frame); ok {
+		if size > MaxFrameContent {
+			return nil, fmt.Errorf("frame content of %d bytes exceeds the limit of %d", size, MaxFrameContent)
+		}
+		limit = min(limit, size)
+	}
+	if limit >= MaxFrameContent {
+		// The content may be larger than the limit: leave room for the
+		// block that crosses it, which then fails the decoder's size
+		// check instead of growing the buffer.
+		limit = MaxFrameContent + maxBlockSize
+	}
+	if uint64(cap(dst)) < limit {
+		dst = make([]byte, 0, limit)
 	}
 	return c.dec.DecodeAll(frame, dst[:0])
+}
+
+// contentBound returns the most content the data frame at the start of b
+// can decompress to: the sum of its blocks' sizes, a compressed block
+// counting as the largest a block may be.
+func contentBound(b []byte) uint64 {
+	if len(b) < 5 {
+		return 0
+	}
+	fhd := b[4]
+	single := fhd&0x20 != 0
+	pos := 5 + [4]int{0, 1, 2, 4}[fhd&3] + [4]int{0, 2, 4, 8}[fhd>>6]
+	if !single {
+		pos++
+	} else if fhd>>6 == 0 {
+		pos++
+	}
+	var bound uint64
+	for pos+3 <= len(b) {
+		bh := uint32(b[pos]) | uint32(b[pos+1])<<8 | uint32(b[pos+2])<<16
+		typ, size := (bh>>1)&3, int(bh>>3)
+		pos += 3
+		switch typ {
+		case 0:
+			bound += uint64(size)
+			pos += size
+		case 1:
+			bound += uint64(size)
+			pos++
+		default:
+			bound += maxBlockSize
+			pos += size
+		}
+		if bh&1 == 1 {
+			break
+		}
+	}
+	return bound
 }
 
 // frameContentSize reads the Frame_Content_Size field, when present.
@@ -230,6 +290,9 @@ type zstdState struct {
 	frameOff int64  // file offset of the current frame
 	frameEnd int64  // file offset just past it
 	endSeq   int64  // the seq that follows the last complete frame
+	// skipHeader: the Reader starts at offset 0 with WithStart, so the
+	// first data frame's first row is the header, not an event.
+	skipHeader bool
 }
 
 // NewZstdReader returns a Reader of a zstd-encoded log: a concatenation of
@@ -237,11 +300,14 @@ type zstdState struct {
 // at a time, so memory is bounded by one frame. Torn tail and corruption
 // follow SPEC §9: a last frame that is incomplete or fails its checksum, or
 // trailing bytes that form no complete frame, are torn; a bad frame
-// followed by a valid one, or a frame that ends inside a row, is
-// corruption at the frame's offset.
+// followed by a valid one (a data frame that decodes, or a tail frame,
+// which is written only once every frame before it is durable), or a frame
+// that ends inside a row, is corruption at the frame's offset. A Reader
+// started by WithStart at offset 0 passes over the header row.
 func NewZstdReader(src io.Reader, codec *ZstdCodec, opts ...ReaderOption) *Reader {
 	r := NewReader(src, opts...)
-	r.zs = &zstdState{codec: codec, frameOff: r.bufOff, frameEnd: r.bufOff, endSeq: r.next}
+	r.zs = &zstdState{codec: codec, frameOff: r.bufOff, frameEnd: r.bufOff, endSeq: r.next,
+		skipHeader: r.hdrDone && r.bufOff == 0}
 	return r
 }
 
@@ -257,6 +323,13 @@ func (r *Reader) LastFrame() (off, n int64) {
 // zstdHeader reads the header from the first frame.
 func (r *Reader) zstdHeader() ([]byte, error) {
 	if !r.nextFrame() {
+		// No log without a header: nothing read is good, and a first
+		// frame that is missing or bad is no torn tail.
+		r.end, r.torn = 0, nil
+		var ce *CorruptError
+		if errors.As(r.err, &ce) {
+			ce.Seq = -1 // the frame was to hold the header
+		}
 		if r.err != nil {
 			return nil, r.err
 		}
@@ -277,6 +350,12 @@ func (r *Reader) readZstdRow() {
 		r.end, zs.endSeq = zs.frameEnd, r.next
 		if !r.nextFrame() {
 			return
+		}
+		if zs.skipHeader {
+			// Started by WithStart at the top of the file: the first
+			// frame opens with the header row (and may hold rows).
+			zs.skipHeader = false
+			zs.cpos = bytes.IndexByte(zs.content, '\n') + 1
 		}
 	}
 	rest := zs.content[zs.cpos:]
@@ -324,7 +403,12 @@ func (r *Reader) nextFrame() bool {
 			r.badFrame(off, "bytes that are not a zstd frame")
 			return false
 		case skippable:
-			if !r.discard(n) {
+			ok, err := r.discard(n)
+			if err != nil {
+				r.fail(fmt.Errorf("eventlog: reading %s at offset %d: %w", r.name(), off, err))
+				return false
+			}
+			if !ok {
 				r.tornFrom(off)
 				return false
 			}
@@ -340,6 +424,7 @@ func (r *Reader) nextFrame() bool {
 		}
 		if len(content) == 0 {
 			zs.content = content
+			r.end, zs.endSeq = r.bufOff, r.next
 			continue // an empty frame holds no rows
 		}
 		if content[len(content)-1] != '\n' {
@@ -391,14 +476,14 @@ func (r *Reader) ensure(n int) error {
 
 // discard consumes n bytes without holding them; false if the input ends
 // first.
-func (r *Reader) discard(n int) bool {
+func (r *Reader) discard(n int) (bool, error) {
 	for n > 0 {
 		if r.w == r.r {
 			if r.eof {
-				return false
+				return false, nil
 			}
 			if err := r.fill(); err != nil {
-				return false
+				return false, err
 			}
 			continue
 		}
@@ -406,60 +491,94 @@ func (r *Reader) discard(n int) bool {
 		r.consume(k)
 		n -= k
 	}
-	return true
+	return true, nil
 }
 
 // tornFrom ends the read with a torn tail from off to the end of the input.
 func (r *Reader) tornFrom(off int64) {
-	for r.discard(readChunk) {
+	for {
+		ok, err := r.discard(readChunk)
+		if err != nil {
+			r.fail(fmt.Errorf("eventlog: reading %s after offset %d: %w", r.name(), off, err))
+			return
+		}
+		if !ok {
+			break
+		}
 	}
 	r.done = true
 	r.torn = &TornTail{Offset: off, Bytes: r.bufOff - off}
 }
 
 // badFrame decides what a bad frame (or bytes that are no frame) at off
-// is: corruption when a valid data frame follows, a torn tail otherwise.
+// is: corruption when a valid frame follows, a torn tail otherwise.
 func (r *Reader) badFrame(off int64, reason string) {
-	if at, ok := r.validFrameAhead(off); ok {
+	at, ok, err := r.validFrameAhead(off)
+	switch {
+	case err != nil:
+		r.fail(fmt.Errorf("eventlog: reading %s after offset %d: %w", r.name(), off, err))
+	case ok:
 		r.fail(&CorruptError{Path: r.path, Offset: off, Seq: r.next,
 			Reason: fmt.Sprintf("%s, followed by a valid frame at offset %d", reason, at)})
-		return
+	default:
+		r.done = true
+		r.torn = &TornTail{Offset: off, Bytes: r.bufOff - off}
 	}
-	r.done = true
-	r.torn = &TornTail{Offset: off, Bytes: r.bufOff - off}
 }
 
 // validFrameAhead looks through the rest of the input for a data frame
-// that decodes. It consumes the input.
-func (r *Reader) validFrameAhead(after int64) (int64, bool) {
-	var scratch []byte
+// that decodes, or a tail frame (written only after every frame before it
+// was made durable, so what precedes it is no torn write). It consumes the
+// input.
+func (r *Reader) validFrameAhead(after int64) (int64, bool, error) {
 	if r.bufOff == after && r.w > r.r {
 		r.consume(1) // not the bad frame itself
 	}
 	for {
-		i := bytes.Index(r.buf[r.r:r.w], zstdMagicBytes)
+		i := indexMagic(r.buf[r.r:r.w])
 		if i < 0 {
 			if r.eof {
 				r.consume(r.w - r.r)
-				return 0, false
+				return 0, false, nil
 			}
 			r.consume(max(0, r.w-r.r-3))
-			if r.fill() != nil {
-				return 0, false
+			if err := r.fill(); err != nil {
+				return 0, false, err
 			}
 			continue
 		}
 		r.consume(i)
 		at := r.bufOff
-		n, skippable, err := r.frameAhead()
-		if err == nil && n > 0 && !skippable {
-			if _, derr := r.zs.codec.decodeFrame(r.buf[r.r:r.r+n], scratch); derr == nil {
-				return at, true
+		if bytes.HasPrefix(r.buf[r.r:r.w], tailMagicBytes) {
+			if err := r.ensure(TailFrameSize); err != nil {
+				return 0, false, err
 			}
-		}
-		if err != nil || r.w == r.r {
-			return 0, false
+			if r.w-r.r >= TailFrameSize {
+				if _, _, ok := tailFrameAt(r.buf[r.r:r.r+TailFrameSize], at); ok {
+					return at, true, nil
+				}
+			}
+		} else {
+			n, skippable, err := r.frameAhead()
+			if err != nil {
+				return 0, false, err
+			}
+			if n > 0 && !skippable {
+				if _, derr := r.zs.codec.decodeFrame(r.buf[r.r:r.r+n], nil); derr == nil {
+					return at, true, nil
+				}
+			}
 		}
 		r.consume(1)
 	}
+}
+
+// indexMagic returns the index of the first zstd or tail frame magic in b,
+// or -1.
+func indexMagic(b []byte) int {
+	i := bytes.Index(b, zstdMagicBytes)
+	if j := bytes.Index(b, tailMagicBytes); j >= 0 && (i < 0 || j < i) {
+		i = j
+	}
+	return i
 }

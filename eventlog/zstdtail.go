@@ -70,15 +70,19 @@ func ReadZstdTail(src io.ReaderAt, size int64, codec *ZstdCodec, path string) (T
 	if t.Header, err = r.Header(); err != nil {
 		return t, err
 	}
-	offs, err := lastFrames(src, size)
+	offs, viaTail, err := lastFrames(src, size)
 	if err != nil {
 		return t, fmt.Errorf("eventlog: reading the tail of %q: %w", path, err)
 	}
 	// The last frame that decodes holds the last event (a torn last frame
-	// is passed over).
+	// is passed over). The frame a tail frame names was durable before the
+	// tail frame was written: when it does not decode, the log is damaged.
 	for i := len(offs) - 1; i >= 0; i-- {
 		f, err := readFrameAt(src, offs[i][0], offs[i][0]+offs[i][1], codec, path)
 		if err != nil {
+			if viaTail {
+				return t, err
+			}
 			continue
 		}
 		content := f.content
@@ -136,37 +140,46 @@ func extentAt(src io.ReaderAt, off, size int64) (n int64, skippable bool, err er
 	if err != nil {
 		return 0, false, err
 	}
-	if need > 0 {
+	if need > 0 || off+n > size { // a skippable frame's length is read, not walked
 		return -1, skippable, nil
 	}
 	return n, skippable, nil
 }
 
 // lastFrames returns {offset, length} of data frames to try for the last
-// event, last one last: the one named by a tail frame at the very end, or
-// every data frame found by walking the headers.
-func lastFrames(src io.ReaderAt, size int64) ([][2]int64, error) {
-	if size >= TailFrameSize {
+// event, last one last: the one named by a tail frame at the very end
+// (viaTail), or every data frame found by walking the headers.
+func lastFrames(src io.ReaderAt, size int64) (offs [][2]int64, viaTail bool, err error) {
+	if at := size - TailFrameSize; at >= 0 {
 		var b [TailFrameSize]byte
-		if _, err := src.ReadAt(b[:], size-TailFrameSize); err != nil {
-			return nil, err
+		if _, err := src.ReadAt(b[:], at); err != nil {
+			return nil, false, err
 		}
-		if binary.LittleEndian.Uint32(b[0:]) == TailMagic && binary.LittleEndian.Uint32(b[4:]) == tailPayload &&
-			bytes.Equal(b[8:16], tailID) && int64(binary.LittleEndian.Uint64(b[16:])) == size-TailFrameSize {
-			off, n := int64(binary.LittleEndian.Uint64(b[24:])), int64(binary.LittleEndian.Uint64(b[32:]))
-			if off >= 0 && n > 0 && off+n <= size {
-				return [][2]int64{{0, size}, {off, n}}, nil
+		if off, n, ok := tailFrameAt(b[:], at); ok && off >= 0 && n > 0 && off <= at-n {
+			// A tail frame names a whole data frame, or it is not one.
+			if m, skippable, err := extentAt(src, off, off+n); err == nil && m == n && !skippable {
+				return [][2]int64{{off, n}}, true, nil
 			}
 		}
 	}
-	var offs [][2]int64
 	frames, _ := ZstdFrames(src, size)
 	for _, f := range frames {
 		if !f.Skippable {
 			offs = append(offs, [2]int64{f.Offset, f.Len})
 		}
 	}
-	return offs, nil
+	return offs, false, nil
+}
+
+// tailFrameAt reports whether b (TailFrameSize bytes) is a tail frame that
+// stands at offset at, and the last data frame it names.
+func tailFrameAt(b []byte, at int64) (lastOff, lastLen int64, ok bool) {
+	if len(b) < TailFrameSize || binary.LittleEndian.Uint32(b[0:]) != TailMagic ||
+		binary.LittleEndian.Uint32(b[4:]) != tailPayload || !bytes.Equal(b[8:16], tailID) ||
+		int64(binary.LittleEndian.Uint64(b[16:])) != at {
+		return 0, 0, false
+	}
+	return int64(binary.LittleEndian.Uint64(b[24:])), int64(binary.LittleEndian.Uint64(b[32:])), true
 }
 
 // Frame locates one zstd frame in a file.

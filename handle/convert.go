@@ -176,8 +176,9 @@ func (w *copyWriter) copyLog(ctx context.Context, hdr eventlog.Header, events it
 		}
 		next++
 		writeCanon(sum, e)
-		batch = append(batch, e)
-		if size += eventlog.RowSize(e); size >= eventlog.FrameTarget {
+		// A frame of about FrameTarget bytes: flush before the row that
+		// would pass it.
+		if rs := eventlog.RowSize(e); size > 0 && size+rs > eventlog.FrameTarget {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
@@ -185,6 +186,8 @@ func (w *copyWriter) copyLog(ctx context.Context, hdr eventlog.Header, events it
 				return nil, err
 			}
 		}
+		batch = append(batch, e)
+		size += eventlog.RowSize(e)
 	}
 	if len(batch) > 0 {
 		if err := flush(); err != nil {
