@@ -24,6 +24,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/replay"
 )
 
 // Exit statuses (SPEC §10).
@@ -108,6 +109,10 @@ locked by another writer); 2 usage or environment error.`,
 		a.newLsCmd(),
 		a.newVerifyCmd(),
 		a.newConvertCmd(),
+		a.newCheckpointCmd(),
+		a.newCheckpointsCmd(),
+		a.newRollbackCmd(),
+		a.newReplayCmd(),
 		a.newDemoCmd(),
 	)
 	return root
@@ -155,6 +160,7 @@ func exitCode(err error) int {
 		errors.Is(err, eventlog.ErrVersion),
 		errors.Is(err, handle.ErrConflict),
 		errors.Is(err, handle.ErrDuplicate),
+		errors.Is(err, replay.ErrDigest),
 		errors.Is(err, handle.ErrLocked):
 		return exitFailed
 	default:

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"iter"
 	"path/filepath"
 	"strings"
 
@@ -93,17 +92,9 @@ func (a *app) mustExist(path, what string) error {
 	return nil
 }
 
-// logSource is an open log read from its first row on: a read-only handle
-// of a store, or a freely named file read directly. handle.Handle is one.
-type logSource interface {
-	Header() eventlog.Header
-	Read(ctx context.Context, from, to int64) iter.Seq2[eventlog.Event, error]
-	Close() error
-}
-
 // openLog opens s for reading: a read-only handle, which checks the whole
 // log first.
-func (a *app) openLog(ctx context.Context, s session) (logSource, error) {
+func (a *app) openLog(ctx context.Context, s session) (handle.Handle, error) {
 	if s.store != nil {
 		return s.store.Open(ctx, s.id, handle.ReadOnly)
 	}

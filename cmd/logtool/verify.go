@@ -10,15 +10,18 @@ import (
 	"github.com/spf13/afero"
 	"github.com/spf13/cobra"
 
+	"github.com/sessionlog/sessionlog/checkpoint"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/replay"
 )
 
-// Kinds of verify errors (SPEC §10). digest and lineage come with
-// checkpoints and forks' lineage checks.
+// Kinds of verify errors (SPEC §10).
 const (
 	kindCorrupt = "corrupt"
 	kindVersion = "version"
+	kindDigest  = "digest"
+	kindLineage = "lineage"
 	kindIO      = "io"
 )
 
@@ -26,13 +29,16 @@ func (a *app) newVerifyCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "verify [--json] SESSION|DIR...",
-		Short: "Check the structure of logs; exit 1 if any fails",
+		Short: "Check logs: structure, lineage and every checkpoint digest; exit 1 if any fails",
 		Long: `Verify reads every row of each log and checks the format: the header, every
-row's shape, the seq rule. A DIR verifies every *.jsonl in it. A torn tail
-alone is ok. --json prints one object a file:
+row's shape, the seq rule; then the logical log (a fork's parent must hold the
+fork point) and every checkpoint: its log digest, and its state digest when it
+names a projection logtool knows (agent/v1, transcript/v1; others are counted
+as unchecked). A DIR verifies every <ID>.jsonl[.zst] in it. A torn tail alone
+is ok. --json prints one object a file:
 {"path","id","ok","events","torn","checkpoints","unchecked","error"}, torn null
-or {"offset","bytes"}, error null or {"kind","seq","offset","message"}.
-Digests of checkpoints are not checked yet.`,
+or {"offset","bytes"}, error null or {"kind","seq","offset","message"}, kind
+one of corrupt, version, digest, lineage, io.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.runVerify(cmd.Context(), args, asJSON, a.stdout)
@@ -140,6 +146,20 @@ func (a *app) verifyFile(ctx context.Context, path string) verifyResult {
 	if t := c.Torn; t != nil {
 		res.Torn = &tornJSON{Offset: t.Offset, Bytes: t.Bytes}
 	}
+	// The structure is sound: now the logical log (a fork's parent
+	// included) and every checkpoint's digests.
+	h, err := handle.NewFileStore(a.fs, filepath.Dir(path)).OpenPath(ctx, path)
+	if err != nil {
+		res.Error = verifyErrorOf(err)
+		return res
+	}
+	defer h.Close()
+	rr, err := checkpoint.Verify(ctx, h, builtins()...)
+	res.Checkpoints, res.Unchecked = int64(rr.Checkpoints), int64(rr.Unchecked)
+	if err != nil {
+		res.Error = verifyErrorOf(err)
+		return res
+	}
 	res.OK = true
 	return res
 }
@@ -148,7 +168,12 @@ func (a *app) verifyFile(ctx context.Context, path string) verifyResult {
 func verifyErrorOf(err error) *verifyError {
 	var ce *eventlog.CorruptError
 	var ve *eventlog.VersionError
+	var de *replay.DigestError
 	switch {
+	case errors.As(err, &de):
+		return &verifyError{Kind: kindDigest, Seq: &de.Seq, Message: err.Error()}
+	case errors.Is(err, handle.ErrLineage):
+		return &verifyError{Kind: kindLineage, Message: err.Error()}
 	case errors.As(err, &ce):
 		out := &verifyError{Kind: kindCorrupt, Offset: &ce.Offset, Message: err.Error()}
 		if ce.Seq >= 0 {

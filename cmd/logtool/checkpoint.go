@@ -1,0 +1,164 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sessionlog/sessionlog/checkpoint"
+	"github.com/sessionlog/sessionlog/handle"
+)
+
+// openWriter opens the session SESSION names for writing.
+func (a *app) openWriter(ctx context.Context, arg string) (handle.Handle, *handle.FileStore, error) {
+	s, err := a.resolve(arg)
+	if err != nil {
+		return nil, nil, err
+	}
+	if s.store == nil {
+		return nil, nil, usageErrorf("%q: writing needs a session of a store, a file named <ID>.jsonl or <ID>.jsonl.zst", s.path)
+	}
+	h, err := s.store.Open(ctx, s.id, handle.ReadWrite)
+	return h, s.store, err
+}
+
+// closeInto closes h and keeps the first error.
+func closeInto(h handle.Handle, err *error) {
+	if cerr := h.Close(); *err == nil && cerr != nil {
+		*err = cerr
+	}
+}
+
+func (a *app) newCheckpointCmd() *cobra.Command {
+	var label string
+	cmd := &cobra.Command{
+		Use:   "checkpoint [--label L] SESSION",
+		Short: "Append a checkpoint covering every event so far, with its log and agent/v1 state digests",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.runCheckpoint(cmd.Context(), args[0], label)
+		},
+	}
+	cmd.Flags().StringVar(&label, "label", "", "label the checkpoint (for rollback --checkpoint)")
+	return cmd
+}
+
+func (a *app) runCheckpoint(ctx context.Context, arg, label string) (err error) {
+	h, st, err := a.openWriter(ctx, arg)
+	if err != nil {
+		return err
+	}
+	defer closeInto(h, &err)
+	opts := []checkpoint.Option{checkpoint.WithLabel(label), checkpoint.WithClock(a.now)}
+	state, err := a.agentState(ctx, h, st)
+	if err != nil {
+		return err
+	}
+	opts = append(opts, checkpoint.WithState(state))
+	info, err := checkpoint.Create(ctx, h, opts...)
+	if err != nil {
+		return err
+	}
+	return writeJSON(a.stdout, info)
+}
+
+func (a *app) newCheckpointsCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "checkpoints [--json] SESSION",
+		Short: "List a session's checkpoints: seq, time, label, and whether each is on the live branch",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.runCheckpoints(cmd.Context(), args[0], asJSON, a.stdout)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object a checkpoint")
+	return cmd
+}
+
+func (a *app) runCheckpoints(ctx context.Context, arg string, asJSON bool, out io.Writer) error {
+	s, err := a.resolve(arg)
+	if err != nil {
+		return err
+	}
+	src, err := a.openLog(ctx, s)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	infos, err := checkpoint.List(ctx, src)
+	if err != nil {
+		return err
+	}
+	for _, c := range infos {
+		if asJSON {
+			err = writeJSON(out, c)
+		} else {
+			live := "live"
+			if !c.Live {
+				live = "abandoned"
+			}
+			_, err = fmt.Fprintf(out, "%6d  %s  %-9s  %s\n", c.Seq, formatTime(c.Time), live, c.Label)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (a *app) newRollbackCmd() *cobra.Command {
+	var to int64
+	var label, reason string
+	cmd := &cobra.Command{
+		Use:   "rollback (--to S | --checkpoint LABEL) [--reason R] SESSION",
+		Short: "Append a rollback: from it on, every projection's state is its state right after S",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			toSet, cpSet := cmd.Flags().Changed("to"), cmd.Flags().Changed("checkpoint")
+			if toSet == cpSet {
+				return usageErrorf("give exactly one of --to and --checkpoint")
+			}
+			return a.runRollback(cmd.Context(), args[0], to, label, reason, cpSet)
+		},
+	}
+	fl := cmd.Flags()
+	fl.Int64Var(&to, "to", 0, "the seq whose state the session returns to")
+	fl.StringVar(&label, "checkpoint", "", "roll back to the latest checkpoint with this label on the live branch")
+	fl.StringVar(&reason, "reason", "", "why, in words")
+	return cmd
+}
+
+// rollbackResult is what `logtool rollback` prints.
+type rollbackResult struct {
+	Seq   int64  `json:"seq"`
+	To    int64  `json:"to"`
+	Label string `json:"label,omitempty"`
+}
+
+func (a *app) runRollback(ctx context.Context, arg string, to int64, label, reason string, byLabel bool) (err error) {
+	h, _, err := a.openWriter(ctx, arg)
+	if err != nil {
+		return err
+	}
+	defer closeInto(h, &err)
+	opts := []checkpoint.Option{checkpoint.WithReason(reason), checkpoint.WithClock(a.now)}
+	if byLabel {
+		cp, err := checkpoint.Find(ctx, h, label)
+		if err != nil {
+			return err
+		}
+		to = cp.Seq
+		opts = append(opts, checkpoint.WithLabel(label))
+	}
+	if to < 0 || to > h.Seq() {
+		return usageErrorf("--to %d: the session's events are 0..%d", to, h.Seq())
+	}
+	seq, err := checkpoint.Rollback(ctx, h, to, opts...)
+	if err != nil {
+		return err
+	}
+	return writeJSON(a.stdout, rollbackResult{Seq: seq, To: to, Label: label})
+}

@@ -1,0 +1,130 @@
+package projection_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/projection"
+)
+
+// fuzzTypes are the types a fuzzed event may have: the vocabulary, and one
+// type outside it.
+var fuzzTypes = []string{
+	"turn/start", "user/message", "step/start", "assistant/chunk", "assistant/reasoning",
+	"assistant/message", "tool/call", "tool/approval", "tool/result", "usage", "step/end",
+	"turn/end", "memory/set", "memory/delete", "provider/state", "slot/switch",
+	"context/compacted", "plan/set", "custom/event",
+}
+
+// fuzzEvents reads a fuzz input as events, one per line: the first byte
+// picks the type, the rest is the data (absent when empty). Seqs count up
+// from 0 unless the type byte's high bit asks for a repeat of the last.
+func fuzzEvents(in []byte) []eventlog.Event {
+	var evs []eventlog.Event
+	seq := int64(0)
+	for line := range bytes.SplitSeq(in, []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		e := eventlog.Event{Seq: seq, Type: fuzzTypes[int(line[0]&0x7f)%len(fuzzTypes)], Time: seq * 7}
+		if line[0]&0x80 == 0 {
+			seq++
+		}
+		if len(line) > 1 {
+			e.Data = json.RawMessage(line[1:])
+		}
+		evs = append(evs, e)
+	}
+	return evs
+}
+
+// fuzzLine encodes one event for fuzzEvents.
+func fuzzLine(typ, data string) string {
+	for i, t := range fuzzTypes {
+		if t == typ {
+			return string(rune(3*len(fuzzTypes)+i)) + data + "\n" // printable, never a newline
+		}
+	}
+	panic("no fuzz type " + typ)
+}
+
+func FuzzProjections(f *testing.F) {
+	var all bytes.Buffer
+	for _, e := range tricky() {
+		typ := e.Type
+		if typ == "custom/thing" {
+			typ = "custom/event"
+		}
+		all.WriteString(fuzzLine(typ, string(e.Data)))
+	}
+	f.Add(all.Bytes())
+	f.Add([]byte(fuzzLine("tool/result", `{"id":"x"}`) + fuzzLine("tool/call", `{"id":"x","name":"n","args":1}`) +
+		fuzzLine("tool/result", `{"id":"x","output":[1, 2]}`)))
+	f.Add([]byte(fuzzLine("usage", `{"inputTokens":1e400,"outputTokens":-1}`) + fuzzLine("turn/end", `{"kind":"\ud800"}`)))
+	f.Add([]byte(fuzzLine("memory/set", `{"key":"\u003c","value":"<&>\u2028","metadata":null}`)))
+	f.Add([]byte(fuzzLine("user/message", "{\"text\":\"\xff\xfe\"}") + fuzzLine("tool/call", "{\"id\":\"a\",\"name\":\"n\",\"args\":\"\xff\"}")))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		evs := fuzzEvents(in)
+		half := len(evs) / 2
+		for _, newP := range []func() projection.Projection{
+			func() projection.Projection { return projection.NewAgent() },
+			func() projection.Projection { return projection.NewTranscript() },
+		} {
+			whole := newP()
+			for _, e := range evs {
+				whole.Apply(e)
+				if tr, ok := whole.(*projection.Transcript); ok {
+					if err := projection.CheckIndexes(tr); err != nil {
+						t.Fatalf("transcript after seq %d: %v", e.Seq, err)
+					}
+				}
+			}
+			want, err := whole.MarshalState()
+			if err != nil {
+				t.Fatalf("%s: marshal: %v", whole.Name(), err)
+			}
+			if !json.Valid(want) {
+				t.Fatalf("%s: state is not valid JSON: %s", whole.Name(), want)
+			}
+			round := newP()
+			if err := round.UnmarshalState(want); err != nil {
+				t.Fatalf("%s: unmarshal: %v\n%s", whole.Name(), err, want)
+			}
+			if got, _ := round.MarshalState(); !bytes.Equal(got, want) {
+				t.Fatalf("%s: round trip differs:\n%s\n%s", whole.Name(), want, got)
+			}
+
+			first := newP()
+			for _, e := range evs[:half] {
+				first.Apply(e)
+			}
+			snap, err := first.MarshalState()
+			if err != nil {
+				t.Fatalf("%s: marshal half: %v", whole.Name(), err)
+			}
+			second := newP()
+			if err := second.UnmarshalState(snap); err != nil {
+				t.Fatalf("%s: unmarshal half: %v\n%s", whole.Name(), err, snap)
+			}
+			for _, e := range evs[half:] {
+				second.Apply(e)
+			}
+			if got, _ := second.MarshalState(); !bytes.Equal(got, want) {
+				t.Fatalf("%s: split replay differs:\n%s\n%s", whole.Name(), want, got)
+			}
+		}
+	})
+}
+
+// TestFuzzLine: the seeds say what they mean.
+func TestFuzzLine(t *testing.T) {
+	evs := fuzzEvents([]byte(fuzzLine("tool/call", `{"id":"x"}`) + fuzzLine("custom/event", ``)))
+	require.Equal(t, []eventlog.Event{
+		{Seq: 0, Type: "tool/call", Data: json.RawMessage(`{"id":"x"}`)},
+		{Seq: 1, Type: "custom/event", Time: 7},
+	}, evs)
+}

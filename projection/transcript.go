@@ -1,0 +1,424 @@
+package projection
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"hash"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+)
+
+// The roles of a transcript message.
+const (
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+	RoleTool      = "tool"
+	RoleSummary   = "summary"
+)
+
+// Transcript is the "transcript" projection (ID "transcript/v1"): the
+// messages a model would be sent, in order.
+//
+// It reads user/message, assistant/reasoning, assistant/message,
+// tool/call, tool/result, context/compacted, slot/switch and step/start;
+// every other type, assistant/chunk included, is carried past without
+// looking at its data.
+//
+//   - user/message and assistant/message append a message. Reasoning is
+//     buffered until the next assistant message, which carries it.
+//   - tool/call adds its call to the assistant message of the current step
+//     (the last assistant message, created after the latest step/start,
+//     with only tool results after it); without one it appends an
+//     assistant message with no text that holds the call.
+//   - tool/result puts a tool message right after the assistant message
+//     holding its call, after that message's earlier results, so a call
+//     and its result stay together. A later result for the same id
+//     replaces the earlier one in place. A result whose call is unknown is
+//     appended and recorded as degraded; a call whose id the transcript
+//     already holds is recorded as degraded and dropped.
+//   - context/compacted replaces every message so far with one summary
+//     message.
+//   - slot/switch sets the current slot, which every later message without
+//     a slot of its own takes.
+//
+// A known type whose data has the wrong shape is recorded in Degraded and
+// changes nothing else, except step/start, which starts a step whatever
+// its data.
+type Transcript struct {
+	s TranscriptState
+
+	// Indexes over s.Messages, derived from it by reindex and kept up to
+	// date by Apply.
+	callAt   map[string]callRef // call id → where the call is
+	resultAt map[string]int     // call id → index of its tool message
+	results  []int              // per message: how many results of its calls follow it directly
+	last     int                // index of the last assistant message if only tool messages follow it, else -1
+
+	// chain[i] is h_i (see PrefixHashes) for i < len(chain); messages from
+	// len(chain) on are not hashed yet. Hashing waits until a hash is
+	// read, so a message rewritten many times is hashed once.
+	chain   [][sha256.Size]byte
+	hasher  hash.Hash
+	scratch *bytes.Buffer
+}
+
+// callRef locates a tool call: s.Messages[msg].ToolCalls[call].
+type callRef struct{ msg, call int }
+
+// TranscriptState is the state of the transcript projection, as
+// MarshalState writes it.
+type TranscriptState struct {
+	// Messages are the messages a model would be sent, in order.
+	Messages []Message `json:"messages"`
+	// PrefixHash is the chained hash of all of Messages (the last of
+	// PrefixHashes), "" when there are none.
+	PrefixHash string `json:"prefixHash,omitempty"`
+	// CurrentSlot is the slot of the latest slot/switch.
+	CurrentSlot string `json:"currentSlot,omitempty"`
+	// PendingReasoning is the reasoning seen since the last assistant
+	// message, waiting for the next one.
+	PendingReasoning []Reasoning `json:"pendingReasoning,omitempty"`
+	// StepStart is the seq of the latest step/start, -1 before one.
+	StepStart int64 `json:"stepStart"`
+	// Degraded lists the events this projection could not fully
+	// understand, in seq order.
+	Degraded []Degraded `json:"degraded,omitempty"`
+}
+
+// Message is one message of a transcript. Seq is the event that created
+// it (for a tool message, the latest result). User, assistant and summary
+// messages have Text; an assistant message may carry Reasoning and
+// ToolCalls; a tool message has ToolCallID, Name (the call's, "" when the
+// call is unknown), Output, Error and Synthetic.
+type Message struct {
+	Seq        int64           `json:"seq"`
+	Role       string          `json:"role"`
+	Text       string          `json:"text,omitempty"`
+	Reasoning  []Reasoning     `json:"reasoning,omitempty"`
+	Slot       string          `json:"slot,omitempty"`
+	ToolCalls  []ToolCall      `json:"toolCalls,omitempty"`
+	ToolCallID string          `json:"toolCallId,omitempty"`
+	Name       string          `json:"name,omitempty"`
+	Output     json.RawMessage `json:"output,omitempty"`
+	Error      string          `json:"error,omitempty"`
+	Synthetic  bool            `json:"synthetic,omitempty"`
+}
+
+// Reasoning is one assistant/reasoning event.
+type Reasoning struct {
+	Text      string `json:"text"`
+	Signature string `json:"signature,omitempty"`
+}
+
+// ToolCall is one tool/call event.
+type ToolCall struct {
+	ID     string          `json:"id"`
+	Name   string          `json:"name"`
+	Args   json.RawMessage `json:"args"`
+	Effect string          `json:"effect,omitempty"`
+}
+
+var _ Projection = (*Transcript)(nil)
+
+// NewTranscript returns a transcript projection in its empty state.
+func NewTranscript() *Transcript {
+	t := &Transcript{}
+	t.Reset()
+	return t
+}
+
+// Name is "transcript".
+func (t *Transcript) Name() string { return "transcript" }
+
+// Version is 1.
+func (t *Transcript) Version() int { return 1 }
+
+// State returns the current state. It is read-only: its slices belong to
+// the projection and may change with the next Apply.
+func (t *Transcript) State() TranscriptState {
+	t.hash()
+	return t.s
+}
+
+// Reset returns to the empty state.
+func (t *Transcript) Reset() {
+	t.s = TranscriptState{Messages: []Message{}, StepStart: -1}
+	t.reindex()
+	t.chain = t.chain[:0]
+}
+
+// MarshalState returns the state as JSON.
+func (t *Transcript) MarshalState() ([]byte, error) {
+	t.hash()
+	b, err := json.Marshal(&t.s)
+	if err != nil {
+		return nil, fmt.Errorf("projection transcript: marshal state: %w", err)
+	}
+	return b, nil
+}
+
+// UnmarshalState replaces the state with one MarshalState returned; on
+// error the state is unchanged. The prefix hash is recomputed and must
+// match the one stored.
+func (t *Transcript) UnmarshalState(data []byte) error {
+	u := NewTranscript()
+	if err := json.Unmarshal(data, &u.s); err != nil {
+		return fmt.Errorf("projection transcript: unmarshal state: %w", err)
+	}
+	if u.s.Messages == nil {
+		u.s.Messages = []Message{}
+	}
+	stored := u.s.PrefixHash
+	u.reindex()
+	u.hash()
+	if u.s.PrefixHash != stored {
+		return fmt.Errorf("projection transcript: unmarshal state: prefix hash %q does not match the messages (%q)", stored, u.s.PrefixHash)
+	}
+	*t = *u
+	return nil
+}
+
+// PrefixHashes returns, for each message i, "sha256:" + hex(h_i) where
+// h_0 = sha256(json(m_0)) and h_i = sha256(h_(i-1) || json(m_i)), h as
+// its 32 bytes and json(m) the message as MarshalState writes it. Two
+// transcripts share a provider's prompt-cache prefix up to their longest
+// equal prefix hash; appending a message leaves the earlier hashes as
+// they were.
+func (t *Transcript) PrefixHashes() []string {
+	t.hash()
+	out := make([]string, len(t.chain))
+	for i := range t.chain {
+		out[i] = hashString(t.chain[i])
+	}
+	return out
+}
+
+func hashString(h [sha256.Size]byte) string { return "sha256:" + hex.EncodeToString(h[:]) }
+
+// Apply folds one event into the state.
+func (t *Transcript) Apply(e eventlog.Event) {
+	switch e.Type {
+	case typeUserMessage:
+		t.message(e, RoleUser)
+	case typeAssistantMessage:
+		t.message(e, RoleAssistant)
+	case typeReasoning:
+		if d, ok := readOK[reasoningData](&t.s.Degraded, e); ok {
+			t.s.PendingReasoning = append(t.s.PendingReasoning, Reasoning{Text: *d.Text, Signature: d.Signature})
+		}
+	case typeToolCall:
+		t.toolCall(e)
+	case typeToolResult:
+		t.toolResult(e)
+	case typeCompacted:
+		t.compacted(e)
+	case typeSlotSwitch:
+		if d, ok := readOK[slotSwitchData](&t.s.Degraded, e); ok {
+			t.s.CurrentSlot = *d.Slot
+		}
+	case typeStepStart:
+		readOK[noData](&t.s.Degraded, e)
+		t.s.StepStart = e.Seq
+	}
+}
+
+// holder is the index of the assistant message that takes the current
+// step's further tool calls, or -1.
+func (t *Transcript) holder() int {
+	if t.last >= 0 && t.s.Messages[t.last].Seq > t.s.StepStart {
+		return t.last
+	}
+	return -1
+}
+
+func (t *Transcript) message(e eventlog.Event, role string) {
+	d, ok := readOK[messageData](&t.s.Degraded, e)
+	if !ok {
+		return
+	}
+	m := Message{Seq: e.Seq, Role: role, Text: *d.Text, Slot: t.slot(d.Slot)}
+	if role == RoleAssistant {
+		m.Reasoning, t.s.PendingReasoning = t.s.PendingReasoning, nil
+	}
+	t.push(m)
+}
+
+// slot is the slot of a message: its own, else the current one.
+func (t *Transcript) slot(own string) string {
+	if own != "" {
+		return own
+	}
+	return t.s.CurrentSlot
+}
+
+// push appends a message.
+func (t *Transcript) push(m Message) {
+	t.s.Messages = append(t.s.Messages, m)
+	t.results = append(t.results, 0)
+	switch m.Role {
+	case RoleAssistant:
+		t.last = len(t.s.Messages) - 1
+	case RoleTool:
+	default:
+		t.last = -1
+	}
+}
+
+// stale marks message i and every later one as not hashed.
+func (t *Transcript) stale(i int) {
+	if i < len(t.chain) {
+		t.chain = t.chain[:i]
+	}
+}
+
+func (t *Transcript) toolCall(e eventlog.Event) {
+	d, ok := readOK[toolCallData](&t.s.Degraded, e)
+	if !ok {
+		return
+	}
+	id := *d.ID
+	if _, dup := t.callAt[id]; dup {
+		degrade(&t.s.Degraded, e, "duplicate call id "+quote(id))
+		return
+	}
+	call := ToolCall{ID: id, Name: *d.Name, Args: d.Args, Effect: d.Effect}
+	if h := t.holder(); h >= 0 {
+		m := &t.s.Messages[h]
+		m.ToolCalls = append(m.ToolCalls, call)
+		t.callAt[id] = callRef{h, len(m.ToolCalls) - 1}
+		t.stale(h)
+	} else {
+		m := Message{Seq: e.Seq, Role: RoleAssistant, Slot: t.s.CurrentSlot, ToolCalls: []ToolCall{call}}
+		m.Reasoning, t.s.PendingReasoning = t.s.PendingReasoning, nil
+		t.push(m)
+		t.callAt[id] = callRef{len(t.s.Messages) - 1, 0}
+	}
+	if _, ok := t.resultAt[id]; ok {
+		// A result came before its call: the call now owns it, which may
+		// join it to the call's results.
+		t.reindex()
+	}
+}
+
+func (t *Transcript) toolResult(e eventlog.Event) {
+	d, ok := readOK[toolResultData](&t.s.Degraded, e)
+	if !ok {
+		return
+	}
+	id := *d.ID
+	m := Message{
+		Seq: e.Seq, Role: RoleTool, Slot: t.s.CurrentSlot,
+		ToolCallID: id, Output: orNil(d.Output), Error: d.Error, Synthetic: d.Synthetic,
+	}
+	ref, known := t.callAt[id]
+	if known {
+		m.Name = t.s.Messages[ref.msg].ToolCalls[ref.call].Name
+	}
+	if i, ok := t.resultAt[id]; ok {
+		t.s.Messages[i] = m
+		t.stale(i)
+		return
+	}
+	if !known {
+		degrade(&t.s.Degraded, e, "result for unknown call "+quote(id))
+		t.push(m)
+		t.resultAt[id] = len(t.s.Messages) - 1
+		return
+	}
+	at := ref.msg + 1 + t.results[ref.msg]
+	if at == len(t.s.Messages) {
+		t.push(m)
+		t.results[ref.msg]++
+		t.resultAt[id] = at
+		return
+	}
+	// Results of other messages came in between: insert, which moves
+	// every later message, so rebuild the indexes.
+	t.s.Messages = append(t.s.Messages, Message{})
+	copy(t.s.Messages[at+1:], t.s.Messages[at:])
+	t.s.Messages[at] = m
+	t.stale(at)
+	t.reindex()
+}
+
+func (t *Transcript) compacted(e eventlog.Event) {
+	d, ok := readOK[compactedData](&t.s.Degraded, e)
+	if !ok {
+		return
+	}
+	// A new slice, not a truncation: a caller may still read the old one.
+	t.s.Messages = []Message{{Seq: e.Seq, Role: RoleSummary, Text: *d.Summary, Slot: t.s.CurrentSlot}}
+	t.stale(0)
+	t.reindex()
+}
+
+// reindex rebuilds the indexes from the messages. It gives the same
+// indexes that Apply keeps up to date one event at a time.
+func (t *Transcript) reindex() {
+	msgs := t.s.Messages
+	t.callAt = make(map[string]callRef)
+	t.resultAt = make(map[string]int)
+	t.results = make([]int, len(msgs), max(len(msgs), 16))
+	t.last = -1
+	for i := range msgs {
+		for j, c := range msgs[i].ToolCalls {
+			if _, dup := t.callAt[c.ID]; !dup {
+				t.callAt[c.ID] = callRef{i, j}
+			}
+		}
+	}
+	owner := -1 // the assistant message whose run of results is still going on
+	for i := range msgs {
+		switch m := &msgs[i]; m.Role {
+		case RoleAssistant:
+			owner = i
+			t.last = i
+		case RoleTool:
+			if _, dup := t.resultAt[m.ToolCallID]; !dup {
+				t.resultAt[m.ToolCallID] = i
+			}
+			if ref, ok := t.callAt[m.ToolCallID]; ok && ref.msg == owner && owner >= 0 {
+				t.results[owner]++
+			} else {
+				owner = -1
+			}
+		default:
+			owner = -1
+			t.last = -1
+		}
+	}
+}
+
+// hash extends the prefix hash chain over the messages not hashed yet and
+// sets PrefixHash.
+func (t *Transcript) hash() {
+	if msgs := t.s.Messages; len(t.chain) < len(msgs) {
+		if t.hasher == nil {
+			t.hasher, t.scratch = sha256.New(), new(bytes.Buffer)
+		}
+		enc := json.NewEncoder(t.scratch) // the bytes of json.Marshal, plus a newline
+		for i := len(t.chain); i < len(msgs); i++ {
+			t.scratch.Reset()
+			// Encoding a Message cannot fail: its raw fields were decoded
+			// from valid JSON. Were it to, the hash would cover what was
+			// written, which is still deterministic.
+			_ = enc.Encode(&msgs[i])
+			t.hasher.Reset()
+			if i > 0 {
+				t.hasher.Write(t.chain[i-1][:])
+			}
+			t.hasher.Write(bytes.TrimSuffix(t.scratch.Bytes(), []byte("\n")))
+			var h [sha256.Size]byte
+			t.hasher.Sum(h[:0])
+			t.chain = append(t.chain, h)
+		}
+	}
+	if len(t.chain) == 0 {
+		t.s.PrefixHash = ""
+	} else {
+		t.s.PrefixHash = hashString(t.chain[len(t.chain)-1])
+	}
+}
