@@ -367,6 +367,9 @@ func (r *Reader) readZstdRow() {
 		r.fail(&CorruptError{Path: r.path, Offset: zs.frameOff, Seq: r.next, Reason: "in a frame that passed its checksum: " + err.Error()})
 		return
 	}
+	if r.next == AnySeq {
+		r.next = r.cur.seq
+	}
 	if r.cur.seq != r.next {
 		seq := r.cur.seq
 		r.cur.n = 0

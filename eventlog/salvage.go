@@ -1,0 +1,144 @@
+package eventlog
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Skip is a damaged byte range that a salvage read passed over.
+type Skip struct {
+	// Offset and Bytes locate the range in the file.
+	Offset, Bytes int64
+	// FirstLost and LastLost are the seqs the range held, as far as the
+	// rows around it tell: FirstLost > LastLost when none were lost (a
+	// damaged duplicate, say), LastLost is -1 when the damage runs to the
+	// end of the file and nothing after it says how far it went.
+	FirstLost, LastLost int64
+	// Reason is what was wrong at Offset.
+	Reason string
+}
+
+// SalvageResult is what a salvage read found.
+type SalvageResult struct {
+	Header Header
+	Events int64 // events yielded
+	Skips  []Skip
+	Torn   *TornTail
+}
+
+// Salvage reads a log past damage, for inspection: it yields every event
+// it can decode, in seq order, and reports each damaged range it passed
+// over with the seqs lost there. A raw log restarts at the row after a bad
+// one; a zstd log (codec not nil) at the next frame that decodes. Events
+// whose seq is not above the last one yielded are dropped as damage. A bad
+// header is an error: nothing can be salvaged without it. Salvage never
+// changes the file.
+func Salvage(src io.ReaderAt, size int64, codec *ZstdCodec, path string, yield func(Event) bool) (SalvageResult, error) {
+	var res SalvageResult
+	open := func(off int64, opts ...ReaderOption) *Reader {
+		sec := io.NewSectionReader(src, off, size-off)
+		opts = append(opts, WithPath(path))
+		if codec != nil {
+			return NewZstdReader(sec, codec, opts...)
+		}
+		return NewReader(sec, opts...)
+	}
+	r := open(0)
+	hdr, err := r.Header()
+	if err != nil {
+		return res, err
+	}
+	res.Header = hdr
+	expected := hdr.FirstSeq()
+	pending := -1 // index of the last skip, waiting to learn how many seqs it lost
+	restartedAt := int64(-1)
+	for {
+		for r.Next() {
+			e := r.Event()
+			if e.Seq < expected {
+				res.Skips = append(res.Skips, Skip{Offset: restartedAt, FirstLost: 1, LastLost: 0,
+					Reason: fmt.Sprintf("seq %d again, after %d", e.Seq, expected-1)})
+				continue
+			}
+			if pending >= 0 {
+				res.Skips[pending].LastLost = e.Seq - 1
+				pending = -1
+			} else if e.Seq > expected {
+				res.Skips = append(res.Skips, Skip{Offset: restartedAt, FirstLost: expected, LastLost: e.Seq - 1,
+					Reason: fmt.Sprintf("seq %d where %d was expected", e.Seq, expected)})
+			}
+			expected = e.Seq + 1
+			res.Events++
+			if !yield(e) {
+				return res, nil
+			}
+		}
+		var ce *CorruptError
+		err := r.Err()
+		if err == nil {
+			res.Torn = r.Torn()
+			break
+		}
+		if !errors.As(err, &ce) {
+			return res, err
+		}
+		if ce.Offset != restartedAt && pending < 0 {
+			// The row (or frame) may be intact with an unexpected seq:
+			// read it again, accepting its seq.
+			restartedAt = ce.Offset
+			r = open(ce.Offset, WithStart(ce.Offset, AnySeq))
+			continue
+		}
+		resume, ok, err := nextBoundary(src, size, ce.Offset, codec != nil)
+		if err != nil {
+			return res, fmt.Errorf("eventlog: salvaging %q: %w", path, err)
+		}
+		if !ok {
+			resume = size
+		}
+		if p := pending; p >= 0 && res.Skips[p].Offset+res.Skips[p].Bytes == ce.Offset {
+			res.Skips[p].Bytes = resume - res.Skips[p].Offset // one damaged range
+		} else {
+			res.Skips = append(res.Skips, Skip{Offset: ce.Offset, Bytes: resume - ce.Offset,
+				FirstLost: expected, LastLost: -1, Reason: ce.Reason})
+			pending = len(res.Skips) - 1
+		}
+		if resume >= size {
+			break
+		}
+		restartedAt = resume
+		r = open(resume, WithStart(resume, AnySeq))
+	}
+	if p := pending; p >= 0 && res.Skips[p].LastLost == -1 && res.Skips[p].Offset+res.Skips[p].Bytes < size {
+		res.Skips[p].LastLost = expected - 1 // nothing decodable came after it
+	}
+	return res, nil
+}
+
+// nextBoundary finds where reading can restart after damage at off: after
+// the next '\n' (raw), or at the next zstd frame magic (zstd).
+func nextBoundary(src io.ReaderAt, size, off int64, zstd bool) (int64, bool, error) {
+	buf := make([]byte, 64<<10)
+	pos := off + 1
+	for pos < size {
+		n, err := src.ReadAt(buf[:min(int64(len(buf)), size-pos)], pos)
+		if err != nil && err != io.EOF {
+			return 0, false, err
+		}
+		b := buf[:n]
+		if zstd {
+			if i := bytes.Index(b, zstdMagicBytes); i >= 0 {
+				return pos + int64(i), true, nil
+			}
+			pos += int64(max(n-3, 1))
+			continue
+		}
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			return pos + int64(i) + 1, true, nil
+		}
+		pos += int64(n)
+	}
+	return 0, false, nil
+}

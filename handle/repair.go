@@ -1,0 +1,165 @@
+package handle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+)
+
+// SalvagePath reads the log file at path past damage, for inspection (see
+// eventlog.Salvage): every event it can decode goes to yield, and the
+// result lists each damaged range with the seqs lost. It reads the file's
+// own rows (a fork's parent is not read) and changes nothing.
+func (s *FileStore) SalvagePath(ctx context.Context, path string, yield func(eventlog.Event) bool) (eventlog.SalvageResult, error) {
+	if err := ctx.Err(); err != nil {
+		return eventlog.SalvageResult{}, err
+	}
+	loc, _, err := s.pathLocation(path)
+	if err != nil {
+		return eventlog.SalvageResult{}, err
+	}
+	f, err := s.fs.Open(path)
+	if err != nil {
+		return eventlog.SalvageResult{}, fmt.Errorf("handle: open %q: %w", path, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return eventlog.SalvageResult{}, fmt.Errorf("handle: stat %q: %w", path, err)
+	}
+	return eventlog.Salvage(f, fi.Size(), loc.enc.z, path, yield)
+}
+
+// Cut is a range repair removed from a log, kept in a side file.
+type Cut struct {
+	Offset int64  `json:"offset"`
+	Bytes  int64  `json:"bytes"`
+	Side   string `json:"side"` // the side file holding the bytes cut
+}
+
+// RepairReport says what Repair did.
+type RepairReport struct {
+	// Torn is the torn tail cut off, or nil.
+	Torn *Cut `json:"torn"`
+	// Salvaged is the damaged rest cut off by a salvage, or nil.
+	Salvaged *Cut `json:"salvaged"`
+	// FirstLost and LastLost are the seqs a salvage removed from the log
+	// (the damaged row and everything after it); FirstLost > LastLost when
+	// none. LastLost is the last seq a salvage read found in the rest.
+	FirstLost int64 `json:"firstLost"`
+	LastLost  int64 `json:"lastLost"`
+	// Events is the number of events of the file's own rows after repair.
+	Events int64 `json:"events"`
+}
+
+// Repair makes a session's log clean, under its writer lock: a torn tail
+// is cut off (truncate, fsync); with salvage, a corrupt log is cut at its
+// first damage. The bytes cut are first copied to a side file beside the
+// log (<file>.torn-<offset> or <file>.salvaged-<offset>, fsynced), so
+// nothing is destroyed, and the report names the seqs lost. Without
+// salvage a corrupt log is left untouched and its *CorruptError returned.
+// Repair is never run automatically.
+func (s *FileStore) Repair(ctx context.Context, id string, salvage bool) (RepairReport, error) {
+	rep := RepairReport{FirstLost: 1}
+	if _, err := s.existing(id); err != nil {
+		return rep, err
+	}
+	lock, err := lockFile(s.fs, s.lockPath(id))
+	if err != nil {
+		return rep, err
+	}
+	defer lock.unlock()
+	loc, err := s.locate(id)
+	if err != nil {
+		return rep, err
+	}
+	f, err := s.fs.OpenFile(loc.path, os.O_RDWR, 0)
+	if err != nil {
+		return rep, fmt.Errorf("handle: repair %q: %w", loc.path, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return rep, fmt.Errorf("handle: repair %q: %w", loc.path, err)
+	}
+	size := fi.Size()
+	sc, err := scanLog(ctx, loc.enc, f, loc.path)
+	var ce *CorruptError
+	switch {
+	case err == nil && sc.torn == nil:
+		rep.Events = sc.next - sc.hdr.FirstSeq()
+		return rep, nil
+	case err == nil:
+		cut, err := s.cutAt(f, loc.path, "torn", sc.torn.Offset, size)
+		if err != nil {
+			return rep, err
+		}
+		rep.Torn = cut
+		rep.Events = sc.next - sc.hdr.FirstSeq()
+	case errors.As(err, &ce) && salvage && ce.Offset > 0:
+		// What a salvage read finds from the damage on is what the cut
+		// loses.
+		var lastSeen int64 = -1
+		res, serr := eventlog.Salvage(f, size, loc.enc.z, loc.path, func(e eventlog.Event) bool {
+			lastSeen = e.Seq
+			return true
+		})
+		if serr != nil {
+			return rep, serr
+		}
+		cut, err := s.cutAt(f, loc.path, "salvaged", ce.Offset, size)
+		if err != nil {
+			return rep, err
+		}
+		rep.Salvaged = cut
+		rep.FirstLost, rep.LastLost = ce.Seq, max(lastSeen, ce.Seq)
+		if len(res.Skips) > 0 && res.Skips[len(res.Skips)-1].LastLost > rep.LastLost {
+			rep.LastLost = res.Skips[len(res.Skips)-1].LastLost
+		}
+		rep.Events = ce.Seq - res.Header.FirstSeq()
+	default:
+		return rep, err
+	}
+	s.dropDerived(id)
+	s.cfg.log.Info("session repaired", "id", id, "torn", rep.Torn, "salvaged", rep.Salvaged)
+	return rep, nil
+}
+
+// cutAt copies bytes [off, size) of f to a side file (fsynced, folder
+// fsynced), then truncates f at off and fsyncs it.
+func (s *FileStore) cutAt(f interface {
+	io.ReaderAt
+	Truncate(int64) error
+	Sync() error
+}, path, kind string, off, size int64) (*Cut, error) {
+	side := fmt.Sprintf("%s.%s-%d", path, kind, off)
+	out, err := s.fs.OpenFile(side, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("handle: repair %q: side file: %w", path, err)
+	}
+	_, err = io.Copy(out, io.NewSectionReader(f, off, size-off))
+	if err == nil {
+		err = out.Sync()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = syncDir(s.fs, filepath.Dir(side))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("handle: repair %q: side file: %w", path, err)
+	}
+	if err := f.Truncate(off); err != nil {
+		return nil, fmt.Errorf("handle: repair %q: truncate at %d: %w", path, off, err)
+	}
+	if err := f.Sync(); err != nil {
+		return nil, fmt.Errorf("handle: repair %q: fsync: %w", path, err)
+	}
+	return &Cut{Offset: off, Bytes: size - off, Side: side}, nil
+}

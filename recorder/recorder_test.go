@@ -1,0 +1,228 @@
+package recorder_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/spf13/afero"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionlog/sessionlog/checkpoint"
+	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/projection"
+	"github.com/sessionlog/sessionlog/recorder"
+)
+
+var ctx = context.Background()
+
+func clock() time.Time { return time.UnixMilli(1764450000000) }
+
+func newHandle(t *testing.T) (handle.Handle, *handle.FileStore) {
+	t.Helper()
+	store := handle.NewFileStore(afero.NewMemMapFs(), "/s")
+	h, err := store.Create(ctx)
+	require.NoError(t, err)
+	t.Cleanup(func() { h.Close() })
+	return h, store
+}
+
+func mustSeq(t *testing.T) func(int64, error) int64 {
+	return func(seq int64, err error) int64 {
+		t.Helper()
+		require.NoError(t, err)
+		return seq
+	}
+}
+
+// The flush policy follows the loop: durable before the model is called,
+// before a tool runs, at a step's end; chunks stay cheap.
+func TestFlushPolicy(t *testing.T) {
+	h, _ := newHandle(t)
+	rec, err := recorder.New(ctx, h, recorder.WithClock(clock))
+	require.NoError(t, err)
+	seq := mustSeq(t)
+	for _, tc := range []struct {
+		name    string
+		call    func() int64
+		durable bool
+	}{
+		{"turn/start", func() int64 { return seq(rec.BeginTurn(ctx, "hi")) }, false},
+		{"user/message", func() int64 { return seq(rec.UserMessage(ctx, "hi", "")) }, false},
+		{"step/start: the request is durable before the model is called", func() int64 { return seq(rec.BeginStep(ctx)) }, true},
+		{"assistant/chunk", func() int64 { return seq(rec.Chunk(ctx, "He")) }, false},
+		{"assistant/chunk again", func() int64 { return seq(rec.Chunk(ctx, "llo")) }, false},
+		{"assistant/message", func() int64 { return seq(rec.AssistantMessage(ctx, "Hello", "")) }, false},
+		{"tool/call: durable before the tool runs", func() int64 {
+			return seq(rec.ToolCall(ctx, recorder.Call{ID: "c1", Name: "read_file", Args: json.RawMessage(`{"path":"a"}`), Effect: "read"}))
+		}, true},
+		{"tool/approval", func() int64 { return seq(rec.ToolApproval(ctx, "c1", "approved", "user")) }, true},
+		{"tool/result", func() int64 { return seq(rec.ToolResult(ctx, recorder.Result{ID: "c1", Output: "package a"})) }, false},
+		{"usage", func() int64 { return seq(rec.Usage(ctx, recorder.Usage{InputTokens: 10, OutputTokens: 2, Model: "m"})) }, false},
+		{"step/end: the step's results are durable", func() int64 { return seq(rec.EndStep(ctx)) }, true},
+	} {
+		s := tc.call()
+		if tc.durable {
+			require.Equal(t, s, h.DurableSeq(), tc.name)
+		} else {
+			require.Less(t, h.DurableSeq(), s, tc.name)
+		}
+	}
+	st := rec.State()
+	require.True(t, st.TurnOpen)
+	require.Equal(t, int64(10), st.Usage.InputTokens)
+	_, err = rec.Checkpoint(ctx, "mid")
+	require.ErrorIs(t, err, recorder.ErrMidTurn)
+
+	end := seq(rec.EndTurn(ctx, recorder.Completed, ""))
+	require.GreaterOrEqual(t, h.DurableSeq(), end)
+	cps, err := checkpoint.List(ctx, h)
+	require.NoError(t, err)
+	require.Len(t, cps, 1, "a checkpoint at the turn's end")
+	require.Equal(t, end+1, cps[0].Seq)
+	require.Equal(t, "agent/v1", cps[0].State.Projection)
+	res, err := checkpoint.Verify(ctx, h, projection.NewAgent())
+	require.NoError(t, err)
+	require.Equal(t, 1, res.Verified, "the recorder's state digest is the one verify recomputes")
+}
+
+func TestWithoutAutoCheckpoint(t *testing.T) {
+	h, _ := newHandle(t)
+	rec, err := recorder.New(ctx, h, recorder.WithoutAutoCheckpoint())
+	require.NoError(t, err)
+	mustSeq(t)(rec.BeginTurn(ctx, nil))
+	mustSeq(t)(rec.EndTurn(ctx, recorder.Completed, ""))
+	cps, err := checkpoint.List(ctx, h)
+	require.NoError(t, err)
+	require.Empty(t, cps)
+}
+
+func TestResume(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		setup func(rec *recorder.Recorder)
+		want  []string // types appended, in order
+		errs  []string // the synthetic results' error prefixes, in order
+	}{
+		{"no turn", func(*recorder.Recorder) {}, nil, nil},
+		{"closed turn", func(rec *recorder.Recorder) {
+			rec.BeginTurn(ctx, nil)
+			rec.EndTurn(ctx, recorder.Completed, "")
+		}, nil, nil},
+		{"open turn, nothing pending", func(rec *recorder.Recorder) {
+			rec.BeginTurn(ctx, nil)
+			rec.UserMessage(ctx, "hi", "")
+		}, []string{"turn/end"}, nil},
+		{"open step with a read, a write and an unknown call", func(rec *recorder.Recorder) {
+			rec.BeginTurn(ctx, nil)
+			rec.BeginStep(ctx)
+			rec.ToolCall(ctx, recorder.Call{ID: "r", Name: "read_file", Effect: "read"})
+			rec.ToolCall(ctx, recorder.Call{ID: "w", Name: "write_file", Effect: "write"})
+			rec.ToolCall(ctx, recorder.Call{ID: "u", Name: "bash"})
+			rec.ToolCall(ctx, recorder.Call{ID: "done", Name: "bash"})
+			rec.ToolResult(ctx, recorder.Result{ID: "done", Output: "ok"})
+		}, []string{"tool/result", "tool/result", "tool/result", "step/end", "turn/end"},
+			[]string{"not run or lost", "outcome unknown", "outcome unknown"}},
+		{"step closed, turn open", func(rec *recorder.Recorder) {
+			rec.BeginTurn(ctx, nil)
+			rec.BeginStep(ctx)
+			rec.EndStep(ctx)
+		}, []string{"turn/end"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, store := newHandle(t)
+			rec, err := recorder.New(ctx, h, recorder.WithoutAutoCheckpoint())
+			require.NoError(t, err)
+			tc.setup(rec)
+			require.NoError(t, rec.Flush(ctx))
+			before := h.Seq()
+			res, err := recorder.Resume(ctx, h, recorder.WithResumeCache(store), recorder.WithResumeClock(clock))
+			require.NoError(t, err)
+			require.True(t, res.Verdict.Resumable, res.Verdict.Reason)
+			require.Equal(t, before+int64(len(tc.want)), h.Seq())
+			require.GreaterOrEqual(t, h.DurableSeq(), h.Seq(), "closers are durable when Resume returns")
+			var types, errs []string
+			for e, err := range h.Read(ctx, before+1, handle.End) {
+				require.NoError(t, err)
+				types = append(types, e.Type)
+				if e.Type == "tool/result" {
+					var d struct {
+						Error     string
+						Synthetic bool
+					}
+					require.NoError(t, json.Unmarshal(e.Data, &d))
+					require.True(t, d.Synthetic)
+					errs = append(errs, d.Error[:len(tc.errs[len(errs)])])
+				}
+				if e.Type == "turn/end" {
+					require.Contains(t, string(e.Data), `"kind":"interrupted"`)
+				}
+			}
+			require.Equal(t, tc.want, types)
+			require.Equal(t, tc.errs, errs)
+
+			again, err := recorder.Resume(ctx, h)
+			require.NoError(t, err)
+			require.Empty(t, again.Appended, "resuming twice adds nothing")
+			facts, err := recorder.ReadFacts(ctx, h, nil)
+			require.NoError(t, err)
+			require.False(t, facts.OpenTurn)
+		})
+	}
+}
+
+// Every stop kind of the vocabulary has an explicit verdict; an unknown
+// kind never resumes.
+func TestVerdicts(t *testing.T) {
+	want := map[string]bool{"completed": true, "interrupted": true, "paused": true, "cancelled": true, "failed": false, "budget": false}
+	require.Len(t, recorder.StopKinds(), len(want), "a new stop kind needs a verdict here and in the table")
+	for _, kind := range recorder.StopKinds() {
+		v := recorder.VerdictFor(kind)
+		require.Equal(t, want[kind], v.Resumable, kind)
+		require.NotContains(t, v.Reason, "does not know", "kind %q has no explicit verdict", kind)
+		require.NotEmpty(t, v.Reason)
+	}
+	for _, kind := range []string{"", "exploded", "COMPLETED"} {
+		v := recorder.VerdictFor(kind)
+		require.False(t, v.Resumable, kind)
+		require.Contains(t, v.Reason, "does not know")
+	}
+}
+
+func TestFacts(t *testing.T) {
+	h, store := newHandle(t)
+	rec, err := recorder.New(ctx, h)
+	require.NoError(t, err)
+	seq := mustSeq(t)
+	seq(rec.BeginTurn(ctx, nil))
+	seq(rec.EndTurn(ctx, recorder.Failed, "tool crashed")) // + checkpoint
+	f, err := recorder.ReadFacts(ctx, h, store)
+	require.NoError(t, err)
+	require.False(t, f.OpenTurn)
+	require.Equal(t, "failed", f.Stop.Kind)
+	require.Equal(t, "tool crashed", f.Stop.Reason)
+	require.False(t, f.Verdict.Resumable)
+	require.NotNil(t, f.LastCheckpoint)
+	require.Equal(t, "turn-1", f.LastCheckpoint.Label)
+
+	start := seq(rec.BeginTurn(ctx, nil))
+	require.NoError(t, rec.Flush(ctx))
+	f, err = recorder.ReadFacts(ctx, h, store)
+	require.NoError(t, err)
+	require.True(t, f.OpenTurn)
+	require.True(t, f.Verdict.Resumable)
+	require.Equal(t, "failed", f.Stop.Kind, "the stop before the open turn")
+
+	// A rollback to before the open turn closes it: the facts replay.
+	_, err = h.Append(ctx, eventlog.Event{Type: "rollback", Data: json.RawMessage(`{"to":` + jsonInt(start-1) + `}`)})
+	require.NoError(t, err)
+	require.NoError(t, h.Flush(ctx))
+	f, err = recorder.ReadFacts(ctx, h, store)
+	require.NoError(t, err)
+	require.False(t, f.OpenTurn)
+	require.Equal(t, "failed", f.Stop.Kind)
+}
+
+func jsonInt(v int64) string { b, _ := json.Marshal(v); return string(b) }

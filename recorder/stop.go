@@ -1,0 +1,192 @@
+package recorder
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"iter"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/projection"
+	"github.com/sessionlog/sessionlog/replay"
+)
+
+// Stop kinds of turn/end (SPEC §8).
+const (
+	Completed   = "completed"
+	Interrupted = "interrupted"
+	Cancelled   = "cancelled"
+	Failed      = "failed"
+	Paused      = "paused"
+	Budget      = "budget"
+)
+
+// StopKinds lists every stop kind of the vocabulary; each has a verdict.
+func StopKinds() []string {
+	return []string{Completed, Interrupted, Cancelled, Failed, Paused, Budget}
+}
+
+// verdicts is the deny-by-default table: a kind not in it never resumes.
+var verdicts = map[string]Verdict{
+	Completed:   {true, "the last turn completed: a new turn may start"},
+	Interrupted: {true, "the last turn was interrupted: the session may continue with a new turn"},
+	Paused:      {true, "the last turn was paused: the session may continue"},
+	Cancelled:   {true, "the last turn was cancelled: the session may continue with a new turn"},
+	Failed:      {false, "the last turn failed: continuing needs a decision (roll back, or fix the cause)"},
+	Budget:      {false, "the last turn ran out of budget: continuing needs a larger budget"},
+}
+
+// Verdict says whether a stopped session may continue, and why.
+type Verdict struct {
+	Resumable bool   `json:"resumable"`
+	Reason    string `json:"reason"`
+}
+
+// VerdictFor returns the verdict for a stop kind: deny by default, so an
+// unknown kind never resumes.
+func VerdictFor(kind string) Verdict {
+	if v, ok := verdicts[kind]; ok {
+		return v
+	}
+	return Verdict{false, fmt.Sprintf("the last turn stopped with kind %q, which this version does not know: not resumed", kind)}
+}
+
+// Stop is how the last turn ended.
+type Stop struct {
+	Seq    int64  `json:"seq"`
+	Kind   string `json:"kind"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// Checkpoint locates the last checkpoint.
+type Checkpoint struct {
+	Seq   int64  `json:"seq"`
+	Label string `json:"label,omitempty"`
+}
+
+// Facts are a session's stop facts.
+type Facts struct {
+	// OpenTurn is true when, in the state reached by replay (rollbacks
+	// applied), the last turn/start has no turn/end after it.
+	OpenTurn bool `json:"openTurn"`
+	// Stop is the last turn/end, nil before any.
+	Stop *Stop `json:"stop"`
+	// LastCheckpoint is the last checkpoint event in the log (the last
+	// one wins), nil when there is none.
+	LastCheckpoint *Checkpoint `json:"lastCheckpoint"`
+	// Verdict says whether the session may continue.
+	Verdict Verdict `json:"verdict"`
+}
+
+// Source is a session's logical log (handle.Handle is one).
+type Source interface {
+	ID() string
+	Read(ctx context.Context, from, to int64) iter.Seq2[eventlog.Event, error]
+	Seq() int64
+}
+
+// factsWindow is how many events Facts reads at a time from the end.
+const factsWindow = 256
+
+// Facts reads a session's stop facts backward from its tail, without
+// replaying the log: the last turn/end, the last turn/start, the last
+// checkpoint. Only when a rollback stands between the tail and the last
+// turn marker does it replay (the agent projection, from the nearest
+// stored state when cache is not nil), since the rollback decides which
+// turn is the live one.
+func ReadFacts(ctx context.Context, src Source, cache replay.Cache) (Facts, error) {
+	var f Facts
+	var start, end *eventlog.Event
+	rolledBack := false
+	for hi := src.Seq(); hi >= 0 && (f.LastCheckpoint == nil || (start == nil && !rolledBack)); hi -= factsWindow {
+		var win []eventlog.Event
+		for e, err := range src.Read(ctx, max(0, hi-factsWindow+1), hi) {
+			if err != nil {
+				return f, err
+			}
+			win = append(win, e)
+		}
+		for i := len(win) - 1; i >= 0; i-- {
+			e := win[i]
+			switch e.Type {
+			case eventlog.TypeCheckpoint:
+				if f.LastCheckpoint == nil {
+					cp, _ := eventlog.ParseCheckpoint(e.Data)
+					f.LastCheckpoint = &Checkpoint{Seq: e.Seq, Label: cp.Label}
+				}
+			case eventlog.TypeRollback:
+				if start == nil {
+					rolledBack = true
+				}
+			case "turn/start":
+				if start == nil && !rolledBack {
+					start = &e
+				}
+			case "turn/end":
+				if end == nil && start == nil && !rolledBack {
+					end = &e
+				}
+			}
+		}
+	}
+	if rolledBack {
+		agent := projection.NewAgent()
+		opts := []replay.Option{}
+		if cache != nil {
+			opts = append(opts, replay.WithCache(cache))
+		}
+		if _, err := replay.Replay(ctx, src, []projection.Projection{agent}, opts...); err != nil {
+			return f, err
+		}
+		st := agent.State()
+		f.OpenTurn = st.TurnOpen
+		if st.LastStop != nil {
+			f.Stop = &Stop{Seq: st.LastStop.Seq, Kind: st.LastStop.Kind, Reason: st.LastStop.Reason}
+		}
+	} else {
+		f.OpenTurn = start != nil && end == nil
+		if end == nil && start != nil {
+			// The open turn's predecessor: the last turn/end before it.
+			end = lastBefore(ctx, src, start.Seq, "turn/end")
+		}
+		if end != nil {
+			var d struct {
+				Kind   string `json:"kind"`
+				Reason string `json:"reason"`
+			}
+			json.Unmarshal(end.Data, &d)
+			f.Stop = &Stop{Seq: end.Seq, Kind: d.Kind, Reason: d.Reason}
+		}
+	}
+	f.Verdict = verdictOf(f)
+	return f, nil
+}
+
+// lastBefore finds the last event of type typ before seq, reading backward.
+func lastBefore(ctx context.Context, src Source, seq int64, typ string) *eventlog.Event {
+	for hi := seq - 1; hi >= 0; hi -= factsWindow {
+		var found *eventlog.Event
+		for e, err := range src.Read(ctx, max(0, hi-factsWindow+1), hi) {
+			if err != nil {
+				return nil
+			}
+			if e.Type == typ {
+				found = &e
+			}
+		}
+		if found != nil {
+			return found
+		}
+	}
+	return nil
+}
+
+func verdictOf(f Facts) Verdict {
+	switch {
+	case f.OpenTurn:
+		return Verdict{true, "a turn is open (the process stopped mid-turn): resume closes it as interrupted, then the session may continue"}
+	case f.Stop == nil:
+		return Verdict{true, "no turn has ended yet: a turn may start"}
+	}
+	return VerdictFor(f.Stop.Kind)
+}
