@@ -291,3 +291,7 @@ func (a *Agent) memorySet(e eventlog.Event) {
 	m.UpdatedAt, m.UpdatedSeq = e.Time, e.Seq
 	a.s.Memory[*d.Key] = m
 }
+
+// DegradedEvents returns the events the projection could not fully
+// understand (replay.Degrader).
+func (a *Agent) DegradedEvents() []Degraded { return a.s.Degraded }

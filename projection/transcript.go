@@ -422,3 +422,7 @@ func (t *Transcript) hash() {
 		t.s.PrefixHash = hashString(t.chain[len(t.chain)-1])
 	}
 }
+
+// DegradedEvents returns the events the projection could not fully
+// understand (replay.Degrader).
+func (t *Transcript) DegradedEvents() []Degraded { return t.s.Degraded }

@@ -82,7 +82,9 @@ type resumeConfig struct {
 func WithResumeCache(c replay.Cache) ResumeOption { return func(rc *resumeConfig) { rc.cache = c } }
 
 // WithResumeClock sets the clock for the closers' times.
-func WithResumeClock(now func() time.Time) ResumeOption { return func(rc *resumeConfig) { rc.now = now } }
+func WithResumeClock(now func() time.Time) ResumeOption {
+	return func(rc *resumeConfig) { rc.now = now }
+}
 
 // Resume closes a turn that a crash left open, durably, through the write
 // handle: it appends the Closers and flushes before returning. It is an

@@ -31,6 +31,33 @@ type Cache interface {
 	PutDerived(ctx context.Context, id, key string, data []byte) error
 }
 
+// ErrReplayTooLarge is returned, together with the state rebuilt so far,
+// when a replay reaches its budget (WithBudget).
+var ErrReplayTooLarge = errors.New("replay: over budget")
+
+// Budget bounds a replay; zero fields are no bound.
+type Budget struct {
+	Events int64 // events applied
+	Bytes  int64 // canonical bytes of the events applied
+	Tokens int64 // an estimate: canonical bytes / 4
+}
+
+// Degradation is one way a restoration is incomplete.
+type Degradation struct {
+	// Kind is "data" (an event a projection could not fully understand)
+	// or "budget" (the replay stopped at its budget).
+	Kind       string `json:"kind"`
+	Seq        int64  `json:"seq"`
+	Projection string `json:"projection,omitempty"`
+	Reason     string `json:"reason"`
+}
+
+// Degrader is implemented by projections that record the events they could
+// not fully understand (the built-in ones do).
+type Degrader interface {
+	DegradedEvents() []projection.Degraded
+}
+
 // ErrDigest is wrapped by *DigestError.
 var ErrDigest = errors.New("replay: digest mismatch")
 
@@ -71,9 +98,13 @@ type Result struct {
 	// CheckDigests, Verified of them had every digest checked and
 	// Unchecked named a state of a projection the replay did not have.
 	Checkpoints, Verified, Unchecked int
+	// Degraded lists every way the rebuilt state is incomplete: events
+	// of the projections' Degraded lists, a budget cut.
+	Degraded []Degradation
 }
 
 type config struct {
+	budget       Budget
 	upTo         int64
 	cache        Cache
 	snapEvery    int
@@ -104,6 +135,11 @@ func WithMemoryLimit(n int) Option { return func(c *config) { c.memLimit = n } }
 // state digest of those naming a projection given to Replay, from the
 // first event; it turns off starting from a stored snapshot.
 func CheckDigests() Option { return func(c *config) { c.checkDigests = true } }
+
+// WithBudget stops the replay before the event that would pass the budget
+// and returns ErrReplayTooLarge together with the state rebuilt so far
+// (Result.Seq says how far) and a "budget" Degradation.
+func WithBudget(b Budget) Option { return func(c *config) { c.budget = b } }
 
 // WithLogger sets the logger; by default nothing is logged.
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.log = l } }
@@ -160,19 +196,45 @@ func (e *engine) run() (Result, error) {
 		}
 	}
 	e.res.Seq = start
+	var spent Budget
 	for ev, err := range e.src.Read(e.ctx, start+1, e.cfg.upTo) {
 		if err != nil {
-			return e.res, err
+			return e.finish(), err
+		}
+		size := int64(eventlog.RowSize(ev))
+		spent.Events++
+		spent.Bytes += size
+		spent.Tokens = spent.Bytes / 4
+		if b := e.cfg.budget; over(spent.Events, b.Events) || over(spent.Bytes, b.Bytes) || over(spent.Tokens, b.Tokens) {
+			e.res.Degraded = append(e.res.Degraded, Degradation{Kind: "budget", Seq: ev.Seq,
+				Reason: fmt.Sprintf("replay stopped before seq %d: budget of %+v reached", ev.Seq, b)})
+			return e.finish(), fmt.Errorf("%w: stopped before seq %d", ErrReplayTooLarge, ev.Seq)
 		}
 		if err := e.forward(ev); err != nil {
-			return e.res, err
+			return e.finish(), err
 		}
 		e.res.Seq = ev.Seq
 	}
 	if err := e.ctx.Err(); err != nil {
-		return e.res, err
+		return e.finish(), err
 	}
-	return e.res, nil
+	return e.finish(), nil
+}
+
+func over(spent, limit int64) bool { return limit > 0 && spent > limit }
+
+// finish adds the projections' degraded events to the result.
+func (e *engine) finish() Result {
+	var data []Degradation
+	for _, p := range e.ps {
+		if d, ok := p.(Degrader); ok {
+			for _, x := range d.DegradedEvents() {
+				data = append(data, Degradation{Kind: "data", Seq: x.Seq, Projection: projection.ID(p), Reason: x.Type + ": " + x.Reason})
+			}
+		}
+	}
+	e.res.Degraded = append(data, e.res.Degraded...)
+	return e.res
 }
 
 func (e *engine) reset() {

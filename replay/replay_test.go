@@ -299,3 +299,45 @@ func TestCheckStateDigests(t *testing.T) {
 		})
 	}
 }
+
+func TestBudget(t *testing.T) {
+	src := build(t, "e", "e", "e", "e", "e", "e")
+	for _, tc := range []struct {
+		name   string
+		budget replay.Budget
+		seq    int64
+	}{
+		{"events", replay.Budget{Events: 4}, 3},
+		{"bytes", replay.Budget{Bytes: 3 * 50}, 2},
+		{"tokens", replay.Budget{Tokens: 13}, 0},
+		{"enough", replay.Budget{Events: 6}, 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &seqs{}
+			res, err := replay.Replay(context.Background(), src, []projection.Projection{p}, replay.WithBudget(tc.budget))
+			require.Equal(t, tc.seq, res.Seq)
+			require.Equal(t, naive(src.evs, tc.seq), p.applied, "the state rebuilt so far comes back")
+			if tc.seq == src.Seq() {
+				require.NoError(t, err)
+				require.Empty(t, res.Degraded)
+				return
+			}
+			require.ErrorIs(t, err, replay.ErrReplayTooLarge)
+			require.Len(t, res.Degraded, 1)
+			require.Equal(t, "budget", res.Degraded[0].Kind)
+			require.Equal(t, tc.seq+1, res.Degraded[0].Seq)
+		})
+	}
+}
+
+func TestDegradedDataReported(t *testing.T) {
+	src := &memLog{evs: []eventlog.Event{
+		{Seq: 0, Type: "user/message", Data: json.RawMessage(`{"text":5}`)},
+		{Seq: 1, Type: "user/message", Data: json.RawMessage(`{"text":"ok"}`)},
+	}}
+	res, err := replay.Replay(context.Background(), src, []projection.Projection{projection.NewTranscript()})
+	require.NoError(t, err)
+	require.Len(t, res.Degraded, 1)
+	require.Equal(t, replay.Degradation{Kind: "data", Seq: 0, Projection: "transcript/v1", Reason: res.Degraded[0].Reason}, res.Degraded[0])
+	require.Contains(t, res.Degraded[0].Reason, "text")
+}
