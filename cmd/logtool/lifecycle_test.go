@@ -56,10 +56,11 @@ func TestLifecycle(t *testing.T) {
 	require.Equal(t, "turn/end", st["lastType"])
 	require.EqualValues(t, 1764450000300, st["lastTime"])
 	require.EqualValues(t, fileSize(t, path), st["sizeBytes"])
-	require.Contains(t, st, "openTurn")
-	require.Nil(t, st["openTurn"])
-	require.Contains(t, st, "stop")
-	require.Nil(t, st["stop"])
+	require.Equal(t, false, st["openTurn"])
+	stop := st["stop"].(map[string]any)
+	require.Equal(t, "", stop["kind"], "a turn/end without data has no kind")
+	require.EqualValues(t, 5, stop["seq"])
+	require.Equal(t, false, stop["verdict"].(map[string]any)["resumable"], "an unknown kind never resumes")
 	require.Contains(t, st, "createdAt")
 
 	res = logtool(t, "", "--dir", dir, "stat", id)
@@ -125,7 +126,7 @@ func TestCatFilters(t *testing.T) {
 	require.True(t, strings.HasPrefix(res.stdout, "     0  1970-01-01T00:00:01.000Z  a  "), res.stdout)
 	require.True(t, strings.HasSuffix(res.stdout, "…\n"), "long data is cut: %q", res.stdout)
 
-	for _, args := range [][]string{{"--salvage"}, {"--from", "-1"}, {"--type", "bad type"}} {
+	for _, args := range [][]string{{"--from", "-1"}, {"--type", "bad type"}} {
 		res := logtool(t, "", append([]string{"--dir", dir, "cat", id}, args...)...)
 		require.Equal(t, 2, res.code, "%v", args)
 		require.True(t, strings.HasPrefix(res.stderr, "logtool: "), res.stderr)
@@ -156,7 +157,7 @@ func TestLs(t *testing.T) {
 	require.Equal(t, 0, res.code, "a store that has no folder yet is empty")
 	require.Empty(t, res.stdout)
 	require.Equal(t, 2, logtool(t, "", "ls", filepath.Join(dir, "none")).code, "a named folder must exist")
-	require.Equal(t, 2, logtool(t, "", "--dir", dir, "ls", "--tree").code)
+	require.Equal(t, 0, logtool(t, "", "--dir", dir, "ls", "--tree").code)
 
 	writeFile(t, filepath.Join(dir, "01JDX3N0Q3Z8Y6W2D1V5K7M9PA.jsonl"), "not a header\n")
 	res = logtool(t, "", "--dir", dir, "ls", "--json")

@@ -113,6 +113,12 @@ locked by another writer); 2 usage or environment error.`,
 		a.newCheckpointsCmd(),
 		a.newRollbackCmd(),
 		a.newReplayCmd(),
+		a.newResumeCmd(),
+		a.newRepairCmd(),
+		a.newForkCmd(),
+		a.newExportCmd(),
+		a.newImportCmd(),
+		a.newDiffCmd(),
 		a.newDemoCmd(),
 	)
 	return root
@@ -163,6 +169,8 @@ func exitCode(err error) int {
 		errors.Is(err, replay.ErrDigest),
 		errors.Is(err, handle.ErrLocked):
 		return exitFailed
+	case errors.Is(err, handle.ErrExists):
+		return exitUsage // import of an ID the store holds: the environment is in the way
 	default:
 		return exitUsage
 	}

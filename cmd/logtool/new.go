@@ -65,7 +65,7 @@ func (a *app) runNew(ctx context.Context, o newOptions, atSet, modeSet, callSet 
 			return usageErrorf("--at, --mode and --call need --parent")
 		}
 	} else {
-		p, err := a.checkParent(ctx, st, o, atSet, modeSet, callSet)
+		p, err := checkParent(o, atSet, modeSet, callSet)
 		if err != nil {
 			return err
 		}
@@ -101,10 +101,11 @@ func parseLabels(flags []string) (map[string]string, error) {
 	return labels, nil
 }
 
-// checkParent validates the parent flags and that the parent exists in the
-// store and holds the event at --at, so no session is created whose
+// checkParent validates the parent flags. That the parent exists in the
+// store and holds the event at --at is Create's check (handle.ErrNotFound,
+// exit 2; handle.ErrLineage, exit 1), so no session is created whose
 // lineage is broken from the start.
-func (a *app) checkParent(ctx context.Context, st *handle.FileStore, o newOptions, atSet, modeSet, callSet bool) (eventlog.Parent, error) {
+func checkParent(o newOptions, atSet, modeSet, callSet bool) (eventlog.Parent, error) {
 	p := eventlog.Parent{ID: o.parent, Seq: o.at, Mode: o.mode, Call: o.call}
 	switch {
 	case !eventlog.ValidID(o.parent):
@@ -117,13 +118,6 @@ func (a *app) checkParent(ctx context.Context, st *handle.FileStore, o newOption
 		return p, usageErrorf("--at %d: want a seq >= 0", o.at)
 	case callSet && o.mode != eventlog.ModeChild:
 		return p, usageErrorf("--call is for --mode child")
-	}
-	info, err := st.Stat(ctx, o.parent)
-	if err != nil {
-		return p, err
-	}
-	if o.at > info.LastSeq {
-		return p, usageErrorf("--at %d: parent %s ends at seq %d", o.at, o.parent, info.LastSeq)
 	}
 	return p, nil
 }

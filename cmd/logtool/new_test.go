@@ -31,7 +31,6 @@ func TestNewRefuses(t *testing.T) {
 		{"bad mode", []string{"--parent", parent, "--at", "0", "--mode", "spoon"}, "want fork or child"},
 		{"call on a fork", []string{"--parent", parent, "--at", "0", "--mode", "fork", "--call", "c1"}, "--call is for --mode child"},
 		{"negative at", []string{"--parent", parent, "--at", "-1", "--mode", "fork"}, "want a seq >= 0"},
-		{"at past the parent's end", []string{"--parent", parent, "--at", "2", "--mode", "fork"}, "ends at seq 1"},
 		{"parent not an id", []string{"--parent", "p", "--at", "0", "--mode", "fork"}, "not a session ID"},
 		{"parent missing", []string{"--parent", missing, "--at", "0", "--mode", "child"}, "not found"},
 		{"an argument", []string{"extra"}, "unknown command"},
@@ -43,6 +42,14 @@ func TestNewRefuses(t *testing.T) {
 			require.Contains(t, res.stderr, tt.msg)
 			require.Empty(t, res.stdout)
 		})
+	}
+	// That the parent holds event --at is the store's check: a lineage
+	// failure, exit 1, as for fork.
+	for _, mode := range []string{"fork", "child"} {
+		res := logtool(t, "", "--dir", dir, "new", "--parent", parent, "--at", "2", "--mode", mode)
+		require.Equal(t, 1, res.code, res.stderr)
+		require.Contains(t, res.stderr, "lineage")
+		require.Empty(t, res.stdout)
 	}
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)

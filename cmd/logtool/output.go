@@ -12,6 +12,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/recorder"
 )
 
 // humanTime is how times are shown to people: RFC 3339 in UTC, with
@@ -63,8 +64,33 @@ type statJSON struct {
 	LastType  *string           `json:"lastType"` // null when the file holds no event of its own
 	LastTime  *int64            `json:"lastTime"`
 	SizeBytes int64             `json:"sizeBytes"`
-	OpenTurn  any               `json:"openTurn"` // null until projections exist
-	Stop      any               `json:"stop"`     // null until projections exist
+	// OpenTurn and Stop are the stop facts: set by stat, left out by ls
+	// (they need a read of each session's tail).
+	OpenTurn *bool     `json:"openTurn,omitempty"`
+	Stop     *stopJSON `json:"stop,omitempty"`
+}
+
+// stopJSON is how the session stopped and whether it may continue.
+type stopJSON struct {
+	Seq     *int64           `json:"seq"` // null before any turn/end
+	Kind    string           `json:"kind"`
+	Reason  string           `json:"reason"`
+	Verdict recorder.Verdict `json:"verdict"`
+}
+
+func newStopJSON(f recorder.Facts) stopJSON {
+	out := stopJSON{Verdict: f.Verdict}
+	if f.Stop != nil {
+		out.Seq, out.Kind, out.Reason = &f.Stop.Seq, f.Stop.Kind, f.Stop.Reason
+	}
+	return out
+}
+
+// withFacts adds the stop facts.
+func (s statJSON) withFacts(f recorder.Facts) statJSON {
+	stop := newStopJSON(f)
+	s.OpenTurn, s.Stop = &f.OpenTurn, &stop
+	return s
 }
 
 func newStatJSON(info handle.Info) statJSON {
@@ -110,14 +136,26 @@ func describeLabels(labels map[string]string) string {
 }
 
 // writeStatHuman writes info as aligned "key value" lines.
-func writeStatHuman(w io.Writer, info handle.Info) error {
+func writeStatHuman(w io.Writer, info handle.Info, f recorder.Facts) error {
 	last := "-"
 	if info.LastType != "" {
 		last = fmt.Sprintf("seq %d %s at %s", info.LastSeq, info.LastType, formatTime(info.LastTime))
 	}
-	_, err := fmt.Fprintf(w, "id        %s\npath      %s\nencoding  %s\ncreated   %s\nparent    %s\nlabels    %s\nevents    %d\nlast      %s\nsize      %d bytes\n",
+	stop := "-"
+	if f.Stop != nil {
+		stop = fmt.Sprintf("%s at seq %d", f.Stop.Kind, f.Stop.Seq)
+		if f.Stop.Reason != "" {
+			stop += " (" + f.Stop.Reason + ")"
+		}
+	}
+	verdict := "may continue: "
+	if !f.Verdict.Resumable {
+		verdict = "may not continue: "
+	}
+	_, err := fmt.Fprintf(w, "id        %s\npath      %s\nencoding  %s\ncreated   %s\nparent    %s\nlabels    %s\nevents    %d\nlast      %s\nsize      %d bytes\nopen turn %t\nstop      %s\nverdict   %s\n",
 		info.Header.ID, info.Path, info.Encoding, formatTime(info.Header.CreatedAt),
-		describeParent(info.Header.Parent), describeLabels(info.Header.Labels), info.Events, last, info.SizeBytes)
+		describeParent(info.Header.Parent), describeLabels(info.Header.Labels), info.Events, last, info.SizeBytes,
+		f.OpenTurn, stop, verdict+f.Verdict.Reason)
 	return err
 }
 

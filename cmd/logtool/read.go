@@ -47,14 +47,11 @@ one line per event: seq, time (RFC 3339, UTC), type and the data, cut short.
 	fl.Int64Var(&o.from, "from", 0, "first seq to print (inclusive)")
 	fl.Int64Var(&o.to, "to", 0, "last seq to print (inclusive; default: the last event)")
 	fl.StringArrayVar(&o.types, "type", nil, "print only events of this type (repeatable)")
-	fl.BoolVar(&o.salvage, "salvage", false, "read past damage (not implemented yet)")
+	fl.BoolVar(&o.salvage, "salvage", false, "read the file past damage, reporting each skipped range on stderr")
 	return cmd
 }
 
 func (a *app) runCat(ctx context.Context, arg string, o catOptions, out io.Writer) error {
-	if o.salvage {
-		return notImplemented("cat --salvage")
-	}
 	if o.from < 0 || o.to < 0 {
 		return usageErrorf("--from and --to take seqs >= 0")
 	}
@@ -69,8 +66,8 @@ func (a *app) runCat(ctx context.Context, arg string, o catOptions, out io.Write
 	}
 	w := bufio.NewWriterSize(out, 64<<10)
 	var buf []byte
-	err = a.eachEvent(ctx, s, o.from, o.to, func(e eventlog.Event) error {
-		if len(o.types) > 0 && !slices.Contains(o.types, e.Type) {
+	print := func(e eventlog.Event) error {
+		if e.Seq < o.from || e.Seq > o.to || len(o.types) > 0 && !slices.Contains(o.types, e.Type) {
 			return nil
 		}
 		if !o.json {
@@ -79,22 +76,64 @@ func (a *app) runCat(ctx context.Context, arg string, o catOptions, out io.Write
 		buf = append(eventlog.AppendCanon(buf[:0], e), '\n')
 		_, err := w.Write(buf)
 		return err
-	})
+	}
+	if o.salvage {
+		err = a.salvage(ctx, s, print)
+	} else {
+		err = a.eachEvent(ctx, s, o.from, o.to, print)
+	}
 	if ferr := w.Flush(); err == nil {
 		err = ferr
 	}
 	return err
 }
 
+// salvage prints what can be read of the file past its damage and reports
+// every skipped range on stderr. It reads the file's own rows only.
+func (a *app) salvage(ctx context.Context, s session, fn func(eventlog.Event) error) error {
+	st := s.store
+	if st == nil {
+		st = s.free
+	}
+	var ferr error
+	res, err := st.SalvagePath(ctx, s.path, func(e eventlog.Event) bool {
+		ferr = fn(e)
+		return ferr == nil
+	})
+	if err != nil {
+		return err
+	}
+	if ferr != nil {
+		return ferr
+	}
+	for _, k := range res.Skips {
+		lost := "no seqs lost"
+		switch {
+		case k.LastLost < 0:
+			lost = fmt.Sprintf("seqs from %d on lost", k.FirstLost)
+		case k.FirstLost <= k.LastLost:
+			lost = fmt.Sprintf("seqs %d..%d lost", k.FirstLost, k.LastLost)
+		}
+		fmt.Fprintf(a.stderr, "logtool: salvage: skipped %d bytes at offset %d (%s): %s\n", k.Bytes, k.Offset, lost, k.Reason)
+	}
+	if t := res.Torn; t != nil {
+		fmt.Fprintf(a.stderr, "logtool: salvage: torn tail of %d bytes at offset %d dropped\n", t.Bytes, t.Offset)
+	}
+	return nil
+}
+
 func (a *app) newStatCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "stat [--json] SESSION",
-		Short: "Describe a session from its header and last row",
-		Long: `Stat describes a session without reading its whole log: its header and its
-last row. --json prints {"id","path","encoding","createdAt","parent","labels",
-"events","lastSeq","lastType","lastTime","sizeBytes","openTurn","stop"};
-openTurn and stop are null for now.`,
+		Short: "Describe a session: header, last row, open turn and how it stopped",
+		Long: `Stat describes a session from its header and its last row, and reads its tail
+backward for the stop facts: whether a turn is open, the last turn/end and
+the verdict on whether the session may continue. --json prints
+{"id","path","encoding","createdAt","parent","labels","events","lastSeq",
+"lastType","lastTime","sizeBytes","openTurn","stop"}, stop being
+{"seq","kind","reason","verdict":{"resumable","reason"}} (kind "" before
+any turn/end).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.runStat(cmd.Context(), args[0], asJSON, a.stdout)
@@ -113,34 +152,45 @@ func (a *app) runStat(ctx context.Context, arg string, asJSON bool, out io.Write
 	if err != nil {
 		return err
 	}
-	if asJSON {
-		return writeJSON(out, newStatJSON(info))
+	facts, err := a.facts(ctx, s)
+	if err != nil {
+		return err
 	}
-	return writeStatHuman(out, info)
+	if asJSON {
+		return writeJSON(out, newStatJSON(info).withFacts(facts))
+	}
+	return writeStatHuman(out, info, facts)
 }
 
 func (a *app) newLsCmd() *cobra.Command {
 	var asJSON, tree bool
 	cmd := &cobra.Command{
-		Use:   "ls [--json] [DIR]",
-		Short: "List the sessions of a store, newest first",
+		Use:   "ls [--json] [--tree] [DIR]",
+		Short: "List the sessions of a store, newest first, or as a tree of forks and children",
 		Long: `Ls lists the sessions of DIR (default --dir), newest first. --json prints one
 object a session, shaped as stat --json. A session that cannot be read is
-reported on stderr and makes the exit status 1.`,
+reported on stderr and makes the exit status 1.
+
+--tree shows the sessions as a forest: roots oldest first, every fork and
+child indented under its parent, oldest first, with its mode (fork@S,
+child@S and its call), event count, last activity and labels; a session
+whose parent is gone is a root marked "(parent ID gone)". With --json, one
+object a session in that order: the stat --json fields but openTurn and
+stop, plus "depth" (0 for a root) and "parentGone".`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if tree {
-				return notImplemented("ls --tree")
-			}
 			dir, explicit := a.dir, len(args) == 1
 			if explicit {
 				dir = args[0]
+			}
+			if tree {
+				return a.runLsTree(cmd.Context(), dir, explicit, asJSON, a.stdout)
 			}
 			return a.runLs(cmd.Context(), dir, explicit, asJSON, a.stdout)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object a session")
-	cmd.Flags().BoolVar(&tree, "tree", false, "show forks and children under their parents (not implemented yet)")
+	cmd.Flags().BoolVar(&tree, "tree", false, "show forks and children under their parents")
 	return cmd
 }
 

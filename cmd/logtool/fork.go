@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sessionlog/sessionlog/handle"
+)
+
+// forkOptions are the flags of `logtool fork`.
+type forkOptions struct {
+	at       int64
+	encoding string // "": the parent's
+	labels   []string
+}
+
+func (a *app) newForkCmd() *cobra.Command {
+	var o forkOptions
+	cmd := &cobra.Command{
+		Use:   "fork --at S [--label k=v]... [--encoding raw|zstd] SESSION",
+		Short: `Fork a session at seq S (its events 0..S are inherited, nothing is copied) and print {"id","path"}`,
+		Long: `Fork creates, in the folder of SESSION (for an ID: --dir), a session whose
+logical log is SESSION's events 0..S followed by its own, which start at S+1.
+Nothing is copied. The fork is durable when logtool prints
+{"id","path"}. SESSION must hold event S (exit 1 otherwise). The fork takes
+the parent's encoding unless --encoding says otherwise.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !cmd.Flags().Changed("at") {
+				return usageErrorf("fork needs --at S")
+			}
+			return a.runFork(cmd.Context(), args[0], o)
+		},
+	}
+	fl := cmd.Flags()
+	fl.Int64Var(&o.at, "at", 0, "the parent's last inherited seq (inclusive)")
+	fl.StringVar(&o.encoding, "encoding", "", "physical encoding of the fork: raw or zstd (default: the parent's)")
+	fl.StringArrayVar(&o.labels, "label", nil, "a label k=v of the fork (repeatable)")
+	return cmd
+}
+
+func (a *app) runFork(ctx context.Context, arg string, o forkOptions) (err error) {
+	if o.at < 0 {
+		return usageErrorf("--at %d: want a seq >= 0", o.at)
+	}
+	if o.encoding != "" && o.encoding != handle.EncodingRaw && o.encoding != handle.EncodingZstd {
+		return usageErrorf("--encoding %q: want raw or zstd", o.encoding)
+	}
+	labels, err := parseLabels(o.labels)
+	if err != nil {
+		return err
+	}
+	s, err := a.resolve(arg)
+	if err != nil {
+		return err
+	}
+	if s.store == nil {
+		return usageErrorf("%q: fork needs a session of a store, a file named <ID>.jsonl or <ID>.jsonl.zst", s.path)
+	}
+	enc := o.encoding
+	if enc == "" {
+		enc = handle.EncodingOfPath(s.path)
+	}
+	opts := []handle.CreateOption{handle.WithSessionEncoding(enc)}
+	if labels != nil {
+		opts = append(opts, handle.WithLabels(labels))
+	}
+	h, err := s.store.Fork(ctx, s.id, o.at, opts...)
+	if err != nil {
+		return err
+	}
+	res := newResult{ID: h.ID(), Path: h.Path()}
+	if err := h.Close(); err != nil {
+		return err
+	}
+	return writeJSON(a.stdout, res)
+}

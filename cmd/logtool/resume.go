@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sessionlog/sessionlog/recorder"
+)
+
+// facts reads a session's stop facts through a read-only handle.
+func (a *app) facts(ctx context.Context, s session) (recorder.Facts, error) {
+	src, err := a.openLog(ctx, s)
+	if err != nil {
+		return recorder.Facts{}, err
+	}
+	defer src.Close()
+	if s.store != nil {
+		return recorder.ReadFacts(ctx, src, s.store)
+	}
+	return recorder.ReadFacts(ctx, src, nil)
+}
+
+func (a *app) newResumeCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "resume SESSION",
+		Short: "Close a turn a crash left open (durably) and print what was appended and the verdict",
+		Long: `Resume closes an open turn (SPEC §8): a synthetic tool/result for every call
+without a result (its error says whether the call may have run: read → not run
+or lost, safe to retry; write or unknown → outcome unknown), a step/end if a
+step is open, and turn/end {"kind":"interrupted"}; all flushed before it
+prints {"appended":[seqs],"verdict":{"resumable":bool,"reason":"…"}}. It exits
+0 whatever the verdict; a second run appends nothing.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.runResume(cmd.Context(), args[0])
+		},
+	}
+}
+
+func (a *app) runResume(ctx context.Context, arg string) (err error) {
+	h, st, err := a.openWriter(ctx, arg)
+	if err != nil {
+		return err
+	}
+	defer closeInto(h, &err)
+	res, err := recorder.Resume(ctx, h, recorder.WithResumeCache(st), recorder.WithResumeClock(a.now))
+	if err != nil {
+		return err
+	}
+	return writeJSON(a.stdout, res)
+}
+
+func (a *app) newRepairCmd() *cobra.Command {
+	var salvage bool
+	cmd := &cobra.Command{
+		Use:   "repair [--salvage] SESSION",
+		Short: "Cut a torn tail; with --salvage, cut a corrupt log at its first damage (the bytes cut go to a side file)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.runRepair(cmd.Context(), args[0], salvage)
+		},
+	}
+	cmd.Flags().BoolVar(&salvage, "salvage", false, "cut at the first corruption and move the rest to a side file, reporting the seqs lost")
+	return cmd
+}
+
+func (a *app) runRepair(ctx context.Context, arg string, salvage bool) error {
+	s, err := a.resolve(arg)
+	if err != nil {
+		return err
+	}
+	if s.store == nil {
+		return usageErrorf("%q: repair works on a session of a store, a file named <ID>.jsonl or <ID>.jsonl.zst", s.path)
+	}
+	rep, err := s.store.Repair(ctx, s.id, salvage)
+	if err != nil {
+		return err
+	}
+	return writeJSON(a.stdout, rep)
+}

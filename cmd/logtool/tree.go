@@ -1,0 +1,201 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/afero"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/handle"
+)
+
+// treeRow is one session of `ls --tree`, in the order shown.
+type treeRow struct {
+	node  *handle.Node
+	depth int
+	info  handle.Info
+	err   error // Stat failed: info holds only what the header tells
+}
+
+// treeJSON is one line of `ls --tree --json`: what Stat tells (the fields
+// of stat --json but openTurn and stop, which need the whole log read), and
+// where the session sits in the tree.
+type treeJSON struct {
+	ID         string            `json:"id"`
+	Path       string            `json:"path"`
+	Encoding   string            `json:"encoding"`
+	CreatedAt  int64             `json:"createdAt"`
+	Parent     *eventlog.Parent  `json:"parent"`
+	Labels     map[string]string `json:"labels"`
+	Events     int64             `json:"events"`
+	LastSeq    int64             `json:"lastSeq"`
+	LastType   *string           `json:"lastType"` // null when the file holds no event of its own
+	LastTime   *int64            `json:"lastTime"`
+	SizeBytes  int64             `json:"sizeBytes"`
+	Depth      int               `json:"depth"`
+	ParentGone bool              `json:"parentGone"`
+	Error      *string           `json:"error,omitempty"` // the session could not be described
+}
+
+// runLsTree shows the sessions of dir as a forest: roots oldest first, each
+// fork and child under its parent, oldest first. The tree comes from the
+// headers alone (FileStore.Tree); counts and last activity from a Stat of
+// each session.
+func (a *app) runLsTree(ctx context.Context, dir string, explicit, asJSON bool, out io.Writer) error {
+	fi, err := a.fs.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && !explicit:
+		return nil
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%w: no folder %q", handle.ErrNotFound, dir)
+	case err != nil:
+		return fmt.Errorf("list %q: %w", dir, err)
+	case !fi.IsDir():
+		return usageErrorf("%q is not a folder", dir)
+	}
+	st := handle.NewFileStore(a.fs, dir)
+	roots, err := st.Tree(ctx)
+	if err != nil {
+		return err
+	}
+	var rows []treeRow
+	shown := map[string]bool{}
+	var walk func(n *handle.Node, depth int)
+	walk = func(n *handle.Node, depth int) {
+		if shown[n.Header.ID] {
+			return
+		}
+		shown[n.Header.ID] = true
+		row := treeRow{node: n, depth: depth}
+		row.info, row.err = st.Stat(ctx, n.Header.ID)
+		if row.err != nil {
+			row.info = handle.Info{ID: n.Header.ID, Path: n.Path, Header: n.Header}
+		}
+		rows = append(rows, row)
+		for _, c := range n.Children {
+			walk(c, depth+1)
+		}
+	}
+	for _, r := range roots {
+		walk(r, 0)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	broken, err := a.unshown(ctx, st, dir, shown)
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if r.err != nil {
+			broken = append(broken, fmt.Errorf("%s: %w", r.info.ID, r.err))
+		}
+	}
+
+	if asJSON {
+		for _, r := range rows {
+			if err := writeJSON(out, newTreeJSON(r)); err != nil {
+				return err
+			}
+		}
+	} else if err := writeTree(out, rows); err != nil {
+		return err
+	}
+	for _, b := range broken {
+		fmt.Fprintf(a.stderr, "logtool: %s\n", oneLine(b.Error()))
+	}
+	if len(broken) > 0 {
+		return failedf("%d sessions in %q could not be shown in full", len(broken), dir)
+	}
+	return nil
+}
+
+// unshown reports the sessions of dir that the tree left out: those whose
+// header cannot be read (Tree skips them), and those whose ancestry loops,
+// which hang under no root.
+func (a *app) unshown(ctx context.Context, st *handle.FileStore, dir string, shown map[string]bool) ([]error, error) {
+	entries, err := afero.ReadDir(a.fs, dir)
+	if err != nil {
+		return nil, fmt.Errorf("list %q: %w", dir, err)
+	}
+	var broken []error
+	seen := map[string]bool{}
+	for _, e := range entries {
+		id, _, ok := handle.ParseFileName(e.Name())
+		if !ok || e.IsDir() || shown[id] || seen[id] {
+			continue
+		}
+		seen[id] = true
+		if _, err := st.Stat(ctx, id); err != nil {
+			broken = append(broken, fmt.Errorf("%s: %w", id, err))
+		} else {
+			broken = append(broken, fmt.Errorf("%s: not shown: its chain of parents loops", id))
+		}
+	}
+	return broken, nil
+}
+
+func newTreeJSON(r treeRow) treeJSON {
+	info := r.info
+	out := treeJSON{
+		ID: info.Header.ID, Path: info.Path, Encoding: info.Encoding, CreatedAt: info.Header.CreatedAt,
+		Parent: info.Header.Parent, Labels: info.Header.Labels, Events: info.Events,
+		LastSeq: info.LastSeq, SizeBytes: info.SizeBytes, Depth: r.depth, ParentGone: r.node.ParentGone,
+	}
+	if out.Labels == nil {
+		out.Labels = map[string]string{}
+	}
+	if info.LastType != "" {
+		out.LastType, out.LastTime = &info.LastType, &info.LastTime
+	}
+	if r.err != nil {
+		msg := r.err.Error()
+		out.Error = &msg
+	}
+	return out
+}
+
+// describeMode says how a session relates to its parent: "-" for none,
+// fork@S, or child@S with the spawning call.
+func describeMode(p *eventlog.Parent) string {
+	if p == nil {
+		return "-"
+	}
+	s := fmt.Sprintf("%s@%d", p.Mode, p.Seq)
+	if p.Call != "" {
+		s += " call " + p.Call
+	}
+	return s
+}
+
+// writeTree writes one aligned row a session, its ID indented two spaces a
+// level.
+func writeTree(out io.Writer, rows []treeRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tMODE\tEVENTS\tLAST ACTIVITY\tLABELS")
+	for _, r := range rows {
+		events, last := fmt.Sprint(r.info.Events), "-"
+		switch {
+		case r.err != nil:
+			events, last = "?", "?"
+		case r.info.LastType != "":
+			last = formatTime(r.info.LastTime)
+		}
+		labels := describeLabels(r.info.Header.Labels)
+		if p := r.info.Header.Parent; p != nil && r.node.ParentGone {
+			labels += fmt.Sprintf("  (parent %s gone)", p.ID)
+		}
+		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%s\n", strings.Repeat("  ", r.depth), r.info.ID,
+			describeMode(r.info.Header.Parent), events, last, labels)
+	}
+	return tw.Flush()
+}

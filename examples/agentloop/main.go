@@ -1,0 +1,58 @@
+// Command agentloop is a runnable agent loop with a scripted model and real
+// tools (read a file, run a command), recorded with sessionlog's recorder.
+// Kill it at any moment and run it again with the same --session: it
+// resumes the open turn and carries on.
+//
+//	go run ./examples/agentloop --dir sessions            # a new session
+//	go run ./examples/agentloop --dir sessions --session ID
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+
+	"github.com/spf13/afero"
+
+	"github.com/sessionlog/sessionlog/examples/agentloop/loop"
+	"github.com/sessionlog/sessionlog/handle"
+)
+
+func main() {
+	dir := flag.String("dir", "sessions", "the session store's folder")
+	id := flag.String("session", "", "the session to continue (default: a new one)")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, *dir, *id); err != nil {
+		fmt.Fprintln(os.Stderr, "agentloop:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, dir, id string) (err error) {
+	store := handle.NewFileStore(afero.NewOsFs(), dir)
+	var h handle.Handle
+	if id == "" {
+		h, err = store.Create(ctx, handle.WithLabels(map[string]string{"agent": "agentloop"}))
+	} else {
+		h, err = store.Open(ctx, id, handle.ReadWrite)
+	}
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := h.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	fmt.Printf("session %s\n", h.ID())
+	work := filepath.Join(dir, "work")
+	if err := loop.Prepare(work); err != nil {
+		return err
+	}
+	return loop.Run(ctx, h, loop.DefaultScript(), loop.Options{Workdir: work, Progress: os.Stdout, Cache: store})
+}
