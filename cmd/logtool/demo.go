@@ -1,49 +1,37 @@
 package main
 
 import (
+	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/checkpoint"
+	"github.com/sessionlog/sessionlog/examples/agentloop/loop"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/projection"
+	"github.com/sessionlog/sessionlog/recorder"
+	"github.com/sessionlog/sessionlog/replay"
 )
 
-// demoStep is one event of the demo's scripted turn and what it means.
-type demoStep struct {
-	typ  string
-	data string
-	say  string
-}
-
-// demoScript is one agent turn in the SPEC §8 vocabulary: a question, one
-// model call that streams an answer and reads a file, and the turn's end.
-func demoScript() []demoStep {
-	return []demoStep{
-		{"turn/start", `{"input":"What does a.go do?"}`, "the user starts a turn"},
-		{"user/message", `{"text":"What does a.go do?"}`, "what the user said"},
-		{"step/start", `{}`, "one model call begins"},
-		{"assistant/chunk", `{"text":"Let me "}`, "a streamed delta"},
-		{"assistant/chunk", `{"text":"read "}`, "another delta (runs of chunks share one packed row on disk)"},
-		{"assistant/chunk", `{"text":"a.go."}`, "the last delta"},
-		{"assistant/message", `{"text":"Let me read a.go."}`, "the whole message the chunks made"},
-		{"tool/call", `{"id":"c1","name":"read_file","args":{"path":"a.go"},"effect":"read"}`, "a tool call, logged before it runs"},
-		{"tool/result", `{"id":"c1","output":"package a\n\nfunc Add(x, y int) int { return x + y }\n"}`, "the tool's result"},
-		{"usage", `{"inputTokens":812,"outputTokens":64,"model":"demo-model"}`, "what the model call cost"},
-		{"step/end", `{}`, "the model call ends"},
-		{"turn/end", `{"kind":"completed"}`, "the turn ends; a new one may start"},
-	}
-}
+// agentLoopCmd is the hidden command the demo runs as its child process.
+const agentLoopCmd = "__agentloop"
 
 func (a *app) newDemoCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "demo [--dir D]",
-		Short: "Write a short scripted session into --dir and show it",
-		Long: `Demo creates a session in --dir (default ./sessions), appends one agent turn,
-flushes it, and shows the result with stat, cat and verify, narrating each step.`,
+		Short: "The main job: run an agent loop, kill it mid-turn, resume, checkpoint, roll back, fork, verify",
+		Long: `Demo runs the example agent loop (examples/agentloop: a scripted model with
+real tools) on a session in --dir (default ./sessions) as a child process,
+kills it with SIGKILL mid-turn, shows the open turn, resumes it, lets the loop
+finish, rolls back to a checkpoint, forks, and ends with ls --tree, the
+transcript and a clean verify, narrating each step in one line.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.runDemo(cmd.Context(), a.stdout)
@@ -51,43 +39,230 @@ flushes it, and shows the result with stat, cat and verify, narrating each step.
 	}
 }
 
+// newAgentLoopCmd is the demo's child: the example loop, stepped by its
+// parent (one line of stdin after every durable point).
+func (a *app) newAgentLoopCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:    agentLoopCmd + " SESSION",
+		Hidden: true,
+		Args:   cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			h, st, err := a.openWriter(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			defer closeInto(h, &err)
+			return loop.Run(cmd.Context(), h, loop.DefaultScript(), loop.Options{
+				Workdir: filepath.Join(a.dir, "work"), Progress: a.stdout, Step: bufio.NewReader(a.stdin), Cache: st})
+		},
+	}
+}
+
 func (a *app) runDemo(ctx context.Context, out io.Writer) error {
-	h, err := a.store().Create(ctx, handle.WithLabels(map[string]string{"agent": "logtool-demo", "title": "What does a.go do?"}))
+	say := func(format string, args ...any) { fmt.Fprintf(out, "» "+format+"\n", args...) }
+	st := a.store()
+	if err := loop.Prepare(filepath.Join(a.dir, "work")); err != nil {
+		return err
+	}
+	h, err := st.Create(ctx, handle.WithLabels(map[string]string{"agent": "agentloop", "title": "demo"}))
 	if err != nil {
 		return err
 	}
-	defer h.Close()
-	id, path := h.ID(), h.Path()
-	fmt.Fprintf(out, "created session %s: %s (header row written and fsynced)\n", id, path)
-	t0 := a.now().UnixMilli()
-	for i, st := range demoScript() {
-		e := eventlog.Event{Type: st.typ, Time: t0 + int64(i)*40, Data: json.RawMessage(st.data)}
-		seq, err := h.Append(ctx, e)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(out, "appended seq %2d  %-17s  %s\n", seq, st.typ, st.say)
-	}
-	if err := h.Flush(ctx); err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "flushed: seqs 0..%d are durable (one write, one fsync)\n", h.DurableSeq())
+	id := h.ID()
 	if err := h.Close(); err != nil {
 		return err
 	}
+	say("created session %s in %s (header fsynced, folder fsynced)", id, a.dir)
 
-	fmt.Fprintf(out, "\n$ logtool stat %s\n", id)
-	if err := a.runStat(ctx, path, false, out); err != nil {
+	// 1. Run the agent loop as a child process and kill it mid-turn.
+	acked, err := a.runAndKill(ctx, id, say)
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "\n$ logtool cat %s\n", id)
-	if err := a.runCat(ctx, path, catOptions{to: handle.End}, out); err != nil {
+	info, err := st.Stat(ctx, id)
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "\n$ logtool cat --json --type tool/call %s\n", id)
-	if err := a.runCat(ctx, path, catOptions{json: true, to: handle.End, types: []string{"tool/call"}}, out); err != nil {
+	say("after the kill the log ends at seq %d; every acknowledged event (up to seq %d) is there", info.LastSeq, acked)
+
+	// 2. The stop facts, then resume.
+	w, err := st.Open(ctx, id, handle.ReadWrite)
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "\n$ logtool verify %s\n", id)
-	return a.runVerify(ctx, []string{path}, false, out)
+	defer w.Close()
+	facts, err := recorder.ReadFacts(ctx, w, st)
+	if err != nil {
+		return err
+	}
+	say("stat: open turn %t — %s", facts.OpenTurn, facts.Verdict.Reason)
+	res, err := recorder.Resume(ctx, w, recorder.WithResumeCache(st), recorder.WithResumeClock(a.now))
+	if err != nil {
+		return err
+	}
+	for e, err := range w.Read(ctx, firstOr(res.Appended, w.Seq()+1), handle.End) {
+		if err != nil {
+			return err
+		}
+		say("resume appended seq %d %s %s", e.Seq, e.Type, truncate(string(e.Data), 90))
+	}
+	say("resume verdict: %s", res.Verdict.Reason)
+
+	// 3. The loop carries on with the script where the log stopped.
+	err = loop.Run(ctx, w, loop.DefaultScript(), loop.Options{Workdir: filepath.Join(a.dir, "work"), Cache: st,
+		Progress: lineFunc(func(line string) { say("agent (in process): %s", line) })})
+	if err != nil {
+		return err
+	}
+
+	// 4. Checkpoints, a rollback and a fork.
+	cps, err := checkpoint.List(ctx, w)
+	if err != nil {
+		return err
+	}
+	for _, c := range cps {
+		say("checkpoint %q at seq %d (log %s…)", c.Label, c.Seq, c.Log[:19])
+	}
+	first, err := checkpoint.Find(ctx, w, "turn-1")
+	if err != nil {
+		return err
+	}
+	rb, err := checkpoint.Rollback(ctx, w, first.Seq, checkpoint.WithLabel("turn-1"), checkpoint.WithReason("demo: back to the first answer"), checkpoint.WithClock(a.now))
+	if err != nil {
+		return err
+	}
+	say("rolled back to checkpoint turn-1 (seq %d) with the event at seq %d: projections return to that state, the later events stay in the log", first.Seq, rb)
+	if err := w.Close(); err != nil {
+		return err
+	}
+	fork, err := st.Fork(ctx, id, first.Seq, handle.WithLabels(map[string]string{"agent": "agentloop", "title": "demo fork"}))
+	if err != nil {
+		return err
+	}
+	rec, err := recorder.New(ctx, fork, recorder.WithCache(st), recorder.WithClock(a.now))
+	if err != nil {
+		return err
+	}
+	if _, err := rec.BeginTurn(ctx, nil); err != nil {
+		return err
+	}
+	if _, err := rec.UserMessage(ctx, "Let us try another way from here.", ""); err != nil {
+		return err
+	}
+	if _, err := rec.EndTurn(ctx, recorder.Paused, "the demo stops here"); err != nil {
+		return err
+	}
+	forkInfo, err := st.Stat(ctx, fork.ID())
+	if err != nil {
+		return err
+	}
+	if err := fork.Close(); err != nil {
+		return err
+	}
+	say("forked %s at seq %d into %s: nothing copied (%d bytes on disk for %d events)", id, first.Seq, fork.ID(), forkInfo.SizeBytes, forkInfo.Events)
+
+	// 5. The tree, the transcript and a clean verify.
+	fmt.Fprintf(out, "\n$ logtool ls --tree\n")
+	if err := a.runLsTree(ctx, a.dir, true, false, out); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\n$ logtool replay --projection transcript %s   (rollback applied)\n", id)
+	if err := a.printTranscript(ctx, st, id, out); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\n$ logtool verify %s\n", a.dir)
+	return a.runVerify(ctx, []string{a.dir}, false, out)
+}
+
+// runAndKill runs the agent loop as a child process, stepping it, and kills
+// it right after its first tool call of turn 2 is durable; it returns the
+// last acknowledged seq.
+func (a *app) runAndKill(ctx context.Context, id string, say func(string, ...any)) (int64, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return 0, err
+	}
+	cmd := exec.CommandContext(ctx, exe, "--dir", a.dir, agentLoopCmd, id)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return 0, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return 0, err
+	}
+	cmd.Stderr = a.stderr
+	if err := cmd.Start(); err != nil {
+		return 0, err
+	}
+	say("started the agent loop as process %d", cmd.Process.Pid)
+	lines := bufio.NewReader(stdout)
+	acked := int64(-1)
+	for {
+		line, err := lines.ReadString('\n')
+		if err != nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+			return 0, fmt.Errorf("demo: the agent loop ended early: %v", err)
+		}
+		line = strings.TrimSpace(line)
+		var seq int64
+		fmt.Sscanf(line, "durable %d", &seq)
+		acked = max(acked, seq)
+		say("agent (process %d): %s", cmd.Process.Pid, line)
+		if strings.Contains(line, "turn 2: tool call") {
+			if err := cmd.Process.Kill(); err != nil {
+				return 0, err
+			}
+			cmd.Wait()
+			say("killed the agent (SIGKILL) mid-turn: its tool call was durable, its result never written")
+			return acked, nil
+		}
+		if _, err := io.WriteString(stdin, "\n"); err != nil {
+			return 0, err
+		}
+	}
+}
+
+// printTranscript prints the transcript of a session, one message a line.
+func (a *app) printTranscript(ctx context.Context, st *handle.FileStore, id string, out io.Writer) error {
+	r, err := st.Open(ctx, id, handle.ReadOnly)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	tr := projection.NewTranscript()
+	if _, err := replay.Replay(ctx, r, []projection.Projection{tr}, replay.WithCache(st)); err != nil {
+		return err
+	}
+	for _, m := range tr.State().Messages {
+		text := m.Text
+		switch {
+		case m.Role == projection.RoleTool:
+			text = fmt.Sprintf("[%s %s] %s%s", m.Name, m.ToolCallID, m.Error, string(m.Output))
+		case len(m.ToolCalls) > 0:
+			for _, c := range m.ToolCalls {
+				text += fmt.Sprintf(" → %s(%s)", c.Name, string(c.Args))
+			}
+		}
+		fmt.Fprintf(out, "%6d  %-9s  %s\n", m.Seq, m.Role, truncate(strings.ReplaceAll(text, "\n", " "), 100))
+	}
+	return nil
+}
+
+func firstOr(seqs []int64, def int64) int64 {
+	if len(seqs) > 0 {
+		return seqs[0]
+	}
+	return def
+}
+
+// lineFunc is an io.Writer that calls f with each line written.
+type lineFunc func(string)
+
+func (f lineFunc) Write(p []byte) (int, error) {
+	for line := range strings.Lines(string(p)) {
+		f(strings.TrimSpace(line))
+	}
+	return len(p), nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -11,6 +12,14 @@ import (
 
 	"github.com/stretchr/testify/require"
 )
+
+// The demo runs the agent loop as a child process of os.Executable(),
+// which in tests is the test binary: run it as logtool would.
+func init() {
+	if slices.Contains(os.Args[1:], agentLoopCmd) {
+		os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
+	}
+}
 
 // result is what one in-process run of logtool gave.
 type result struct {

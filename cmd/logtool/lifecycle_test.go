@@ -213,11 +213,26 @@ func TestDemo(t *testing.T) {
 	dir := t.TempDir()
 	res := logtool(t, "", "--dir", dir, "demo")
 	require.Equal(t, 0, res.code, res.stderr)
-	require.Contains(t, res.stdout, "appended seq 11  turn/end")
-	require.Contains(t, res.stdout, "$ logtool verify")
-	require.Contains(t, res.stdout, "12 events\n")
+	for _, want := range []string{
+		"killed the agent (SIGKILL) mid-turn",
+		"stat: open turn true",
+		"resume appended seq",
+		`"kind":"interrupted"`,
+		"rolled back to checkpoint turn-1",
+		"forked ",
+		"$ logtool ls --tree",
+		"fork@",
+		"$ logtool verify",
+	} {
+		require.Contains(t, res.stdout, want)
+	}
+	require.NotContains(t, res.stdout, "FAIL")
+	// The transcript after the rollback ends with the first turn's answer.
+	transcript := res.stdout[strings.Index(res.stdout, "$ logtool replay"):strings.Index(res.stdout, "$ logtool verify")]
+	require.Contains(t, transcript, "notes.txt lists three tasks.")
+	require.NotContains(t, transcript, "welcome")
 
 	res = logtool(t, "", "--dir", dir, "verify", "--json", dir)
 	require.Equal(t, 0, res.code, res.stderr)
-	require.Len(t, jsonLines(t, res.stdout), 1)
+	require.Len(t, jsonLines(t, res.stdout), 2)
 }

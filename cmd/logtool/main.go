@@ -120,6 +120,7 @@ locked by another writer); 2 usage or environment error.`,
 		a.newImportCmd(),
 		a.newDiffCmd(),
 		a.newDemoCmd(),
+		a.newAgentLoopCmd(),
 	)
 	return root
 }
