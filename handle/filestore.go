@@ -143,6 +143,9 @@ func (s *FileStore) Create(ctx context.Context, opts ...CreateOption) (Handle, e
 	}
 	path := filepath.Join(s.dir, id+enc.ext)
 	hdr := eventlog.NewHeader(id, s.cfg.now().UnixMilli())
+	if cc.createdAt != nil {
+		hdr.CreatedAt = *cc.createdAt
+	}
 	hdr.Labels, hdr.Parent = cc.labels, cc.parent
 	line, err := eventlog.EncodeHeader(hdr)
 	if err != nil {

@@ -85,11 +85,12 @@ func WithClock(now func() time.Time) Option { return func(c *config) { c.now = n
 
 // createConfig holds what CreateOptions set.
 type createConfig struct {
-	id       string
-	idSet    bool
-	labels   map[string]string
-	parent   *eventlog.Parent
-	encoding string
+	createdAt *int64
+	id        string
+	idSet     bool
+	labels    map[string]string
+	parent    *eventlog.Parent
+	encoding  string
 }
 
 // CreateOption configures Create.
@@ -105,6 +106,10 @@ func WithLabels(labels map[string]string) CreateOption {
 func WithParent(p eventlog.Parent) CreateOption {
 	return func(c *createConfig) { c.parent = &p }
 }
+
+// WithCreatedAt sets the header's createdAt (Unix milliseconds) instead of
+// now: an import keeps the original's.
+func WithCreatedAt(ms int64) CreateOption { return func(c *createConfig) { c.createdAt = &ms } }
 
 // WithSessionEncoding creates the session in the given encoding instead of
 // the store's default.

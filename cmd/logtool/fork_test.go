@@ -518,3 +518,17 @@ func TestLsTreeLoop(t *testing.T) {
 	require.Contains(t, res.stderr, a+": not shown: its chain of parents loops")
 	require.Contains(t, res.stderr, b+": not shown")
 }
+
+func TestImportKeepsCreatedAt(t *testing.T) {
+	dir, other := t.TempDir(), t.TempDir()
+	id, path := newSession(t, dir)
+	require.Equal(t, 0, logtool(t, `{"type":"a"}`+"\n", "--dir", dir, "append", id).code)
+	before := logtool(t, "", "--dir", dir, "stat", "--json", id)
+	res := logtool(t, "", "--dir", other, "import", path)
+	require.Equal(t, 0, res.code, res.stderr)
+	after := logtool(t, "", "--dir", other, "stat", "--json", id)
+	var a, b struct{ CreatedAt int64 }
+	require.NoError(t, json.Unmarshal([]byte(before.stdout), &a))
+	require.NoError(t, json.Unmarshal([]byte(after.stdout), &b))
+	require.Equal(t, a.CreatedAt, b.CreatedAt)
+}

@@ -28,7 +28,7 @@ ends in .zst) and creates the session in --dir under the same ID, with the same
 labels, holding its logical log: every event, appended in batches and flushed.
 The new session's cat --json equals the file's. It names no parent: a fork's
 inherited events (read from the file's folder) become its own rows, as export
-writes them. createdAt is the time of the import. It prints
+writes them. createdAt is kept. It prints
 {"id","path","events"}. An ID that --dir holds already is refused (exit 2).
 The other --from formats (claude, codex, dsh, swe-agent) are not implemented
 yet.`,
@@ -73,7 +73,7 @@ func (a *app) runImport(ctx context.Context, file, from string) (err error) {
 	last := src.Seq() // the log as it is now
 	hdr := src.Header()
 
-	opts := []handle.CreateOption{handle.WithID(hdr.ID)}
+	opts := []handle.CreateOption{handle.WithID(hdr.ID), handle.WithCreatedAt(hdr.CreatedAt)}
 	if len(hdr.Labels) > 0 {
 		opts = append(opts, handle.WithLabels(hdr.Labels))
 	}
