@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+func (a *app) newGCCmd() *cobra.Command {
+	var olderThan string
+	var dryRun bool
+	cmd := &cobra.Command{
+		Use:   "gc --older-than D [--dry-run]",
+		Short: "Delete sessions inactive for longer than D (e.g. 30d, 12h), keeping parents of kept forks",
+		Long: `Gc deletes the sessions of --dir whose last event (or creation) is older than
+D — a Go duration (90m, 12h) or a number of days (30d) — except those that a
+kept session forks from, and those a writer holds; then it removes leftovers
+(temp files of interrupted writes, derived files of sessions that are gone).
+--dry-run only reports. It prints {"deleted":[…],"kept":[…],"leftovers":[…]}.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			d, err := parseAge(olderThan)
+			if err != nil {
+				return usageErrorf("--older-than %q: %v", olderThan, err)
+			}
+			return a.runGC(cmd.Context(), d, dryRun)
+		},
+	}
+	cmd.Flags().StringVar(&olderThan, "older-than", "", "the inactivity after which a session goes: 30d, 12h, 90m")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "report what would go, delete nothing")
+	cmd.MarkFlagRequired("older-than")
+	return cmd
+}
+
+// parseAge reads a duration, with "d" for days.
+func parseAge(s string) (time.Duration, error) {
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("want a number of days")
+		}
+		return time.Duration(n) * 24 * time.Hour, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err == nil && d < 0 {
+		err = fmt.Errorf("negative")
+	}
+	return d, err
+}
+
+func (a *app) runGC(ctx context.Context, olderThan time.Duration, dryRun bool) error {
+	rep, err := a.store().GC(ctx, a.now().Add(-olderThan), dryRun)
+	if err != nil {
+		return err
+	}
+	if rep.Deleted == nil {
+		rep.Deleted = []string{}
+	}
+	if rep.Kept == nil {
+		rep.Kept = []string{}
+	}
+	if rep.Leftovers == nil {
+		rep.Leftovers = []string{}
+	}
+	return writeJSON(a.stdout, rep)
+}

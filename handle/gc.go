@@ -1,0 +1,167 @@
+package handle
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/afero"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+)
+
+// GCReport says what GC removed (or, in a dry run, would remove).
+type GCReport struct {
+	// Deleted lists the sessions removed, oldest activity first.
+	Deleted []string `json:"deleted"`
+	// Kept lists old sessions kept because a newer fork depends on them,
+	// or because a writer holds them.
+	Kept []string `json:"kept"`
+	// Leftovers lists derived and temporary files removed: temp files of
+	// interrupted writes, caches of sessions that are gone.
+	Leftovers []string `json:"leftovers"`
+}
+
+// GC deletes the sessions whose last activity (the time of their last
+// event, or their creation) is older than before, except those that a
+// session being kept forks from; then it removes leftovers: temp files and
+// derived files of sessions that are gone. With dryRun it only reports.
+// A session a writer holds is kept.
+func (s *FileStore) GC(ctx context.Context, before time.Time, dryRun bool) (GCReport, error) {
+	var rep GCReport
+	infos, err := s.List(ctx, SkipBroken(func(string, error) {}))
+	if err != nil {
+		return rep, err
+	}
+	cutoff := before.UnixMilli()
+	old := map[string]bool{}
+	parentOf := map[string]string{}
+	last := map[string]int64{}
+	for _, in := range infos {
+		t := in.Header.CreatedAt
+		if in.LastType != "" {
+			t = max(t, in.LastTime)
+		}
+		last[in.ID] = t
+		if t < cutoff {
+			old[in.ID] = true
+		}
+		if p := in.Header.Parent; p != nil && p.Mode == eventlog.ModeFork {
+			parentOf[in.ID] = p.ID
+		}
+	}
+	// Keep every ancestor of a session that is kept.
+	keep := map[string]bool{}
+	for id := range last {
+		if old[id] {
+			continue
+		}
+		for p, n := parentOf[id], 0; p != "" && n < maxForkDepth; p, n = parentOf[p], n+1 {
+			keep[p] = true
+		}
+	}
+	var victims []string
+	for id := range old {
+		if keep[id] {
+			rep.Kept = append(rep.Kept, id)
+		} else {
+			victims = append(victims, id)
+		}
+	}
+	// Forks before their parents, then oldest activity first.
+	depth := func(id string) int {
+		n := 0
+		for p := parentOf[id]; p != "" && n < maxForkDepth; p = parentOf[p] {
+			n++
+		}
+		return n
+	}
+	slices.SortFunc(victims, func(a, b string) int {
+		return cmp.Or(cmp.Compare(depth(b), depth(a)), cmp.Compare(last[a], last[b]), strings.Compare(a, b))
+	})
+	for _, id := range victims {
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		if !dryRun {
+			if err := s.Delete(ctx, id); err != nil {
+				if errors.Is(err, ErrLocked) || errors.Is(err, ErrHasDependents) {
+					rep.Kept = append(rep.Kept, id)
+					continue
+				}
+				return rep, err
+			}
+		}
+		rep.Deleted = append(rep.Deleted, id)
+	}
+	slices.Sort(rep.Kept)
+	gone := map[string]bool{}
+	for _, id := range rep.Deleted {
+		gone[id] = true
+	}
+	rep.Leftovers = s.leftovers(gone, last, dryRun)
+	return rep, nil
+}
+
+// leftovers removes temp files and derived files of sessions that are gone.
+func (s *FileStore) leftovers(gone map[string]bool, live map[string]int64, dryRun bool) []string {
+	var out []string
+	sweep := func(dir string, orphan func(name string) bool) {
+		entries, err := afero.ReadDir(s.fs, dir)
+		if err != nil {
+			return
+		}
+		for _, e := range entries {
+			if e.IsDir() || !orphan(e.Name()) {
+				continue
+			}
+			p := filepath.Join(dir, e.Name())
+			if dryRun || s.fs.Remove(p) == nil {
+				out = append(out, p)
+			}
+		}
+	}
+	sessionGone := func(name string) bool {
+		id, _, _ := strings.Cut(name, ".")
+		if !eventlog.ValidID(id) {
+			return false
+		}
+		_, alive := live[id]
+		return gone[id] || !alive
+	}
+	sweep(s.dir, func(name string) bool {
+		if _, _, ok := ParseFileName(name); ok {
+			return false
+		}
+		if strings.HasSuffix(name, tmpExt) {
+			id, _, _ := strings.Cut(name, ".")
+			return !s.lockedNow(id)
+		}
+		return strings.HasSuffix(name, lockExt) && sessionGone(name) && !s.lockedNow(strings.TrimSuffix(name, lockExt))
+	})
+	sweep(filepath.Join(s.dir, cacheDir), func(name string) bool {
+		return sessionGone(name) || strings.HasSuffix(name, tmpExt)
+	})
+	return out
+}
+
+// lockedNow reports whether a writer holds session id (a temp file of a
+// live writer or convert must not be removed).
+func (s *FileStore) lockedNow(id string) bool {
+	if !eventlog.ValidID(id) {
+		return false
+	}
+	if _, err := s.fs.Stat(s.lockPath(id)); err != nil {
+		return false // a writer always has its lock file
+	}
+	l, err := lockFile(s.fs, s.lockPath(id))
+	if err != nil {
+		return true
+	}
+	l.unlock()
+	return false
+}

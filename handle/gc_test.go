@@ -1,0 +1,75 @@
+package handle_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/spf13/afero"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/handle"
+)
+
+func TestGC(t *testing.T) {
+	ctx := context.Background()
+	fsys := afero.NewMemMapFs()
+	now := time.UnixMilli(1764450000000)
+	clock := now
+	store := handle.NewFileStore(fsys, "/s", handle.WithClock(func() time.Time { return clock }))
+	mk := func(at time.Time, parent string) string {
+		clock = at
+		var h handle.Handle
+		var err error
+		if parent == "" {
+			h, err = store.Create(ctx)
+		} else {
+			h, err = store.Fork(ctx, parent, 0)
+		}
+		require.NoError(t, err)
+		_, err = h.Append(ctx, eventlog.Event{Type: "x", Time: at.UnixMilli()})
+		require.NoError(t, err)
+		require.NoError(t, h.Close())
+		return h.ID()
+	}
+	day := 24 * time.Hour
+	oldAlone := mk(now.Add(-40*day), "")
+	oldParent := mk(now.Add(-40*day), "")
+	newFork := mk(now.Add(-1*day), oldParent) // keeps its old parent
+	oldParent2 := mk(now.Add(-40*day), "")
+	oldFork := mk(now.Add(-39*day), oldParent2) // old too: both go, fork first
+	fresh := mk(now.Add(-1*day), "")
+	require.NoError(t, afero.WriteFile(fsys, "/s/01JDX3N0Q3Z8Y6W2D1V5K7M9PA.jsonl.tmp", []byte("half"), 0o600))
+
+	before := now.Add(-30 * day)
+	dry, err := store.GC(ctx, before, true)
+	require.NoError(t, err)
+	require.ElementsMatch(t, []string{oldAlone, oldFork, oldParent2}, dry.Deleted)
+	require.Equal(t, []string{oldParent}, dry.Kept)
+	infos, err := store.List(ctx)
+	require.NoError(t, err)
+	require.Len(t, infos, 6, "a dry run deletes nothing")
+
+	rep, err := store.GC(ctx, before, false)
+	require.NoError(t, err)
+	require.Equal(t, dry.Deleted, rep.Deleted)
+	require.Contains(t, rep.Leftovers, "/s/01JDX3N0Q3Z8Y6W2D1V5K7M9PA.jsonl.tmp")
+	infos, err = store.List(ctx)
+	require.NoError(t, err)
+	var ids []string
+	for _, in := range infos {
+		ids = append(ids, in.ID)
+	}
+	require.ElementsMatch(t, []string{oldParent, newFork, fresh}, ids)
+	// The kept fork still reads its inherited prefix.
+	r, err := store.Open(ctx, newFork, handle.ReadOnly)
+	require.NoError(t, err)
+	defer r.Close()
+	n := 0
+	for _, err := range r.Read(ctx, 0, handle.End) {
+		require.NoError(t, err)
+		n++
+	}
+	require.Equal(t, 2, n)
+}
