@@ -1,6 +1,7 @@
 package handle
 
 import (
+	"bufio"
 	"cmp"
 	"context"
 	"crypto/rand"
@@ -185,12 +186,27 @@ func (s *FileStore) Create(ctx context.Context, opts ...CreateOption) (Handle, e
 // writeAtomic writes data to path through a temp file: write, fsync,
 // rename, fsync the folder.
 func (s *FileStore) writeAtomic(path string, data []byte) error {
+	return WriteFileAtomic(s.fs, path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// WriteFileAtomic writes a file at path through write, so that path holds
+// either what it held before or the whole new content, even after a power
+// cut: write into <path>.tmp (mode 0600), fsync, rename to path, fsync the
+// folder. On an error the temp file is removed and path is untouched.
+func WriteFileAtomic(fsys afero.Fs, path string, write func(io.Writer) error) error {
 	tmp := path + tmpExt
-	f, err := s.fs.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	f, err := fsys.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(data)
+	bw := bufio.NewWriterSize(f, 256<<10)
+	err = write(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
 	if err == nil {
 		err = f.Sync()
 	}
@@ -198,13 +214,13 @@ func (s *FileStore) writeAtomic(path string, data []byte) error {
 		err = cerr
 	}
 	if err == nil {
-		err = s.fs.Rename(tmp, path)
+		err = fsys.Rename(tmp, path)
 	}
 	if err != nil {
-		s.fs.Remove(tmp)
+		fsys.Remove(tmp)
 		return err
 	}
-	return syncDir(s.fs, filepath.Dir(path))
+	return syncDir(fsys, filepath.Dir(path))
 }
 
 // syncDir fsyncs a folder so that creates, renames and removes in it are
@@ -314,8 +330,17 @@ func (s *FileStore) open(ctx context.Context, id string, flag int, lock writerLo
 	if err != nil {
 		return nil, err
 	}
-	if loc.stale != "" && lock != nil {
-		if err := s.removeDurably(loc.stale); err != nil {
+	if lock != nil {
+		// A writer acknowledges appends to the file at this name: make the
+		// name durable first. A rewrite whose folder fsync failed (Detach,
+		// Compact) left its new file at the name, not durably; a power cut
+		// would bring the old file back without the appends.
+		if loc.stale != "" {
+			err = s.removeDurably(loc.stale)
+		} else if err = syncDir(s.fs, s.dir); err != nil {
+			err = fmt.Errorf("handle: open %q: sync folder: %w", loc.path, err)
+		}
+		if err != nil {
 			return nil, err
 		}
 	}

@@ -10,18 +10,10 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/spf13/afero"
 	"github.com/spf13/cobra"
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
-)
-
-// Batches in which export encodes rows and import appends events: whichever
-// limit is reached first.
-const (
-	batchEvents = 1024
-	batchBytes  = 1 << 20
 )
 
 func (a *app) newExportCmd() *cobra.Command {
@@ -95,7 +87,7 @@ func (a *app) runExport(ctx context.Context, arg string, to int64, out string) e
 		return err
 	}
 	var n int64
-	err = a.writeAtomic(out, func(w io.Writer) error {
+	err = handle.WriteFileAtomic(a.fs, out, func(w io.Writer) error {
 		var err error
 		n, err = writeExport(ctx, w, src, to)
 		return err
@@ -128,8 +120,6 @@ func (a *app) checkExportOut(out, id string) error {
 
 // writeExport writes src's header, without its parent, and its logical
 // log's events 0..to as rows, and returns how many events it wrote.
-// Nothing is written before the first event (or the end) is read, so a
-// fork whose lineage is broken fails before any output.
 func writeExport(ctx context.Context, w io.Writer, src handle.Handle, to int64) (int64, error) {
 	hdr := src.Header()
 	hdr.Parent = nil
@@ -138,100 +128,22 @@ func writeExport(ctx context.Context, w io.Writer, src handle.Handle, to int64) 
 	if err != nil {
 		return 0, fmt.Errorf("export: header of %s: %w", src.ID(), err)
 	}
+	// Nothing is written before the first batch is read, so a fork whose
+	// lineage is broken fails before any output.
 	enc := eventlog.NewEncoder(nil)
-	var (
-		batch   []eventlog.Event
-		size    int
-		buf     []byte
-		n       int64
-		started bool
-	)
-	start := func() error {
+	buf := append(line, '\n')
+	started := false
+	n, err := eachBatch(ctx, src, to, func(batch []eventlog.Event) error {
 		if started {
-			return nil
+			buf = buf[:0]
 		}
 		started = true
-		_, err := w.Write(append(line, '\n'))
-		return err
-	}
-	flush := func() error {
-		if err := start(); err != nil || len(batch) == 0 {
-			return err
-		}
-		buf = enc.AppendRows(buf[:0], batch)
-		batch, size = batch[:0], 0
+		buf = enc.AppendRows(buf, batch)
 		_, err := w.Write(buf)
 		return err
+	})
+	if err == nil && !started {
+		_, err = w.Write(buf)
 	}
-	for e, err := range src.Read(ctx, 0, to) {
-		if err != nil {
-			return n, err
-		}
-		if e.Seq != n {
-			return n, fmt.Errorf("export: %s: event %d where %d was expected", src.Path(), e.Seq, n)
-		}
-		batch = append(batch, e)
-		size += eventlog.RowSize(e)
-		n++
-		if len(batch) >= batchEvents || size >= batchBytes {
-			if err := flush(); err != nil {
-				return n, err
-			}
-		}
-	}
-	if err := flush(); err != nil {
-		return n, err
-	}
-	if n != to+1 {
-		return n, fmt.Errorf("export: %s: the log ended at seq %d, before seq %d", src.Path(), n-1, to)
-	}
-	return n, nil
-}
-
-// writeAtomic writes a new file at path through write: a temp file in the
-// same folder, fsynced, renamed to path, then the folder fsynced. On any
-// error the temp file is removed and path is untouched.
-func (a *app) writeAtomic(path string, write func(io.Writer) error) (err error) {
-	dir := filepath.Dir(path)
-	f, err := afero.TempFile(a.fs, dir, "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("write %q: %w", path, err)
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			f.Close()
-			a.fs.Remove(tmp)
-		}
-	}()
-	w := bufio.NewWriterSize(f, 256<<10)
-	if err := write(w); err != nil {
-		return err
-	}
-	if err := w.Flush(); err != nil {
-		return fmt.Errorf("write %q: %w", tmp, err)
-	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("fsync %q: %w", tmp, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("close %q: %w", tmp, err)
-	}
-	if err := a.fs.Rename(tmp, path); err != nil {
-		return fmt.Errorf("rename %q to %q: %w", tmp, path, err)
-	}
-	return a.syncDir(dir)
-}
-
-// syncDir fsyncs a folder, so that a rename in it survives a power cut.
-func (a *app) syncDir(dir string) error {
-	d, err := a.fs.Open(dir)
-	if err != nil {
-		return fmt.Errorf("open folder %q: %w", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("fsync folder %q: %w", dir, err)
-	}
-	return nil
+	return n, err
 }

@@ -101,39 +101,10 @@ func (a *app) runImport(ctx context.Context, file, from string) (err error) {
 // handle dst in batches, each checked to land at its seq (AppendAt) and
 // flushed, and returns how many events it copied.
 func copyEvents(ctx context.Context, dst, src handle.Handle, last int64) (int64, error) {
-	var (
-		batch []eventlog.Event
-		size  int
-		n     int64
-	)
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
+	return eachBatch(ctx, src, last, func(batch []eventlog.Event) error {
 		if _, err := dst.AppendAt(ctx, batch[0].Seq, batch...); err != nil {
 			return err
 		}
-		batch, size = nil, 0 // the handle may keep the slice it was given
 		return dst.Flush(ctx)
-	}
-	for e, err := range src.Read(ctx, 0, last) {
-		if err != nil {
-			return n, err
-		}
-		batch = append(batch, e)
-		size += eventlog.RowSize(e)
-		n++
-		if len(batch) >= batchEvents || size >= batchBytes {
-			if err := flush(); err != nil {
-				return n, err
-			}
-		}
-	}
-	if err := flush(); err != nil {
-		return n, err
-	}
-	if n != last+1 {
-		return n, fmt.Errorf("import: %s: the log ended at seq %d, before seq %d", src.Path(), n-1, last)
-	}
-	return n, nil
+	})
 }
