@@ -1,14 +1,20 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
+	"io/fs"
 
+	"github.com/spf13/afero"
 	"github.com/spf13/cobra"
 
 	"github.com/sessionlog/sessionlog/projection"
 	"github.com/sessionlog/sessionlog/replay"
+	"github.com/sessionlog/sessionlog/replay/replaytest/golden"
 )
 
 // projections names the built-in projections logtool knows.
@@ -42,17 +48,29 @@ func (a *app) agentState(ctx context.Context, h replay.Source, cache replay.Cach
 func (a *app) newReplayCmd() *cobra.Command {
 	var o replayOptions
 	cmd := &cobra.Command{
-		Use:   "replay [--to S] [--projection transcript|agent] SESSION",
+		Use:   "replay [--to S] [--projection transcript|agent] [--golden FILE [--update]] SESSION",
 		Short: "Rebuild a projection's state by replaying the log (rollbacks applied) and print it as JSON",
-		Args:  cobra.ExactArgs(1),
+		Long: `Rebuild a projection's state by replaying the log (rollbacks applied) and
+print it as JSON.
+
+With --golden FILE, compare the state with FILE instead (the pretty JSON that
+replaytest writes, see docs/ci-replay.md): exit 0 and a status line when they
+match, exit 1 naming the first differing JSON path and both values when they
+do not. --update writes the state to FILE instead of comparing.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.toSet = cmd.Flags().Changed("to")
+			if o.update && o.golden == "" {
+				return usageErrorf("--update needs --golden FILE")
+			}
 			return a.runReplay(cmd.Context(), args[0], o, a.stdout)
 		},
 	}
 	fl := cmd.Flags()
 	fl.Int64Var(&o.to, "to", 0, "replay up to this seq (inclusive); default: the last")
 	fl.StringVar(&o.projection, "projection", "transcript", "the projection: transcript or agent")
+	fl.StringVar(&o.golden, "golden", "", "compare the state with this golden file (exit 1 on a difference)")
+	fl.BoolVar(&o.update, "update", false, "with --golden: write the state to the golden file instead of comparing")
 	return cmd
 }
 
@@ -60,6 +78,8 @@ type replayOptions struct {
 	to         int64
 	toSet      bool
 	projection string
+	golden     string // --golden FILE
+	update     bool   // --update
 }
 
 func (a *app) runReplay(ctx context.Context, arg string, o replayOptions, out io.Writer) error {
@@ -80,15 +100,80 @@ func (a *app) runReplay(ctx context.Context, arg string, o replayOptions, out io
 	if o.toSet {
 		opts = append(opts, replay.UpTo(o.to))
 	}
-	if s.store != nil {
+	// A golden check replays from the first event: a stored snapshot was
+	// made by the projection's code of its day and could hide a change in
+	// behaviour, and a fixture's folder gets no derived files.
+	if s.store != nil && o.golden == "" {
 		opts = append(opts, replay.WithCache(s.store))
 	}
-	if _, err := replay.Replay(ctx, src, []projection.Projection{p}, opts...); err != nil {
+	if o.golden != "" {
+		// As replaytest does: the log digests first, so that an edited
+		// fixture is told apart from a change of behaviour (exit 1).
+		if _, err := replay.Replay(ctx, src, nil, append(opts, replay.CheckDigests())...); err != nil {
+			return err
+		}
+	}
+	res, err := replay.Replay(ctx, src, []projection.Projection{p}, opts...)
+	if err != nil {
 		return err
+	}
+	for _, d := range res.Degraded {
+		fmt.Fprintf(a.stderr, "logtool: degraded: seq %d (%s): %s\n", d.Seq, d.Projection, d.Reason)
+	}
+	if o.golden != "" {
+		return a.checkGolden(p, o, out)
 	}
 	state, err := p.MarshalState()
 	if err != nil {
 		return err
 	}
 	return writeJSON(out, json.RawMessage(state))
+}
+
+// goldenJSON is the line `replay --golden` prints when it succeeds.
+type goldenJSON struct {
+	Golden     string `json:"golden"`
+	Projection string `json:"projection"`
+	// Status is "match", or with --update "created", "updated" or
+	// "unchanged".
+	Status string `json:"status"`
+}
+
+// checkGolden compares p's state with the golden file of o (or, with
+// --update, writes it), with the code replaytest uses, so a golden made by
+// either passes the other.
+func (a *app) checkGolden(p projection.Projection, o replayOptions, out io.Writer) error {
+	got, err := golden.Marshal(p)
+	if err != nil {
+		return err
+	}
+	res := goldenJSON{Golden: o.golden, Projection: projection.ID(p)}
+	want, err := afero.ReadFile(a.fs, o.golden)
+	missing := errors.Is(err, fs.ErrNotExist)
+	switch {
+	case missing && !o.update:
+		return usageErrorf("no golden file %q: create it with --update, review it, and commit it", o.golden)
+	case err != nil && !missing:
+		return err
+	case o.update:
+		switch {
+		case missing:
+			res.Status = "created"
+		case bytes.Equal(want, got):
+			res.Status = "unchanged"
+		default:
+			res.Status = "updated"
+		}
+		if res.Status != "unchanged" {
+			if err := afero.WriteFile(a.fs, o.golden, got, 0o644); err != nil {
+				return err
+			}
+		}
+	default:
+		if m := golden.Compare(want, got); m != nil {
+			return failedf("golden %s: the %s state differs: %s; if the change is intended, rerun with --update", o.golden, res.Projection, m)
+		}
+		res.Status = "match"
+	}
+	return writeJSON(out, res)
 }

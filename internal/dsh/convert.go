@@ -1,0 +1,354 @@
+package dsh
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+)
+
+// ErrFormat is wrapped by every error about the source's content.
+var ErrFormat = errors.New("dsh: not a dsh session log")
+
+// maxRow bounds a source row, as sessionlog's own rows are bounded.
+const maxRow = eventlog.MaxRowSize
+
+// Session is a dsh log converted to sessionlog events.
+type Session struct {
+	// ID is a session ID (a ULID) derived from the source's header, the
+	// same for the same header.
+	ID string
+	// CreatedAt is the header's createdAt (Unix ms).
+	CreatedAt int64
+	// Labels are the header's other keys: "source" is "dsh", "dsh.id" the
+	// source's id, "dsh.<key>" any other key (strings as they are, other
+	// values as JSON).
+	Labels map[string]string
+	// Events are the logical log, seqs from 0.
+	Events []eventlog.Event
+	Report Report
+}
+
+// Report says what the conversion did.
+type Report struct {
+	Rows       int // rows after the header
+	PackedRows int // packed rows, each expanded into its events
+	// SeqsAssigned and TimesAssigned count events whose seq or time the
+	// source did not give.
+	SeqsAssigned, TimesAssigned int
+	// DroppedKeys counts, by key, the rows that carried a key sessionlog
+	// rows have no place for.
+	DroppedKeys map[string]int
+	// Reshaped counts the events whose data Vocabulary rewrote.
+	Reshaped int
+}
+
+// Option configures Parse.
+type Option func(*config)
+
+type config struct{ vocabulary bool }
+
+// Vocabulary makes Parse rewrite the data of the dsh events that share a
+// type with SPEC §8 into its shapes:
+//
+//   - user/message {"content":[{"type":"text","text"}…]} → {"text"}: the
+//     text parts joined;
+//   - assistant/message {"message":{"content":[…]}} → {"text"}: its text
+//     parts joined (reasoning and tool-call parts are left out: dsh records
+//     each call as its own tool/call event as well);
+//   - tool/call {"callId","name","arguments"} → {"id","name","args"}, args
+//     the arguments string parsed when it holds JSON;
+//   - tool/result {"message":{"content":[{"type":"tool-result","toolCallId","content","isError"}]},"error"?}
+//     → {"id","output"} or {"id","error"}: the result's text parts joined;
+//   - turn/end {"reason":{"kind"}} → {"kind"};
+//   - assistant/chunk of a text delta → {"text"}.
+//
+// Data of another shape is left as it is.
+func Vocabulary() Option { return func(c *config) { c.vocabulary = true } }
+
+// ParseFile converts the dsh log at path.
+func ParseFile(path string, opts ...Option) (Session, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Session{}, err
+	}
+	defer f.Close()
+	s, err := Parse(f, opts...)
+	if err != nil {
+		return s, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
+}
+
+// Parse converts a dsh log.
+func Parse(r io.Reader, opts ...Option) (Session, error) {
+	var cfg config
+	for _, o := range opts {
+		o(&cfg)
+	}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(nil, maxRow+1)
+	if !sc.Scan() {
+		if err := sc.Err(); err != nil {
+			return Session{}, err
+		}
+		return Session{}, fmt.Errorf("%w: empty", ErrFormat)
+	}
+	s, err := parseHeader(sc.Bytes())
+	if err != nil {
+		return s, err
+	}
+	p := &parser{s: &s, cfg: cfg, lastTime: s.CreatedAt}
+	for line := 2; sc.Scan(); line++ {
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue
+		}
+		if err := p.row(sc.Bytes()); err != nil {
+			return s, fmt.Errorf("%w: line %d: %v", ErrFormat, line, err)
+		}
+	}
+	return s, sc.Err()
+}
+
+// header is the first row of a dsh log.
+type header struct {
+	Type      string `json:"type"`
+	Version   *int64 `json:"version"`
+	ID        string `json:"id"`
+	CreatedAt *int64 `json:"createdAt"`
+}
+
+func parseHeader(line []byte) (Session, error) {
+	var h header
+	if err := json.Unmarshal(line, &h); err != nil || h.Type != "session" || h.Version == nil || h.CreatedAt == nil || *h.CreatedAt < 0 {
+		return Session{}, fmt.Errorf(`%w: the first row is no header {"type":"session","version","id","createdAt"}`, ErrFormat)
+	}
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(line, &all); err != nil {
+		return Session{}, fmt.Errorf("%w: header: %v", ErrFormat, err)
+	}
+	labels := map[string]string{"source": "dsh", "dsh.id": h.ID}
+	for k, v := range all {
+		switch k {
+		case "type", "id", "createdAt":
+			continue
+		}
+		var str string
+		if json.Unmarshal(v, &str) != nil {
+			str = string(v)
+		}
+		labels["dsh."+k] = str
+	}
+	// The same header gives the same ID: a ULID of createdAt with entropy
+	// from the header's bytes.
+	sum := sha256.Sum256(line)
+	id, err := ulid.New(uint64(*h.CreatedAt), bytes.NewReader(sum[:]))
+	if err != nil {
+		return Session{}, fmt.Errorf("%w: createdAt %d: %v", ErrFormat, *h.CreatedAt, err)
+	}
+	return Session{ID: id.String(), CreatedAt: *h.CreatedAt, Labels: labels, Report: Report{DroppedKeys: map[string]int{}}}, nil
+}
+
+// parser converts rows, keeping what the next row needs.
+type parser struct {
+	s        *Session
+	cfg      config
+	lastTime int64
+}
+
+// eventKeys are the keys of a dsh row that a sessionlog event keeps.
+var eventKeys = []string{"type", "seq", "time", "data"}
+
+func (p *parser) row(line []byte) error {
+	var row map[string]json.RawMessage
+	if err := json.Unmarshal(line, &row); err != nil {
+		return err
+	}
+	p.s.Report.Rows++
+	var typ string
+	if err := json.Unmarshal(row["type"], &typ); err != nil || typ == "" {
+		return fmt.Errorf("a row without a type")
+	}
+	if _, ok := row["seq0"]; ok {
+		p.s.Report.PackedRows++
+		return p.packed(typ, row)
+	}
+	for k := range row {
+		if !slices.Contains(eventKeys, k) {
+			p.s.Report.DroppedKeys[k]++
+		}
+	}
+	seq, err := optInt(row, "seq")
+	if err != nil {
+		return err
+	}
+	t, err := optInt(row, "time")
+	if err != nil {
+		return err
+	}
+	e := eventlog.Event{Type: typ, Data: row["data"]}
+	if err := p.place(&e, seq, t); err != nil {
+		return err
+	}
+	p.add(e)
+	return nil
+}
+
+// place gives e its seq and time: the source's, or the next ones.
+func (p *parser) place(e *eventlog.Event, seq, t *int64) error {
+	e.Seq = int64(len(p.s.Events))
+	switch {
+	case seq == nil:
+		p.s.Report.SeqsAssigned++
+	case *seq != e.Seq:
+		return fmt.Errorf("seq %d, want %d: sessionlog seqs are contiguous from 0", *seq, e.Seq)
+	}
+	if t == nil {
+		p.s.Report.TimesAssigned++
+		e.Time = p.lastTime + 1
+	} else {
+		e.Time = *t
+	}
+	if e.Time < 0 {
+		return fmt.Errorf("seq %d: negative time %d", e.Seq, e.Time)
+	}
+	p.lastTime = e.Time
+	return nil
+}
+
+func (p *parser) add(e eventlog.Event) {
+	if p.cfg.vocabulary {
+		if data, ok := reshape(e.Type, e.Data); ok {
+			e.Data = data
+			p.s.Report.Reshaped++
+		}
+	}
+	p.s.Events = append(p.s.Events, e)
+}
+
+// packedData is the data of a packed row.
+type packedData struct {
+	Turn  json.RawMessage `json:"turn"`
+	Step  json.RawMessage `json:"step"`
+	Index json.RawMessage `json:"index"`
+	DT    []int64         `json:"dt"`
+	Texts []string        `json:"texts"`
+	ID    string          `json:"id"`
+	Name  string          `json:"name"`
+	Args  []string        `json:"args"`
+}
+
+// The data of one streamed delta, as an unpacked dsh assistant/chunk row
+// holds it (keys in dsh's order).
+type (
+	chunkData struct {
+		Turn  json.RawMessage `json:"turn"`
+		Step  json.RawMessage `json:"step"`
+		Chunk any             `json:"chunk"`
+	}
+	textDelta struct {
+		Type  string          `json:"type"`
+		Index json.RawMessage `json:"index"`
+		Text  string          `json:"text"`
+	}
+	toolCallDelta struct {
+		Type           string          `json:"type"`
+		Index          json.RawMessage `json:"index"`
+		ID             string          `json:"id"`
+		Name           string          `json:"name"`
+		ArgumentsDelta string          `json:"argumentsDelta"`
+	}
+)
+
+func (p *parser) packed(typ string, row map[string]json.RawMessage) error {
+	seq0, err := optInt(row, "seq0")
+	if err != nil {
+		return err
+	}
+	t0, err := optInt(row, "time0")
+	if err != nil {
+		return err
+	}
+	var d packedData
+	if err := json.Unmarshal(row["data"], &d); err != nil {
+		return fmt.Errorf("%s: %v", typ, err)
+	}
+	var deltas []any
+	switch typ {
+	case "text-chunks", "reasoning-chunks":
+		kind := "text-delta"
+		if typ == "reasoning-chunks" {
+			kind = "reasoning-delta"
+		}
+		for _, t := range d.Texts {
+			deltas = append(deltas, textDelta{Type: kind, Index: d.Index, Text: t})
+		}
+	case "tool-call-chunks":
+		for _, a := range d.Args {
+			deltas = append(deltas, toolCallDelta{Type: "tool-call-delta", Index: d.Index, ID: d.ID, Name: d.Name, ArgumentsDelta: a})
+		}
+	default:
+		return fmt.Errorf("packed row of unknown type %q", typ)
+	}
+	if len(deltas) == 0 || len(d.DT) != len(deltas)-1 {
+		return fmt.Errorf("%s: %d deltas and %d time steps, want one step fewer than deltas", typ, len(deltas), len(d.DT))
+	}
+	for i, delta := range deltas {
+		var seq, t *int64
+		if seq0 != nil {
+			s := *seq0 + int64(i)
+			seq = &s
+		}
+		if t0 != nil {
+			tt := *t0
+			if i > 0 {
+				tt = p.lastTime + d.DT[i-1]
+			}
+			t = &tt
+		}
+		data, err := marshal(chunkData{Turn: d.Turn, Step: d.Step, Chunk: delta})
+		if err != nil {
+			return err
+		}
+		e := eventlog.Event{Type: "assistant/chunk", Data: data}
+		if err := p.place(&e, seq, t); err != nil {
+			return err
+		}
+		p.add(e)
+	}
+	return nil
+}
+
+// optInt reads an optional integer key of a row.
+func optInt(row map[string]json.RawMessage, key string) (*int64, error) {
+	raw, ok := row[key]
+	if !ok || string(raw) == "null" {
+		return nil, nil
+	}
+	n, err := strconv.ParseInt(string(raw), 10, 64)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s is not an integer", key, raw)
+	}
+	return &n, nil
+}
+
+// marshal is json.Marshal without HTML escapes, as dsh writes JSON.
+func marshal(v any) (json.RawMessage, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}

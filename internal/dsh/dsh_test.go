@@ -1,0 +1,356 @@
+package dsh_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/spf13/afero"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/internal/dsh"
+	"github.com/sessionlog/sessionlog/projection"
+	"github.com/sessionlog/sessionlog/replay"
+)
+
+// traces returns the real dsh sessions: ../shared/traces/dsh-deepseek-harness
+// beside the repository. They are present in CI (shared/ is copied beside
+// the clone), so a missing folder fails rather than skips: a skipped test
+// would hide that the real-session check no longer runs.
+func traces(t *testing.T) []string {
+	t.Helper()
+	dir := filepath.Join(repoRoot(t), "..", "shared", "traces", "dsh-deepseek-harness")
+	files, err := filepath.Glob(filepath.Join(dir, "*", "session.jsonl"))
+	require.NoError(t, err)
+	if len(files) == 0 {
+		t.Fatalf("no real dsh sessions in %s (want */session.jsonl): the shared folder must sit beside the repository "+
+			"(CI copies shared/ beside the clone; locally, put a checkout of it at %s)", dir, filepath.Dir(filepath.Dir(dir)))
+	}
+	return files
+}
+
+// repoRoot finds the repository: the folder of the go.mod above the test.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	require.NoError(t, err)
+	for {
+		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && bytes.Contains(b, []byte("module github.com/sessionlog/sessionlog\n")) {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		require.NotEqual(t, parent, dir, "no go.mod of github.com/sessionlog/sessionlog above the test")
+		dir = parent
+	}
+}
+
+// source is what a test reads from a dsh file by itself, to check the
+// converter against.
+type source struct {
+	events  int64          // events the rows stand for (a packed row: its deltas)
+	lastSeq int64          // the last seq the source names, -1 when it names none
+	types   map[string]int // events by type (packed deltas as assistant/chunk)
+	plain   map[int]row    // unpacked rows by their event's position
+}
+
+type row struct {
+	Type string          `json:"type"`
+	Seq  *int64          `json:"seq"`
+	Time *int64          `json:"time"`
+	Data json.RawMessage `json:"data"`
+	Seq0 *int64          `json:"seq0"`
+}
+
+func readSource(t *testing.T, path string) source {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	src := source{lastSeq: -1, types: map[string]int{}, plain: map[int]row{}}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 16<<20)
+	require.True(t, sc.Scan(), "a header")
+	for sc.Scan() {
+		var r row
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &r))
+		if r.Seq0 != nil {
+			var d struct{ Texts, Args []string }
+			require.NoError(t, json.Unmarshal(r.Data, &d))
+			n := int64(len(d.Texts) + len(d.Args))
+			src.types["assistant/chunk"] += int(n)
+			src.events += n
+			src.lastSeq = *r.Seq0 + n - 1
+			continue
+		}
+		src.plain[int(src.events)] = r
+		src.types[r.Type]++
+		src.events++
+		if r.Seq != nil {
+			src.lastSeq = *r.Seq
+		}
+	}
+	require.NoError(t, sc.Err())
+	return src
+}
+
+// TestRealSessions converts each real dsh session faithfully (types and
+// data as they are), writes it to a temp store, reads it back, and
+// replays it into the built-in projections.
+func TestRealSessions(t *testing.T) {
+	for _, path := range traces(t) {
+		name := filepath.Base(filepath.Dir(path))
+		t.Run(name, func(t *testing.T) {
+			src := readSource(t, path)
+			s, err := dsh.ParseFile(path)
+			require.NoError(t, err)
+
+			// Every event of the source, no more, seqs contiguous.
+			require.Equal(t, src.events, int64(len(s.Events)))
+			if src.lastSeq >= 0 {
+				require.Equal(t, src.lastSeq, s.Events[len(s.Events)-1].Seq, "the source's own seqs are kept")
+			}
+			for i, e := range s.Events {
+				require.Equal(t, int64(i), e.Seq)
+				if r, ok := src.plain[i]; ok {
+					require.Equal(t, r.Type, e.Type, "seq %d", i)
+					require.JSONEq(t, string(r.Data), string(e.Data), "seq %d: data kept as it is", i)
+					if r.Time != nil {
+						require.Equal(t, *r.Time, e.Time, "seq %d", i)
+					}
+				} else {
+					require.Equal(t, "assistant/chunk", e.Type, "seq %d: a packed delta", i)
+				}
+			}
+			require.Equal(t, s.Report.PackedRows > 0, src.types["assistant/chunk"] > countPlain(src, "assistant/chunk"))
+
+			// Through the library's write path and back.
+			dir := t.TempDir()
+			file, err := dsh.Store(t.Context(), dir, s)
+			require.NoError(t, err)
+			st := handle.NewFileStore(afero.NewOsFs(), dir)
+			check := st.CheckPath(t.Context(), file, nil)
+			require.NoError(t, check.Err)
+			require.Nil(t, check.Torn)
+			require.Equal(t, src.events, check.Events)
+			h, err := st.Open(t.Context(), s.ID, handle.ReadOnly)
+			require.NoError(t, err)
+			defer h.Close()
+			require.Equal(t, "dsh", h.Header().Labels["source"])
+			i := 0
+			for e, err := range h.Read(t.Context(), 0, handle.End) {
+				require.NoError(t, err)
+				require.Equal(t, string(eventlog.Canon(s.Events[i])), string(eventlog.Canon(e)))
+				i++
+			}
+			require.Equal(t, len(s.Events), i)
+
+			agent, transcript := projection.NewAgent(), projection.NewTranscript()
+			res, err := replay.Replay(t.Context(), h, []projection.Projection{agent, transcript})
+			require.NoError(t, err)
+			require.Equal(t, src.events-1, res.Seq)
+
+			// The lifecycle types take effect whatever their data.
+			as := agent.State()
+			require.Equal(t, src.types["turn/start"], as.Turns)
+			require.Equal(t, src.types["step/start"], as.Steps)
+			require.False(t, as.TurnOpen)
+			require.False(t, as.StepOpen)
+			require.NotNil(t, as.LastStop)
+
+			// dsh's shapes are not SPEC §8's: each such event is reported
+			// as degraded with its seq, none is silently taken or dropped.
+			ts := transcript.State()
+			degraded := byType(ts.Degraded)
+			for _, typ := range []string{"user/message", "assistant/message", "tool/call"} {
+				require.Equal(t, src.types[typ], degraded[typ], "transcript: every %s degraded", typ)
+			}
+			require.Equal(t, src.types["tool/call"], byType(as.Degraded)["tool/call"], "agent: every tool/call degraded")
+			require.Empty(t, ts.Messages, "no message of dsh's shape is mistaken for one of ours")
+			for _, d := range append(as.Degraded, ts.Degraded...) {
+				require.True(t, d.Seq >= 0 && d.Seq < src.events)
+				require.Equal(t, s.Events[d.Seq].Type, d.Type)
+				require.NotEmpty(t, d.Reason)
+			}
+			t.Logf("%s: %d events (%d rows, %d packed); degraded: agent %s; transcript %s; dropped row keys %v",
+				name, len(s.Events), s.Report.Rows, s.Report.PackedRows, summary(as.Degraded), summary(ts.Degraded), s.Report.DroppedKeys)
+		})
+	}
+}
+
+// TestRealSessionsVocabulary converts the real sessions with their data
+// rewritten into SPEC §8's shapes: the transcript then rebuilds the real
+// conversation, tool results beside their calls.
+func TestRealSessionsVocabulary(t *testing.T) {
+	for _, path := range traces(t) {
+		name := filepath.Base(filepath.Dir(path))
+		t.Run(name, func(t *testing.T) {
+			src := readSource(t, path)
+			s, err := dsh.ParseFile(path, dsh.Vocabulary())
+			require.NoError(t, err)
+			require.Equal(t, src.events, int64(len(s.Events)))
+			require.Positive(t, s.Report.Reshaped)
+
+			dir := t.TempDir()
+			_, err = dsh.Store(t.Context(), dir, s)
+			require.NoError(t, err)
+			h, err := handle.NewFileStore(afero.NewOsFs(), dir).Open(t.Context(), s.ID, handle.ReadOnly)
+			require.NoError(t, err)
+			defer h.Close()
+			agent, transcript := projection.NewAgent(), projection.NewTranscript()
+			_, err = replay.Replay(t.Context(), h, []projection.Projection{agent, transcript})
+			require.NoError(t, err)
+
+			roles := map[string]int{}
+			ts := transcript.State()
+			for _, m := range ts.Messages {
+				roles[m.Role]++
+				if m.Role == projection.RoleTool {
+					require.NotEmpty(t, m.Name, "seq %d: a result beside its call", m.Seq)
+				}
+			}
+			require.GreaterOrEqual(t, roles[projection.RoleUser], 1)
+			require.GreaterOrEqual(t, roles[projection.RoleAssistant], 1)
+			require.Equal(t, src.types["tool/result"], roles[projection.RoleTool], "one tool message per result")
+			require.Empty(t, ts.Degraded)
+			as := agent.State()
+			require.Empty(t, as.PendingCalls, "every call has its result")
+			require.Empty(t, as.Degraded)
+			require.NotNil(t, as.LastStop)
+			require.Equal(t, "completed", as.LastStop.Kind)
+			t.Logf("%s: %d messages %v", name, len(ts.Messages), roles)
+		})
+	}
+}
+
+func TestParse(t *testing.T) {
+	in := strings.Join([]string{
+		`{"type":"session","version":0,"id":"x","createdAt":1000,"cwd":"/w"}`,
+		`{"type":"turn/start","data":{"turn":1}}`,
+		`{"type":"user/message","seq":1,"time":2000,"data":{"content":[{"type":"text","text":"a<b"}]},"surfaceOp":"append"}`,
+		`{"type":"text-chunks","seq0":2,"time0":3000,"data":{"turn":1,"step":1,"index":0,"dt":[5,0],"texts":["x","y","z"]}}`,
+		`{"type":"tool-call-chunks","seq0":5,"time0":4000,"data":{"turn":1,"step":1,"index":1,"dt":[7],"id":"c1","name":"sh","args":["{","}"]}}`,
+		`{"type":"step/end"}`,
+		``,
+	}, "\n")
+	s, err := dsh.Parse(strings.NewReader(in))
+	require.NoError(t, err)
+	var got []string
+	for _, e := range s.Events {
+		got = append(got, string(eventlog.Canon(e)))
+	}
+	require.Equal(t, []string{
+		`{"seq":0,"type":"turn/start","time":1001,"data":{"turn":1}}`,
+		`{"seq":1,"type":"user/message","time":2000,"data":{"content":[{"type":"text","text":"a<b"}]}}`,
+		`{"seq":2,"type":"assistant/chunk","time":3000,"data":{"turn":1,"step":1,"chunk":{"type":"text-delta","index":0,"text":"x"}}}`,
+		`{"seq":3,"type":"assistant/chunk","time":3005,"data":{"turn":1,"step":1,"chunk":{"type":"text-delta","index":0,"text":"y"}}}`,
+		`{"seq":4,"type":"assistant/chunk","time":3005,"data":{"turn":1,"step":1,"chunk":{"type":"text-delta","index":0,"text":"z"}}}`,
+		`{"seq":5,"type":"assistant/chunk","time":4000,"data":{"turn":1,"step":1,"chunk":{"type":"tool-call-delta","index":1,"id":"c1","name":"sh","argumentsDelta":"{"}}}`,
+		`{"seq":6,"type":"assistant/chunk","time":4007,"data":{"turn":1,"step":1,"chunk":{"type":"tool-call-delta","index":1,"id":"c1","name":"sh","argumentsDelta":"}"}}}`,
+		`{"seq":7,"type":"step/end","time":4008,"data":null}`,
+	}, got)
+	require.Equal(t, dsh.Report{Rows: 5, PackedRows: 2, SeqsAssigned: 2, TimesAssigned: 2, DroppedKeys: map[string]int{"surfaceOp": 1}}, s.Report)
+	require.Equal(t, map[string]string{"source": "dsh", "dsh.id": "x", "dsh.version": "0", "dsh.cwd": "/w"}, s.Labels)
+	require.True(t, eventlog.ValidID(s.ID))
+	again, err := dsh.Parse(strings.NewReader(in))
+	require.NoError(t, err)
+	require.Equal(t, s.ID, again.ID, "the same header gives the same ID")
+
+	v, err := dsh.Parse(strings.NewReader(in), dsh.Vocabulary())
+	require.NoError(t, err)
+	require.Equal(t, `{"text":"a<b"}`, string(v.Events[1].Data))
+	require.Equal(t, `{"text":"y"}`, string(v.Events[3].Data))
+	require.Equal(t, 4, v.Report.Reshaped, "the message and the three text deltas")
+}
+
+func TestVocabularyShapes(t *testing.T) {
+	in := strings.Join([]string{
+		`{"type":"session","version":0,"id":"x","createdAt":1}`,
+		`{"type":"assistant/message","data":{"message":{"content":[{"type":"reasoning","text":"hm"},{"type":"text","text":"Hi"},{"type":"tool-call","id":"c1"}]}}}`,
+		`{"type":"tool/call","data":{"callId":"c1","name":"sh","arguments":"{\"cmd\":\"ls\"}"}}`,
+		`{"type":"tool/result","data":{"message":{"source":{"callId":"c1"},"content":[{"type":"tool-result","toolCallId":"c1","content":[{"type":"text","text":"denied"}],"isError":true}]},"error":{"code":"E"}}}`,
+		`{"type":"tool/result","data":{"message":{"source":{"callId":"c2"},"content":[]},"error":{"code":"E"}}}`,
+		`{"type":"turn/end","data":{"turn":1,"reason":{"kind":"completed"}}}`,
+		`{"type":"user/message","data":{"text":"already ours"}}`,
+	}, "\n")
+	s, err := dsh.Parse(strings.NewReader(in), dsh.Vocabulary())
+	require.NoError(t, err)
+	var got []string
+	for _, e := range s.Events {
+		got = append(got, string(e.Data))
+	}
+	require.Equal(t, []string{
+		`{"text":"Hi"}`,
+		`{"id":"c1","name":"sh","args":{"cmd":"ls"}}`,
+		`{"id":"c1","error":"denied"}`,
+		`{"id":"c2","error":"{\"code\":\"E\"}"}`,
+		`{"kind":"completed"}`,
+		`{"text":"already ours"}`,
+	}, got)
+	require.Equal(t, 5, s.Report.Reshaped)
+}
+
+func TestParseErrors(t *testing.T) {
+	for name, in := range map[string]string{
+		"empty":      ``,
+		"no header":  `{"type":"turn/start","seq":0}`,
+		"seq gap":    "{\"type\":\"session\",\"version\":0,\"createdAt\":1}\n{\"type\":\"a\",\"seq\":1}",
+		"bad packed": "{\"type\":\"session\",\"version\":0,\"createdAt\":1}\n{\"type\":\"text-chunks\",\"seq0\":0,\"time0\":1,\"data\":{\"dt\":[1,2],\"texts\":[\"a\",\"b\"]}}",
+		"unknown pk": "{\"type\":\"session\",\"version\":0,\"createdAt\":1}\n{\"type\":\"image-chunks\",\"seq0\":0,\"data\":{}}",
+		"no type":    "{\"type\":\"session\",\"version\":0,\"createdAt\":1}\n{\"seq\":0}",
+		"float seq":  "{\"type\":\"session\",\"version\":0,\"createdAt\":1}\n{\"type\":\"a\",\"seq\":0.5}",
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := dsh.Parse(strings.NewReader(in))
+			require.Error(t, err)
+			require.True(t, errors.Is(err, dsh.ErrFormat), "%v", err)
+		})
+	}
+}
+
+func countPlain(src source, typ string) int {
+	n := 0
+	for _, r := range src.plain {
+		if r.Type == typ {
+			n++
+		}
+	}
+	return n
+}
+
+func byType(ds []projection.Degraded) map[string]int {
+	out := map[string]int{}
+	for _, d := range ds {
+		out[d.Type]++
+	}
+	return out
+}
+
+// summary shows a degraded list as counts by type and reason.
+func summary(ds []projection.Degraded) string {
+	counts := map[string]int{}
+	for _, d := range ds {
+		counts[d.Type+" ("+d.Reason+")"]++
+	}
+	if len(counts) == 0 {
+		return "none"
+	}
+	keys := make([]string, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s ×%d", k, counts[k])
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,48 @@
+// Package replaytest runs golden tests of projections over session
+// fixtures: it replays a session file and compares each projection's state
+// with a golden file beside it. Use it in your own tests to pin what your
+// projections make of recorded sessions; sessionlog uses it on its own
+// corpus (testdata/sessions).
+//
+//	func TestFixtures(t *testing.T) {
+//		// every *.jsonl and *.jsonl.zst in the folder, as subtests, with
+//		// fresh agent and transcript projections for each
+//		replaytest.Dir(t, "testdata/sessions", nil)
+//	}
+//
+//	func TestMine(t *testing.T) {
+//		replaytest.Golden(t, "testdata/sessions/bug-123.jsonl", myproj.New())
+//	}
+//
+// # Files
+//
+// A fixture is a session log file, raw (.jsonl) or zstd (.jsonl.zst),
+// named freely; a fork's parent is looked up by ID in the fixture's folder
+// (as <ID>.jsonl or <ID>.jsonl.zst). The golden file of a projection is
+// <fixture>.<name>-v<version>.golden.json: its state after the whole log,
+// rollbacks applied, as pretty-printed JSON (package golden writes and
+// compares it; `logtool replay --golden` uses the same code).
+//
+// # Updating
+//
+// `go test -update` (a flag this package registers, unless the test binary
+// already has one of that name) or SESSIONLOG_UPDATE_GOLDEN=1 rewrites the
+// goldens that differ and creates the missing ones. The environment
+// variable also works for `go test ./...`, where packages that do not
+// import replaytest would refuse an -update flag. Review the change, then
+// commit it. Without it a mismatch fails with the first differing JSON
+// path and both values, and a missing golden fails with the command that
+// creates it.
+//
+// # Fresh projections
+//
+// A projection holds state, so each fixture needs its own instances:
+// Golden takes instances (made for that one call), Dir takes a Factory it
+// calls once per fixture.
+//
+// Besides the states, every replay recomputes the log digests of the
+// fixture's checkpoints, so a fixture edited by hand fails loudly. State
+// digests recorded in checkpoints are not checked here (a projection whose
+// behaviour changed would fail there before its diff could be shown); use
+// checkpoint.Verify for that.
+package replaytest
