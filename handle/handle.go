@@ -314,13 +314,13 @@ func (h *fileHandle) write(cut bool, at int64, rows []byte) error {
 
 func (h *fileHandle) flushEvery(d time.Duration) {
 	defer h.stopWG.Done()
-	t := time.NewTicker(d)
-	defer t.Stop()
+	ticks, stop := h.store.cfg.ticker(d)
+	defer stop()
 	for {
 		select {
 		case <-h.stop:
 			return
-		case <-t.C:
+		case <-ticks:
 			if err := h.Flush(context.Background()); err != nil {
 				h.store.cfg.log.Error("interval flush failed", "path", h.path, "err", err)
 				return

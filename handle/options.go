@@ -36,6 +36,13 @@ type config struct {
 	encoding       string
 	zstdLevel      int
 	compactOnClose bool
+	// ticker drives FlushInterval; tests replace it.
+	ticker func(time.Duration) (<-chan time.Time, func())
+}
+
+func realTicker(d time.Duration) (<-chan time.Time, func()) {
+	t := time.NewTicker(d)
+	return t.C, t.Stop
 }
 
 func defaultConfig() config {
@@ -43,6 +50,7 @@ func defaultConfig() config {
 		log:      slog.New(slog.DiscardHandler),
 		now:      time.Now,
 		encoding: EncodingRaw,
+		ticker:   realTicker,
 	}
 }
 

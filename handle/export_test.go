@@ -1,0 +1,11 @@
+package handle
+
+import "time"
+
+// WithTicker replaces the ticker of FlushInterval (tests only): the test
+// sends the ticks.
+func WithTicker(ticks chan time.Time) Option {
+	return func(c *config) {
+		c.ticker = func(time.Duration) (<-chan time.Time, func()) { return ticks, func() {} }
+	}
+}
