@@ -71,8 +71,14 @@ func (s *FileStore) headers(ctx context.Context) ([]headerOf, error) {
 		ih, ok := old[e.Name()]
 		if !ok || ih.Size != e.Size() || ih.ModTime != e.ModTime().UnixNano() {
 			hdr, err := s.readHeaderAt(filepath.Join(s.dir, e.Name()), enc)
-			if err != nil {
-				continue // unreadable: List and Open report it
+			switch {
+			case errors.Is(err, fs.ErrNotExist), errors.Is(err, ErrCorrupt), errors.Is(err, ErrVersion):
+				continue // deleted meanwhile, or broken: List and Open report it
+			case err != nil:
+				// An I/O error says nothing about the header: skipping
+				// it would hide a fork from Delete, which would then
+				// delete its parent.
+				return nil, fmt.Errorf("handle: reading the header of %q: %w", e.Name(), err)
 			}
 			ih, changed = indexedHeader{Name: e.Name(), Size: e.Size(), ModTime: e.ModTime().UnixNano(), Header: hdr}, true
 		}
