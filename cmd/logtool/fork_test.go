@@ -127,7 +127,7 @@ func TestForkExportImportFlow(t *testing.T) {
 			other := t.TempDir()
 			res = logtool(t, "", "--dir", other, "import", out)
 			require.Equal(t, 0, res.code, res.stderr)
-			require.JSONEq(t, `{"id":"`+fork+`","path":"`+filepath.Join(other, fork+".jsonl")+`","events":9}`, res.stdout)
+			require.JSONEq(t, `{"id":"`+fork+`","path":"`+filepath.Join(other, fork+".jsonl")+`","events":9,"source":"`+out+`"}`, res.stdout)
 			require.Equal(t, forkCat, catJSON(t, other, fork))
 			v = logtool(t, "", "--dir", other, "verify", "--json", fork)
 			require.Equal(t, 0, v.code, v.stdout)
@@ -341,9 +341,10 @@ func TestImport(t *testing.T) {
 		msg  string
 	}{
 		{"existing id", []string{path}, 2, "exists"},
-		{"another format", []string{"--from", "claude", path}, 2, "not implemented yet"},
+		{"another format", []string{"--from", "claude", path}, 1, "not a Claude Code transcript"},
+		{"codex", []string{"--from", "codex", path}, 2, "not implemented yet"},
 		{"unknown format", []string{"--from", "word", path}, 2, "want one of"},
-		{"a folder", []string{dir}, 2, "not implemented yet"},
+		{"a folder", []string{dir}, 2, "exists"},
 		{"missing file", []string{filepath.Join(dir, "none.jsonl")}, 2, "not found"},
 		{"corrupt file", []string{corrupt}, 1, "corrupt"},
 	}

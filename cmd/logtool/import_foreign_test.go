@@ -1,0 +1,495 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// tracesDir is ../shared/traces beside the repository: real third-party
+// traces. CI copies shared/ beside the clone, so a missing folder fails
+// rather than skips: a skipped test would hide that the real traces are no
+// longer imported.
+func tracesDir(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("..", "..", "..", "shared", "traces"))
+	require.NoError(t, err)
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		t.Fatalf("no real traces at %s: the shared folder must sit beside the repository (CI copies shared/ beside the clone; locally, put a checkout of it there)", dir)
+	}
+	return dir
+}
+
+// foreignTrace is one real trace and what its import must give.
+type foreignTrace struct {
+	from string
+	file string // under tracesDir
+	// sessions is how many sessions the file's import creates (Claude
+	// Code: the transcript and its subagents).
+	sessions int
+}
+
+func foreignTraces() []foreignTrace {
+	return []foreignTrace{
+		{"claude", "claude-code-spotter/4d5611e5-241a-462a-8d15-5122611a9569.jsonl", 3},
+		{"dsh", "dsh-deepseek-harness/advanced-toolchain/session.jsonl", 1},
+		{"dsh", "dsh-deepseek-harness/goal-multi-turn-actions/session.jsonl", 1},
+		{"dsh", "dsh-deepseek-harness/permission-policy-context/session.jsonl", 1},
+		{"swe-agent", "swe-agent/gpt4__swe-bench-dev-easy_first_only__default__t-0.00__p-0.95__c-3.00__install-1/pydicom__pydicom-1458.traj", 1},
+		{"swe-agent", "swe-agent/replay__marshmallow-code__marshmallow-1867__function_calling_replace_from_source/marshmallow-code__marshmallow-1867.traj", 1},
+		{"swe-agent", "swe-agent/ctf/web/i_got_id_demo.traj", 1},
+	}
+}
+
+// imported is one line of import's output.
+type imported struct {
+	ID     string `json:"id"`
+	Path   string `json:"path"`
+	Events int64  `json:"events"`
+	Source string `json:"source"`
+}
+
+func importLines(t *testing.T, stdout string) []imported {
+	t.Helper()
+	var out []imported
+	for line := range strings.Lines(stdout) {
+		var r imported
+		require.NoError(t, json.Unmarshal([]byte(line), &r), "line %q", line)
+		out = append(out, r)
+	}
+	return out
+}
+
+// TestImportRealTraces imports each real trace and checks the sessions it
+// creates: they verify, stat counts their events, the transcript holds
+// the conversation (a user and an assistant message at least, every tool
+// message beside its call), the agent state has no call without a result
+// and a last turn that completed, and there is one tool/call per tool use
+// of the source, counted here by a plain JSON scan.
+func TestImportRealTraces(t *testing.T) {
+	traces := tracesDir(t)
+	for _, tr := range foreignTraces() {
+		t.Run(tr.from+"/"+filepath.Base(filepath.Dir(tr.file))+"/"+filepath.Base(tr.file), func(t *testing.T) {
+			dir := t.TempDir()
+			file := filepath.Join(traces, tr.file)
+			res := logtool(t, "", "--dir", dir, "import", "--from", tr.from, file)
+			require.Equal(t, 0, res.code, res.stderr)
+			require.Empty(t, res.stderr)
+			lines := importLines(t, res.stdout)
+			require.Len(t, lines, tr.sessions)
+			require.Equal(t, file, lines[0].Source, "the file's own session comes first")
+			for _, l := range lines {
+				checkImported(t, dir, tr.from, l)
+			}
+		})
+	}
+}
+
+func checkImported(t *testing.T, dir, from string, l imported) {
+	t.Helper()
+	require.Equal(t, filepath.Join(dir, l.ID+".jsonl"), l.Path)
+	require.Positive(t, l.Events)
+
+	v := logtool(t, "", "--dir", dir, "verify", "--json", l.ID)
+	require.Equal(t, 0, v.code, v.stdout+v.stderr)
+	require.Contains(t, v.stdout, `"ok":true`)
+
+	st := logtool(t, "", "--dir", dir, "stat", "--json", l.ID)
+	require.Equal(t, 0, st.code, st.stderr)
+	var info struct {
+		Events   int64             `json:"events"`
+		LastSeq  int64             `json:"lastSeq"`
+		Labels   map[string]string `json:"labels"`
+		OpenTurn bool              `json:"openTurn"`
+		Parent   *struct {
+			ID, Mode, Call string
+			Seq            int64
+		} `json:"parent"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(st.stdout), &info))
+	require.Equal(t, l.Events, info.Events)
+	require.Equal(t, l.Events-1, info.LastSeq)
+	require.Equal(t, from, info.Labels["source"])
+	require.Equal(t, filepath.Base(l.Source), info.Labels["sourceFile"])
+	require.False(t, info.OpenTurn, "every real trace here ends with its turn closed")
+
+	// The transcript: the conversation, each tool message beside its call.
+	tr := logtool(t, "", "--dir", dir, "replay", "--projection", "transcript", l.ID)
+	require.Equal(t, 0, tr.code, tr.stderr)
+	require.Empty(t, tr.stderr, "nothing degraded")
+	var ts struct {
+		Messages []struct {
+			Role, Name, ToolCallID string
+		} `json:"messages"`
+		Degraded []any `json:"degraded"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(tr.stdout), &ts))
+	require.Empty(t, ts.Degraded)
+	roles := map[string]int{}
+	for _, m := range ts.Messages {
+		roles[m.Role]++
+		if m.Role == "tool" {
+			require.NotEmpty(t, m.Name, "tool message for %s pairs with its call", m.ToolCallID)
+		}
+	}
+	require.GreaterOrEqual(t, roles["user"], 1, "%v", roles)
+	require.GreaterOrEqual(t, roles["assistant"], 1, "%v", roles)
+
+	// The agent state: no call without a result, the last turn completed.
+	ag := logtool(t, "", "--dir", dir, "replay", "--projection", "agent", l.ID)
+	require.Equal(t, 0, ag.code, ag.stderr)
+	var as struct {
+		Turns        int            `json:"turns"`
+		TurnOpen     bool           `json:"turnOpen"`
+		StepOpen     bool           `json:"stepOpen"`
+		Steps        int            `json:"steps"`
+		PendingCalls map[string]any `json:"pendingCalls"`
+		LastStop     *struct{ Kind string }
+		Degraded     []any `json:"degraded"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(ag.stdout), &as))
+	require.Empty(t, as.PendingCalls)
+	require.Empty(t, as.Degraded)
+	require.False(t, as.TurnOpen)
+	require.False(t, as.StepOpen)
+	require.Positive(t, as.Turns)
+	require.Positive(t, as.Steps)
+	require.NotNil(t, as.LastStop)
+	require.Equal(t, "completed", as.LastStop.Kind)
+
+	// One tool/call per tool use of the source, and one result per call.
+	calls := catTypes(t, dir, l.ID, "tool/call")
+	results := catTypes(t, dir, l.ID, "tool/result")
+	require.Equal(t, sourceToolUses(t, from, l.Source), len(calls), "tool/call events of %s", l.Source)
+	ids := map[string]bool{}
+	for _, c := range calls {
+		id, _ := c["id"].(string)
+		require.NotEmpty(t, id)
+		require.False(t, ids[id], "call id %s once", id)
+		ids[id] = true
+	}
+	for _, r := range results {
+		require.True(t, ids[r["id"].(string)], "result %v for a call", r["id"])
+	}
+
+	if info.Parent != nil {
+		// A Claude Code subagent: the child of the call that ran it.
+		require.Equal(t, "child", info.Parent.Mode)
+		parentCall := catRange(t, dir, info.Parent.ID, info.Parent.Seq)
+		require.Equal(t, "tool/call", parentCall.Type)
+		var d struct{ ID string }
+		require.NoError(t, json.Unmarshal(parentCall.Data, &d))
+		require.Equal(t, info.Parent.Call, d.ID)
+	}
+}
+
+type catEvent struct {
+	Seq  int64           `json:"seq"`
+	Type string          `json:"type"`
+	Data json.RawMessage `json:"data"`
+}
+
+// catTypes returns the data of a session's events of type typ.
+func catTypes(t *testing.T, dir, id, typ string) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for line := range strings.Lines(catJSON(t, dir, "--type", typ, id)) {
+		var e catEvent
+		require.NoError(t, json.Unmarshal([]byte(line), &e))
+		var d map[string]any
+		require.NoError(t, json.Unmarshal(e.Data, &d))
+		out = append(out, d)
+	}
+	return out
+}
+
+// catRange returns event seq of a session.
+func catRange(t *testing.T, dir, id string, seq int64) catEvent {
+	t.Helper()
+	s := strings.TrimSpace(catJSON(t, dir, "--from", jsonInt(seq), "--to", jsonInt(seq), id))
+	var e catEvent
+	require.NoError(t, json.Unmarshal([]byte(s), &e))
+	return e
+}
+
+func jsonInt(n int64) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}
+
+// sourceToolUses counts the tool uses of a trace with a plain JSON scan,
+// apart from the converters: Claude Code's tool_use blocks of assistant
+// lines, dsh's tool/call rows, SWE-agent's calls of its (non-demo)
+// assistant messages, one per action where there are no tool_calls.
+func sourceToolUses(t *testing.T, from, path string) int {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	n := 0
+	switch from {
+	case "claude", "dsh":
+		sc := bufio.NewScanner(strings.NewReader(string(data)))
+		sc.Buffer(nil, 64<<20)
+		for sc.Scan() {
+			var row map[string]any
+			require.NoError(t, json.Unmarshal(sc.Bytes(), &row))
+			if from == "dsh" {
+				if row["type"] == "tool/call" {
+					n++
+				}
+				continue
+			}
+			msg, _ := row["message"].(map[string]any)
+			blocks, _ := msg["content"].([]any)
+			for _, b := range blocks {
+				if row["type"] == "assistant" && b.(map[string]any)["type"] == "tool_use" {
+					n++
+				}
+			}
+		}
+		require.NoError(t, sc.Err())
+	case "swe-agent":
+		var traj struct {
+			History []struct {
+				Role      string `json:"role"`
+				IsDemo    bool   `json:"is_demo"`
+				Action    string `json:"action"`
+				ToolCalls []any  `json:"tool_calls"`
+			} `json:"history"`
+			Trajectory []any `json:"trajectory"`
+		}
+		require.NoError(t, json.Unmarshal(data, &traj))
+		for _, h := range traj.History {
+			switch {
+			case h.Role != "assistant" || h.IsDemo:
+			case len(h.ToolCalls) > 0:
+				n += len(h.ToolCalls)
+			case strings.TrimSpace(h.Action) != "":
+				n++
+			}
+		}
+		require.Len(t, traj.Trajectory, n, "one trajectory step per action")
+	default:
+		t.Fatalf("no count for --from %s", from)
+	}
+	return n
+}
+
+// TestImportClaudeSubagents: the subagent the Task call ran is its child;
+// the compaction sub-run, which no call names, stands alone; the main
+// transcript's compaction is a context/compacted.
+func TestImportClaudeSubagents(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(tracesDir(t), "claude-code-spotter", "4d5611e5-241a-462a-8d15-5122611a9569.jsonl")
+	res := logtool(t, "", "--dir", dir, "import", "--from", "claude", file)
+	require.Equal(t, 0, res.code, res.stderr)
+	lines := importLines(t, res.stdout)
+	require.Len(t, lines, 3)
+	main, task, compact := lines[0], lines[1], lines[2]
+	require.Equal(t, "agent-a2898e3.jsonl", filepath.Base(task.Source))
+	require.Equal(t, "agent-acompact-e1f845.jsonl", filepath.Base(compact.Source))
+
+	tree := logtool(t, "", "--dir", dir, "ls", "--tree")
+	require.Equal(t, 0, tree.code, tree.stderr)
+	require.Regexp(t, `(?m)^  `+task.ID+` +child@\d+ call toolu_017pLRuPHYTX5t99EnLyV53m `, tree.stdout)
+	require.Regexp(t, `(?m)^`+compact.ID+` `, tree.stdout, "the compaction run stands alone")
+	require.Regexp(t, `(?m)^`+main.ID+` `, tree.stdout)
+
+	var labels struct{ Labels map[string]string }
+	st := logtool(t, "", "--dir", dir, "stat", "--json", task.ID)
+	require.NoError(t, json.Unmarshal([]byte(st.stdout), &labels))
+	require.Equal(t, "a2898e3", labels.Labels["claude.agentId"])
+	require.Equal(t, "4d5611e5-241a-462a-8d15-5122611a9569", labels.Labels["sourceId"])
+
+	require.Len(t, catTypes(t, dir, main.ID, "context/compacted"), 1)
+	ts := logtool(t, "", "--dir", dir, "replay", "--projection", "transcript", main.ID)
+	require.Equal(t, 0, ts.code, ts.stderr)
+	require.Contains(t, ts.stdout, `"role":"summary"`)
+	usage := catTypes(t, dir, main.ID, "usage")
+	require.NotEmpty(t, usage)
+	require.Equal(t, "claude-opus-4-6", usage[0]["model"])
+	require.NotEmpty(t, catTypes(t, dir, main.ID, "assistant/reasoning"))
+
+	// A subagent file on its own: a session of its own.
+	alone := logtool(t, "", "--dir", t.TempDir(), "import", "--from", "claude", task.Source)
+	require.Equal(t, 0, alone.code, alone.stderr)
+	require.Len(t, importLines(t, alone.stdout), 1)
+}
+
+// TestImportForeignDir imports each format's folder of real traces: every
+// file of the format, walked recursively, in path order; importing it
+// again gives the same events under new IDs.
+func TestImportForeignDir(t *testing.T) {
+	traces := tracesDir(t)
+	for _, tt := range []struct {
+		from, dir string
+		files     []string
+	}{
+		{"claude", "claude-code-spotter", []string{
+			"4d5611e5-241a-462a-8d15-5122611a9569.jsonl",
+			"4d5611e5-241a-462a-8d15-5122611a9569/subagents/agent-a2898e3.jsonl",
+			"4d5611e5-241a-462a-8d15-5122611a9569/subagents/agent-acompact-e1f845.jsonl",
+		}},
+		{"dsh", "dsh-deepseek-harness", []string{
+			"advanced-toolchain/session.jsonl",
+			"goal-multi-turn-actions/session.jsonl",
+			"permission-policy-context/session.jsonl",
+		}},
+		{"swe-agent", "swe-agent", []string{
+			"ctf/web/i_got_id_demo.traj",
+			"gpt4__swe-bench-dev-easy_first_only__default__t-0.00__p-0.95__c-3.00__install-1/pydicom__pydicom-1458.traj",
+			"replay__marshmallow-code__marshmallow-1867__function_calling_replace_from_source/marshmallow-code__marshmallow-1867.traj",
+		}},
+	} {
+		t.Run(tt.from, func(t *testing.T) {
+			src := filepath.Join(traces, tt.dir)
+			first, second := t.TempDir(), t.TempDir()
+			a := logtool(t, "", "--dir", first, "import", "--from", tt.from, src)
+			require.Equal(t, 0, a.code, a.stderr)
+			b := logtool(t, "", "--dir", second, "import", "--from", tt.from, src)
+			require.Equal(t, 0, b.code, b.stderr)
+			la, lb := importLines(t, a.stdout), importLines(t, b.stdout)
+			var got []string
+			for _, l := range la {
+				rel, err := filepath.Rel(src, l.Source)
+				require.NoError(t, err)
+				got = append(got, filepath.ToSlash(rel))
+			}
+			require.Equal(t, tt.files, got)
+			require.Len(t, lb, len(la))
+			for i := range la {
+				require.NotEqual(t, la[i].ID, lb[i].ID, "a new ID each import")
+				require.Equal(t, la[i].Source, lb[i].Source)
+				require.Equal(t, catJSON(t, first, la[i].ID), catJSON(t, second, lb[i].ID), "the same events from the same file")
+				stA := logtool(t, "", "--dir", first, "stat", "--json", la[i].ID)
+				stB := logtool(t, "", "--dir", second, "stat", "--json", lb[i].ID)
+				var ia, ib struct {
+					CreatedAt int64
+					Labels    map[string]string
+				}
+				require.NoError(t, json.Unmarshal([]byte(stA.stdout), &ia))
+				require.NoError(t, json.Unmarshal([]byte(stB.stdout), &ib))
+				require.Equal(t, ia, ib, "same createdAt and labels")
+			}
+			v := logtool(t, "", "verify", first)
+			require.Equal(t, 0, v.code, v.stdout+v.stderr)
+		})
+	}
+}
+
+// TestImportSessionlogDir imports every sessionlog file of a folder under
+// its own ID.
+func TestImportSessionlogDir(t *testing.T) {
+	dir := t.TempDir()
+	a, _ := newSession(t, dir, "--label", "k=a")
+	appendEvents(t, dir, a, `{"type":"x","time":1}`)
+	b, _ := newSession(t, dir, "--encoding", "zstd")
+	appendEvents(t, dir, b, `{"type":"y","time":2}`, `{"type":"z","time":3}`)
+	writeFile(t, filepath.Join(dir, "notes.txt"), "not a log\n")
+
+	other := t.TempDir()
+	res := logtool(t, "", "--dir", other, "import", dir)
+	require.Equal(t, 0, res.code, res.stderr)
+	lines := importLines(t, res.stdout)
+	require.Len(t, lines, 2)
+	got := map[string]imported{}
+	for _, l := range lines {
+		got[l.ID] = l
+	}
+	require.Equal(t, int64(1), got[a].Events)
+	require.Equal(t, int64(2), got[b].Events)
+	require.Equal(t, filepath.Join(dir, b+".jsonl.zst"), got[b].Source)
+	require.Equal(t, catJSON(t, dir, a), catJSON(t, other, a))
+	require.Equal(t, catJSON(t, dir, b), catJSON(t, other, b))
+
+	// Again: the first ID exists, so nothing is imported and nothing is
+	// left behind.
+	third := t.TempDir()
+	require.NoError(t, copyFile(filepath.Join(other, b+".jsonl"), filepath.Join(third, b+".jsonl")))
+	res = logtool(t, "", "--dir", third, "import", dir)
+	require.Equal(t, 2, res.code, res.stderr)
+	require.Contains(t, res.stderr, "exists")
+	require.Empty(t, res.stdout)
+	require.NoFileExists(t, filepath.Join(third, a+".jsonl"), "the session imported before the failure is removed")
+}
+
+// TestImportForeignErrors: a file that is not of the format exits 1, a
+// missing file, an empty folder and codex exit 2; nothing is left behind.
+func TestImportForeignErrors(t *testing.T) {
+	traces := tracesDir(t)
+	claudeFile := filepath.Join(traces, "claude-code-spotter", "4d5611e5-241a-462a-8d15-5122611a9569.jsonl")
+	sweFile := filepath.Join(traces, "swe-agent", "ctf", "web", "i_got_id_demo.traj")
+	tmp := t.TempDir()
+	text := filepath.Join(tmp, "notes.jsonl")
+	writeFile(t, text, "hello, world\n")
+	empty := filepath.Join(tmp, "empty")
+	require.NoError(t, os.Mkdir(empty, 0o700))
+	bad := filepath.Join(tmp, "bad.traj")
+	writeFile(t, bad, `{"history":[]}`)
+	// A folder with a good trajectory and a bad one: all or nothing.
+	mixed := filepath.Join(tmp, "mixed")
+	require.NoError(t, os.Mkdir(mixed, 0o700))
+	require.NoError(t, copyFile(sweFile, filepath.Join(mixed, "a.traj")))
+	require.NoError(t, copyFile(bad, filepath.Join(mixed, "b.traj")))
+
+	for _, tt := range []struct {
+		name string
+		args []string
+		code int
+		msg  string
+	}{
+		{"text as claude", []string{"--from", "claude", text}, 1, "not a Claude Code transcript"},
+		{"text as dsh", []string{"--from", "dsh", text}, 1, "not a dsh session log"},
+		{"claude as dsh", []string{"--from", "dsh", claudeFile}, 1, "not a dsh session log"},
+		{"claude as swe-agent", []string{"--from", "swe-agent", claudeFile}, 1, "not a SWE-agent trajectory"},
+		{"swe-agent as claude", []string{"--from", "claude", sweFile}, 1, "not a Claude Code transcript"},
+		{"no trajectory", []string{"--from", "swe-agent", bad}, 1, "not a SWE-agent trajectory"},
+		{"a bad file in the folder", []string{"--from", "swe-agent", mixed}, 1, "b.traj"},
+		{"codex", []string{"--from", "codex", claudeFile}, 2, "not implemented yet"},
+		{"missing file", []string{"--from", "claude", filepath.Join(tmp, "none.jsonl")}, 2, "not found"},
+		{"empty folder", []string{"--from", "swe-agent", empty}, 2, "no file of the format in"},
+		{"empty sessionlog folder", []string{empty}, 2, "no *.jsonl"},
+		{"unknown format", []string{"--from", "word", text}, 2, "want one of"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			res := logtool(t, "", append([]string{"--dir", dir, "import"}, tt.args...)...)
+			require.Equal(t, tt.code, res.code, res.stderr)
+			require.Contains(t, res.stderr, tt.msg)
+			require.Empty(t, res.stdout)
+			entries, err := os.ReadDir(dir)
+			if !os.IsNotExist(err) {
+				require.NoError(t, err)
+			}
+			for _, e := range entries {
+				require.False(t, strings.HasSuffix(e.Name(), ".jsonl") || strings.HasSuffix(e.Name(), ".zst"), "no session left: %s", e.Name())
+			}
+		})
+	}
+	require.True(t, slices.Contains(importFormats, "codex"))
+}
+
+// TestImportSkipsEmptyTrace: a Claude Code file of summaries only holds no
+// conversation: it makes no session, a note says so, the rest is imported.
+func TestImportSkipsEmptyTrace(t *testing.T) {
+	src := t.TempDir()
+	writeFile(t, filepath.Join(src, "a.jsonl"), `{"type":"summary","summary":"Old work","leafUuid":"x"}`+"\n")
+	writeFile(t, filepath.Join(src, "b.jsonl"),
+		`{"type":"user","uuid":"u1","timestamp":"2026-01-01T00:00:00Z","sessionId":"S","message":{"role":"user","content":"hi"}}`+"\n",
+		`{"type":"assistant","uuid":"a1","timestamp":"2026-01-01T00:00:01Z","message":{"id":"m1","model":"m","content":[{"type":"text","text":"hello"}]}}`+"\n")
+	dir := t.TempDir()
+	res := logtool(t, "", "--dir", dir, "import", "--from", "claude", src)
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Equal(t, "logtool: import: skipped "+filepath.Join(src, "a.jsonl")+": no events\n", res.stderr)
+	lines := importLines(t, res.stdout)
+	require.Len(t, lines, 1)
+	require.Equal(t, filepath.Join(src, "b.jsonl"), lines[0].Source)
+	require.JSONEq(t, `{"seq":5,"type":"turn/end","time":1767225601000,"data":{"kind":"completed"}}`,
+		strings.Split(strings.TrimSpace(catJSON(t, dir, lines[0].ID)), "\n")[5])
+}

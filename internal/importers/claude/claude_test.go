@@ -1,0 +1,193 @@
+package claude_test
+
+import (
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/afero"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/importers"
+	"github.com/sessionlog/sessionlog/internal/importers/claude"
+)
+
+// events renders events as "type data" lines, times left out.
+func events(t *testing.T, es []eventlog.Event) []string {
+	t.Helper()
+	var out []string
+	for i, e := range es {
+		require.Equal(t, int64(i), e.Seq)
+		out = append(out, e.Type+" "+string(e.Data))
+	}
+	return out
+}
+
+func parse(t *testing.T, lines ...string) importers.Session {
+	t.Helper()
+	s, err := claude.Parse(strings.NewReader(strings.Join(lines, "\n")+"\n"), "/x/s.jsonl")
+	require.NoError(t, err)
+	return s
+}
+
+const (
+	prompt   = `{"type":"user","uuid":"u1","timestamp":"2026-01-01T00:00:00.000Z","sessionId":"S","cwd":"/w","version":"2.1","message":{"role":"user","content":"Fix it"}}`
+	thinking = `{"type":"assistant","uuid":"a1","timestamp":"2026-01-01T00:00:01.000Z","message":{"id":"m1","model":"claude-x","content":[{"type":"thinking","thinking":"hm","signature":"sig"}],"usage":{"input_tokens":3,"output_tokens":1,"cache_read_input_tokens":10,"cache_creation_input_tokens":5}}}`
+	blank    = `{"type":"assistant","uuid":"a0","timestamp":"2026-01-01T00:00:01.000Z","message":{"id":"m1","model":"claude-x","content":[{"type":"text","text":"\n\n"}]}}`
+	call     = `{"type":"assistant","uuid":"a2","timestamp":"2026-01-01T00:00:02.000Z","message":{"id":"m1","model":"claude-x","content":[{"type":"tool_use","id":"t1","name":"Task","input":{"prompt":"look"}}],"usage":{"input_tokens":3,"output_tokens":7,"cache_read_input_tokens":10,"cache_creation_input_tokens":5}}}`
+	result   = `{"type":"user","uuid":"u2","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"found"}]}]},"toolUseResult":{"agentId":"abc"}}`
+	answer   = `{"type":"assistant","uuid":"a3","timestamp":"2026-01-01T00:00:04.000Z","message":{"id":"m2","model":"claude-x","content":[{"type":"text","text":"Done <ok>"}],"usage":{"input_tokens":1,"output_tokens":2}}}`
+	progress = `{"type":"progress","uuid":"p1","timestamp":"2026-01-01T00:00:03.500Z","data":{"type":"hook_progress"}}`
+	stopHook = `{"type":"system","subtype":"stop_hook_summary","uuid":"y1","timestamp":"2026-01-01T00:00:05.000Z"}`
+)
+
+func TestParse(t *testing.T) {
+	s := parse(t, `{"type":"file-history-snapshot","messageId":"x","snapshot":{}}`, prompt, blank, thinking, call, progress, result, answer, stopHook,
+		`{"type":"summary","summary":"Fixing it","leafUuid":"a3"}`)
+	require.Equal(t, []string{
+		`turn/start {}`,
+		`user/message {"text":"Fix it","source":{"uuid":"u1"}}`,
+		`step/start {}`,
+		`assistant/reasoning {"text":"hm","signature":"sig","source":{"uuid":"a1"}}`,
+		`tool/call {"id":"t1","name":"Task","args":{"prompt":"look"},"source":{"uuid":"a2"}}`,
+		`tool/result {"id":"t1","output":"found","source":{"uuid":"u2"}}`,
+		`usage {"inputTokens":18,"outputTokens":7,"cachedTokens":10,"cacheWriteTokens":5,"model":"claude-x"}`,
+		`step/end {}`,
+		`step/start {}`,
+		`assistant/message {"text":"Done <ok>","source":{"uuid":"a3"}}`,
+		`usage {"inputTokens":1,"outputTokens":2,"model":"claude-x"}`,
+		`step/end {}`,
+		`turn/end {"kind":"completed"}`,
+	}, events(t, s.Events))
+	require.Equal(t, int64(1767225600000), s.CreatedAt)
+	require.Equal(t, int64(1767225605000), s.Events[len(s.Events)-1].Time, "turn/end at the stop hook")
+	require.Equal(t, int64(1767225603000), s.Events[6].Time, "usage at the last event's time")
+	require.Equal(t, map[string]string{
+		"source": "claude", "sourceFile": "s.jsonl", "sourceId": "S", "cwd": "/w", "claude.version": "2.1",
+		"model": "claude-x", "title": "Fixing it",
+	}, s.Labels)
+	require.Equal(t, map[string]importers.Spawn{"abc": {Seq: 4, Call: "t1"}}, s.Spawns)
+	require.Equal(t, map[string]int{"file-history-snapshot": 1, "progress": 1, "blank text block": 1}, s.Dropped)
+
+	again := parse(t, `{"type":"file-history-snapshot","messageId":"x","snapshot":{}}`, prompt, blank, thinking, call, progress, result, answer, stopHook,
+		`{"type":"summary","summary":"Fixing it","leafUuid":"a3"}`)
+	require.Equal(t, s, again, "deterministic")
+}
+
+func TestTurns(t *testing.T) {
+	second := `{"type":"user","uuid":"u3","timestamp":"2026-01-01T00:00:06.000Z","message":{"role":"user","content":[{"type":"text","text":"more"},{"type":"image","source":{}}]}}`
+	meta := `{"type":"user","uuid":"u4","isMeta":true,"timestamp":"2026-01-01T00:00:06.000Z","message":{"role":"user","content":"<local-command-stdout>ok</local-command-stdout>"}}`
+	interrupt := `{"type":"user","uuid":"u5","timestamp":"2026-01-01T00:00:07.000Z","message":{"role":"user","content":[{"type":"text","text":"[Request interrupted by user]"}]}}`
+	compact := `{"type":"user","uuid":"u6","isCompactSummary":true,"timestamp":"2026-01-01T00:00:08.000Z","message":{"role":"user","content":"Summary: fixed"}}`
+	boundary := `{"type":"system","subtype":"compact_boundary","uuid":"y2","timestamp":"2026-01-01T00:00:08.000Z","content":"Conversation compacted"}`
+	apiErr := `{"type":"system","subtype":"api_error","uuid":"y3","level":"error","timestamp":"2026-01-01T00:00:09.000Z","content":"overloaded"}`
+	sidechain := `{"type":"assistant","uuid":"z1","isSidechain":true,"message":{"id":"mz","content":[{"type":"text","text":"sub"}]}}`
+	s := parse(t, prompt, answer, second, meta, call, interrupt, prompt, answer, boundary, compact, apiErr, sidechain, call)
+	require.Equal(t, []string{
+		`turn/start {}`,
+		`user/message {"text":"Fix it","source":{"uuid":"u1"}}`,
+		`step/start {}`,
+		`assistant/message {"text":"Done <ok>","source":{"uuid":"a3"}}`,
+		// A new prompt ends the answered turn.
+		`usage {"inputTokens":1,"outputTokens":2,"model":"claude-x"}`,
+		`step/end {}`,
+		`turn/end {"kind":"completed"}`,
+		`turn/start {}`,
+		`user/message {"text":"more\n\n[image]","source":{"uuid":"u3"}}`,
+		`user/message {"text":"<local-command-stdout>ok</local-command-stdout>","meta":true,"source":{"uuid":"u4"}}`,
+		`step/start {}`,
+		`tool/call {"id":"t1","name":"Task","args":{"prompt":"look"},"source":{"uuid":"a2"}}`,
+		// The user interrupts: the call keeps no result, the turn ends.
+		`user/message {"text":"[Request interrupted by user]","source":{"uuid":"u5"}}`,
+		`usage {"inputTokens":18,"outputTokens":7,"cachedTokens":10,"cacheWriteTokens":5,"model":"claude-x"}`,
+		`step/end {}`,
+		`turn/end {"kind":"interrupted"}`,
+		`turn/start {}`,
+		`user/message {"text":"Fix it","source":{"uuid":"u1"}}`,
+		`step/start {}`,
+		`assistant/message {"text":"Done <ok>","source":{"uuid":"a3"}}`,
+		`usage {"inputTokens":1,"outputTokens":2,"model":"claude-x"}`,
+		`step/end {}`,
+		`context/compacted {"summary":"Summary: fixed","source":{"uuid":"u6"}}`,
+		`claude/system {"subtype":"api_error","content":"overloaded","level":"error","source":{"uuid":"y3"}}`,
+		// The call at the end has no result: the turn stays open.
+		`step/start {}`,
+		`tool/call {"id":"t1","name":"Task","args":{"prompt":"look"},"source":{"uuid":"a2"}}`,
+		`usage {"inputTokens":18,"outputTokens":7,"cachedTokens":10,"cacheWriteTokens":5,"model":"claude-x"}`,
+		`step/end {}`,
+	}, events(t, s.Events))
+	require.Equal(t, 1, s.Dropped["sidechain assistant"])
+}
+
+func TestParseErrors(t *testing.T) {
+	for name, in := range map[string]string{
+		"empty":       "",
+		"text":        "hello\n",
+		"no messages": `{"type":"session","version":0}` + "\n" + `{"type":"turn/start"}` + "\n",
+		"bad line":    prompt + "\n" + "{oops\n" + answer + "\n",
+		"bad content": `{"type":"user","message":{"content":5}}` + "\n",
+		"not object":  `[1,2]` + "\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := claude.Parse(strings.NewReader(in), "f.jsonl")
+			require.Error(t, err)
+			require.True(t, errors.Is(err, importers.ErrFormat), "%v", err)
+		})
+	}
+	// Bookkeeping lines only: a transcript without a conversation.
+	s, err := claude.Parse(strings.NewReader(`{"type":"summary","summary":"Old","leafUuid":"x"}`+"\n"+`{"type":"file-history-snapshot","snapshot":{}}`+"\n"), "f.jsonl")
+	require.NoError(t, err)
+	require.Empty(t, s.Events)
+	require.Equal(t, "Old", s.Labels["title"])
+
+	// A torn last line (no newline, not JSON) is dropped, not an error.
+	s, err = claude.Parse(strings.NewReader(prompt+"\n"+answer+"\n"+`{"type":"assist`), "f.jsonl")
+	require.NoError(t, err)
+	require.Equal(t, 1, s.Dropped["torn last line"])
+}
+
+func TestSubagentsUnit(t *testing.T) {
+	fs := afero.NewMemMapFs()
+	write := func(path string, lines ...string) {
+		require.NoError(t, afero.WriteFile(fs, path, []byte(strings.Join(lines, "\n")+"\n"), 0o600))
+	}
+	sub := strings.Replace(prompt, `"uuid":"u1"`, `"uuid":"s1","isSidechain":true,"agentId":"abc"`, 1)
+	subAnswer := strings.Replace(answer, `"uuid":"a3"`, `"uuid":"s2","isSidechain":true,"agentId":"abc"`, 1)
+	write("/p/S.jsonl", prompt, call, result, answer)
+	write("/p/S/subagents/agent-abc.jsonl", sub, subAnswer)
+	write("/p/S/subagents/agent-acompact-1.jsonl", strings.Replace(sub, "abc", "acompact-1", 1), strings.Replace(subAnswer, "abc", "acompact-1", 1))
+	write("/p/T.jsonl", prompt, answer)
+
+	units, err := importers.Units(fs, claude.Format, "/p")
+	require.NoError(t, err)
+	require.Equal(t, []importers.Unit{
+		{"/p/S.jsonl", "/p/S/subagents/agent-abc.jsonl", "/p/S/subagents/agent-acompact-1.jsonl"},
+		{"/p/T.jsonl"},
+	}, units)
+	file, err := importers.Units(fs, claude.Format, "/p/S.jsonl")
+	require.NoError(t, err)
+	require.Equal(t, units[:1], file, "a transcript brings its subagents")
+	alone, err := importers.Units(fs, claude.Format, "/p/S/subagents/agent-abc.jsonl")
+	require.NoError(t, err)
+	require.Equal(t, []importers.Unit{{"/p/S/subagents/agent-abc.jsonl"}}, alone)
+	inner, err := importers.Units(fs, claude.Format, "/p/S")
+	require.NoError(t, err)
+	require.Len(t, inner, 2, "subagents whose transcript is not in the folder stand alone")
+
+	ss, err := importers.Convert(fs, claude.Format, units[0])
+	require.NoError(t, err)
+	require.Len(t, ss, 3)
+	require.Nil(t, ss[0].Parent)
+	require.Equal(t, &importers.Link{Index: 0, Spawn: importers.Spawn{Seq: 3, Call: "t1"}}, ss[1].Parent)
+	require.Equal(t, "tool/call", ss[0].Events[3].Type)
+	require.Nil(t, ss[2].Parent, "no call names the compaction run")
+	require.Equal(t, "acompact-1", ss[2].Labels["claude.agentId"])
+	require.Equal(t, filepath.Join("/p/S/subagents", "agent-abc.jsonl"), ss[1].Source)
+
+	var d map[string]any
+	require.NoError(t, json.Unmarshal(ss[1].Events[1].Data, &d))
+	require.Equal(t, "Fix it", d["text"])
+}

@@ -1,0 +1,73 @@
+package dsh_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionlog/sessionlog/internal/importers"
+	"github.com/sessionlog/sessionlog/internal/importers/dsh"
+)
+
+func TestParse(t *testing.T) {
+	in := strings.Join([]string{
+		`{"type":"session","version":0,"id":"abc","createdAt":1000,"cwd":"/w","delegationDepth":0}`,
+		`{"type":"turn/start","seq":0,"time":1001,"data":{"turn":1}}`,
+		`{"type":"user/message","seq":1,"time":1002,"data":{"content":[{"type":"text","text":"hi"}],"source":{"kind":"user"}}}`,
+		`{"type":"session/title","seq":2,"time":1002,"data":{"title":"Say hi"}}`,
+		`{"type":"step/start","seq":3,"time":1003,"data":{"turn":1,"step":1}}`,
+		`{"type":"request/header","seq":4,"time":1003,"data":{"header":{"config":{"model":"ds-v4"}}}}`,
+		`{"type":"text-chunks","seq0":5,"time0":1004,"data":{"turn":1,"step":1,"index":0,"dt":[1,1],"texts":["H","e","y"]}}`,
+		`{"type":"assistant/message","seq":8,"time":1010,"data":{"turn":1,"step":1,"message":{"role":"assistant","content":[{"type":"reasoning","text":"greet"},{"type":"text","text":"Hey"},{"type":"tool-call","id":"c1","name":"sh","arguments":"{}"}],"source":{"model":"ds-v4"}},"usage":{"inputTokens":5,"outputTokens":2,"cacheReadTokens":100,"reasoningTokens":1}}}`,
+		`{"type":"tool/call","seq":9,"time":1011,"data":{"turn":1,"step":1,"callId":"c1","name":"sh","arguments":"{\"cmd\":\"ls\"}"}}`,
+		`{"type":"tool/result","seq":10,"time":1012,"data":{"message":{"source":{"callId":"c1"},"content":[{"type":"tool-result","toolCallId":"c1","content":[{"type":"text","text":"a.go"}],"isError":false}]}}}`,
+		`{"type":"step/end","seq":11,"time":1013,"data":{"turn":1,"step":1}}`,
+		`{"type":"turn/end","seq":12,"time":1013,"data":{"turn":1,"reason":{"kind":"completed"}}}`,
+	}, "\n")
+	s, err := dsh.Parse(strings.NewReader(in), "/snap/session.jsonl")
+	require.NoError(t, err)
+	var got []string
+	for i, e := range s.Events {
+		require.Equal(t, int64(i), e.Seq)
+		got = append(got, e.Type+" "+string(e.Data))
+	}
+	require.Equal(t, []string{
+		`turn/start {"turn":1}`,
+		`user/message {"text":"hi","source":{"seq":1}}`,
+		`session/title {"title":"Say hi"}`,
+		`step/start {"turn":1,"step":1}`,
+		`request/header {"header":{"config":{"model":"ds-v4"}}}`,
+		`assistant/chunk {"text":"H"}`,
+		`assistant/chunk {"text":"e"}`,
+		`assistant/chunk {"text":"y"}`,
+		`assistant/reasoning {"text":"greet","source":{"seq":8}}`,
+		`assistant/message {"text":"Hey","source":{"seq":8}}`,
+		`usage {"inputTokens":105,"outputTokens":2,"cachedTokens":100,"model":"ds-v4","source":{"seq":8,"usage":{"inputTokens":5,"outputTokens":2,"cacheReadTokens":100,"reasoningTokens":1}}}`,
+		`tool/call {"id":"c1","name":"sh","args":{"cmd":"ls"},"source":{"seq":9}}`,
+		`tool/result {"id":"c1","output":"a.go","source":{"seq":10}}`,
+		`step/end {"turn":1,"step":1}`,
+		`turn/end {"kind":"completed","source":{"seq":12}}`,
+	}, got)
+	require.Equal(t, int64(1000), s.CreatedAt)
+	require.Equal(t, int64(1010), s.Events[10].Time)
+	require.Equal(t, map[string]string{
+		"source": "dsh", "sourceFile": "session.jsonl", "sourceId": "abc", "cwd": "/w",
+		"dsh.version": "0", "dsh.delegationDepth": "0", "model": "ds-v4", "title": "Say hi",
+	}, s.Labels)
+}
+
+func TestParseErrors(t *testing.T) {
+	for name, in := range map[string]string{
+		"empty":  ``,
+		"claude": `{"type":"user","message":{"content":"hi"}}`,
+		"gap":    "{\"type\":\"session\",\"version\":0,\"createdAt\":1}\n{\"type\":\"a\",\"seq\":1}",
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := dsh.Parse(strings.NewReader(in), "s.jsonl")
+			require.Error(t, err)
+			require.True(t, errors.Is(err, importers.ErrFormat), "%v", err)
+		})
+	}
+}

@@ -1,0 +1,397 @@
+package importers
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/afero"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+)
+
+// ErrFormat is wrapped by every error about a file's content: the file is
+// not a trace of the format it was read as.
+var ErrFormat = errors.New("importers: not a trace of this format")
+
+// Session is one foreign trace converted to sessionlog events.
+type Session struct {
+	// Source is the file the session came from.
+	Source string
+	// CreatedAt is the session's creation time (Unix ms): the trace's
+	// first timestamp, or 0 when it has none.
+	CreatedAt int64
+	// Labels are the header labels: "source" (the format), "sourceFile"
+	// (the file's base name) and whatever the format tells (sourceId,
+	// cwd, model, title, and keys prefixed with the format's name).
+	Labels map[string]string
+	// Events are the logical log, seqs from 0.
+	Events []eventlog.Event
+	// Key is how a parent's Spawns name this session ("" for none):
+	// Claude Code's agentId of a subagent transcript.
+	Key string
+	// Spawns are the sub-sessions this session started, by their Key: the
+	// seq of the delegating tool/call and its id.
+	Spawns map[string]Spawn
+	// Parent is the index, in the slice Convert returns, of the session
+	// that spawned this one, and where; nil for none (set by Convert).
+	Parent *Link
+	// Dropped counts the source records (by kind) that have no event.
+	Dropped map[string]int
+}
+
+// Spawn is where a session started a sub-session: the seq of the
+// delegating tool/call event and the call's id.
+type Spawn struct {
+	Seq  int64
+	Call string
+}
+
+// Link names the parent of a session converted in the same unit.
+type Link struct {
+	Index int // of the parent in the unit's sessions; always lower than the child's
+	Spawn
+}
+
+// Format is one foreign trace format.
+type Format struct {
+	// Name is the --from value and the "source" label: "claude".
+	Name string
+	// Ext is the ending of the format's file names in a folder walk:
+	// ".jsonl", ".traj".
+	Ext string
+	// Parse converts one file. name is its path, for messages and labels.
+	Parse func(r io.Reader, name string) (Session, error)
+	// Children, when set, lists the files beside path that hold the
+	// sub-sessions of path's session (Claude Code's subagents), sorted;
+	// nil when there are none.
+	Children func(fsys afero.Fs, path string) ([]string, error)
+}
+
+// Unit is a file and the files of its sub-sessions, imported together:
+// the file's session first, so a child can name its parent.
+type Unit []string
+
+// ErrNoFiles is returned by Units for a folder that holds no file of the
+// format.
+var ErrNoFiles = errors.New("importers: no file of the format")
+
+// Units turns a FILE or DIR argument into the units to import: a file is
+// one unit (with its children); a folder is walked recursively, in
+// lexical order, and every file whose name ends in f.Ext is imported,
+// each child with its parent (a child whose parent is not in the folder
+// is a unit of its own).
+func Units(fsys afero.Fs, f Format, path string) ([]Unit, error) {
+	fi, err := fsys.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.IsDir() {
+		u := Unit{path}
+		if f.Children != nil {
+			kids, err := f.Children(fsys, path)
+			if err != nil {
+				return nil, err
+			}
+			u = append(u, kids...)
+		}
+		return []Unit{u}, nil
+	}
+	var files []string
+	err = afero.Walk(fsys, path, func(p string, info fs.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		if info.Mode().IsRegular() && strings.HasSuffix(info.Name(), f.Ext) {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%w in %q (want *%s)", ErrNoFiles, path, f.Ext)
+	}
+	kids := map[string][]string{}
+	taken := map[string]bool{}
+	if f.Children != nil {
+		for _, p := range files {
+			ks, err := f.Children(fsys, p)
+			if err != nil {
+				return nil, err
+			}
+			for _, k := range ks {
+				if slices.Contains(files, k) && !taken[k] {
+					kids[p] = append(kids[p], k)
+					taken[k] = true
+				}
+			}
+		}
+	}
+	var units []Unit
+	for _, p := range files {
+		if !taken[p] {
+			units = append(units, append(Unit{p}, kids[p]...))
+		}
+	}
+	return units, nil
+}
+
+// Convert parses the files of a unit and links each child to the session
+// that spawned it: the first session before it whose Spawns hold its Key.
+// A child without such a parent stands alone.
+func Convert(fsys afero.Fs, f Format, u Unit) ([]Session, error) {
+	out := make([]Session, 0, len(u))
+	for _, path := range u {
+		s, err := parseFile(fsys, f, path)
+		if err != nil {
+			return nil, err
+		}
+		if s.Key != "" {
+			for i := range out {
+				if sp, ok := out[i].Spawns[s.Key]; ok {
+					s.Parent = &Link{Index: i, Spawn: sp}
+					break
+				}
+			}
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+func parseFile(fsys afero.Fs, f Format, path string) (Session, error) {
+	file, err := fsys.Open(path)
+	if err != nil {
+		return Session{}, err
+	}
+	defer file.Close()
+	s, err := f.Parse(file, path)
+	if err != nil {
+		return Session{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
+}
+
+// Formatf returns an error about a file's content: errors.Is(err,
+// ErrFormat) holds.
+func Formatf(format string, args ...any) error {
+	return formatError{fmt.Errorf(format, args...)}
+}
+
+// FormatError marks err as an error about a file's content: errors.Is(err,
+// ErrFormat) holds, and the message is err's.
+func FormatError(err error) error {
+	if err == nil {
+		return nil
+	}
+	return formatError{err}
+}
+
+type formatError struct{ err error }
+
+func (e formatError) Error() string        { return e.err.Error() }
+func (e formatError) Unwrap() error        { return e.err }
+func (e formatError) Is(target error) bool { return target == ErrFormat }
+
+// NewSession returns a session of the format name read from path, its
+// labels "source" and "sourceFile" set.
+func NewSession(name, path string) Session {
+	return Session{
+		Source:  path,
+		Labels:  map[string]string{"source": name, "sourceFile": filepath.Base(path)},
+		Spawns:  map[string]Spawn{},
+		Dropped: map[string]int{},
+	}
+}
+
+// SetLabel sets a label unless value is empty or the label is set already.
+func (s *Session) SetLabel(key, value string) {
+	if value == "" {
+		return
+	}
+	if _, ok := s.Labels[key]; !ok {
+		s.Labels[key] = value
+	}
+}
+
+// Builder collects events, seqs from 0, each with data marshalled as
+// compact JSON without HTML escapes.
+type Builder struct {
+	events []eventlog.Event
+	last   int64 // time of the last event
+	err    error
+}
+
+// Add appends an event of type typ at time t (Unix ms; a negative t means
+// "the time of the previous event") and returns its seq. data is
+// marshalled (a json.RawMessage is kept as it is).
+func (b *Builder) Add(typ string, t int64, data any) int64 {
+	if t < 0 {
+		t = b.last
+	}
+	raw, err := Marshal(data)
+	if err != nil && b.err == nil {
+		b.err = fmt.Errorf("%s: %w", typ, err)
+	}
+	seq := int64(len(b.events))
+	b.events = append(b.events, eventlog.Event{Seq: seq, Type: typ, Time: t, Data: raw})
+	b.last = t
+	return seq
+}
+
+// Last returns the time of the last event (0 before one).
+func (b *Builder) Last() int64 { return b.last }
+
+// Next returns the seq the next event gets.
+func (b *Builder) Next() int64 { return int64(len(b.events)) }
+
+// Events returns the events, or the first marshalling error.
+func (b *Builder) Events() ([]eventlog.Event, error) { return b.events, b.err }
+
+// Obj is a JSON object whose keys keep the order given: key, value, key,
+// value… A nil value (a nil interface, pointer, map, slice or
+// json.RawMessage) leaves its key out; Opt and OptInt make optional keys.
+type Obj []any
+
+// Opt is s, or nil (the key left out) when s is empty.
+func Opt(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// OptInt is n, or nil (the key left out) when n is 0.
+func OptInt(n int64) any {
+	if n == 0 {
+		return nil
+	}
+	return n
+}
+
+// MarshalJSON writes the object.
+func (o Obj) MarshalJSON() ([]byte, error) {
+	if len(o)%2 != 0 {
+		return nil, fmt.Errorf("importers: Obj with %d elements, want key-value pairs", len(o))
+	}
+	var b bytes.Buffer
+	b.WriteByte('{')
+	first := true
+	for i := 0; i < len(o); i += 2 {
+		key, ok := o[i].(string)
+		if !ok {
+			return nil, fmt.Errorf("importers: Obj key %v is not a string", o[i])
+		}
+		if isNil(o[i+1]) {
+			continue
+		}
+		val, err := Marshal(o[i+1])
+		if err != nil {
+			return nil, err
+		}
+		if !first {
+			b.WriteByte(',')
+		}
+		first = false
+		k, _ := Marshal(key)
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(val)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	switch rv := reflect.ValueOf(v); rv.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Interface:
+		return rv.IsNil()
+	}
+	return false
+}
+
+// Marshal is json.Marshal without HTML escapes and compacted; a
+// json.RawMessage is compacted as it is (null when empty).
+func Marshal(v any) (json.RawMessage, error) {
+	var b bytes.Buffer
+	if raw, ok := v.(json.RawMessage); ok {
+		if len(bytes.TrimSpace(raw)) == 0 {
+			return json.RawMessage("null"), nil
+		}
+		if err := json.Compact(&b, raw); err != nil {
+			return nil, err
+		}
+		return b.Bytes(), nil
+	}
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	out := bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+	var c bytes.Buffer
+	if err := json.Compact(&c, out); err != nil {
+		return nil, err
+	}
+	return c.Bytes(), nil
+}
+
+// ParseTime reads an RFC 3339 timestamp as Unix ms; ok is false for an
+// empty or unreadable one, or one before 1970.
+func ParseTime(s string) (ms int64, ok bool) {
+	if s == "" {
+		return 0, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil || t.UnixMilli() < 0 {
+		return 0, false
+	}
+	return t.UnixMilli(), true
+}
+
+// Lines calls fn with each non-blank line of r (without its end of line)
+// and its number, from 1. A last line without a newline that is not valid
+// JSON is a torn tail (a writer was cut off while writing it): it is not
+// passed to fn, and torn is true. Lines may be up to maxLine bytes.
+func Lines(r io.Reader, maxLine int, fn func(n int, line []byte) error) (torn bool, err error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return false, err
+	}
+	n := 0
+	for len(data) > 0 {
+		n++
+		line, rest, found := bytes.Cut(data, []byte("\n"))
+		data = rest
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		if len(line) > maxLine {
+			return false, Formatf("line %d: %d bytes, more than the %d a line may have", n, len(line), maxLine)
+		}
+		if !found && !json.Valid(line) {
+			return true, nil
+		}
+		if err := fn(n, line); err != nil {
+			return false, err
+		}
+	}
+	return false, nil
+}
+
+// Text joins the text parts of a message with blank lines between them.
+func Text(parts []string) string { return strings.Join(parts, "\n\n") }

@@ -1,0 +1,69 @@
+package importers_test
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/spf13/afero"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionlog/sessionlog/internal/importers"
+)
+
+func TestObj(t *testing.T) {
+	var nilMap map[string]any
+	b, err := importers.Marshal(importers.Obj{
+		"text", "a<b", "zero", int64(0), "empty", "", "opt", importers.Opt(""), "n", importers.OptInt(0),
+		"raw", json.RawMessage(`{ "x" : 1 }`), "none", nil, "nilMap", nilMap, "inner", importers.Obj{},
+	})
+	require.NoError(t, err)
+	require.Equal(t, `{"text":"a<b","zero":0,"empty":"","raw":{"x":1},"inner":{}}`, string(b))
+	_, err = importers.Marshal(importers.Obj{"odd"})
+	require.Error(t, err)
+
+	var bld importers.Builder
+	require.Equal(t, int64(0), bld.Add("a", 5, importers.Obj{}))
+	require.Equal(t, int64(1), bld.Add("b", -1, json.RawMessage(nil)))
+	es, err := bld.Events()
+	require.NoError(t, err)
+	require.Equal(t, int64(5), es[1].Time, "a negative time is the previous event's")
+	require.Equal(t, "null", string(es[1].Data))
+}
+
+func TestLines(t *testing.T) {
+	var got []string
+	torn, err := importers.Lines(strings.NewReader("{\"a\":1}\r\n\n  \n{\"b\":2}\n{\"c\""), 100, func(n int, line []byte) error {
+		got = append(got, string(line))
+		return nil
+	})
+	require.NoError(t, err)
+	require.True(t, torn)
+	require.Equal(t, []string{`{"a":1}`, `{"b":2}`}, got)
+
+	_, err = importers.Lines(strings.NewReader(strings.Repeat("x", 101)+"\n"), 100, func(int, []byte) error { return nil })
+	require.True(t, errors.Is(err, importers.ErrFormat))
+}
+
+func TestUnits(t *testing.T) {
+	fs := afero.NewMemMapFs()
+	require.NoError(t, afero.WriteFile(fs, "/d/b/x.traj", []byte("{}"), 0o600))
+	require.NoError(t, afero.WriteFile(fs, "/d/a.traj", []byte("{}"), 0o600))
+	require.NoError(t, afero.WriteFile(fs, "/d/notes.txt", []byte("hi"), 0o600))
+	require.NoError(t, fs.MkdirAll("/e", 0o700))
+	f := importers.Format{Name: "t", Ext: ".traj", Parse: func(io.Reader, string) (importers.Session, error) {
+		return importers.Session{}, importers.Formatf("no")
+	}}
+	units, err := importers.Units(fs, f, "/d")
+	require.NoError(t, err)
+	require.Equal(t, []importers.Unit{{"/d/a.traj"}, {"/d/b/x.traj"}}, units)
+	_, err = importers.Units(fs, f, "/e")
+	require.ErrorIs(t, err, importers.ErrNoFiles)
+	_, err = importers.Units(fs, f, "/none")
+	require.Error(t, err)
+	_, err = importers.Convert(fs, f, units[0])
+	require.ErrorIs(t, err, importers.ErrFormat)
+	require.Equal(t, "/d/a.traj: no", err.Error())
+}

@@ -1,0 +1,60 @@
+// Package swe converts SWE-agent trajectories (.traj files: one JSON
+// document) into sessionlog events in the agent vocabulary of SPEC §8.
+//
+// # The source
+//
+// A trajectory is {"environment","trajectory":[step…],"history":[message…],
+// "info",…}. history is the chat the model was sent, in order:
+// {"role","content","agent","action"?,"thought"?,"is_demo"?,"message_type"?,
+// "tool_calls"?,"tool_call_ids"?}. trajectory holds one entry per executed
+// action {"action","observation","response","thought","state",
+// "execution_time"?}. info holds "exit_status", "submission" and
+// "model_stats" {"instance_cost","tokens_sent","tokens_received",
+// "api_calls"}. Nothing in it is timestamped.
+//
+// # The mapping
+//
+// The history is the conversation; one turn holds the whole run:
+//
+//   - A system message → swe-agent/system {"text","agent"?} (the
+//     projections carry this type past).
+//   - A user message that answers no call, and every message marked
+//     is_demo (a demonstration the model was shown) → user/message
+//     {"text","demo"?}; an assistant is_demo message → assistant/message
+//     {"text","demo":true} without calls. turn/start {} comes before the
+//     first user message.
+//   - An assistant message (not a demonstration) is one step: step/start
+//     {}, assistant/message {"text"} (its thought, else its content), then
+//     a tool/call {"id","name","args"} per call: the tool_calls of the
+//     function-calling format (args the arguments string parsed), or else
+//     one for its action, id "action-<n>" (n counts actions from 1), name
+//     the action's first word (the command: edit, open, submit, python…),
+//     args {"command": the action}.
+//   - A call id used before in the trace (replayed demonstrations reuse
+//     them) becomes "<id>~<n>" for its n-th use, the source's id kept in
+//     "source":{"callId"}, so each call keeps its own result.
+//   - A tool message (function calling) → tool/result {"id","output"} for
+//     each of its tool_call_ids (the latest call with that id); a user
+//     message while calls are without a result (the observation, in the
+//     other format) → tool/result of the oldest such call. The step ends (step/end {}) when no call of it is
+//     left without a result, before the next assistant message, or at the
+//     end.
+//   - The last action's observation, which SWE-agent keeps only in
+//     trajectory, becomes the result of a call still without one when the
+//     number of actions matches the trajectory's steps.
+//   - At the end: swe-agent/info with info as it is; usage
+//     {"inputTokens","outputTokens","costMicros"?,"model"?} from
+//     info.model_stats when it counted any call (tokens_sent,
+//     tokens_received, instance_cost × 10⁶); then turn/end {"kind",
+//     "reason"} from info.exit_status: one that names cost, context or a
+//     limit (exit_cost, "submitted (exit_context)") → budget, else
+//     "submitted…" → completed, any other → failed; the reason is the
+//     exit status. Without an exit status the turn stays open.
+//
+// Events carry "source":{"history":i} or {"trajectory":i}. The trace has no
+// times: createdAt is 0 and event n has time n (ms), so the same file
+// always gives the same events. Labels: source "swe-agent", sourceFile,
+// sourceId (the file's name without .traj: the instance), model (from
+// replay_config.agent.model.name when present), swe-agent.environment,
+// swe-agent.exitStatus.
+package swe

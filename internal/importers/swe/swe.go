@@ -1,0 +1,298 @@
+package swe
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"strings"
+
+	"github.com/sessionlog/sessionlog/internal/importers"
+)
+
+// Name is the --from value and the "source" label.
+const Name = "swe-agent"
+
+// Format is the SWE-agent trajectory format.
+var Format = importers.Format{Name: Name, Ext: ".traj", Parse: Parse}
+
+type traj struct {
+	Environment  json.RawMessage `json:"environment"`
+	Trajectory   []step          `json:"trajectory"`
+	History      []message       `json:"history"`
+	Info         json.RawMessage `json:"info"`
+	ReplayConfig json.RawMessage `json:"replay_config"`
+}
+
+type step struct {
+	Action      string `json:"action"`
+	Observation string `json:"observation"`
+}
+
+type message struct {
+	Role        string          `json:"role"`
+	Content     json.RawMessage `json:"content"`
+	Agent       string          `json:"agent"`
+	Action      *string         `json:"action"`
+	Thought     *string         `json:"thought"`
+	IsDemo      bool            `json:"is_demo"`
+	ToolCalls   []toolCall      `json:"tool_calls"`
+	ToolCallIDs []string        `json:"tool_call_ids"`
+}
+
+type toolCall struct {
+	ID       string `json:"id"`
+	Function struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	} `json:"function"`
+}
+
+type info struct {
+	ExitStatus *string `json:"exit_status"`
+	ModelStats *struct {
+		InstanceCost   float64 `json:"instance_cost"`
+		TokensSent     int64   `json:"tokens_sent"`
+		TokensReceived int64   `json:"tokens_received"`
+		APICalls       int64   `json:"api_calls"`
+	} `json:"model_stats"`
+}
+
+// Parse converts one trajectory.
+func Parse(r io.Reader, name string) (importers.Session, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return importers.Session{}, err
+	}
+	var t traj
+	if err := json.Unmarshal(data, &t); err != nil {
+		return importers.Session{}, importers.Formatf("not a SWE-agent trajectory (a JSON object with \"history\" and \"trajectory\"): %v", err)
+	}
+	if t.History == nil || t.Trajectory == nil {
+		return importers.Session{}, importers.Formatf(`not a SWE-agent trajectory: no "history" or no "trajectory"`)
+	}
+	s := importers.NewSession(Name, name)
+	s.SetLabel("sourceId", strings.TrimSuffix(filepath.Base(name), ".traj"))
+	var env string
+	if json.Unmarshal(t.Environment, &env) == nil {
+		s.SetLabel("swe-agent.environment", env)
+	}
+	var rc struct {
+		Agent struct {
+			Model struct {
+				Name string `json:"name"`
+			} `json:"model"`
+		} `json:"agent"`
+	}
+	var rcs string
+	if json.Unmarshal(t.ReplayConfig, &rcs) == nil {
+		_ = json.Unmarshal([]byte(rcs), &rc) // replay_config is a string of JSON
+	} else {
+		_ = json.Unmarshal(t.ReplayConfig, &rc)
+	}
+	s.SetLabel("model", rc.Agent.Model.Name)
+	var in info
+	if len(t.Info) > 0 {
+		if err := json.Unmarshal(t.Info, &in); err != nil {
+			return importers.Session{}, importers.Formatf("info: %v", err)
+		}
+	}
+	if in.ExitStatus != nil {
+		s.SetLabel("swe-agent.exitStatus", *in.ExitStatus)
+	}
+
+	c := &conv{uses: map[string]int{}, alias: map[string]string{}}
+	if err := c.history(t); err != nil {
+		return importers.Session{}, err
+	}
+	c.end(t, in, rc.Agent.Model.Name)
+	s.Events, err = c.b.Events()
+	return s, err
+}
+
+// conv converts the history, keeping what the next message needs.
+type conv struct {
+	b        importers.Builder
+	turnOpen bool
+	stepOpen bool
+	pending  []string          // call ids without a result, oldest first
+	actions  int               // calls made so far
+	uses     map[string]int    // source call id → calls that used it
+	alias    map[string]string // source call id → the id of its latest call
+}
+
+// add adds an event at the next time: the trace has none.
+func (c *conv) add(typ string, data any) int64 { return c.b.Add(typ, c.b.Next(), data) }
+
+func text(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	// Content as parts [{"type":"text","text"}…].
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(raw, &parts) == nil {
+		var texts []string
+		for _, p := range parts {
+			if p.Type == "text" {
+				texts = append(texts, p.Text)
+			}
+		}
+		return strings.Join(texts, "\n")
+	}
+	if len(raw) == 0 {
+		return ""
+	}
+	return string(raw)
+}
+
+func (c *conv) openTurn() {
+	if !c.turnOpen {
+		c.add("turn/start", importers.Obj{})
+		c.turnOpen = true
+	}
+}
+
+func (c *conv) endStep() {
+	if c.stepOpen {
+		c.add("step/end", importers.Obj{})
+		c.stepOpen = false
+	}
+}
+
+func (c *conv) history(t traj) error {
+	for i, m := range t.History {
+		src := importers.Obj{"history", int64(i)}
+		content := text(m.Content)
+		switch {
+		case m.Role == "system":
+			c.add("swe-agent/system", importers.Obj{"text", content, "agent", importers.Opt(m.Agent), "source", src})
+		case m.IsDemo:
+			c.endStep()
+			c.openTurn()
+			typ := "user/message"
+			if m.Role == "assistant" {
+				typ = "assistant/message"
+			}
+			c.add(typ, importers.Obj{"text", content, "demo", true, "source", src})
+		case m.Role == "assistant":
+			c.endStep()
+			c.openTurn()
+			c.add("step/start", importers.Obj{})
+			c.stepOpen = true
+			msg := content
+			if m.Thought != nil && *m.Thought != "" {
+				msg = *m.Thought
+			}
+			c.add("assistant/message", importers.Obj{"text", msg, "source", src})
+			switch {
+			case len(m.ToolCalls) > 0:
+				for _, tc := range m.ToolCalls {
+					c.actions++
+					c.call(tc.ID, tc.Function.Name, args(tc.Function.Arguments), src)
+				}
+			case m.Action != nil && strings.TrimSpace(*m.Action) != "":
+				c.actions++
+				action := strings.TrimSpace(*m.Action)
+				name := strings.Fields(action)[0]
+				c.call(fmt.Sprintf("action-%d", c.actions), name, importers.Obj{"command", action}, src)
+			}
+		case m.Role == "tool" && len(m.ToolCallIDs) > 0:
+			for _, id := range m.ToolCallIDs {
+				if a, ok := c.alias[id]; ok {
+					id = a
+				}
+				c.result(id, content, src)
+			}
+		case len(c.pending) > 0 && (m.Role == "user" || m.Role == "tool"):
+			c.result(c.pending[0], content, src)
+		default:
+			c.endStep()
+			c.openTurn()
+			c.add("user/message", importers.Obj{"text", content, "source", src})
+		}
+	}
+	// The last observation is only in the trajectory.
+	if len(c.pending) > 0 && c.actions == len(t.Trajectory) {
+		i := len(t.Trajectory) - 1
+		c.result(c.pending[0], t.Trajectory[i].Observation, importers.Obj{"trajectory", int64(i)})
+	}
+	return nil
+}
+
+// call adds a tool/call. A call id the trace used before (replayed
+// demonstrations reuse them) gets "~<n>" appended for its n-th use, so
+// every call keeps its own result; the source's id stays in
+// "source":{"callId"}.
+func (c *conv) call(id, name string, args any, src importers.Obj) {
+	orig := id
+	c.uses[orig]++
+	if n := c.uses[orig]; n > 1 {
+		id = fmt.Sprintf("%s~%d", orig, n)
+		src = append(src, "callId", orig)
+	}
+	c.alias[orig] = id
+	c.add("tool/call", importers.Obj{"id", id, "name", name, "args", args, "source", src})
+	c.pending = append(c.pending, id)
+}
+
+func (c *conv) result(id, output string, src importers.Obj) {
+	c.openTurn()
+	c.add("tool/result", importers.Obj{"id", id, "output", output, "source", src})
+	for i, p := range c.pending {
+		if p == id {
+			c.pending = append(c.pending[:i], c.pending[i+1:]...)
+			break
+		}
+	}
+	if len(c.pending) == 0 {
+		c.endStep()
+	}
+}
+
+// args is a call's arguments: a string holding JSON becomes that JSON.
+func args(raw json.RawMessage) json.RawMessage {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		if json.Valid([]byte(s)) {
+			return json.RawMessage(s)
+		}
+		b, _ := importers.Marshal(s)
+		return b
+	}
+	if len(raw) == 0 {
+		return json.RawMessage("{}")
+	}
+	return raw
+}
+
+func (c *conv) end(t traj, in info, model string) {
+	c.endStep()
+	if len(t.Info) > 0 {
+		c.add("swe-agent/info", t.Info)
+	}
+	if ms := in.ModelStats; ms != nil && (ms.APICalls > 0 || ms.TokensSent > 0 || ms.TokensReceived > 0) {
+		c.add("usage", importers.Obj{
+			"inputTokens", ms.TokensSent,
+			"outputTokens", ms.TokensReceived,
+			"costMicros", importers.OptInt(int64(math.Round(ms.InstanceCost * 1e6))),
+			"model", importers.Opt(model),
+		})
+	}
+	if in.ExitStatus == nil || !c.turnOpen {
+		return
+	}
+	status := *in.ExitStatus
+	kind := "failed"
+	switch low := strings.ToLower(status); {
+	case strings.Contains(low, "cost"), strings.Contains(low, "context"), strings.Contains(low, "limit"):
+		kind = "budget"
+	case strings.HasPrefix(low, "submitted"):
+		kind = "completed"
+	}
+	c.add("turn/end", importers.Obj{"kind", kind, "reason", importers.Opt(status)})
+}

@@ -1,0 +1,130 @@
+package swe_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/importers"
+	"github.com/sessionlog/sessionlog/internal/importers/swe"
+)
+
+func events(t *testing.T, es []eventlog.Event) []string {
+	t.Helper()
+	var out []string
+	for i, e := range es {
+		require.Equal(t, int64(i), e.Seq)
+		require.Equal(t, int64(i), e.Time, "no times in the trace: time n for event n")
+		out = append(out, e.Type+" "+string(e.Data))
+	}
+	return out
+}
+
+// The older format: actions in the text, observations as user messages,
+// the last observation only in the trajectory.
+func TestActions(t *testing.T) {
+	in := `{"environment":"swe_main","trajectory":[{"action":"ls\n","observation":"a.py"},{"action":"submit\n","observation":"diff"}],
+	"history":[
+	 {"role":"system","content":"You are…","agent":"primary"},
+	 {"role":"user","content":"A demo","is_demo":true},
+	 {"role":"user","content":"Fix the bug"},
+	 {"role":"assistant","content":"Look first.\n` + "```" + `\nls\n` + "```" + `","thought":"Look first.","action":"ls\n"},
+	 {"role":"user","content":"a.py\n(Open file: n/a)"},
+	 {"role":"assistant","content":"Submit.","thought":"Submit.","action":"submit\n"}],
+	"info":{"exit_status":"submitted","model_stats":{"instance_cost":0.5,"tokens_sent":100,"tokens_received":7,"api_calls":2}}}`
+	s, err := swe.Parse(strings.NewReader(in), "/runs/x/inst-1.traj")
+	require.NoError(t, err)
+	require.Equal(t, []string{
+		`swe-agent/system {"text":"You are…","agent":"primary","source":{"history":0}}`,
+		`turn/start {}`,
+		`user/message {"text":"A demo","demo":true,"source":{"history":1}}`,
+		`user/message {"text":"Fix the bug","source":{"history":2}}`,
+		`step/start {}`,
+		`assistant/message {"text":"Look first.","source":{"history":3}}`,
+		`tool/call {"id":"action-1","name":"ls","args":{"command":"ls"},"source":{"history":3}}`,
+		`tool/result {"id":"action-1","output":"a.py\n(Open file: n/a)","source":{"history":4}}`,
+		`step/end {}`,
+		`step/start {}`,
+		`assistant/message {"text":"Submit.","source":{"history":5}}`,
+		`tool/call {"id":"action-2","name":"submit","args":{"command":"submit"},"source":{"history":5}}`,
+		`tool/result {"id":"action-2","output":"diff","source":{"trajectory":1}}`,
+		`step/end {}`,
+		`swe-agent/info {"exit_status":"submitted","model_stats":{"instance_cost":0.5,"tokens_sent":100,"tokens_received":7,"api_calls":2}}`,
+		`usage {"inputTokens":100,"outputTokens":7,"costMicros":500000}`,
+		`turn/end {"kind":"completed","reason":"submitted"}`,
+	}, events(t, s.Events))
+	require.Equal(t, int64(0), s.CreatedAt)
+	require.Equal(t, map[string]string{
+		"source": "swe-agent", "sourceFile": "inst-1.traj", "sourceId": "inst-1",
+		"swe-agent.environment": "swe_main", "swe-agent.exitStatus": "submitted",
+	}, s.Labels)
+}
+
+// Function calling: tool_calls and tool messages; a reused call id gets a
+// suffix so each call keeps its result.
+func TestToolCalls(t *testing.T) {
+	call := func(id string) string {
+		return `{"role":"assistant","content":"Run.","thought":"Run.","action":"ls","tool_calls":[{"id":"` + id + `","type":"function","function":{"name":"bash","arguments":"{\"command\":\"ls\"}"}}]}`
+	}
+	tool := func(id string) string {
+		return `{"role":"tool","content":"out","tool_call_ids":["` + id + `"]}`
+	}
+	in := `{"trajectory":[{},{}],"history":[{"role":"user","content":"Go"},` + call("c1") + `,` + tool("c1") + `,` + call("c1") + `,` + tool("c1") + `],
+	"info":{"exit_status":"submitted (exit_cost)"},"replay_config":"{\"agent\":{\"model\":{\"name\":\"gpt-x\"}}}"}`
+	s, err := swe.Parse(strings.NewReader(in), "r.traj")
+	require.NoError(t, err)
+	require.Equal(t, []string{
+		`turn/start {}`,
+		`user/message {"text":"Go","source":{"history":0}}`,
+		`step/start {}`,
+		`assistant/message {"text":"Run.","source":{"history":1}}`,
+		`tool/call {"id":"c1","name":"bash","args":{"command":"ls"},"source":{"history":1}}`,
+		`tool/result {"id":"c1","output":"out","source":{"history":2}}`,
+		`step/end {}`,
+		`step/start {}`,
+		`assistant/message {"text":"Run.","source":{"history":3}}`,
+		`tool/call {"id":"c1~2","name":"bash","args":{"command":"ls"},"source":{"history":3,"callId":"c1"}}`,
+		`tool/result {"id":"c1~2","output":"out","source":{"history":4}}`,
+		`step/end {}`,
+		`swe-agent/info {"exit_status":"submitted (exit_cost)"}`,
+		`turn/end {"kind":"budget","reason":"submitted (exit_cost)"}`,
+	}, events(t, s.Events))
+	require.Equal(t, "gpt-x", s.Labels["model"])
+}
+
+func TestExitStatus(t *testing.T) {
+	for status, kind := range map[string]string{
+		"submitted": "completed", "exit_cost": "budget", "exit_context": "budget",
+		"exit_format": "failed", "exit_error": "failed",
+	} {
+		s, err := swe.Parse(strings.NewReader(`{"trajectory":[],"history":[{"role":"user","content":"Go"}],"info":{"exit_status":"`+status+`"}}`), "a.traj")
+		require.NoError(t, err)
+		last := s.Events[len(s.Events)-1]
+		require.Equal(t, "turn/end", last.Type)
+		require.JSONEq(t, `{"kind":"`+kind+`","reason":"`+status+`"}`, string(last.Data))
+	}
+	// No exit status: the run was cut short, the turn stays open.
+	s, err := swe.Parse(strings.NewReader(`{"trajectory":[],"history":[{"role":"user","content":"Go"}]}`), "a.traj")
+	require.NoError(t, err)
+	require.Equal(t, "user/message", s.Events[len(s.Events)-1].Type)
+}
+
+func TestParseErrors(t *testing.T) {
+	for name, in := range map[string]string{
+		"empty":         ``,
+		"jsonl":         `{"type":"user"}` + "\n" + `{"type":"assistant"}`,
+		"no history":    `{"trajectory":[]}`,
+		"no trajectory": `{"history":[]}`,
+		"array":         `[]`,
+		"bad info":      `{"trajectory":[],"history":[],"info":5}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := swe.Parse(strings.NewReader(in), "a.traj")
+			require.Error(t, err)
+			require.True(t, errors.Is(err, importers.ErrFormat), "%v", err)
+		})
+	}
+}
