@@ -1,8 +1,3 @@
-// Package loop is a small agent loop with a scripted model and real tools
-// (read a file, run a command), recorded through package recorder. It is
-// what examples/agentloop runs and what `logtool demo` kills and resumes:
-// after a crash at any point, Run resumes the open turn and carries on with
-// the script where the log says it stopped.
 package loop
 
 import (
