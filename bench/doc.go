@@ -8,5 +8,16 @@
 //	go test -run '^$' -bench BenchmarkRead -benchtime 20x -count 5 .
 //	go test -run '^$' -bench BenchmarkWrite -benchtime 28444x -count 5 .
 //
-// Results and their reading: ../docs/performance.md.
+// The zstd, checkpoint, replay and fork benchmarks (zstd_test.go,
+// checkpoint_test.go, replay_test.go, fork_test.go) also use the 2,000-turn
+// workload (260,240 events, 87 MB of JSONL), generated once per process.
+// Their large sizes (the 2,000-turn log, ~100 MB files, 100k-event
+// replays) run only with SESSIONLOG_BENCH_LARGE=1, so that the smoke run
+// stays short:
+//
+//	go vet ./... && go test -run '^$' -bench . -benchtime 1x ./...   # smoke, ~6 s
+//	SESSIONLOG_BENCH_LARGE=1 go test -run '^$' -bench BenchmarkFork -benchtime 20x -count 5 .
+//
+// Each benchmark's comment gives the command behind its table. Results and
+// their reading: ../docs/performance.md.
 package bench

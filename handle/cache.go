@@ -96,3 +96,19 @@ func (s *FileStore) dropDerived(id string) {
 		s.fs.Remove(m)
 	}
 }
+
+// DeleteDerived removes derived data kept for session id under key; it is
+// not an error when there is none.
+func (s *FileStore) DeleteDerived(ctx context.Context, id, key string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	p, err := s.cachePath(id, key)
+	if err != nil {
+		return err
+	}
+	if err := s.fs.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("handle: cache %q: %w", p, err)
+	}
+	return nil
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"iter"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 
@@ -64,6 +65,13 @@ func (c *memCache) GetDerived(_ context.Context, id, key string) ([]byte, error)
 		return nil, errors.New("not found")
 	}
 	return b, nil
+}
+
+func (c *memCache) DeleteDerived(_ context.Context, id, key string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, id+"/"+key)
+	return nil
 }
 
 func (c *memCache) PutDerived(_ context.Context, id, key string, b []byte) error {
@@ -233,12 +241,13 @@ func TestStoredStates(t *testing.T) {
 	require.Equal(t, int64(1499), res.FromSnapshot)
 
 	// The log changed under the cache (a different checkpoint digest at
-	// 2999): that state is ignored, the one before is used.
+	// 2999): that state is ignored, the one stored before it is used
+	// (states are stored at checkpoints at least 1024 events apart).
 	changed := build(t, script...)
 	changed.evs[2999].Data = json.RawMessage(`{"log":"sha256:` + fmt.Sprintf("%064d", 0) + `"}`)
 	got, res = replayTo(t, changed, changed.Seq(), replay.WithCache(cache))
 	require.Equal(t, naive(changed.evs, changed.Seq()), got)
-	require.Equal(t, int64(2499), res.FromSnapshot)
+	require.Equal(t, int64(1499), res.FromSnapshot)
 }
 
 func TestCheckDigests(t *testing.T) {
@@ -340,4 +349,49 @@ func TestDegradedDataReported(t *testing.T) {
 	require.Len(t, res.Degraded, 1)
 	require.Equal(t, replay.Degradation{Kind: "data", Seq: 0, Projection: "transcript/v1", Reason: res.Degraded[0].Reason}, res.Degraded[0])
 	require.Contains(t, res.Degraded[0].Reason, "text")
+}
+
+// big is a projection whose state grows by about 1 KiB an event.
+type big struct {
+	n        int
+	marshals *int
+}
+
+func (b *big) Name() string         { return "big" }
+func (b *big) Version() int         { return 1 }
+func (b *big) Apply(eventlog.Event) { b.n++ }
+func (b *big) Reset()               { b.n = 0 }
+func (b *big) UnmarshalState(x []byte) error {
+	b.n = (len(x) - 2) / 1024
+	return nil
+}
+func (b *big) MarshalState() ([]byte, error) {
+	*b.marshals++
+	return []byte(`"` + strings.Repeat("a", b.n*1024) + `"`), nil
+}
+
+// A large state is marshalled at growing intervals: replay stays linear,
+// and the cache keeps at most maxStored states.
+func TestLargeStatesKeptSparingly(t *testing.T) {
+	script := make([]string, 20000)
+	for i := range script {
+		script[i] = "e"
+		if i%100 == 99 {
+			script[i] = "c"
+		}
+	}
+	src := build(t, script...)
+	marshals := 0
+	cache := &memCache{}
+	_, err := replay.Replay(context.Background(), src, []projection.Projection{&big{marshals: &marshals}},
+		replay.WithSnapshotEvery(100), replay.WithCache(cache), replay.WithMemoryLimit(1<<30))
+	require.NoError(t, err)
+	require.Less(t, marshals, 40, "200 checkpoints, but a state of n KiB waits 4n events")
+	states := 0
+	for k := range cache.m {
+		if strings.Contains(k, "/snap-") {
+			states++
+		}
+	}
+	require.LessOrEqual(t, states, 16, "stored states past the limit are deleted")
 }
