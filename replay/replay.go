@@ -185,7 +185,7 @@ type engine struct {
 	// since counts events applied since the last kept state, whose
 	// marshalled size was lastSize; sinceStored and storedSize the same
 	// for the last state stored in the cache.
-	since, lastSize          int
+	since, lastSize         int
 	sinceStored, storedSize int
 }
 
