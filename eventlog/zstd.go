@@ -26,6 +26,10 @@ const (
 	maxBlockSize  = 128 << 10
 )
 
+// maxBufferedSkip is the largest skippable frame a reader buffers whole;
+// a larger one (another tool's seek table, say) is read past.
+const maxBufferedSkip = 1 << 20
+
 const (
 	zstdMagic      = 0xFD2FB528
 	skippableMagic = 0x184D2A50 // the low 4 bits are free
@@ -289,6 +293,7 @@ type zstdState struct {
 	cpos     int    // next row in content
 	frameOff int64  // file offset of the current frame
 	frameEnd int64  // file offset just past it
+	frameSeq int64  // the seq its first row should hold
 	endSeq   int64  // the seq that follows the last complete frame
 	// skipHeader: the Reader starts at offset 0 with WithStart, so the
 	// first data frame's first row is the header, not an event.
@@ -328,7 +333,7 @@ func (r *Reader) zstdHeader() ([]byte, error) {
 		r.end, r.torn = 0, nil
 		var ce *CorruptError
 		if errors.As(r.err, &ce) {
-			ce.Seq = -1 // the frame was to hold the header
+			ce.Offset, ce.Seq = 0, -1 // the header is what is damaged
 		}
 		if r.err != nil {
 			return nil, r.err
@@ -364,7 +369,7 @@ func (r *Reader) readZstdRow() {
 	zs.cpos += i + 1
 	if err := decodeRow(line, &r.cur); err != nil {
 		r.cur.n = 0
-		r.fail(&CorruptError{Path: r.path, Offset: zs.frameOff, Seq: r.next, Reason: "in a frame that passed its checksum: " + err.Error()})
+		r.fail(&CorruptError{Path: r.path, Offset: zs.frameOff, Seq: zs.frameSeq, Reason: fmt.Sprintf("seq %d, in a frame that passed its checksum: %v", r.next, err)})
 		return
 	}
 	if r.next == AnySeq {
@@ -373,7 +378,7 @@ func (r *Reader) readZstdRow() {
 	if r.cur.seq != r.next {
 		seq := r.cur.seq
 		r.cur.n = 0
-		r.fail(&CorruptError{Path: r.path, Offset: zs.frameOff, Seq: r.next, Reason: fmt.Sprintf("seq %d where %d was expected", seq, r.next)})
+		r.fail(&CorruptError{Path: r.path, Offset: zs.frameOff, Seq: zs.frameSeq, Reason: fmt.Sprintf("seq %d where %d was expected, in a frame that passed its checksum", seq, r.next)})
 		return
 	}
 	r.curIdx = 0
@@ -399,12 +404,26 @@ func (r *Reader) nextFrame() bool {
 		case n == 0 && r.w == r.r:
 			r.done = true // clean end
 			return false
-		case n < 0: // incomplete at the end of the input
-			r.tornFrom(off)
+		case n < 0: // the input ends inside it: torn, unless a valid frame follows
+			r.badFrame(off, "a frame that runs past the end of the file")
 			return false
 		case n == 0: // not a frame
 			r.badFrame(off, "bytes that are not a zstd frame")
 			return false
+		case skippable && n <= maxBufferedSkip:
+			// Small skippable frames (ours) are buffered whole, so that one
+			// whose size field is damaged is searched past like any bad frame.
+			if err := r.ensure(n); err != nil {
+				r.fail(fmt.Errorf("eventlog: reading %s at offset %d: %w", r.name(), off, err))
+				return false
+			}
+			if r.w-r.r < n {
+				r.badFrame(off, "a skippable frame that runs past the end of the file")
+				return false
+			}
+			r.consume(n)
+			r.end, zs.endSeq = r.bufOff, r.next
+			continue
 		case skippable:
 			ok, err := r.discard(n)
 			if err != nil {
@@ -420,11 +439,13 @@ func (r *Reader) nextFrame() bool {
 		}
 		frame := r.buf[r.r : r.r+n]
 		content, derr := zs.codec.decodeFrame(frame, zs.content)
-		r.consume(n)
 		if derr != nil {
+			// The frame's bytes stay buffered: a valid frame is searched for
+			// from its second byte on, inside what its damaged headers claim.
 			r.badFrame(off, "frame fails its checksum or decoding: "+derr.Error())
 			return false
 		}
+		r.consume(n)
 		if len(content) == 0 {
 			zs.content = content
 			r.end, zs.endSeq = r.bufOff, r.next
@@ -434,7 +455,7 @@ func (r *Reader) nextFrame() bool {
 			r.fail(&CorruptError{Path: r.path, Offset: off, Seq: r.next, Reason: "frame ends in the middle of a row"})
 			return false
 		}
-		zs.content, zs.cpos, zs.frameOff, zs.frameEnd = content, 0, off, off+int64(n)
+		zs.content, zs.cpos, zs.frameOff, zs.frameEnd, zs.frameSeq = content, 0, off, off+int64(n), r.next
 		return true
 	}
 }

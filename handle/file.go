@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/spf13/afero"
@@ -171,3 +172,38 @@ func (s *FileStore) CheckPath(ctx context.Context, path string, fn func(eventlog
 func readFile(s *FileStore, path string) ([]byte, error) { return afero.ReadFile(s.fs, path) }
 
 func filepathGlob(s *FileStore, pattern string) ([]string, error) { return afero.Glob(s.fs, pattern) }
+
+// positional serialises the positional I/O of a file that is not an OS
+// file: afero's memory files implement ReadAt and WriteAt by moving one
+// shared offset, so concurrent readers and a writer would race on it.
+type positional struct {
+	afero.File
+	mu sync.Mutex
+}
+
+func (p *positional) ReadAt(b []byte, off int64) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.File.ReadAt(b, off)
+}
+
+func (p *positional) WriteAt(b []byte, off int64) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.File.WriteAt(b, off)
+}
+
+func (p *positional) Truncate(size int64) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.File.Truncate(size)
+}
+
+// guardFile returns f, wrapped in positional unless it is an OS file
+// (whose pread and pwrite are safe for concurrent use).
+func guardFile(f afero.File) afero.File {
+	if _, ok := f.(interface{ Fd() uintptr }); ok {
+		return f
+	}
+	return &positional{File: f}
+}

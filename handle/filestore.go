@@ -141,6 +141,11 @@ func (s *FileStore) Create(ctx context.Context, opts ...CreateOption) (Handle, e
 		if p.Seq > info.LastSeq {
 			return nil, fmt.Errorf("%w: parent %s has no event %d (its events are 0..%d)", ErrLineage, p.ID, p.Seq, info.LastSeq)
 		}
+		// The parent's event p.Seq may have been written by its writer and
+		// not yet fsynced: make it durable before anything builds on it.
+		if err := syncFile(s.fs, info.Path); err != nil {
+			return nil, fmt.Errorf("handle: create with parent %s: %w", p.ID, err)
+		}
 	}
 	path := filepath.Join(s.dir, id+enc.ext)
 	hdr := eventlog.NewHeader(id, s.cfg.now().UnixMilli())
@@ -153,8 +158,8 @@ func (s *FileStore) Create(ctx context.Context, opts ...CreateOption) (Handle, e
 		return nil, fmt.Errorf("handle: create %q: %w", path, err)
 	}
 	data, _ := enc.frames(nil, append(line, '\n'))
-	if err := s.fs.MkdirAll(s.dir, 0o700); err != nil {
-		return nil, fmt.Errorf("handle: create folder %q: %w", s.dir, err)
+	if err := s.makeDir(); err != nil {
+		return nil, err
 	}
 	lock, err := lockFile(s.fs, s.lockPath(id))
 	if err != nil {
@@ -221,6 +226,34 @@ func WriteFileAtomic(fsys afero.Fs, path string, write func(io.Writer) error) er
 		return err
 	}
 	return syncDir(fsys, filepath.Dir(path))
+}
+
+// makeDir creates the store's folder (mode 0700) if it is missing, and
+// then fsyncs its parent, so that the folder itself survives a power cut.
+func (s *FileStore) makeDir() error {
+	if _, err := s.fs.Stat(s.dir); err == nil {
+		return nil
+	}
+	if err := s.fs.MkdirAll(s.dir, 0o700); err != nil {
+		return fmt.Errorf("handle: create folder %q: %w", s.dir, err)
+	}
+	if err := syncDir(s.fs, filepath.Dir(s.dir)); err != nil {
+		return fmt.Errorf("handle: create folder %q: sync its parent: %w", s.dir, err)
+	}
+	return nil
+}
+
+// syncFile fsyncs a file.
+func syncFile(fsys afero.Fs, path string) error {
+	f, err := fsys.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // syncDir fsyncs a folder so that creates, renames and removes in it are
@@ -350,6 +383,15 @@ func (s *FileStore) open(ctx context.Context, id string, flag int, lock writerLo
 			return nil, fmt.Errorf("%w: %s in %q", ErrNotFound, id, s.dir)
 		}
 		return nil, fmt.Errorf("handle: open %q: %w", loc.path, err)
+	}
+	if lock != nil {
+		// Rows a killed writer wrote but never fsynced are in the page
+		// cache: make them durable before they count as such (readers,
+		// forks and the next appends build on them).
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("handle: open %q: fsync: %w", loc.path, err)
+		}
 	}
 	sc, err := scanLog(ctx, loc.enc, f, loc.path)
 	if err == nil && sc.hdr.ID != id {
@@ -534,6 +576,13 @@ func (s *FileStore) delete(ctx context.Context, id string, dc deleteConfig, visi
 		return fmt.Errorf("%w: %s is its own ancestor", ErrLineage, id)
 	}
 	visited[id] = true
+	// The session's lock first: a Delete refused because a writer holds it
+	// must not have detached or deleted its forks already.
+	lock, err := lockFile(s.fs, s.lockPath(id))
+	if err != nil {
+		return err
+	}
+	defer lock.unlock()
 	deps, err := s.dependents(ctx, id)
 	if err != nil {
 		return err
@@ -551,11 +600,6 @@ func (s *FileStore) delete(ctx context.Context, id string, dc deleteConfig, visi
 			return err
 		}
 	}
-	lock, err := lockFile(s.fs, s.lockPath(id))
-	if err != nil {
-		return err
-	}
-	defer lock.unlock()
 	removed := false
 	for _, e := range s.encodings() {
 		p := filepath.Join(s.dir, id+e.ext)
@@ -571,7 +615,8 @@ func (s *FileStore) delete(ctx context.Context, id string, dc deleteConfig, visi
 	if err := syncDir(s.fs, s.dir); err != nil {
 		return fmt.Errorf("handle: delete %s: sync folder: %w", id, err)
 	}
-	s.fs.Remove(s.lockPath(id))
+	// The lock file stays: removing a file another process may hold open
+	// to flock would let two writers lock two different files.
 	s.dropDerived(id)
 	s.cfg.log.Debug("session deleted", "id", id)
 	return nil

@@ -80,7 +80,7 @@ func newFileHandle(s *FileStore, enc *encoding, hdr eventlog.Header, path string
 	if index == nil {
 		index = []indexEntry{{off: size, seq: first}}
 	}
-	h := &fileHandle{store: s, enc: enc, hdr: hdr, path: path, f: f, lock: lock,
+	h := &fileHandle{store: s, enc: enc, hdr: hdr, path: path, f: guardFile(f), lock: lock,
 		next: first, durable: first - 1, size: size, index: index}
 	if lock != nil && s.cfg.policy.interval > 0 {
 		h.stop = make(chan struct{})
@@ -339,6 +339,16 @@ func (h *fileHandle) Read(ctx context.Context, from, to int64) iter.Seq2[eventlo
 // first; it returns false when it stopped early (yield said so, or it
 // yielded an error).
 func (h *fileHandle) read(ctx context.Context, from, to int64, depth int, yield func(eventlog.Event, error) bool) bool {
+	if from > to {
+		return true
+	}
+	h.mu.Lock()
+	err := h.usable(false)
+	h.mu.Unlock()
+	if err != nil {
+		yield(eventlog.Event{}, err)
+		return false
+	}
 	if p := h.hdr.Parent; p != nil && p.Mode == eventlog.ModeFork && from <= p.Seq {
 		if !h.readParent(ctx, *p, from, min(to, p.Seq), depth, yield) {
 			return false
@@ -464,10 +474,15 @@ func (h *fileHandle) finish() error {
 	if h.store.cfg.compactOnClose {
 		return h.store.rewriteFile(context.Background(), h.hdr.ID, location{path: h.path, enc: h.enc}, h.enc)
 	}
-	tail := eventlog.AppendTailFrame(nil, h.size, h.lastFrame[0], h.lastFrame[1], h.next)
-	if err := h.write(false, h.size, tail); err != nil {
+	h.mu.Lock()
+	at := h.size
+	tail := eventlog.AppendTailFrame(nil, at, h.lastFrame[0], h.lastFrame[1], h.next)
+	h.mu.Unlock()
+	if err := h.write(false, at, tail); err != nil {
 		return fmt.Errorf("handle: close %q: writing the tail frame: %w", h.path, err)
 	}
+	h.mu.Lock()
 	h.size += int64(len(tail))
+	h.mu.Unlock()
 	return nil
 }

@@ -39,6 +39,12 @@ func (h *fileHandle) parentHandle(ctx context.Context, p eventlog.Parent) (*file
 	if h.parent != nil {
 		return h.parent, nil
 	}
+	h.mu.Lock()
+	closed := h.closed || h.closing
+	h.mu.Unlock()
+	if closed {
+		return nil, fmt.Errorf("%w: %q", ErrClosed, h.path)
+	}
 	ph, err := h.store.Open(ctx, p.ID, ReadOnly)
 	if errors.Is(err, ErrNotFound) {
 		return nil, &LineageError{Path: h.path, Parent: p.ID, Seq: p.Seq, Reason: "the parent session is missing"}

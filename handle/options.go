@@ -20,6 +20,10 @@ func FlushExplicit() FlushPolicy { return FlushPolicy{} }
 
 // FlushEvery makes an Append that leaves n or more unflushed events flush
 // before it returns, so that Append returns only once they are durable.
+// If that flush fails (a cancelled context, a poisoned handle), Append
+// returns the seq it assigned together with the error: the events are
+// queued, not durable, and a later Flush may still write them — retrying
+// the Append would append them twice.
 func FlushEvery(n int) FlushPolicy { return FlushPolicy{everyN: max(n, 1)} }
 
 // FlushInterval flushes every d from a background goroutine. Appends are

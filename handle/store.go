@@ -33,7 +33,9 @@ type Store interface {
 	// new append; corruption fails the open with a *CorruptError.
 	Open(ctx context.Context, id string, mode Mode) (Handle, error)
 	// Stat describes a session from its header and its tail; its cost
-	// does not grow with the log's length.
+	// does not grow with the log's length (a zstd log whose writer did not
+	// close — it is still writing, or crashed — has no tail frame: Stat then
+	// walks its frame headers, reading a few bytes per 128 KiB block).
 	Stat(ctx context.Context, id string) (Info, error)
 	// List describes the sessions of the store, newest first, filtered by
 	// the options.
@@ -88,7 +90,8 @@ type Handle interface {
 	// LogDigest returns the log digest (SPEC §6) of every event appended
 	// so far and the seq of the next event: what a checkpoint appended
 	// next must carry. The first call may read the log once (or resume a
-	// saved state); after it, Append keeps the digest current.
+	// saved state); after it, Append keeps the digest current. On a
+	// read-only handle it covers the events seen by the first call.
 	LogDigest(ctx context.Context) (digest string, next int64, err error)
 	// Recovery reports what opening found.
 	Recovery() Recovery

@@ -518,7 +518,8 @@ func (e *engine) restoreStored(t int64) (int64, bool) {
 			continue
 		}
 		var st storedState
-		if json.Unmarshal(b, &st) != nil || st.Seq != ref.Seq || st.Log != ref.Log || st.Session != e.src.ID() || len(st.States) != len(e.ps) {
+		if json.Unmarshal(b, &st) != nil || st.Seq != ref.Seq || st.Log != ref.Log || st.Session != e.src.ID() ||
+			len(st.States) != len(e.ps) || len(st.Projections) != len(e.ps) {
 			continue
 		}
 		states := make([][]byte, len(st.States))

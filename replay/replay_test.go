@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"maps"
 	"math/rand/v2"
 	"strings"
 	"sync"
@@ -394,4 +395,46 @@ func TestLargeStatesKeptSparingly(t *testing.T) {
 		}
 	}
 	require.LessOrEqual(t, states, 16, "stored states past the limit are deleted")
+}
+
+// A damaged stored state is passed over, never a panic.
+func TestDamagedStoredState(t *testing.T) {
+	script := make([]string, 2100)
+	for i := range script {
+		script[i] = "e"
+	}
+	script[2049] = "c"
+	src := build(t, script...)
+	cache := &memCache{}
+	_, res := replayTo(t, src, src.Seq(), replay.WithCache(cache))
+	require.Equal(t, int64(-1), res.FromSnapshot)
+	var stored map[string]json.RawMessage
+	for k, v := range cache.m {
+		if strings.Contains(k, "/snap-") {
+			require.NoError(t, json.Unmarshal(v, &stored))
+		}
+	}
+	require.NotNil(t, stored)
+	damaged := func(key, value string) string {
+		m := maps.Clone(stored)
+		m[key] = json.RawMessage(value)
+		b, err := json.Marshal(m)
+		require.NoError(t, err)
+		return string(b)
+	}
+	for _, bad := range []string{
+		damaged("projections", `[]`), // states present, names missing
+		damaged("states", `[]`),
+		damaged("projections", `["other/v1"]`),
+		`not json`,
+	} {
+		for k := range cache.m {
+			if strings.Contains(k, "/snap-") {
+				cache.m[k] = []byte(bad)
+			}
+		}
+		got, res := replayTo(t, src, src.Seq(), replay.WithCache(cache))
+		require.Equal(t, naive(src.evs, src.Seq()), got)
+		require.Equal(t, int64(-1), res.FromSnapshot, bad)
+	}
 }
