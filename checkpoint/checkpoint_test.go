@@ -5,9 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
-	"sync/atomic"
 	"testing"
 
 	"github.com/spf13/afero"
@@ -16,42 +14,12 @@ import (
 	"github.com/sessionlog/sessionlog/checkpoint"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/internal/countfs"
 	"github.com/sessionlog/sessionlog/projection"
 	"github.com/sessionlog/sessionlog/replay"
 )
 
 var ctx = context.Background()
-
-// countingFs counts bytes read through its files.
-type countingFs struct {
-	afero.Fs
-	n *atomic.Int64
-}
-
-func (c countingFs) Open(name string) (afero.File, error) { return c.OpenFile(name, os.O_RDONLY, 0) }
-func (c countingFs) OpenFile(name string, flag int, perm os.FileMode) (afero.File, error) {
-	f, err := c.Fs.OpenFile(name, flag, perm)
-	if err != nil {
-		return nil, err
-	}
-	return countingFile{f, c.n}, nil
-}
-
-type countingFile struct {
-	afero.File
-	n *atomic.Int64
-}
-
-func (f countingFile) Read(p []byte) (int, error) {
-	n, err := f.File.Read(p)
-	f.n.Add(int64(n))
-	return n, err
-}
-func (f countingFile) ReadAt(p []byte, off int64) (int, error) {
-	n, err := f.File.ReadAt(p, off)
-	f.n.Add(int64(n))
-	return n, err
-}
 
 func ev(i int) eventlog.Event {
 	return eventlog.Event{Type: "tool/result", Time: int64(i), Data: json.RawMessage(fmt.Sprintf(`{"i":%d,"output":"line %d of some tool output"}`, i, i))}
@@ -104,9 +72,9 @@ func TestWrittenDigestEqualsRecomputed(t *testing.T) {
 // first checkpoint after a reopen reads a bounded part of the log, not all
 // of it. Without the saved state, one pass rebuilds it.
 func TestDigestResumesWithoutRehash(t *testing.T) {
-	var n atomic.Int64
 	base := afero.NewMemMapFs()
-	store := handle.NewFileStore(countingFs{base, &n}, "/s")
+	counted := countfs.New(base)
+	store := handle.NewFileStore(counted, "/s")
 	h, err := store.Create(ctx)
 	require.NoError(t, err)
 	for i := 0; i < 20000; i += 1000 {
@@ -121,10 +89,10 @@ func TestDigestResumesWithoutRehash(t *testing.T) {
 	w, err := store.Open(ctx, h.ID(), handle.ReadWrite)
 	require.NoError(t, err)
 	appendN(t, w, 20000, 10)
-	before := n.Load()
+	before := counted.BytesRead()
 	_, err = checkpoint.Create(ctx, w)
 	require.NoError(t, err)
-	require.Less(t, n.Load()-before, info.SizeBytes/2, "the digest resumed from its saved state")
+	require.Less(t, counted.BytesRead()-before, info.SizeBytes/2, "the digest resumed from its saved state")
 	require.NoError(t, w.Close())
 
 	// A saved state that does not match the log is ignored.
@@ -134,10 +102,10 @@ func TestDigestResumesWithoutRehash(t *testing.T) {
 	require.NoError(t, afero.WriteFile(base, matches[0], []byte(`{"next":5,"last":"00","state":"AAAA"}`), 0o600))
 	w, err = store.Open(ctx, h.ID(), handle.ReadWrite)
 	require.NoError(t, err)
-	before = n.Load()
+	before = counted.BytesRead()
 	_, err = checkpoint.Create(ctx, w)
 	require.NoError(t, err)
-	require.Greater(t, n.Load()-before, info.SizeBytes/2, "one pass rebuilt it")
+	require.Greater(t, counted.BytesRead()-before, info.SizeBytes/2, "one pass rebuilt it")
 	require.NoError(t, w.Close())
 	r, err := store.Open(ctx, h.ID(), handle.ReadOnly)
 	require.NoError(t, err)

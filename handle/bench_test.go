@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -14,31 +13,8 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/internal/countfs"
 )
-
-// syncCountingFs counts fsyncs of files on the OS file system.
-type syncCountingFs struct {
-	afero.Fs
-	syncs *atomic.Int64
-}
-
-func (c syncCountingFs) OpenFile(name string, flag int, perm os.FileMode) (afero.File, error) {
-	f, err := c.Fs.OpenFile(name, flag, perm)
-	if err != nil {
-		return nil, err
-	}
-	return syncCountingFile{f, c.syncs}, nil
-}
-
-type syncCountingFile struct {
-	afero.File
-	syncs *atomic.Int64
-}
-
-func (f syncCountingFile) Sync() error {
-	f.syncs.Add(1)
-	return f.File.Sync()
-}
 
 // BenchmarkAppend measures Append+Flush with real fsyncs on the OS file
 // system, by 1, 8 and 64 concurrent appenders that each wait for their own
@@ -50,15 +26,15 @@ func BenchmarkAppend(b *testing.B) {
 	data := json.RawMessage(`{"text":"a streamed delta of about one hundred bytes, as an assistant chunk would carry it...."}`)
 	for _, appenders := range []int{1, 8, 64} {
 		b.Run(fmt.Sprintf("appenders=%d", appenders), func(b *testing.B) {
-			var syncs atomic.Int64
-			store := handle.NewFileStore(syncCountingFs{afero.NewOsFs(), &syncs}, filepath.Join(b.TempDir(), "s"))
+			counted := countfs.New(afero.NewOsFs())
+			store := handle.NewFileStore(counted, filepath.Join(b.TempDir(), "s"))
 			ctx := context.Background()
 			h, err := store.Create(ctx)
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer h.Close()
-			syncs.Store(0)
+			synced := counted.Syncs()
 			var next atomic.Int64
 			var wg sync.WaitGroup
 			b.ResetTimer()
@@ -80,7 +56,7 @@ func BenchmarkAppend(b *testing.B) {
 			}
 			wg.Wait()
 			b.StopTimer()
-			b.ReportMetric(float64(syncs.Load())/float64(b.N), "fsyncs/event")
+			b.ReportMetric(float64(counted.Syncs()-synced)/float64(b.N), "fsyncs/event")
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
 		})
 	}

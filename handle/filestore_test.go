@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sync/atomic"
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
@@ -16,52 +15,13 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/storetest"
+	"github.com/sessionlog/sessionlog/internal/countfs"
 )
-
-// countingFs counts the bytes read through its files.
-type countingFs struct {
-	afero.Fs
-	n *atomic.Int64
-}
-
-func (c countingFs) Open(name string) (afero.File, error) {
-	f, err := c.Fs.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	return countingFile{f, c.n}, nil
-}
-
-func (c countingFs) OpenFile(name string, flag int, perm os.FileMode) (afero.File, error) {
-	f, err := c.Fs.OpenFile(name, flag, perm)
-	if err != nil {
-		return nil, err
-	}
-	return countingFile{f, c.n}, nil
-}
-
-type countingFile struct {
-	afero.File
-	n *atomic.Int64
-}
-
-func (f countingFile) Read(p []byte) (int, error) {
-	n, err := f.File.Read(p)
-	f.n.Add(int64(n))
-	return n, err
-}
-
-func (f countingFile) ReadAt(p []byte, off int64) (int, error) {
-	n, err := f.File.ReadAt(p, off)
-	f.n.Add(int64(n))
-	return n, err
-}
 
 // fileHarness is the contract-suite harness of a FileStore on base that
 // creates sessions in the given encoding.
 func fileHarness(t *testing.T, base afero.Fs, dir, encoding string) storetest.Harness {
-	var n atomic.Int64
-	fsys := countingFs{base, &n}
+	fsys := countfs.New(base)
 	store := handle.NewFileStore(fsys, dir, handle.WithEncoding(encoding))
 	path := func(t *testing.T, id string) string {
 		p, err := store.Path(id)
@@ -89,7 +49,7 @@ func fileHarness(t *testing.T, base afero.Fs, dir, encoding string) storetest.Ha
 			require.NoError(t, err)
 			return fi.Size()
 		},
-		BytesRead: n.Load,
+		BytesRead: fsys.BytesRead,
 		Lose: func(t *testing.T, id string) {
 			require.NoError(t, base.Remove(path(t, id)))
 		},

@@ -3,7 +3,6 @@ package handle_test
 import (
 	"context"
 	"encoding/json"
-	"sync/atomic"
 	"testing"
 
 	"github.com/spf13/afero"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/internal/countfs"
 )
 
 func TestTreeQueries(t *testing.T) {
@@ -82,9 +82,9 @@ func TestTreeQueries(t *testing.T) {
 // sessions, a second query reads only the index, not every header.
 func TestTreeUsesHeaderIndex(t *testing.T) {
 	ctx := context.Background()
-	var n atomic.Int64
 	base := afero.NewMemMapFs()
-	store := handle.NewFileStore(countingFs{base, &n}, "/s")
+	counted := countfs.New(base)
+	store := handle.NewFileStore(counted, "/s")
 	const sessions = 300
 	for range sessions {
 		h, err := store.Create(ctx)
@@ -94,10 +94,10 @@ func TestTreeUsesHeaderIndex(t *testing.T) {
 	roots, err := store.Tree(ctx)
 	require.NoError(t, err)
 	require.Len(t, roots, sessions)
-	before := n.Load()
+	before := counted.BytesRead()
 	_, err = store.Tree(ctx)
 	require.NoError(t, err)
-	indexed := n.Load() - before
+	indexed := counted.BytesRead() - before
 	fi, err := base.Stat("/s/.cache/headers.json")
 	require.NoError(t, err)
 	require.LessOrEqual(t, indexed, fi.Size(), "the second query read the index alone")

@@ -24,23 +24,13 @@ type treeRow struct {
 }
 
 // treeJSON is one line of `ls --tree --json`: what Stat tells (the fields
-// of stat --json but openTurn and stop, which need the whole log read), and
-// where the session sits in the tree.
+// of stat --json but openTurn and stop, which need the log's tail read),
+// and where the session sits in the tree.
 type treeJSON struct {
-	ID         string            `json:"id"`
-	Path       string            `json:"path"`
-	Encoding   string            `json:"encoding"`
-	CreatedAt  int64             `json:"createdAt"`
-	Parent     *eventlog.Parent  `json:"parent"`
-	Labels     map[string]string `json:"labels"`
-	Events     int64             `json:"events"`
-	LastSeq    int64             `json:"lastSeq"`
-	LastType   *string           `json:"lastType"` // null when the file holds no event of its own
-	LastTime   *int64            `json:"lastTime"`
-	SizeBytes  int64             `json:"sizeBytes"`
-	Depth      int               `json:"depth"`
-	ParentGone bool              `json:"parentGone"`
-	Error      *string           `json:"error,omitempty"` // the session could not be described
+	statJSON
+	Depth      int     `json:"depth"`
+	ParentGone bool    `json:"parentGone"`
+	Error      *string `json:"error,omitempty"` // the session could not be described
 }
 
 // runLsTree shows the sessions of dir as a forest: roots oldest first, each
@@ -142,18 +132,7 @@ func (a *app) unshown(ctx context.Context, st *handle.FileStore, dir string, sho
 }
 
 func newTreeJSON(r treeRow) treeJSON {
-	info := r.info
-	out := treeJSON{
-		ID: info.Header.ID, Path: info.Path, Encoding: info.Encoding, CreatedAt: info.Header.CreatedAt,
-		Parent: info.Header.Parent, Labels: info.Header.Labels, Events: info.Events,
-		LastSeq: info.LastSeq, SizeBytes: info.SizeBytes, Depth: r.depth, ParentGone: r.node.ParentGone,
-	}
-	if out.Labels == nil {
-		out.Labels = map[string]string{}
-	}
-	if info.LastType != "" {
-		out.LastType, out.LastTime = &info.LastType, &info.LastTime
-	}
+	out := treeJSON{statJSON: newStatJSON(r.info), Depth: r.depth, ParentGone: r.node.ParentGone}
 	if r.err != nil {
 		msg := r.err.Error()
 		out.Error = &msg
