@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -58,6 +59,52 @@ func BenchmarkAppend(b *testing.B) {
 			b.StopTimer()
 			b.ReportMetric(float64(counted.Syncs()-synced)/float64(b.N), "fsyncs/event")
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+		})
+	}
+}
+
+// BenchmarkTree measures a tree query over a store of 10,000 sessions (a
+// tenth of them forks): cold reads every header and writes the derived
+// index; warm reads the folder listing and the index.
+//
+//	go test -run '^$' -bench BenchmarkTree -benchtime 10x ./handle/
+func BenchmarkTree(b *testing.B) {
+	ctx := context.Background()
+	dir := filepath.Join(b.TempDir(), "s")
+	store := handle.NewFileStore(afero.NewOsFs(), dir)
+	var last string
+	for i := range 10000 {
+		var h handle.Handle
+		var err error
+		if i%10 == 9 {
+			h, err = store.Fork(ctx, last, 0)
+		} else {
+			h, err = store.Create(ctx)
+			if err == nil {
+				_, err = h.Append(ctx, eventlog.Event{Type: "x"})
+			}
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := h.Close(); err != nil {
+			b.Fatal(err)
+		}
+		last = h.ID()
+	}
+	for _, mode := range []string{"cold", "warm"} {
+		b.Run(mode, func(b *testing.B) {
+			for range b.N {
+				if mode == "cold" {
+					b.StopTimer()
+					os.RemoveAll(filepath.Join(dir, ".cache"))
+					b.StartTimer()
+				}
+				roots, err := store.Tree(ctx)
+				if err != nil || len(roots) != 9000 {
+					b.Fatal(len(roots), err)
+				}
+			}
 		})
 	}
 }
