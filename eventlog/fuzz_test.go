@@ -99,28 +99,7 @@ func FuzzReader(f *testing.F) {
 		}
 		err, torn, end := r.Err(), r.Torn(), r.End()
 		h, _ := r.Header()
-
-		// Exactly one end, and where it says.
-		require.False(t, err != nil && torn != nil, "both torn and failed")
-		require.GreaterOrEqual(t, end, int64(0))
-		require.LessOrEqual(t, end, int64(len(data)))
-		switch {
-		case err != nil:
-			var ce *eventlog.CorruptError
-			if errors.As(err, &ce) {
-				require.ErrorIs(t, err, eventlog.ErrCorrupt)
-				require.Equal(t, end, ce.Offset, "damage starts after the last good row")
-			} else {
-				require.ErrorIs(t, err, eventlog.ErrVersion)
-				require.Zero(t, end)
-			}
-		case torn != nil:
-			require.Equal(t, end, torn.Offset, "a torn tail starts after the last good row")
-			require.Equal(t, int64(len(data)), torn.Offset+torn.Bytes, "a torn tail runs to the end")
-			require.Positive(t, torn.Bytes)
-		default:
-			require.Equal(t, int64(len(data)), end, "a clean read uses every byte")
-		}
+		requireOneEnd(t, r, len(data))
 
 		// Contiguous seqs from the header's first seq.
 		if end == 0 {
@@ -180,4 +159,32 @@ func FuzzCompactData(f *testing.F) {
 		require.Equal(t, std, string(got))
 		require.NoError(t, eventlog.Event{Type: "x", Data: data}.Validate())
 	})
+}
+
+// requireOneEnd asserts that a finished read ended in exactly one way, at
+// the place it says: an error, a torn tail, or a clean end, each starting
+// just after the last good row (raw) or frame (zstd).
+func requireOneEnd(t *testing.T, r *eventlog.Reader, size int) {
+	t.Helper()
+	err, torn, end := r.Err(), r.Torn(), r.End()
+	require.False(t, err != nil && torn != nil, "both torn and failed")
+	require.GreaterOrEqual(t, end, int64(0))
+	require.LessOrEqual(t, end, int64(size))
+	switch {
+	case err != nil:
+		var ce *eventlog.CorruptError
+		if errors.As(err, &ce) {
+			require.ErrorIs(t, err, eventlog.ErrCorrupt)
+			require.Equal(t, end, ce.Offset, "damage starts after the last good data")
+		} else {
+			require.ErrorIs(t, err, eventlog.ErrVersion)
+			require.Zero(t, end)
+		}
+	case torn != nil:
+		require.Equal(t, end, torn.Offset, "a torn tail starts after the last good data")
+		require.Equal(t, int64(size), torn.Offset+torn.Bytes, "a torn tail runs to the end")
+		require.Positive(t, torn.Bytes)
+	default:
+		require.Equal(t, int64(size), end, "a clean read uses every byte")
+	}
 }

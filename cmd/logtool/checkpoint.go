@@ -79,11 +79,7 @@ func (a *app) newCheckpointsCmd() *cobra.Command {
 }
 
 func (a *app) runCheckpoints(ctx context.Context, arg string, asJSON bool, out io.Writer) error {
-	s, err := a.resolve(arg)
-	if err != nil {
-		return err
-	}
-	src, err := a.openLog(ctx, s)
+	_, src, err := a.openArg(ctx, arg)
 	if err != nil {
 		return err
 	}

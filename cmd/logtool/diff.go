@@ -50,11 +50,7 @@ type diffSide struct {
 }
 
 func (a *app) openDiffSide(ctx context.Context, arg string) (diffSide, error) {
-	s, err := a.resolve(arg)
-	if err != nil {
-		return diffSide{}, err
-	}
-	h, err := a.openLog(ctx, s)
+	_, h, err := a.openArg(ctx, arg)
 	if err != nil {
 		return diffSide{}, err
 	}

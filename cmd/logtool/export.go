@@ -56,11 +56,7 @@ func (a *app) runExport(ctx context.Context, arg string, to int64, out string) e
 	if to < 0 {
 		return usageErrorf("--to %d: want a seq >= 0", to)
 	}
-	s, err := a.resolve(arg)
-	if err != nil {
-		return err
-	}
-	src, err := a.openLog(ctx, s)
+	_, src, err := a.openArg(ctx, arg)
 	if err != nil {
 		return err
 	}

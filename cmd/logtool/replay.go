@@ -87,11 +87,7 @@ func (a *app) runReplay(ctx context.Context, arg string, o replayOptions, out io
 	if err != nil {
 		return err
 	}
-	s, err := a.resolve(arg)
-	if err != nil {
-		return err
-	}
-	src, err := a.openLog(ctx, s)
+	s, src, err := a.openArg(ctx, arg)
 	if err != nil {
 		return err
 	}

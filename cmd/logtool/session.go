@@ -101,6 +101,16 @@ func (a *app) openLog(ctx context.Context, s session) (handle.Handle, error) {
 	return s.free.OpenPath(ctx, s.path)
 }
 
+// openArg resolves a SESSION argument and opens it for reading.
+func (a *app) openArg(ctx context.Context, arg string) (session, handle.Handle, error) {
+	s, err := a.resolve(arg)
+	if err != nil {
+		return s, nil, err
+	}
+	h, err := a.openLog(ctx, s)
+	return s, h, err
+}
+
 // eachEvent calls fn for every event of s's logical log with from <= seq
 // <= to, in order (a fork's inherited events first: the handle resolves
 // the lineage).

@@ -35,11 +35,7 @@ func (a *app) newTailCmd() *cobra.Command {
 }
 
 func (a *app) runTail(ctx context.Context, arg string, n int64, follow, asJSON bool, out io.Writer) error {
-	s, err := a.resolve(arg)
-	if err != nil {
-		return err
-	}
-	src, err := a.openLog(ctx, s)
+	_, src, err := a.openArg(ctx, arg)
 	if err != nil {
 		return err
 	}
