@@ -6,9 +6,7 @@ package handle_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -29,40 +27,10 @@ import (
 
 const ztDir = "/sessions"
 
-// ztEvent is the event with the given seq in the logs these tests write:
-// runs of three assistant/chunk events (packed by the store's writer)
-// between other types, data derived from seq.
-func ztEvent(seq int64) eventlog.Event {
-	types := [...]string{"assistant/chunk", "assistant/chunk", "assistant/chunk", "user/message", "tool/call"}
-	return eventlog.Event{
-		Seq:  seq,
-		Type: types[seq%5],
-		Time: 1764450000000 + seq,
-		Data: json.RawMessage(fmt.Sprintf(`{"seq":%d,"text":"%s"}`, seq, strings.Repeat("t", int(seq%37)))),
-	}
-}
-
-func ztEvents(from int64, n int) []eventlog.Event {
-	evs := make([]eventlog.Event, n)
-	for i := range evs {
-		evs[i] = ztEvent(from + int64(i))
-	}
-	return evs
-}
-
-// ztCanon returns canon(e) of each event, for diffs that name the event.
-func ztCanon(evs []eventlog.Event) []string {
-	out := make([]string, len(evs))
-	for i, e := range evs {
-		out[i] = string(eventlog.AppendCanon(nil, e))
-	}
-	return out
-}
-
 // ztAppend appends the next n events to h in one flush and returns them.
 func ztAppend(t *testing.T, h handle.Handle, n int) []eventlog.Event {
 	t.Helper()
-	evs := ztEvents(h.Seq()+1, n)
+	evs := crashEvents(h.Seq()+1, n)
 	last, err := h.Append(t.Context(), evs...)
 	require.NoError(t, err)
 	require.Equal(t, evs[n-1].Seq, last)
@@ -105,7 +73,7 @@ func ztRead(t *testing.T, st *handle.FileStore, id string) []eventlog.Event {
 // read-only handle and told by Stat.
 func ztRequireLog(t *testing.T, st *handle.FileStore, id string, want []eventlog.Event) {
 	t.Helper()
-	require.Equal(t, ztCanon(want), ztCanon(ztRead(t, st, id)))
+	require.Equal(t, canonLines(want), canonLines(ztRead(t, st, id)))
 	info, err := st.Stat(t.Context(), id)
 	require.NoError(t, err)
 	require.Equal(t, int64(len(want))-1, info.LastSeq)
@@ -164,8 +132,8 @@ func requireRawLogOf(t *testing.T, raw []byte, h handle.Handle, want []eventlog.
 	require.NoError(t, r.Err())
 	require.Nil(t, r.Torn())
 	require.Equal(t, int64(len(raw)), r.End())
-	require.Equal(t, ztCanon(want), ztCanon(got))
-	require.Equal(t, ztCanon(want), ztCanon(ztReadHandle(t, h)))
+	require.Equal(t, canonLines(want), canonLines(got))
+	require.Equal(t, canonLines(want), canonLines(ztReadHandle(t, h)))
 }
 
 // zstdSessionsOnDisk writes two zstd sessions in an OS folder: one closed
@@ -323,7 +291,7 @@ func TestZstdStatAfterWriterCrash(t *testing.T) {
 	// A last flush cut by the power failure: written, never fsynced.
 	boom := errors.New("fsync failed")
 	ffs.FailNextSync(boom)
-	_, err := h.Append(t.Context(), ztEvents(int64(len(evs)), 4)...)
+	_, err := h.Append(t.Context(), crashEvents(int64(len(evs)), 4)...)
 	require.NoError(t, err)
 	require.ErrorIs(t, h.Flush(t.Context()), boom)
 
@@ -335,7 +303,7 @@ func TestZstdStatAfterWriterCrash(t *testing.T) {
 	}{
 		{"acknowledged flushes", faultfs.KeepSynced, evs, false},
 		{"the last flush torn", faultfs.TornLast{Keep: 9}, evs, true},
-		{"the last flush whole", faultfs.KeepAll, append(slices.Clone(evs), ztEvents(int64(len(evs)), 4)...), false},
+		{"the last flush whole", faultfs.KeepAll, append(slices.Clone(evs), crashEvents(int64(len(evs)), 4)...), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			crashed := ffs.Crash(tc.mode)
@@ -384,12 +352,12 @@ func TestZstdSingleFrameLog(t *testing.T) {
 		got = append(got, e)
 	}
 	require.NoError(t, h.Close())
-	require.Equal(t, ztCanon(evs[7:]), ztCanon(got))
+	require.Equal(t, canonLines(evs[7:]), canonLines(got))
 
 	w, err := st.Open(t.Context(), id, handle.ReadWrite)
 	require.NoError(t, err)
 	evs = append(evs, ztAppend(t, w, 3)...)
-	require.Equal(t, ztCanon(evs), ztCanon(ztReadHandle(t, w)))
+	require.Equal(t, canonLines(evs), canonLines(ztReadHandle(t, w)))
 	require.NoError(t, w.Close())
 	ztRequireLog(t, st, id, evs)
 
