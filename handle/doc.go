@@ -30,9 +30,11 @@
 // # Concurrency
 //
 // Stores and handles are safe for concurrent use. One writer per session
-// at a time, across processes: the writer lock is an OS file lock (flock)
-// on the session's lock file when the afero.Fs is the OS's, an in-process
-// lock on any other file system; it dies with its process. Any number of
+// at a time, across processes: the writer lock is a POSIX record lock
+// (fcntl) on the session's lock file when the file is an OS file, an
+// in-process lock on any other file system. It belongs to the process, not
+// to a descriptor: it dies with its process even when children of the
+// process still hold the lock file open. Any number of
 // read-only handles may read while a writer appends; they see only
 // complete rows.
 //

@@ -615,8 +615,8 @@ func (s *FileStore) delete(ctx context.Context, id string, dc deleteConfig, visi
 	if err := syncDir(s.fs, s.dir); err != nil {
 		return fmt.Errorf("handle: delete %s: sync folder: %w", id, err)
 	}
-	// The lock file stays: removing a file another process may hold open
-	// to flock would let two writers lock two different files.
+	// The lock file stays: removing a file another process may hold
+	// locked would let two writers lock two different files.
 	s.dropDerived(id)
 	s.cfg.log.Debug("session deleted", "id", id)
 	return nil

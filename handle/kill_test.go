@@ -142,7 +142,7 @@ func (c *crashChild) kill(t *testing.T) {
 // bytes (every event found is crashEvent(seq)), and appending goes on
 // contiguously. Most rounds continue the log the previous ones left; every
 // tenth starts a new session, raw and zstd in turn. In the first round, while the writer runs,
-// another writer is refused with ErrLocked (flock across processes) and a
+// another writer is refused with ErrLocked (the lock across processes) and a
 // reader sees a clean prefix.
 func TestKillWriter(t *testing.T) {
 	ctx := t.Context()

@@ -1,7 +1,6 @@
 package handle
 
 import (
-	"errors"
 	"fmt"
 	"reflect"
 	"sync"
@@ -9,45 +8,33 @@ import (
 	"github.com/spf13/afero"
 )
 
-// errHeld is flock's answer when another open file holds the lock.
-var errHeld = errors.New("held by another writer")
-
 // writerLock is a held writer lock.
 type writerLock interface{ unlock() error }
 
-// lockFile takes the writer lock of a session: an OS file lock (flock) on
-// its lock file where the file system is the operating system's, so that it
-// excludes other processes and dies with its process; an in-process lock
-// on any other afero file system (a memory file system lives and dies with
-// its process anyway).
+// lockFile takes the writer lock of a session: an OS record lock on its
+// lock file where the file is the operating system's (see osLocks), so that
+// it excludes other processes and is released the moment its process dies;
+// an in-process lock on any other afero file system (a memory file system
+// lives and dies with its process anyway).
 func lockFile(fs afero.Fs, path string) (writerLock, error) {
+	if heldInProcess(fs, path) {
+		return nil, fmt.Errorf("%w: %q", ErrLocked, path)
+	}
 	f, err := fs.OpenFile(path, osCreateRW, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("handle: opening lock file %q: %w", path, err)
 	}
-	if ok, err := flock(f); ok {
-		if errors.Is(err, errHeld) {
-			f.Close()
-			return nil, fmt.Errorf("%w: %q", ErrLocked, path)
-		}
-		if err != nil {
-			f.Close()
-			return nil, fmt.Errorf("handle: locking %q: %w", path, err)
-		}
-		return osLock{f}, nil
+	if l, isOS, err := osLocks.lock(f, path); isOS {
+		return l, err
 	}
 	f.Close()
 	return memLocks.lock(fs, path)
 }
 
-type osLock struct{ f afero.File }
-
-func (l osLock) unlock() error { return l.f.Close() } // closing releases flock
-
 // memLockTable stands in for the kernel's lock table on file systems that
-// have none. It is the package's only process-wide state, as the kernel's
-// table is process-wide: two stores over one memory file system must
-// exclude each other.
+// have none. It and osLocks are the package's only process-wide state, as
+// the kernel's table is process-wide: two stores over one memory file
+// system must exclude each other.
 type memLockTable struct {
 	mu   sync.Mutex
 	held map[memLockKey]bool

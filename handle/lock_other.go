@@ -10,6 +10,12 @@ import (
 
 const osCreateRW = os.O_CREATE | os.O_RDWR
 
-// flock is not implemented here: every file system gets the in-process
+// osLocks has no OS locks here: every file system gets the in-process
 // lock, which does not exclude other processes.
-func flock(afero.File) (bool, error) { return false, nil }
+var osLocks noOSLocks
+
+type noOSLocks struct{}
+
+func (noOSLocks) lock(afero.File, string) (writerLock, bool, error) { return nil, false, nil }
+
+func heldInProcess(afero.Fs, string) bool { return false }

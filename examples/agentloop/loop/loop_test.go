@@ -103,7 +103,8 @@ func TestKillAndResume(t *testing.T) {
 func runAndKill(t *testing.T, dir, id string, killAt int, running bool) int64 {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "SESSIONLOG_AGENTLOOP_CHILD="+dir+","+id)
+	// A race-enabled binary sleeps a second at exit unless told not to.
+	cmd.Env = append(os.Environ(), "SESSIONLOG_AGENTLOOP_CHILD="+dir+","+id, "GORACE=atexit_sleep_ms=0")
 	stdin, err := cmd.StdinPipe()
 	require.NoError(t, err)
 	stdout, err := cmd.StdoutPipe()
