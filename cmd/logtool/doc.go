@@ -1,0 +1,13 @@
+// Command logtool creates, appends to, reads and checks sessionlog sessions
+// from the shell: the contract for scripts of SPEC §10, restated in
+// docs/cli.md.
+//
+// Exit status: 0 done and clean; 1 a check failed (corruption, a seq
+// conflict, a session locked by another writer); 2 a usage or environment
+// error (bad flags, a session not found, I/O). Errors go to stderr as one
+// line starting with "logtool: ".
+//
+// It is thin: flags, output and exit codes. It must not implement the format
+// or the durability rules itself; every operation is a call into eventlog,
+// handle, checkpoint, replay, projection or recorder.
+package main
