@@ -87,15 +87,20 @@ func checkID(id string) error {
 // Path returns the file that holds session id: the existing one, or for a
 // session that does not exist, where a raw log would be. It fails with
 // ErrInvalidID for an ID that is not an upper-case ULID, so no path is ever
-// built from other text.
+// built from other text, and with ErrDuplicate (or an I/O error) when the
+// session exists but the store would refuse to open it.
 func (s *FileStore) Path(id string) (string, error) {
 	if err := checkID(id); err != nil {
 		return "", err
 	}
-	if loc, err := s.locate(id); err == nil {
+	loc, err := s.locate(id)
+	switch {
+	case err == nil:
 		return loc.path, nil
+	case errors.Is(err, ErrNotFound):
+		return filepath.Join(s.dir, id+rawExt), nil
 	}
-	return filepath.Join(s.dir, id+rawExt), nil
+	return "", err
 }
 
 func (s *FileStore) newID() (string, error) {

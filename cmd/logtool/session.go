@@ -46,7 +46,7 @@ func (a *app) resolve(arg string) (session, error) {
 	st := a.store()
 	path, err := st.Path(arg)
 	if err != nil {
-		return session{}, usageError(err)
+		return session{}, err // the session is stored twice, or I/O: the ID itself is valid
 	}
 	if err := a.mustExist(path, arg); err != nil {
 		return session{}, err
@@ -120,6 +120,7 @@ func (a *app) eachEvent(ctx context.Context, s session, from, to int64, fn func(
 		return err
 	}
 	defer src.Close()
+	a.reportTorn(src, "not read")
 	for e, err := range src.Read(ctx, from, to) {
 		if err != nil {
 			return err
@@ -129,6 +130,15 @@ func (a *app) eachEvent(ctx context.Context, s session, from, to int64, fn func(
 		}
 	}
 	return nil
+}
+
+// reportTorn notes on stderr a torn tail the open found (SPEC §9: dropped
+// and reported, never an error), saying what becomes of it.
+func (a *app) reportTorn(h handle.Handle, fate string) {
+	if t := h.Recovery().Torn; t != nil {
+		fmt.Fprintf(a.stderr, "logtool: %s ends in a torn tail of %d bytes at offset %d (an unacknowledged write, or one in progress): %s\n",
+			h.Path(), t.Bytes, t.Offset, fate)
+	}
 }
 
 // stat describes s without reading its whole log.

@@ -119,6 +119,14 @@ func (a *app) verifyPaths(args []string) ([]string, error) {
 			continue
 		}
 		s, err := a.resolve(arg)
+		if errors.Is(err, handle.ErrDuplicate) {
+			// Both encodings hold different logs: verify both files, so
+			// the refusal is reported file by file.
+			for _, ext := range []string{rawExt, zstdExt} {
+				paths = append(paths, filepath.Join(a.store().Dir(), arg+ext))
+			}
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -133,6 +141,12 @@ func (a *app) verifyFile(ctx context.Context, path string) verifyResult {
 	res := verifyResult{Path: path}
 	if id, _, ok := handle.ParseFileName(filepath.Base(path)); ok {
 		res.ID = &id
+		// A file the store refuses (SPEC §2: both encodings of the ID,
+		// holding different logs) is not a clean log, whatever its rows.
+		if _, err := handle.NewFileStore(a.fs, filepath.Dir(path)).Path(id); errors.Is(err, handle.ErrDuplicate) {
+			res.Error = verifyErrorOf(err)
+			return res
+		}
 	}
 	c := handle.NewFileStore(a.fs, filepath.Dir(path)).CheckPath(ctx, path, nil)
 	if c.Header.ID != "" {
@@ -183,6 +197,8 @@ func verifyErrorOf(err error) *verifyError {
 	case errors.As(err, &ve):
 		zero := int64(0)
 		return &verifyError{Kind: kindVersion, Offset: &zero, Message: err.Error()}
+	case errors.Is(err, handle.ErrDuplicate):
+		return &verifyError{Kind: kindCorrupt, Message: err.Error()}
 	default:
 		return &verifyError{Kind: kindIO, Message: err.Error()}
 	}

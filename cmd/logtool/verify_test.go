@@ -238,4 +238,41 @@ func TestCatTornTailIsNotAnError(t *testing.T) {
 	res := logtool(t, "", "--dir", dir, "cat", "--json", id)
 	require.Equal(t, 0, res.code, res.stderr)
 	require.Equal(t, 3, strings.Count(res.stdout, "\n"))
+	require.Contains(t, res.stderr, "torn tail of 9 bytes", "dropped and reported (SPEC §9)")
+
+	res = logtool(t, "{\"type\":\"x\"}\n", "--dir", dir, "append", id)
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Equal(t, "{\"acked\":3}\n", res.stdout)
+	require.Contains(t, res.stderr, "torn tail of 9 bytes")
+	require.Contains(t, res.stderr, "cut before the first append")
+	res = logtool(t, "", "--dir", dir, "cat", "--json", id)
+	require.Empty(t, res.stderr, "cut")
+	require.Equal(t, 4, strings.Count(res.stdout, "\n"))
+}
+
+// A session stored in both encodings with different logs is refused by
+// the store (SPEC §2); verify must not call either file clean, whether it
+// is given the ID, a file or the folder. Regression: verify read the raw
+// file directly and reported it ok.
+func TestVerifyRefusesDuplicateEncodings(t *testing.T) {
+	dir := t.TempDir()
+	id, raw, lines := threeEvents(t, dir)
+	require.Equal(t, 0, logtool(t, "", "--dir", dir, "convert", "--encoding", "zstd", id).code)
+	writeFile(t, raw, lines[:3]...) // the raw file holds one event fewer
+	zst := raw + ".zst"
+	require.FileExists(t, zst)
+
+	for _, args := range [][]string{{id}, {raw}, {zst}, {dir}} {
+		res := logtool(t, "", append([]string{"--dir", dir, "verify", "--json"}, args...)...)
+		require.Equal(t, 1, res.code, "%v: %s", args, res.stdout)
+		for _, m := range jsonLines(t, res.stdout) {
+			require.False(t, m["ok"].(bool), "%v", args)
+			errObj := m["error"].(map[string]any)
+			require.Equal(t, "corrupt", errObj["kind"], "%v", args)
+			require.Contains(t, errObj["message"], "stored twice", "%v", args)
+		}
+	}
+	res := logtool(t, "", "--dir", dir, "cat", id)
+	require.Equal(t, 1, res.code)
+	require.Contains(t, res.stderr, "stored twice")
 }
