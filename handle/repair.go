@@ -5,16 +5,21 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/spf13/afero"
 
 	"github.com/sessionlog/sessionlog/eventlog"
 )
 
 // SalvagePath reads the log file at path past damage, for inspection (see
 // eventlog.Salvage): every event it can decode goes to yield, and the
-// result lists each damaged range with the seqs lost. It reads the file's
-// own rows (a fork's parent is not read) and changes nothing.
+// result lists each damaged range with the seqs lost. A fork's inherited
+// events come first, read from its parent in the store's folder; they are
+// not salvaged (a damaged parent fails with its error: salvage the parent
+// first). It changes nothing.
 func (s *FileStore) SalvagePath(ctx context.Context, path string, yield func(eventlog.Event) bool) (eventlog.SalvageResult, error) {
 	if err := ctx.Err(); err != nil {
 		return eventlog.SalvageResult{}, err
@@ -22,6 +27,13 @@ func (s *FileStore) SalvagePath(ctx context.Context, path string, yield func(eve
 	loc, _, err := s.pathLocation(path)
 	if err != nil {
 		return eventlog.SalvageResult{}, err
+	}
+	// A header that cannot be read is reported by Salvage itself.
+	if hdr, err := s.readHeaderAt(path, loc.enc.name); err == nil && hdr.Parent != nil && hdr.Parent.Mode == eventlog.ModeFork {
+		more, err := s.inherited(ctx, path, *hdr.Parent, yield)
+		if err != nil || !more {
+			return eventlog.SalvageResult{Header: hdr}, err
+		}
 	}
 	f, err := s.fs.Open(path)
 	if err != nil {
@@ -33,6 +45,30 @@ func (s *FileStore) SalvagePath(ctx context.Context, path string, yield func(eve
 		return eventlog.SalvageResult{}, fmt.Errorf("handle: stat %q: %w", path, err)
 	}
 	return eventlog.Salvage(f, fi.Size(), loc.enc.z, path, yield)
+}
+
+// inherited yields the events the fork at path inherits (its parent's
+// logical log up to the fork point); more is false when yield stopped.
+func (s *FileStore) inherited(ctx context.Context, path string, p eventlog.Parent, yield func(eventlog.Event) bool) (more bool, err error) {
+	h, err := s.Open(ctx, p.ID, ReadOnly)
+	if err != nil {
+		return false, fmt.Errorf("handle: %q forks from %s: %w", path, p.ID, err)
+	}
+	defer h.Close()
+	next := int64(0)
+	for e, err := range h.Read(ctx, 0, p.Seq) {
+		if err != nil {
+			return false, fmt.Errorf("handle: %q forks from %s: %w", path, p.ID, err)
+		}
+		if !yield(e) {
+			return false, nil
+		}
+		next = e.Seq + 1
+	}
+	if next <= p.Seq {
+		return false, &LineageError{Path: path, Parent: p.ID, Seq: p.Seq, Reason: fmt.Sprintf("the parent ends at seq %d", next-1)}
+	}
+	return true, nil
 }
 
 // Cut is a range repair removed from a log, kept in a side file.
@@ -60,8 +96,8 @@ type RepairReport struct {
 // Repair makes a session's log clean, under its writer lock: a torn tail
 // is cut off (truncate, fsync); with salvage, a corrupt log is cut at its
 // first damage. The bytes cut are first copied to a side file beside the
-// log (<file>.torn-<offset> or <file>.salvaged-<offset>, fsynced), so
-// nothing is destroyed, and the report names the seqs lost. Without
+// log (<file>.torn-<offset> or <file>.salvaged-<offset>, with a suffix .N
+// when a side file of that name exists; fsynced), so nothing is destroyed, and the report names the seqs lost. Without
 // salvage a corrupt log is left untouched and its *CorruptError returned.
 // Repair is never run automatically.
 func (s *FileStore) Repair(ctx context.Context, id string, salvage bool) (RepairReport, error) {
@@ -130,15 +166,28 @@ func (s *FileStore) Repair(ctx context.Context, id string, salvage bool) (Repair
 	return rep, nil
 }
 
-// cutAt copies bytes [off, size) of f to a side file (fsynced, folder
+// maxSideFiles bounds the side files of one log cut at one offset.
+const maxSideFiles = 1000
+
+// cutAt copies bytes [off, size) of f to a new side file (fsynced, folder
 // fsynced), then truncates f at off and fsyncs it.
 func (s *FileStore) cutAt(f interface {
 	io.ReaderAt
 	Truncate(int64) error
 	Sync() error
 }, path, kind string, off, size int64) (*Cut, error) {
+	// A side file is never overwritten: a later repair may cut at the
+	// same offset (appends go on from a cut), and each keeps its bytes.
 	side := fmt.Sprintf("%s.%s-%d", path, kind, off)
-	out, err := s.fs.OpenFile(side, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	var out afero.File
+	var err error
+	for n := 1; ; n++ {
+		out, err = s.fs.OpenFile(side, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+		if !errors.Is(err, fs.ErrExist) || n > maxSideFiles {
+			break
+		}
+		side = fmt.Sprintf("%s.%s-%d.%d", path, kind, off, n)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("handle: repair %q: side file: %w", path, err)
 	}

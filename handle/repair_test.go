@@ -117,3 +117,83 @@ func TestSalvagePathReadsPastDamage(t *testing.T) {
 	require.Equal(t, int64(3), res.Skips[0].FirstLost)
 	require.Equal(t, int64(3), res.Skips[0].LastLost)
 }
+
+// Appends go on from a cut, so a later repair can cut at the same offset:
+// it must keep its bytes in a new side file and leave the first one
+// alone. Regression: the side file was truncated and rewritten, losing
+// the bytes the first repair had saved.
+func TestRepairNeverOverwritesASideFile(t *testing.T) {
+	ctx := context.Background()
+	fsys := afero.NewMemMapFs()
+	store, h := repairFixture(t, fsys)
+	clean, err := afero.ReadFile(fsys, h.Path())
+	require.NoError(t, err)
+	tear := func(tail string) *handle.Cut {
+		t.Helper()
+		f, err := fsys.OpenFile(h.Path(), os.O_WRONLY|os.O_APPEND, 0)
+		require.NoError(t, err)
+		_, err = f.Write([]byte(tail))
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+		rep, err := store.Repair(ctx, h.ID(), false)
+		require.NoError(t, err)
+		require.NotNil(t, rep.Torn)
+		require.Equal(t, int64(len(clean)), rep.Torn.Offset)
+		return rep.Torn
+	}
+	tails := []string{`{"seq":10,"first`, `{"seq":10,"second`, `{"seq":10,"third`}
+	var sides []string
+	for _, tail := range tails {
+		sides = append(sides, tear(tail).Side)
+	}
+	require.Equal(t, []string{
+		fmt.Sprintf("%s.torn-%d", h.Path(), len(clean)),
+		fmt.Sprintf("%s.torn-%d.1", h.Path(), len(clean)),
+		fmt.Sprintf("%s.torn-%d.2", h.Path(), len(clean)),
+	}, sides)
+	for i, side := range sides {
+		b, err := afero.ReadFile(fsys, side)
+		require.NoError(t, err)
+		require.Equal(t, tails[i], string(b), "every cut keeps its own bytes")
+	}
+}
+
+// A salvage read of a fork gives its logical log: the inherited events
+// from the parent, then what can be read of its own rows.
+func TestSalvagePathOfAFork(t *testing.T) {
+	ctx := context.Background()
+	fsys := afero.NewMemMapFs()
+	store, parent := repairFixture(t, fsys)
+	fork, err := store.Fork(ctx, parent.ID(), 4)
+	require.NoError(t, err)
+	for i := range 3 {
+		_, err := fork.Append(ctx, eventlog.Event{Type: "y", Time: int64(i), Data: json.RawMessage(fmt.Sprintf(`{"f":%d}`, i))})
+		require.NoError(t, err)
+	}
+	require.NoError(t, fork.Close())
+	b, err := afero.ReadFile(fsys, fork.Path())
+	require.NoError(t, err)
+	off := bytes.Index(b, []byte(`{"seq":6,`))
+	b[off] = '#'
+	require.NoError(t, afero.WriteFile(fsys, fork.Path(), b, 0o600))
+
+	read := func() ([]int64, eventlog.SalvageResult, error) {
+		var seqs []int64
+		res, err := store.SalvagePath(ctx, fork.Path(), func(e eventlog.Event) bool {
+			seqs = append(seqs, e.Seq)
+			return true
+		})
+		return seqs, res, err
+	}
+	seqs, res, err := read()
+	require.NoError(t, err)
+	require.Equal(t, []int64{0, 1, 2, 3, 4, 5, 7}, seqs)
+	require.Len(t, res.Skips, 1)
+	require.Equal(t, int64(6), res.Skips[0].FirstLost)
+
+	// Without its parent the fork's logical log cannot be read.
+	require.NoError(t, fsys.Remove(parent.Path()))
+	seqs, _, err = read()
+	require.ErrorIs(t, err, handle.ErrNotFound)
+	require.Empty(t, seqs)
+}
