@@ -58,6 +58,7 @@ func (a *app) runAppend(ctx context.Context, arg string, every int) (err error) 
 	if err != nil {
 		return err
 	}
+	a.reportTorn(h, "cut before the first append")
 	defer func() {
 		if cerr := h.Close(); err == nil && cerr != nil {
 			err = cerr

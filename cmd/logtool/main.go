@@ -93,6 +93,8 @@ locked by another writer); 2 usage or environment error.`,
 	}
 	root.PersistentFlags().StringVar(&a.dir, "dir", dir, "folder of the session store; $"+envDir+" sets the default")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
+	root.SetOut(a.stdout) // help and completion scripts
+	root.SetErr(a.stderr)
 	root.AddCommand(
 		a.newNewCmd(),
 		a.newAppendCmd(),
@@ -116,6 +118,17 @@ locked by another writer); 2 usage or environment error.`,
 		a.newDemoCmd(),
 		a.newAgentLoopCmd(),
 	)
+	// cobra's completion command prints its help and exits 0 on a shell it
+	// does not know, or none; SPEC §10 makes that a usage error.
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "completion" {
+			c.Args = cobra.ArbitraryArgs
+			c.RunE = func(_ *cobra.Command, args []string) error {
+				return usageErrorf("completion %q: want one of bash, zsh, fish, powershell", strings.Join(args, " "))
+			}
+		}
+	}
 	return root
 }
 

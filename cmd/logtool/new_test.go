@@ -107,3 +107,25 @@ func TestNewForkAndChild(t *testing.T) {
 	require.Equal(t, 0, res.code, "the fork's own events need no parent")
 	require.Equal(t, `{"seq":2,"type":"x","time":7,"data":null}`+"\n", res.stdout)
 }
+
+// completion takes a known shell; anything else is a usage error (exit 2),
+// not cobra's help with exit 0.
+func TestCompletionShells(t *testing.T) {
+	tests := []struct {
+		args []string
+		code int
+	}{
+		{[]string{"bash"}, 0},
+		{[]string{"zsh"}, 0},
+		{[]string{"fish"}, 0},
+		{[]string{"foo"}, 2},
+		{nil, 2},
+	}
+	for _, tt := range tests {
+		res := logtool(t, "", append([]string{"completion"}, tt.args...)...)
+		require.Equal(t, tt.code, res.code, "%v: %s", tt.args, res.stderr)
+		if tt.code == 0 {
+			require.Contains(t, res.stdout, "logtool", "%v prints a script", tt.args)
+		}
+	}
+}

@@ -33,7 +33,13 @@ func (a *app) newCatCmd() *cobra.Command {
 		Long: `Cat prints the events of a session's logical log (a fork's inherited events
 first). With --json each line is canon(e) (SPEC §6), byte for byte; without,
 one line per event: seq, time (RFC 3339, UTC), type and the data, cut short.
---from and --to are inclusive.`,
+--from and --to are inclusive. A torn tail is not shown and is noted on stderr.
+
+--salvage reads past damage, for inspection: it prints every event it can
+decode (a fork's inherited events first, read from its parent) and reports
+each skipped range on stderr with the seqs lost; it changes nothing. The exit
+status is 1 when a range was skipped: the output is all that could be read,
+but the log is not clean.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !cmd.Flags().Changed("to") {
@@ -88,8 +94,8 @@ func (a *app) runCat(ctx context.Context, arg string, o catOptions, out io.Write
 	return err
 }
 
-// salvage prints what can be read of the file past its damage and reports
-// every skipped range on stderr. It reads the file's own rows only.
+// salvage prints what can be read of the log past its damage (a fork's
+// inherited events first) and reports every skipped range on stderr.
 func (a *app) salvage(ctx context.Context, s session, fn func(eventlog.Event) error) error {
 	st := s.store
 	if st == nil {
@@ -118,6 +124,11 @@ func (a *app) salvage(ctx context.Context, s session, fn func(eventlog.Event) er
 	}
 	if t := res.Torn; t != nil {
 		fmt.Fprintf(a.stderr, "logtool: salvage: torn tail of %d bytes at offset %d dropped\n", t.Bytes, t.Offset)
+	}
+	if len(res.Skips) > 0 {
+		// What was printed is all that could be read, but the log is not
+		// clean: exit 1, as for any failed check.
+		return failedf("salvage: %d damaged ranges skipped", len(res.Skips))
 	}
 	return nil
 }
