@@ -158,18 +158,18 @@ func List(ctx context.Context, r Reader) ([]Info, error) {
 		}
 		switch e.Type {
 		case eventlog.TypeCheckpoint:
-			cp, err := eventlog.ParseCheckpoint(e.Data)
-			if err != nil {
-				return nil, &eventlog.CorruptError{Seq: e.Seq, Reason: err.Error()}
+			if err := eventlog.CheckReserved(e); err != nil {
+				return nil, err
 			}
+			cp, _ := eventlog.ParseCheckpoint(e.Data)
 			infos = append(infos, Info{Seq: e.Seq, Time: e.Time, Label: cp.Label, Log: cp.Log, State: cp.State})
 			prevLive = append(prevLive, int(head))
 			head = int32(len(infos) - 1)
 		case eventlog.TypeRollback:
-			rb, err := eventlog.ParseRollback(e.Data)
-			if err != nil || rb.To >= e.Seq {
-				return nil, &eventlog.CorruptError{Seq: e.Seq, Reason: fmt.Sprintf("invalid rollback: %v", err)}
+			if err := eventlog.CheckReserved(e); err != nil {
+				return nil, err
 			}
+			rb, _ := eventlog.ParseRollback(e.Data)
 			head = heads[rb.To]
 		}
 		heads = append(heads, head)

@@ -29,13 +29,18 @@ var (
 type CorruptError struct {
 	// Path is the file the bytes came from, when known.
 	Path string
-	// Offset is the byte offset of the damaged row (or frame) in the file.
+	// Offset is the byte offset of the damaged row (or frame) in the file,
+	// or -1 when unknown (an event found by a reader of the logical log).
 	Offset int64
 	// Seq is the seq the damaged row should hold, or -1 when unknown
 	// (the header, say).
 	Seq int64
 	// Reason says what is wrong, in words.
 	Reason string
+	// Fix says how to repair the log; "" for the default: an explicit
+	// salvage for damaged rows, a copy of the file for a damaged header
+	// (offset 0, where a salvage would keep nothing).
+	Fix string
 }
 
 // Error implements error.
@@ -46,8 +51,10 @@ func (e *CorruptError) Error() string {
 		b = append(b, " in "...)
 		b = strconv.AppendQuote(b, e.Path)
 	}
-	b = append(b, " at offset "...)
-	b = strconv.AppendInt(b, e.Offset, 10)
+	if e.Offset >= 0 {
+		b = append(b, " at offset "...)
+		b = strconv.AppendInt(b, e.Offset, 10)
+	}
 	if e.Seq >= 0 {
 		b = append(b, " (seq "...)
 		b = strconv.AppendInt(b, e.Seq, 10)
@@ -55,7 +62,17 @@ func (e *CorruptError) Error() string {
 	}
 	b = append(b, ": "...)
 	b = append(b, e.Reason...)
-	b = append(b, " (to cut the log at the damage: logtool repair --salvage)"...)
+	fix := e.Fix
+	switch {
+	case fix != "":
+	case e.Offset == 0:
+		fix = "the start of the file is damaged, so a salvage would keep nothing: restore the file from a copy"
+	default:
+		fix = "to cut the log at the damage: logtool repair --salvage"
+	}
+	b = append(b, " ("...)
+	b = append(b, fix...)
+	b = append(b, ')')
 	return string(b)
 }
 

@@ -3,6 +3,7 @@ package eventlog_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -246,10 +247,51 @@ func TestErrors(t *testing.T) {
 	require.Equal(t, `eventlog: corrupt log in "a/b.jsonl" at offset 120 (seq 7): bad row (to cut the log at the damage: logtool repair --salvage)`, ce.Error())
 	require.ErrorIs(t, ce, eventlog.ErrCorrupt)
 	ce = &eventlog.CorruptError{Offset: 0, Seq: -1, Reason: "bad header"}
-	require.Equal(t, `eventlog: corrupt log at offset 0: bad header (to cut the log at the damage: logtool repair --salvage)`, ce.Error())
+	require.Equal(t, `eventlog: corrupt log at offset 0: bad header (the start of the file is damaged, so a salvage would keep nothing: restore the file from a copy)`, ce.Error())
+
+	ce = &eventlog.CorruptError{Offset: -1, Seq: 4, Reason: "odd", Fix: "do this"}
+	require.Equal(t, `eventlog: corrupt log (seq 4): odd (do this)`, ce.Error(), "offset unknown, a fix of its own")
 
 	ve := &eventlog.VersionError{Path: "a.jsonl", Found: 2, Supported: []int{1}}
 	require.Equal(t, `eventlog: unsupported format version 2 in "a.jsonl" (supported: [1])`, ve.Error())
 	require.ErrorIs(t, ve, eventlog.ErrVersion)
 	require.Equal(t, []int{1}, eventlog.SupportedVersions())
+}
+
+// CheckReserved refuses what a writer refuses of the reserved types, with
+// a reason that says what is wrong and a fix that works (a fork before the
+// event: a salvage cannot cut a well-formed row). Regression: replay said
+// "invalid rollback: <nil>" and advised a salvage that did nothing.
+func TestCheckReserved(t *testing.T) {
+	digest := "sha256:" + strings.Repeat("ab", 32)
+	tests := []struct {
+		name   string
+		e      eventlog.Event
+		reason string // "": valid
+	}{
+		{"not reserved", eventlog.Event{Seq: 3, Type: "x", Data: json.RawMessage(`{"to":9}`)}, ""},
+		{"checkpoint", eventlog.Event{Seq: 3, Type: "checkpoint", Data: json.RawMessage(`{"log":"` + digest + `"}`)}, ""},
+		{"checkpoint bad digest", eventlog.Event{Seq: 3, Type: "checkpoint", Data: json.RawMessage(`{"log":"bad"}`)}, "invalid checkpoint"},
+		{"rollback", eventlog.Event{Seq: 3, Type: "rollback", Data: json.RawMessage(`{"to":2}`)}, ""},
+		{"rollback to itself", eventlog.Event{Seq: 3, Type: "rollback", Data: json.RawMessage(`{"to":3}`)}, "to seq 3 is not before the rollback's own seq"},
+		{"rollback forward", eventlog.Event{Seq: 1, Type: "rollback", Data: json.RawMessage(`{"to":5}`)}, "to seq 5 is not before"},
+		{"rollback no to", eventlog.Event{Seq: 3, Type: "rollback", Data: json.RawMessage(`{}`)}, "invalid rollback"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ce := eventlog.CheckReserved(tt.e)
+			if tt.reason == "" {
+				require.Nil(t, ce)
+				return
+			}
+			require.NotNil(t, ce)
+			require.ErrorIs(t, ce, eventlog.ErrCorrupt)
+			require.Equal(t, tt.e.Seq, ce.Seq)
+			require.Equal(t, int64(-1), ce.Offset)
+			require.Contains(t, ce.Reason, tt.reason)
+			require.NotContains(t, ce.Error(), "<nil>")
+			require.NotContains(t, ce.Error(), "salvage")
+			require.Contains(t, ce.Error(), fmt.Sprintf("logtool fork --at %d", tt.e.Seq-1))
+		})
+	}
 }

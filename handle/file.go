@@ -75,7 +75,7 @@ func (s *FileStore) OpenPath(ctx context.Context, path string) (Handle, error) {
 	}
 	sc, err := scanLog(ctx, loc.enc, f, path)
 	if err == nil && nameID != "" && sc.hdr.ID != nameID {
-		err = &CorruptError{Path: path, Seq: -1, Reason: fmt.Sprintf("header id %s does not match the file name", sc.hdr.ID)}
+		err = &CorruptError{Path: path, Seq: -1, Reason: fmt.Sprintf("header id %s does not match the file name", sc.hdr.ID), Fix: idMismatchFix}
 	}
 	if err != nil {
 		f.Close()
@@ -141,7 +141,7 @@ func (s *FileStore) CheckPath(ctx context.Context, path string, fn func(eventlog
 		return res
 	}
 	if nameID != "" && res.Header.ID != nameID {
-		res.Err = &CorruptError{Path: path, Seq: -1, Reason: fmt.Sprintf("header id %s does not match the file name", res.Header.ID)}
+		res.Err = &CorruptError{Path: path, Seq: -1, Reason: fmt.Sprintf("header id %s does not match the file name", res.Header.ID), Fix: idMismatchFix}
 		return res
 	}
 	first := res.Header.FirstSeq()
@@ -207,3 +207,7 @@ func guardFile(f afero.File) afero.File {
 	}
 	return &positional{File: f}
 }
+
+// idMismatchFix is the fix named when a file's header holds another ID
+// than its name.
+const idMismatchFix = "the file holds another session than its name says: name it after its header's id, or restore it from a copy"

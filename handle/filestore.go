@@ -400,7 +400,7 @@ func (s *FileStore) open(ctx context.Context, id string, flag int, lock writerLo
 	}
 	sc, err := scanLog(ctx, loc.enc, f, loc.path)
 	if err == nil && sc.hdr.ID != id {
-		err = &CorruptError{Path: loc.path, Seq: -1, Reason: fmt.Sprintf("header id %s does not match the file name", sc.hdr.ID)}
+		err = &CorruptError{Path: loc.path, Seq: -1, Reason: fmt.Sprintf("header id %s does not match the file name", sc.hdr.ID), Fix: idMismatchFix}
 	}
 	if err != nil {
 		f.Close()

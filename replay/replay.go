@@ -297,10 +297,10 @@ func (e *engine) apply(ev eventlog.Event) error {
 	case eventlog.TypeCheckpoint:
 		return nil
 	case eventlog.TypeRollback:
-		rb, err := eventlog.ParseRollback(ev.Data)
-		if err != nil || rb.To >= ev.Seq {
-			return &eventlog.CorruptError{Seq: ev.Seq, Reason: fmt.Sprintf("invalid rollback: %v", err)}
+		if err := eventlog.CheckReserved(ev); err != nil {
+			return err
 		}
+		rb, _ := eventlog.ParseRollback(ev.Data)
 		e.res.Rollbacks++
 		return e.restoreTo(rb.To)
 	}
@@ -413,10 +413,10 @@ func (e *engine) keepStates(seq int64, states [][]byte) {
 // checkpoint checks a checkpoint's digests (CheckDigests) and stores the
 // state at it (WithCache).
 func (e *engine) checkpoint(ev eventlog.Event) error {
-	cp, err := eventlog.ParseCheckpoint(ev.Data)
-	if err != nil {
-		return &eventlog.CorruptError{Seq: ev.Seq, Reason: fmt.Sprintf("invalid checkpoint: %v", err)}
+	if err := eventlog.CheckReserved(ev); err != nil {
+		return err
 	}
+	cp, _ := eventlog.ParseCheckpoint(ev.Data)
 	if e.dig != nil {
 		if got := e.dig.String(); got != cp.Log {
 			return &DigestError{Seq: ev.Seq, Want: cp.Log, Got: got}

@@ -189,7 +189,10 @@ func verifyErrorOf(err error) *verifyError {
 	case errors.Is(err, handle.ErrLineage):
 		return &verifyError{Kind: kindLineage, Message: err.Error()}
 	case errors.As(err, &ce):
-		out := &verifyError{Kind: kindCorrupt, Offset: &ce.Offset, Message: err.Error()}
+		out := &verifyError{Kind: kindCorrupt, Message: err.Error()}
+		if ce.Offset >= 0 {
+			out.Offset = &ce.Offset
+		}
 		if ce.Seq >= 0 {
 			out.Seq = &ce.Seq
 		}

@@ -276,3 +276,24 @@ func TestVerifyRefusesDuplicateEncodings(t *testing.T) {
 	require.Equal(t, 1, res.code)
 	require.Contains(t, res.stderr, "stored twice")
 }
+
+// A reserved event a writer would have refused (written by another tool)
+// is reported with its seq, an unknown offset and a fix that works: a fork
+// before it. Regression: "invalid rollback: <nil>" at offset 0, advising a
+// salvage that cut nothing.
+func TestVerifyInvalidReservedEvent(t *testing.T) {
+	dir := t.TempDir()
+	_, path, lines := threeEvents(t, dir)
+	writeFile(t, path, lines[0], lines[1], `{"seq":1,"type":"rollback","time":0,"data":{"to":5}}`+"\n", lines[3])
+	res := logtool(t, "", "verify", "--json", path)
+	require.Equal(t, 1, res.code, res.stderr)
+	var got verifyLine
+	require.NoError(t, json.Unmarshal([]byte(res.stdout), &got))
+	require.NotNil(t, got.Error)
+	require.Equal(t, "corrupt", got.Error.Kind)
+	require.Equal(t, int64(1), *got.Error.Seq)
+	require.Nil(t, got.Error.Offset, "the reader of the logical log does not know it")
+	require.Contains(t, got.Error.Message, "to seq 5 is not before the rollback's own seq")
+	require.Contains(t, got.Error.Message, "logtool fork --at 0")
+	require.NotContains(t, got.Error.Message, "<nil>")
+}
