@@ -82,26 +82,37 @@ func (c *ZstdCodec) Close() {
 
 // AppendFrames appends rows (whole rows, each ending in '\n') to dst as
 // zstd frames with content checksums: one frame, or several of about
-// FrameTarget bytes of content each, split at row boundaries. last is the
-// index in out where the last frame starts.
+// FrameTarget bytes of content each, split at row boundaries (FrameCut).
+// last is the index in out where the last frame starts.
+//
+// A writer that must emit one frame per flush (SPEC §5) gives it one
+// FrameCut of rows at a time and makes each frame durable before the next.
 func (c *ZstdCodec) AppendFrames(dst, rows []byte) (out []byte, last int) {
 	last = len(dst)
 	for len(rows) > 0 {
 		last = len(dst)
-		n := len(rows)
-		if n > FrameTarget {
-			// Cut after the last '\n' within the target, or after the
-			// first row when it alone is larger.
-			if i := bytes.LastIndexByte(rows[:FrameTarget], '\n'); i >= 0 {
-				n = i + 1
-			} else if i := bytes.IndexByte(rows, '\n'); i >= 0 {
-				n = i + 1
-			} // else: no '\n' at all (not whole rows); one frame, not a loop
-		}
+		n := FrameCut(rows)
 		dst = c.enc.EncodeAll(rows[:n], dst)
 		rows = rows[n:]
 	}
 	return dst, last
+}
+
+// FrameCut returns how many bytes of rows the next frame holds: all of
+// them up to FrameTarget bytes; past it, the rows that fit in FrameTarget,
+// or the first row alone when it is larger (rows without any '\n' are
+// not split).
+func FrameCut(rows []byte) int {
+	if len(rows) <= FrameTarget {
+		return len(rows)
+	}
+	if i := bytes.LastIndexByte(rows[:FrameTarget], '\n'); i >= 0 {
+		return i + 1
+	}
+	if i := bytes.IndexByte(rows, '\n'); i >= 0 {
+		return i + 1
+	}
+	return len(rows)
 }
 
 // decodeFrame decompresses one frame into dst[:0]. The decoder writes no

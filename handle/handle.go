@@ -63,6 +63,7 @@ type fileHandle struct {
 	buf       []byte   // the leader's encode buffer
 	frameBuf  []byte   // the leader's compression buffer (zstd)
 	lastFrame [2]int64 // offset and length of the last data frame (zstd)
+	parts     []int    // the flush's parts, reused (see write)
 	wrote     bool     // frames were written: a zstd log needs a tail frame
 
 	stop   chan struct{} // stops the interval flusher
@@ -263,11 +264,23 @@ func (h *fileHandle) lead() {
 	h.mu.Unlock()
 
 	h.buf = h.store.enc.AppendRows(h.buf[:0], batch)
-	out, last := h.enc.frames(h.frameBuf[:0], h.buf)
+	out, parts := h.buf, append(h.parts[:0], 0)
 	if h.enc.z != nil {
+		// One frame per flush (SPEC §5): a batch larger than a frame is
+		// written as several flushes, each frame durable before the next
+		// is written, so at most the last frame can be torn.
+		out, parts = h.frameBuf[:0], parts[:0]
+		for rows := h.buf; len(rows) > 0; {
+			n := eventlog.FrameCut(rows)
+			parts = append(parts, len(out))
+			out, _ = h.enc.z.AppendFrames(out, rows[:n])
+			rows = rows[n:]
+		}
 		h.frameBuf = out
 	}
-	err := h.write(cut, at, out)
+	h.parts = parts
+	last := parts[len(parts)-1]
+	err := h.write(cut, at, out, parts)
 
 	h.mu.Lock()
 	h.flushing, h.inflight = false, nil
@@ -289,8 +302,9 @@ func (h *fileHandle) lead() {
 }
 
 // write makes rows durable at offset at: cut a torn tail first if needed,
-// then write and fsync.
-func (h *fileHandle) write(cut bool, at int64, rows []byte) error {
+// then write and fsync each part of rows in turn (parts holds where each
+// starts: one per zstd frame, one for raw rows).
+func (h *fileHandle) write(cut bool, at int64, rows []byte, parts []int) error {
 	if cut {
 		if err := h.f.Truncate(at); err != nil {
 			return fmt.Errorf("cutting the torn tail at offset %d: %w", at, err)
@@ -300,14 +314,21 @@ func (h *fileHandle) write(cut bool, at int64, rows []byte) error {
 		}
 		h.store.cfg.log.Info("torn tail cut", "path", h.path, "offset", at)
 	}
-	if len(rows) == 0 {
-		return nil
-	}
-	if _, err := h.f.WriteAt(rows, at); err != nil {
-		return fmt.Errorf("writing %d bytes at offset %d: %w", len(rows), at, err)
-	}
-	if err := h.f.Sync(); err != nil {
-		return fmt.Errorf("fsync: %w", err)
+	for i, start := range parts {
+		end := len(rows)
+		if i+1 < len(parts) {
+			end = parts[i+1]
+		}
+		if start == end {
+			continue
+		}
+		off := at + int64(start)
+		if _, err := h.f.WriteAt(rows[start:end], off); err != nil {
+			return fmt.Errorf("writing %d bytes at offset %d: %w", end-start, off, err)
+		}
+		if err := h.f.Sync(); err != nil {
+			return fmt.Errorf("fsync: %w", err)
+		}
 	}
 	return nil
 }
@@ -478,7 +499,7 @@ func (h *fileHandle) finish() error {
 	at := h.size
 	tail := eventlog.AppendTailFrame(nil, at, h.lastFrame[0], h.lastFrame[1], h.next)
 	h.mu.Unlock()
-	if err := h.write(false, at, tail); err != nil {
+	if err := h.write(false, at, tail, []int{0}); err != nil {
 		return fmt.Errorf("handle: close %q: writing the tail frame: %w", h.path, err)
 	}
 	h.mu.Lock()
