@@ -3,3 +3,7 @@ package eventlog
 // SetMaxRowSize lowers the row size limit an Encoder packs to, so that tests
 // can exercise the split of packed runs with small rows.
 func SetMaxRowSize(enc *Encoder, n int) { enc.maxSize = n }
+
+// TailFrameAt exposes tailFrameAt: whether b is a tail frame standing at
+// offset at, and the data frame it names.
+var TailFrameAt = tailFrameAt

@@ -75,21 +75,36 @@ func compactEvents(t *testing.T, evs []eventlog.Event) []eventlog.Event {
 	return out
 }
 
-func FuzzReader(f *testing.F) {
-	f.Add([]byte(hdrLine + rows(0, 2) + packedRow(2, 3)))
-	f.Add([]byte(hdrLine + rows(0, 2) + `{"seq":2,"ty`))
-	f.Add([]byte(hdrLine + rows(0, 1) + zeros(20) + "\n" + zeros(5)))
-	f.Add([]byte(hdrLine + rows(0, 1) + zeros(20) + "\n" + rows(1, 1)))
-	f.Add([]byte(hdrLine + rows(0, 1) + "junk\n" + rows(1, 1)))
-	f.Add([]byte(hdrLine + rows(1, 1)))
-	f.Add([]byte(forkHeader(f, eventlog.ModeFork, 41) + rows(42, 2)))
-	f.Add([]byte(forkHeader(f, eventlog.ModeChild, 3) + rows(0, 1)))
-	f.Add([]byte(`{"format":"sessionlog","version":2}` + "\n"))
-	f.Add([]byte(`{"format":"sessionlog"}` + "\n"))
-	f.Add([]byte(""))
-	f.Add([]byte("\n\n"))
+// rawLogSeeds are raw logs that end every way a read can end (clean, torn,
+// corrupt, a bad header): seeds of the fuzz targets that read raw logs.
+func rawLogSeeds(tb testing.TB) [][]byte {
+	seeds := []string{
+		hdrLine + rows(0, 2) + packedRow(2, 3),
+		hdrLine + rows(0, 2) + `{"seq":2,"ty`,
+		hdrLine + rows(0, 1) + zeros(20) + "\n" + zeros(5),
+		hdrLine + rows(0, 1) + zeros(20) + "\n" + rows(1, 1),
+		hdrLine + rows(0, 1) + "junk\n" + rows(1, 1),
+		hdrLine + rows(1, 1),
+		forkHeader(tb, eventlog.ModeFork, 41) + rows(42, 2),
+		forkHeader(tb, eventlog.ModeChild, 3) + rows(0, 1),
+		`{"format":"sessionlog","version":2}` + "\n",
+		`{"format":"sessionlog"}` + "\n",
+		"",
+		"\n\n",
+	}
 	for _, s := range fuzzRows {
-		f.Add([]byte(hdrLine + s + "\n" + rows(1, 1)))
+		seeds = append(seeds, hdrLine+s+"\n"+rows(1, 1))
+	}
+	out := make([][]byte, len(seeds))
+	for i, s := range seeds {
+		out[i] = []byte(s)
+	}
+	return out
+}
+
+func FuzzReader(f *testing.F) {
+	for _, s := range rawLogSeeds(f) {
+		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r := eventlog.NewReader(bytes.NewReader(data))

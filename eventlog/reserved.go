@@ -160,6 +160,9 @@ func (d *Digest) UnmarshalBinary(b []byte) error {
 	if err := json.Unmarshal(b, &s); err != nil {
 		return err
 	}
+	if s.Next < 0 {
+		return fmt.Errorf("eventlog: digest state: next seq %d is negative", s.Next)
+	}
 	h := sha256.New()
 	if err := h.(encoding.BinaryUnmarshaler).UnmarshalBinary(s.State); err != nil {
 		return err

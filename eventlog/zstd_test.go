@@ -692,6 +692,9 @@ func TestReadZstdTail(t *testing.T) {
 		{"a stale tail frame in the middle", cat(withTail(small.data[:lastOff], small.offs[2], lastOff-small.offs[2], 5), small.data[lastOff:]), packedEvents(7, 2)[1], true},
 		{"a tail frame at the end naming the wrong offset", cat(small.data, eventlog.AppendTailFrame(nil, 3, lastOff, n-lastOff, 9)), packedEvents(7, 2)[1], true},
 		{"a skippable frame at the end", cat(small.data, skippableFrame(0x184D2A50, "idx")), packedEvents(7, 2)[1], true},
+		// Found by a seed of FuzzReadZstdTail: the tail frame's path gave no last event.
+		{"a tail frame naming an empty last frame", withTail(cat(small.data, zFrame("")), n, int64(len(zFrame(""))), 9), packedEvents(7, 2)[1], true},
+		{"a tail frame naming the last frame with rows, an empty one after it", withTail(cat(small.data, zFrame("")), lastOff, n-lastOff, 9), packedEvents(7, 2)[1], true},
 		{"last frame torn", small.data[:n-5], packedEvents(2, 3)[2], true},
 		{"last frame torn after a tail frame", cat(withTail(small.data[:lastOff], small.offs[2], lastOff-small.offs[2], 5), small.data[lastOff:n-5]), packedEvents(2, 3)[2], true},
 		{"last frame fails its checksum", flip(small.data, n-1), packedEvents(2, 3)[2], true},
@@ -700,6 +703,11 @@ func TestReadZstdTail(t *testing.T) {
 		{"header only, tail frame", withTail(hdrOnly, 0, int64(len(hdrOnly)), 0), eventlog.Event{}, false},
 		{"header only, torn frame after it", cat(hdrOnly, zFrame(rows(0, 1))[:9]), eventlog.Event{}, false},
 		{"header and rows in one frame", zFrame(hdrLine + rows(0, 3)), rowsEvents(0, 3)[2], true},
+		// Found writing FuzzReadZstdTail: skippable frames may stand anywhere
+		// (SPEC §5), and the header frame was looked for at offset 0 only.
+		{"a skippable frame before the header frame", cat(skippableFrame(0x184D2A50, "idx"), small.data), packedEvents(7, 2)[1], true},
+		{"skippable frames before a header frame holding rows", cat(skippableFrame(0x184D2A5F, ""), skippableFrame(0x184D2A50, "i"), zFrame(hdrLine+rows(0, 3))), rowsEvents(0, 3)[2], true},
+		{"a skippable frame before the header frame alone", cat(skippableFrame(0x184D2A50, "idx"), hdrOnly), eventlog.Event{}, false},
 		{"fork", fork.data, rowsEvents(42, 3)[2], true},
 	}
 	for _, tt := range tests {
@@ -795,35 +803,47 @@ func TestZstdAppendFramesPartialRow(t *testing.T) {
 
 // FuzzZstdReader checks that any input ends a read in exactly one way,
 // at a consistent place, with contiguous seqs, whatever way it is fed.
-func FuzzZstdReader(f *testing.F) {
-	c := zCodec(f)
+// zstdLogSeeds are zstd logs that end every way a read can end (clean,
+// torn, corrupt, a bad header), with and without skippable and tail
+// frames: seeds of the fuzz targets that read zstd logs.
+func zstdLogSeeds(tb testing.TB, c *eventlog.ZstdCodec) [][]byte {
 	l := buildZLog(c, hdrLine, rows(0, 2), packedRow(2, 3), rows(5, 1))
 	n := int64(len(l.data))
 	tail := eventlog.AppendTailFrame(nil, n, l.offs[3], n-l.offs[3], 6)
-	f.Add(l.data)
-	f.Add(cat(l.data, tail))
-	f.Add(cat(l.data[:l.offs[2]], skippableFrame(0x184D2A50, "i"), l.data[l.offs[2]:], tail))
-	f.Add(l.data[:n-3])
-	f.Add(flip(l.data, n-1))
-	f.Add(flip(l.data, l.offs[3]-1))
-	f.Add(cat(l.data, make([]byte, 9)))
-	f.Add(cat(l.data[:l.offs[2]], make([]byte, 9), l.data[l.offs[2]:]))
-	f.Add(cat(l.data, tail[:11]))
-	f.Add(cat(l.data, zFrame(rows(6, 1)+`{"seq":7`)))
-	f.Add(cat(l.data, zFrame(rows(7, 1))))
-	f.Add(cat(l.data, zFrame(""), zFrame(rows(6, 1))))
-	f.Add(zFrame(hdrLine + rows(0, 2)))
-	f.Add(buildZLog(c, forkHeader(f, eventlog.ModeFork, 41), rows(42, 2)).data)
-	f.Add(buildZLog(c, strings.Replace(hdrLine, `"version":1`, `"version":2`, 1)).data)
-	f.Add([]byte{})
-	f.Add([]byte{0x28, 0xB5, 0x2F, 0xFD, 0x00})
+	seeds := [][]byte{
+		l.data,
+		cat(l.data, tail),
+		cat(l.data[:l.offs[2]], skippableFrame(0x184D2A50, "i"), l.data[l.offs[2]:], tail),
+		l.data[:n-3],
+		flip(l.data, n-1),
+		flip(l.data, l.offs[3]-1),
+		cat(l.data, make([]byte, 9)),
+		cat(l.data[:l.offs[2]], make([]byte, 9), l.data[l.offs[2]:]),
+		cat(l.data, tail[:11]),
+		cat(l.data, zFrame(rows(6, 1)+`{"seq":7`)),
+		cat(l.data, zFrame(rows(7, 1))),
+		cat(l.data, zFrame(""), zFrame(rows(6, 1))),
+		zFrame(hdrLine + rows(0, 2)),
+		buildZLog(c, forkHeader(tb, eventlog.ModeFork, 41), rows(42, 2)).data,
+		buildZLog(c, strings.Replace(hdrLine, `"version":1`, `"version":2`, 1)).data,
+		{},
+		{0x28, 0xB5, 0x2F, 0xFD, 0x00},
+	}
 	rng := rand.New(rand.NewPCG(3, 4))
 	for range 3 {
 		b := make([]byte, 64)
 		for i := range b {
 			b[i] = byte(rng.Uint32())
 		}
-		f.Add(b)
+		seeds = append(seeds, b)
+	}
+	return seeds
+}
+
+func FuzzZstdReader(f *testing.F) {
+	c := zCodec(f)
+	for _, s := range zstdLogSeeds(f, c) {
+		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r := eventlog.NewZstdReader(bytes.NewReader(data), c)

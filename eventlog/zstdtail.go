@@ -57,12 +57,21 @@ func ReadTail(src io.ReaderAt, size int64, path string) (Tail, error) {
 	return Tail{Header: hdr, Last: last, Found: found}, err
 }
 
-// ReadZstdTail reads a zstd log's header (from its first frame) and last
-// event (from its last data frame, found through the tail frame or, after
-// a crash, by walking frame headers without decompressing).
+// ReadZstdTail reads a zstd log's header (from its first data frame:
+// skippable frames before it are passed over) and last event (from its
+// last data frame, found through the tail frame or, after a crash, by
+// walking frame headers without decompressing).
 func ReadZstdTail(src io.ReaderAt, size int64, codec *ZstdCodec, path string) (Tail, error) {
 	var t Tail
-	first, err := readFrameAt(src, 0, size, codec, path)
+	hdrOff := int64(0)
+	for {
+		n, skippable, err := extentAt(src, hdrOff, size)
+		if err != nil || n <= 0 || !skippable {
+			break
+		}
+		hdrOff += n
+	}
+	first, err := readFrameAt(src, hdrOff, size, codec, path)
 	if err != nil {
 		return t, err
 	}
@@ -86,12 +95,18 @@ func ReadZstdTail(src io.ReaderAt, size int64, codec *ZstdCodec, path string) (T
 			continue
 		}
 		content := f.content
-		if offs[i][0] == 0 {
+		if offs[i][0] == hdrOff {
 			content = content[bytes.IndexByte(content, '\n')+1:]
 		}
 		if len(content) == 0 {
-			if offs[i][0] == 0 {
+			if offs[i][0] == hdrOff {
 				return t, nil
+			}
+			if viaTail {
+				// The frame the tail frame names holds no rows (an empty
+				// frame): the last event is in an earlier frame.
+				offs, viaTail = dataFrames(src, size), false
+				i = len(offs)
 			}
 			continue
 		}
@@ -162,13 +177,19 @@ func lastFrames(src io.ReaderAt, size int64) (offs [][2]int64, viaTail bool, err
 			}
 		}
 	}
+	return dataFrames(src, size), false, nil
+}
+
+// dataFrames returns {offset, length} of every data frame found by walking
+// the frame headers.
+func dataFrames(src io.ReaderAt, size int64) (offs [][2]int64) {
 	frames, _ := ZstdFrames(src, size)
 	for _, f := range frames {
 		if !f.Skippable {
 			offs = append(offs, [2]int64{f.Offset, f.Len})
 		}
 	}
-	return offs, false, nil
+	return offs
 }
 
 // tailFrameAt reports whether b (TailFrameSize bytes) is a tail frame that
