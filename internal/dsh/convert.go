@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/oklog/ulid/v2"
 
@@ -99,7 +100,7 @@ func Parse(r io.Reader, opts ...Option) (Session, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(nil, maxRow+1)
 	if !sc.Scan() {
-		if err := sc.Err(); err != nil {
+		if err := scanErr(sc, 1); err != nil {
 			return Session{}, err
 		}
 		return Session{}, fmt.Errorf("%w: empty", ErrFormat)
@@ -109,7 +110,8 @@ func Parse(r io.Reader, opts ...Option) (Session, error) {
 		return s, err
 	}
 	p := &parser{s: &s, cfg: cfg, lastTime: s.CreatedAt}
-	for line := 2; sc.Scan(); line++ {
+	line := 2
+	for ; sc.Scan(); line++ {
 		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
 			continue
 		}
@@ -117,7 +119,17 @@ func Parse(r io.Reader, opts ...Option) (Session, error) {
 			return s, fmt.Errorf("%w: line %d: %v", ErrFormat, line, err)
 		}
 	}
-	return s, sc.Err()
+	return s, scanErr(sc, line)
+}
+
+// scanErr is the error that stopped sc at line: a line longer than a row
+// may be is an error about the content.
+func scanErr(sc *bufio.Scanner, line int) error {
+	err := sc.Err()
+	if errors.Is(err, bufio.ErrTooLong) {
+		return fmt.Errorf("%w: line %d: more than the %d bytes a row may have", ErrFormat, line, maxRow)
+	}
+	return err
 }
 
 // header is the first row of a dsh log.
@@ -145,7 +157,8 @@ func parseHeader(line []byte) (Session, error) {
 		}
 		var str string
 		if json.Unmarshal(v, &str) != nil {
-			str = string(v)
+			// As JSON, valid UTF-8 as a header's labels are.
+			str = strings.ToValidUTF8(string(v), "\uFFFD")
 		}
 		labels["dsh."+k] = str
 	}
@@ -183,6 +196,12 @@ func (p *parser) row(line []byte) error {
 		p.s.Report.PackedRows++
 		return p.packed(typ, row)
 	}
+	if err := eventlog.ValidateType(typ); err != nil {
+		return err
+	}
+	if typ == eventlog.TypeCheckpoint || typ == eventlog.TypeRollback {
+		return fmt.Errorf("type %q is sessionlog's own: a dsh log holds none", typ)
+	}
 	for k := range row {
 		if !slices.Contains(eventKeys, k) {
 			p.s.Report.DroppedKeys[k]++
@@ -200,8 +219,7 @@ func (p *parser) row(line []byte) error {
 	if err := p.place(&e, seq, t); err != nil {
 		return err
 	}
-	p.add(e)
-	return nil
+	return p.add(e)
 }
 
 // place gives e its seq and time: the source's, or the next ones.
@@ -226,14 +244,26 @@ func (p *parser) place(e *eventlog.Event, seq, t *int64) error {
 	return nil
 }
 
-func (p *parser) add(e eventlog.Event) {
+// add appends e, its data reshaped with the vocabulary option, unless the
+// log would refuse it: data that is not valid (nested too deeply), or a row
+// beyond maxRow.
+func (p *parser) add(e eventlog.Event) error {
 	if p.cfg.vocabulary {
 		if data, ok := reshape(e.Type, e.Data); ok {
 			e.Data = data
 			p.s.Report.Reshaped++
 		}
 	}
+	if err := e.Validate(); err != nil {
+		return fmt.Errorf("seq %d: %v", e.Seq, err)
+	}
+	widest := e
+	widest.Seq = 1 << 62 // the widest seq a row can hold, as the writer checks
+	if size := eventlog.RowSize(widest); size > maxRow {
+		return fmt.Errorf("seq %d: the %s event would take a row of %d bytes, more than the %d a row may have", e.Seq, e.Type, size, maxRow)
+	}
 	p.s.Events = append(p.s.Events, e)
+	return nil
 }
 
 // packedData is the data of a packed row.
@@ -324,7 +354,9 @@ func (p *parser) packed(typ string, row map[string]json.RawMessage) error {
 		if err := p.place(&e, seq, t); err != nil {
 			return err
 		}
-		p.add(e)
+		if err := p.add(e); err != nil {
+			return err
+		}
 	}
 	return nil
 }

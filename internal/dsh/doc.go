@@ -22,10 +22,16 @@
 // Parse keeps every event's type and data as they are. Seq and time are the
 // source's where it gives them; otherwise seq is the next one and time the
 // previous event's time + 1 (the header's createdAt for the first). Seqs
-// must be contiguous from 0, as sessionlog's are. Row keys sessionlog has no
-// place for (surfaceOp, sourceEventSeqs, ignorable) are dropped and counted
-// in the Report. A packed row becomes its assistant/chunk events, each with
-// the data an unpacked dsh row of that delta has:
+// must be contiguous from 0, as sessionlog's are. A row the log would
+// refuse is an error (ErrFormat, naming the line): a type that is not a
+// sessionlog type or is sessionlog's own (checkpoint, rollback), data
+// nested too deeply, an event beyond eventlog.MaxRowSize once converted.
+// A header value that is not a string becomes its label as JSON, invalid
+// UTF-8 in it replaced by U+FFFD (a header holds valid UTF-8). Row keys
+// sessionlog has no place for (surfaceOp, sourceEventSeqs, ignorable) are
+// dropped and counted in the Report. A packed row becomes its
+// assistant/chunk events, each with the data an unpacked dsh row of that
+// delta has:
 // {"turn","step","chunk":{"type":"text-delta"|"reasoning-delta","index","text"}}
 // or {"turn","step","chunk":{"type":"tool-call-delta","index","id","name","argumentsDelta"}}.
 //

@@ -18,6 +18,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/internal/dsh"
+	"github.com/sessionlog/sessionlog/internal/importers/importerstest"
 	"github.com/sessionlog/sessionlog/projection"
 	"github.com/sessionlog/sessionlog/replay"
 )
@@ -353,4 +354,61 @@ func summary(ds []projection.Degraded) string {
 		parts[i] = fmt.Sprintf("%s ×%d", k, counts[k])
 	}
 	return strings.Join(parts, ", ")
+}
+
+// Regression: Parse took rows the log refuses, so Store failed on append:
+// a type outside A-Z a-z 0-9 . _ : / - or longer than 128 bytes, one of
+// sessionlog's own types (a checkpoint or rollback of dsh's would be taken
+// for the library's), data nested too deeply once the vocabulary puts it
+// in "args", an event beyond the row limit once reshaped (each invalid
+// UTF-8 byte of a text becomes a 3-byte U+FFFD). A line longer than a row
+// was an error without ErrFormat or the line. Each is now a format error
+// naming its line.
+func TestParseRefusesWhatTheLogRefuses(t *testing.T) {
+	const hdr = `{"type":"session","version":0,"createdAt":1}` + "\n"
+	deep := strings.Repeat("[", 10000) + strings.Repeat("]", 10000)
+	for _, c := range []struct {
+		name, in, want string
+		vocabulary     bool
+	}{
+		{name: "space", in: hdr + `{"type":"turn start"}`, want: "line 2: eventlog: invalid event: type \"turn start\" has a character"},
+		{name: "long", in: hdr + "\n" + `{"type":"` + strings.Repeat("a", 129) + `"}`, want: "line 3: eventlog: invalid event: type must be 1 to 128 characters"},
+		{name: "checkpoint", in: hdr + `{"type":"checkpoint","data":{"log":"x"}}`, want: `line 2: type "checkpoint" is sessionlog's own`},
+		{name: "rollback", in: hdr + `{"type":"a"}` + "\n" + `{"type":"rollback","data":{"to":0}}`, want: `line 3: type "rollback" is sessionlog's own`},
+		{name: "deep args", in: hdr + `{"type":"tool/call","data":{"callId":"c","arguments":"` + deep + `"}}`, vocabulary: true, want: "line 2: seq 0: eventlog: invalid event: data of type \"tool/call\" is not valid JSON: nesting too deep"},
+		{
+			name: "reshaped too large", vocabulary: true,
+			in:   hdr + `{"type":"user/message","data":{"content":[{"type":"text","text":"` + strings.Repeat("\xff", eventlog.MaxRowSize/3+1) + `"}]}}`,
+			want: "line 2: seq 0: the user/message event would take a row of ",
+		},
+		{name: "long header", in: `{"type":"session","version":0,"createdAt":1,"x":"` + strings.Repeat("a", eventlog.MaxRowSize) + `"}`, want: "line 1: more than the 16777216 bytes a row may have"},
+		{name: "long row", in: hdr + "\n" + `{"type":"a","data":"` + strings.Repeat("a", eventlog.MaxRowSize) + `"}` + "\n", want: "line 3: more than the 16777216 bytes a row may have"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var opts []dsh.Option
+			if c.vocabulary {
+				opts = append(opts, dsh.Vocabulary())
+			}
+			_, err := dsh.Parse(strings.NewReader(c.in), opts...)
+			require.ErrorIs(t, err, dsh.ErrFormat)
+			require.Contains(t, err.Error(), c.want)
+		})
+	}
+	// The faithful conversion keeps the deep arguments as the string they are.
+	s, err := dsh.Parse(strings.NewReader(hdr + `{"type":"tool/call","data":{"callId":"c","arguments":"` + deep + `"}}`))
+	require.NoError(t, err)
+	require.Len(t, s.Events, 1)
+}
+
+// Regression: a header value that is not a string, holding invalid UTF-8,
+// became a label the session's header cannot hold as it is (JSON turns
+// each invalid byte into U+FFFD), so the stored labels differed from
+// Session.Labels. Found by FuzzParse (testdata/fuzz/FuzzParse/3a82466ac217abf9).
+func TestHeaderLabelsValidUTF8(t *testing.T) {
+	s, err := dsh.Parse(strings.NewReader("{\"type\":\"session\",\"version\":0,\"createdAt\":1,\"x\":[\"a\xffb\"],\"y\":\"c\xfed\"}\n"))
+	require.NoError(t, err)
+	require.Equal(t, "[\"a\uFFFDb\"]", s.Labels["dsh.x"])
+	require.Equal(t, "c\uFFFDd", s.Labels["dsh.y"], "a string is decoded as JSON decodes it")
+	hdr := importerstest.RoundTrip(t, s.Events, handle.WithID(s.ID), handle.WithCreatedAt(s.CreatedAt), handle.WithLabels(s.Labels))
+	require.Equal(t, s.Labels, hdr.Labels)
 }

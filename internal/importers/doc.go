@@ -6,6 +6,9 @@
 // swe); cmd/logtool/import.go names them.
 //
 // A converter reads the whole trace and returns every event in memory, seqs
-// from 0. It is deterministic: the same bytes give the same events, labels
-// and createdAt (the store gives each imported session a new ID).
+// from 0, each one the log takes as it is: a trace whose converted event
+// the log would refuse (a row too large, data nested too deeply) is an
+// ErrFormat error. It is deterministic: the same bytes give the same
+// events, labels and createdAt (the store gives each imported session a
+// new ID).
 package importers

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -225,7 +226,11 @@ func (s *Session) SetLabel(key, value string) {
 }
 
 // Builder collects events, seqs from 0, each with data marshalled as
-// compact JSON without HTML escapes.
+// compact JSON without HTML escapes. It checks each event as the log does
+// on append (eventlog.Event.Validate, and a row within
+// eventlog.MaxRowSize): the first event that cannot be marshalled or
+// stored is Events' error, a format error (a trace can hold a value too
+// large, or too deeply nested, to be stored once converted).
 type Builder struct {
 	events []eventlog.Event
 	last   int64 // time of the last event
@@ -239,14 +244,48 @@ func (b *Builder) Add(typ string, t int64, data any) int64 {
 	if t < 0 {
 		t = b.last
 	}
+	seq := int64(len(b.events))
 	raw, err := Marshal(data)
 	if err != nil && b.err == nil {
-		b.err = fmt.Errorf("%s: %w", typ, err)
+		b.err = Formatf("seq %d: %s: %w", seq, typ, err)
 	}
-	seq := int64(len(b.events))
-	b.events = append(b.events, eventlog.Event{Seq: seq, Type: typ, Time: t, Data: raw})
+	e := eventlog.Event{Seq: seq, Type: typ, Time: t, Data: raw}
+	if err == nil && b.err == nil {
+		b.err = storable(e)
+	}
+	b.events = append(b.events, e)
 	b.last = t
 	return seq
+}
+
+// storable returns a format error unless the log takes e: a valid event
+// whose row, at the widest seq a row can hold, is within
+// eventlog.MaxRowSize (what handle.Append checks).
+func storable(e eventlog.Event) error {
+	if err := e.Validate(); err != nil {
+		return Formatf("seq %d: %v", e.Seq, err)
+	}
+	widest := e
+	widest.Seq = 1 << 62
+	if size := eventlog.RowSize(widest); size > eventlog.MaxRowSize {
+		return Formatf("seq %d: the %s event would take a row of %d bytes, more than the %d a row may have", e.Seq, e.Type, size, eventlog.MaxRowSize)
+	}
+	return nil
+}
+
+// Err returns the first error Events would return.
+func (b *Builder) Err() error { return b.err }
+
+// Tokens is the sum of token counts; ok is false when a count is negative
+// or the sum is beyond int64.
+func Tokens(counts ...int64) (sum int64, ok bool) {
+	for _, n := range counts {
+		if n < 0 || sum > math.MaxInt64-n {
+			return 0, false
+		}
+		sum += n
+	}
+	return sum, true
 }
 
 // Last returns the time of the last event (0 before one).
@@ -255,7 +294,8 @@ func (b *Builder) Last() int64 { return b.last }
 // Next returns the seq the next event gets.
 func (b *Builder) Next() int64 { return int64(len(b.events)) }
 
-// Events returns the events, or the first marshalling error.
+// Events returns the events, and the error of the first event that cannot
+// be marshalled or stored.
 func (b *Builder) Events() ([]eventlog.Event, error) { return b.events, b.err }
 
 // Obj is a JSON object whose keys keep the order given: key, value, key,

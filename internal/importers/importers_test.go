@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"strings"
 	"testing"
 
 	"github.com/spf13/afero"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/internal/importers"
 )
 
@@ -66,4 +68,56 @@ func TestUnits(t *testing.T) {
 	_, err = importers.Convert(fs, f, units[0])
 	require.ErrorIs(t, err, importers.ErrFormat)
 	require.Equal(t, "/d/a.traj: no", err.Error())
+}
+
+// Regression: Builder made events the log refuses (an invalid type, a row
+// beyond MaxRowSize) without an error, so `logtool import` failed on
+// append, and reported data it could not marshal (nested too deeply once
+// wrapped) as an error that was not ErrFormat. Now Events reports the
+// first such event, by seq, as a format error.
+func TestBuilderChecksEvents(t *testing.T) {
+	for name, add := range map[string]func(*importers.Builder){
+		"type": func(b *importers.Builder) { b.Add("not a type", 1, importers.Obj{}) },
+		"row size": func(b *importers.Builder) {
+			b.Add("x", 1, importers.Obj{"text", strings.Repeat("a", eventlog.MaxRowSize)})
+		},
+		"nesting": func(b *importers.Builder) {
+			b.Add("x", 1, json.RawMessage(strings.Repeat("[", 10001)+strings.Repeat("]", 10001)))
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var b importers.Builder
+			b.Add("ok", 0, importers.Obj{})
+			add(&b)
+			b.Add("ok", 2, importers.Obj{})
+			_, err := b.Events()
+			require.ErrorIs(t, err, importers.ErrFormat)
+			require.Contains(t, err.Error(), "seq 1: ")
+			require.Equal(t, err, b.Err())
+		})
+	}
+	var b importers.Builder
+	b.Add("x", 0, importers.Obj{"text", strings.Repeat("a", eventlog.MaxRowSize-100)})
+	_, err := b.Events()
+	require.NoError(t, err, "a row within the limit")
+}
+
+func TestTokens(t *testing.T) {
+	for _, c := range []struct {
+		counts []int64
+		sum    int64
+		ok     bool
+	}{
+		{nil, 0, true},
+		{[]int64{1, 2, 3}, 6, true},
+		{[]int64{math.MaxInt64, 0}, math.MaxInt64, true},
+		{[]int64{math.MaxInt64, 1}, 0, false},
+		{[]int64{math.MaxInt64 - 1, 1, 1}, 0, false},
+		{[]int64{5, -1}, 0, false},
+		{[]int64{math.MinInt64}, 0, false},
+	} {
+		sum, ok := importers.Tokens(c.counts...)
+		require.Equal(t, c.ok, ok, "%v", c.counts)
+		require.Equal(t, c.sum, sum, "%v", c.counts)
+	}
 }

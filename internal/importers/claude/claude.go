@@ -3,6 +3,7 @@ package claude
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"maps"
 	"path/filepath"
@@ -111,7 +112,13 @@ func Parse(r io.Reader, name string) (importers.Session, error) {
 			return importers.Formatf("line %d: no \"type\"", n)
 		}
 		seen = true
-		return p.line(l)
+		if err := p.line(l); err != nil {
+			return fmt.Errorf("line %d: %w", n, err)
+		}
+		if err := p.b.Err(); err != nil {
+			return fmt.Errorf("line %d: %w", n, err)
+		}
+		return nil
 	})
 	if err != nil {
 		return importers.Session{}, err
@@ -421,13 +428,18 @@ func (p *parser) closeStep() {
 		return
 	}
 	if u := p.stepUsage; u != nil && p.stepModel != synthetic {
-		p.b.Add("usage", -1, importers.Obj{
-			"inputTokens", u.InputTokens + u.CacheCreation + u.CacheRead,
-			"outputTokens", u.OutputTokens,
-			"cachedTokens", importers.OptInt(u.CacheRead),
-			"cacheWriteTokens", importers.OptInt(u.CacheCreation),
-			"model", importers.Opt(p.stepModel),
-		})
+		in, ok := importers.Tokens(u.InputTokens, u.CacheCreation, u.CacheRead)
+		if ok && u.OutputTokens >= 0 {
+			p.b.Add("usage", -1, importers.Obj{
+				"inputTokens", in,
+				"outputTokens", u.OutputTokens,
+				"cachedTokens", importers.OptInt(u.CacheRead),
+				"cacheWriteTokens", importers.OptInt(u.CacheCreation),
+				"model", importers.Opt(p.stepModel),
+			})
+		} else {
+			p.s.Dropped["usage out of range"]++
+		}
 	}
 	p.b.Add("step/end", -1, importers.Obj{})
 	p.step, p.stepUsage, p.stepModel = "", nil, ""

@@ -191,3 +191,52 @@ func TestSubagentsUnit(t *testing.T) {
 	require.NoError(t, json.Unmarshal(ss[1].Events[1].Data, &d))
 	require.Equal(t, "Fix it", d["text"])
 }
+
+// Regression: an error about a line's content, not its JSON, named no line.
+func TestErrorNamesLine(t *testing.T) {
+	_, err := claude.Parse(strings.NewReader(prompt+"\n"+`{"type":"user","message":{"content":5}}`+"\n"), "f.jsonl")
+	require.ErrorIs(t, err, importers.ErrFormat)
+	require.Equal(t, "line 2: message content is neither a string nor an array of blocks", err.Error())
+}
+
+// Regression: a usage's counts were summed unchecked, so a sum beyond int64
+// wrapped to a negative inputTokens, and negative counts were kept. Such a
+// usage now makes no event; it is counted in Dropped.
+func TestUsageOutOfRange(t *testing.T) {
+	reply := func(usage string) string {
+		return `{"type":"assistant","uuid":"a9","message":{"id":"m9","model":"claude-x","content":[{"type":"text","text":"Hi"}],"usage":` + usage + `}}`
+	}
+	for name, usage := range map[string]string{
+		"sum beyond int64": `{"input_tokens":9223372036854775807,"output_tokens":1,"cache_read_input_tokens":1}`,
+		"negative input":   `{"input_tokens":-20,"output_tokens":1,"cache_read_input_tokens":10}`,
+		"negative output":  `{"input_tokens":5,"output_tokens":-1}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := parse(t, prompt, reply(usage))
+			require.Equal(t, []string{
+				`turn/start {}`,
+				`user/message {"text":"Fix it","source":{"uuid":"u1"}}`,
+				`step/start {}`,
+				`assistant/message {"text":"Hi","source":{"uuid":"a9"}}`,
+				`step/end {}`,
+				`turn/end {"kind":"completed"}`,
+			}, events(t, s.Events))
+			require.Equal(t, 1, s.Dropped["usage out of range"])
+		})
+	}
+	s := parse(t, prompt, reply(`{"input_tokens":9223372036854775806,"output_tokens":0,"cache_read_input_tokens":1}`))
+	require.Equal(t, `usage {"inputTokens":9223372036854775807,"outputTokens":0,"cachedTokens":1,"model":"claude-x"}`, events(t, s.Events)[4],
+		"the largest sum is kept")
+}
+
+// Regression: a line whose event grows beyond the row limit once converted
+// (each invalid UTF-8 byte of a string becomes a 3-byte U+FFFD) gave an
+// event the log refuses. It is now a format error naming the line.
+func TestEventTooLarge(t *testing.T) {
+	text := strings.Repeat("\xff", eventlog.MaxRowSize/3+1)
+	in := prompt + "\n" + `{"type":"user","message":{"content":"` + text + `"}}` + "\n"
+	require.Less(t, len(in), eventlog.MaxRowSize, "the line itself is within the limit")
+	_, err := claude.Parse(strings.NewReader(in), "f.jsonl")
+	require.ErrorIs(t, err, importers.ErrFormat)
+	require.Contains(t, err.Error(), "line 2: seq 2: the user/message event would take a row of ")
+}

@@ -35,7 +35,9 @@
 //     of its calls as well; usage {"inputTokens","outputTokens",
 //     "cachedTokens"?,"cacheWriteTokens"?,"model"} just before step/end,
 //     from the run's last line (inputTokens counts cached and
-//     cache-creation tokens too, cachedTokens the cache reads). Blocks:
+//     cache-creation tokens too, cachedTokens the cache reads; a usage
+//     with a negative count, or a sum beyond int64, makes no event and is
+//     counted in Session.Dropped as "usage out of range"). Blocks:
 //     thinking → assistant/reasoning {"text","signature"?}; redacted_thinking
 //     → assistant/reasoning {"text":"","redacted":true}; text →
 //     assistant/message {"text"} (whitespace-only text blocks, a streaming
@@ -62,6 +64,9 @@
 //     only summaries of other sessions): it gives a session without a
 //     conversation, often without events. Otherwise it is not a
 //     transcript (ErrFormat).
+//   - A line that cannot be read, or whose event the log would refuse (a
+//     row beyond eventlog.MaxRowSize once converted), is an ErrFormat
+//     error naming the line ("line N: …").
 //
 // user/message, assistant/*, tool/*, context/compacted and claude/system
 // data carry "source":{"uuid"} naming the line they came from.

@@ -15,7 +15,8 @@
 //   - before it, assistant/reasoning {"text","source"} for each reasoning
 //     part of the message, so the transcript attaches it to the message;
 //   - after it, usage {"inputTokens","outputTokens","cachedTokens"?,
-//     "model"?} when the message's usage has both token counts: dsh counts
+//     "model"?} when the message's usage has both token counts, none
+//     negative and their sum within int64: dsh counts
 //     cache reads (cacheReadTokens) and writes apart from inputTokens, §8
 //     counts them in it, cachedTokens being the reads; the model is the
 //     message's; dsh's usage object is kept as "source":{"seq","usage"}.

@@ -127,7 +127,8 @@ func withSource(data json.RawMessage, src importers.Obj) json.RawMessage {
 
 // usage maps a dsh message's usage onto SPEC §8's: dsh counts cache reads
 // (and writes) apart from inputTokens, §8 counts them in it, cachedTokens
-// being the reads. ok is false without both token counts.
+// being the reads. ok is false without both token counts, or with a count
+// negative or a sum beyond int64.
 func usage(raw json.RawMessage, model string, src importers.Obj) (importers.Obj, bool) {
 	var u struct {
 		InputTokens      *int64 `json:"inputTokens"`
@@ -138,8 +139,12 @@ func usage(raw json.RawMessage, model string, src importers.Obj) (importers.Obj,
 	if json.Unmarshal(raw, &u) != nil || u.InputTokens == nil || u.OutputTokens == nil {
 		return nil, false
 	}
+	in, ok := importers.Tokens(*u.InputTokens, u.CacheReadTokens, u.CacheWriteTokens)
+	if !ok || *u.OutputTokens < 0 {
+		return nil, false
+	}
 	return importers.Obj{
-		"inputTokens", *u.InputTokens + u.CacheReadTokens + u.CacheWriteTokens,
+		"inputTokens", in,
 		"outputTokens", *u.OutputTokens,
 		"cachedTokens", importers.OptInt(u.CacheReadTokens),
 		"model", importers.Opt(model),

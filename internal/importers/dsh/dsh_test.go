@@ -71,3 +71,35 @@ func TestParseErrors(t *testing.T) {
 		})
 	}
 }
+
+// Regression: a usage's counts were summed unchecked, so a sum beyond int64
+// wrapped to a negative inputTokens, and negative counts were kept. Such a
+// usage now makes no usage event (the message keeps it in its data).
+func TestUsageOutOfRange(t *testing.T) {
+	for name, usage := range map[string]string{
+		"sum beyond int64": `{"inputTokens":9223372036854775807,"outputTokens":1,"cacheReadTokens":1}`,
+		"negative input":   `{"inputTokens":-200,"outputTokens":1,"cacheReadTokens":100}`,
+		"negative output":  `{"inputTokens":5,"outputTokens":-1}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			in := `{"type":"session","version":0,"id":"abc","createdAt":1000}` + "\n" +
+				`{"type":"assistant/message","data":{"message":{"content":[{"type":"text","text":"Hi"}]},"usage":` + usage + `}}`
+			s, err := dsh.Parse(strings.NewReader(in), "s.jsonl")
+			require.NoError(t, err)
+			require.Len(t, s.Events, 1)
+			require.Equal(t, `{"text":"Hi","source":{"seq":0}}`, string(s.Events[0].Data))
+		})
+	}
+}
+
+// Regression: call arguments holding JSON nested as deeply as JSON may be
+// nest one level deeper once in "args": the import failed with an error
+// that was not ErrFormat. It is a format error naming the line now.
+func TestDeepArgs(t *testing.T) {
+	deep := strings.Repeat("[", 10000) + strings.Repeat("]", 10000)
+	in := `{"type":"session","version":0,"id":"abc","createdAt":1000}` + "\n" +
+		`{"type":"tool/call","data":{"callId":"c","name":"f","arguments":"` + deep + `"}}`
+	_, err := dsh.Parse(strings.NewReader(in), "s.jsonl")
+	require.ErrorIs(t, err, importers.ErrFormat)
+	require.Contains(t, err.Error(), "line 2: ")
+}

@@ -31,8 +31,10 @@
 //     the action's first word (the command: edit, open, submit, python…),
 //     args {"command": the action}.
 //   - A call id used before in the trace (replayed demonstrations reuse
-//     them) becomes "<id>~<n>" for its n-th use, the source's id kept in
-//     "source":{"callId"}, so each call keeps its own result.
+//     them) becomes "<id>~<n>" for its n-th use (or the next n whose id no
+//     call has: the trace may use "<id>~<n>" itself), the source's id kept
+//     in "source":{"callId"}, so each call has an id of its own and keeps
+//     its own result.
 //   - A tool message (function calling) → tool/result {"id","output"} for
 //     each of its tool_call_ids (the latest call with that id); a user
 //     message while calls are without a result (the observation, in the
@@ -45,7 +47,9 @@
 //   - At the end: swe-agent/info with info as it is; usage
 //     {"inputTokens","outputTokens","costMicros"?,"model"?} from
 //     info.model_stats when it counted any call (tokens_sent,
-//     tokens_received, instance_cost × 10⁶); then turn/end {"kind",
+//     tokens_received, instance_cost × 10⁶; stats with a negative count
+//     or a cost out of range make no usage and are counted in
+//     Session.Dropped as "usage out of range"); then turn/end {"kind",
 //     "reason"} from info.exit_status: one that names cost, context or a
 //     limit (exit_cost, "submitted (exit_context)") → budget, else
 //     "submitted…" → completed, any other → failed; the reason is the

@@ -102,11 +102,13 @@ func Parse(r io.Reader, name string) (importers.Session, error) {
 		s.SetLabel("swe-agent.exitStatus", *in.ExitStatus)
 	}
 
-	c := &conv{uses: map[string]int{}, alias: map[string]string{}}
+	c := &conv{uses: map[string]int{}, alias: map[string]string{}, taken: map[string]bool{}}
 	if err := c.history(t); err != nil {
 		return importers.Session{}, err
 	}
-	c.end(t, in, rc.Agent.Model.Name)
+	if !c.end(t, in, rc.Agent.Model.Name) {
+		s.Dropped["usage out of range"]++
+	}
 	s.Events, err = c.b.Events()
 	return s, err
 }
@@ -120,6 +122,7 @@ type conv struct {
 	actions  int               // calls made so far
 	uses     map[string]int    // source call id → calls that used it
 	alias    map[string]string // source call id → the id of its latest call
+	taken    map[string]bool   // ids of the tool/calls made
 }
 
 // add adds an event at the next time: the trace has none.
@@ -225,16 +228,21 @@ func (c *conv) history(t traj) error {
 }
 
 // call adds a tool/call. A call id the trace used before (replayed
-// demonstrations reuse them) gets "~<n>" appended for its n-th use, so
-// every call keeps its own result; the source's id stays in
-// "source":{"callId"}.
+// demonstrations reuse them) gets "~<n>" appended for its n-th use (or the
+// next n that gives an id no call has), so every call keeps its own
+// result; the source's id stays in "source":{"callId"}.
 func (c *conv) call(id, name string, args any, src importers.Obj) {
 	orig := id
 	c.uses[orig]++
-	if n := c.uses[orig]; n > 1 {
-		id = fmt.Sprintf("%s~%d", orig, n)
+	if c.taken[id] {
+		n := max(c.uses[orig], 2)
+		for id = fmt.Sprintf("%s~%d", orig, n); c.taken[id]; id = fmt.Sprintf("%s~%d", orig, n) {
+			n++
+		}
+		c.uses[orig] = n
 		src = append(src, "callId", orig)
 	}
+	c.taken[id] = true
 	c.alias[orig] = id
 	c.add("tool/call", importers.Obj{"id", id, "name", name, "args", args, "source", src})
 	c.pending = append(c.pending, id)
@@ -270,21 +278,30 @@ func args(raw json.RawMessage) json.RawMessage {
 	return raw
 }
 
-func (c *conv) end(t traj, in info, model string) {
+// end closes the run; usageOK is false when info.model_stats counted calls
+// with numbers out of range (negative, or a cost beyond int64 micros): no
+// usage is made of them.
+func (c *conv) end(t traj, in info, model string) (usageOK bool) {
 	c.endStep()
 	if len(t.Info) > 0 {
 		c.add("swe-agent/info", t.Info)
 	}
+	usageOK = true
 	if ms := in.ModelStats; ms != nil && (ms.APICalls > 0 || ms.TokensSent > 0 || ms.TokensReceived > 0) {
-		c.add("usage", importers.Obj{
-			"inputTokens", ms.TokensSent,
-			"outputTokens", ms.TokensReceived,
-			"costMicros", importers.OptInt(int64(math.Round(ms.InstanceCost * 1e6))),
-			"model", importers.Opt(model),
-		})
+		micros := math.Round(ms.InstanceCost * 1e6)
+		_, tokensOK := importers.Tokens(ms.TokensSent, ms.TokensReceived)
+		usageOK = tokensOK && micros >= 0 && micros < math.MaxInt64
+		if usageOK {
+			c.add("usage", importers.Obj{
+				"inputTokens", ms.TokensSent,
+				"outputTokens", ms.TokensReceived,
+				"costMicros", importers.OptInt(int64(micros)),
+				"model", importers.Opt(model),
+			})
+		}
 	}
 	if in.ExitStatus == nil || !c.turnOpen {
-		return
+		return usageOK
 	}
 	status := *in.ExitStatus
 	kind := "failed"
@@ -295,4 +312,5 @@ func (c *conv) end(t traj, in info, model string) {
 		kind = "completed"
 	}
 	c.add("turn/end", importers.Obj{"kind", kind, "reason", importers.Opt(status)})
+	return usageOK
 }

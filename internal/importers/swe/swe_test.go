@@ -128,3 +128,69 @@ func TestParseErrors(t *testing.T) {
 		})
 	}
 }
+
+// Regression: the "~<n>" of a reused call id could give an id the trace
+// used itself ("a", "a~2", "a" made two calls "a~2"), so two calls shared
+// an id and a result. The next free n is taken instead.
+func TestCallIDsUnique(t *testing.T) {
+	call := func(id string) string {
+		return `{"role":"assistant","content":"Run.","tool_calls":[{"id":"` + id + `","function":{"name":"bash","arguments":"{}"}}]}`
+	}
+	tool := func(id string) string {
+		return `{"role":"tool","content":"out ` + id + `","tool_call_ids":["` + id + `"]}`
+	}
+	in := `{"trajectory":[],"history":[` + strings.Join([]string{call("a"), tool("a"), call("a~2"), tool("a~2"), call("a"), tool("a"), call("a"), tool("a")}, ",") + `]}`
+	s, err := swe.Parse(strings.NewReader(in), "r.traj")
+	require.NoError(t, err)
+	var got []string
+	for _, e := range s.Events {
+		if e.Type == "tool/call" || e.Type == "tool/result" {
+			got = append(got, e.Type+" "+string(e.Data))
+		}
+	}
+	require.Equal(t, []string{
+		`tool/call {"id":"a","name":"bash","args":{},"source":{"history":0}}`,
+		`tool/result {"id":"a","output":"out a","source":{"history":1}}`,
+		`tool/call {"id":"a~2","name":"bash","args":{},"source":{"history":2}}`,
+		`tool/result {"id":"a~2","output":"out a~2","source":{"history":3}}`,
+		`tool/call {"id":"a~3","name":"bash","args":{},"source":{"history":4,"callId":"a"}}`,
+		`tool/result {"id":"a~3","output":"out a","source":{"history":5}}`,
+		`tool/call {"id":"a~4","name":"bash","args":{},"source":{"history":6,"callId":"a"}}`,
+		`tool/result {"id":"a~4","output":"out a","source":{"history":7}}`,
+	}, got)
+}
+
+// Regression: model_stats numbers out of range were kept (negative token
+// counts) or converted to nonsense (a cost of 1e300 became a negative
+// costMicros, the float conversion being the platform's). Such stats now
+// make no usage event; they are counted in Dropped.
+func TestUsageOutOfRange(t *testing.T) {
+	for name, stats := range map[string]string{
+		"negative tokens": `{"instance_cost":0.5,"tokens_sent":-5,"tokens_received":7,"api_calls":1}`,
+		"huge cost":       `{"instance_cost":1e300,"tokens_sent":5,"tokens_received":7,"api_calls":1}`,
+		"negative cost":   `{"instance_cost":-0.25,"tokens_sent":5,"tokens_received":7,"api_calls":1}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			s, err := swe.Parse(strings.NewReader(`{"trajectory":[],"history":[{"role":"user","content":"Go"}],"info":{"exit_status":"submitted","model_stats":`+stats+`}}`), "a.traj")
+			require.NoError(t, err)
+			require.Equal(t, []string{
+				`turn/start {}`,
+				`user/message {"text":"Go","source":{"history":0}}`,
+				`swe-agent/info {"exit_status":"submitted","model_stats":` + stats + `}`,
+				`turn/end {"kind":"completed","reason":"submitted"}`,
+			}, events(t, s.Events))
+			require.Equal(t, map[string]int{"usage out of range": 1}, s.Dropped)
+		})
+	}
+}
+
+// Regression: call arguments holding JSON nested as deeply as JSON may be
+// nest one level deeper once in "args": the import failed with an error
+// that was not ErrFormat. It is a format error now.
+func TestDeepArgs(t *testing.T) {
+	deep := strings.Repeat("[", 10000) + strings.Repeat("]", 10000)
+	in := `{"trajectory":[],"history":[{"role":"assistant","tool_calls":[{"id":"c","function":{"name":"f","arguments":"` + deep + `"}}]}]}`
+	_, err := swe.Parse(strings.NewReader(in), "a.traj")
+	require.ErrorIs(t, err, importers.ErrFormat)
+	require.Contains(t, err.Error(), "seq 3: tool/call: ")
+}

@@ -1,0 +1,107 @@
+package dsh_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+	dshlog "github.com/sessionlog/sessionlog/internal/dsh"
+	"github.com/sessionlog/sessionlog/internal/importers"
+	"github.com/sessionlog/sessionlog/internal/importers/dsh"
+	"github.com/sessionlog/sessionlog/internal/importers/importerstest"
+)
+
+// FuzzParse imports arbitrary bytes as a dsh log. The seeds are those of
+// internal/dsh's FuzzParse; testdata/fuzz/FuzzParse holds a few more: rows
+// of the real sessions, and what the fuzzer found.
+func FuzzParse(f *testing.F) {
+	for _, in := range importerstest.DshLogs() {
+		f.Add(in)
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		s, err := dsh.Parse(bytes.NewReader(in), "/snap/session.jsonl")
+		if err != nil {
+			importerstest.CheckError(t, err, in, importers.ErrFormat)
+			_, err2 := dsh.Parse(bytes.NewReader(in), "/snap/session.jsonl")
+			require.EqualError(t, err2, err.Error(), "deterministic")
+			return
+		}
+		again, err := dsh.Parse(bytes.NewReader(in), "/snap/session.jsonl")
+		require.NoError(t, err)
+		require.Equal(t, s, again, "deterministic")
+		importerstest.CheckSession(t, s, dsh.Name)
+		require.Empty(t, s.Spawns)
+		require.Empty(t, s.Key)
+
+		// The mapping: each event of the vocabulary conversion, in order,
+		// with its type and time, a rewritten one naming its dsh seq;
+		// before a rewritten assistant/message its reasoning, after it its
+		// usage.
+		raw, err := dshlog.Parse(bytes.NewReader(in))
+		require.NoError(t, err, "the importer took what the converter refuses")
+		voc, err := dshlog.Parse(bytes.NewReader(in), dshlog.Vocabulary())
+		require.NoError(t, err, "the importer took what the converter refuses")
+		require.Equal(t, voc.CreatedAt, s.CreatedAt)
+		require.Equal(t, voc.Labels["dsh.id"], s.Labels["sourceId"])
+		j := 0
+		for i, e := range voc.Events {
+			rewritten := !bytes.Equal(e.Data, raw.Events[i].Data)
+			message := rewritten && e.Type == "assistant/message"
+			for message && j < len(s.Events) && s.Events[j].Type == "assistant/reasoning" {
+				require.Equal(t, e.Seq, sourceSeq(t, s.Events[j]), "seq %d: reasoning of dsh seq %d", j, e.Seq)
+				j++
+			}
+			require.Less(t, j, len(s.Events), "dsh seq %d has no event", e.Seq)
+			got := s.Events[j]
+			require.Equal(t, e.Type, got.Type, "dsh seq %d → seq %d", e.Seq, j)
+			require.Equal(t, e.Time, got.Time, "dsh seq %d → seq %d", e.Seq, j)
+			if rewritten && e.Type != "assistant/chunk" {
+				require.Equal(t, e.Seq, sourceSeq(t, got), "dsh seq %d → seq %d: a rewritten event names its source", e.Seq, j)
+			} else {
+				data, err := importers.Marshal(json.RawMessage(e.Data))
+				require.NoError(t, err)
+				require.Equal(t, string(data), string(got.Data), "dsh seq %d → seq %d: data kept", e.Seq, j)
+			}
+			j++
+			if message && j < len(s.Events) && s.Events[j].Type == "usage" && sourceSeq(t, s.Events[j]) == e.Seq {
+				checkUsage(t, s.Events[j])
+				j++
+			}
+		}
+		require.Equal(t, len(s.Events), j, "events the mapping does not explain")
+	})
+}
+
+// sourceSeq is the dsh seq an event names in its "source":{"seq"} (-1 for
+// none).
+func sourceSeq(t *testing.T, e eventlog.Event) int64 {
+	t.Helper()
+	var d struct {
+		Source struct {
+			Seq *int64 `json:"seq"`
+		} `json:"source"`
+	}
+	if json.Unmarshal(e.Data, &d) != nil || d.Source.Seq == nil {
+		return -1
+	}
+	return *d.Source.Seq
+}
+
+// checkUsage checks an added usage: no count negative (a wrapped sum would
+// be), inputTokens counting the cached tokens too.
+func checkUsage(t *testing.T, e eventlog.Event) {
+	t.Helper()
+	var u struct {
+		InputTokens, OutputTokens *int64
+		CachedTokens              int64
+	}
+	require.NoError(t, json.Unmarshal(e.Data, &u), "%s", e.Data)
+	require.NotNil(t, u.InputTokens, "%s", e.Data)
+	require.NotNil(t, u.OutputTokens, "%s", e.Data)
+	in, out, cached := *u.InputTokens, *u.OutputTokens, u.CachedTokens
+	require.True(t, in >= 0 && out >= 0 && cached >= 0, "token counts %d %d %d", in, out, cached)
+	require.GreaterOrEqual(t, in, cached, "inputTokens counts cachedTokens")
+}
