@@ -86,7 +86,13 @@ func EncodeHeader(h Header) ([]byte, error) {
 	if err := h.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: header: %v", ErrInvalidEvent, err)
 	}
-	return json.Marshal(h)
+	b, err := json.Marshal(h)
+	if err == nil && len(b) > MaxRowSize {
+		// DecodeHeader would refuse it: a session created with it could
+		// never be opened.
+		return nil, fmt.Errorf("%w: header of %d bytes (labels too large; the limit is %d)", ErrTooLarge, len(b), MaxRowSize)
+	}
+	return b, err
 }
 
 // DecodeHeader decodes a header row (without '\n'). Unknown keys are

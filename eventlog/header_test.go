@@ -153,3 +153,20 @@ func TestEncodeHeaderInvalid(t *testing.T) {
 		})
 	}
 }
+
+// A header DecodeHeader would refuse is never encoded: a session created
+// with it could not be opened. Regression: labels of 16 MiB made a
+// session that every open called corrupt.
+func TestEncodeHeaderTooLarge(t *testing.T) {
+	h := eventlog.NewHeader(testID, testTime)
+	h.Labels = map[string]string{"t": strings.Repeat("a", eventlog.MaxRowSize)}
+	_, err := eventlog.EncodeHeader(h)
+	require.ErrorIs(t, err, eventlog.ErrTooLarge)
+
+	h.Labels = map[string]string{"t": strings.Repeat("a", eventlog.MaxRowSize-200)}
+	line, err := eventlog.EncodeHeader(h)
+	require.NoError(t, err, "just under the limit")
+	back, err := eventlog.DecodeHeader(line)
+	require.NoError(t, err)
+	require.Equal(t, h, back)
+}

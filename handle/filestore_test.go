@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
@@ -180,4 +181,17 @@ func TestReaderSeesOnlyCompleteRows(t *testing.T) {
 		require.Len(t, got, want, "after %d bytes of the row", i+1)
 	}
 	_ = io.EOF
+}
+
+// Create refuses labels that would make a header too large to open, and
+// leaves nothing behind.
+func TestCreateRefusesHeaderTooLarge(t *testing.T) {
+	ctx := context.Background()
+	fsys := afero.NewMemMapFs()
+	st := handle.NewFileStore(fsys, "/s")
+	_, err := st.Create(ctx, handle.WithLabels(map[string]string{"t": strings.Repeat("a", eventlog.MaxRowSize)}))
+	require.ErrorIs(t, err, handle.ErrTooLarge)
+	infos, err := st.List(ctx)
+	require.NoError(t, err)
+	require.Empty(t, infos)
 }
