@@ -640,3 +640,51 @@ func FuzzDigestState(f *testing.F) {
 		require.NotEqual(t, c.String(), d.String())
 	})
 }
+
+// FuzzCheckReserved: CheckReserved accepts exactly what the parsers accept
+// (and, for a rollback, only a target before its own seq); a refusal is a
+// *CorruptError for that seq with an unknown offset, naming a fork as the
+// fix.
+func FuzzCheckReserved(f *testing.F) {
+	digest := "sha256:" + strings.Repeat("0f", 32)
+	for _, s := range []struct {
+		typ  string
+		seq  int64
+		data string
+	}{
+		{eventlog.TypeRollback, 3, `{"to":2}`},
+		{eventlog.TypeRollback, 3, `{"to":3}`},
+		{eventlog.TypeRollback, 0, `{"to":0}`},
+		{eventlog.TypeRollback, 9, `{}`},
+		{eventlog.TypeCheckpoint, 4, `{"log":"` + digest + `"}`},
+		{eventlog.TypeCheckpoint, 4, `{"log":"bad"}`},
+		{eventlog.TypeCheckpoint, 0, `null`},
+		{"user/message", 1, `{"to":9}`},
+	} {
+		f.Add(s.typ, s.seq, []byte(s.data))
+	}
+	f.Fuzz(func(t *testing.T, typ string, seq int64, data []byte) {
+		e := eventlog.Event{Seq: seq, Type: typ, Data: data}
+		ce := eventlog.CheckReserved(e)
+		var ok bool
+		switch typ {
+		case eventlog.TypeCheckpoint:
+			_, err := eventlog.ParseCheckpoint(data)
+			ok = err == nil
+		case eventlog.TypeRollback:
+			rb, err := eventlog.ParseRollback(data)
+			ok = err == nil && rb.To < seq
+		default:
+			ok = true
+		}
+		if ok {
+			require.Nil(t, ce)
+			return
+		}
+		require.NotNil(t, ce)
+		require.Equal(t, seq, ce.Seq)
+		require.Equal(t, int64(-1), ce.Offset)
+		require.NotEmpty(t, ce.Reason)
+		require.Contains(t, ce.Error(), "a writer would have refused this event")
+	})
+}
