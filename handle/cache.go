@@ -1,7 +1,10 @@
 package handle
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -13,6 +16,31 @@ import (
 // states, snapshots. Everything in it can be deleted while no process uses
 // the store; it is rebuilt by reading the logs.
 const cacheDir = ".cache"
+
+// A derived file holds a line "sha256:<hex>\n", the sha256 of the data
+// that follows it, then the data. Derived files are not fsynced, and their
+// readers trust data that is well formed and matches the log (a digest
+// state, a header, a stored state): a file whose data does not match its
+// sum (damaged, cut short or zero-filled by a power cut, or written by an
+// older version) reads as absent, and is rebuilt. The sum detects damage,
+// not forgery: whoever may write the store's folder may write its logs.
+const sumPrefix = "sha256:"
+
+// sealDerived returns the sum line of a derived file holding data.
+func sealDerived(data []byte) []byte {
+	sum := sha256.Sum256(data)
+	return append(hex.AppendEncode([]byte(sumPrefix), sum[:]), '\n')
+}
+
+// openDerived returns the data of a derived file, and false when it does
+// not match its sum line.
+func openDerived(b []byte) ([]byte, bool) {
+	head, data, ok := bytes.Cut(b, []byte{'\n'})
+	if !ok || !bytes.Equal(sealDerived(data), b[:len(head)+1]) {
+		return nil, false
+	}
+	return data, true
+}
 
 // validKey reports whether a cache key is safe as a file name part.
 func validKey(key string) bool {
@@ -39,7 +67,8 @@ func (s *FileStore) cachePath(id, key string) (string, error) {
 }
 
 // GetDerived returns derived data kept for session id under key, or
-// ErrNotFound. Derived data is a cache: callers check that it matches the
+// ErrNotFound, also when the file that kept it is damaged (see
+// sealDerived). Derived data is a cache: callers check that it matches the
 // log before they trust it.
 func (s *FileStore) GetDerived(ctx context.Context, id, key string) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
@@ -53,7 +82,14 @@ func (s *FileStore) GetDerived(ctx context.Context, id, key string) ([]byte, err
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w: no derived %q for %s", ErrNotFound, key, id)
 	}
-	return b, err
+	if err != nil {
+		return nil, err
+	}
+	data, ok := openDerived(b)
+	if !ok {
+		return nil, fmt.Errorf("%w: derived %q for %s is damaged", ErrNotFound, key, id)
+	}
+	return data, nil
 }
 
 // PutDerived keeps derived data for session id under key, replacing what
@@ -75,7 +111,10 @@ func (s *FileStore) PutDerived(ctx context.Context, id, key string, data []byte)
 	if err != nil {
 		return fmt.Errorf("handle: cache %q: %w", p, err)
 	}
-	_, err = f.Write(data)
+	_, err = f.Write(sealDerived(data))
+	if err == nil {
+		_, err = f.Write(data)
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

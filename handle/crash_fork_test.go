@@ -69,7 +69,7 @@ func branchEvent(branch string, seq int64) eventlog.Event {
 
 // growLog appends n events after h's last one, of branch ("" for the
 // crashEvent ones), and flushes.
-func growLog(t *testing.T, h handle.Handle, branch string, n int) {
+func growLog(t testing.TB, h handle.Handle, branch string, n int) {
 	t.Helper()
 	evs := make([]eventlog.Event, n)
 	for i := range evs {
@@ -84,7 +84,7 @@ func growLog(t *testing.T, h handle.Handle, branch string, n int) {
 
 // addCheckpoint appends a checkpoint covering h's log (its digest takes
 // in the inherited prefix of a fork) and flushes it.
-func addCheckpoint(t *testing.T, h handle.Handle) {
+func addCheckpoint(t testing.TB, h handle.Handle) {
 	t.Helper()
 	info, err := checkpoint.Create(t.Context(), h, checkpoint.WithLabel("cp"),
 		checkpoint.WithClock(func() time.Time { return time.UnixMilli(1764450099999) }))
@@ -105,7 +105,7 @@ type lineage struct {
 
 // newLineage builds the lineage fixture (the lin* sessions) with P, F and
 // G in encoding enc, F2 and U in the other one, C in enc.
-func newLineage(t *testing.T, enc string) *lineage {
+func newLineage(t testing.TB, enc string) *lineage {
 	t.Helper()
 	ctx := t.Context()
 	other := otherEncoding(enc)

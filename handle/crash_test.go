@@ -84,7 +84,7 @@ func canonLines(evs []eventlog.Event) []string {
 }
 
 // readWholeLog reads every event of h and fails the test on any error.
-func readWholeLog(t *testing.T, h handle.Handle) []eventlog.Event {
+func readWholeLog(t testing.TB, h handle.Handle) []eventlog.Event {
 	t.Helper()
 	var evs []eventlog.Event
 	for e, err := range h.Read(t.Context(), 0, handle.End) {
@@ -105,7 +105,7 @@ func requireCanonLog(t *testing.T, h handle.Handle, want []eventlog.Event) {
 }
 
 // appendAndFlush appends evs and flushes, checking the seqs Append assigned.
-func appendAndFlush(t *testing.T, h handle.Handle, evs ...eventlog.Event) {
+func appendAndFlush(t testing.TB, h handle.Handle, evs ...eventlog.Event) {
 	t.Helper()
 	last, err := h.Append(t.Context(), evs...)
 	require.NoError(t, err)

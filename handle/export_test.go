@@ -9,3 +9,7 @@ func WithTicker(ticks chan time.Time) Option {
 		c.ticker = func(time.Duration) (<-chan time.Time, func()) { return ticks, func() {} }
 	}
 }
+
+// SealDerived returns the content of a derived file holding data (tests
+// only): its sum line, then data.
+func SealDerived(data []byte) []byte { return append(sealDerived(data), data...) }

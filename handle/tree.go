@@ -19,7 +19,8 @@ import (
 // headersIndex is the derived index of session headers in the cache
 // folder: a header is read again only when its file's size or time
 // changed, so tree queries over thousands of sessions read a folder
-// listing and one small file.
+// listing and one small file. Like every derived file it carries a sum
+// (see sealDerived): a damaged index is ignored and rewritten.
 const headersIndex = "headers.json"
 
 type indexedHeader struct {
@@ -49,7 +50,7 @@ func (s *FileStore) headers(ctx context.Context) ([]headerOf, error) {
 	old := map[string]indexedHeader{}
 	if b, err := afero.ReadFile(s.fs, idxPath); err == nil {
 		var list []indexedHeader
-		if json.Unmarshal(b, &list) == nil {
+		if data, ok := openDerived(b); ok && json.Unmarshal(data, &list) == nil {
 			for _, ih := range list {
 				old[ih.Name] = ih
 			}
@@ -87,7 +88,7 @@ func (s *FileStore) headers(ctx context.Context) ([]headerOf, error) {
 	}
 	if changed || len(fresh) != len(old) {
 		if b, err := json.Marshal(fresh); err == nil {
-			s.writeCacheFile(idxPath, b)
+			s.writeCacheFile(idxPath, append(sealDerived(b), b...))
 		}
 	}
 	return out, nil

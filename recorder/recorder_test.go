@@ -3,6 +3,8 @@ package recorder_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"iter"
 	"testing"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/projection"
 	"github.com/sessionlog/sessionlog/recorder"
+	"github.com/sessionlog/sessionlog/replay"
 )
 
 var ctx = context.Background()
@@ -226,3 +229,76 @@ func TestFacts(t *testing.T) {
 }
 
 func jsonInt(v int64) string { b, _ := json.Marshal(v); return string(b) }
+
+// A rollback between an open turn and the turn/end before it decides the
+// stop before the open turn: the facts are those of a replay, not of the
+// last turn/end in the file.
+func TestFactsRollbackBeforeOpenTurn(t *testing.T) {
+	ev := func(typ, data string) eventlog.Event {
+		return eventlog.Event{Type: typ, Time: clock().UnixMilli(), Data: json.RawMessage(data)}
+	}
+	start, end := ev("turn/start", `{}`), func(kind string) eventlog.Event { return ev("turn/end", `{"kind":"`+kind+`"}`) }
+	rollback := func(to int64) eventlog.Event { return ev("rollback", `{"to":`+jsonInt(to)+`}`) }
+	for _, tc := range []struct {
+		name string
+		log  []eventlog.Event
+		stop *recorder.Stop
+	}{
+		{"the only stop is undone", []eventlog.Event{start, end(recorder.Failed), rollback(0), start}, nil},
+		{"the stop before the undone one", []eventlog.Event{start, end(recorder.Completed), start, end(recorder.Failed), rollback(1), start},
+			&recorder.Stop{Seq: 1, Kind: recorder.Completed}},
+		{"a rollback before the stop changes nothing", []eventlog.Event{start, rollback(0), end(recorder.Failed), start},
+			&recorder.Stop{Seq: 2, Kind: recorder.Failed}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, store := newHandle(t)
+			_, err := h.Append(ctx, tc.log...)
+			require.NoError(t, err)
+			for _, cache := range []replay.Cache{nil, store} {
+				f, err := recorder.ReadFacts(ctx, h, cache)
+				require.NoError(t, err)
+				require.True(t, f.OpenTurn)
+				require.True(t, f.Verdict.Resumable)
+				require.Equal(t, tc.stop, f.Stop)
+			}
+		})
+	}
+}
+
+// failingBelow is a Source whose reads of events before seq below fail.
+type failingBelow struct {
+	recorder.Source
+	below int64
+}
+
+var errBroken = errors.New("broken read")
+
+func (s failingBelow) Read(ctx context.Context, from, to int64) iter.Seq2[eventlog.Event, error] {
+	if from < s.below {
+		return func(yield func(eventlog.Event, error) bool) { yield(eventlog.Event{}, errBroken) }
+	}
+	return s.Source.Read(ctx, from, to)
+}
+
+// A read that fails while ReadFacts looks for the stop before an open
+// turn fails it: it does not report that there is no stop.
+func TestFactsReadError(t *testing.T) {
+	h, _ := newHandle(t)
+	evs := []eventlog.Event{{Type: "turn/start"}, {Type: "turn/end", Data: json.RawMessage(`{"kind":"failed"}`)}}
+	for range 300 {
+		evs = append(evs, eventlog.Event{Type: "assistant/chunk", Data: json.RawMessage(`{"text":"."}`)})
+	}
+	start, err := h.Append(ctx, append(evs, eventlog.Event{Type: "turn/start"})...)
+	require.NoError(t, err)
+	_, err = checkpoint.Create(ctx, h, checkpoint.WithClock(clock))
+	require.NoError(t, err)
+	f, err := recorder.ReadFacts(ctx, h, nil)
+	require.NoError(t, err)
+	require.True(t, f.OpenTurn)
+	require.Equal(t, &recorder.Stop{Seq: 1, Kind: recorder.Failed}, f.Stop)
+
+	// The facts' first window holds the checkpoint and the open turn; the
+	// stop before it is two windows back.
+	_, err = recorder.ReadFacts(ctx, failingBelow{Source: h, below: start - 256}, nil)
+	require.ErrorIs(t, err, errBroken)
+}

@@ -91,20 +91,18 @@ const factsWindow = 256
 // Facts reads a session's stop facts backward from its tail, without
 // replaying the log: the last turn/end, the last turn/start, the last
 // checkpoint. Only when a rollback stands between the tail and the last
-// turn marker does it replay (the agent projection, from the nearest
+// turn marker, or between an open turn's turn/start and the turn/end
+// before it, does it replay (the agent projection, from the nearest
 // stored state when cache is not nil), since the rollback decides which
-// turn is the live one.
+// turn, or which stop, is the live one.
 func ReadFacts(ctx context.Context, src Source, cache replay.Cache) (Facts, error) {
 	var f Facts
 	var start, end *eventlog.Event
 	rolledBack := false
 	for hi := src.Seq(); hi >= 0 && (f.LastCheckpoint == nil || (start == nil && !rolledBack)); hi -= factsWindow {
-		var win []eventlog.Event
-		for e, err := range src.Read(ctx, max(0, hi-factsWindow+1), hi) {
-			if err != nil {
-				return f, err
-			}
-			win = append(win, e)
+		win, err := window(ctx, src, hi)
+		if err != nil {
+			return f, err
 		}
 		for i := len(win) - 1; i >= 0; i-- {
 			e := win[i]
@@ -129,6 +127,14 @@ func ReadFacts(ctx context.Context, src Source, cache replay.Cache) (Facts, erro
 			}
 		}
 	}
+	if start != nil && end == nil && !rolledBack {
+		// The open turn's predecessor: the last turn/end before it, unless
+		// a rollback stands between them, which decides the live stop.
+		var err error
+		if end, rolledBack, err = lastStopBefore(ctx, src, start.Seq); err != nil {
+			return f, err
+		}
+	}
 	if rolledBack {
 		agent := projection.NewAgent()
 		opts := []replay.Option{}
@@ -144,11 +150,7 @@ func ReadFacts(ctx context.Context, src Source, cache replay.Cache) (Facts, erro
 			f.Stop = &Stop{Seq: st.LastStop.Seq, Kind: st.LastStop.Kind, Reason: st.LastStop.Reason}
 		}
 	} else {
-		f.OpenTurn = start != nil && end == nil
-		if end == nil && start != nil {
-			// The open turn's predecessor: the last turn/end before it.
-			end = lastBefore(ctx, src, start.Seq, "turn/end")
-		}
+		f.OpenTurn = start != nil && (end == nil || end.Seq < start.Seq)
 		if end != nil {
 			var d struct {
 				Kind   string `json:"kind"`
@@ -162,23 +164,36 @@ func ReadFacts(ctx context.Context, src Source, cache replay.Cache) (Facts, erro
 	return f, nil
 }
 
-// lastBefore finds the last event of type typ before seq, reading backward.
-func lastBefore(ctx context.Context, src Source, seq int64, typ string) *eventlog.Event {
+// lastStopBefore finds the last turn/end before seq, reading backward;
+// rolledBack is true when a rollback comes first.
+func lastStopBefore(ctx context.Context, src Source, seq int64) (end *eventlog.Event, rolledBack bool, err error) {
 	for hi := seq - 1; hi >= 0; hi -= factsWindow {
-		var found *eventlog.Event
-		for e, err := range src.Read(ctx, max(0, hi-factsWindow+1), hi) {
-			if err != nil {
-				return nil
-			}
-			if e.Type == typ {
-				found = &e
-			}
+		win, err := window(ctx, src, hi)
+		if err != nil {
+			return nil, false, err
 		}
-		if found != nil {
-			return found
+		for i := len(win) - 1; i >= 0; i-- {
+			switch win[i].Type {
+			case eventlog.TypeRollback:
+				return nil, true, nil
+			case "turn/end":
+				return &win[i], false, nil
+			}
 		}
 	}
-	return nil
+	return nil, false, nil
+}
+
+// window reads the factsWindow events that end at seq hi.
+func window(ctx context.Context, src Source, hi int64) ([]eventlog.Event, error) {
+	var win []eventlog.Event
+	for e, err := range src.Read(ctx, max(0, hi-factsWindow+1), hi) {
+		if err != nil {
+			return nil, err
+		}
+		win = append(win, e)
+	}
+	return win, nil
 }
 
 func verdictOf(f Facts) Verdict {

@@ -26,6 +26,10 @@ type Source interface {
 }
 
 // Cache keeps derived data beside sessions. handle.FileStore is one.
+// Replay trusts a stored state whose session, seq and log digest match a
+// checkpoint of the log, so GetDerived must return the data PutDerived
+// kept, or an error (a FileStore's derived files carry a sum: a damaged
+// one reads as not found).
 type Cache interface {
 	GetDerived(ctx context.Context, id, key string) ([]byte, error)
 	PutDerived(ctx context.Context, id, key string, data []byte) error

@@ -85,15 +85,19 @@ func (c *memCache) PutDerived(_ context.Context, id, key string, b []byte) error
 	return nil
 }
 
-// build makes a log from a compact script: "e" an event, "c" a checkpoint
-// (with the right log digest), "r5" a rollback to 5.
-func build(t *testing.T, script ...string) *memLog {
+// build makes a log from a compact script: "e" an event, "m" a user
+// message (text: its seq), "c" a checkpoint (with the right log digest),
+// "r5" a rollback to 5.
+func build(t testing.TB, script ...string) *memLog {
 	t.Helper()
 	m := &memLog{}
 	d := eventlog.NewDigest()
 	for i, s := range script {
 		e := eventlog.Event{Seq: int64(i), Type: "x", Time: int64(i)}
 		switch {
+		case s == "m":
+			e.Type = "user/message"
+			e.Data = json.RawMessage(fmt.Sprintf(`{"text":"%d"}`, i))
 		case s == "c":
 			e.Type = eventlog.TypeCheckpoint
 			e.Data = json.RawMessage(fmt.Sprintf(`{"log":%q,"label":"l%d"}`, d.String(), i))
