@@ -1,9 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -375,8 +377,11 @@ func TestLsTreeParentGone(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(res.stdout), "\n")
 	require.Len(t, lines, 4)
 	require.True(t, strings.HasPrefix(lines[1], parent+" "))
-	require.Regexp(t, `^  `+fork+` +fork@0 +1 +- +-$`, lines[2])
-	require.Regexp(t, `^  `+child+` +child@1 call c1 +1 +1970-01-01T00:00:00\.003Z +role=helper$`, lines[3])
+	// Under the parent, oldest first: the fork and the child may have been
+	// created in the same millisecond, then their IDs decide.
+	under := requireOldestFirst(t, dir, lines[2:])
+	require.Regexp(t, `^  `+fork+` +fork@0 +1 +- +-$`, under[fork])
+	require.Regexp(t, `^  `+child+` +child@1 call c1 +1 +1970-01-01T00:00:00\.003Z +role=helper$`, under[child])
 
 	// Delete the parent: the fork gets its prefix and stands alone; the
 	// child outlives it, its parent gone.
@@ -388,18 +393,22 @@ func TestLsTreeParentGone(t *testing.T) {
 	require.Equal(t, 0, res.code, res.stderr)
 	lines = strings.Split(strings.TrimSpace(res.stdout), "\n")
 	require.Len(t, lines, 3)
-	require.Regexp(t, `^`+fork+` +- +1 `, lines[1], "detached: a root")
-	require.Regexp(t, `^`+child+` +child@1 call c1 +1 +.* role=helper  \(parent `+parent+` gone\)$`, lines[2])
+	byID := requireOldestFirst(t, dir, lines[1:]) // both roots now
+	require.Regexp(t, `^`+fork+` +- +1 `, byID[fork], "detached: a root")
+	require.Regexp(t, `^`+child+` +child@1 call c1 +1 +.* role=helper  \(parent `+parent+` gone\)$`, byID[child])
 
 	res = logtool(t, "", "ls", "--tree", "--json", dir)
 	require.Equal(t, 0, res.code, res.stderr)
-	rows := jsonLines(t, res.stdout)
+	rows := map[any]map[string]any{}
+	for _, r := range jsonLines(t, res.stdout) {
+		rows[r["id"]] = r
+	}
 	require.Len(t, rows, 2)
-	require.Equal(t, child, rows[1]["id"])
-	require.EqualValues(t, 0, rows[1]["depth"])
-	require.Equal(t, true, rows[1]["parentGone"])
-	require.Equal(t, map[string]any{"id": parent, "seq": 1.0, "mode": "child", "call": "c1"}, rows[1]["parent"])
-	require.Equal(t, false, rows[0]["parentGone"])
+	require.EqualValues(t, 0, rows[child]["depth"])
+	require.Equal(t, true, rows[child]["parentGone"])
+	require.Equal(t, map[string]any{"id": parent, "seq": 1.0, "mode": "child", "call": "c1"}, rows[child]["parent"])
+	require.EqualValues(t, 0, rows[fork]["depth"])
+	require.Equal(t, false, rows[fork]["parentGone"])
 }
 
 func TestLsTreeEdges(t *testing.T) {
@@ -532,4 +541,33 @@ func TestImportKeepsCreatedAt(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(before.stdout), &a))
 	require.NoError(t, json.Unmarshal([]byte(after.stdout), &b))
 	require.Equal(t, a.CreatedAt, b.CreatedAt)
+}
+
+// requireOldestFirst checks that the sessions of ls --tree lines (siblings)
+// come oldest first by createdAt, then by ID (sessions created in the same
+// millisecond by different processes have no other order), and returns the
+// lines by session ID.
+func requireOldestFirst(t *testing.T, dir string, lines []string) map[string]string {
+	t.Helper()
+	byID := map[string]string{}
+	type age struct {
+		created int64
+		id      string
+	}
+	var ages []age
+	for _, l := range lines {
+		id := strings.Fields(l)[0]
+		byID[id] = l
+		res := logtool(t, "", "--dir", dir, "stat", "--json", id)
+		require.Equal(t, 0, res.code, res.stderr)
+		var st struct {
+			CreatedAt int64 `json:"createdAt"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(res.stdout), &st))
+		ages = append(ages, age{st.CreatedAt, id})
+	}
+	require.True(t, slices.IsSortedFunc(ages, func(a, b age) int {
+		return cmp.Or(cmp.Compare(a.created, b.created), strings.Compare(a.id, b.id))
+	}), "oldest first: %v", ages)
+	return byID
 }

@@ -142,16 +142,20 @@ func TestLs(t *testing.T) {
 	require.Equal(t, 0, res.code, res.stderr)
 	lines := jsonLines(t, res.stdout)
 	require.Len(t, lines, 2)
-	require.Equal(t, second, lines[0]["id"], "newest first")
-	require.Equal(t, first, lines[1]["id"])
+	// Newest first: by createdAt, then by ID, descending (the two may have
+	// been created in the same millisecond, by two processes).
+	require.ElementsMatch(t, []any{first, second}, []any{lines[0]["id"], lines[1]["id"]})
+	require.True(t, lines[0]["createdAt"].(float64) > lines[1]["createdAt"].(float64) ||
+		lines[0]["createdAt"] == lines[1]["createdAt"] && lines[0]["id"].(string) > lines[1]["id"].(string), "newest first: %v", lines)
+	newest := lines[0]["id"].(string)
 
 	res = logtool(t, "", "--dir", dir, "ls")
 	require.Equal(t, 0, res.code, res.stderr)
 	rows := strings.Split(strings.TrimSpace(res.stdout), "\n")
 	require.Len(t, rows, 3)
 	require.True(t, strings.HasPrefix(rows[0], "ID "))
-	require.True(t, strings.HasPrefix(rows[1], second))
-	require.Contains(t, rows[1], "title=two")
+	require.True(t, strings.HasPrefix(rows[1], newest))
+	require.Equal(t, newest == second, strings.Contains(rows[1], "title=two"))
 
 	res = logtool(t, "", "--dir", filepath.Join(dir, "none"), "ls")
 	require.Equal(t, 0, res.code, "a store that has no folder yet is empty")
