@@ -1,7 +1,8 @@
 // Package projection folds events into state: deterministically, one
 // event at a time. It knows eventlog.Event and nothing else — no files, no
 // handles, no replay, no checkpoints. Replaying a log into a projection,
-// applying rollbacks (which restore an earlier state with UnmarshalState)
+// applying rollbacks (which restore an earlier state with UnmarshalState,
+// or with Restore for a Snapshotter)
 // and checking checkpoint state digests live in package replay.
 //
 // # Contract
@@ -45,6 +46,10 @@
 // on every platform. UnmarshalState replaces the whole state and rebuilds
 // the private indexes a projection keeps to avoid quadratic work (a tool
 // result finds its call through a map, not a scan).
+//
+// A projection with a large state may implement Snapshotter: a copy of its
+// state in memory, far cheaper than a marshal and unmarshal, which replay
+// keeps for rollbacks. Transcript does; Agent's state is small.
 //
 // A projection is not safe for concurrent use.
 package projection

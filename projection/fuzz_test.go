@@ -65,6 +65,11 @@ func FuzzProjections(f *testing.F) {
 	f.Add([]byte(fuzzLine("tool/result", `{"id":"x"}`) + fuzzLine("tool/call", `{"id":"x","name":"n","args":1}`) +
 		fuzzLine("tool/result", `{"id":"x","output":[1, 2]}`)))
 	f.Add([]byte(fuzzLine("usage", `{"inputTokens":1e400,"outputTokens":-1}`) + fuzzLine("turn/end", `{"kind":"\ud800"}`)))
+	// A snapshot taken before a result joins its call: the live state's
+	// index of results must not leak into it.
+	f.Add([]byte(fuzzLine("step/start", `{}`) + fuzzLine("assistant/message", `{"text":"t"}`) +
+		fuzzLine("tool/call", `{"id":"a","name":"n","args":{}}`) + fuzzLine("tool/result", `{"id":"a","output":1}`) +
+		fuzzLine("tool/call", `{"id":"b","name":"n","args":{}}`) + fuzzLine("tool/result", `{"id":"b","output":2}`)))
 	f.Add([]byte(fuzzLine("memory/set", `{"key":"\u003c","value":"<&>\u2028","metadata":null}`)))
 	f.Add([]byte(fuzzLine("user/message", "{\"text\":\"\xff\xfe\"}") + fuzzLine("tool/call", "{\"id\":\"a\",\"name\":\"n\",\"args\":\"\xff\"}")))
 	f.Fuzz(func(t *testing.T, in []byte) {
@@ -116,8 +121,50 @@ func FuzzProjections(f *testing.F) {
 			if got, _ := second.MarshalState(); !bytes.Equal(got, want) {
 				t.Fatalf("%s: split replay differs:\n%s\n%s", whole.Name(), want, got)
 			}
+			checkSnapshots(t, first, snap, evs[half:], want)
 		}
 	})
+}
+
+// checkSnapshots checks a Snapshotter p that holds the state marshalled as
+// half: a Snapshot taken now is not changed by applying rest to p, nor by
+// restoring it and applying rest again; restored, it marshals as half and
+// goes on to want.
+func checkSnapshots(t *testing.T, p projection.Projection, half []byte, rest []eventlog.Event, want []byte) {
+	t.Helper()
+	sn, ok := p.(projection.Snapshotter)
+	if !ok {
+		return
+	}
+	snap, size := sn.Snapshot()
+	if size < 0 {
+		t.Fatalf("%s: snapshot size %d", p.Name(), size)
+	}
+	for _, e := range rest {
+		p.Apply(e) // the live state moves on; the snapshot must not
+	}
+	for round := range 2 {
+		if err := sn.Restore(snap); err != nil {
+			t.Fatalf("%s: restore: %v", p.Name(), err)
+		}
+		if got, _ := p.MarshalState(); !bytes.Equal(got, half) {
+			t.Fatalf("%s: restored snapshot differs (round %d):\n%s\n%s", p.Name(), round, half, got)
+		}
+		if tr, ok := p.(*projection.Transcript); ok {
+			if err := projection.CheckIndexes(tr); err != nil {
+				t.Fatalf("transcript restored: %v", err)
+			}
+		}
+		for _, e := range rest {
+			p.Apply(e)
+		}
+		if got, _ := p.MarshalState(); !bytes.Equal(got, want) {
+			t.Fatalf("%s: replay from a restored snapshot differs (round %d):\n%s\n%s", p.Name(), round, want, got)
+		}
+	}
+	if err := sn.Restore("not a snapshot"); err == nil {
+		t.Fatalf("%s: restored a string", p.Name())
+	}
 }
 
 // TestFuzzLine: the seeds say what they mean.

@@ -48,3 +48,19 @@ func StateDigest(p Projection) (string, error) {
 	sum := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(sum[:]), nil
 }
+
+// Snapshotter is an optional interface for projections with a large state:
+// a copy of the state in memory, far cheaper than a MarshalState and
+// UnmarshalState round trip. The replay engine keeps such copies for
+// rollbacks instead of marshalled states.
+type Snapshotter interface {
+	// Snapshot returns a copy of the state that later calls of Apply,
+	// Reset, UnmarshalState or Restore do not change, and its size in
+	// memory in bytes, about (what it holds of its own: it may share
+	// immutable parts, such as strings, with the live state).
+	Snapshot() (snap any, size int)
+	// Restore sets the state to the one snap holds, a value Snapshot of a
+	// projection of the same type returned. snap itself is not changed,
+	// and may be restored again.
+	Restore(snap any) error
+}

@@ -7,6 +7,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash"
+	"maps"
+	"slices"
+	"unsafe"
 
 	"github.com/sessionlog/sessionlog/eventlog"
 )
@@ -426,3 +429,52 @@ func (t *Transcript) hash() {
 // DegradedEvents returns the events the projection could not fully
 // understand (replay.Degrader).
 func (t *Transcript) DegradedEvents() []Degraded { return t.s.Degraded }
+
+var _ Snapshotter = (*Transcript)(nil)
+
+// messageSize is about the bytes a Message takes in a slice.
+const messageSize = int(unsafe.Sizeof(Message{}))
+
+// Snapshot returns a copy of the state (a *Transcript) and its size in
+// memory. It copies the message list, the hash chain and the indexes,
+// not the texts and outputs, which are never changed in place; the slices
+// inside messages are clipped, so an append to them reallocates instead of
+// writing into the other copy's array.
+func (t *Transcript) Snapshot() (any, int) {
+	u := t.clone()
+	size := len(u.s.Messages)*messageSize + len(u.chain)*sha256.Size + len(u.results)*8 +
+		(len(u.callAt)+len(u.resultAt))*64
+	return u, size
+}
+
+// Restore sets the state to a copy of snap, a Snapshot of a transcript.
+func (t *Transcript) Restore(snap any) error {
+	u, ok := snap.(*Transcript)
+	if !ok {
+		return fmt.Errorf("projection transcript: restore: a %T is not a transcript snapshot", snap)
+	}
+	hasher, scratch := t.hasher, t.scratch
+	*t = *u.clone()
+	t.hasher, t.scratch = hasher, scratch
+	return nil
+}
+
+// clone returns a copy of t that shares no array another Apply could write.
+func (t *Transcript) clone() *Transcript {
+	u := &Transcript{s: t.s, last: t.last}
+	u.s.Messages = slices.Clone(t.s.Messages)
+	if u.s.Messages == nil {
+		u.s.Messages = []Message{}
+	}
+	for i := range u.s.Messages {
+		m := &u.s.Messages[i]
+		m.Reasoning, m.ToolCalls = slices.Clip(m.Reasoning), slices.Clip(m.ToolCalls)
+	}
+	u.s.PendingReasoning = slices.Clip(t.s.PendingReasoning)
+	u.s.Degraded = slices.Clip(t.s.Degraded)
+	u.chain = slices.Clone(t.chain)
+	u.callAt = maps.Clone(t.callAt)
+	u.resultAt = maps.Clone(t.resultAt)
+	u.results = slices.Clone(t.results)
+	return u
+}

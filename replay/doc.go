@@ -4,8 +4,9 @@
 // Rollback events (SPEC §7) are applied as they come: from a rollback on,
 // every projection's state equals its state right after the rollback's
 // target event, whether that target lies on the live branch, in an
-// abandoned branch, or behind other rollbacks. The engine keeps marshalled
-// states in memory (at checkpoints and every so many events) so a rollback
+// abandoned branch, or behind other rollbacks. The engine keeps states in
+// memory (at checkpoints and every so many events: marshalled, or as a
+// copy for a projection.Snapshotter, such as the transcript) so a rollback
 // costs the events since the nearest kept state, not the log; with a Cache
 // it also keeps states at checkpoints on disk, keyed by session, seq and
 // log digest, so that a later replay starts from the nearest one that still

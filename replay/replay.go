@@ -168,12 +168,19 @@ func Replay(ctx context.Context, src Source, ps []projection.Projection, opts ..
 	return e.run()
 }
 
-// snap is a kept state: every projection's marshalled state right after
-// event seq.
+// snap is a kept state: every projection's state right after event seq.
 type snap struct {
-	seq    int64
-	states [][]byte
-	size   int
+	seq   int64
+	parts []part
+	size  int
+}
+
+// part is one projection's kept state: a Snapshot when the projection is a
+// projection.Snapshotter, else its marshalled state.
+type part struct {
+	b    []byte
+	snap any
+	size int // bytes in memory
 }
 
 type engine struct {
@@ -191,6 +198,9 @@ type engine struct {
 	// for the last state stored in the cache.
 	since, lastSize         int
 	sinceStored, storedSize int
+	// unworthAt is lastSize when a state was last found not worth storing
+	// (0: never): see stillUnworthy.
+	unworthAt int
 }
 
 func (e *engine) run() (Result, error) {
@@ -198,7 +208,7 @@ func (e *engine) run() (Result, error) {
 	start := int64(-1)
 	if e.cfg.cache != nil && !e.cfg.checkDigests {
 		e.disk = e.loadIndex()
-		if s, ok := e.restoreStored(e.cfg.upTo); ok {
+		if s, ok := e.restoreStored(e.cfg.upTo, -1); ok {
 			start = s
 			e.res.FromSnapshot = s
 		}
@@ -268,11 +278,12 @@ func (e *engine) forward(ev eventlog.Event) error {
 	}
 	e.since++
 	e.sinceStored++
-	var states [][]byte
+	var states [][]byte // marshalled by keep, when it marshalled them all
 	if e.since >= e.spacing(e.lastSize) {
 		states = e.keep(ev.Seq)
 	}
-	if ev.Type == eventlog.TypeCheckpoint && e.cfg.cache != nil && len(e.ps) > 0 && e.sinceStored >= e.spacing(e.storedSize) {
+	if ev.Type == eventlog.TypeCheckpoint && e.cfg.cache != nil && len(e.ps) > 0 && e.sinceStored >= e.spacing(e.storedSize) &&
+		!e.stillUnworthy(ev.Seq) {
 		if states == nil {
 			var err error
 			if states, _, err = e.marshal(); err != nil {
@@ -283,6 +294,21 @@ func (e *engine) forward(ev eventlog.Event) error {
 		e.store(ev.Seq, cp.Log, states)
 	}
 	return nil
+}
+
+// stillUnworthy reports whether the state at seq is, by the last attempt,
+// still not worth storing, so that it is not marshalled (and, for a
+// transcript, hashed) only to be dropped. Its stored size is estimated
+// from the last attempt's, scaled by how the kept states' size changed
+// since: a state that grows with the log (a transcript) is not tried
+// again, one that shrank (a compaction) or stopped growing is, once the
+// log is long enough for it.
+func (e *engine) stillUnworthy(seq int64) bool {
+	if e.unworthAt == 0 {
+		return false
+	}
+	est := int64(e.storedSize) * int64(e.lastSize) / int64(e.unworthAt)
+	return est/loadBytesPerEvent >= seq+1
 }
 
 // spacing is how many events must pass before a state of size bytes is
@@ -324,14 +350,14 @@ func (e *engine) restoreTo(t int64) error {
 	}
 	restored := false
 	if d, ok := e.nearestStored(t); ok && d > from {
-		if s, ok := e.restoreStored(t); ok {
+		if s, ok := e.restoreStored(t, from); ok {
 			from, restored = s, true
 		}
 	}
 	switch {
 	case restored:
 	case i >= 0:
-		if err := e.unmarshal(e.mem[i].states); err != nil {
+		if err := e.restore(e.mem[i].parts); err != nil {
 			return err
 		}
 	default:
@@ -371,35 +397,79 @@ func (e *engine) unmarshal(states [][]byte) error {
 	return nil
 }
 
+// restore sets every projection to a kept state.
+func (e *engine) restore(parts []part) error {
+	for i, p := range e.ps {
+		var err error
+		if parts[i].snap != nil {
+			err = p.(projection.Snapshotter).Restore(parts[i].snap)
+		} else {
+			err = p.UnmarshalState(parts[i].b)
+		}
+		if err != nil {
+			return fmt.Errorf("replay: restore %s: %w", projection.ID(p), err)
+		}
+	}
+	return nil
+}
+
 // keep saves the state after seq in memory, thinning the kept states when
-// they pass the memory limit, and returns the marshalled states (nil when
-// they could not be marshalled).
+// they pass the memory limit. It returns the marshalled states when it
+// marshalled every projection's (none is a Snapshotter), else nil.
 func (e *engine) keep(seq int64) [][]byte {
 	e.since = 0
 	if len(e.ps) == 0 {
 		return nil
 	}
-	states, _, err := e.marshal()
-	if err != nil {
-		return nil // a state that cannot be kept is rebuilt from further back
+	parts := make([]part, len(e.ps))
+	marshalled := make([][]byte, 0, len(e.ps))
+	for i, p := range e.ps {
+		if sn, ok := p.(projection.Snapshotter); ok {
+			parts[i].snap, parts[i].size = sn.Snapshot()
+			marshalled = nil
+			continue
+		}
+		b, err := p.MarshalState()
+		if err != nil {
+			return nil // a state that cannot be kept is rebuilt from further back
+		}
+		parts[i].b, parts[i].size = b, len(b)
+		if marshalled != nil {
+			marshalled = append(marshalled, b)
+		}
 	}
-	e.keepStates(seq, states)
-	return states
+	e.keepParts(seq, parts)
+	return marshalled
 }
 
-// keepStates keeps marshalled states of the state after seq in memory.
+// keepStates keeps the state after seq in memory, given its marshalled
+// states (a Snapshotter's is kept as a Snapshot of its current state,
+// which must be that one).
 func (e *engine) keepStates(seq int64, states [][]byte) {
+	parts := make([]part, len(states))
+	for i, b := range states {
+		if sn, ok := e.ps[i].(projection.Snapshotter); ok {
+			parts[i].snap, parts[i].size = sn.Snapshot()
+		} else {
+			parts[i].b, parts[i].size = b, len(b)
+		}
+	}
+	e.keepParts(seq, parts)
+}
+
+// keepParts keeps the kept states of the state after seq in memory.
+func (e *engine) keepParts(seq int64, parts []part) {
 	e.since = 0
 	size := 0
-	for _, b := range states {
-		size += len(b)
+	for _, pt := range parts {
+		size += pt.size
 	}
 	e.lastSize = size
 	i := sort.Search(len(e.mem), func(i int) bool { return e.mem[i].seq >= seq })
 	if i < len(e.mem) && e.mem[i].seq == seq {
 		return
 	}
-	e.mem = slices.Insert(e.mem, i, snap{seq: seq, states: states, size: size})
+	e.mem = slices.Insert(e.mem, i, snap{seq: seq, parts: parts, size: size})
 	e.used += size
 	for e.used > e.cfg.memLimit && len(e.mem) > 1 {
 		kept := e.mem[:0]
@@ -469,10 +539,25 @@ type storedState struct {
 	States      []json.RawMessage `json:"states"`
 }
 
-// storedRef indexes stored states: a checkpoint's seq and log digest.
+// storedRef indexes stored states: a checkpoint's seq and log digest, and
+// the stored file's size (0 when unknown: an index of an older version).
 type storedRef struct {
-	Seq int64  `json:"seq"`
-	Log string `json:"log"`
+	Seq  int64  `json:"seq"`
+	Log  string `json:"log"`
+	Size int64  `json:"size,omitempty"`
+}
+
+// loadBytesPerEvent weighs loading a stored state against applying events:
+// decoding a stored state costs about as much per this many bytes as
+// applying one event (a large transcript decodes at ~7 ns a byte and
+// applies at ~1 µs an event). A stored state is loaded only when it saves
+// more events than its size in these units.
+const loadBytesPerEvent = 128
+
+// worthLoading reports whether loading ref beats applying the events from
+// the one after seq from up to it.
+func worthLoading(ref storedRef, from int64) bool {
+	return ref.Size/loadBytesPerEvent < ref.Seq-from
 }
 
 func (e *engine) indexKey() string { return "snaps-" + e.projectionsKey() }
@@ -508,13 +593,17 @@ func (e *engine) nearestStored(t int64) (int64, bool) {
 }
 
 // restoreStored restores the latest stored state at or before t that still
-// matches the log: the checkpoint it was taken at is in the log with the
-// same log digest, so every event before it is the same. Stale entries are
-// passed over.
-func (e *engine) restoreStored(t int64) (int64, bool) {
+// matches the log (the checkpoint it was taken at is in the log with the
+// same log digest, so every event before it is the same) and is worth
+// loading rather than applying the events after seq from (-1: all). Stale
+// entries are passed over.
+func (e *engine) restoreStored(t, from int64) (int64, bool) {
 	for i := sort.Search(len(e.disk), func(i int) bool { return e.disk[i].Seq > t }) - 1; i >= 0; i-- {
 		ref := e.disk[i]
-		if !e.checkpointAt(ref) {
+		if ref.Seq <= from {
+			return 0, false
+		}
+		if !worthLoading(ref, from) || !e.checkpointAt(ref) {
 			continue
 		}
 		b, err := e.cfg.cache.GetDerived(e.ctx, e.src.ID(), e.stateKey(ref.Seq))
@@ -578,13 +667,18 @@ func (e *engine) store(seq int64, log string, states [][]byte) {
 		size += len(states[i])
 	}
 	e.sinceStored, e.storedSize = 0, size // a failure backs off too
+	if !worthLoading(storedRef{Seq: seq, Size: int64(size)}, -1) {
+		e.unworthAt = e.lastSize // 0 before any state was kept: no estimate
+		return                   // a replay from zero would be cheaper than loading it
+	}
+	e.unworthAt = 0
 	b, err := json.Marshal(st)
 	if err != nil || e.cfg.cache.PutDerived(e.ctx, e.src.ID(), e.stateKey(seq), b) != nil {
 		return
 	}
 	refs := append([]storedRef(nil), e.disk...)
 	refs = slices.DeleteFunc(refs, func(r storedRef) bool { return r.Seq == seq })
-	refs = append(refs, storedRef{Seq: seq, Log: log})
+	refs = append(refs, storedRef{Seq: seq, Log: log, Size: int64(len(b))})
 	sort.Slice(refs, func(i, j int) bool { return refs[i].Seq < refs[j].Seq })
 	var dropped []storedRef
 	if len(refs) > maxStored {

@@ -1,6 +1,7 @@
 package replay_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"iter"
 	"maps"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -23,6 +25,7 @@ import (
 // given, in order: any mistake in rollback handling shows in it.
 type seqs struct{ applied []int64 }
 
+func (s *seqs) got() []int64                  { return s.applied }
 func (s *seqs) Name() string                  { return "seqs" }
 func (s *seqs) Version() int                  { return 1 }
 func (s *seqs) Apply(e eventlog.Event)        { s.applied = append(s.applied, e.Seq) }
@@ -31,6 +34,19 @@ func (s *seqs) MarshalState() ([]byte, error) { return json.Marshal(s.applied) }
 func (s *seqs) UnmarshalState(b []byte) error {
 	s.applied = nil
 	return json.Unmarshal(b, &s.applied)
+}
+
+// snapSeqs is seqs as a projection.Snapshotter: the engine keeps copies of
+// it in memory instead of marshalled states. Its snapshots share the
+// applied array with the live state (clipped), as the transcript's do, so
+// an engine that restored a snapshot without Restore's copy would show.
+type snapSeqs struct{ seqs }
+
+func (s *snapSeqs) Snapshot() (any, int) { return slices.Clip(s.applied), 8 * len(s.applied) }
+
+func (s *snapSeqs) Restore(snap any) error {
+	s.applied = slices.Clip(snap.([]int64))
+	return nil
 }
 
 // memLog is a Source over events in memory that counts what it reads.
@@ -142,10 +158,23 @@ func naive(evs []eventlog.Event, k int64) []int64 {
 
 func replayTo(t *testing.T, src replay.Source, upTo int64, opts ...replay.Option) ([]int64, replay.Result) {
 	t.Helper()
-	p := &seqs{}
+	return replayInto(t, &seqs{}, src, upTo, opts...)
+}
+
+// replaySnapTo is replayTo with a Snapshotter projection.
+func replaySnapTo(t *testing.T, src replay.Source, upTo int64, opts ...replay.Option) ([]int64, replay.Result) {
+	t.Helper()
+	return replayInto(t, &snapSeqs{}, src, upTo, opts...)
+}
+
+func replayInto(t *testing.T, p interface {
+	projection.Projection
+	got() []int64
+}, src replay.Source, upTo int64, opts ...replay.Option) ([]int64, replay.Result) {
+	t.Helper()
 	res, err := replay.Replay(context.Background(), src, []projection.Projection{p}, append(opts, replay.UpTo(upTo))...)
 	require.NoError(t, err)
-	return p.applied, res
+	return p.got(), res
 }
 
 func TestRollbackSemantics(t *testing.T) {
@@ -195,13 +224,17 @@ func TestReplayEqualsNaiveAtEverySeq(t *testing.T) {
 			}
 		}
 		src := build(t, script...)
-		cache := &memCache{}
+		cache, snapCache := &memCache{}, &memCache{}
 		for k := int64(-1); k < int64(n); k++ {
 			want := naive(src.evs, k)
 			got, _ := replayTo(t, src, k, replay.WithSnapshotEvery(1+round%5), replay.WithMemoryLimit(64))
 			require.Equal(t, want, got, "round %d seq %d script %v", round, k, script)
 			got, _ = replayTo(t, src, k, replay.WithCache(cache), replay.WithSnapshotEvery(3))
 			require.Equal(t, want, got, "with cache: round %d seq %d", round, k)
+			got, _ = replaySnapTo(t, src, k, replay.WithSnapshotEvery(1+round%5), replay.WithMemoryLimit(64))
+			require.Equal(t, want, got, "snapshots: round %d seq %d script %v", round, k, script)
+			got, _ = replaySnapTo(t, src, k, replay.WithCache(snapCache), replay.WithSnapshotEvery(3))
+			require.Equal(t, want, got, "snapshots with cache: round %d seq %d", round, k)
 		}
 	}
 }
@@ -356,23 +389,35 @@ func TestDegradedDataReported(t *testing.T) {
 	require.Contains(t, res.Degraded[0].Reason, "text")
 }
 
-// big is a projection whose state grows by about 1 KiB an event.
+// big is a projection whose state grows by per bytes an event (1 KiB
+// when per is 0).
 type big struct {
 	n        int
+	per      int
+	shrinkAt int64 // when > 0, the state empties at this seq and stays empty
 	marshals *int
 }
 
-func (b *big) Name() string         { return "big" }
-func (b *big) Version() int         { return 1 }
-func (b *big) Apply(eventlog.Event) { b.n++ }
-func (b *big) Reset()               { b.n = 0 }
+func (b *big) size() int { return cmp.Or(b.per, 1024) }
+
+func (b *big) Name() string { return "big" }
+func (b *big) Version() int { return 1 }
+func (b *big) Apply(e eventlog.Event) {
+	switch {
+	case b.shrinkAt > 0 && e.Seq >= b.shrinkAt:
+		b.n = 0
+	default:
+		b.n++
+	}
+}
+func (b *big) Reset() { b.n = 0 }
 func (b *big) UnmarshalState(x []byte) error {
-	b.n = (len(x) - 2) / 1024
+	b.n = (len(x) - 2) / b.size()
 	return nil
 }
 func (b *big) MarshalState() ([]byte, error) {
 	*b.marshals++
-	return []byte(`"` + strings.Repeat("a", b.n*1024) + `"`), nil
+	return []byte(`"` + strings.Repeat("a", b.n*b.size()) + `"`), nil
 }
 
 // A large state is marshalled at growing intervals: replay stays linear,
@@ -392,13 +437,73 @@ func TestLargeStatesKeptSparingly(t *testing.T) {
 		replay.WithSnapshotEvery(100), replay.WithCache(cache), replay.WithMemoryLimit(1<<30))
 	require.NoError(t, err)
 	require.Less(t, marshals, 40, "200 checkpoints, but a state of n KiB waits 4n events")
+
+	// 64 bytes an event: worth storing (loading one costs less than the
+	// events it saves), and kept to the limit.
+	marshals = 0
+	_, err = replay.Replay(context.Background(), src, []projection.Projection{&big{per: 64, marshals: &marshals}},
+		replay.WithSnapshotEvery(100), replay.WithCache(cache), replay.WithMemoryLimit(1<<30))
+	require.NoError(t, err)
 	states := 0
 	for k := range cache.m {
-		if strings.Contains(k, "/snap-") {
+		if strings.Contains(k, "/snap-big-v1-") {
 			states++
 		}
 	}
+	require.Positive(t, states)
 	require.LessOrEqual(t, states, 16, "stored states past the limit are deleted")
+}
+
+// A stored state is written and loaded only when loading it costs less
+// than applying the events it saves: a state of 1 KiB an event never is
+// (the replay from zero wins), a small one always is.
+func TestStoredStatesOnlyWhenWorthLoading(t *testing.T) {
+	script := func(n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = "e"
+			if i%100 == 99 {
+				out[i] = "c"
+			}
+		}
+		return out
+	}
+	short, long := build(t, script(3000)...), build(t, script(14000)...)
+	for _, tc := range []struct {
+		name   string
+		src    *memLog
+		p      func(marshals *int) projection.Projection
+		n      int // the state's n at the end
+		stored bool
+	}{
+		{"1 KiB an event", long, func(m *int) projection.Projection { return &big{marshals: m} }, 13860, false},
+		{"8 bytes an event", short, func(m *int) projection.Projection { return &big{per: 8, marshals: m} }, 2970, true},
+		// Once the emptied state has been kept (the next kept state of a
+		// large one comes late), storing is tried again.
+		{"1 KiB an event, emptied at seq 2000", long, func(m *int) projection.Projection { return &big{shrinkAt: 2000, marshals: m} }, 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cache := &memCache{}
+			for run := range 2 {
+				marshals, uncached := 0, 0
+				p := tc.p(&marshals)
+				res, err := replay.Replay(context.Background(), tc.src, []projection.Projection{p}, replay.WithCache(cache))
+				require.NoError(t, err)
+				require.Equal(t, tc.n, p.(*big).n, "run %d", run)
+				if run == 1 {
+					require.Equal(t, tc.stored, res.FromSnapshot >= 0, "from a stored state: %d", res.FromSnapshot)
+				}
+				_, err = replay.Replay(context.Background(), tc.src, []projection.Projection{tc.p(&uncached)})
+				require.NoError(t, err)
+				if !tc.stored {
+					// A state found not worth storing once is not
+					// marshalled again only to find the same.
+					require.LessOrEqual(t, marshals-uncached, 1, "run %d", run)
+				}
+			}
+			require.Equal(t, tc.stored, len(cache.m) > 0, "stored: %v", slices.Collect(maps.Keys(cache.m)))
+		})
+	}
 }
 
 // A damaged stored state is passed over, never a panic.
