@@ -332,12 +332,28 @@ func (e *engine) apply(ev eventlog.Event) error {
 		}
 		rb, _ := eventlog.ParseRollback(ev.Data)
 		e.res.Rollbacks++
-		return e.restoreTo(rb.To)
+		if err := e.restoreTo(rb.To); err != nil {
+			return err
+		}
+		// Keep the state after every rollback: a later rollback to this
+		// seq or after it starts here instead of applying this rollback
+		// again. Without it, chained rollbacks (a retry loop rolling back
+		// to the previous rollback) cost twice as much for each one more.
+		if !e.kept(ev.Seq) {
+			e.keep(ev.Seq)
+		}
+		return nil
 	}
 	for _, p := range e.ps {
 		p.Apply(ev)
 	}
 	return nil
+}
+
+// kept reports whether a state after seq is kept in memory.
+func (e *engine) kept(seq int64) bool {
+	i := sort.Search(len(e.mem), func(i int) bool { return e.mem[i].seq >= seq })
+	return i < len(e.mem) && e.mem[i].seq == seq
 }
 
 // restoreTo sets every projection to its state right after event t: from

@@ -547,3 +547,27 @@ func TestDamagedStoredState(t *testing.T) {
 		require.Equal(t, int64(-1), res.FromSnapshot, bad)
 	}
 }
+
+// Chained rollbacks — a retry loop where each rollback goes back to the
+// previous rollback — cost linear work: every rollback event is applied
+// once. Regression: the state after a rollback was not kept, so restoring
+// to it applied the previous rollback again, recursively: 20 chained
+// rollbacks applied 2^20-1 of them (19 s for 41 events).
+func TestChainedRollbacksAreLinear(t *testing.T) {
+	const k = 16 // enough to show: without the fix, 65,535 rollbacks applied
+	script := []string{"e"}
+	prev := 0 // each rollback goes back to the previous one (the first to seq 0)
+	for range k {
+		script = append(script, "e", fmt.Sprintf("r%d", prev))
+		prev = len(script) - 1
+	}
+	src := build(t, script...)
+	for _, every := range []int{1, 1024} {
+		for _, replayFn := range []func(*testing.T, replay.Source, int64, ...replay.Option) ([]int64, replay.Result){replayTo, replaySnapTo} {
+			got, res := replayFn(t, src, src.Seq(), replay.WithSnapshotEvery(every))
+			require.Equal(t, naive(src.evs, src.Seq()), got)
+			require.Equal(t, k, res.Rollbacks, "each rollback applied once (snapshot every %d)", every)
+			require.LessOrEqual(t, res.Events, int64(2*len(script)), "events read (snapshot every %d)", every)
+		}
+	}
+}
