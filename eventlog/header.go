@@ -103,9 +103,14 @@ func DecodeHeader(line []byte) (Header, error) {
 	if len(line) > MaxRowSize {
 		return h, &CorruptError{Seq: -1, Reason: "header row exceeds the row size limit"}
 	}
+	// Keys are exact (encoding/json would read "ID" as "id"); unknown
+	// ones are ignored.
+	line = ExactKeys(line, "format", "version", "id", "createdAt", "parent", "labels")
 	var probe struct {
-		Format  *string         `json:"format"`
-		Version json.RawMessage `json:"version"`
+		Format    *string         `json:"format"`
+		Version   json.RawMessage `json:"version"`
+		CreatedAt json.RawMessage `json:"createdAt"`
+		Parent    json.RawMessage `json:"parent"`
 	}
 	if err := json.Unmarshal(line, &probe); err != nil {
 		return h, &CorruptError{Seq: -1, Reason: "header is not a JSON object: " + err.Error()}
@@ -121,6 +126,27 @@ func DecodeHeader(line []byte) (Header, error) {
 	}
 	if err := json.Unmarshal(line, &h); err != nil {
 		return h, &CorruptError{Seq: -1, Reason: "bad header: " + err.Error()}
+	}
+	if len(probe.CreatedAt) == 0 {
+		return h, &CorruptError{Seq: -1, Reason: "bad header: no createdAt"}
+	}
+	if len(probe.Parent) > 0 && !isNullJSON(probe.Parent) {
+		parent := ExactKeys(probe.Parent, "id", "seq", "mode", "call")
+		var pp struct {
+			ID   json.RawMessage `json:"id"`
+			Seq  json.RawMessage `json:"seq"`
+			Mode json.RawMessage `json:"mode"`
+		}
+		h.Parent = new(Parent)
+		if err := json.Unmarshal(parent, &pp); err != nil {
+			return h, &CorruptError{Seq: -1, Reason: "bad header: parent: " + err.Error()}
+		}
+		if len(pp.ID) == 0 || len(pp.Seq) == 0 || len(pp.Mode) == 0 {
+			return h, &CorruptError{Seq: -1, Reason: "bad header: parent needs id, seq and mode"}
+		}
+		if err := json.Unmarshal(parent, h.Parent); err != nil {
+			return h, &CorruptError{Seq: -1, Reason: "bad header: parent: " + err.Error()}
+		}
 	}
 	if err := h.Validate(); err != nil {
 		return h, &CorruptError{Seq: -1, Reason: "bad header: " + err.Error()}
@@ -150,3 +176,6 @@ func ValidID(id string) bool {
 	}
 	return true
 }
+
+// isNullJSON reports whether b is the JSON literal null.
+func isNullJSON(b []byte) bool { return string(bytes.TrimSpace(b)) == "null" }

@@ -66,6 +66,19 @@ func TestDecodeHeader(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, eventlog.NewHeader(testID, 5), h)
 	})
+	// Keys are exact: encoding/json would read "ID" as "id" and "Parent"
+	// as "parent"; SPEC §3 ignores unknown keys. Regression: both were
+	// taken, so an unknown "Parent" key made a fork of a plain session.
+	t.Run("keys in another case are unknown keys", func(t *testing.T) {
+		other := "01JDX3N0Q3Z8Y6W2D1V5K7M9PA"
+		h, err := eventlog.DecodeHeader([]byte(`{` + min + `,"ID":"` + other + `","Parent":{"id":"` + testParent + `","seq":3,"mode":"fork"},"CREATEDAT":9}`))
+		require.NoError(t, err)
+		require.Equal(t, eventlog.NewHeader(testID, 5), h)
+	})
+	t.Run("no createdAt", func(t *testing.T) {
+		_, err := eventlog.DecodeHeader([]byte(`{"format":"sessionlog","version":1,"id":"` + testID + `"}`))
+		require.ErrorContains(t, err, "no createdAt")
+	})
 	t.Run("parent null is no parent", func(t *testing.T) {
 		h, err := eventlog.DecodeHeader([]byte(`{` + min + `,"parent":null}`))
 		require.NoError(t, err)
@@ -99,7 +112,9 @@ func TestDecodeHeader(t *testing.T) {
 		{"createdAt string", `{` + strings.Replace(min, `"createdAt":5`, `"createdAt":"5"`, 1) + `}`, "bad header"},
 		{"createdAt negative", `{` + strings.Replace(min, `"createdAt":5`, `"createdAt":-5`, 1) + `}`, "createdAt -5 is negative"},
 		{"parent mode bogus", `{` + min + `,"parent":{"id":"` + testParent + `","seq":1,"mode":"bogus"}}`, `parent mode "bogus"`},
-		{"parent mode missing", `{` + min + `,"parent":{"id":"` + testParent + `","seq":1}}`, `parent mode ""`},
+		{"parent mode missing", `{` + min + `,"parent":{"id":"` + testParent + `","seq":1}}`, `parent needs id, seq and mode`},
+		{"parent seq missing", `{` + min + `,"parent":{"id":"` + testParent + `","mode":"fork"}}`, `parent needs id, seq and mode`},
+		{"parent keys in another case", `{` + min + `,"parent":{"ID":"` + testParent + `","Seq":1,"Mode":"fork"}}`, `parent needs id, seq and mode`},
 		{"parent seq negative", `{` + min + `,"parent":{"id":"` + testParent + `","seq":-1,"mode":"fork"}}`, "parent seq -1 is negative"},
 		{"parent seq float", `{` + min + `,"parent":{"id":"` + testParent + `","seq":1.5,"mode":"fork"}}`, "bad header"},
 		{"parent fork seq out of range", `{` + min + `,"parent":{"id":"` + testParent + `","seq":9223372036854775807,"mode":"fork"}}`, "out of range"},

@@ -49,8 +49,19 @@ type RollbackData struct {
 // the form sha256:<64 hex>, and a well-formed state reference if present.
 func ParseCheckpoint(data json.RawMessage) (CheckpointData, error) {
 	var c CheckpointData
-	if err := strictUnmarshal(data, &c); err != nil {
+	if err := strictUnmarshal(data, &c, "log", "state", "label"); err != nil {
 		return c, invalidf("checkpoint data: %v", err)
+	}
+	if c.State != nil {
+		// The state's keys are exact too.
+		var raw struct {
+			State json.RawMessage `json:"state"`
+		}
+		json.Unmarshal(ExactKeys(data, "state"), &raw)
+		c.State = new(StateRef)
+		if err := json.Unmarshal(ExactKeys(raw.State, "projection", "digest"), c.State); err != nil {
+			return c, invalidf("checkpoint data: state: %v", err)
+		}
 	}
 	if !ValidDigest(c.Log) {
 		return c, invalidf("checkpoint log digest %q is not sha256:<64 hex digits>", c.Log)
@@ -65,24 +76,24 @@ func ParseCheckpoint(data json.RawMessage) (CheckpointData, error) {
 // >= 0. That it is lower than the rollback's own seq is the writer's check.
 func ParseRollback(data json.RawMessage) (RollbackData, error) {
 	var r RollbackData
-	if err := strictUnmarshal(data, &r); err != nil {
+	if err := strictUnmarshal(data, &r, "to", "label", "reason"); err != nil {
 		return r, invalidf("rollback data: %v", err)
 	}
 	var probe struct {
 		To json.RawMessage `json:"to"`
 	}
-	json.Unmarshal(data, &probe)
+	json.Unmarshal(ExactKeys(data, "to"), &probe)
 	if _, _, err := scanUint(bytes.TrimSpace(probe.To), 0); err != nil || len(bytes.TrimSpace(probe.To)) == 0 {
 		return r, invalidf("rollback \"to\" must be an integer >= 0")
 	}
 	return r, nil
 }
 
-func strictUnmarshal(data json.RawMessage, v any) error {
+func strictUnmarshal(data json.RawMessage, v any, known ...string) error {
 	if len(data) == 0 || data[0] != '{' {
 		return fmt.Errorf("not a JSON object")
 	}
-	return json.Unmarshal(data, v)
+	return json.Unmarshal(ExactKeys(data, known...), v)
 }
 
 // ValidDigest reports whether s is "sha256:" and 64 lower-case hex digits.

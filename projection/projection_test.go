@@ -232,3 +232,40 @@ func TestUnmarshalReplacesEverything(t *testing.T) {
 		require.Equal(t, marshal(t, fresh), marshal(t, p), p.Name())
 	}
 }
+
+// Data keys are exact (SPEC §8: keys a projection does not know are
+// ignored): a key in another case is an unknown key. Regression:
+// encoding/json matched keys regardless of case, so "EFFECT":"read" made a
+// write call safe to retry on resume, and "Text" replaced the text.
+func TestDataKeysAreExact(t *testing.T) {
+	ev := func(seq int64, typ, data string) eventlog.Event {
+		return eventlog.Event{Seq: seq, Type: typ, Data: json.RawMessage(data)}
+	}
+	evs := []eventlog.Event{
+		ev(0, "turn/start", `{}`),
+		ev(1, "user/message", `{"text":"hello","Text":"SURPRISE"}`),
+		ev(2, "step/start", `{}`),
+		ev(3, "tool/call", `{"id":"c1","name":"rm","args":{},"effect":"write","EFFECT":"read"}`),
+		ev(4, "tool/call", `{"id":"c2","name":"ls","args":{}}`),
+		ev(5, "tool/result", `{"id":"c1","ID":"c2","output":"done"}`),
+	}
+	agent, tr := projection.NewAgent(), projection.NewTranscript()
+	for _, e := range evs {
+		agent.Apply(e)
+		tr.Apply(e)
+	}
+	st := agent.State()
+	require.Contains(t, st.PendingCalls, "c2", "the result was c1's")
+	require.NotContains(t, st.PendingCalls, "c1")
+	msgs := tr.State().Messages
+	require.Equal(t, "hello", msgs[0].Text)
+	require.Equal(t, "write", msgs[1].ToolCalls[0].Effect)
+	require.Equal(t, "c1", msgs[2].ToolCallID)
+	require.Empty(t, tr.DegradedEvents())
+
+	agent.Reset()
+	for _, e := range evs[:4] {
+		agent.Apply(e)
+	}
+	require.Equal(t, "write", agent.State().PendingCalls["c1"].Effect)
+}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"reflect"
 	"strconv"
+	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/sessionlog/sessionlog/eventlog"
@@ -238,7 +240,9 @@ func decode(data json.RawMessage, v any) string {
 	if isNull(data) {
 		return ""
 	}
-	err := json.Unmarshal(data, v)
+	// Keys are exact (SPEC §8: a key not listed is ignored; encoding/json
+	// alone would read "EFFECT" as "effect").
+	err := json.Unmarshal(eventlog.ExactKeys(data, jsonKeys(v)...), v)
 	if err == nil {
 		return ""
 	}
@@ -314,4 +318,27 @@ func orNil(raw json.RawMessage) json.RawMessage {
 		return nil
 	}
 	return raw
+}
+
+// keysOf caches the JSON keys of the data structs, by type: type
+// metadata, as encoding/json caches its own; never changed once stored.
+var keysOf sync.Map // reflect.Type → []string
+
+// jsonKeys returns the JSON keys of the struct v points to.
+func jsonKeys(v any) []string {
+	t := reflect.TypeOf(v).Elem()
+	if ks, ok := keysOf.Load(t); ok {
+		return ks.([]string)
+	}
+	var ks []string
+	if t.Kind() == reflect.Struct {
+		for i := range t.NumField() {
+			name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+			if name != "" && name != "-" {
+				ks = append(ks, name)
+			}
+		}
+	}
+	keysOf.Store(t, ks)
+	return ks
 }

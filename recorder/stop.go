@@ -156,7 +156,7 @@ func ReadFacts(ctx context.Context, src Source, cache replay.Cache) (Facts, erro
 				Kind   string `json:"kind"`
 				Reason string `json:"reason"`
 			}
-			json.Unmarshal(end.Data, &d)
+			json.Unmarshal(eventlog.ExactKeys(end.Data, "kind", "reason"), &d) // keys are exact, as the projection reads them
 			f.Stop = &Stop{Seq: end.Seq, Kind: d.Kind, Reason: d.Reason}
 		}
 	}

@@ -1,0 +1,62 @@
+package eventlog_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+)
+
+func TestExactKeys(t *testing.T) {
+	known := []string{"id", "effect", "inputTokens"}
+	tests := []struct {
+		name, in, want string // want "": in itself
+	}{
+		{"exact keys only", `{"id":"a","effect":"write"}`, ""},
+		{"unknown keys that fold to nothing known", `{"id":"a","other":1,"Else":[{"EFFECT":1}]}`, ""},
+		{"a key in another case", `{"id":"a","effect":"write","EFFECT":"read"}`, `{"id":"a","effect":"write"}`},
+		{"camel case in another case", `{"inputtokens":5,"inputTokens":1}`, `{"inputTokens":1}`},
+		{"Kelvin sign folds to k", `{"id":"a","effect":"w","effect\u212a":1,"ID":"b"}`, `{"id":"a","effect":"w"}`},
+		{"escaped key", `{"\u0069d":"a","I\u0044":"b"}`, `{"\u0069d":"a"}`},
+		{"whitespace kept inside members", ` { "id" : "a" , "Id" : 1 } `, `{"id" : "a"}`},
+		{"only foreign keys", `{"ID":"x"}`, `{}`},
+		{"empty object", `{}`, ""},
+		{"not an object", `[1,2]`, ""},
+		{"null", `null`, ""},
+		{"broken", `{"id":`, ""},
+		{"trailing comma", `{"id":1,}`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := eventlog.ExactKeys([]byte(tt.in), known...)
+			want := tt.want
+			if want == "" {
+				want = tt.in
+			}
+			require.Equal(t, want, string(got))
+			if json.Valid([]byte(tt.in)) {
+				require.True(t, json.Valid(got))
+			}
+		})
+	}
+}
+
+// Checkpoint and rollback data keys are exact: a key in another case is an
+// unknown key, ignored (encoding/json alone would take it).
+func TestReservedKeysAreExact(t *testing.T) {
+	d1, d2 := "sha256:"+strings.Repeat("1", 64), "sha256:"+strings.Repeat("2", 64)
+	cp, err := eventlog.ParseCheckpoint(json.RawMessage(`{"log":"` + d1 + `","LOG":"` + d2 + `","Label":"x","state":{"projection":"agent/v1","digest":"` + d1 + `","Digest":"` + d2 + `"}}`))
+	require.NoError(t, err)
+	require.Equal(t, eventlog.CheckpointData{Log: d1, State: &eventlog.StateRef{Projection: "agent/v1", Digest: d1}}, cp)
+	_, err = eventlog.ParseCheckpoint(json.RawMessage(`{"LOG":"` + d1 + `"}`))
+	require.ErrorIs(t, err, eventlog.ErrInvalidEvent, "no log digest")
+
+	rb, err := eventlog.ParseRollback(json.RawMessage(`{"to":2,"TO":5,"Reason":"r"}`))
+	require.NoError(t, err)
+	require.Equal(t, eventlog.RollbackData{To: 2}, rb)
+	_, err = eventlog.ParseRollback(json.RawMessage(`{"To":2}`))
+	require.ErrorIs(t, err, eventlog.ErrInvalidEvent, "no to")
+}
