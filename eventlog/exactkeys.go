@@ -64,6 +64,9 @@ func ExactKeys(data []byte, known ...string) []byte {
 		}
 		break
 	}
+	if skipWS(data, i+1) != len(data) {
+		return data // trailing bytes: not an object, and its error must stay
+	}
 	if !foreign {
 		return data
 	}

@@ -1,6 +1,7 @@
 package eventlog_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -28,6 +29,7 @@ func TestExactKeys(t *testing.T) {
 		{"null", `null`, ""},
 		{"broken", `{"id":`, ""},
 		{"trailing comma", `{"id":1,}`, ""},
+		{"trailing bytes stay an error", `{"00":10,"Id":0}00`, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -59,4 +61,38 @@ func TestReservedKeysAreExact(t *testing.T) {
 	require.Equal(t, eventlog.RollbackData{To: 2}, rb)
 	_, err = eventlog.ParseRollback(json.RawMessage(`{"To":2}`))
 	require.ErrorIs(t, err, eventlog.ErrInvalidEvent, "no to")
+}
+
+// FuzzExactKeys: the result is data itself, or — when data held a key that
+// folds onto a known key without being it — a valid object holding exactly
+// data's members with known keys, so encoding/json reads the known keys
+// from it as they are in data and nothing else.
+func FuzzExactKeys(f *testing.F) {
+	for _, s := range []string{`{"id":"a","ID":"b"}`, `{"effect":1,"EFFECT":2,"x":{"Id":3}}`, `{}`, `[]`, `{"id":`,
+		`{"\u0069d":1,"I\u0044":2}`, ` { "id" : 1 , "Id" : [1,{"a":2}] } `, `{"idſ":1}`} {
+		f.Add([]byte(s))
+	}
+	known := []string{"id", "effect", "inputTokens"}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		in := append([]byte(nil), data...)
+		got := eventlog.ExactKeys(data, known...)
+		require.True(t, bytes.Equal(in, data), "input unchanged")
+		if string(got) == string(data) {
+			return
+		}
+		require.True(t, json.Valid(got), "%q", got)
+		var all, kept map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal(data, &all), "only a valid object is filtered")
+		require.NoError(t, json.Unmarshal(got, &kept))
+		want := map[string]json.RawMessage{}
+		for _, k := range known {
+			if v, ok := all[k]; ok {
+				want[k] = v
+			}
+		}
+		require.Equal(t, len(want), len(kept))
+		for k, v := range want {
+			require.JSONEq(t, string(v), string(kept[k]), k)
+		}
+	})
 }
