@@ -149,6 +149,17 @@ func (s *FileStore) leftovers(gone map[string]bool, live map[string]int64, dryRu
 	return out
 }
 
+// Writing reports whether a writer (in this process or another) holds
+// session id's writer lock now. The answer may be stale as soon as it is
+// given; it suits a reader deciding how to show a session (an open turn
+// with no writer is an interrupted one), not mutual exclusion.
+func (s *FileStore) Writing(id string) (bool, error) {
+	if err := checkID(id); err != nil {
+		return false, err
+	}
+	return s.lockedNow(id), nil
+}
+
 // lockedNow reports whether a writer holds session id (a temp file of a
 // live writer or convert must not be removed).
 func (s *FileStore) lockedNow(id string) bool {

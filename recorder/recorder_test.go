@@ -141,8 +141,39 @@ func TestResume(t *testing.T) {
 			tc.setup(rec)
 			require.NoError(t, rec.Flush(ctx))
 			before := h.Seq()
+
+			// A read-only reader closes the turn in memory (SPEC §8): the
+			// same events, the same seqs, the same states as Resume.
+			r, err := store.Open(ctx, h.ID(), handle.ReadOnly)
+			require.NoError(t, err)
+			agent, tr := projection.NewAgent(), projection.NewTranscript()
+			_, err = replay.Replay(ctx, r, []projection.Projection{agent, tr})
+			require.NoError(t, err)
+			require.NoError(t, r.Close())
+			inMemory := recorder.CloseInMemory(agent.State(), before+1, []projection.Projection{agent, tr}, clock())
+			require.Len(t, inMemory, len(tc.want))
+			memAgent, _ := agent.MarshalState()
+			memTr, _ := tr.MarshalState()
+
 			res, err := recorder.Resume(ctx, h, recorder.WithResumeCache(store), recorder.WithResumeClock(clock))
 			require.NoError(t, err)
+			var written []eventlog.Event
+			for e, err := range h.Read(ctx, before+1, handle.End) {
+				require.NoError(t, err)
+				written = append(written, e)
+			}
+			require.Equal(t, len(written), len(inMemory))
+			for i := range written {
+				require.Equal(t, written[i].Seq, inMemory[i].Seq)
+				require.Equal(t, string(eventlog.Canon(written[i])), string(eventlog.Canon(inMemory[i])))
+			}
+			agent, tr = projection.NewAgent(), projection.NewTranscript()
+			_, err = replay.Replay(ctx, h, []projection.Projection{agent, tr})
+			require.NoError(t, err)
+			gotAgent, _ := agent.MarshalState()
+			gotTr, _ := tr.MarshalState()
+			require.JSONEq(t, string(gotAgent), string(memAgent), "the agent state a resume gives")
+			require.JSONEq(t, string(gotTr), string(memTr), "the transcript a resume gives")
 			require.True(t, res.Verdict.Resumable, res.Verdict.Reason)
 			require.Equal(t, before+int64(len(tc.want)), h.Seq())
 			require.GreaterOrEqual(t, h.DurableSeq(), h.Seq(), "closers are durable when Resume returns")

@@ -39,8 +39,8 @@ const (
 // Closers returns the events that close an open turn (SPEC §8): a
 // synthetic tool/result for every call without a result (in call order),
 // a step/end if a step is open, and turn/end {"kind":"interrupted"}. None
-// when no turn is open. A read-only reader can apply them in memory to see
-// the transcript a resume would give.
+// when no turn is open. Their seqs are 0: Append assigns them; a reader
+// applies them in memory with CloseInMemory.
 func Closers(st projection.AgentState, now time.Time) []eventlog.Event {
 	if !st.TurnOpen {
 		return nil
@@ -68,6 +68,24 @@ func Closers(st projection.AgentState, now time.Time) []eventlog.Event {
 	out = append(out, eventlog.Event{Type: "turn/end", Time: ms,
 		Data: json.RawMessage(`{"kind":"interrupted","reason":"the process stopped mid-turn; closed on resume"}`)})
 	return out
+}
+
+// CloseInMemory is what a read-only reader does with an open turn (SPEC
+// §8: it adds the same closers in memory only): it applies to ps the
+// closers of st (the agent/v1 state after the log's last event, seq
+// next-1), with the seqs and data Resume would append them with, and
+// returns them. ps must hold the state after that same event. Nothing is
+// written. Only for a session no writer holds: a live writer's open turn
+// is a turn in progress, not an interrupted one.
+func CloseInMemory(st projection.AgentState, next int64, ps []projection.Projection, now time.Time) []eventlog.Event {
+	evs := Closers(st, now)
+	for i := range evs {
+		evs[i].Seq = next + int64(i)
+		for _, p := range ps {
+			p.Apply(evs[i])
+		}
+	}
+	return evs
 }
 
 // ResumeOption configures Resume.

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sessionlog/sessionlog/projection"
+	"github.com/sessionlog/sessionlog/recorder"
 	"github.com/sessionlog/sessionlog/replay"
 	"github.com/sessionlog/sessionlog/replay/replaytest/golden"
 )
@@ -56,7 +57,14 @@ print it as JSON.
 With --golden FILE, compare the state with FILE instead (the pretty JSON that
 replaytest writes, see docs/ci-replay.md): exit 0 and a status line when they
 match, exit 1 naming the first differing JSON path and both values when they
-do not. --update writes the state to FILE instead of comparing.`,
+do not. --update writes the state to FILE instead of comparing.
+
+When the log ends in an open turn and no writer holds the session (its
+writer stopped mid-turn), the state is shown as a resume would leave it
+(SPEC §8: a read-only reader adds the same closers in memory only): a
+synthetic result for every call without one, step/end, turn/end
+interrupted, noted on stderr; nothing is written (logtool resume writes
+them). --as-is shows the log's own state; --to and --golden always do.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.toSet = cmd.Flags().Changed("to")
@@ -71,6 +79,7 @@ do not. --update writes the state to FILE instead of comparing.`,
 	fl.StringVar(&o.projection, "projection", "transcript", "the projection: transcript or agent")
 	fl.StringVar(&o.golden, "golden", "", "compare the state with this golden file (exit 1 on a difference)")
 	fl.BoolVar(&o.update, "update", false, "with --golden: write the state to the golden file instead of comparing")
+	fl.BoolVar(&o.asIs, "as-is", false, "do not close an open turn in memory")
 	return cmd
 }
 
@@ -80,6 +89,7 @@ type replayOptions struct {
 	projection string
 	golden     string // --golden FILE
 	update     bool   // --update
+	asIs       bool   // --as-is
 }
 
 func (a *app) runReplay(ctx context.Context, arg string, o replayOptions, out io.Writer) error {
@@ -115,6 +125,11 @@ func (a *app) runReplay(ctx context.Context, arg string, o replayOptions, out io
 	}
 	for _, d := range res.Degraded {
 		fmt.Fprintf(a.stderr, "logtool: degraded: seq %d (%s): %s\n", d.Seq, d.Projection, d.Reason)
+	}
+	if !o.toSet && o.golden == "" && !o.asIs {
+		if err := a.closeInMemory(ctx, s, src, p); err != nil {
+			return err
+		}
 	}
 	if o.golden != "" {
 		return a.checkGolden(p, o, out)
@@ -172,4 +187,37 @@ func (a *app) checkGolden(p projection.Projection, o replayOptions, out io.Write
 		res.Status = "match"
 	}
 	return writeJSON(out, res)
+}
+
+// closeInMemory applies to p, which holds the state after src's last
+// event, the closers a resume would append when the log ends in an open
+// turn and no writer holds the session (SPEC §8).
+func (a *app) closeInMemory(ctx context.Context, s session, src replay.Source, p projection.Projection) error {
+	agent, ok := p.(*projection.Agent)
+	if !ok {
+		var cache replay.Cache
+		if s.store != nil {
+			cache = s.store
+		}
+		ap, err := a.agentState(ctx, src, cache)
+		if err != nil {
+			return err
+		}
+		agent = ap.(*projection.Agent)
+	}
+	st := agent.State()
+	if !st.TurnOpen {
+		return nil
+	}
+	if s.store != nil {
+		if writing, err := s.store.Writing(s.id); err != nil || writing {
+			fmt.Fprintln(a.stderr, "logtool: the last turn is open and a writer holds the session: a turn in progress, shown as it is")
+			return err
+		}
+	}
+	evs := recorder.CloseInMemory(st, src.Seq()+1, []projection.Projection{p}, a.now())
+	fmt.Fprintf(a.stderr, "logtool: the last turn is open and no writer holds the session: shown closed as a resume would close it "+
+		"(%d events, seqs %d..%d, in memory only; logtool resume writes them, --as-is shows the log's own state)\n",
+		len(evs), evs[0].Seq, evs[len(evs)-1].Seq)
+	return nil
 }

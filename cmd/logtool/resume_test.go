@@ -6,7 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/afero"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sessionlog/sessionlog/handle"
 )
 
 func TestResumeCommand(t *testing.T) {
@@ -83,4 +86,48 @@ func TestRepairAndSalvageCommands(t *testing.T) {
 	require.Contains(t, rep.stdout, `"lastLost":5`)
 	v := logtool(t, "", "--dir", dir, "verify", path)
 	require.Equal(t, 0, v.code, v.stdout)
+}
+
+// SPEC §8: a read-only reader adds the closers of an open turn in memory
+// only. replay shows a session whose writer stopped mid-turn as a resume
+// would leave it, writes nothing, and leaves a live writer's turn alone.
+func TestReplayClosesAnOpenTurnInMemory(t *testing.T) {
+	dir := t.TempDir()
+	id, path := newSession(t, dir)
+	appendEvents(t, dir, id,
+		`{"type":"turn/start","time":1}`,
+		`{"type":"user/message","time":2,"data":{"text":"delete build/"}}`,
+		`{"type":"step/start","time":3}`,
+		`{"type":"tool/call","time":4,"data":{"id":"w","name":"rm","args":{},"effect":"write"}}`,
+	)
+	before, err := os.ReadFile(path)
+	require.NoError(t, err)
+
+	res := logtool(t, "", "--dir", dir, "replay", "--projection", "transcript", id)
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Contains(t, res.stdout, `"toolCallId":"w"`)
+	require.Contains(t, res.stdout, `"seq":4,"role":"tool"`, "the seq a resume would give it")
+	require.Contains(t, res.stdout, "outcome unknown")
+	require.Contains(t, res.stderr, "shown closed as a resume would close it")
+	res = logtool(t, "", "--dir", dir, "replay", "--projection", "agent", id)
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Contains(t, res.stdout, `"kind":"interrupted"`)
+	after, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, before, after, "nothing written")
+
+	for _, args := range [][]string{{"--as-is"}, {"--to", "3"}} {
+		res = logtool(t, "", append([]string{"--dir", dir, "replay", "--projection", "transcript", id}, args...)...)
+		require.Equal(t, 0, res.code, res.stderr)
+		require.NotContains(t, res.stdout, `"toolCallId":"w"`, "%v: the log's own state", args)
+	}
+
+	// A writer holds it: the turn is in progress, not interrupted.
+	w, err := handle.NewFileStore(afero.NewOsFs(), dir).Open(t.Context(), id, handle.ReadWrite)
+	require.NoError(t, err)
+	defer w.Close()
+	res = logtool(t, "", "--dir", dir, "replay", "--projection", "transcript", id)
+	require.Equal(t, 0, res.code, res.stderr)
+	require.NotContains(t, res.stdout, `"toolCallId":"w"`)
+	require.Contains(t, res.stderr, "a writer holds the session")
 }
