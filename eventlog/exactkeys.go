@@ -1,6 +1,7 @@
 package eventlog
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 )
@@ -41,7 +42,8 @@ func ExactKeys(data []byte, known ...string) []byte {
 		if i >= len(data) || data[i] != ':' {
 			return data
 		}
-		if i, _, err = scanValue(data, skipWS(data, i+1)); err != nil {
+		var ok bool
+		if i, ok = skipValue(data, skipWS(data, i+1)); !ok {
 			return data
 		}
 		exact, folds := false, false
@@ -67,8 +69,8 @@ func ExactKeys(data []byte, known ...string) []byte {
 	if skipWS(data, i+1) != len(data) {
 		return data // trailing bytes: not an object, and its error must stay
 	}
-	if !foreign {
-		return data
+	if !foreign || !json.Valid(data) {
+		return data // invalid data keeps its error: nothing is filtered away
 	}
 	out := []byte{'{'}
 	for n, m := range members {
@@ -78,4 +80,56 @@ func ExactKeys(data []byte, known ...string) []byte {
 		out = append(out, data[m.start:m.end]...)
 	}
 	return append(out, '}')
+}
+
+// skipValue returns the index just past the JSON value at data[i], and
+// false when the data ends first. It does not validate: strings are
+// skipped to their closing quote, containers by depth, so a long tool
+// output costs a memchr, not a scan; ExactKeys validates what it filters.
+func skipValue(data []byte, i int) (int, bool) {
+	depth := 0
+	for i < len(data) {
+		switch data[i] {
+		case '"':
+			j := i + 1
+			for {
+				k := bytes.IndexByte(data[j:], '"')
+				if k < 0 {
+					return len(data), false
+				}
+				j += k
+				n := 0 // backslashes right before the quote
+				for m := j - 1; m > i && data[m] == '\\'; m-- {
+					n++
+				}
+				if n%2 == 0 {
+					break
+				}
+				j++
+			}
+			i = j + 1
+			if depth == 0 {
+				return i, true
+			}
+		case '{', '[':
+			depth++
+			i++
+		case '}', ']':
+			depth--
+			i++
+			if depth <= 0 {
+				return i, depth == 0
+			}
+		default:
+			if depth == 0 { // a number or a literal
+				j := i
+				for j < len(data) && !strings.ContainsRune(",}] \t\r\n", rune(data[j])) {
+					j++
+				}
+				return j, j > i
+			}
+			i++
+		}
+	}
+	return i, false
 }

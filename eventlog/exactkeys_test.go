@@ -30,6 +30,11 @@ func TestExactKeys(t *testing.T) {
 		{"broken", `{"id":`, ""},
 		{"trailing comma", `{"id":1,}`, ""},
 		{"trailing bytes stay an error", `{"00":10,"Id":0}00`, ""},
+		{"invalid value stays an error", `{"ID":[1,,2],"id":1}`, ""},
+		{"escaped quote in a value", `{"x":"a\"}","ID":1,"id":2}`, `{"id":2}`},
+		{"escaped backslash before a quote", `{"x":"a\\","ID":1,"id":2}`, `{"id":2}`},
+		{"brackets in strings", `{"x":{"s":"}]","t":["{"]},"ID":1,"id":[{"a":"]"}]}`, `{"id":[{"a":"]"}]}`},
+		{"literals and numbers", `{"x":true,"y":null,"z":-1.5e3,"ID":false,"id":0}`, `{"id":0}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
