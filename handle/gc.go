@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -150,29 +151,29 @@ func (s *FileStore) leftovers(gone map[string]bool, live map[string]int64, dryRu
 }
 
 // Writing reports whether a writer (in this process or another) holds
-// session id's writer lock now. The answer may be stale as soon as it is
-// given; it suits a reader deciding how to show a session (an open turn
-// with no writer is an interrupted one), not mutual exclusion.
+// session id's writer lock now, without taking it: asking never makes a
+// writer fail, and works where the store cannot be written. The answer may
+// be stale as soon as it is given; it suits a reader deciding how to show
+// a session (an open turn with no writer is an interrupted one), not
+// mutual exclusion.
 func (s *FileStore) Writing(id string) (bool, error) {
 	if err := checkID(id); err != nil {
 		return false, err
 	}
-	return s.lockedNow(id), nil
+	held, err := probeLock(s.fs, s.lockPath(id))
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil // a writer always has its lock file
+	}
+	return held, err
 }
 
 // lockedNow reports whether a writer holds session id (a temp file of a
-// live writer or convert must not be removed).
+// live writer or convert must not be removed). It takes nothing; when it
+// cannot tell, it says locked, so nothing is removed.
 func (s *FileStore) lockedNow(id string) bool {
 	if !eventlog.ValidID(id) {
 		return false
 	}
-	if _, err := s.fs.Stat(s.lockPath(id)); err != nil {
-		return false // a writer always has its lock file
-	}
-	l, err := lockFile(s.fs, s.lockPath(id))
-	if err != nil {
-		return true
-	}
-	l.unlock()
-	return false
+	held, err := s.Writing(id)
+	return held || err != nil
 }

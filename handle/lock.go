@@ -31,6 +31,15 @@ func lockFile(fs afero.Fs, path string) (writerLock, error) {
 	return memLocks.lock(fs, path)
 }
 
+// probeLock reports whether a writer holds the lock at path, without
+// taking it, so that asking never makes a writer fail.
+func probeLock(fs afero.Fs, path string) (bool, error) {
+	if held, ok, err := probeOS(fs, path); ok {
+		return held, err
+	}
+	return memLocks.probe(fs, path), nil
+}
+
 // memLockTable stands in for the kernel's lock table on file systems that
 // have none. It and osLocks are the package's only process-wide state, as
 // the kernel's table is process-wide: two stores over one memory file
@@ -47,11 +56,22 @@ type memLockKey struct {
 
 var memLocks = &memLockTable{held: map[memLockKey]bool{}}
 
-func (t *memLockTable) lock(fs afero.Fs, path string) (writerLock, error) {
+func (t *memLockTable) key(fs afero.Fs, path string) memLockKey {
 	key := memLockKey{path: path}
 	if reflect.TypeOf(fs).Comparable() {
 		key.fs = fs
 	}
+	return key
+}
+
+func (t *memLockTable) probe(fs afero.Fs, path string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.held[t.key(fs, path)]
+}
+
+func (t *memLockTable) lock(fs afero.Fs, path string) (writerLock, error) {
+	key := t.key(fs, path)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.held[key] {

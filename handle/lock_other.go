@@ -19,3 +19,5 @@ type noOSLocks struct{}
 func (noOSLocks) lock(afero.File, string) (writerLock, bool, error) { return nil, false, nil }
 
 func heldInProcess(afero.Fs, string) bool { return false }
+
+func probeOS(afero.Fs, string) (held, ok bool, err error) { return false, false, nil }

@@ -116,3 +116,42 @@ func (t *osLockTable) lock(f afero.File, path string) (l writerLock, isOS bool, 
 	t.held[key] = h
 	return h, true, nil
 }
+
+// probeOS reports whether another process holds the record lock of the
+// OS file at path, or this process does, without taking it: an F_GETLK on
+// a read-only descriptor (so it works where the file cannot be opened for
+// writing). ok is false when path is not an OS file.
+func probeOS(fs afero.Fs, path string) (held, ok bool, err error) {
+	if heldInProcess(fs, path) {
+		return true, true, nil
+	}
+	f, err := fs.Open(path)
+	if err != nil {
+		return false, true, err
+	}
+	fdf, isOS := f.(interface{ Fd() uintptr })
+	if !isOS {
+		f.Close()
+		return false, false, nil
+	}
+	// Closed under mu: this process holds no lock on the file (checked
+	// above, and a lock taken meanwhile would be taken under mu too).
+	osLocks.mu.Lock()
+	defer osLocks.mu.Unlock()
+	defer f.Close()
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(fdf.Fd()), &st); err == nil && osLocks.held[inode{uint64(st.Dev), uint64(st.Ino)}] != nil {
+		return true, true, nil
+	}
+	lk := syscall.Flock_t{Type: syscall.F_WRLCK, Whence: io.SeekStart}
+	for {
+		err = syscall.FcntlFlock(fdf.Fd(), syscall.F_GETLK, &lk)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		return false, true, fmt.Errorf("handle: probing the lock %q: %w", path, err)
+	}
+	return lk.Type != syscall.F_UNLCK, true, nil
+}

@@ -37,8 +37,8 @@ func init() {
 	os.Exit(0)
 }
 
-// probeLock asks another process whether the lock at path is free.
-func probeLock(t *testing.T, path string) string {
+// probeFromChild asks another process whether the lock at path is free.
+func probeFromChild(t *testing.T, path string) string {
 	t.Helper()
 	exe, err := os.Executable()
 	require.NoError(t, err)
@@ -61,10 +61,10 @@ func TestOSLockRefusalsKeepTheLock(t *testing.T) {
 	require.NoError(t, os.Symlink(dir, link))
 	path := filepath.Join(dir, "s.lock")
 
-	require.Equal(t, "free", probeLock(t, path))
+	require.Equal(t, "free", probeFromChild(t, path))
 	l, err := lockFile(fs, path)
 	require.NoError(t, err)
-	require.Equal(t, "locked", probeLock(t, path))
+	require.Equal(t, "locked", probeFromChild(t, path))
 
 	_, err = lockFile(fs, path)
 	require.ErrorIs(t, err, ErrLocked, "same path")
@@ -76,11 +76,74 @@ func TestOSLockRefusalsKeepTheLock(t *testing.T) {
 	require.True(t, isOS)
 	require.ErrorIs(t, err, ErrLocked, "a descriptor opened before the check")
 	require.Len(t, l.(*osLock).parked, 1, "kept open until the holder unlocks")
-	require.Equal(t, "locked", probeLock(t, path), "no refusal dropped the lock")
+	require.Equal(t, "locked", probeFromChild(t, path), "no refusal dropped the lock")
 
 	require.NoError(t, l.unlock())
-	require.Equal(t, "free", probeLock(t, path))
+	require.Equal(t, "free", probeFromChild(t, path))
 	l, err = lockFile(fs, path)
 	require.NoError(t, err, "free again in this process too")
 	require.NoError(t, l.unlock())
+}
+
+// Writing asks without taking the lock: a writer opening at the same
+// moment is never refused because of it, and it answers on a store it
+// cannot write. Regression: it took the lock to probe, so logtool replay
+// could make a writer fail with ErrLocked, and a read-only store always
+// looked written.
+func TestWritingTakesNothing(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	st := NewFileStore(afero.NewOsFs(), dir)
+	h, err := st.Create(ctx)
+	require.NoError(t, err)
+	id := h.ID()
+	require.NoError(t, h.Close())
+
+	stop := make(chan struct{})
+	probed := make(chan error, 1)
+	go func() {
+		var err error
+		for err == nil {
+			select {
+			case <-stop:
+				probed <- nil
+				return
+			default:
+			}
+			_, err = NewFileStore(afero.NewOsFs(), dir).Writing(id)
+		}
+		probed <- err
+	}()
+	for range 300 {
+		w, err := st.Open(ctx, id, ReadWrite)
+		require.NoError(t, err, "a writer is never refused because a reader asked")
+		require.NoError(t, w.Close())
+	}
+	close(stop)
+	require.NoError(t, <-probed)
+
+	w, err := st.Open(ctx, id, ReadWrite)
+	require.NoError(t, err)
+	for _, fsys := range []afero.Fs{afero.NewOsFs(), afero.NewReadOnlyFs(afero.NewOsFs())} {
+		writing, err := NewFileStore(fsys, dir).Writing(id)
+		require.NoError(t, err)
+		require.True(t, writing, "held in this process")
+	}
+	require.NoError(t, w.Close())
+	for _, fsys := range []afero.Fs{afero.NewOsFs(), afero.NewReadOnlyFs(afero.NewOsFs())} {
+		writing, err := NewFileStore(fsys, dir).Writing(id)
+		require.NoError(t, err)
+		require.False(t, writing, "no writer")
+	}
+	mem := afero.NewMemMapFs()
+	ms := NewFileStore(mem, "/s")
+	mh, err := ms.Create(ctx)
+	require.NoError(t, err)
+	writing, err := ms.Writing(mh.ID())
+	require.NoError(t, err)
+	require.True(t, writing)
+	require.NoError(t, mh.Close())
+	writing, err = ms.Writing(mh.ID())
+	require.NoError(t, err)
+	require.False(t, writing)
 }
