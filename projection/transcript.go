@@ -435,15 +435,28 @@ var _ Snapshotter = (*Transcript)(nil)
 // messageSize is about the bytes a Message takes in a slice.
 const messageSize = int(unsafe.Sizeof(Message{}))
 
-// Snapshot returns a copy of the state (a *Transcript) and its size in
-// memory. It copies the message list, the hash chain and the indexes,
+// Snapshot returns a copy of the state (a *Transcript) and the bytes it
+// keeps alive. It copies the message list, the hash chain and the indexes,
 // not the texts and outputs, which are never changed in place; the slices
 // inside messages are clipped, so an append to them reallocates instead of
-// writing into the other copy's array.
+// writing into the other copy's array. The size counts the texts and
+// outputs it shares too: once the live state drops them (a compaction, a
+// replaced result) the snapshot alone keeps them, and the engine's memory
+// limit must see them.
 func (t *Transcript) Snapshot() (any, int) {
 	u := t.clone()
 	size := len(u.s.Messages)*messageSize + len(u.chain)*sha256.Size + len(u.results)*8 +
 		(len(u.callAt)+len(u.resultAt))*64
+	for i := range u.s.Messages {
+		m := &u.s.Messages[i]
+		size += len(m.Text) + len(m.Output) + len(m.Error)
+		for _, r := range m.Reasoning {
+			size += len(r.Text) + len(r.Signature)
+		}
+		for _, c := range m.ToolCalls {
+			size += len(c.Args)
+		}
+	}
 	return u, size
 }
 
