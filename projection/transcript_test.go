@@ -292,3 +292,17 @@ func TestTranscriptUnmarshalChecksPrefixHash(t *testing.T) {
 	require.NoError(t, u.UnmarshalState([]byte(b)))
 	require.Equal(t, b, marshal(t, u))
 }
+
+// A snapshot's size counts the texts it keeps alive, not only the list it
+// copies: after a compaction the live state drops them and the snapshot
+// alone holds them, so the replay engine's memory limit must see them.
+func TestTranscriptSnapshotSizeCountsTexts(t *testing.T) {
+	tr := projection.NewTranscript()
+	big := strings.Repeat("x", 1<<20)
+	tr.Apply(eventlog.Event{Seq: 0, Type: "user/message", Data: json.RawMessage(`{"text":"` + big + `"}`)})
+	_, size := tr.Snapshot()
+	require.GreaterOrEqual(t, size, 1<<20)
+	tr.Apply(eventlog.Event{Seq: 1, Type: "context/compacted", Data: json.RawMessage(`{"summary":"s"}`)})
+	_, small := tr.Snapshot()
+	require.Less(t, small, 1<<10, "the compacted state holds only the summary")
+}
