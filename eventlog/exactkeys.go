@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
+	"unicode/utf8"
 )
 
 // ExactKeys returns data, a JSON object, with its members whose key is not
@@ -14,72 +15,122 @@ import (
 // is not a well-formed object, it returns data itself, so the common case
 // costs one scan and no copy. Only the top level is looked at.
 func ExactKeys(data []byte, known ...string) []byte {
-	type member struct{ start, end int }
+	foreign := false
+	ok := eachMember(data, func(raw []byte, escaped bool, _, _ int) {
+		if !foreign && keyOf(raw, escaped, known) == foldsOnly {
+			foreign = true
+		}
+	})
+	if !ok || !foreign || !json.Valid(data) {
+		return data // invalid data keeps its error: nothing is filtered away
+	}
+	out := []byte{'{'}
+	eachMember(data, func(raw []byte, escaped bool, start, end int) {
+		if keyOf(raw, escaped, known) == exact {
+			if len(out) > 1 {
+				out = append(out, ',')
+			}
+			out = append(out, data[start:end]...)
+		}
+	})
+	return append(out, '}')
+}
+
+// How a key compares with the known keys.
+const (
+	unknown   = iota
+	exact     // it is one
+	foldsOnly // encoding/json would take it for one, but it is not
+)
+
+// keyOf classifies the raw bytes of a key (between its quotes). It does
+// not allocate for a key without escapes and non-ASCII bytes.
+func keyOf(raw []byte, escaped bool, known []string) int {
+	if escaped {
+		var key string
+		if json.Unmarshal(append(append([]byte{'"'}, raw...), '"'), &key) != nil {
+			return unknown
+		}
+		raw = []byte(key)
+	}
+	ascii := true
+	for _, c := range raw {
+		ascii = ascii && c < utf8.RuneSelf
+	}
+	class := unknown
+	for _, k := range known {
+		switch {
+		case k == string(raw):
+			return exact
+		case ascii && len(k) == len(raw) && asciiEqualFold(k, raw),
+			!ascii && strings.EqualFold(k, string(raw)):
+			class = foldsOnly
+		}
+	}
+	return class
+}
+
+// asciiEqualFold reports whether k and b are equal but for the case of
+// ASCII letters.
+func asciiEqualFold(k string, b []byte) bool {
+	for i := range len(k) {
+		x, y := k[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+// eachMember calls fn for every member of the JSON object data, with its
+// key's raw bytes (between the quotes), whether they hold an escape, and
+// where the member starts and ends; it returns false when data is not a
+// well-formed object as far as it looks (keys and structure; values are
+// skipped, not validated) or has bytes after it.
+func eachMember(data []byte, fn func(raw []byte, escaped bool, start, end int)) bool {
 	i := skipWS(data, 0)
 	if i >= len(data) || data[i] != '{' {
-		return data
+		return false
 	}
-	var members []member
-	foreign := false
 	i = skipWS(data, i+1)
 	if i < len(data) && data[i] == '}' {
-		return data
+		return skipWS(data, i+1) == len(data)
 	}
 	for {
 		start := i
 		if i >= len(data) || data[i] != '"' {
-			return data
+			return false
 		}
 		end, escaped, err := scanString(data, i)
 		if err != nil {
-			return data
+			return false
 		}
-		key := string(data[i+1 : end-1])
-		if escaped && json.Unmarshal(data[i:end], &key) != nil {
-			return data
-		}
+		raw := data[i+1 : end-1]
 		i = skipWS(data, end)
 		if i >= len(data) || data[i] != ':' {
-			return data
+			return false
 		}
 		var ok bool
 		if i, ok = skipValue(data, skipWS(data, i+1)); !ok {
-			return data
+			return false
 		}
-		exact, folds := false, false
-		for _, k := range known {
-			exact = exact || k == key
-			folds = folds || strings.EqualFold(k, key)
-		}
-		if exact {
-			members = append(members, member{start, i})
-		} else if folds {
-			foreign = true
-		}
+		fn(raw, escaped, start, i)
 		i = skipWS(data, i)
 		if i < len(data) && data[i] == ',' {
 			i = skipWS(data, i+1)
 			continue
 		}
 		if i >= len(data) || data[i] != '}' {
-			return data
+			return false
 		}
-		break
+		return skipWS(data, i+1) == len(data)
 	}
-	if skipWS(data, i+1) != len(data) {
-		return data // trailing bytes: not an object, and its error must stay
-	}
-	if !foreign || !json.Valid(data) {
-		return data // invalid data keeps its error: nothing is filtered away
-	}
-	out := []byte{'{'}
-	for n, m := range members {
-		if n > 0 {
-			out = append(out, ',')
-		}
-		out = append(out, data[m.start:m.end]...)
-	}
-	return append(out, '}')
 }
 
 // skipValue returns the index just past the JSON value at data[i], and

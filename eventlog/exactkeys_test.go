@@ -101,3 +101,12 @@ func FuzzExactKeys(f *testing.F) {
 		}
 	})
 }
+
+// The common case — no key in another case — allocates nothing: ExactKeys
+// runs on every event a projection reads.
+func TestExactKeysCommonCaseAllocatesNothing(t *testing.T) {
+	data := []byte(`{"id":"c1","name":"read_file","args":{"path":"a.go","Deep":[1,"x\"y"]},"effect":"read","Other":"Text"}`)
+	known := []string{"id", "name", "args", "effect"}
+	allocs := testing.AllocsPerRun(100, func() { eventlog.ExactKeys(data, known...) })
+	require.Zero(t, allocs)
+}
