@@ -193,11 +193,17 @@ func (a *app) checkGolden(p projection.Projection, o replayOptions, out io.Write
 // event, the closers a resume would append when the log ends in an open
 // turn and no writer holds the session (SPEC §8).
 func (a *app) closeInMemory(ctx context.Context, s session, src replay.Source, p projection.Projection) error {
+	var cache replay.Cache
+	if s.store != nil {
+		cache = s.store
+	}
 	agent, ok := p.(*projection.Agent)
 	if !ok {
-		var cache replay.Cache
-		if s.store != nil {
-			cache = s.store
+		// The stop facts are read backward from the tail: most logs end
+		// in a closed turn, and need no second replay to tell.
+		facts, err := recorder.ReadFacts(ctx, src, cache)
+		if err != nil || !facts.OpenTurn {
+			return err
 		}
 		ap, err := a.agentState(ctx, src, cache)
 		if err != nil {
