@@ -2,6 +2,7 @@ package eventlog
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
 )
 
@@ -135,3 +136,35 @@ func AppendCanon(dst []byte, e Event) []byte {
 
 // Canon returns canon(e) as a new slice.
 func Canon(e Event) []byte { return AppendCanon(make([]byte, 0, RowSize(e)), e) }
+
+// Storable returns e as a writer stores it — its data compacted — or why
+// a writer refuses it: an invalid event (ErrInvalidEvent), reserved data
+// that does not parse, or a row that would pass MaxRowSize at the widest
+// seq a row can hold (ErrTooLarge). A checkpoint's log digest, which
+// needs the log, is not checked. It is the one check handle.Append and the
+// importers share, so an import never writes what Append would refuse.
+func Storable(e Event) (Event, error) {
+	if err := e.Validate(); err != nil {
+		return e, err
+	}
+	d, err := CompactData(e.Data)
+	if err != nil {
+		return e, err
+	}
+	switch e.Type {
+	case TypeCheckpoint:
+		_, err = ParseCheckpoint(d)
+	case TypeRollback:
+		_, err = ParseRollback(d)
+	}
+	if err != nil {
+		return e, err
+	}
+	e.Data = d
+	widest := e
+	widest.Seq = 1 << 62 // the widest seq a row can hold
+	if size := RowSize(widest); size > MaxRowSize {
+		return e, fmt.Errorf("%w: the row of a %q event would be %d bytes, the limit is %d", ErrTooLarge, e.Type, size, MaxRowSize)
+	}
+	return e, nil
+}

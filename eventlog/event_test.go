@@ -295,3 +295,35 @@ func TestCheckReserved(t *testing.T) {
 		})
 	}
 }
+
+// Storable is the check Append and the importers share: valid events with
+// compacted data, reserved data that parses, rows within the limit at the
+// widest seq — measured after compaction (the importers measured the
+// source bytes, and refused padded data Append would take).
+func TestStorable(t *testing.T) {
+	padded := `{"text":"` + strings.Repeat("a", eventlog.MaxRowSize-200) + `"` + strings.Repeat(" ", 1000) + `}`
+	tests := []struct {
+		name string
+		e    eventlog.Event
+		err  error // nil: storable
+	}{
+		{"plain", eventlog.Event{Type: "x", Data: json.RawMessage(`{ "a" : 1 }`)}, nil},
+		{"padded under the limit once compacted", eventlog.Event{Type: "x", Data: json.RawMessage(padded)}, nil},
+		{"too large", eventlog.Event{Type: "x", Data: json.RawMessage(`"` + strings.Repeat("a", eventlog.MaxRowSize) + `"`)}, eventlog.ErrTooLarge},
+		{"bad type", eventlog.Event{Type: "Bad Type"}, eventlog.ErrInvalidEvent},
+		{"bad JSON", eventlog.Event{Type: "x", Data: json.RawMessage(`{`)}, eventlog.ErrInvalidEvent},
+		{"bad rollback", eventlog.Event{Type: "rollback", Data: json.RawMessage(`{"to":"x"}`)}, eventlog.ErrInvalidEvent},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := eventlog.Storable(tt.e)
+			if tt.err != nil {
+				require.ErrorIs(t, err, tt.err)
+				return
+			}
+			require.NoError(t, err)
+			require.True(t, json.Valid(got.Data))
+			require.LessOrEqual(t, len(got.Data), len(tt.e.Data), "compacted")
+		})
+	}
+}

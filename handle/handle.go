@@ -186,30 +186,13 @@ func (h *fileHandle) prepare(events []eventlog.Event) (batch []eventlog.Event, h
 	batch = make([]eventlog.Event, len(events))
 	total := 0
 	for i, e := range events {
-		if err := e.Validate(); err != nil {
-			return nil, false, &EventError{Path: h.path, Index: i, Seq: -1, Err: err}
-		}
-		d, err := eventlog.CompactData(e.Data)
+		e, err := eventlog.Storable(e)
 		if err != nil {
 			return nil, false, &EventError{Path: h.path, Index: i, Seq: -1, Err: err}
 		}
-		switch e.Type {
-		case eventlog.TypeCheckpoint:
-			_, err = eventlog.ParseCheckpoint(d)
-			hasCheckpoint = true
-		case eventlog.TypeRollback:
-			_, err = eventlog.ParseRollback(d)
-		}
-		if err != nil {
-			return nil, false, &EventError{Path: h.path, Index: i, Seq: -1, Err: err}
-		}
-		e.Data, e.Seq = d, 1<<62 // the widest seq a row can hold, for the size check
-		if size := eventlog.RowSize(e); size > eventlog.MaxRowSize {
-			return nil, false, &EventError{Path: h.path, Index: i, Seq: -1,
-				Err: fmt.Errorf("%w: the row of a %q event would be %d bytes, the limit is %d", ErrTooLarge, e.Type, size, eventlog.MaxRowSize)}
-		}
+		hasCheckpoint = hasCheckpoint || e.Type == eventlog.TypeCheckpoint
 		batch[i] = e
-		total += len(d)
+		total += len(e.Data)
 	}
 	arena := make([]byte, 0, total)
 	for i := range batch {

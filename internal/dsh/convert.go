@@ -254,13 +254,8 @@ func (p *parser) add(e eventlog.Event) error {
 			p.s.Report.Reshaped++
 		}
 	}
-	if err := e.Validate(); err != nil {
+	if _, err := eventlog.Storable(e); err != nil {
 		return fmt.Errorf("seq %d: %v", e.Seq, err)
-	}
-	widest := e
-	widest.Seq = 1 << 62 // the widest seq a row can hold, as the writer checks
-	if size := eventlog.RowSize(widest); size > maxRow {
-		return fmt.Errorf("seq %d: the %s event would take a row of %d bytes, more than the %d a row may have", e.Seq, e.Type, size, maxRow)
 	}
 	p.s.Events = append(p.s.Events, e)
 	return nil

@@ -379,7 +379,7 @@ func TestParseRefusesWhatTheLogRefuses(t *testing.T) {
 		{
 			name: "reshaped too large", vocabulary: true,
 			in:   hdr + `{"type":"user/message","data":{"content":[{"type":"text","text":"` + strings.Repeat("\xff", eventlog.MaxRowSize/3+1) + `"}]}}`,
-			want: "line 2: seq 0: the user/message event would take a row of ",
+			want: "line 2: seq 0: eventlog: row too large: the row of a \"user/message\" event would be ",
 		},
 		{name: "long header", in: `{"type":"session","version":0,"createdAt":1,"x":"` + strings.Repeat("a", eventlog.MaxRowSize) + `"}`, want: "line 1: more than the 16777216 bytes a row may have"},
 		{name: "long row", in: hdr + "\n" + `{"type":"a","data":"` + strings.Repeat("a", eventlog.MaxRowSize) + `"}` + "\n", want: "line 3: more than the 16777216 bytes a row may have"},

@@ -262,13 +262,8 @@ func (b *Builder) Add(typ string, t int64, data any) int64 {
 // whose row, at the widest seq a row can hold, is within
 // eventlog.MaxRowSize (what handle.Append checks).
 func storable(e eventlog.Event) error {
-	if err := e.Validate(); err != nil {
+	if _, err := eventlog.Storable(e); err != nil {
 		return Formatf("seq %d: %v", e.Seq, err)
-	}
-	widest := e
-	widest.Seq = 1 << 62
-	if size := eventlog.RowSize(widest); size > eventlog.MaxRowSize {
-		return Formatf("seq %d: the %s event would take a row of %d bytes, more than the %d a row may have", e.Seq, e.Type, size, eventlog.MaxRowSize)
 	}
 	return nil
 }

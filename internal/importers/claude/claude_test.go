@@ -238,5 +238,5 @@ func TestEventTooLarge(t *testing.T) {
 	require.Less(t, len(in), eventlog.MaxRowSize, "the line itself is within the limit")
 	_, err := claude.Parse(strings.NewReader(in), "f.jsonl")
 	require.ErrorIs(t, err, importers.ErrFormat)
-	require.Contains(t, err.Error(), "line 2: seq 2: the user/message event would take a row of ")
+	require.Contains(t, err.Error(), "line 2: seq 2: eventlog: row too large: the row of a \"user/message\" event would be ")
 }
