@@ -55,9 +55,11 @@ func StateDigest(p Projection) (string, error) {
 // rollbacks instead of marshalled states.
 type Snapshotter interface {
 	// Snapshot returns a copy of the state that later calls of Apply,
-	// Reset, UnmarshalState or Restore do not change, and its size in
-	// memory in bytes, about (what it holds of its own: it may share
-	// immutable parts, such as strings, with the live state).
+	// Reset, UnmarshalState or Restore do not change, and about how many
+	// bytes it keeps alive: the parts it shares with the live state
+	// (immutable strings, say) included, since the live state may drop
+	// them while the snapshot is kept. The replay engine bounds its kept
+	// states by these sizes and spaces them by it.
 	Snapshot() (snap any, size int)
 	// Restore sets the state to the one snap holds, a value Snapshot of a
 	// projection of the same type returned. snap itself is not changed,
