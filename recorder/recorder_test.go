@@ -333,3 +333,44 @@ func TestFactsReadError(t *testing.T) {
 	_, err = recorder.ReadFacts(ctx, failingBelow{Source: h, below: start - 256}, nil)
 	require.ErrorIs(t, err, errBroken)
 }
+
+// countingSource counts the events ReadFacts reads.
+type countingSource struct {
+	recorder.Source
+	read *int
+}
+
+func (s countingSource) Read(ctx context.Context, from, to int64) iter.Seq2[eventlog.Event, error] {
+	return func(yield func(eventlog.Event, error) bool) {
+		for e, err := range s.Source.Read(ctx, from, to) {
+			*s.read++
+			if !yield(e, err) {
+				return
+			}
+		}
+	}
+}
+
+// The stop before an open turn is found in the windows the scan already
+// read: no event is read twice. Regression: it was looked for again from
+// the turn's start.
+func TestFactsReadEachEventOnce(t *testing.T) {
+	h, _ := newHandle(t)
+	rec, err := recorder.New(ctx, h, recorder.WithoutAutoCheckpoint())
+	require.NoError(t, err)
+	seq := mustSeq(t)
+	seq(rec.BeginTurn(ctx, nil))
+	seq(rec.EndTurn(ctx, recorder.Completed, ""))
+	seq(rec.BeginTurn(ctx, nil))
+	for range 600 { // more than two windows
+		seq(rec.UserMessage(ctx, "more", ""))
+	}
+	require.NoError(t, rec.Flush(ctx))
+	read := 0
+	facts, err := recorder.ReadFacts(ctx, countingSource{h, &read}, nil)
+	require.NoError(t, err)
+	require.True(t, facts.OpenTurn)
+	require.NotNil(t, facts.Stop)
+	require.Equal(t, "completed", facts.Stop.Kind)
+	require.Equal(t, int(h.Seq())+1, read, "every event read once")
+}

@@ -99,13 +99,28 @@ func ReadFacts(ctx context.Context, src Source, cache replay.Cache) (Facts, erro
 	var f Facts
 	var start, end *eventlog.Event
 	rolledBack := false
+	// Below an open turn's start, the scan also looks for the stop before
+	// it (a turn/end, or a rollback that decides the live stop), so that
+	// the windows it read are not read again.
+	var prior *eventlog.Event
+	priorRB, priorFound := false, false
+	next := src.Seq() // the highest seq not scanned yet
 	for hi := src.Seq(); hi >= 0 && (f.LastCheckpoint == nil || (start == nil && !rolledBack)); hi -= factsWindow {
 		win, err := window(ctx, src, hi)
 		if err != nil {
 			return f, err
 		}
+		next = max(0, hi-factsWindow+1) - 1
 		for i := len(win) - 1; i >= 0; i-- {
 			e := win[i]
+			if start != nil && !priorFound && e.Seq < start.Seq {
+				switch e.Type {
+				case eventlog.TypeRollback:
+					priorRB, priorFound = true, true
+				case "turn/end":
+					prior, priorFound = &e, true
+				}
+			}
 			switch e.Type {
 			case eventlog.TypeCheckpoint:
 				if f.LastCheckpoint == nil {
@@ -130,9 +145,13 @@ func ReadFacts(ctx context.Context, src Source, cache replay.Cache) (Facts, erro
 	if start != nil && end == nil && !rolledBack {
 		// The open turn's predecessor: the last turn/end before it, unless
 		// a rollback stands between them, which decides the live stop.
-		var err error
-		if end, rolledBack, err = lastStopBefore(ctx, src, start.Seq); err != nil {
-			return f, err
+		if priorFound {
+			end, rolledBack = prior, priorRB
+		} else {
+			var err error
+			if end, rolledBack, err = lastStopBefore(ctx, src, min(start.Seq, next+1)); err != nil {
+				return f, err
+			}
 		}
 	}
 	if rolledBack {
