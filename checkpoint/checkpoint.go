@@ -158,19 +158,20 @@ func List(ctx context.Context, r Reader) ([]Info, error) {
 		}
 		switch e.Type {
 		case eventlog.TypeCheckpoint:
-			if err := eventlog.CheckReserved(e); err != nil {
+			r, err := eventlog.ParseReserved(e)
+			if err != nil {
 				return nil, err
 			}
-			cp, _ := eventlog.ParseCheckpoint(e.Data)
+			cp := r.Checkpoint
 			infos = append(infos, Info{Seq: e.Seq, Time: e.Time, Label: cp.Label, Log: cp.Log, State: cp.State})
 			prevLive = append(prevLive, int(head))
 			head = int32(len(infos) - 1)
 		case eventlog.TypeRollback:
-			if err := eventlog.CheckReserved(e); err != nil {
+			r, err := eventlog.ParseReserved(e)
+			if err != nil {
 				return nil, err
 			}
-			rb, _ := eventlog.ParseRollback(e.Data)
-			head = heads[rb.To]
+			head = heads[r.Rollback.To]
 		}
 		heads = append(heads, head)
 	}

@@ -280,8 +280,16 @@ func TestCheckReserved(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ce := eventlog.CheckReserved(tt.e)
+			r, pe := eventlog.ParseReserved(tt.e)
+			require.Equal(t, ce, pe)
 			if tt.reason == "" {
 				require.Nil(t, ce)
+				switch tt.e.Type { // parsed once, for the caller
+				case "rollback":
+					require.Equal(t, int64(2), r.Rollback.To)
+				case "checkpoint":
+					require.Equal(t, digest, r.Checkpoint.Log)
+				}
 				return
 			}
 			require.NotNil(t, ce)

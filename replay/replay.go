@@ -264,9 +264,11 @@ func (e *engine) reset() {
 // forward applies one event of the main pass: digests are checked, states
 // kept.
 func (e *engine) forward(ev eventlog.Event) error {
+	var cpLog string // the log digest of a checkpoint
 	if ev.Type == eventlog.TypeCheckpoint {
 		e.res.Checkpoints++
-		if err := e.checkpoint(ev); err != nil {
+		var err error
+		if cpLog, err = e.checkpoint(ev); err != nil {
 			return err
 		}
 	}
@@ -290,8 +292,7 @@ func (e *engine) forward(ev eventlog.Event) error {
 				return nil // not stored: a later replay costs some events
 			}
 		}
-		cp, _ := eventlog.ParseCheckpoint(ev.Data)
-		e.store(ev.Seq, cp.Log, states)
+		e.store(ev.Seq, cpLog, states)
 	}
 	return nil
 }
@@ -327,12 +328,12 @@ func (e *engine) apply(ev eventlog.Event) error {
 	case eventlog.TypeCheckpoint:
 		return nil
 	case eventlog.TypeRollback:
-		if err := eventlog.CheckReserved(ev); err != nil {
-			return err
+		r, cerr := eventlog.ParseReserved(ev)
+		if cerr != nil {
+			return cerr
 		}
-		rb, _ := eventlog.ParseRollback(ev.Data)
 		e.res.Rollbacks++
-		if err := e.restoreTo(rb.To); err != nil {
+		if err := e.restoreTo(r.Rollback.To); err != nil {
 			return err
 		}
 		// Keep the state after every rollback: a later rollback to this
@@ -500,16 +501,17 @@ func (e *engine) keepParts(seq int64, parts []part) {
 	}
 }
 
-// checkpoint checks a checkpoint's digests (CheckDigests) and stores the
-// state at it (WithCache).
-func (e *engine) checkpoint(ev eventlog.Event) error {
-	if err := eventlog.CheckReserved(ev); err != nil {
-		return err
+// checkpoint checks a checkpoint's data and digests (CheckDigests) and
+// returns its log digest.
+func (e *engine) checkpoint(ev eventlog.Event) (log string, err error) {
+	r, cerr := eventlog.ParseReserved(ev)
+	if cerr != nil {
+		return "", cerr
 	}
-	cp, _ := eventlog.ParseCheckpoint(ev.Data)
+	cp := r.Checkpoint
 	if e.dig != nil {
 		if got := e.dig.String(); got != cp.Log {
-			return &DigestError{Seq: ev.Seq, Want: cp.Log, Got: got}
+			return "", &DigestError{Seq: ev.Seq, Want: cp.Log, Got: got}
 		}
 		checked := true
 		if cp.State != nil {
@@ -520,10 +522,10 @@ func (e *engine) checkpoint(ev eventlog.Event) error {
 				}
 				got, err := projection.StateDigest(p)
 				if err != nil {
-					return err
+					return "", err
 				}
 				if got != cp.State.Digest {
-					return &DigestError{Seq: ev.Seq, Projection: cp.State.Projection, Want: cp.State.Digest, Got: got}
+					return "", &DigestError{Seq: ev.Seq, Projection: cp.State.Projection, Want: cp.State.Digest, Got: got}
 				}
 				checked = true
 			}
@@ -534,7 +536,7 @@ func (e *engine) checkpoint(ev eventlog.Event) error {
 			e.res.Unchecked++
 		}
 	}
-	return nil
+	return cp.Log, nil
 }
 
 // projectionsKey names the set of projections in cache keys.
