@@ -10,21 +10,14 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sessionlog/sessionlog/internal/tracestest"
 )
 
-// tracesDir is ../shared/traces beside the repository: real third-party
-// traces. CI copies shared/ beside the clone, so a missing folder fails
-// rather than skips: a skipped test would hide that the real traces are no
-// longer imported.
-func tracesDir(t *testing.T) string {
-	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "..", "shared", "traces"))
-	require.NoError(t, err)
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		t.Fatalf("no real traces at %s: the shared folder must sit beside the repository (CI copies shared/ beside the clone; locally, put a checkout of it there)", dir)
-	}
-	return dir
-}
+// tracesDir is the real third-party traces folder beside the repository;
+// tests that need it skip when it is absent (fail under
+// SESSIONLOG_TRACES=require, as in CI).
+func tracesDir(t *testing.T) string { return tracestest.Dir(t) }
 
 // foreignTrace is one real trace and what its import must give.
 type foreignTrace struct {

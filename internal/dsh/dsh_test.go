@@ -2,7 +2,6 @@ package dsh_test
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,39 +18,17 @@ import (
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/internal/dsh"
 	"github.com/sessionlog/sessionlog/internal/importers/importerstest"
+	"github.com/sessionlog/sessionlog/internal/tracestest"
 	"github.com/sessionlog/sessionlog/projection"
 	"github.com/sessionlog/sessionlog/replay"
 )
 
-// traces returns the real dsh sessions: ../shared/traces/dsh-deepseek-harness
-// beside the repository. They are present in CI (shared/ is copied beside
-// the clone), so a missing folder fails rather than skips: a skipped test
-// would hide that the real-session check no longer runs.
+// traces returns the real dsh sessions under the traces folder beside the
+// repository; the test skips when they are absent (fails under
+// SESSIONLOG_TRACES=require, as in CI).
 func traces(t *testing.T) []string {
 	t.Helper()
-	dir := filepath.Join(repoRoot(t), "..", "shared", "traces", "dsh-deepseek-harness")
-	files, err := filepath.Glob(filepath.Join(dir, "*", "session.jsonl"))
-	require.NoError(t, err)
-	if len(files) == 0 {
-		t.Fatalf("no real dsh sessions in %s (want */session.jsonl): the shared folder must sit beside the repository "+
-			"(CI copies shared/ beside the clone; locally, put a checkout of it at %s)", dir, filepath.Dir(filepath.Dir(dir)))
-	}
-	return files
-}
-
-// repoRoot finds the repository: the folder of the go.mod above the test.
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	require.NoError(t, err)
-	for {
-		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && bytes.Contains(b, []byte("module github.com/sessionlog/sessionlog\n")) {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		require.NotEqual(t, parent, dir, "no go.mod of github.com/sessionlog/sessionlog above the test")
-		dir = parent
-	}
+	return tracestest.Glob(t, filepath.Join("dsh-deepseek-harness", "*", "session.jsonl"))
 }
 
 // source is what a test reads from a dsh file by itself, to check the
