@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/projection"
 	"github.com/sessionlog/sessionlog/replay"
 )
@@ -46,6 +47,7 @@ type config struct {
 	label, reason string
 	state         projection.Projection
 	now           func() time.Time
+	at            int64 // Create's expected seq, -1: wherever the log is
 }
 
 // Option configures Create and Rollback.
@@ -62,15 +64,30 @@ func WithReason(reason string) Option { return func(c *config) { c.reason = reas
 // it appends, or rebuilds it with replay).
 func WithState(p projection.Projection) Option { return func(c *config) { c.state = p } }
 
+// At makes Create write its checkpoint at seq or not at all: when the
+// log's next seq is another (something was appended after the caller took
+// the state it passes to WithState), Create writes nothing and returns a
+// *handle.ConflictError, so that a checkpoint never pairs a state with a
+// log it was not taken from.
+func At(seq int64) Option { return func(c *config) { c.at = seq } }
+
 // WithClock sets the clock for the event's time.
 func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
 
 func newConfig(opts []Option) config {
-	c := config{now: time.Now}
+	c := config{now: time.Now, at: -1}
 	for _, o := range opts {
 		o(&c)
 	}
 	return c
+}
+
+// pathOf names w's log for errors, when w can say.
+func pathOf(w Writer) string {
+	if p, ok := w.(interface{ Path() string }); ok {
+		return p.Path()
+	}
+	return ""
 }
 
 // Create appends a checkpoint covering every event appended before it and
@@ -83,6 +100,9 @@ func Create(ctx context.Context, w Writer, opts ...Option) (Info, error) {
 	digest, next, err := w.LogDigest(ctx)
 	if err != nil {
 		return Info{}, err
+	}
+	if c.at >= 0 && c.at != next {
+		return Info{}, &handle.ConflictError{Path: pathOf(w), Expected: c.at, Next: next}
 	}
 	data := eventlog.CheckpointData{Log: digest, Label: c.label}
 	if c.state != nil {

@@ -9,6 +9,7 @@ import (
 // event equal the ones reindex derives from its messages, and whether its
 // hash chain equals one computed afresh.
 func CheckIndexes(t *Transcript) error {
+	t.sync()
 	u := &Transcript{s: t.s}
 	u.s.Messages = append([]Message(nil), t.s.Messages...)
 	u.reindex()
@@ -21,6 +22,10 @@ func CheckIndexes(t *Transcript) error {
 		return fmt.Errorf("results %v, derived %v", t.results, u.results)
 	case t.last != u.last:
 		return fmt.Errorf("last %d, derived %d", t.last, u.last)
+	case t.streaming != u.streaming:
+		return fmt.Errorf("streaming %d, derived %d", t.streaming, u.streaming)
+	case t.streaming >= 0 && string(t.streamText) != t.s.Messages[t.streaming].Text:
+		return fmt.Errorf("streamText %q, message %q", t.streamText, t.s.Messages[t.streaming].Text)
 	}
 	t.hash()
 	u.hash()

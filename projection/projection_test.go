@@ -17,7 +17,7 @@ var (
 		"agent": set("turn/start", "step/start", "step/end", "turn/end", "usage", "tool/call", "tool/approval",
 			"tool/result", "memory/set", "memory/delete", "provider/state", "slot/switch", "context/compacted", "plan/set"),
 		"transcript": set("user/message", "assistant/reasoning", "assistant/message", "tool/call", "tool/result",
-			"context/compacted", "slot/switch", "step/start"),
+			"context/compacted", "slot/switch", "step/start", "step/end", "assistant/chunk"),
 	}
 	lifecycle = set("turn/start", "step/start", "step/end", "turn/end")
 )
@@ -51,6 +51,25 @@ func tricky() []eventlog.Event {
 		ev("turn/end", `{"kind":1}`),
 		ev("assistant/reasoning", `{"text":"left over"}`),
 		ev("slot/switch", `{"slot":"s2"}`),
+		// Streamed text: replaced by a message, made final by a call, by
+		// a step's end, left partial, and cut by a late result.
+		ev("step/start", `{}`),
+		ev("assistant/chunk", `{"text":"x"}`),
+		ev("assistant/message", `{"text":"x!"}`),
+		ev("step/start", `{}`),
+		ev("assistant/chunk", `{"text":"p"}`),
+		ev("assistant/chunk", `{"text":"q"}`),
+		ev("tool/call", `{"id":"s1","name":"t","args":{}}`),
+		ev("step/start", `{}`),
+		ev("assistant/chunk", `{"text":"r"}`),
+		ev("tool/result", `{"id":"d3","output":"mid-stream"}`),
+		ev("assistant/chunk", `{"text":"s"}`),
+		ev("step/end", `{}`),
+		ev("step/start", `{}`),
+		ev("assistant/chunk", `{"text":"cut"}`),
+		ev("step/start", `{}`),
+		ev("assistant/chunk", `{"text":"open"}`),
+		ev("assistant/chunk", `{"text":"ing"}`),
 	)...)
 }
 

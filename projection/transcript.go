@@ -25,13 +25,23 @@ const (
 // Transcript is the "transcript" projection (ID "transcript/v1"): the
 // messages a model would be sent, in order.
 //
-// It reads user/message, assistant/reasoning, assistant/message,
-// tool/call, tool/result, context/compacted, slot/switch and step/start;
-// every other type, assistant/chunk included, is carried past without
-// looking at its data.
+// It reads user/message, assistant/chunk, assistant/reasoning,
+// assistant/message, tool/call, tool/result, context/compacted,
+// slot/switch, step/start and step/end; every other type is carried past
+// without looking at its data.
 //
 //   - user/message and assistant/message append a message. Reasoning is
 //     buffered until the next assistant message, which carries it.
+//   - Streamed text (docs/format.md §8): the assistant/chunk events of an
+//     open step that has had no assistant/message and no tool/call yet
+//     make one assistant message, at the seq of the first chunk, whose
+//     text is the chunks joined, marked Partial while the step goes on.
+//     The step's first tool/call, or its step/end, makes it final (the
+//     call joins it as any call joins its step's message); an
+//     assistant/message before either replaces it (the caller recorded
+//     the whole text). A step that never ended leaves it Partial. Chunks
+//     outside a step, or after the step's message or first call, are
+//     carried past.
 //   - tool/call adds its call to the assistant message of the current step
 //     (the last assistant message, created after the latest step/start,
 //     with only tool results after it); without one it appends an
@@ -48,8 +58,8 @@ const (
 //     a slot of its own takes.
 //
 // A known type whose data has the wrong shape is recorded in Degraded and
-// changes nothing else, except step/start, which starts a step whatever
-// its data.
+// changes nothing else, except step/start and step/end, which start and
+// end a step whatever their data.
 type Transcript struct {
 	s TranscriptState
 
@@ -59,6 +69,14 @@ type Transcript struct {
 	resultAt map[string]int     // call id → index of its tool message
 	results  []int              // per message: how many results of its calls follow it directly
 	last     int                // index of the last assistant message if only tool messages follow it, else -1
+
+	// The streamed message: streaming is the index of the Partial message
+	// the open step's chunks are joined into, or -1 (derived by reindex);
+	// its text is streamText, copied into the message only when the state
+	// is read or another event comes (sync), so that n chunks cost O(n).
+	streaming  int
+	streamText []byte
+	streamDue  bool // streamText is ahead of the message
 
 	// chain[i] is h_i (see PrefixHashes) for i < len(chain); messages from
 	// len(chain) on are not hashed yet. Hashing waits until a hash is
@@ -84,8 +102,10 @@ type TranscriptState struct {
 	// PendingReasoning is the reasoning seen since the last assistant
 	// message, waiting for the next one.
 	PendingReasoning []Reasoning `json:"pendingReasoning,omitempty"`
-	// StepStart is the seq of the latest step/start, -1 before one.
+	// StepStart is the seq of the latest step/start, -1 before one;
+	// StepOpen is true from a step/start until its step/end.
 	StepStart int64 `json:"stepStart"`
+	StepOpen  bool  `json:"stepOpen,omitempty"`
 	// Degraded lists the events this projection could not fully
 	// understand, in seq order.
 	Degraded []Degraded `json:"degraded,omitempty"`
@@ -108,6 +128,9 @@ type Message struct {
 	Output     json.RawMessage `json:"output,omitempty"`
 	Error      string          `json:"error,omitempty"`
 	Synthetic  bool            `json:"synthetic,omitempty"`
+	// Partial marks an assistant message made of a step's streamed chunks
+	// while that step has not ended (a crash mid-stream leaves it so).
+	Partial bool `json:"partial,omitempty"`
 }
 
 // Reasoning is one assistant/reasoning event.
@@ -142,6 +165,7 @@ func (t *Transcript) Version() int { return 1 }
 // State returns the current state. It is read-only: its slices belong to
 // the projection and may change with the next Apply.
 func (t *Transcript) State() TranscriptState {
+	t.sync()
 	t.hash()
 	return t.s
 }
@@ -155,6 +179,7 @@ func (t *Transcript) Reset() {
 
 // MarshalState returns the state as JSON.
 func (t *Transcript) MarshalState() ([]byte, error) {
+	t.sync()
 	t.hash()
 	b, err := json.Marshal(&t.s)
 	if err != nil {
@@ -191,6 +216,7 @@ func (t *Transcript) UnmarshalState(data []byte) error {
 // equal prefix hash; appending a message leaves the earlier hashes as
 // they were.
 func (t *Transcript) PrefixHashes() []string {
+	t.sync()
 	t.hash()
 	out := make([]string, len(t.chain))
 	for i := range t.chain {
@@ -203,16 +229,23 @@ func hashString(h [sha256.Size]byte) string { return "sha256:" + hex.EncodeToStr
 
 // Apply folds one event into the state.
 func (t *Transcript) Apply(e eventlog.Event) {
+	if e.Type == typeAssistantChunk {
+		t.chunk(e)
+		return
+	}
+	t.sync()
 	switch e.Type {
 	case typeUserMessage:
 		t.message(e, RoleUser)
 	case typeAssistantMessage:
+		t.unstream()
 		t.message(e, RoleAssistant)
 	case typeReasoning:
 		if d, ok := readOK[reasoningData](&t.s.Degraded, e); ok {
 			t.s.PendingReasoning = append(t.s.PendingReasoning, Reasoning{Text: *d.Text, Signature: d.Signature})
 		}
 	case typeToolCall:
+		t.finishStream()
 		t.toolCall(e)
 	case typeToolResult:
 		t.toolResult(e)
@@ -224,8 +257,79 @@ func (t *Transcript) Apply(e eventlog.Event) {
 		}
 	case typeStepStart:
 		readOK[noData](&t.s.Degraded, e)
-		t.s.StepStart = e.Seq
+		t.streaming = -1 // a step that never ended leaves its text Partial
+		t.s.StepStart, t.s.StepOpen = e.Seq, true
+	case typeStepEnd:
+		readOK[noData](&t.s.Degraded, e) // it ends the step whatever its data
+		t.finishStream()
+		t.s.StepOpen = false
 	}
+}
+
+// chunk joins an assistant/chunk into the open step's streamed message,
+// starting one when the step has neither a message nor a call yet.
+func (t *Transcript) chunk(e eventlog.Event) {
+	if !t.s.StepOpen || (t.streaming < 0 && t.holder() >= 0) {
+		return
+	}
+	text, ok := chunkText(e.Data)
+	if !ok {
+		d, ok := readOK[chunkData](&t.s.Degraded, e)
+		if !ok || d.Text == nil {
+			return
+		}
+		text = *d.Text
+	}
+	if t.streaming < 0 {
+		m := Message{Seq: e.Seq, Role: RoleAssistant, Slot: t.s.CurrentSlot, Partial: true}
+		m.Reasoning, t.s.PendingReasoning = t.s.PendingReasoning, nil
+		t.push(m)
+		t.streaming = len(t.s.Messages) - 1
+		t.streamText = t.streamText[:0]
+	}
+	t.streamText = append(t.streamText, text...)
+	t.streamDue = true
+	t.stale(t.streaming)
+}
+
+// sync copies the streamed text into its message.
+func (t *Transcript) sync() {
+	if t.streamDue {
+		t.s.Messages[t.streaming].Text = string(t.streamText)
+		t.streamDue = false
+	}
+}
+
+// finishStream makes the streamed message final: its step called a tool
+// or ended.
+func (t *Transcript) finishStream() {
+	if t.streaming >= 0 {
+		t.s.Messages[t.streaming].Partial = false
+		t.stale(t.streaming)
+		t.streaming = -1
+	}
+}
+
+// unstream drops the streamed message: an assistant/message came, which
+// holds the step's text itself. Its reasoning goes back to waiting for it.
+// The caller pushes that message next, which sets last.
+func (t *Transcript) unstream() {
+	i := t.streaming
+	if i < 0 {
+		return
+	}
+	t.streaming = -1
+	m := t.s.Messages[i]
+	t.s.PendingReasoning = append(m.Reasoning, t.s.PendingReasoning...)
+	t.stale(i)
+	if i == len(t.s.Messages)-1 {
+		// The usual case: nothing came after it, and it holds no call.
+		t.s.Messages = t.s.Messages[:i]
+		t.results = t.results[:i]
+		return
+	}
+	t.s.Messages = slices.Delete(slices.Clone(t.s.Messages), i, i+1)
+	t.reindex()
 }
 
 // holder is the index of the assistant message that takes the current
@@ -374,6 +478,7 @@ func (t *Transcript) reindex() {
 		}
 	}
 	owner := -1 // the assistant message whose run of results is still going on
+	t.streaming, t.streamDue = -1, false
 	for i := range msgs {
 		switch m := &msgs[i]; m.Role {
 		case RoleAssistant:
@@ -392,6 +497,13 @@ func (t *Transcript) reindex() {
 			owner = -1
 			t.last = -1
 		}
+	}
+	// The open step's streamed message, if it is still being streamed:
+	// the last message, Partial, made in this step, with no call.
+	if n := len(msgs) - 1; t.s.StepOpen && t.last == n && n >= 0 && msgs[n].Partial &&
+		msgs[n].Seq > t.s.StepStart && len(msgs[n].ToolCalls) == 0 {
+		t.streaming = n
+		t.streamText = append(t.streamText[:0], msgs[n].Text...)
 	}
 }
 
@@ -444,6 +556,7 @@ const messageSize = int(unsafe.Sizeof(Message{}))
 // replaced result) the snapshot alone keeps them, and the engine's memory
 // limit must see them.
 func (t *Transcript) Snapshot() (any, int) {
+	t.sync()
 	u := t.clone()
 	size := len(u.s.Messages)*messageSize + len(u.chain)*sha256.Size + len(u.results)*8 +
 		(len(u.callAt)+len(u.resultAt))*64
@@ -474,7 +587,8 @@ func (t *Transcript) Restore(snap any) error {
 
 // clone returns a copy of t that shares no array another Apply could write.
 func (t *Transcript) clone() *Transcript {
-	u := &Transcript{s: t.s, last: t.last}
+	u := &Transcript{s: t.s, last: t.last, streaming: t.streaming,
+		streamText: slices.Clone(t.streamText), streamDue: t.streamDue}
 	u.s.Messages = slices.Clone(t.s.Messages)
 	if u.s.Messages == nil {
 		u.s.Messages = []Message{}

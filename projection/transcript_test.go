@@ -25,6 +25,9 @@ func shape(m projection.Message) string {
 	if m.Slot != "" {
 		fmt.Fprintf(&b, " slot=%s", m.Slot)
 	}
+	if m.Partial {
+		b.WriteString(" partial")
+	}
 	for _, r := range m.Reasoning {
 		fmt.Fprintf(&b, " think=%q", r.Text)
 	}
@@ -161,6 +164,59 @@ func TestTranscriptEvents(t *testing.T) {
 		),
 		want:     []string{`summary@4 "all so far"`, `user@5 "next"`, `tool@6 c1="late"`, `assistant@7 "b" think="pending"`},
 		degraded: []string{`result for unknown call "c1"`},
+	}, {
+		name: "streamed text: a step with chunks and no message gets their text at its end",
+		events: numbered(
+			ev("step/start", `{}`), ev("assistant/chunk", `{"text":"He"}`), ev("assistant/chunk", `{"text":"llo \"you\""}`),
+			ev("step/end", `{}`),
+		),
+		want: []string{`assistant@1 "Hello \"you\""`},
+	}, {
+		name: "streamed text: the first call makes it final and joins it",
+		events: numbered(
+			ev("step/start", `{}`), ev("assistant/reasoning", `{"text":"r"}`), ev("assistant/chunk", `{"text":"Let me "}`),
+			ev("assistant/chunk", `{"text":"look"}`), call("c1"), ev("assistant/chunk", `{"text":" ignored"}`), call("c2"),
+			result("c1", "o1"), ev("step/end", `{}`),
+		),
+		want: []string{`assistant@2 "Let me look" think="r" calls=c1,c2`, `tool@7 c1="o1"`},
+	}, {
+		name: "streamed text: a step that never ended stays partial",
+		events: numbered(
+			ev("user/message", `{"text":"u"}`), ev("step/start", `{}`),
+			ev("assistant/chunk", `{"text":"a"}`), ev("assistant/chunk", `{"text":"b"}`),
+		),
+		want: []string{`user@0 "u"`, `assistant@2 "ab" partial`},
+	}, {
+		name: "streamed text: a new step leaves the unfinished one partial",
+		events: numbered(
+			ev("step/start", `{}`), ev("assistant/chunk", `{"text":"cut"}`),
+			ev("step/start", `{}`), ev("assistant/chunk", `{"text":"next"}`), ev("step/end", `{}`),
+		),
+		want: []string{`assistant@1 "cut" partial`, `assistant@3 "next"`},
+	}, {
+		name: "streamed text: an assistant message replaces the chunks, and takes the reasoning",
+		events: numbered(
+			ev("step/start", `{}`), ev("assistant/reasoning", `{"text":"r"}`), ev("assistant/chunk", `{"text":"Hel"}`),
+			ev("assistant/chunk", `{"text":"lo"}`), ev("assistant/message", `{"text":"Hello"}`),
+			ev("assistant/chunk", `{"text":"after"}`), call("c1"), ev("step/end", `{}`),
+		),
+		want: []string{`assistant@4 "Hello" think="r" calls=c1`},
+	}, {
+		name: "streamed text: chunks outside a step, and of the wrong shape",
+		events: numbered(
+			ev("assistant/chunk", `{"text":"outside"}`), ev("step/start", `{}`), ev("assistant/chunk", `{"text":5}`),
+			ev("assistant/chunk", `{"text":"in"}`), ev("step/end", `{}`), ev("assistant/chunk", `{"text":"after"}`),
+		),
+		want:     []string{`assistant@3 "in"`},
+		degraded: []string{"text: got number, want string"},
+	}, {
+		name: "streamed text: a result of an earlier step coming mid-stream",
+		events: numbered(
+			ev("step/start", `{}`), ev("assistant/message", `{"text":"a"}`), call("c1"), ev("step/end", `{}`),
+			ev("step/start", `{}`), ev("assistant/chunk", `{"text":"x"}`), result("c1", "late"),
+			ev("assistant/chunk", `{"text":"y"}`), ev("assistant/message", `{"text":"xy!"}`), ev("step/end", `{}`),
+		),
+		want: []string{`assistant@1 "a" calls=c1`, `tool@6 c1="late"`, `assistant@8 "xy!"`},
 	}, {
 		name: "slots: the current one unless a message names its own",
 		events: numbered(

@@ -54,6 +54,9 @@ type (
 		Text *string `json:"text"`
 		Slot string  `json:"slot"`
 	}
+	chunkData struct {
+		Text *string `json:"text"`
+	}
 	reasoningData struct {
 		Text      *string `json:"text"`
 		Signature string  `json:"signature"`
@@ -123,6 +126,10 @@ type (
 func (noData) check() string { return "" }
 
 func (d *messageData) check() string { return missing(d.Text == nil, "text") }
+
+// A chunk without a text is not an error: streams carry other deltas too
+// (reasoning, tool-call arguments); such a chunk adds no text.
+func (d *chunkData) check() string { return "" }
 
 func (d *reasoningData) check() string { return missing(d.Text == nil, "text") }
 
@@ -341,4 +348,21 @@ func jsonKeys(v any) []string {
 	}
 	keysOf.Store(t, ks)
 	return ks
+}
+
+// chunkText reads the text of assistant/chunk data of the one common
+// shape, {"text":"…"} with no escape in the string, without a JSON
+// decoder; ok is false for any other bytes, which the caller decodes.
+func chunkText(data json.RawMessage) (string, bool) {
+	const head, tail = `{"text":"`, `"}`
+	if len(data) < len(head)+len(tail) || string(data[:len(head)]) != head || string(data[len(data)-len(tail):]) != tail {
+		return "", false
+	}
+	body := data[len(head) : len(data)-len(tail)]
+	for _, c := range body {
+		if c == '"' || c == '\\' || c < 0x20 {
+			return "", false
+		}
+	}
+	return string(body), true
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/checkpoint"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/projection"
 	"github.com/sessionlog/sessionlog/replay"
 )
@@ -24,18 +25,33 @@ type Handle interface {
 	Writer
 	Append(ctx context.Context, events ...eventlog.Event) (int64, error)
 	LogDigest(ctx context.Context) (string, int64, error)
+	Close() error
 }
 
 // Recorder records an agent loop's events through a write handle. It keeps
 // the agent/v1 projection current as it appends, so its checkpoints carry a
-// state digest computed by the same code verify uses. Its methods are safe
-// for concurrent use, but the handle must be written through the Recorder
-// alone, or its projection would miss events.
+// state digest computed by the same code verify uses.
+//
+// The Recorder's state is the state replay of the handle's log gives, by
+// construction: before it records, checkpoints or answers State, it
+// compares the handle's last seq with the last event it applied, and
+// applies whatever else was written through the handle in between (by
+// Resume, checkpoint.Rollback, a plain Append, another Recorder), read
+// back from the handle; a rollback among them makes it rebuild its state
+// by replay. Its own appends are conditional (AppendAt the seq after the
+// last event it applied), so a concurrent writer on the same handle can
+// never slip an event between the state it took and the event it writes.
+// Checking costs one comparison per call when the Recorder is the only
+// writer (see docs/design.md).
+//
+// Its methods are safe for concurrent use.
 type Recorder struct {
-	mu    sync.Mutex
-	h     Handle
-	agent *projection.Agent
-	cfg   config
+	mu     sync.Mutex
+	h      Handle
+	agent  *projection.Agent
+	stream *stream
+	next   int64 // the seq after the last event applied
+	cfg    config
 }
 
 type config struct {
@@ -53,7 +69,8 @@ func WithClock(now func() time.Time) Option { return func(c *config) { c.now = n
 // WithoutAutoCheckpoint turns off the checkpoint at the end of every turn.
 func WithoutAutoCheckpoint() Option { return func(c *config) { c.autoCheckpoint = false } }
 
-// WithCache lets New start its replay from a stored state.
+// WithCache lets the Recorder start its replays (at New, and after a
+// rollback) from a stored state.
 func WithCache(cache replay.Cache) Option { return func(c *config) { c.cache = cache } }
 
 // New returns a Recorder on h, its agent state rebuilt by replay.
@@ -62,26 +79,112 @@ func New(ctx context.Context, h Handle, opts ...Option) (*Recorder, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	agent := projection.NewAgent()
-	ropts := []replay.Option{}
-	if cfg.cache != nil {
-		ropts = append(ropts, replay.WithCache(cfg.cache))
+	r := &Recorder{h: h, cfg: cfg}
+	if err := r.rebuild(ctx); err != nil {
+		return nil, err
 	}
-	if _, err := replay.Replay(ctx, h, []projection.Projection{agent}, ropts...); err != nil {
-		return nil, fmt.Errorf("recorder: %w", err)
-	}
-	return &Recorder{h: h, agent: agent, cfg: cfg}, nil
+	return r, nil
 }
 
-// State returns the agent/v1 state after the last event recorded.
+// State returns the agent/v1 state after the last event of the log,
+// whoever wrote it.
 func (r *Recorder) State() projection.AgentState {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	// A failed catch-up leaves the state of the last event applied; the
+	// next call that writes returns the error.
+	_ = r.catchUp(context.Background())
 	return r.agent.State()
 }
 
+// Handle returns the handle the Recorder writes through.
+func (r *Recorder) Handle() Handle { return r.h }
+
+// Close flushes and closes the Recorder's handle.
+func (r *Recorder) Close() error { return r.h.Close() }
+
+// rebuild replays the log into fresh projections, up to the handle's last
+// seq.
+func (r *Recorder) rebuild(ctx context.Context) error {
+	agent, st := projection.NewAgent(), &stream{}
+	last := r.h.Seq()
+	ropts := []replay.Option{replay.UpTo(last)}
+	if r.cfg.cache != nil {
+		ropts = append(ropts, replay.WithCache(r.cfg.cache))
+	}
+	if _, err := replay.Replay(ctx, r.h, []projection.Projection{agent, st}, ropts...); err != nil {
+		return fmt.Errorf("recorder: %w", err)
+	}
+	r.agent, r.stream, r.next = agent, st, last+1
+	return nil
+}
+
+// catchUp applies the events written through the handle since the last
+// one the Recorder applied. Called with mu held.
+func (r *Recorder) catchUp(ctx context.Context) error {
+	last := r.h.Seq()
+	if last < r.next {
+		return nil
+	}
+	for e, err := range r.h.Read(ctx, r.next, last) {
+		if err != nil {
+			return fmt.Errorf("recorder: catching up with the log: %w", err)
+		}
+		if e.Type == eventlog.TypeRollback {
+			// Which state the log returns to is the replay engine's
+			// business: rebuild (from a stored state, with WithCache).
+			return r.rebuild(ctx)
+		}
+		r.apply(e)
+	}
+	return nil
+}
+
+// apply folds one event into the Recorder's projections, as the replay
+// engine would (a checkpoint changes no state).
+func (r *Recorder) apply(e eventlog.Event) {
+	if e.Type != eventlog.TypeCheckpoint {
+		r.agent.Apply(e)
+		r.stream.Apply(e)
+	}
+	r.next = e.Seq + 1
+}
+
+// appendLocked appends events right after the last event applied, catching
+// up first and again whenever another writer got in between, and applies
+// them. build makes the events from the caught-up state; nil events means
+// nothing to append. Called with mu held.
+func (r *Recorder) appendLocked(ctx context.Context, build func() ([]eventlog.Event, error)) (int64, []eventlog.Event, error) {
+	for {
+		if err := ctx.Err(); err != nil {
+			return 0, nil, err
+		}
+		if err := r.catchUp(ctx); err != nil {
+			return 0, nil, err
+		}
+		evs, err := build()
+		if err != nil || len(evs) == 0 {
+			return r.next - 1, nil, err
+		}
+		last, err := r.h.AppendAt(ctx, r.next, evs...)
+		if errors.Is(err, handle.ErrConflict) {
+			continue // another writer got in: catch up and build again
+		}
+		if err != nil {
+			return 0, nil, err
+		}
+		for i := range evs {
+			evs[i].Seq = last - int64(len(evs)-1-i)
+			r.apply(evs[i])
+		}
+		return last, evs, nil
+	}
+}
+
 // record appends one event, applies it to the agent state and, when
-// flush is set, makes everything so far durable.
+// flush is set, makes everything so far durable. Before a tool call or a
+// step's end it first records the step's streamed text as its
+// assistant/message when the caller recorded none.
 func (r *Recorder) record(ctx context.Context, typ string, data any, flush bool) (int64, error) {
 	raw, err := json.Marshal(data)
 	if err != nil {
@@ -89,13 +192,25 @@ func (r *Recorder) record(ctx context.Context, typ string, data any, flush bool)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	e := eventlog.Event{Type: typ, Time: r.cfg.now().UnixMilli(), Data: raw}
-	seq, err := r.h.Append(ctx, e)
+	seq, _, err := r.appendLocked(ctx, func() ([]eventlog.Event, error) {
+		now := r.cfg.now().UnixMilli()
+		e := eventlog.Event{Type: typ, Time: now, Data: raw}
+		if typ != "tool/call" && typ != "step/end" {
+			return []eventlog.Event{e}, nil
+		}
+		text, ok := r.stream.pending()
+		if !ok {
+			return []eventlog.Event{e}, nil
+		}
+		msg, err := json.Marshal(object{"text": text})
+		if err != nil {
+			return nil, err
+		}
+		return []eventlog.Event{{Type: "assistant/message", Time: now, Data: msg}, e}, nil
+	})
 	if err != nil {
 		return 0, err
 	}
-	e.Seq = seq
-	r.agent.Apply(e)
 	if flush {
 		if err := r.h.Flush(ctx); err != nil {
 			return seq, err
@@ -223,10 +338,27 @@ func (r *Recorder) EndTurn(ctx context.Context, kind, reason string) (int64, err
 func (r *Recorder) Checkpoint(ctx context.Context, label string) (checkpoint.Info, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.agent.State().TurnOpen {
-		return checkpoint.Info{}, ErrMidTurn
+	for {
+		if err := r.catchUp(ctx); err != nil {
+			return checkpoint.Info{}, err
+		}
+		if r.agent.State().TurnOpen {
+			return checkpoint.Info{}, ErrMidTurn
+		}
+		info, err := checkpoint.Create(ctx, r.h, checkpoint.WithLabel(label), checkpoint.WithState(r.agent),
+			checkpoint.WithClock(r.cfg.now), checkpoint.At(r.next))
+		if errors.Is(err, handle.ErrConflict) {
+			if err := ctx.Err(); err != nil {
+				return checkpoint.Info{}, err
+			}
+			continue // another writer got in: its events change the state
+		}
+		if err != nil {
+			return checkpoint.Info{}, err
+		}
+		r.next = info.Seq + 1 // a checkpoint changes no state
+		return info, nil
 	}
-	return checkpoint.Create(ctx, r.h, checkpoint.WithLabel(label), checkpoint.WithState(r.agent), checkpoint.WithClock(r.cfg.now))
 }
 
 // MemorySet records memory/set; metadata may be nil.
@@ -258,4 +390,86 @@ func (r *Recorder) SwitchSlot(ctx context.Context, slot string) (int64, error) {
 // ProviderState records provider/state.
 func (r *Recorder) ProviderState(ctx context.Context, provider string, state any) (int64, error) {
 	return r.record(ctx, "provider/state", object{"provider": provider, "state": state}, false)
+}
+
+// Resume closes a turn that a crash left open, durably, as the package's
+// Resume does, and returns what it appended and the verdict; the
+// Recorder's state then includes the closers. A second Resume appends
+// nothing.
+func (r *Recorder) Resume(ctx context.Context) (ResumeResult, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	res := ResumeResult{Appended: []int64{}}
+	_, evs, err := r.appendLocked(ctx, func() ([]eventlog.Event, error) {
+		return Closers(r.agent.State(), r.cfg.now()), nil
+	})
+	if err != nil {
+		return res, fmt.Errorf("recorder: resume: %w", err)
+	}
+	if len(evs) > 0 {
+		if err := r.h.Flush(ctx); err != nil {
+			return res, fmt.Errorf("recorder: resume: %w", err)
+		}
+	}
+	for _, e := range evs {
+		res.Appended = append(res.Appended, e.Seq)
+	}
+	facts, err := ReadFacts(ctx, r.h, r.cfg.cache)
+	if err != nil {
+		return res, err
+	}
+	res.Verdict = facts.Verdict
+	return res, nil
+}
+
+// Rollback appends a rollback to seq to and flushes it (checkpoint.Rollback);
+// the Recorder's state becomes the state right after event to.
+func (r *Recorder) Rollback(ctx context.Context, to int64, opts ...checkpoint.Option) (int64, error) {
+	return r.rollback(ctx, func() (int64, error) { return checkpoint.Rollback(ctx, r.h, to, opts...) })
+}
+
+// RollbackTo rolls back to the latest checkpoint labelled label on the live
+// branch (checkpoint.RollbackTo).
+func (r *Recorder) RollbackTo(ctx context.Context, label string, opts ...checkpoint.Option) (int64, error) {
+	return r.rollback(ctx, func() (int64, error) { return checkpoint.RollbackTo(ctx, r.h, label, opts...) })
+}
+
+func (r *Recorder) rollback(ctx context.Context, do func() (int64, error)) (int64, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	seq, err := do()
+	if err != nil {
+		return seq, err
+	}
+	// The catch-up meets the rollback and rebuilds the state.
+	return seq, r.catchUp(ctx)
+}
+
+// Forker makes forks (handle.Store is one).
+type Forker interface {
+	Fork(ctx context.Context, id string, at int64, opts ...handle.CreateOption) (handle.Handle, error)
+}
+
+// Fork flushes, forks the Recorder's session at seq at (its logical log is
+// this one's events 0..at) and returns a Recorder on the fork's write
+// handle, with the options of this one and then opts. Close the new
+// Recorder (which closes its handle) when done with it.
+func (r *Recorder) Fork(ctx context.Context, s Forker, at int64, opts ...Option) (*Recorder, error) {
+	if err := r.h.Flush(ctx); err != nil {
+		return nil, err
+	}
+	fh, err := s.Fork(ctx, r.h.ID(), at)
+	if err != nil {
+		return nil, fmt.Errorf("recorder: fork: %w", err)
+	}
+	cfg := r.cfg
+	for _, o := range opts {
+		o(&cfg)
+	}
+	f := &Recorder{h: fh, cfg: cfg}
+	if err := f.rebuild(ctx); err != nil {
+		fh.Close()
+		return nil, err
+	}
+	return f, nil
 }
