@@ -145,7 +145,7 @@ func Rollback(ctx context.Context, w Writer, to int64, opts ...Option) (int64, e
 }
 
 // RollbackTo rolls back to the latest checkpoint labelled label on the live
-// branch (SPEC §7: to = its seq).
+// branch (docs/format.md §7: to = its seq).
 func RollbackTo(ctx context.Context, w interface {
 	Writer
 	Reader

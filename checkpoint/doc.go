@@ -1,8 +1,10 @@
-// Package checkpoint writes and reads the two reserved events of SPEC §7:
+// Package checkpoint writes and reads the two reserved events of docs/format.md §7:
 // checkpoints, marker events that prove what came before them with a log
 // digest (and optionally name a projection's state digest), and rollbacks,
 // events that make every projection return to an earlier state without
 // deleting anything.
+//
+// (From ExampleRollbackTo.)
 //
 //	info, err := checkpoint.Create(ctx, h, checkpoint.WithLabel("before-refactor"))
 //	...

@@ -6,13 +6,19 @@
 //
 // # Use
 //
-//	store := handle.NewFileStore(afero.NewOsFs(), "sessions")
+// (From ExampleFileStore.)
+//
+//	store := handle.NewFileStore(afero.NewOsFs(), dir)
 //	h, err := store.Create(ctx, handle.WithLabels(map[string]string{"agent": "coder"}))
 //	...
-//	last, err := h.Append(ctx, eventlog.Event{Type: "user/message", Time: now, Data: data})
-//	err = h.Flush(ctx) // durable from here on
-//	for e, err := range h.Read(ctx, 0, handle.End) { ... }
-//	err = h.Close()
+//	last, err := h.Append(ctx,
+//		eventlog.Event{Type: "user/message", Time: time.Now().UnixMilli(), Data: json.RawMessage(`{"text":"hi"}`)},
+//	...
+//	if err := h.Flush(ctx); err != nil {
+//	...
+//	for e, err := range h.Read(ctx, 0, handle.End) {
+//	...
+//	r, err := store.Open(ctx, h.ID(), handle.ReadOnly)
 //
 // # Durability
 //

@@ -27,7 +27,7 @@
 // next to their calls, compaction summaries, and a chained prefix hash per
 // message for prompt-cache reuse.
 //
-// Both understand the agent vocabulary of SPEC §8, each the types it
+// Both understand the agent vocabulary of docs/format.md §8, each the types it
 // needs, and ignore keys they do not know. A type outside the vocabulary,
 // and a type a projection does not read, is carried past untouched. A
 // known type whose data has the wrong shape — not an object, a listed key

@@ -252,7 +252,7 @@ func TestUnmarshalReplacesEverything(t *testing.T) {
 	}
 }
 
-// Data keys are exact (SPEC §8: keys a projection does not know are
+// Data keys are exact (docs/format.md §8: keys a projection does not know are
 // ignored): a key in another case is an unknown key. Regression:
 // encoding/json matched keys regardless of case, so "EFFECT":"read" made a
 // write call safe to retry on resume, and "Text" replaced the text.

@@ -13,7 +13,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 )
 
-// The agent vocabulary (SPEC §8): the event types the built-in projections
+// The agent vocabulary (docs/format.md §8): the event types the built-in projections
 // understand. Every other type is carried past untouched.
 const (
 	typeTurnStart        = "turn/start"
@@ -247,7 +247,7 @@ func decode(data json.RawMessage, v any) string {
 	if isNull(data) {
 		return ""
 	}
-	// Keys are exact (SPEC §8: a key not listed is ignored; encoding/json
+	// Keys are exact (docs/format.md §8: a key not listed is ignored; encoding/json
 	// alone would read "EFFECT" as "effect").
 	err := json.Unmarshal(eventlog.ExactKeys(data, jsonKeys(v)...), v)
 	if err == nil {

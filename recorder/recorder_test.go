@@ -142,7 +142,7 @@ func TestResume(t *testing.T) {
 			require.NoError(t, rec.Flush(ctx))
 			before := h.Seq()
 
-			// A read-only reader closes the turn in memory (SPEC §8): the
+			// A read-only reader closes the turn in memory (docs/format.md §8): the
 			// same events, the same seqs, the same states as Resume.
 			r, err := store.Open(ctx, h.ID(), handle.ReadOnly)
 			require.NoError(t, err)

@@ -36,7 +36,7 @@ const (
 	msgUnknown  = "outcome unknown: the process stopped before this call's result was recorded; it may have run and changed something, so check before retrying"
 )
 
-// Closers returns the events that close an open turn (SPEC §8): a
+// Closers returns the events that close an open turn (docs/format.md §8): a
 // synthetic tool/result for every call without a result (in call order),
 // a step/end if a step is open, and turn/end {"kind":"interrupted"}. None
 // when no turn is open. Their seqs are 0: Append assigns them; a reader
@@ -70,8 +70,8 @@ func Closers(st projection.AgentState, now time.Time) []eventlog.Event {
 	return out
 }
 
-// CloseInMemory is what a read-only reader does with an open turn (SPEC
-// §8: it adds the same closers in memory only): it applies to ps the
+// CloseInMemory is what a read-only reader does with an open turn
+// (docs/format.md §8: it adds the same closers in memory only): it applies to ps the
 // closers of st (the agent/v1 state after the log's last event, seq
 // next-1), with the seqs and data Resume would append them with, and
 // returns them. ps must hold the state after that same event. Nothing is

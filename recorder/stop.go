@@ -11,7 +11,7 @@ import (
 	"github.com/sessionlog/sessionlog/replay"
 )
 
-// Stop kinds of turn/end (SPEC §8).
+// Stop kinds of turn/end (docs/format.md §8).
 const (
 	Completed   = "completed"
 	Interrupted = "interrupted"

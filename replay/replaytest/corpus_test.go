@@ -18,6 +18,7 @@ import (
 	"github.com/sessionlog/sessionlog/checkpoint"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/projection"
 	"github.com/sessionlog/sessionlog/replay"
 	"github.com/sessionlog/sessionlog/replay/replaytest"
 )
@@ -34,6 +35,12 @@ const regenerateCorpus = "add it to internal/gencorpus, then run `go run ./inter
 // projection's behaviour fails here with the first differing JSON path.
 func TestCorpus(t *testing.T) {
 	replaytest.Dir(t, corpusDir, nil)
+}
+
+// TestGoldenOfOneFixture pins one fixture with projections of the caller's
+// choosing (the package doc's second example).
+func TestGoldenOfOneFixture(t *testing.T) {
+	replaytest.Golden(t, filepath.Join(corpusDir, "rollback.jsonl"), projection.NewAgent(), projection.NewTranscript())
 }
 
 // TestCorpusFormatVersions fails when a format version this library reads

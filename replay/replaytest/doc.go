@@ -4,14 +4,17 @@
 // projections make of recorded sessions; sessionlog uses it on its own
 // corpus (testdata/sessions).
 //
-//	func TestFixtures(t *testing.T) {
-//		// every *.jsonl and *.jsonl.zst in the folder, as subtests, with
-//		// fresh agent and transcript projections for each
-//		replaytest.Dir(t, "testdata/sessions", nil)
-//	}
+// From sessionlog's own tests of its corpus:
 //
-//	func TestMine(t *testing.T) {
-//		replaytest.Golden(t, "testdata/sessions/bug-123.jsonl", myproj.New())
+//	// TestCorpus replays every fixture of the corpus with the built-in
+//	// projections and compares their states with the goldens: a change in a
+//	// projection's behaviour fails here with the first differing JSON path.
+//	func TestCorpus(t *testing.T) {
+//		replaytest.Dir(t, corpusDir, nil)
+//	}
+//	...
+//	func TestGoldenOfOneFixture(t *testing.T) {
+//		replaytest.Golden(t, filepath.Join(corpusDir, "rollback.jsonl"), projection.NewAgent(), projection.NewTranscript())
 //	}
 //
 // # Files
