@@ -53,6 +53,7 @@ type fileHandle struct {
 	inflight  []eventlog.Event // being written by the current flush
 	size      int64            // bytes of complete rows on disk
 	index     []indexEntry
+	recent    indexEntry // where the last flush's rows start: reads of the newest events start there
 	flushing  bool
 	flushDone chan struct{} // closed when the running flush ends
 	cutTorn   bool          // a torn tail must be cut before the next write
@@ -82,7 +83,7 @@ func newFileHandle(s *FileStore, enc *encoding, hdr eventlog.Header, path string
 		index = []indexEntry{{off: size, seq: first}}
 	}
 	h := &fileHandle{store: s, enc: enc, hdr: hdr, path: path, f: guardFile(f), lock: lock,
-		next: first, durable: first - 1, size: size, index: index}
+		next: first, durable: first - 1, size: size, index: index, recent: index[len(index)-1]}
 	if lock != nil && s.cfg.policy.interval > 0 {
 		h.stop = make(chan struct{})
 		h.stopWG.Add(1)
@@ -273,6 +274,7 @@ func (h *fileHandle) lead() {
 	} else if len(batch) > 0 {
 		h.cutTorn = false
 		h.index = addIndex(h.index, at, batch[0].Seq)
+		h.recent = indexEntry{off: at, seq: batch[0].Seq}
 		h.size += int64(len(out))
 		h.durable = batch[len(batch)-1].Seq
 		h.lastFrame = [2]int64{at + int64(last), int64(len(out) - last)}
@@ -380,8 +382,17 @@ func (h *fileHandle) read(ctx context.Context, from, to int64, depth int, yield 
 			start = e
 		}
 	}
+	if h.recent.seq <= from && h.recent.off > start.off {
+		start = h.recent
+	}
 	h.mu.Unlock()
 
+	// A writer's newest events are in memory until flushed: a read that
+	// starts there needs nothing from the file (the Recorder catching up
+	// with a foreign append reads just that).
+	if writer && len(mem) > 0 && from >= mem[0].Seq {
+		size = start.off
+	}
 	r := h.enc.reader(io.NewSectionReader(h.f, start.off, size-start.off),
 		eventlog.WithPath(h.path), eventlog.WithStart(start.off, start.seq), eventlog.WithFrom(from))
 	for n := 0; r.Next(); n++ {
