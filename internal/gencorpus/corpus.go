@@ -32,6 +32,7 @@ const (
 	idChild      = "01KB0000000000000000000008"
 	idResumed    = "01KB0000000000000000000009"
 	idEmpty      = "01KB000000000000000000000A"
+	idStreamed   = "01KB000000000000000000000B"
 )
 
 // fixture is one session of the corpus.
@@ -114,6 +115,11 @@ var corpus = []fixture{
 		file: "empty.jsonl", id: idEmpty, encoding: handle.EncodingRaw,
 		about: "a header and no event",
 		write: func(*script) error { return nil },
+	},
+	{
+		file: "streamed.jsonl", id: idStreamed, encoding: handle.EncodingRaw,
+		about: "streamed text as a writer other than the recorder leaves it (docs/format.md §8): a step of chunks then a tool call, a step of chunks then its end, a step whose chunks an assistant message replaces, and a last step cut mid-stream (its text partial)",
+		write: writeStreamed,
 	},
 }
 
@@ -466,6 +472,38 @@ func writeFork(s *script) error {
 // writeResumed writes a turn a crash cut, a torn tail after it, and resumes
 // it with recorder.Resume through a new write handle, which cuts the torn
 // tail before its first append.
+func writeStreamed(s *script) error {
+	s.add(
+		ev{"turn/start", "{}"},
+		ev{"user/message", text("What is in the repo?")},
+		ev{"step/start", "{}"},
+	)
+	s.chunks("Let me ", "list ", "the files.")
+	s.add(
+		ev{"tool/call", obj("id", "l1", "name", "list_dir", "args", map[string]string{"path": "."}, "effect", "read")},
+		ev{"tool/result", obj("id", "l1", "output", "go.mod\nmain.go")},
+		ev{"step/end", "{}"},
+		ev{"step/start", "{}"},
+	)
+	s.chunks("A Go module ", "with one ", "main package.")
+	s.add(
+		ev{"step/end", "{}"},
+		ev{"turn/end", obj("kind", "completed")},
+		ev{"turn/start", "{}"},
+		ev{"user/message", text("And the tests?")},
+		ev{"step/start", "{}"},
+	)
+	s.chunks("None ", "yet")
+	s.add(
+		ev{"assistant/message", text("None yet.")},
+		ev{"step/end", "{}"},
+		ev{"step/start", "{}"},
+	)
+	s.chunks("I could ", "write ", "some, start")
+	s.flush()
+	return nil
+}
+
 func writeResumed(s *script) error {
 	s.add(
 		ev{"turn/start", obj("input", "upgrade deps")},
