@@ -7,8 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"slices"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/spf13/afero"
 
@@ -17,50 +19,133 @@ import (
 	"github.com/sessionlog/sessionlog/internal/countfs"
 )
 
-// BenchmarkAppend measures Append+Flush with real fsyncs on the OS file
-// system, by 1, 8 and 64 concurrent appenders that each wait for their own
-// flush. It reports events/s and fsyncs/event: group commit makes the
-// latter fall well below 1 as appenders are added.
+// BenchmarkAppend measures durable appends with real fsyncs on the OS file
+// system: 1, 8, 64 and 256 concurrent appenders that each Append one event
+// and wait for their own Flush. It reports events/s, events/fsync (group
+// commit gathers concurrent appenders into one write and one fsync) and
+// the p50 and p99 latency of Append+Flush.
 //
-//	go test -run '^$' -bench BenchmarkAppend -benchtime 2000x ./handle/
+//   - appenders=N: sessionlog.
+//   - appenders=N/no-fsync: the same with an fsync that does nothing: the
+//     ceiling that durability is measured against.
+//   - bare-write+fdatasync: one appender writing the same row with
+//     f.Write and fdatasync, no library: the floor a lone appender's
+//     latency is measured against.
+//
+//	go test -run '^$' -bench BenchmarkAppend -benchtime 4000x -count 5 ./handle/
 func BenchmarkAppend(b *testing.B) {
 	data := json.RawMessage(`{"text":"a streamed delta of about one hundred bytes, as an assistant chunk would carry it...."}`)
-	for _, appenders := range []int{1, 8, 64} {
-		b.Run(fmt.Sprintf("appenders=%d", appenders), func(b *testing.B) {
-			counted := countfs.New(afero.NewOsFs())
-			store := handle.NewFileStore(counted, filepath.Join(b.TempDir(), "s"))
-			ctx := context.Background()
-			h, err := store.Create(ctx)
-			if err != nil {
+	ev := eventlog.Event{Type: "assistant/chunk", Time: 1764450000000, Data: data}
+	for _, appenders := range []int{1, 8, 64, 256} {
+		for _, noSync := range []bool{false, true} {
+			name := fmt.Sprintf("appenders=%d", appenders)
+			if noSync {
+				name += "/no-fsync"
+			}
+			b.Run(name, func(b *testing.B) {
+				var fsys afero.Fs = afero.NewOsFs()
+				if noSync {
+					fsys = noSyncFs{fsys}
+				}
+				counted := countfs.New(fsys)
+				store := handle.NewFileStore(counted, filepath.Join(b.TempDir(), "s"))
+				ctx := context.Background()
+				h, err := store.Create(ctx)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer h.Close()
+				synced := counted.Syncs()
+				lat := make([][]time.Duration, appenders)
+				var next atomic.Int64
+				var wg sync.WaitGroup
+				b.ResetTimer()
+				for i := range appenders {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for next.Add(1) <= int64(b.N) {
+							t0 := time.Now()
+							if _, err := h.Append(ctx, ev); err != nil {
+								b.Error(err)
+								return
+							}
+							if err := h.Flush(ctx); err != nil {
+								b.Error(err)
+								return
+							}
+							lat[i] = append(lat[i], time.Since(t0))
+						}
+					}()
+				}
+				wg.Wait()
+				b.StopTimer()
+				reportLatency(b, slices.Concat(lat...))
+				if syncs := counted.Syncs() - synced; syncs > 0 && !noSync {
+					b.ReportMetric(float64(b.N)/float64(syncs), "events/fsync")
+				}
+				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+			})
+		}
+	}
+	b.Run("bare-write+fdatasync", func(b *testing.B) {
+		f, err := os.OpenFile(filepath.Join(b.TempDir(), "bare.jsonl"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		row := append(eventlog.Canon(ev), '\n')
+		lat := make([]time.Duration, 0, b.N)
+		b.ResetTimer()
+		for range b.N {
+			t0 := time.Now()
+			if _, err := f.Write(row); err != nil {
 				b.Fatal(err)
 			}
-			defer h.Close()
-			synced := counted.Syncs()
-			var next atomic.Int64
-			var wg sync.WaitGroup
-			b.ResetTimer()
-			for range appenders {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for next.Add(1) <= int64(b.N) {
-						if _, err := h.Append(ctx, eventlog.Event{Type: "assistant/chunk", Time: 1764450000000, Data: data}); err != nil {
-							b.Error(err)
-							return
-						}
-						if err := h.Flush(ctx); err != nil {
-							b.Error(err)
-							return
-						}
-					}
-				}()
+			if err := fdatasync(f); err != nil {
+				b.Fatal(err)
 			}
-			wg.Wait()
-			b.StopTimer()
-			b.ReportMetric(float64(counted.Syncs()-synced)/float64(b.N), "fsyncs/event")
-			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
-		})
+			lat = append(lat, time.Since(t0))
+		}
+		b.StopTimer()
+		reportLatency(b, lat)
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+	})
+}
+
+// reportLatency reports the p50 and p99 of lat in microseconds.
+func reportLatency(b *testing.B, lat []time.Duration) {
+	if len(lat) == 0 {
+		return
 	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+}
+
+// noSyncFs is a file system whose files' Sync does nothing.
+type noSyncFs struct{ afero.Fs }
+
+func (n noSyncFs) OpenFile(name string, flag int, perm os.FileMode) (afero.File, error) {
+	f, err := n.Fs.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return noSyncFile{f}, nil
+}
+
+func (n noSyncFs) Open(name string) (afero.File, error) { return n.OpenFile(name, os.O_RDONLY, 0) }
+
+type noSyncFile struct{ afero.File }
+
+func (noSyncFile) Sync() error { return nil }
+
+// Fd keeps positional I/O and locking working through the wrapper.
+func (f noSyncFile) Fd() uintptr {
+	if fd, ok := f.File.(interface{ Fd() uintptr }); ok {
+		return fd.Fd()
+	}
+	return ^uintptr(0)
 }
 
 // BenchmarkTree measures a tree query over a store of 10,000 sessions (a

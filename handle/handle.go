@@ -56,6 +56,8 @@ type fileHandle struct {
 	recent    indexEntry // where the last flush's rows start: reads of the newest events start there
 	flushing  bool
 	flushDone chan struct{} // closed when the running flush ends
+	taken     int64         // last seq of the running flush's batch
+	gather              // the leader's wait for concurrent appenders
 	cutTorn   bool          // a torn tail must be cut before the next write
 	err       error         // poison: a write or fsync failed
 	closing   bool
@@ -212,6 +214,11 @@ func (h *fileHandle) Flush(ctx context.Context) error {
 		return fmt.Errorf("%w: %q", ErrClosed, h.path)
 	}
 	target := h.next - 1
+	if target > h.durable && h.err == nil {
+		// Counted for group commit: carried by the running flush when its
+		// batch holds target, else waiting for the next one.
+		h.gather.caller(h.flushing && target <= h.taken)
+	}
 	for {
 		if h.err != nil {
 			return h.err
@@ -240,12 +247,15 @@ func (h *fileHandle) Flush(ctx context.Context) error {
 // with mu held; releases it during I/O.
 func (h *fileHandle) lead() {
 	h.flushing = true
-	batch := h.pending
-	h.pending, h.inflight = nil, batch
 	done := make(chan struct{})
 	h.flushDone = done
+	h.gather.wait(&h.mu)
+	batch := h.pending
+	h.pending, h.inflight = nil, batch
+	h.taken = h.next - 1
 	cut, at := h.cutTorn, h.size
 	h.mu.Unlock()
+	started := time.Now()
 
 	h.buf = h.store.enc.AppendRows(h.buf[:0], batch)
 	out, parts := h.buf, append(h.parts[:0], 0)
@@ -268,6 +278,7 @@ func (h *fileHandle) lead() {
 
 	h.mu.Lock()
 	h.flushing, h.inflight = false, nil
+	h.gather.flushed(time.Since(started))
 	if err != nil {
 		h.err = &PoisonedError{Path: h.path, Err: err}
 		h.store.cfg.log.Error("flush failed; handle poisoned", "path", h.path, "err", err)
