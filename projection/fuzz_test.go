@@ -42,6 +42,18 @@ func fuzzEvents(in []byte) []eventlog.Event {
 	return evs
 }
 
+// validData drops the data that is not valid JSON, which no log holds.
+func validData(evs []eventlog.Event) []eventlog.Event {
+	out := make([]eventlog.Event, len(evs))
+	for i, e := range evs {
+		if e.Data != nil && !json.Valid(e.Data) {
+			e.Data = nil
+		}
+		out[i] = e
+	}
+	return out
+}
+
 // fuzzLine encodes one event for fuzzEvents.
 func fuzzLine(typ, data string) string {
 	for i, t := range fuzzTypes {
@@ -74,6 +86,16 @@ func FuzzProjections(f *testing.F) {
 	f.Add([]byte(fuzzLine("user/message", "{\"text\":\"\xff\xfe\"}") + fuzzLine("tool/call", "{\"id\":\"a\",\"name\":\"n\",\"args\":\"\xff\"}")))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		evs := fuzzEvents(in)
+		// Any bytes: no panic, whatever MarshalState then says.
+		for _, p := range []projection.Projection{projection.NewAgent(), projection.NewTranscript()} {
+			for _, e := range evs {
+				p.Apply(e)
+			}
+			_, _ = p.MarshalState()
+		}
+		// What a log can hold (its reader and Append refuse anything
+		// else): data that is valid JSON. Every property below holds.
+		evs = validData(evs)
 		half := len(evs) / 2
 		for _, newP := range []func() projection.Projection{
 			func() projection.Projection { return projection.NewAgent() },

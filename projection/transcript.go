@@ -238,7 +238,6 @@ func (t *Transcript) Apply(e eventlog.Event) {
 	case typeUserMessage:
 		t.message(e, RoleUser)
 	case typeAssistantMessage:
-		t.unstream()
 		t.message(e, RoleAssistant)
 	case typeReasoning:
 		if d, ok := readOK[reasoningData](&t.s.Degraded, e); ok {
@@ -346,6 +345,9 @@ func (t *Transcript) message(e eventlog.Event, role string) {
 	if !ok {
 		return
 	}
+	if role == RoleAssistant {
+		t.unstream() // the step's own message replaces its streamed text
+	}
 	m := Message{Seq: e.Seq, Role: role, Text: *d.Text, Slot: t.slot(d.Slot)}
 	if role == RoleAssistant {
 		m.Reasoning, t.s.PendingReasoning = t.s.PendingReasoning, nil
@@ -411,14 +413,17 @@ func (t *Transcript) toolCall(e eventlog.Event) {
 }
 
 func (t *Transcript) toolResult(e eventlog.Event) {
-	d, ok := readOK[toolResultData](&t.s.Degraded, e)
+	d, ok := readOK[toolResultHead](&t.s.Degraded, e)
 	if !ok {
 		return
 	}
+	// The output is kept as it is: copied, not decoded again (the log's
+	// reader validated it), which is most of a replay's bytes.
+	output, _ := eventlog.Member(e.Data, "output")
 	id := *d.ID
 	m := Message{
 		Seq: e.Seq, Role: RoleTool, Slot: t.s.CurrentSlot,
-		ToolCallID: id, Output: orNil(d.Output), Error: d.Error, Synthetic: d.Synthetic,
+		ToolCallID: id, Output: slices.Clip(slices.Clone(orNil(output))), Error: d.Error, Synthetic: d.Synthetic,
 	}
 	ref, known := t.callAt[id]
 	if known {
@@ -498,9 +503,10 @@ func (t *Transcript) reindex() {
 			t.last = -1
 		}
 	}
-	// The open step's streamed message, if it is still being streamed:
-	// the last message, Partial, made in this step, with no call.
-	if n := len(msgs) - 1; t.s.StepOpen && t.last == n && n >= 0 && msgs[n].Partial &&
+	// The open step's streamed message, if it is still being streamed: the
+	// last assistant message (only tool messages after it), Partial, made
+	// in this step, with no call.
+	if n := t.last; t.s.StepOpen && n >= 0 && msgs[n].Partial &&
 		msgs[n].Seq > t.s.StepStart && len(msgs[n].ToolCalls) == 0 {
 		t.streaming = n
 		t.streamText = append(t.streamText[:0], msgs[n].Text...)

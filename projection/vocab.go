@@ -72,14 +72,9 @@ type (
 		Decision *string `json:"decision"`
 		By       string  `json:"by"`
 	}
-	toolResultData struct {
-		ID        *string         `json:"id"`
-		Output    json.RawMessage `json:"output"`
-		Error     string          `json:"error"`
-		Synthetic bool            `json:"synthetic"`
-	}
 	// toolResultHead is a tool/result without its output, which can be
-	// large and which the agent projection does not keep.
+	// large: the agent does not keep it, the transcript keeps it as it is
+	// (eventlog.Member).
 	toolResultHead struct {
 		ID        *string `json:"id"`
 		Error     string  `json:"error"`
@@ -156,8 +151,6 @@ func (d *toolApprovalData) check() string {
 	}
 	return ""
 }
-
-func (d *toolResultData) check() string { return missing(d.ID == nil, "id") }
 
 func (d *toolResultHead) check() string { return missing(d.ID == nil, "id") }
 
@@ -247,9 +240,16 @@ func decode(data json.RawMessage, v any) string {
 	if isNull(data) {
 		return ""
 	}
-	// Keys are exact (docs/format.md §8: a key not listed is ignored; encoding/json
-	// alone would read "EFFECT" as "effect").
-	err := json.Unmarshal(eventlog.ExactKeys(data, jsonKeys(v)...), v)
+	// Keys are exact (docs/format.md §8: a key not listed is ignored;
+	// encoding/json alone would read "EFFECT" as "effect"). Only the listed
+	// members are decoded, so the others (a tool result's output, for the
+	// agent) are never scanned again: the log's reader validated them.
+	keys := jsonKeys(v)
+	picked, ok := eventlog.Pick(data, keys...)
+	if !ok {
+		picked = eventlog.ExactKeys(data, keys...)
+	}
+	err := json.Unmarshal(picked, v)
 	if err == nil {
 		return ""
 	}

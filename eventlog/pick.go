@@ -1,0 +1,76 @@
+package eventlog
+
+import "bytes"
+
+// Pick returns the JSON object data with only its members whose key is
+// exactly one of known, and ok; when no member is dropped it returns data
+// itself (no copy). The members dropped are skipped, not validated, so
+// that a reader that wants two small keys of an event whose data also
+// holds a large value (a tool result's output) does not pay for scanning
+// it: data read from a log was validated once already, by the reader.
+// ok is false when data is not a well-formed object as far as Pick looks
+// (keys and structure); the caller then decodes data as it is. A key that
+// differs from a known one only by case is dropped, as ExactKeys drops it.
+func Pick(data []byte, known ...string) (picked []byte, ok bool) {
+	var out []byte
+	kept := 0   // members kept so far
+	keptTo := 0 // where the run of members kept from the start ends, before the first drop
+	ok = eachMember(data, func(raw []byte, escaped bool, start, end int) {
+		if keyOf(raw, escaped, known) != exact {
+			if out == nil {
+				out = make([]byte, 0, 64)
+				out = append(out, '{')
+				if kept > 0 {
+					out = append(out, bytes.TrimLeft(data[:keptTo], " \t\r\n{")...)
+				}
+			}
+			return
+		}
+		kept++
+		if out == nil {
+			keptTo = end
+			return
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = append(out, data[start:end]...)
+	})
+	switch {
+	case !ok:
+		return data, false
+	case out == nil:
+		return data, true
+	}
+	return append(out, '}'), true
+}
+
+// Member returns the raw bytes of the value of data's member whose key is
+// exactly key (the last one, as encoding/json decodes a repeated key), not
+// validated; found is false when there is none or data is not a
+// well-formed object as far as Member looks.
+func Member(data []byte, key string) (value []byte, found bool) {
+	known := []string{key}
+	ok := eachMember(data, func(raw []byte, escaped bool, start, end int) {
+		if keyOf(raw, escaped, known) == exact {
+			value, found = memberValue(data[start:end]), true
+		}
+	})
+	if !ok {
+		return nil, false
+	}
+	return value, found
+}
+
+// memberValue returns the value of one member, `"key" : value`.
+func memberValue(member []byte) []byte {
+	end, _, err := scanString(member, 0)
+	if err != nil {
+		return nil
+	}
+	i := skipWS(member, end)
+	if i < len(member) && member[i] == ':' {
+		i = skipWS(member, i+1)
+	}
+	return bytes.TrimRight(member[i:], " \t\r\n")
+}
