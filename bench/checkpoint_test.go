@@ -6,8 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	workload "agentworkload"
-
+	"github.com/sessionlog/sessionlog/bench/workload"
 	"github.com/sessionlog/sessionlog/checkpoint"
 	"github.com/sessionlog/sessionlog/handle"
 )

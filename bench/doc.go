@@ -1,16 +1,18 @@
 // Package bench holds end-to-end benchmarks of sessionlog against the
-// synthetic agent workload of agentworkload (../../shared/workload), and
-// against the naive JSONL writer and reader agent frameworks use.
+// synthetic agent workload of package workload (bench/workload: seeded,
+// deterministic, shaped like a coding agent's sessions), and against the
+// naive JSONL writer and reader agent frameworks use.
 //
-// It is a separate module so that its dependencies (the workload generator)
-// never reach the library's go.mod. Run from this folder:
+// It is a separate module so that its code and dependencies never reach the
+// library's go.mod. It builds and runs from a fresh clone. Run from this
+// folder:
 //
 //	go test -run '^$' -bench BenchmarkRead -benchtime 20x -count 5 .
-//	go test -run '^$' -bench BenchmarkWrite -benchtime 28444x -count 5 .
+//	go test -run '^$' -bench BenchmarkWrite -benchtime 25827x -count 5 .
 //
 // The zstd, checkpoint, replay and fork benchmarks (zstd_test.go,
 // checkpoint_test.go, replay_test.go, fork_test.go) also use the 2,000-turn
-// workload (260,240 events, 87 MB of JSONL), generated once per process.
+// workload (260,984 events, 86 MB of JSONL), generated once per process.
 // Their large sizes (the 2,000-turn log, ~100 MB files, 100k-event
 // replays) run only with SESSIONLOG_BENCH_LARGE=1, so that the smoke run
 // stays short:

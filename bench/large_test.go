@@ -8,16 +8,15 @@ import (
 	"sync/atomic"
 	"testing"
 
-	workload "agentworkload"
-
 	"github.com/spf13/afero"
 
+	"github.com/sessionlog/sessionlog/bench/workload"
 	"github.com/sessionlog/sessionlog/handle"
 )
 
 // largeConfig is the large workload of the zstd, checkpoint, replay and fork
-// benchmarks: seed 1, 2,000 turns: 260,240 events, 87,267,482 bytes of plain
-// JSONL (335 B/event on average). Its first 200 turns are benchConfig's
+// benchmarks: seed 1, 2,000 turns: 260,984 events, 86,419,879 bytes of plain
+// JSONL (331 B/event on average). Its first 200 turns are benchConfig's
 // workload, event for event.
 var largeConfig = workload.Config{Seed: 1, Turns: 2000}
 

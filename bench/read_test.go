@@ -15,7 +15,7 @@ import (
 var sink int
 
 // BenchmarkRead reads a whole session of the workload (seed 1, 200 turns,
-// 28,444 events) per iteration. The sessionlog log is written once, through
+// 25,827 events) per iteration. The sessionlog log is written once, through
 // a handle on the OS file system (one Append and one Flush per turn); the
 // naive file is the same events as plain JSONL, one per line.
 //

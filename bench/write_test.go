@@ -32,10 +32,10 @@ import (
 //     after every write.
 //
 // The fsync-per-event variants run at disk-flush speed; use an explicit
-// -benchtime count. 28444x is exactly one pass over the workload (200
+// -benchtime count. 25827x is exactly one pass over the workload (200
 // turns, so flush-per-turn makes 200 fsyncs):
 //
-//	go test -run '^$' -bench BenchmarkWrite -benchtime 28444x -count 5 .
+//	go test -run '^$' -bench BenchmarkWrite -benchtime 25827x -count 5 .
 func BenchmarkWrite(b *testing.B) {
 	evs := events(b)
 	lastOfTurn := make([]bool, len(evs))

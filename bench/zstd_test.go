@@ -8,8 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	workload "agentworkload"
-
+	"github.com/sessionlog/sessionlog/bench/workload"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 )
@@ -57,8 +56,8 @@ func zstdWorkloads(b *testing.B) []namedWorkload {
 //     alone. level=N is the zstd level of the store (WithZstdLevel); the
 //     default is the fastest level.
 //
-// The 200-turn workload (28,444 events) runs always; the 2,000-turn one
-// (260,240 events, 87 MB of JSONL) with SESSIONLOG_BENCH_LARGE=1:
+// The 200-turn workload (25,827 events) runs always; the 2,000-turn one
+// (260,984 events, 86 MB of JSONL) with SESSIONLOG_BENCH_LARGE=1:
 //
 //	go test -run '^$' -bench 'BenchmarkZstdSize/turns=200$' -benchtime 1x -count 5 .
 //	SESSIONLOG_BENCH_LARGE=1 go test -run '^$' -bench 'BenchmarkZstdSize/turns=2000' -benchtime 1x -count 5 .

@@ -103,7 +103,7 @@ func (e *VersionError) Error() string {
 func (e *VersionError) Unwrap() error { return ErrVersion }
 
 // TornTail describes an incomplete tail that a reader dropped: bytes of a
-// write that was never acknowledged (SPEC §9). It is not an error.
+// write that was never acknowledged (docs/format.md §9). It is not an error.
 type TornTail struct {
 	// Offset is where the torn bytes start: the length a repaired file has.
 	Offset int64

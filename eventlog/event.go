@@ -115,7 +115,7 @@ func intLen(v int64) int {
 	return len(strconv.AppendInt(b[:0], v, 10))
 }
 
-// AppendCanon appends canon(e) (SPEC §6) to dst, without a newline:
+// AppendCanon appends canon(e) (docs/format.md §6) to dst, without a newline:
 // {"seq":S,"type":"T","time":MS,"data":D} with D the stored data bytes or
 // null. It is also the unpacked row a writer stores.
 func AppendCanon(dst []byte, e Event) []byte {

@@ -57,7 +57,7 @@ func TestCompactData(t *testing.T) {
 	})
 }
 
-// stdCompact is encoding/json's Compact, the reference SPEC §4 names.
+// stdCompact is encoding/json's Compact, the reference docs/format.md §4 names.
 func stdCompact(src []byte) (string, error) {
 	var b bytes.Buffer
 	err := json.Compact(&b, src)

@@ -10,7 +10,7 @@ import (
 // ExactKeys returns data, a JSON object, with its members whose key is not
 // exactly one of known dropped — when it has a member that encoding/json
 // would take for a known key though it is not one (encoding/json matches
-// keys regardless of case: it reads "EFFECT" as "effect", where SPEC keys
+// keys regardless of case: it reads "EFFECT" as "effect", where the format's keys
 // are exact and an unknown key is ignored). Otherwise, and for data that
 // is not a well-formed object, it returns data itself, so the common case
 // costs one scan and no copy. Only the top level is looked at.

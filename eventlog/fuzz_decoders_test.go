@@ -321,7 +321,7 @@ func tailNamed(data []byte) (eventlog.Frame, bool) {
 // fails only with a typed error, never reads a header the Reader refuses,
 // and agrees with the Reader on the header; and when the Reader ends clean
 // or torn, ReadZstdTail succeeds (if the header is in the first data frame,
-// as SPEC §5 says) with the Reader's last event. The exception is a tail
+// as docs/format.md §5 says) with the Reader's last event. The exception is a tail
 // frame that names a frame other than the log's last frame with rows:
 // ReadZstdTail is documented to trust it, and no writer writes one.
 func FuzzReadZstdTail(f *testing.F) {

@@ -6,7 +6,7 @@ import (
 	"fmt"
 )
 
-// Parent modes (SPEC §3).
+// Parent modes (docs/format.md §3).
 const (
 	// ModeFork: the logical log is the parent's events 0..Seq followed by
 	// this file's rows, whose first seq is Seq+1.

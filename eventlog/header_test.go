@@ -67,7 +67,7 @@ func TestDecodeHeader(t *testing.T) {
 		require.Equal(t, eventlog.NewHeader(testID, 5), h)
 	})
 	// Keys are exact: encoding/json would read "ID" as "id" and "Parent"
-	// as "parent"; SPEC §3 ignores unknown keys. Regression: both were
+	// as "parent"; docs/format.md §3 ignores unknown keys. Regression: both were
 	// taken, so an unknown "Parent" key made a fork of a plain session.
 	t.Run("keys in another case are unknown keys", func(t *testing.T) {
 		other := "01JDX3N0Q3Z8Y6W2D1V5K7M9PA"

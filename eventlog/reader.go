@@ -22,7 +22,7 @@ const readChunk = 64 << 10
 //
 // A read ends in exactly one of three ways: clean, a torn tail (Err is nil,
 // Torn says where and how much), or an error. Torn tails and corruption are
-// told apart per SPEC §9: bytes after the last '\n', or a row holding NUL
+// told apart per docs/format.md §9: bytes after the last '\n', or a row holding NUL
 // bytes with no valid row after it, are torn; any other bad row is
 // corruption, reported with its offset and the seq it should hold.
 //

@@ -11,7 +11,7 @@ import (
 	"strings"
 )
 
-// The event types the library itself understands (SPEC §7). They are part
+// The event types the library itself understands (docs/format.md §7). They are part
 // of the format: a writer validates them on append.
 const (
 	// TypeCheckpoint covers every event before it with a log digest.
@@ -110,7 +110,7 @@ func ValidDigest(s string) bool {
 	return true
 }
 
-// Digest is the running log digest of SPEC §6: sha256 over canon(e)+"\n"
+// Digest is the running log digest of docs/format.md §6: sha256 over canon(e)+"\n"
 // of every event of the logical log, in order. Writers keep one as they
 // append and verifiers recompute one from the file, with this same code.
 // Its state can be saved (MarshalBinary) and resumed. A Digest is not safe

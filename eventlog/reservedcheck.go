@@ -10,7 +10,7 @@ type Reserved struct {
 }
 
 // CheckReserved returns nil when e is not of a reserved type or is one a
-// writer accepts (SPEC §7, but for a checkpoint's digest, which only a
+// writer accepts (docs/format.md §7, but for a checkpoint's digest, which only a
 // replay of what precedes it can check); otherwise a *CorruptError for
 // the event, whose offset is unknown (-1). Such an event can only come from
 // another tool's writer; a salvage cannot cut it (its row is well formed),

@@ -85,7 +85,7 @@ func (c *ZstdCodec) Close() {
 // FrameTarget bytes of content each, split at row boundaries (FrameCut).
 // last is the index in out where the last frame starts.
 //
-// A writer that must emit one frame per flush (SPEC §5) gives it one
+// A writer that must emit one frame per flush (docs/format.md §5) gives it one
 // FrameCut of rows at a time and makes each frame durable before the next.
 func (c *ZstdCodec) AppendFrames(dst, rows []byte) (out []byte, last int) {
 	last = len(dst)
@@ -314,7 +314,7 @@ type zstdState struct {
 // NewZstdReader returns a Reader of a zstd-encoded log: a concatenation of
 // zstd frames whose decompressed bytes form a raw log. Frames are read one
 // at a time, so memory is bounded by one frame. Torn tail and corruption
-// follow SPEC §9: a last frame that is incomplete or fails its checksum, or
+// follow docs/format.md §9: a last frame that is incomplete or fails its checksum, or
 // trailing bytes that form no complete frame, are torn; a bad frame
 // followed by a valid one (a data frame that decodes, or a tail frame,
 // which is written only once every frame before it is durable), or a frame

@@ -1,6 +1,6 @@
 package eventlog_test
 
-// Tests of the zstd encoding (SPEC §5, §9): frames written by ZstdCodec and
+// Tests of the zstd encoding (docs/format.md §5, §9): frames written by ZstdCodec and
 // read by NewZstdReader, ReadZstdTail and ZstdFrames, torn tails and
 // corruption told apart frame by frame.
 
@@ -704,7 +704,7 @@ func TestReadZstdTail(t *testing.T) {
 		{"header only, torn frame after it", cat(hdrOnly, zFrame(rows(0, 1))[:9]), eventlog.Event{}, false},
 		{"header and rows in one frame", zFrame(hdrLine + rows(0, 3)), rowsEvents(0, 3)[2], true},
 		// Found writing FuzzReadZstdTail: skippable frames may stand anywhere
-		// (SPEC §5), and the header frame was looked for at offset 0 only.
+		// (docs/format.md §5), and the header frame was looked for at offset 0 only.
 		{"a skippable frame before the header frame", cat(skippableFrame(0x184D2A50, "idx"), small.data), packedEvents(7, 2)[1], true},
 		{"skippable frames before a header frame holding rows", cat(skippableFrame(0x184D2A5F, ""), skippableFrame(0x184D2A50, "i"), zFrame(hdrLine+rows(0, 3))), rowsEvents(0, 3)[2], true},
 		{"a skippable frame before the header frame alone", cat(skippableFrame(0x184D2A50, "idx"), hdrOnly), eventlog.Event{}, false},

@@ -21,7 +21,7 @@ import (
 // is byte-identical in canonical form (so every digest is kept); then
 // rename, fsync the folder, remove the old file (the name changes with the
 // encoding), fsync the folder. A crash at any moment leaves the old file,
-// or the new one, or both with the same log (resolved on open, SPEC §2).
+// or the new one, or both with the same log (resolved on open, docs/format.md §2).
 // A zstd log is written in frames of about eventlog.FrameTarget bytes, so
 // converting zstd to zstd compacts it. A torn tail is not carried over.
 // Convert takes the writer lock: ErrLocked while a writer holds the session.

@@ -1,6 +1,6 @@
 package handle_test
 
-// Tests of Convert and Compact (SPEC §5, §10 convert): the logical log is
+// Tests of Convert and Compact (docs/format.md §5, docs/cli.md convert): the logical log is
 // kept event for event, the swap is atomic whatever fails or crashes, and a
 // session that cannot be converted is left as it was.
 

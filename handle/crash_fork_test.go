@@ -1,6 +1,6 @@
 package handle_test
 
-// Power-cut tests (SPEC §9) of the operations that link sessions: Fork,
+// Power-cut tests (docs/format.md §9) of the operations that link sessions: Fork,
 // Detach, Delete with Detach and Delete with Cascade. Each operation runs
 // once on a faultfs to list the file-system operations it performs; then,
 // for each of them, it runs again on a fresh copy of the same store,

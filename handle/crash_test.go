@@ -1,6 +1,6 @@
 package handle_test
 
-// Power-cut tests (SPEC §9) on faultfs over a MemMapFs: a flush is cut
+// Power-cut tests (docs/format.md §9) on faultfs over a MemMapFs: a flush is cut
 // between its write and its fsync, the file system is crashed in every way
 // faultfs models, and the survivors must hold every acknowledged event,
 // byte for byte, report the torn tail exactly, and go on appending.
@@ -449,7 +449,7 @@ func testCrashDuringCreate(t *testing.T, enc string) {
 }
 
 // TestCrashNULHoleIsCorruption (raw logs: it is about rows) writes NUL
-// bytes by hand over rows that have valid rows after them: no power cut can do that (SPEC §9), so
+// bytes by hand over rows that have valid rows after them: no power cut can do that (docs/format.md §9), so
 // opening fails with a *CorruptError at the hole, whatever the mode, and
 // leaves the file as it was.
 func TestCrashNULHoleIsCorruption(t *testing.T) {

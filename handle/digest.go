@@ -28,7 +28,7 @@ func canonSum(e eventlog.Event) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// LogDigest returns the log digest (SPEC §6) of every event appended so
+// LogDigest returns the log digest (docs/format.md §6) of every event appended so
 // far and the seq of the next event: the digest a checkpoint appended next
 // must carry. The first call may read the log (from a saved state, or once
 // from the start); afterwards Append keeps the digest current.
@@ -137,7 +137,7 @@ func (h *fileHandle) saveDigest(ctx context.Context) {
 }
 
 // checkReserved validates the reserved events of a batch whose seqs are
-// assigned (SPEC §7): a rollback's "to" below its own seq, a checkpoint's
+// assigned (docs/format.md §7): a rollback's "to" below its own seq, a checkpoint's
 // log digest equal to the digest of everything before it. It returns the
 // digest to install after the batch. Called with mu held.
 func (h *fileHandle) checkReserved(batch []eventlog.Event, hasCheckpoint bool) (*eventlog.Digest, error) {

@@ -7,7 +7,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 )
 
-// Encodings a session may be stored in (SPEC §5).
+// Encodings a session may be stored in (docs/format.md §5).
 const (
 	// EncodingRaw: <ID>.jsonl, the header row then rows.
 	EncodingRaw = "raw"

@@ -95,5 +95,5 @@ func (e *PoisonedError) Error() string {
 func (e *PoisonedError) Unwrap() error { return e.Err }
 
 // ErrDuplicate: a session exists in both encodings with different logical
-// logs (SPEC §2); the store refuses it rather than guess.
+// logs (docs/format.md §2); the store refuses it rather than guess.
 var ErrDuplicate = errors.New("handle: session stored twice with different logs")

@@ -1,6 +1,6 @@
 package handle_test
 
-// Fault tests (SPEC §9): a failed write or fsync poisons the handle, a
+// Fault tests (docs/format.md §9): a failed write or fsync poisons the handle, a
 // reopen recovers from what is on disk; a failed step of Create fails it;
 // concurrent flushers share fsyncs (group commit).
 

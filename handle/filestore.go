@@ -289,7 +289,7 @@ type location struct {
 
 // locate finds session id's file. When both encodings exist (a convert
 // that crashed after its rename, before removing the old file), the newer
-// is kept if both hold the same logical log (SPEC §2); otherwise the
+// is kept if both hold the same logical log (docs/format.md §2); otherwise the
 // session is refused with ErrDuplicate.
 func (s *FileStore) locate(id string) (location, error) {
 	var found []location

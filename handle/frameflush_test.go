@@ -65,7 +65,7 @@ func (f *opLogFile) Sync() error {
 	return f.File.Sync()
 }
 
-// SPEC §5: a zstd writer emits one frame per flush, and §9's torn-tail rule
+// docs/format.md §5: a zstd writer emits one frame per flush, and §9's torn-tail rule
 // rests on it (a damaged frame followed by another is corruption). A batch
 // larger than a frame holds (eventlog.FrameTarget of content) must be
 // written as several flushes: every write one whole frame, fsynced before

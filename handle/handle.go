@@ -260,7 +260,7 @@ func (h *fileHandle) lead() {
 	h.buf = h.store.enc.AppendRows(h.buf[:0], batch)
 	out, parts := h.buf, append(h.parts[:0], 0)
 	if h.enc.z != nil {
-		// One frame per flush (SPEC §5): a batch larger than a frame is
+		// One frame per flush (docs/format.md §5): a batch larger than a frame is
 		// written as several flushes, each frame durable before the next
 		// is written, so at most the last frame can be torn.
 		out, parts = h.frameBuf[:0], parts[:0]

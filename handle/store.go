@@ -64,7 +64,7 @@ type Handle interface {
 	Writable() bool
 	// Append validates the whole batch (nothing is written if any event
 	// is refused), assigns the next seqs, and returns the last one. The
-	// reserved types of SPEC §7 are checked too: a checkpoint's log digest
+	// reserved types of docs/format.md §7 are checked too: a checkpoint's log digest
 	// must match the log before it, a rollback's "to" must be below its
 	// own seq. The
 	// events are durable once a later Flush returns nil (or at once,
@@ -87,7 +87,7 @@ type Handle interface {
 	// DurableSeq returns the last seq covered by a Flush that returned
 	// nil (for a read-only handle: the last seq seen on disk).
 	DurableSeq() int64
-	// LogDigest returns the log digest (SPEC §6) of every event appended
+	// LogDigest returns the log digest (docs/format.md §6) of every event appended
 	// so far and the seq of the next event: what a checkpoint appended
 	// next must carry. The first call may read the log once (or resume a
 	// saved state); after it, Append keeps the digest current. On a

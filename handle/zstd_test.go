@@ -1,6 +1,6 @@
 package handle_test
 
-// Tests of zstd sessions in a FileStore (SPEC §2, §5, §9): what a plain
+// Tests of zstd sessions in a FileStore (docs/format.md §2, §5, §9): what a plain
 // zstd decoder makes of a store's file, two files of one session, Stat
 // without a tail frame. The helpers (zt…) are shared with convert_test.go.
 
@@ -157,7 +157,7 @@ func zstdSessionsOnDisk(t *testing.T) (paths []string, hs []handle.Handle, evs [
 	return []string{closed.Path(), open.Path()}, []handle.Handle{closed, open}, [][]eventlog.Event{closedEvs, openEvs}
 }
 
-// SPEC §5: decompressing the whole file with any zstd tool yields a raw log.
+// docs/format.md §5: decompressing the whole file with any zstd tool yields a raw log.
 func TestZstdFileDecompressesToRawLog(t *testing.T) {
 	paths, hs, evs := zstdSessionsOnDisk(t)
 	for i, p := range paths {
@@ -190,7 +190,7 @@ func TestZstdFileDecompressesToRawLogZstdCommand(t *testing.T) {
 	}
 }
 
-// SPEC §2: both encodings of one session present.
+// docs/format.md §2: both encodings of one session present.
 func TestZstdDuplicate(t *testing.T) {
 	ctx := t.Context()
 	// setup writes a raw session, converts it to zstd and puts a raw file

@@ -10,8 +10,8 @@ import (
 	"github.com/sessionlog/sessionlog/projection"
 )
 
-// benchTurns builds n turns shaped like the default agentworkload session
-// (shared/workload): a user message, three steps of streamed chunks and a
+// benchTurns builds n turns shaped like the default bench workload session
+// (bench/workload): a user message, three steps of streamed chunks and a
 // message, reasoning in the first, two tool calls with results of a few
 // KiB in every step but the last, usage per step; about 125 events a turn.
 // Seqs run on across turns.

@@ -1,7 +1,7 @@
 // Package replay rebuilds state by replaying a session's logical log into
 // projections, up to any seq: state is never stored as truth.
 //
-// Rollback events (SPEC §7) are applied as they come: from a rollback on,
+// Rollback events (docs/format.md §7) are applied as they come: from a rollback on,
 // every projection's state equals its state right after the rollback's
 // target event, whether that target lies on the live branch, in an
 // abandoned branch, or behind other rollbacks. The engine keeps states in

@@ -20,7 +20,7 @@ func (a *app) newDiffCmd() *cobra.Command {
 		Use:   "diff [--json] A B",
 		Short: "Compare two sessions' logical logs; exit 1 if they differ",
 		Long: `Diff compares the logical logs of sessions A and B (a fork's inherited events
-included) event by event, as canonical bytes (SPEC §6), and prints the first
+included) event by event, as canonical bytes (docs/format.md §6), and prints the first
 seq where they differ with the event on each side: none when that side's log
 ends before it. Headers (ids, labels, parents) are not compared. --json prints
 {"firstDiff":S|null,"a":canon|null,"b":canon|null,"lenA":N,"lenB":N}.

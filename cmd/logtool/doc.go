@@ -1,6 +1,6 @@
 // Command logtool creates, appends to, reads and checks sessionlog sessions
-// from the shell: the contract for scripts of SPEC §10, restated in
-// docs/cli.md.
+// from the shell. docs/cli.md is its contract for scripts: commands, flags,
+// output and exit statuses.
 //
 // Exit status: 0 done and clean; 1 a check failed (corruption, a seq
 // conflict, a session locked by another writer); 2 a usage or environment

@@ -21,7 +21,7 @@ import (
 	"github.com/sessionlog/sessionlog/internal/importers/swe"
 )
 
-// importFormats are the --from values of SPEC §10.
+// importFormats are the --from values of docs/cli.md.
 var importFormats = []string{"sessionlog", "claude", "codex", "dsh", "swe-agent"}
 
 // foreignFormats are the --from values read by a converter of

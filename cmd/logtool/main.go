@@ -19,7 +19,7 @@ import (
 	"github.com/sessionlog/sessionlog/replay"
 )
 
-// Exit statuses (SPEC §10).
+// Exit statuses (docs/cli.md).
 const (
 	exitOK     = 0
 	exitFailed = 1 // a check failed: corruption, conflict, locked, …
@@ -119,7 +119,7 @@ locked by another writer); 2 usage or environment error.`,
 		a.newAgentLoopCmd(),
 	)
 	// cobra's completion command prints its help and exits 0 on a shell it
-	// does not know, or none; SPEC §10 makes that a usage error.
+	// does not know, or none; docs/cli.md makes that a usage error.
 	root.InitDefaultCompletionCmd()
 	for _, c := range root.Commands() {
 		if c.Name() == "completion" {

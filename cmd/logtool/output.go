@@ -51,7 +51,7 @@ func truncate(s string, n int) string {
 }
 
 // statJSON is the object of `stat --json` and of each line of `ls --json`
-// (SPEC §10).
+// (docs/cli.md).
 type statJSON struct {
 	ID        string            `json:"id"`
 	Path      string            `json:"path"`

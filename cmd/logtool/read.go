@@ -31,7 +31,7 @@ func (a *app) newCatCmd() *cobra.Command {
 		Use:   "cat [--json] [--from S] [--to S] [--type T]... SESSION",
 		Short: "Print the events of a session (--json: canonical rows)",
 		Long: `Cat prints the events of a session's logical log (a fork's inherited events
-first). With --json each line is canon(e) (SPEC §6), byte for byte; without,
+first). With --json each line is canon(e) (docs/format.md §6), byte for byte; without,
 one line per event: seq, time (RFC 3339, UTC), type and the data, cut short.
 --from and --to are inclusive. A torn tail is not shown and is noted on stderr.
 

@@ -61,7 +61,7 @@ do not. --update writes the state to FILE instead of comparing.
 
 When the log ends in an open turn and no writer holds the session (its
 writer stopped mid-turn), the state is shown as a resume would leave it
-(SPEC §8: a read-only reader adds the same closers in memory only): a
+(docs/format.md §8: a read-only reader adds the same closers in memory only): a
 synthetic result for every call without one, step/end, turn/end
 interrupted, noted on stderr; nothing is written (logtool resume writes
 them). --as-is shows the log's own state; --to and --golden always do.`,
@@ -191,7 +191,7 @@ func (a *app) checkGolden(p projection.Projection, o replayOptions, out io.Write
 
 // closeInMemory applies to p, which holds the state after src's last
 // event, the closers a resume would append when the log ends in an open
-// turn and no writer holds the session (SPEC §8).
+// turn and no writer holds the session (docs/format.md §8).
 func (a *app) closeInMemory(ctx context.Context, s session, src replay.Source, p projection.Projection) error {
 	var cache replay.Cache
 	if s.store != nil {

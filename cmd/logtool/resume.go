@@ -25,7 +25,7 @@ func (a *app) newResumeCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "resume SESSION",
 		Short: "Close a turn a crash left open (durably) and print what was appended and the verdict",
-		Long: `Resume closes an open turn (SPEC §8): a synthetic tool/result for every call
+		Long: `Resume closes an open turn (docs/format.md §8): a synthetic tool/result for every call
 without a result (its error says whether the call may have run: read → not run
 or lost, safe to retry; write or unknown → outcome unknown), a step/end if a
 step is open, and turn/end {"kind":"interrupted"}; all flushed before it

@@ -88,7 +88,7 @@ func TestRepairAndSalvageCommands(t *testing.T) {
 	require.Equal(t, 0, v.code, v.stdout)
 }
 
-// SPEC §8: a read-only reader adds the closers of an open turn in memory
+// docs/format.md §8: a read-only reader adds the closers of an open turn in memory
 // only. replay shows a session whose writer stopped mid-turn as a resume
 // would leave it, writes nothing, and leaves a live writer's turn alone.
 func TestReplayClosesAnOpenTurnInMemory(t *testing.T) {

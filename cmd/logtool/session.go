@@ -12,7 +12,7 @@ import (
 	"github.com/sessionlog/sessionlog/handle"
 )
 
-// File name endings of the two encodings (SPEC §2).
+// File name endings of the two encodings (docs/format.md §2).
 const (
 	rawExt  = ".jsonl"
 	zstdExt = ".jsonl.zst"
@@ -30,7 +30,7 @@ type session struct {
 // store returns the store of --dir.
 func (a *app) store() *handle.FileStore { return handle.NewFileStore(a.fs, a.dir) }
 
-// resolve turns a SESSION argument into a session (SPEC §10): a path to a
+// resolve turns a SESSION argument into a session (docs/cli.md): a path to a
 // log file (it holds a path separator, ends in .jsonl or names an existing
 // file), or else an ID found in --dir.
 func (a *app) resolve(arg string) (session, error) {
@@ -132,7 +132,7 @@ func (a *app) eachEvent(ctx context.Context, s session, from, to int64, fn func(
 	return nil
 }
 
-// reportTorn notes on stderr a torn tail the open found (SPEC §9: dropped
+// reportTorn notes on stderr a torn tail the open found (docs/format.md §9: dropped
 // and reported, never an error), saying what becomes of it.
 func (a *app) reportTorn(h handle.Handle, fate string) {
 	if t := h.Recovery().Torn; t != nil {

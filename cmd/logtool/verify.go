@@ -16,7 +16,7 @@ import (
 	"github.com/sessionlog/sessionlog/replay"
 )
 
-// Kinds of verify errors (SPEC §10).
+// Kinds of verify errors (docs/cli.md).
 const (
 	kindCorrupt = "corrupt"
 	kindVersion = "version"
@@ -141,7 +141,7 @@ func (a *app) verifyFile(ctx context.Context, path string) verifyResult {
 	res := verifyResult{Path: path}
 	if id, _, ok := handle.ParseFileName(filepath.Base(path)); ok {
 		res.ID = &id
-		// A file the store refuses (SPEC §2: both encodings of the ID,
+		// A file the store refuses (docs/format.md §2: both encodings of the ID,
 		// holding different logs) is not a clean log, whatever its rows.
 		if _, err := handle.NewFileStore(a.fs, filepath.Dir(path)).Path(id); errors.Is(err, handle.ErrDuplicate) {
 			res.Error = verifyErrorOf(err)

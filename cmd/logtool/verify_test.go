@@ -238,7 +238,7 @@ func TestCatTornTailIsNotAnError(t *testing.T) {
 	res := logtool(t, "", "--dir", dir, "cat", "--json", id)
 	require.Equal(t, 0, res.code, res.stderr)
 	require.Equal(t, 3, strings.Count(res.stdout, "\n"))
-	require.Contains(t, res.stderr, "torn tail of 9 bytes", "dropped and reported (SPEC §9)")
+	require.Contains(t, res.stderr, "torn tail of 9 bytes", "dropped and reported (docs/format.md §9)")
 
 	res = logtool(t, "{\"type\":\"x\"}\n", "--dir", dir, "append", id)
 	require.Equal(t, 0, res.code, res.stderr)
@@ -251,7 +251,7 @@ func TestCatTornTailIsNotAnError(t *testing.T) {
 }
 
 // A session stored in both encodings with different logs is refused by
-// the store (SPEC §2); verify must not call either file clean, whether it
+// the store (docs/format.md §2); verify must not call either file clean, whether it
 // is given the ID, a file or the folder. Regression: verify read the raw
 // file directly and reported it ok.
 func TestVerifyRefusesDuplicateEncodings(t *testing.T) {

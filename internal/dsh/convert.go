@@ -60,7 +60,7 @@ type Option func(*config)
 type config struct{ vocabulary bool }
 
 // Vocabulary makes Parse rewrite the data of the dsh events that share a
-// type with SPEC §8 into its shapes:
+// type with docs/format.md §8 into its shapes:
 //
 //   - user/message {"content":[{"type":"text","text"}…]} → {"text"}: the
 //     text parts joined;

@@ -1,6 +1,7 @@
 // Package dsh converts DeepSeek Harness (dsh) session logs into sessionlog
-// events, so tests can replay real recorded sessions (the traces in
-// ../shared/traces/dsh-deepseek-harness) through the built-in projections.
+// events, so tests can replay real recorded sessions (the third-party dsh
+// traces that internal/tracestest locates; a fresh clone has none, and those
+// tests skip) through the built-in projections.
 // It is test support: converted copies are written to temporary stores at
 // test time, never committed.
 //
@@ -35,10 +36,10 @@
 // {"turn","step","chunk":{"type":"text-delta"|"reasoning-delta","index","text"}}
 // or {"turn","step","chunk":{"type":"tool-call-delta","index","id","name","argumentsDelta"}}.
 //
-// dsh uses the type names of the agent vocabulary (SPEC §8) with data of its
+// dsh uses the type names of the agent vocabulary (docs/format.md §8) with data of its
 // own shapes (a user/message holds content parts, not text), so the built-in
 // projections record those events as degraded: the faithful conversion
 // tests that they do so without failing. With the Vocabulary option, Parse
-// also rewrites the data of those types into the SPEC §8 shapes (see
+// also rewrites the data of those types into the docs/format.md §8 shapes (see
 // Vocabulary), which lets the transcript rebuild the real conversation.
 package dsh

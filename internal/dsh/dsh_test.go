@@ -144,7 +144,7 @@ func TestRealSessions(t *testing.T) {
 			require.False(t, as.StepOpen)
 			require.NotNil(t, as.LastStop)
 
-			// dsh's shapes are not SPEC §8's: each such event is reported
+			// dsh's shapes are not docs/format.md §8's: each such event is reported
 			// as degraded with its seq, none is silently taken or dropped.
 			ts := transcript.State()
 			degraded := byType(ts.Degraded)
@@ -165,7 +165,7 @@ func TestRealSessions(t *testing.T) {
 }
 
 // TestRealSessionsVocabulary converts the real sessions with their data
-// rewritten into SPEC §8's shapes: the transcript then rebuilds the real
+// rewritten into docs/format.md §8's shapes: the transcript then rebuilds the real
 // conversation, tool results beside their calls.
 func TestRealSessionsVocabulary(t *testing.T) {
 	for _, path := range traces(t) {

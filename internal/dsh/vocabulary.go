@@ -14,7 +14,7 @@ type part struct {
 	Content    json.RawMessage `json:"content"`
 }
 
-// reshape rewrites the data of a dsh event whose type is in the SPEC §8
+// reshape rewrites the data of a dsh event whose type is in the docs/format.md §8
 // vocabulary into the vocabulary's shape; ok is false when the data is not
 // of the dsh shape expected (it is then left as it is).
 func reshape(typ string, data json.RawMessage) (out json.RawMessage, ok bool) {

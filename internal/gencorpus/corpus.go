@@ -60,7 +60,7 @@ type fixture struct {
 var corpus = []fixture{
 	{
 		file: "vocabulary.jsonl", id: idVocabulary, encoding: handle.EncodingRaw,
-		about: "every type of the agent vocabulary (SPEC §8) in two turns: reasoning, a packed chunk run, tool calls with approvals (approved, denied), a result replaced in place, usage by model, memory set/update/delete, provider state, slots, plan, compaction, a paused stop, an unknown type",
+		about: "every type of the agent vocabulary (docs/format.md §8) in two turns: reasoning, a packed chunk run, tool calls with approvals (approved, denied), a result replaced in place, usage by model, memory set/update/delete, provider state, slots, plan, compaction, a paused stop, an unknown type",
 		write: writeVocabulary,
 	},
 	{

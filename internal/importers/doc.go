@@ -1,6 +1,6 @@
 // Package importers holds what the converters of foreign agent traces into
 // sessionlog sessions share: the converted Session, an event Builder that
-// writes the SPEC §8 vocabulary, and the walk that turns a FILE or DIR
+// writes the docs/format.md §8 vocabulary, and the walk that turns a FILE or DIR
 // argument of `logtool import --from FORMAT` into units of files to import
 // together. The formats themselves live in the sub-packages (claude, dsh,
 // swe); cmd/logtool/import.go names them.

@@ -1,6 +1,6 @@
 // Package claude converts Claude Code session transcripts (the JSONL files
 // under ~/.claude/projects/<project>/) into sessionlog events in the agent
-// vocabulary of SPEC §8.
+// vocabulary of docs/format.md §8.
 //
 // # The source
 //

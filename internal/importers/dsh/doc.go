@@ -1,7 +1,7 @@
 // Package dsh imports DeepSeek Harness (dsh) session logs: it builds on the
 // converter of internal/dsh (dshlog here), which reads the format, expands
 // packed chunk rows and, with its Vocabulary option, rewrites the data of
-// the types dsh shares with SPEC §8 into §8's shapes (see dshlog.Vocabulary).
+// the types dsh shares with docs/format.md §8 into §8's shapes (see dshlog.Vocabulary).
 //
 // # The mapping
 //

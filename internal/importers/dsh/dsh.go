@@ -125,7 +125,7 @@ func withSource(data json.RawMessage, src importers.Obj) json.RawMessage {
 	return append(out, '}')
 }
 
-// usage maps a dsh message's usage onto SPEC §8's: dsh counts cache reads
+// usage maps a dsh message's usage onto docs/format.md §8's: dsh counts cache reads
 // (and writes) apart from inputTokens, §8 counts them in it, cachedTokens
 // being the reads. ok is false without both token counts, or with a count
 // negative or a sum beyond int64.

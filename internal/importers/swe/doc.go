@@ -1,5 +1,5 @@
 // Package swe converts SWE-agent trajectories (.traj files: one JSON
-// document) into sessionlog events in the agent vocabulary of SPEC §8.
+// document) into sessionlog events in the agent vocabulary of docs/format.md §8.
 //
 // # The source
 //
