@@ -73,7 +73,11 @@ type Options struct {
 // Run resumes h's session if a crash left a turn open, then plays the rest
 // of the script: the turns the log does not hold yet.
 func Run(ctx context.Context, h handle.Handle, script Script, o Options) error {
-	res, err := recorder.Resume(ctx, h, recorder.WithResumeCache(o.Cache))
+	rec, err := recorder.New(ctx, h, recorder.WithCache(o.Cache))
+	if err != nil {
+		return err
+	}
+	res, err := rec.Resume(ctx)
 	if err != nil {
 		return err
 	}
@@ -81,10 +85,6 @@ func Run(ctx context.Context, h handle.Handle, script Script, o Options) error {
 		if err := o.note(h.DurableSeq(), fmt.Sprintf("resumed: closed the open turn with %d events", len(res.Appended))); err != nil {
 			return err
 		}
-	}
-	rec, err := recorder.New(ctx, h, recorder.WithCache(o.Cache))
-	if err != nil {
-		return err
 	}
 	for i := rec.State().Turns; i < len(script); i++ {
 		if err := o.turn(ctx, rec, h, i, script[i]); err != nil {
