@@ -3,6 +3,7 @@ package eventlog
 import (
 	"errors"
 	"strconv"
+	"unicode/utf8"
 )
 
 // A small strict JSON scanner: the row decoder and CompactData need to find
@@ -19,6 +20,7 @@ var (
 	errNotInt    = errors.New("not a JSON integer")
 	errIntRange  = errors.New("integer out of range")
 	errBadString = errors.New("invalid string")
+	errBadUTF8   = errors.New("invalid UTF-8 in string")
 )
 
 func isWS(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
@@ -131,12 +133,22 @@ func scanContainer(b []byte, i, depth int) (int, bool, error) {
 }
 
 // scanString scans a JSON string starting at the quote b[i]. escaped reports
-// whether it held a backslash escape.
+// whether it held a backslash escape. The string must be UTF-8 (RFC 8259
+// §8.1): a byte sequence that is not is refused in the same pass, so
+// writers (Validate) and readers (decodeRow) share one definition. Escapes
+// are checked for their grammar only: a \u escape of a lone surrogate is
+// valid JSON text.
 func scanString(b []byte, i int) (end int, escaped bool, err error) {
 	j := i + 1
 	for j < len(b) {
 		c := b[j]
 		switch {
+		case c >= utf8.RuneSelf:
+			r, size := utf8.DecodeRune(b[j:])
+			if r == utf8.RuneError && size == 1 {
+				return j, escaped, errBadUTF8
+			}
+			j += size
 		case c == '"':
 			return j + 1, escaped, nil
 		case c == '\\':

@@ -301,6 +301,8 @@ func testInvalidBatch(t *testing.T, hs Harness) {
 		{"bad JSON", eventlog.Event{Type: "x", Data: json.RawMessage(`{"a":`)}, handle.ErrInvalidEvent},
 		{"two JSON values", eventlog.Event{Type: "x", Data: json.RawMessage(`1 2`)}, handle.ErrInvalidEvent},
 		{"negative time", eventlog.Event{Type: "x", Time: -1}, handle.ErrInvalidEvent},
+		// RFC 8259 text is UTF-8 (SPEC §4). Regression: stored verbatim.
+		{"invalid UTF-8", eventlog.Event{Type: "x", Data: json.RawMessage("{\"text\":\"a\xff\xfeb\"}")}, handle.ErrInvalidEvent},
 		{"too large", huge, handle.ErrTooLarge},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
