@@ -10,9 +10,6 @@ import (
 // where a value ends and whether it is valid without building it, and
 // without the reflection of encoding/json on the hot path.
 
-// maxDepth bounds nesting so that crafted data cannot exhaust the stack.
-const maxDepth = 10000
-
 var (
 	errTrailing  = errors.New("unexpected bytes after the value")
 	errEnd       = errors.New("unexpected end of input")
@@ -48,7 +45,7 @@ func scanDepth(b []byte, i, depth int) (int, bool, error) {
 		j, _, err := scanString(b, i)
 		return j, false, err
 	case c == '{' || c == '[':
-		if depth >= maxDepth {
+		if depth >= MaxDepth {
 			return i, false, errTooDeep
 		}
 		return scanContainer(b, i, depth)
