@@ -306,6 +306,7 @@ type zstdState struct {
 	frameEnd int64  // file offset just past it
 	frameSeq int64  // the seq its first row should hold
 	endSeq   int64  // the seq that follows the last complete frame
+	framed   bool   // a data frame was read: frameOff and frameEnd locate it
 	// skipHeader: the Reader starts at offset 0 with WithStart, so the
 	// first data frame's first row is the header, not an event.
 	skipHeader bool
@@ -421,6 +422,11 @@ func (r *Reader) nextFrame() bool {
 		case n == 0: // not a frame
 			r.badFrame(off, "bytes that are not a zstd frame")
 			return false
+		case skippable && r.tailMagicAhead() && n != TailFrameSize:
+			// Ours, with a damaged size field: it must not swallow the
+			// frames after it, nor call them torn.
+			r.badFrame(off, "a tail frame whose size field is damaged")
+			return false
 		case skippable && n <= maxBufferedSkip:
 			// Small skippable frames (ours) are buffered whole, so that one
 			// whose size field is damaged is searched past like any bad frame.
@@ -430,6 +436,10 @@ func (r *Reader) nextFrame() bool {
 			}
 			if r.w-r.r < n {
 				r.badFrame(off, "a skippable frame that runs past the end of the file")
+				return false
+			}
+			if r.tailMagicAhead() && !r.tailFrameFits(off) {
+				r.badFrame(off, "a damaged tail frame (it does not describe the log before it)")
 				return false
 			}
 			r.consume(n)
@@ -467,8 +477,32 @@ func (r *Reader) nextFrame() bool {
 			return false
 		}
 		zs.content, zs.cpos, zs.frameOff, zs.frameEnd, zs.frameSeq = content, 0, off, off+int64(n), r.next
+		zs.framed = true
 		return true
 	}
+}
+
+// tailMagicAhead reports whether the buffered bytes at the read position
+// start with the tail frame's magic.
+func (r *Reader) tailMagicAhead() bool {
+	return bytes.HasPrefix(r.buf[r.r:r.w], tailMagicBytes)
+}
+
+// tailFrameFits reports whether the tail frame buffered at the read
+// position (file offset off) is intact: it stands at its own offset and,
+// when this Reader has read a data frame, names that frame and the seq
+// that follows it, as a writer closing after it would have. A tail frame is
+// derived, but damage in it followed by a valid frame is damage like any
+// other (SPEC §9).
+func (r *Reader) tailFrameFits(off int64) bool {
+	b := r.buf[r.r : r.r+TailFrameSize]
+	lastOff, lastLen, ok := tailFrameAt(b, off)
+	if !ok || !r.zs.framed {
+		return ok
+	}
+	zs := r.zs
+	next := int64(binary.LittleEndian.Uint64(b[40:]))
+	return lastOff == zs.frameOff && lastLen == zs.frameEnd-zs.frameOff && (r.next == AnySeq || next == r.next)
 }
 
 // frameAhead finds the extent of the frame at the read position, buffering
