@@ -74,6 +74,9 @@ func (s *FileStore) OpenPath(ctx context.Context, path string) (Handle, error) {
 		return nil, fmt.Errorf("handle: open %q: %w", path, err)
 	}
 	sc, err := scanLog(ctx, loc.enc, f, path)
+	if err == nil {
+		err = s.checkTorn(ctx, s.storeID(path, nameID), path, sc.next, sc.torn)
+	}
 	if err == nil && nameID != "" && sc.hdr.ID != nameID {
 		err = &CorruptError{Path: path, Seq: -1, Reason: fmt.Sprintf("header id %s does not match the file name", sc.hdr.ID), Fix: idMismatchFix}
 	}
@@ -166,6 +169,11 @@ func (s *FileStore) CheckPath(ctx context.Context, path string, fn func(eventlog
 		}
 	}
 	res.Events, res.Torn, res.Err = r.NextSeq()-first, r.Torn(), r.Err()
+	if res.Err == nil {
+		if res.Err = s.checkTorn(ctx, s.storeID(path, nameID), path, r.NextSeq(), res.Torn); res.Err != nil {
+			res.Torn = nil
+		}
+	}
 	return res
 }
 

@@ -125,6 +125,11 @@ func (s *FileStore) Repair(ctx context.Context, id string, salvage bool) (Repair
 	}
 	size := fi.Size()
 	sc, err := scanLog(ctx, loc.enc, f, loc.path)
+	if err == nil {
+		// A tail that holds acknowledged seqs is corruption: only a
+		// salvage cuts it.
+		err = s.checkTorn(ctx, id, loc.path, sc.next, sc.torn)
+	}
 	var ce *CorruptError
 	switch {
 	case err == nil && sc.torn == nil:

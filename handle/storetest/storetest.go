@@ -25,7 +25,9 @@ type Harness struct {
 	// report.
 	Corrupt func(t *testing.T, id string, seq int64) (offset, wantSeq int64)
 	// Tear drops the last n stored bytes of session id (closed), as a torn
-	// last write would.
+	// last write would: a write no Flush acknowledged, so the store must
+	// also forget any record of it (SPEC §9: a tail the store knows was
+	// acknowledged is corruption, never a torn tail).
 	Tear func(t *testing.T, id string, n int64)
 	// Size returns the stored size in bytes of session id.
 	Size func(t *testing.T, id string) int64
