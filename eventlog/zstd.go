@@ -442,6 +442,16 @@ func (r *Reader) nextFrame() bool {
 				r.badFrame(off, "a damaged tail frame (it does not describe the log before it)")
 				return false
 			}
+			if err := r.ensure(n + 4); err != nil {
+				r.fail(fmt.Errorf("eventlog: reading %s at offset %d: %w", r.name(), off, err))
+				return false
+			}
+			if !startsFrame(r.buf[r.r+n : r.w]) {
+				// Its size field is damaged: it ends inside the frame after
+				// it, which must not be passed over unseen.
+				r.badFrame(off, "a skippable frame followed by bytes that start no frame")
+				return false
+			}
 			r.consume(n)
 			r.end, zs.endSeq = r.bufOff, r.next
 			continue
@@ -480,6 +490,25 @@ func (r *Reader) nextFrame() bool {
 		zs.framed = true
 		return true
 	}
+}
+
+// startsFrame reports whether b, the bytes after a frame (all that is
+// left, or at least 4), can be what follows a frame: nothing, the start of
+// a frame (or of its magic, cut short), or zero bytes (blocks a power cut
+// left unwritten). Anything else means the frame before is damaged.
+func startsFrame(b []byte) bool {
+	if len(b) == 0 || b[0] == 0 {
+		return true
+	}
+	k := min(len(b), 4)
+	if bytes.HasPrefix(zstdMagicBytes, b[:k]) {
+		return true
+	}
+	var magic [4]byte
+	copy(magic[:], b[:k])
+	m := binary.LittleEndian.Uint32(magic[:])
+	mask := uint32(0xFFFFFFF0 & (uint64(1)<<(8*k) - 1)) // the bytes there are; the low 4 bits are free
+	return m&mask == skippableMagic&mask
 }
 
 // tailMagicAhead reports whether the buffered bytes at the read position

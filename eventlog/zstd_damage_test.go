@@ -2,6 +2,7 @@ package eventlog_test
 
 import (
 	"bytes"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -133,4 +134,33 @@ func TestZstdDamagedTailFrame(t *testing.T) {
 		res := readZBytes(t, c, b)
 		requireCorrupt(t, res.err, tailOff, 5, "followed by a valid frame")
 	})
+}
+
+// A skippable frame of another tool whose size field is damaged so that it
+// ends inside the next frame must not pass that frame over unseen (its
+// events lost, the rest called torn): the bytes after it start no frame,
+// so it is damage, and the frame it swallowed is a valid frame after it.
+func TestZstdDamagedForeignSkippableFrame(t *testing.T) {
+	c := zCodec(t)
+	l := buildZLog(c, hdrLine, rows(0, 2))
+	skipOff := int64(len(l.data))
+	data := cat(l.data, skippableFrame(0x184D2A53, "a seek table"))
+	next := int64(len(data))
+	data, _ = c.AppendFrames(data, []byte(rows(2, 3)))
+	requireClean(t, readZBytes(t, c, data), len(data), rowsEvents(0, 5))
+	tried := 0
+	for bit := range 8 {
+		b := bytes.Clone(data)
+		b[skipOff+4] ^= 1 << bit
+		if size := int64(b[skipOff+4]); skipOff+8+size <= next || skipOff+8+size >= int64(len(data)) {
+			continue // shorter (then not a frame start: damage too), or past the end (searched already)
+		}
+		tried++
+		for _, ch := range chunkings {
+			res := readZ(t, c, ch.src(string(b)))
+			requireCorrupt(t, res.err, skipOff, 2, "followed by a valid frame at offset "+strconv.FormatInt(next, 10))
+			requireEvents(t, rowsEvents(0, 2), res.events)
+		}
+	}
+	require.GreaterOrEqual(t, tried, 3)
 }
