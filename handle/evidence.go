@@ -46,9 +46,15 @@ func (h *fileHandle) saveAcked(ctx context.Context) {
 }
 
 // knownDurable returns the seq that follows the last event the store has
-// evidence was durable in session id's log, or -1 when it has none.
+// evidence was durable in session id's log, or -1 when it has none (or id
+// is ""). Callers read it before they read the log: the evidence only
+// grows after the rows it names are in the file, so a reader racing a
+// writer's Close never sees evidence ahead of the log it read.
 func (s *FileStore) knownDurable(ctx context.Context, id string) int64 {
 	known := int64(-1)
+	if id == "" {
+		return known
+	}
 	for _, key := range []string{digestKey, ackedKey} {
 		b, err := s.GetDerived(ctx, id, key)
 		if err != nil {
@@ -62,15 +68,14 @@ func (s *FileStore) knownDurable(ctx context.Context, id string) int64 {
 	return known
 }
 
-// checkTorn returns a *CorruptError when the torn tail a read of session
-// id's log at path ended on (the rows before it end before seq next)
-// holds a seq the store has evidence was acknowledged; nil otherwise.
-func (s *FileStore) checkTorn(ctx context.Context, id, path string, next int64, torn *eventlog.TornTail) error {
-	if torn == nil || id == "" {
-		return nil
-	}
-	known := s.knownDurable(ctx, id)
-	if known <= next {
+// checkAcked returns a *CorruptError when the torn tail a read of the log
+// at path ended on (the rows before it end before seq next) holds a seq
+// the store knows was acknowledged (known, from knownDurable); nil
+// otherwise. A log that ends cleanly is left alone: evidence turns a torn
+// tail into corruption, and a derived file that does not match the log
+// (stale, or another session's) never fails a log that reads clean.
+func checkAcked(known int64, path string, next int64, torn *eventlog.TornTail) error {
+	if torn == nil || known <= next {
 		return nil
 	}
 	return &CorruptError{Path: path, Offset: torn.Offset, Seq: next,

@@ -124,11 +124,12 @@ func (s *FileStore) Repair(ctx context.Context, id string, salvage bool) (Repair
 		return rep, fmt.Errorf("handle: repair %q: %w", loc.path, err)
 	}
 	size := fi.Size()
+	known := s.knownDurable(ctx, id)
 	sc, err := scanLog(ctx, loc.enc, f, loc.path)
 	if err == nil {
 		// A tail that holds acknowledged seqs is corruption: only a
 		// salvage cuts it.
-		err = s.checkTorn(ctx, id, loc.path, sc.next, sc.torn)
+		err = checkAcked(known, loc.path, sc.next, sc.torn)
 	}
 	var ce *CorruptError
 	switch {
