@@ -438,17 +438,18 @@ func (r *Reader) nextFrame() bool {
 				r.badFrame(off, "a skippable frame that runs past the end of the file")
 				return false
 			}
-			if r.tailMagicAhead() && !r.tailFrameFits(off) {
-				r.badFrame(off, "a damaged tail frame (it does not describe the log before it)")
-				return false
-			}
-			if err := r.ensure(n + 4); err != nil {
+			if r.tailMagicAhead() {
+				if !r.tailFrameFits(off) {
+					r.badFrame(off, "a damaged tail frame (it does not describe the log before it)")
+					return false
+				}
+			} else if ok, err := r.endsAtFrame(n); err != nil {
 				r.fail(fmt.Errorf("eventlog: reading %s at offset %d: %w", r.name(), off, err))
 				return false
-			}
-			if !startsFrame(r.buf[r.r+n : r.w]) {
+			} else if !ok {
 				// Its size field is damaged: it ends inside the frame after
-				// it, which must not be passed over unseen.
+				// it, which must not be passed over unseen. (A tail frame's
+				// size is checked with the rest of it.)
 				r.badFrame(off, "a skippable frame followed by bytes that start no frame")
 				return false
 			}
@@ -490,6 +491,15 @@ func (r *Reader) nextFrame() bool {
 		zs.framed = true
 		return true
 	}
+}
+
+// endsAtFrame reports whether the n bytes buffered at the read position
+// are followed by what may follow a frame (see startsFrame).
+func (r *Reader) endsAtFrame(n int) (bool, error) {
+	if err := r.ensure(n + 4); err != nil {
+		return false, err
+	}
+	return startsFrame(r.buf[r.r+n : r.w]), nil
 }
 
 // startsFrame reports whether b, the bytes after a frame (all that is
