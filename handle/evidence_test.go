@@ -3,6 +3,8 @@ package handle_test
 import (
 	"bytes"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/spf13/afero"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/internal/faultfs"
 )
 
 // Regression (SPEC §9): damage at the end of a log that passes for a torn
@@ -201,4 +204,48 @@ func FuzzAcknowledgedEvidence(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A reader that opens while a writer's last flush is in progress sees that
+// write as a torn tail; if the writer then acknowledges it and closes, the
+// evidence it leaves must not make the reader call its own read corrupt.
+// The evidence is read before the log: the hook completes the writer's
+// flush and Close at the moment the reader looks for the evidence.
+// Regression: it was read after the log, and the reader failed with
+// "acknowledged" corruption.
+func TestEvidenceReadBeforeTheLog(t *testing.T) {
+	ctx := t.Context()
+	fsys := faultfs.New(afero.NewMemMapFs())
+	st := handle.NewFileStore(fsys, crashDir)
+	h, err := st.Create(ctx)
+	require.NoError(t, err)
+	id, path := h.ID(), h.Path()
+	appendAndFlush(t, h, crashEvents(0, 3)...)
+	require.NoError(t, h.Close())
+
+	w, err := st.Open(ctx, id, handle.ReadWrite)
+	require.NoError(t, err)
+	_, err = w.Append(ctx, crashEvents(3, 2)...)
+	require.NoError(t, err)
+	// The first bytes of the write the writer's flush will make.
+	inFlight := eventlog.NewEncoder(nil).AppendRows(nil, crashEvents(3, 2))
+	file, err := afero.ReadFile(fsys, path)
+	require.NoError(t, err)
+	require.NoError(t, afero.WriteFile(fsys, path, append(file, inFlight[:len(inFlight)/2]...), 0o600))
+
+	var once sync.Once
+	fsys.SetHook(func(op faultfs.Op, name string) error {
+		if op == faultfs.OpOpen && strings.HasPrefix(name, filepath.Join(crashDir, ".cache", id)) {
+			once.Do(func() {
+				require.NoError(t, w.Flush(ctx))
+				require.NoError(t, w.Close())
+			})
+		}
+		return nil
+	})
+	r, err := st.Open(ctx, id, handle.ReadOnly)
+	fsys.SetHook(nil)
+	require.NoError(t, err)
+	require.Equal(t, canonLines(crashEvents(0, 5)), canonLines(readWholeLog(t, r)))
+	require.NoError(t, r.Close())
 }
