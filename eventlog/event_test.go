@@ -90,7 +90,7 @@ var invalidJSON = []struct{ name, data string }{
 	{"bad unicode escape", `"\u12g4"`},
 	{"control character in string", "\"a\x01b\""},
 	{"raw newline in string", "\"a\nb\""},
-	// RFC 8259 §8.1: JSON text is UTF-8 (SPEC §4). Regression: these were
+	// RFC 8259 §8.1: JSON text is UTF-8 (docs/format.md, Rows). Regression: these were
 	// stored verbatim, and the log was then not JSON to any other reader.
 	{"invalid UTF-8 in a string", "{\"text\":\"a\xff\xfeb\"}"},
 	{"invalid UTF-8 in a key", "{\"\xff\":1}"},

@@ -5,7 +5,7 @@ package eventlog
 // refuses a row past any of them (corruption), and the writer checks each
 // on the row it will actually write — a packed row included, which nests
 // its events' data one level deeper and holds several of them — so that no
-// acknowledged event is unreadable (SPEC §2). Event.Validate and Storable
+// acknowledged event is unreadable (docs/format.md, Rows). Event.Validate and Storable
 // check an event as an unpacked row; the Encoder packs an event only when
 // the packed row stays within the limits too (packable, and the size
 // arithmetic of appendRun), splitting a run otherwise.

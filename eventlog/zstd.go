@@ -319,8 +319,11 @@ type zstdState struct {
 // trailing bytes that form no complete frame, are torn; a bad frame
 // followed by a valid one (a data frame that decodes, or a tail frame,
 // which is written only once every frame before it is durable), or a frame
-// that ends inside a row, is corruption at the frame's offset. A Reader
-// started by WithStart at offset 0 passes over the header row.
+// that ends inside a row, is corruption at the frame's offset. Skippable
+// frames are not trusted for their extent: a tail frame that is not
+// exactly one, or another skippable frame followed by bytes that start no
+// frame, is damage like a bad data frame. A Reader started by WithStart at
+// offset 0 passes over the header row.
 func NewZstdReader(src io.Reader, codec *ZstdCodec, opts ...ReaderOption) *Reader {
 	r := NewReader(src, opts...)
 	r.zs = &zstdState{codec: codec, frameOff: r.bufOff, frameEnd: r.bufOff, endSeq: r.next,
@@ -532,7 +535,7 @@ func (r *Reader) tailMagicAhead() bool {
 // when this Reader has read a data frame, names that frame and the seq
 // that follows it, as a writer closing after it would have. A tail frame is
 // derived, but damage in it followed by a valid frame is damage like any
-// other (SPEC §9).
+// other (docs/format.md, Torn tail or corruption).
 func (r *Reader) tailFrameFits(off int64) bool {
 	b := r.buf[r.r : r.r+TailFrameSize]
 	lastOff, lastLen, ok := tailFrameAt(b, off)

@@ -9,9 +9,10 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 )
 
-// A torn tail is what a crash can leave (SPEC §9): the remains of a write
-// no Flush acknowledged. Damage at the end of a log often looks like one
-// (a flipped bit in the last frame, in the last row's '\n'), and a writer
+// A torn tail is what a crash can leave (docs/format.md, Torn tail or
+// corruption): the remains of a write no Flush acknowledged. Damage at the
+// end of a log often looks like one (a flipped bit in the last frame, in
+// the last row's '\n'), and a writer
 // cuts a torn tail before its next append, so before a tail is called torn
 // it is checked against what the store knows was durable: a tail holding a
 // seq the store has evidence was acknowledged is corruption. The evidence

@@ -15,7 +15,7 @@ import (
 	"github.com/sessionlog/sessionlog/internal/faultfs"
 )
 
-// Regression (SPEC §9): damage at the end of a log that passes for a torn
+// Regression (docs/format.md, Torn tail or corruption): damage at the end of a log that passes for a torn
 // tail, in a session whose writer closed after acknowledging it, was
 // reported as a torn tail — verify said ok and the next append cut the
 // acknowledged events. In zstd, one bit flipped in the single data frame of

@@ -45,7 +45,7 @@ func limitData(rng *rand.Rand, typ string, big *int) json.RawMessage {
 	}
 }
 
-// Property (SPEC §2): whatever batch Append accepts reads back identically,
+// Property (docs/format.md, Rows: one set of limits): whatever batch Append accepts reads back identically,
 // from the writer, after a reopen, and from a reader — raw and zstd, packed
 // and not — and a batch it refuses leaves the log as it was. Regression:
 // two assistant/chunk events nested MaxDepth deep were accepted and packed
