@@ -139,6 +139,10 @@ func scanString(b []byte, i int) (end int, escaped bool, err error) {
 	j := i + 1
 	for j < len(b) {
 		c := b[j]
+		if plainASCII[c] { // one lookup for the common byte
+			j++
+			continue
+		}
 		switch {
 		case c >= utf8.RuneSelf:
 			r, size := utf8.DecodeRune(b[j:])
@@ -169,14 +173,21 @@ func scanString(b []byte, i int) (end int, escaped bool, err error) {
 			default:
 				return j, escaped, errBadString
 			}
-		case c < 0x20:
+		default: // c < 0x20
 			return j, escaped, errors.New("control character in string")
-		default:
-			j++
 		}
 	}
 	return j, escaped, errEnd
 }
+
+// plainASCII marks the bytes that stand for themselves in a JSON string:
+// ASCII from 0x20, except the quote and the backslash.
+var plainASCII = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 func isHex(c byte) bool {
 	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
