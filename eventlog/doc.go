@@ -20,11 +20,15 @@
 // An event row has exactly the keys seq, type, time and data, in any order
 // (an unknown or repeated key is corruption). seq and time are JSON
 // integers >= 0; type is 1-128 characters from A-Z a-z 0-9 . _ : / -;
-// data is any JSON value, absent meaning null. A packed row adds n >= 2 and
+// data is any JSON value (RFC 8259: strings are valid UTF-8; arrays and
+// objects nest at most MaxDepth levels, one less inside a packed row),
+// absent meaning null. A packed row adds n >= 2 and
 // holds n consecutive events of one type: time and data are arrays of n
 // elements. Rows are contiguous: the first has seq 0 (a fork: parent.seq+1),
 // every next one the previous + 1 (a packed row counts n). A row larger than
-// MaxRowSize is refused when written and is corruption when read.
+// MaxRowSize is refused when written and is corruption when read. The
+// limits (limits.go) are one definition for the writer and the reader: the
+// Encoder never writes a row the Reader refuses.
 //
 // These constants and rules are part of the wire format: changing them
 // needs a new format version.

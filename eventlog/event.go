@@ -12,11 +12,6 @@ const (
 	FormatName = "sessionlog"
 	// Version is the format version this package writes.
 	Version = 1
-	// MaxRowSize is the largest row, in bytes without its '\n', that may be
-	// written or read. It is fixed by format version 1.
-	MaxRowSize = 16 << 20
-	// MaxTypeLen is the longest event type, in bytes.
-	MaxTypeLen = 128
 )
 
 // SupportedVersions lists the format versions this package reads.

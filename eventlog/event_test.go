@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 
@@ -89,6 +90,13 @@ var invalidJSON = []struct{ name, data string }{
 	{"bad unicode escape", `"\u12g4"`},
 	{"control character in string", "\"a\x01b\""},
 	{"raw newline in string", "\"a\nb\""},
+	// RFC 8259 §8.1: JSON text is UTF-8 (docs/format.md, Rows). Regression: these were
+	// stored verbatim, and the log was then not JSON to any other reader.
+	{"invalid UTF-8 in a string", "{\"text\":\"a\xff\xfeb\"}"},
+	{"invalid UTF-8 in a key", "{\"\xff\":1}"},
+	{"truncated UTF-8 sequence", "\"caf\xc3\""},
+	{"overlong UTF-8 encoding", "\"\xc0\xaf\""},
+	{"UTF-8-encoded surrogate", "\"\xed\xa0\x80\""},
 	{"two values", `{} {}`},
 	{"trailing bytes", `{"a":1}x`},
 	{"trailing bytes after a scalar", `1 2`},
@@ -105,7 +113,7 @@ func TestCompactDataInvalid(t *testing.T) {
 			require.ErrorIs(t, err, eventlog.ErrInvalidEvent)
 			require.Contains(t, err.Error(), "data is not valid JSON")
 			require.Nil(t, got)
-			require.False(t, json.Valid([]byte(tt.data)), "encoding/json agrees")
+			require.False(t, json.Valid([]byte(tt.data)) && utf8.ValidString(tt.data), "encoding/json (plus UTF-8) agrees")
 		})
 	}
 	t.Run("deepest nesting allowed", func(t *testing.T) {

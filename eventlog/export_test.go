@@ -7,3 +7,7 @@ func SetMaxRowSize(enc *Encoder, n int) { enc.maxSize = n }
 // TailFrameAt exposes tailFrameAt: whether b is a tail frame standing at
 // offset at, and the data frame it names.
 var TailFrameAt = tailFrameAt
+
+// Packable exposes packable: whether an event's data may sit in a packed
+// row.
+var Packable = packable

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"testing"
 	"testing/iotest"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 
@@ -148,8 +149,8 @@ func FuzzReader(f *testing.F) {
 	})
 }
 
-// CompactData agrees with encoding/json on what is valid and on the
-// compacted bytes.
+// CompactData agrees with encoding/json on what is valid (plus RFC 8259's
+// UTF-8, which encoding/json does not check) and on the compacted bytes.
 func FuzzCompactData(f *testing.F) {
 	for _, s := range []string{`{ "a" : [ 1 , "b c" ] }`, `"\u0041"`, "7\n", " null", `[1,]`, `{"a":1}x`, "\"\xff\""} {
 		f.Add([]byte(s))
@@ -164,7 +165,7 @@ func FuzzCompactData(f *testing.F) {
 		in := bytes.Clone(data)
 		got, err := eventlog.CompactData(data)
 		require.Equal(t, in, data, "input unchanged")
-		require.Equal(t, json.Valid(data), err == nil, "valid per encoding/json")
+		require.Equal(t, json.Valid(data) && utf8.Valid(data), err == nil, "valid per encoding/json and UTF-8")
 		if err != nil {
 			require.ErrorIs(t, err, eventlog.ErrInvalidEvent)
 			return

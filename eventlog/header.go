@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"unicode/utf8"
 )
 
 // Parent modes (docs/format.md §3).
@@ -77,6 +78,16 @@ func (h Header) Validate() error {
 		if p.Mode == ModeFork && p.Seq >= 1<<62 {
 			return fmt.Errorf("parent seq %d out of range", p.Seq)
 		}
+		if !utf8.ValidString(p.Call) {
+			return fmt.Errorf("parent call %q is not UTF-8", p.Call)
+		}
+	}
+	for k, v := range h.Labels {
+		// encoding/json would replace the bad bytes silently: the header
+		// would not hold the labels given.
+		if !utf8.ValidString(k) || !utf8.ValidString(v) {
+			return fmt.Errorf("label %q=%q is not UTF-8", k, v)
+		}
 	}
 	return nil
 }
@@ -102,6 +113,11 @@ func DecodeHeader(line []byte) (Header, error) {
 	var h Header
 	if len(line) > MaxRowSize {
 		return h, &CorruptError{Seq: -1, Reason: "header row exceeds the row size limit"}
+	}
+	if !utf8.Valid(line) {
+		// JSON text is UTF-8 (RFC 8259); encoding/json would read the bad
+		// bytes as U+FFFD.
+		return h, &CorruptError{Seq: -1, Reason: "header is not UTF-8"}
 	}
 	// Keys are exact (encoding/json would read "ID" as "id"); unknown
 	// ones are ignored.

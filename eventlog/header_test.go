@@ -121,6 +121,7 @@ func TestDecodeHeader(t *testing.T) {
 		{"parent id bad", `{` + min + `,"parent":{"id":"nope","seq":1,"mode":"fork"}}`, `parent id "nope"`},
 		{"parent not an object", `{` + min + `,"parent":"` + testParent + `"}`, "bad header"},
 		{"label not a string", `{` + min + `,"labels":{"a":1}}`, "bad header"},
+		{"label with invalid UTF-8", `{` + min + `,"labels":{"a":"` + "\xff\xfe" + `"}}`, "header is not UTF-8"},
 		{"too large", `{` + min + `,"labels":{"a":"` + strings.Repeat("x", eventlog.MaxRowSize) + `"}}`, "exceeds the row size limit"},
 	}
 	for _, tt := range bad {
@@ -156,6 +157,12 @@ func TestEncodeHeaderInvalid(t *testing.T) {
 			h.Parent = &eventlog.Parent{ID: testParent, Seq: -1, Mode: eventlog.ModeFork}
 		}, "parent seq -1"},
 		{"parent mode", func(h *eventlog.Header) { h.Parent = &eventlog.Parent{ID: testParent, Mode: "bogus"} }, `parent mode "bogus"`},
+		// encoding/json would write U+FFFD instead: not the labels given.
+		{"label value not UTF-8", func(h *eventlog.Header) { h.Labels = map[string]string{"a": "\xff"} }, "is not UTF-8"},
+		{"label key not UTF-8", func(h *eventlog.Header) { h.Labels = map[string]string{"\xfe": "a"} }, "is not UTF-8"},
+		{"parent call not UTF-8", func(h *eventlog.Header) {
+			h.Parent = &eventlog.Parent{ID: testParent, Mode: eventlog.ModeChild, Call: "\xff"}
+		}, "is not UTF-8"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -3,14 +3,12 @@ package eventlog
 import (
 	"errors"
 	"strconv"
+	"unicode/utf8"
 )
 
 // A small strict JSON scanner: the row decoder and CompactData need to find
 // where a value ends and whether it is valid without building it, and
 // without the reflection of encoding/json on the hot path.
-
-// maxDepth bounds nesting so that crafted data cannot exhaust the stack.
-const maxDepth = 10000
 
 var (
 	errTrailing  = errors.New("unexpected bytes after the value")
@@ -19,6 +17,7 @@ var (
 	errNotInt    = errors.New("not a JSON integer")
 	errIntRange  = errors.New("integer out of range")
 	errBadString = errors.New("invalid string")
+	errBadUTF8   = errors.New("invalid UTF-8 in string")
 )
 
 func isWS(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
@@ -46,7 +45,7 @@ func scanDepth(b []byte, i, depth int) (int, bool, error) {
 		j, _, err := scanString(b, i)
 		return j, false, err
 	case c == '{' || c == '[':
-		if depth >= maxDepth {
+		if depth >= MaxDepth {
 			return i, false, errTooDeep
 		}
 		return scanContainer(b, i, depth)
@@ -131,12 +130,26 @@ func scanContainer(b []byte, i, depth int) (int, bool, error) {
 }
 
 // scanString scans a JSON string starting at the quote b[i]. escaped reports
-// whether it held a backslash escape.
+// whether it held a backslash escape. The string must be UTF-8 (RFC 8259
+// §8.1): a byte sequence that is not is refused in the same pass, so
+// writers (Validate) and readers (decodeRow) share one definition. Escapes
+// are checked for their grammar only: a \u escape of a lone surrogate is
+// valid JSON text.
 func scanString(b []byte, i int) (end int, escaped bool, err error) {
 	j := i + 1
 	for j < len(b) {
 		c := b[j]
+		if plainASCII[c] { // one lookup for the common byte
+			j++
+			continue
+		}
 		switch {
+		case c >= utf8.RuneSelf:
+			r, size := utf8.DecodeRune(b[j:])
+			if r == utf8.RuneError && size == 1 {
+				return j, escaped, errBadUTF8
+			}
+			j += size
 		case c == '"':
 			return j + 1, escaped, nil
 		case c == '\\':
@@ -160,14 +173,21 @@ func scanString(b []byte, i int) (end int, escaped bool, err error) {
 			default:
 				return j, escaped, errBadString
 			}
-		case c < 0x20:
+		default: // c < 0x20
 			return j, escaped, errors.New("control character in string")
-		default:
-			j++
 		}
 	}
 	return j, escaped, errEnd
 }
+
+// plainASCII marks the bytes that stand for themselves in a JSON string:
+// ASCII from 0x20, except the quote and the backslash.
+var plainASCII = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 func isHex(c byte) bool {
 	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')

@@ -13,8 +13,9 @@ func DefaultPackTypes() []string { return append([]string(nil), defaultPackTypes
 
 // Encoder encodes batches of events into rows. Runs of two or more
 // consecutive events of a packed type become one packed row, split so that
-// no row exceeds MaxRowSize. It uses no reflection: a row is built with
-// appends. An Encoder is safe for concurrent use; it holds no state besides
+// no row exceeds MaxRowSize; an event whose data would nest too deep in a
+// packed row (MaxDepth) is written alone. Every row it writes is one the
+// Reader accepts. It uses no reflection: a row is built with appends. An Encoder is safe for concurrent use; it holds no state besides
 // its configuration.
 type Encoder struct {
 	pack    map[string]bool
@@ -42,8 +43,8 @@ func NewEncoder(packTypes []string) *Encoder {
 func (enc *Encoder) AppendRows(dst []byte, evs []Event) []byte {
 	for i := 0; i < len(evs); {
 		j := i + 1
-		if enc.pack[evs[i].Type] {
-			for j < len(evs) && evs[j].Type == evs[i].Type {
+		if enc.pack[evs[i].Type] && packable(evs[i]) {
+			for j < len(evs) && evs[j].Type == evs[i].Type && packable(evs[j]) {
 				j++
 			}
 		}

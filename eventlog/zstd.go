@@ -306,6 +306,7 @@ type zstdState struct {
 	frameEnd int64  // file offset just past it
 	frameSeq int64  // the seq its first row should hold
 	endSeq   int64  // the seq that follows the last complete frame
+	framed   bool   // a data frame was read: frameOff and frameEnd locate it
 	// skipHeader: the Reader starts at offset 0 with WithStart, so the
 	// first data frame's first row is the header, not an event.
 	skipHeader bool
@@ -318,8 +319,11 @@ type zstdState struct {
 // trailing bytes that form no complete frame, are torn; a bad frame
 // followed by a valid one (a data frame that decodes, or a tail frame,
 // which is written only once every frame before it is durable), or a frame
-// that ends inside a row, is corruption at the frame's offset. A Reader
-// started by WithStart at offset 0 passes over the header row.
+// that ends inside a row, is corruption at the frame's offset. Skippable
+// frames are not trusted for their extent: a tail frame that is not
+// exactly one, or another skippable frame followed by bytes that start no
+// frame, is damage like a bad data frame. A Reader started by WithStart at
+// offset 0 passes over the header row.
 func NewZstdReader(src io.Reader, codec *ZstdCodec, opts ...ReaderOption) *Reader {
 	r := NewReader(src, opts...)
 	r.zs = &zstdState{codec: codec, frameOff: r.bufOff, frameEnd: r.bufOff, endSeq: r.next,
@@ -421,6 +425,11 @@ func (r *Reader) nextFrame() bool {
 		case n == 0: // not a frame
 			r.badFrame(off, "bytes that are not a zstd frame")
 			return false
+		case skippable && r.tailMagicAhead() && n != TailFrameSize:
+			// Ours, with a damaged size field: it must not swallow the
+			// frames after it, nor call them torn.
+			r.badFrame(off, "a tail frame whose size field is damaged")
+			return false
 		case skippable && n <= maxBufferedSkip:
 			// Small skippable frames (ours) are buffered whole, so that one
 			// whose size field is damaged is searched past like any bad frame.
@@ -430,6 +439,21 @@ func (r *Reader) nextFrame() bool {
 			}
 			if r.w-r.r < n {
 				r.badFrame(off, "a skippable frame that runs past the end of the file")
+				return false
+			}
+			if r.tailMagicAhead() {
+				if !r.tailFrameFits(off) {
+					r.badFrame(off, "a damaged tail frame (it does not describe the log before it)")
+					return false
+				}
+			} else if ok, err := r.endsAtFrame(n); err != nil {
+				r.fail(fmt.Errorf("eventlog: reading %s at offset %d: %w", r.name(), off, err))
+				return false
+			} else if !ok {
+				// Its size field is damaged: it ends inside the frame after
+				// it, which must not be passed over unseen. (A tail frame's
+				// size is checked with the rest of it.)
+				r.badFrame(off, "a skippable frame followed by bytes that start no frame")
 				return false
 			}
 			r.consume(n)
@@ -467,8 +491,60 @@ func (r *Reader) nextFrame() bool {
 			return false
 		}
 		zs.content, zs.cpos, zs.frameOff, zs.frameEnd, zs.frameSeq = content, 0, off, off+int64(n), r.next
+		zs.framed = true
 		return true
 	}
+}
+
+// endsAtFrame reports whether the n bytes buffered at the read position
+// are followed by what may follow a frame (see startsFrame).
+func (r *Reader) endsAtFrame(n int) (bool, error) {
+	if err := r.ensure(n + 4); err != nil {
+		return false, err
+	}
+	return startsFrame(r.buf[r.r+n : r.w]), nil
+}
+
+// startsFrame reports whether b, the bytes after a frame (all that is
+// left, or at least 4), can be what follows a frame: nothing, the start of
+// a frame (or of its magic, cut short), or zero bytes (blocks a power cut
+// left unwritten). Anything else means the frame before is damaged.
+func startsFrame(b []byte) bool {
+	if len(b) == 0 || b[0] == 0 {
+		return true
+	}
+	k := min(len(b), 4)
+	if bytes.HasPrefix(zstdMagicBytes, b[:k]) {
+		return true
+	}
+	var magic [4]byte
+	copy(magic[:], b[:k])
+	m := binary.LittleEndian.Uint32(magic[:])
+	mask := uint32(0xFFFFFFF0 & (uint64(1)<<(8*k) - 1)) // the bytes there are; the low 4 bits are free
+	return m&mask == skippableMagic&mask
+}
+
+// tailMagicAhead reports whether the buffered bytes at the read position
+// start with the tail frame's magic.
+func (r *Reader) tailMagicAhead() bool {
+	return bytes.HasPrefix(r.buf[r.r:r.w], tailMagicBytes)
+}
+
+// tailFrameFits reports whether the tail frame buffered at the read
+// position (file offset off) is intact: it stands at its own offset and,
+// when this Reader has read a data frame, names that frame and the seq
+// that follows it, as a writer closing after it would have. A tail frame is
+// derived, but damage in it followed by a valid frame is damage like any
+// other (docs/format.md, Torn tail or corruption).
+func (r *Reader) tailFrameFits(off int64) bool {
+	b := r.buf[r.r : r.r+TailFrameSize]
+	lastOff, lastLen, ok := tailFrameAt(b, off)
+	if !ok || !r.zs.framed {
+		return ok
+	}
+	zs := r.zs
+	next := int64(binary.LittleEndian.Uint64(b[40:]))
+	return lastOff == zs.frameOff && lastLen == zs.frameEnd-zs.frameOff && (r.next == AnySeq || next == r.next)
 }
 
 // frameAhead finds the extent of the frame at the read position, buffering

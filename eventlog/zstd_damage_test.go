@@ -2,6 +2,7 @@ package eventlog_test
 
 import (
 	"bytes"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -78,4 +79,88 @@ func TestZstdDamagedBlockSizeIsCorruption(t *testing.T) {
 			require.Equal(t, (tc.frame-1)*5, n)
 		})
 	}
+}
+
+// A log as a writer leaves it after a close and a later session: the
+// header frame, a frame of rows 0-1, a frame of rows 2-4, the tail frame
+// the close wrote, then a frame of rows 5-8.
+func closedThenAppended(t *testing.T, c *eventlog.ZstdCodec) (data []byte, tailOff int64) {
+	t.Helper()
+	l := buildZLog(c, hdrLine, rows(0, 2), rows(2, 3))
+	tailOff = int64(len(l.data))
+	data = eventlog.AppendTailFrame(bytes.Clone(l.data), tailOff, l.offs[2], l.end(2)-l.offs[2], 5)
+	data, _ = c.AppendFrames(data, []byte(rows(5, 4)))
+	return data, tailOff
+}
+
+// Regression: one flipped bit in the size field of a skippable frame in the
+// middle of a zstd log made every later frame — complete, valid,
+// acknowledged — count as a torn tail (a size past the end of the file), or
+// be passed over unseen: verify said ok and the next append cut them.
+// Damage in a tail frame followed by a valid frame is corruption, whatever
+// byte of it is damaged (docs/format.md, The zstd encoding); at the end of the log it is a torn tail,
+// and no event is lost.
+func TestZstdDamagedTailFrame(t *testing.T) {
+	c := zCodec(t)
+	data, tailOff := closedThenAppended(t, c)
+	requireClean(t, readZBytes(t, c, data), len(data), rowsEvents(0, 9))
+	for bit := range 32 {
+		b := bytes.Clone(data)
+		b[tailOff+4+int64(bit/8)] ^= 1 << (bit % 8)
+		for _, ch := range chunkings {
+			res := readZ(t, c, ch.src(string(b)))
+			requireCorrupt(t, res.err, tailOff, 5, "followed by a valid frame")
+			requireEvents(t, rowsEvents(0, 5), res.events)
+		}
+	}
+	for i := tailOff; i < tailOff+eventlog.TailFrameSize; i++ {
+		res := readZBytes(t, c, flip(data, i))
+		requireCorrupt(t, res.err, tailOff, 5, "")
+		requireEvents(t, rowsEvents(0, 5), res.events)
+	}
+	t.Run("at the end, a damaged tail frame is torn", func(t *testing.T) {
+		end := data[:tailOff+eventlog.TailFrameSize]
+		for _, i := range []int64{tailOff + 4, tailOff + 7, tailOff + 8, tailOff + 16, tailOff + 24, tailOff + 40} {
+			res := readZBytes(t, c, flip(end, i))
+			require.NoError(t, res.err, "flip at %d", i)
+			require.Equal(t, &eventlog.TornTail{Offset: tailOff, Bytes: eventlog.TailFrameSize}, res.torn)
+			requireEvents(t, rowsEvents(0, 5), res.events)
+		}
+	})
+	t.Run("a foreign skippable frame that runs past the end of the file", func(t *testing.T) {
+		b := bytes.Clone(data)
+		b[tailOff] = 0x53 // magic 0x184D2A53: not ours
+		b[tailOff+6] ^= 0x08
+		res := readZBytes(t, c, b)
+		requireCorrupt(t, res.err, tailOff, 5, "followed by a valid frame")
+	})
+}
+
+// A skippable frame of another tool whose size field is damaged so that it
+// ends inside the next frame must not pass that frame over unseen (its
+// events lost, the rest called torn): the bytes after it start no frame,
+// so it is damage, and the frame it swallowed is a valid frame after it.
+func TestZstdDamagedForeignSkippableFrame(t *testing.T) {
+	c := zCodec(t)
+	l := buildZLog(c, hdrLine, rows(0, 2))
+	skipOff := int64(len(l.data))
+	data := cat(l.data, skippableFrame(0x184D2A53, "a seek table"))
+	next := int64(len(data))
+	data, _ = c.AppendFrames(data, []byte(rows(2, 3)))
+	requireClean(t, readZBytes(t, c, data), len(data), rowsEvents(0, 5))
+	tried := 0
+	for bit := range 8 {
+		b := bytes.Clone(data)
+		b[skipOff+4] ^= 1 << bit
+		if size := int64(b[skipOff+4]); skipOff+8+size <= next || skipOff+8+size >= int64(len(data)) {
+			continue // shorter (then not a frame start: damage too), or past the end (searched already)
+		}
+		tried++
+		for _, ch := range chunkings {
+			res := readZ(t, c, ch.src(string(b)))
+			requireCorrupt(t, res.err, skipOff, 2, "followed by a valid frame at offset "+strconv.FormatInt(next, 10))
+			requireEvents(t, rowsEvents(0, 2), res.events)
+		}
+	}
+	require.GreaterOrEqual(t, tried, 3)
 }

@@ -272,10 +272,11 @@ func TestZstdStreamingDecoderYieldsRawLog(t *testing.T) {
 	data := cat(l.data, mid)
 	data, _ = c.AppendFrames(data, []byte(rows(5, 2)))
 	data = append(data, skippableFrame(0x184D2A50, "an index")...)
+	last := int64(len(data))
 	data, _ = c.AppendFrames(data, []byte(rows(7, 1)))
-	at := int64(len(data))
+	lastLen := int64(len(data)) - last
 	data = append(data, skippableFrame(0x184D2A5F, "")...)
-	data = eventlog.AppendTailFrame(data, int64(len(data)), at-0, 0, 8) // stale coordinates: ignored by readers
+	data = eventlog.AppendTailFrame(data, int64(len(data)), last, lastLen, 8)
 
 	raw := hdrLine + rows(0, 2) + packedRow(2, 3) + rows(5, 2) + rows(7, 1)
 	zr, err := zstd.NewReader(bytes.NewReader(data))

@@ -33,6 +33,12 @@
 // from what is on disk. Creates and renames are followed by an fsync of the
 // folder.
 //
+// Opening reports a torn tail (Recovery) and a writer cuts it before its
+// first append, but only a tail no writer acknowledged is torn: a writer's
+// Close records the seq after its last acknowledged event in the store's
+// derived cache, and a tail that would drop a seq below it (or below the
+// saved digest state's) is a *CorruptError instead.
+//
 // # Concurrency
 //
 // Stores and handles are safe for concurrent use. One writer per session

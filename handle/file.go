@@ -73,7 +73,11 @@ func (s *FileStore) OpenPath(ctx context.Context, path string) (Handle, error) {
 	if err != nil {
 		return nil, fmt.Errorf("handle: open %q: %w", path, err)
 	}
+	known := s.knownDurable(ctx, s.storeID(path, nameID))
 	sc, err := scanLog(ctx, loc.enc, f, path)
+	if err == nil {
+		err = checkAcked(known, path, sc.next, sc.torn)
+	}
 	if err == nil && nameID != "" && sc.hdr.ID != nameID {
 		err = &CorruptError{Path: path, Seq: -1, Reason: fmt.Sprintf("header id %s does not match the file name", sc.hdr.ID), Fix: idMismatchFix}
 	}
@@ -136,6 +140,7 @@ func (s *FileStore) CheckPath(ctx context.Context, path string, fn func(eventlog
 		return res
 	}
 	defer f.Close()
+	known := s.knownDurable(ctx, s.storeID(path, nameID))
 	r := loc.enc.reader(f, eventlog.WithPath(path))
 	if res.Header, res.Err = r.Header(); res.Err != nil {
 		return res
@@ -166,6 +171,11 @@ func (s *FileStore) CheckPath(ctx context.Context, path string, fn func(eventlog
 		}
 	}
 	res.Events, res.Torn, res.Err = r.NextSeq()-first, r.Torn(), r.Err()
+	if res.Err == nil {
+		if res.Err = checkAcked(known, path, r.NextSeq(), res.Torn); res.Err != nil {
+			res.Torn = nil
+		}
+	}
 	return res
 }
 

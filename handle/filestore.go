@@ -398,7 +398,11 @@ func (s *FileStore) open(ctx context.Context, id string, flag int, lock writerLo
 			return nil, fmt.Errorf("handle: open %q: fsync: %w", loc.path, err)
 		}
 	}
+	known := s.knownDurable(ctx, id)
 	sc, err := scanLog(ctx, loc.enc, f, loc.path)
+	if err == nil {
+		err = checkAcked(known, loc.path, sc.next, sc.torn)
+	}
 	if err == nil && sc.hdr.ID != id {
 		err = &CorruptError{Path: loc.path, Seq: -1, Reason: fmt.Sprintf("header id %s does not match the file name", sc.hdr.ID), Fix: idMismatchFix}
 	}

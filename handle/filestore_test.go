@@ -44,6 +44,7 @@ func fileHarness(t *testing.T, base afero.Fs, dir, encoding string) storetest.Ha
 			require.NoError(t, err)
 			require.NoError(t, f.Truncate(fi.Size()-cut))
 			require.NoError(t, f.Close())
+			handle.ForgetAcknowledged(store, id)
 		},
 		Size: func(t *testing.T, id string) int64 {
 			fi, err := base.Stat(path(t, id))

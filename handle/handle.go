@@ -470,6 +470,9 @@ func (h *fileHandle) Close() error {
 			h.saveDigest(context.Background())
 			err = h.finish()
 		}
+		if err == nil {
+			h.saveAcked(context.Background())
+		}
 	}
 	h.mu.Lock()
 	h.closed = true

@@ -124,7 +124,13 @@ func (s *FileStore) Repair(ctx context.Context, id string, salvage bool) (Repair
 		return rep, fmt.Errorf("handle: repair %q: %w", loc.path, err)
 	}
 	size := fi.Size()
+	known := s.knownDurable(ctx, id)
 	sc, err := scanLog(ctx, loc.enc, f, loc.path)
+	if err == nil {
+		// A tail that holds acknowledged seqs is corruption: only a
+		// salvage cuts it.
+		err = checkAcked(known, loc.path, sc.next, sc.torn)
+	}
 	var ce *CorruptError
 	switch {
 	case err == nil && sc.torn == nil:

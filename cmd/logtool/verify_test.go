@@ -84,6 +84,19 @@ func TestVerify(t *testing.T) {
 			torn: func(lines []string) (int64, int64) { return int64(len(strings.Join(lines, ""))), 5 },
 		},
 		{
+			// Regression: read as a torn tail, verify said ok and the next
+			// append cut the acknowledged row (docs/format.md, Torn tail or
+			// corruption).
+			name: "the last row's newline flipped after its append was acknowledged",
+			damage: func(t *testing.T, path string, lines []string) string {
+				writeFile(t, path, lines[0], lines[1], lines[2], strings.TrimSuffix(lines[3], "\n")+"\v")
+				return path
+			},
+			events: 2, kind: "corrupt", seq: 2,
+			offset:    func(lines []string) int64 { return int64(len(lines[0]) + len(lines[1]) + len(lines[2])) },
+			messageIn: "acknowledged",
+		},
+		{
 			name: "garbage row in the middle",
 			damage: func(t *testing.T, path string, lines []string) string {
 				writeFile(t, path, lines[0], lines[1], "garbage\n", lines[2], lines[3])

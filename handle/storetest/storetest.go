@@ -25,7 +25,9 @@ type Harness struct {
 	// report.
 	Corrupt func(t *testing.T, id string, seq int64) (offset, wantSeq int64)
 	// Tear drops the last n stored bytes of session id (closed), as a torn
-	// last write would.
+	// last write would: a write no Flush acknowledged, so the store must
+	// also forget any record of it (docs/format.md: a tail the store knows was
+	// acknowledged is corruption, never a torn tail).
 	Tear func(t *testing.T, id string, n int64)
 	// Size returns the stored size in bytes of session id.
 	Size func(t *testing.T, id string) int64
@@ -301,6 +303,8 @@ func testInvalidBatch(t *testing.T, hs Harness) {
 		{"bad JSON", eventlog.Event{Type: "x", Data: json.RawMessage(`{"a":`)}, handle.ErrInvalidEvent},
 		{"two JSON values", eventlog.Event{Type: "x", Data: json.RawMessage(`1 2`)}, handle.ErrInvalidEvent},
 		{"negative time", eventlog.Event{Type: "x", Time: -1}, handle.ErrInvalidEvent},
+		// RFC 8259 text is UTF-8 (docs/format.md, Rows). Regression: stored verbatim.
+		{"invalid UTF-8", eventlog.Event{Type: "x", Data: json.RawMessage("{\"text\":\"a\xff\xfeb\"}")}, handle.ErrInvalidEvent},
 		{"too large", huge, handle.ErrTooLarge},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -248,14 +248,20 @@ func (p *parser) place(e *eventlog.Event, seq, t *int64) error {
 // log would refuse it: data that is not valid (nested too deeply), or a row
 // beyond maxRow.
 func (p *parser) add(e eventlog.Event) error {
+	// The source's data is checked as it is: reshaping goes through
+	// encoding/json, which would replace bytes that are not UTF-8 with
+	// U+FFFD instead of refusing them, so both modes refuse the same rows.
+	if _, err := eventlog.Storable(e); err != nil {
+		return fmt.Errorf("seq %d: %v", e.Seq, err)
+	}
 	if p.cfg.vocabulary {
 		if data, ok := reshape(e.Type, e.Data); ok {
 			e.Data = data
 			p.s.Report.Reshaped++
+			if _, err := eventlog.Storable(e); err != nil {
+				return fmt.Errorf("seq %d: %v", e.Seq, err)
+			}
 		}
-	}
-	if _, err := eventlog.Storable(e); err != nil {
-		return fmt.Errorf("seq %d: %v", e.Seq, err)
 	}
 	p.s.Events = append(p.s.Events, e)
 	return nil

@@ -355,7 +355,9 @@ func TestParseRefusesWhatTheLogRefuses(t *testing.T) {
 		{name: "deep args", in: hdr + `{"type":"tool/call","data":{"callId":"c","arguments":"` + deep + `"}}`, vocabulary: true, want: "line 2: seq 0: eventlog: invalid event: data of type \"tool/call\" is not valid JSON: nesting too deep"},
 		{
 			name: "reshaped too large", vocabulary: true,
-			in:   hdr + `{"type":"user/message","data":{"content":[{"type":"text","text":"` + strings.Repeat("\xff", eventlog.MaxRowSize/3+1) + `"}]}}`,
+			// encoding/json writes U+2028 (3 bytes) as \u2028: twice the
+			// bytes. (Bytes that are not UTF-8 are refused before any reshaping.)
+			in:   hdr + `{"type":"user/message","data":{"content":[{"type":"text","text":"` + strings.Repeat("\u2028", eventlog.MaxRowSize/6+1) + `"}]}}`,
 			want: "line 2: seq 0: eventlog: row too large: the row of a \"user/message\" event would be ",
 		},
 		{name: "long header", in: `{"type":"session","version":0,"createdAt":1,"x":"` + strings.Repeat("a", eventlog.MaxRowSize) + `"}`, want: "line 1: more than the 16777216 bytes a row may have"},
