@@ -227,10 +227,43 @@ func Last(ctx context.Context, r Reader) (info Info, ok bool, err error) {
 	return infos[len(infos)-1], true, nil
 }
 
-// Verify recomputes every checkpoint's log digest from the log, and the
-// state digest of every checkpoint naming one of the given projections
-// (others are counted as unchecked). It stops at the first mismatch with a
-// *replay.DigestError.
+// Verify recomputes every digest of the log: each checkpoint's log digest
+// and, for a projection it knows at that version (one of known), its state
+// digest; a state of a projection not in known is counted as unchecked. It
+// replays only the projections of known that some checkpoint names: a
+// first pass reads the checkpoints (no projection applied), so a log whose
+// checkpoints name agent/v1 alone never pays for a transcript replay, nor
+// holds its state in memory. Corruption, a lineage error or a digest
+// mismatch is returned as an error (a *replay.DigestError for a digest).
 func Verify(ctx context.Context, src replay.Source, known ...projection.Projection) (replay.Result, error) {
-	return replay.Replay(ctx, src, known, replay.CheckDigests())
+	named, err := namedStates(ctx, src)
+	if err != nil {
+		return replay.Result{}, err
+	}
+	var ps []projection.Projection
+	for _, p := range known {
+		if named[projection.ID(p)] {
+			ps = append(ps, p)
+		}
+	}
+	return replay.Replay(ctx, src, ps, replay.CheckDigests())
+}
+
+// namedStates returns the projection IDs the log's checkpoints name a state
+// of, on the live branch or not.
+func namedStates(ctx context.Context, src replay.Source) (map[string]bool, error) {
+	named := map[string]bool{}
+	for e, err := range src.Read(ctx, 0, src.Seq()) {
+		if err != nil {
+			return nil, err
+		}
+		if e.Type != eventlog.TypeCheckpoint {
+			continue
+		}
+		if r, err := eventlog.ParseReserved(e); err == nil && r.Checkpoint.State != nil {
+			named[r.Checkpoint.State.Projection] = true
+		}
+		// A checkpoint that does not parse is the replay's to report.
+	}
+	return named, nil
 }
