@@ -15,23 +15,12 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
-	"github.com/sessionlog/sessionlog/internal/importers"
-	"github.com/sessionlog/sessionlog/internal/importers/claude"
-	"github.com/sessionlog/sessionlog/internal/importers/dsh"
-	"github.com/sessionlog/sessionlog/internal/importers/swe"
+	"github.com/sessionlog/sessionlog/importer"
+	"github.com/sessionlog/sessionlog/importer/formats"
 )
 
 // importFormats are the --from values of SPEC §10.
 var importFormats = []string{"sessionlog", "claude", "codex", "dsh", "swe-agent"}
-
-// foreignFormats are the --from values read by a converter of
-// internal/importers. codex is not among them: no Codex CLI trace is at
-// hand to build and test a converter against.
-var foreignFormats = map[string]importers.Format{
-	claude.Name: claude.Format,
-	dsh.Name:    dsh.Format,
-	swe.Name:    swe.Format,
-}
 
 func (a *app) newImportCmd() *cobra.Command {
 	var from string
@@ -80,7 +69,8 @@ type importResult struct {
 }
 
 func (a *app) runImport(ctx context.Context, path, from string) (err error) {
-	f, foreign := foreignFormats[from]
+	f, ferr := formats.Registry().Lookup(from)
+	foreign := ferr == nil
 	switch {
 	case from == "sessionlog" || foreign:
 	case slices.Contains(importFormats, from):
@@ -96,7 +86,7 @@ func (a *app) runImport(ctx context.Context, path, from string) (err error) {
 		return fmt.Errorf("%q: %w", path, err)
 	}
 
-	imp := &importer{st: a.store(), stderr: a.stderr}
+	imp := &importRun{st: a.store(), stderr: a.stderr}
 	if foreign {
 		err = imp.foreign(ctx, a.fs, f, path)
 	} else {
@@ -113,9 +103,9 @@ func (a *app) runImport(ctx context.Context, path, from string) (err error) {
 	return nil
 }
 
-// importer creates the sessions of one import and remembers them, so a
+// importRun creates the sessions of one import and remembers them, so a
 // failure can remove them all.
-type importer struct {
+type importRun struct {
 	st     *handle.FileStore
 	stderr io.Writer // for the notes of skipped traces
 	done   []importResult
@@ -123,7 +113,7 @@ type importer struct {
 
 // undo removes the sessions created so far, children before their parents,
 // and returns err.
-func (imp *importer) undo(ctx context.Context, err error) error {
+func (imp *importRun) undo(ctx context.Context, err error) error {
 	ctx = context.WithoutCancel(ctx) // leave nothing behind, even when interrupted
 	for i := len(imp.done) - 1; i >= 0; i-- {
 		id := imp.done[i].ID
@@ -137,7 +127,7 @@ func (imp *importer) undo(ctx context.Context, err error) error {
 
 // sessionlogs imports a sessionlog file, or every *.jsonl[.zst] directly in
 // a folder, in name order.
-func (imp *importer) sessionlogs(ctx context.Context, fsys afero.Fs, path string, isDir bool) error {
+func (imp *importRun) sessionlogs(ctx context.Context, fsys afero.Fs, path string, isDir bool) error {
 	files := []string{path}
 	if isDir {
 		entries, err := afero.ReadDir(fsys, path)
@@ -163,7 +153,7 @@ func (imp *importer) sessionlogs(ctx context.Context, fsys afero.Fs, path string
 }
 
 // sessionlog imports one sessionlog file under its own ID.
-func (imp *importer) sessionlog(ctx context.Context, fsys afero.Fs, file string) error {
+func (imp *importRun) sessionlog(ctx context.Context, fsys afero.Fs, file string) error {
 	src, err := handle.NewFileStore(fsys, filepath.Dir(file)).OpenPath(ctx, file)
 	if err != nil {
 		return err
@@ -187,7 +177,7 @@ func (imp *importer) sessionlog(ctx context.Context, fsys afero.Fs, file string)
 
 // finish closes a session just written; it counts as created (so undo
 // removes it) when that went well, and is removed at once otherwise.
-func (imp *importer) finish(ctx context.Context, dst handle.Handle, res importResult, err error) error {
+func (imp *importRun) finish(ctx context.Context, dst handle.Handle, res importResult, err error) error {
 	if cerr := dst.Close(); err == nil {
 		err = cerr
 	}
@@ -216,18 +206,18 @@ func copyEvents(ctx context.Context, dst, src handle.Handle, last int64) (int64,
 // foreign imports the traces of format f in path (a file, or a folder
 // walked recursively), unit by unit: a file's session first, then its
 // sub-sessions as its children.
-func (imp *importer) foreign(ctx context.Context, fsys afero.Fs, f importers.Format, path string) error {
-	units, err := importers.Units(fsys, f, path)
-	if errors.Is(err, importers.ErrNoFiles) {
+func (imp *importRun) foreign(ctx context.Context, fsys afero.Fs, f importer.Importer, path string) error {
+	units, err := importer.Units(fsys, f, path)
+	if errors.Is(err, importer.ErrNoFiles) {
 		return usageError(err)
 	}
 	if err != nil {
 		return err
 	}
 	for _, u := range units {
-		sessions, err := importers.Convert(fsys, f, u)
-		if errors.Is(err, importers.ErrFormat) {
-			return &exitError{code: exitFailed, err: fmt.Errorf("import --from %s: %w", f.Name, err)}
+		sessions, err := importer.Convert(ctx, fsys, f, u)
+		if errors.Is(err, importer.ErrFormat) {
+			return &exitError{code: exitFailed, err: fmt.Errorf("import --from %s: %w", f.Name(), err)}
 		}
 		if err != nil {
 			return err
@@ -254,7 +244,7 @@ func (imp *importer) foreign(ctx context.Context, fsys afero.Fs, f importers.For
 
 // write creates a session under a new ID holding s's events, appended in
 // batches, each checked to land at its seq and flushed, and returns its ID.
-func (imp *importer) write(ctx context.Context, s importers.Session, parent *eventlog.Parent) (string, error) {
+func (imp *importRun) write(ctx context.Context, s importer.Session, parent *eventlog.Parent) (string, error) {
 	opts := []handle.CreateOption{handle.WithCreatedAt(s.CreatedAt), handle.WithLabels(s.Labels)}
 	if parent != nil {
 		opts = append(opts, handle.WithParent(*parent))

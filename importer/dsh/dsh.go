@@ -2,39 +2,45 @@ package dsh
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 
-	dshlog "github.com/sessionlog/sessionlog/internal/dsh"
-	"github.com/sessionlog/sessionlog/internal/importers"
+	"github.com/sessionlog/sessionlog/importer"
 )
 
 // Name is the --from value and the "source" label.
 const Name = "dsh"
 
-// Format is the dsh session log format.
-var Format = importers.Format{Name: Name, Ext: ".jsonl", Parse: Parse}
+// New returns the importer of DeepSeek Harness session logs (*.jsonl).
+func New() importer.Importer {
+	return importer.Format{Label: Name, Suffix: ".jsonl", ParseFunc: parse}
+}
+
+func parse(_ context.Context, r io.Reader, name string, _ importer.Config) (importer.Session, error) {
+	return Parse(r, name)
+}
 
 // Parse converts one dsh session log.
-func Parse(r io.Reader, name string) (importers.Session, error) {
+func Parse(r io.Reader, name string) (importer.Session, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
-		return importers.Session{}, err
+		return importer.Session{}, err
 	}
-	raw, err := dshlog.Parse(bytes.NewReader(data))
+	raw, err := ParseLog(bytes.NewReader(data))
 	if err != nil {
-		return importers.Session{}, importers.FormatError(err)
+		return importer.Session{}, importer.FormatError(err)
 	}
-	voc, err := dshlog.Parse(bytes.NewReader(data), dshlog.Vocabulary())
+	voc, err := ParseLog(bytes.NewReader(data), Vocabulary())
 	if err != nil {
-		return importers.Session{}, importers.FormatError(err)
+		return importer.Session{}, importer.FormatError(err)
 	}
 	if len(raw.Events) != len(voc.Events) {
-		return importers.Session{}, fmt.Errorf("dsh: %d events read, then %d", len(raw.Events), len(voc.Events))
+		return importer.Session{}, fmt.Errorf("dsh: %d events read, then %d", len(raw.Events), len(voc.Events))
 	}
 
-	s := importers.NewSession(Name, name)
+	s := importer.NewSession(Name, name)
 	s.CreatedAt = raw.CreatedAt
 	s.SetLabel("sourceId", raw.Labels["dsh.id"])
 	s.SetLabel("cwd", raw.Labels["dsh.cwd"])
@@ -46,10 +52,10 @@ func Parse(r io.Reader, name string) (importers.Session, error) {
 		}
 	}
 
-	var b importers.Builder
+	var b importer.Builder
 	for i, e := range voc.Events {
 		orig := raw.Events[i]
-		src := importers.Obj{"seq", orig.Seq}
+		src := importer.Obj{"seq", orig.Seq}
 		switch e.Type {
 		case "request/header":
 			var d struct {
@@ -92,7 +98,7 @@ func Parse(r io.Reader, name string) (importers.Session, error) {
 		_ = json.Unmarshal(orig.Data, &d) // the vocabulary read it: it is an object
 		for _, p := range d.Message.Content {
 			if p.Type == "reasoning" {
-				b.Add("assistant/reasoning", e.Time, importers.Obj{"text", p.Text, "source", src})
+				b.Add("assistant/reasoning", e.Time, importer.Obj{"text", p.Text, "source", src})
 			}
 		}
 		b.Add(e.Type, e.Time, data)
@@ -107,12 +113,12 @@ func Parse(r io.Reader, name string) (importers.Session, error) {
 
 // withSource adds "source" to the object data (the vocabulary's shapes are
 // objects); other data is kept as it is.
-func withSource(data json.RawMessage, src importers.Obj) json.RawMessage {
+func withSource(data json.RawMessage, src importer.Obj) json.RawMessage {
 	d := bytes.TrimSpace(data)
 	if len(d) < 2 || d[0] != '{' {
 		return data
 	}
-	s, err := importers.Marshal(src)
+	s, err := importer.Marshal(src)
 	if err != nil {
 		return data
 	}
@@ -129,7 +135,7 @@ func withSource(data json.RawMessage, src importers.Obj) json.RawMessage {
 // (and writes) apart from inputTokens, §8 counts them in it, cachedTokens
 // being the reads. ok is false without both token counts, or with a count
 // negative or a sum beyond int64.
-func usage(raw json.RawMessage, model string, src importers.Obj) (importers.Obj, bool) {
+func usage(raw json.RawMessage, model string, src importer.Obj) (importer.Obj, bool) {
 	var u struct {
 		InputTokens      *int64 `json:"inputTokens"`
 		OutputTokens     *int64 `json:"outputTokens"`
@@ -139,15 +145,15 @@ func usage(raw json.RawMessage, model string, src importers.Obj) (importers.Obj,
 	if json.Unmarshal(raw, &u) != nil || u.InputTokens == nil || u.OutputTokens == nil {
 		return nil, false
 	}
-	in, ok := importers.Tokens(*u.InputTokens, u.CacheReadTokens, u.CacheWriteTokens)
+	in, ok := importer.Tokens(*u.InputTokens, u.CacheReadTokens, u.CacheWriteTokens)
 	if !ok || *u.OutputTokens < 0 {
 		return nil, false
 	}
-	return importers.Obj{
+	return importer.Obj{
 		"inputTokens", in,
 		"outputTokens", *u.OutputTokens,
-		"cachedTokens", importers.OptInt(u.CacheReadTokens),
-		"model", importers.Opt(model),
+		"cachedTokens", importer.OptInt(u.CacheReadTokens),
+		"model", importer.Opt(model),
 		"source", append(src, "usage", raw),
 	}, true
 }

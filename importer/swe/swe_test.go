@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/internal/importers"
-	"github.com/sessionlog/sessionlog/internal/importers/swe"
+	"github.com/sessionlog/sessionlog/importer"
+	"github.com/sessionlog/sessionlog/importer/swe"
 )
 
 func events(t *testing.T, es []eventlog.Event) []string {
@@ -124,7 +124,7 @@ func TestParseErrors(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			_, err := swe.Parse(strings.NewReader(in), "a.traj")
 			require.Error(t, err)
-			require.True(t, errors.Is(err, importers.ErrFormat), "%v", err)
+			require.True(t, errors.Is(err, importer.ErrFormat), "%v", err)
 		})
 	}
 }
@@ -191,6 +191,6 @@ func TestDeepArgs(t *testing.T) {
 	deep := strings.Repeat("[", 10000) + strings.Repeat("]", 10000)
 	in := `{"trajectory":[],"history":[{"role":"assistant","tool_calls":[{"id":"c","function":{"name":"f","arguments":"` + deep + `"}}]}]}`
 	_, err := swe.Parse(strings.NewReader(in), "a.traj")
-	require.ErrorIs(t, err, importers.ErrFormat)
+	require.ErrorIs(t, err, importer.ErrFormat)
 	require.Contains(t, err.Error(), "seq 3: tool/call: ")
 }

@@ -24,8 +24,8 @@ var ErrFormat = errors.New("dsh: not a dsh session log")
 // maxRow bounds a source row, as sessionlog's own rows are bounded.
 const maxRow = eventlog.MaxRowSize
 
-// Session is a dsh log converted to sessionlog events.
-type Session struct {
+// Log is a dsh log converted to sessionlog events.
+type Log struct {
 	// ID is a session ID (a ULID) derived from the source's header, the
 	// same for the same header.
 	ID string
@@ -54,8 +54,8 @@ type Report struct {
 	Reshaped int
 }
 
-// Option configures Parse.
-type Option func(*config)
+// LogOption configures Parse.
+type LogOption func(*config)
 
 type config struct{ vocabulary bool }
 
@@ -75,16 +75,16 @@ type config struct{ vocabulary bool }
 //   - assistant/chunk of a text delta → {"text"}.
 //
 // Data of another shape is left as it is.
-func Vocabulary() Option { return func(c *config) { c.vocabulary = true } }
+func Vocabulary() LogOption { return func(c *config) { c.vocabulary = true } }
 
-// ParseFile converts the dsh log at path.
-func ParseFile(path string, opts ...Option) (Session, error) {
+// ParseLogFile converts the dsh log at path.
+func ParseLogFile(path string, opts ...LogOption) (Log, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return Session{}, err
+		return Log{}, err
 	}
 	defer f.Close()
-	s, err := Parse(f, opts...)
+	s, err := ParseLog(f, opts...)
 	if err != nil {
 		return s, fmt.Errorf("%s: %w", path, err)
 	}
@@ -92,7 +92,7 @@ func ParseFile(path string, opts ...Option) (Session, error) {
 }
 
 // Parse converts a dsh log.
-func Parse(r io.Reader, opts ...Option) (Session, error) {
+func ParseLog(r io.Reader, opts ...LogOption) (Log, error) {
 	var cfg config
 	for _, o := range opts {
 		o(&cfg)
@@ -101,9 +101,9 @@ func Parse(r io.Reader, opts ...Option) (Session, error) {
 	sc.Buffer(nil, maxRow+1)
 	if !sc.Scan() {
 		if err := scanErr(sc, 1); err != nil {
-			return Session{}, err
+			return Log{}, err
 		}
-		return Session{}, fmt.Errorf("%w: empty", ErrFormat)
+		return Log{}, fmt.Errorf("%w: empty", ErrFormat)
 	}
 	s, err := parseHeader(sc.Bytes())
 	if err != nil {
@@ -140,14 +140,14 @@ type header struct {
 	CreatedAt *int64 `json:"createdAt"`
 }
 
-func parseHeader(line []byte) (Session, error) {
+func parseHeader(line []byte) (Log, error) {
 	var h header
 	if err := json.Unmarshal(line, &h); err != nil || h.Type != "session" || h.Version == nil || h.CreatedAt == nil || *h.CreatedAt < 0 {
-		return Session{}, fmt.Errorf(`%w: the first row is no header {"type":"session","version","id","createdAt"}`, ErrFormat)
+		return Log{}, fmt.Errorf(`%w: the first row is no header {"type":"session","version","id","createdAt"}`, ErrFormat)
 	}
 	var all map[string]json.RawMessage
 	if err := json.Unmarshal(line, &all); err != nil {
-		return Session{}, fmt.Errorf("%w: header: %v", ErrFormat, err)
+		return Log{}, fmt.Errorf("%w: header: %v", ErrFormat, err)
 	}
 	labels := map[string]string{"source": "dsh", "dsh.id": h.ID}
 	for k, v := range all {
@@ -167,14 +167,14 @@ func parseHeader(line []byte) (Session, error) {
 	sum := sha256.Sum256(line)
 	id, err := ulid.New(uint64(*h.CreatedAt), bytes.NewReader(sum[:]))
 	if err != nil {
-		return Session{}, fmt.Errorf("%w: createdAt %d: %v", ErrFormat, *h.CreatedAt, err)
+		return Log{}, fmt.Errorf("%w: createdAt %d: %v", ErrFormat, *h.CreatedAt, err)
 	}
-	return Session{ID: id.String(), CreatedAt: *h.CreatedAt, Labels: labels, Report: Report{DroppedKeys: map[string]int{}}}, nil
+	return Log{ID: id.String(), CreatedAt: *h.CreatedAt, Labels: labels, Report: Report{DroppedKeys: map[string]int{}}}, nil
 }
 
 // parser converts rows, keeping what the next row needs.
 type parser struct {
-	s        *Session
+	s        *Log
 	cfg      config
 	lastTime int64
 }

@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/internal/importers"
-	"github.com/sessionlog/sessionlog/internal/importers/claude"
-	"github.com/sessionlog/sessionlog/internal/importers/importerstest"
+	"github.com/sessionlog/sessionlog/importer"
+	"github.com/sessionlog/sessionlog/importer/claude"
+	"github.com/sessionlog/sessionlog/internal/importertest"
 )
 
 // FuzzParse converts arbitrary bytes as a transcript. testdata/fuzz/FuzzParse
@@ -53,14 +53,14 @@ func FuzzParse(f *testing.F) {
 		s, err := claude.Parse(bytes.NewReader(in), "/p/s.jsonl")
 		again, err2 := claude.Parse(bytes.NewReader(in), "/p/s.jsonl")
 		if err != nil {
-			importerstest.CheckError(t, err, in, importers.ErrFormat)
+			importertest.CheckError(t, err, in, importer.ErrFormat)
 			require.EqualError(t, err2, err.Error(), "deterministic")
 			return
 		}
 		require.NoError(t, err2)
 		require.Equal(t, s, again, "deterministic")
 		require.Equal(t, "s.jsonl", s.Labels["sourceFile"])
-		importerstest.CheckSession(t, s, claude.Name)
+		importertest.CheckSession(t, s, claude.Name)
 		checkOrder(t, s.Events)
 	})
 }
@@ -81,7 +81,7 @@ func checkOrder(t *testing.T, es []eventlog.Event) {
 	turn, step := false, false
 	for i, e := range es {
 		require.True(t, claudeTypes[e.Type], "seq %d: type %q", i, e.Type)
-		d := importerstest.Fields(e)
+		d := importertest.Fields(e)
 		require.NotNil(t, d, "seq %d: data is an object: %s", i, e.Data)
 		switch e.Type {
 		case "turn/start":

@@ -1,4 +1,4 @@
-package dsh
+package dsh_test
 
 import (
 	"context"
@@ -8,12 +8,13 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/importer/dsh"
 )
 
-// Store writes s as a new raw session in the store folder dir (a test's
+// store writes s as a new raw session in the store folder dir (a test's
 // temp folder) through the library's write path, runs of assistant/chunk
 // packed as the store packs them, and returns the session's file.
-func Store(ctx context.Context, dir string, s Session) (string, error) {
+func store(ctx context.Context, dir string, s dsh.Log) (string, error) {
 	createdAt := time.UnixMilli(s.CreatedAt)
 	st := handle.NewFileStore(afero.NewOsFs(), dir, handle.WithClock(func() time.Time { return createdAt }))
 	h, err := st.Create(ctx, handle.WithID(s.ID), handle.WithLabels(s.Labels))

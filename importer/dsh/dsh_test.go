@@ -7,8 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionlog/sessionlog/internal/importers"
-	"github.com/sessionlog/sessionlog/internal/importers/dsh"
+	"github.com/sessionlog/sessionlog/importer"
+	"github.com/sessionlog/sessionlog/importer/dsh"
 )
 
 func TestParse(t *testing.T) {
@@ -67,7 +67,7 @@ func TestParseErrors(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			_, err := dsh.Parse(strings.NewReader(in), "s.jsonl")
 			require.Error(t, err)
-			require.True(t, errors.Is(err, importers.ErrFormat), "%v", err)
+			require.True(t, errors.Is(err, importer.ErrFormat), "%v", err)
 		})
 	}
 }
@@ -100,6 +100,6 @@ func TestDeepArgs(t *testing.T) {
 	in := `{"type":"session","version":0,"id":"abc","createdAt":1000}` + "\n" +
 		`{"type":"tool/call","data":{"callId":"c","name":"f","arguments":"` + deep + `"}}`
 	_, err := dsh.Parse(strings.NewReader(in), "s.jsonl")
-	require.ErrorIs(t, err, importers.ErrFormat)
+	require.ErrorIs(t, err, importer.ErrFormat)
 	require.Contains(t, err.Error(), "line 2: ")
 }

@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/internal/importers"
-	"github.com/sessionlog/sessionlog/internal/importers/importerstest"
-	"github.com/sessionlog/sessionlog/internal/importers/swe"
+	"github.com/sessionlog/sessionlog/importer"
+	"github.com/sessionlog/sessionlog/importer/swe"
+	"github.com/sessionlog/sessionlog/internal/importertest"
 )
 
 // FuzzParse converts arbitrary bytes as a trajectory. testdata/fuzz/FuzzParse
@@ -52,7 +52,7 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte) {
 		s, err := swe.Parse(bytes.NewReader(in), "/runs/x/inst-1.traj")
 		if err != nil {
-			importerstest.CheckError(t, err, in, importers.ErrFormat)
+			importertest.CheckError(t, err, in, importer.ErrFormat)
 			_, err2 := swe.Parse(bytes.NewReader(in), "/runs/x/inst-1.traj")
 			require.EqualError(t, err2, err.Error(), "deterministic")
 			return
@@ -60,7 +60,7 @@ func FuzzParse(f *testing.F) {
 		again, err := swe.Parse(bytes.NewReader(in), "/runs/x/inst-1.traj")
 		require.NoError(t, err)
 		require.Equal(t, s, again, "deterministic")
-		importerstest.CheckSession(t, s, swe.Name)
+		importertest.CheckSession(t, s, swe.Name)
 		require.Zero(t, s.CreatedAt, "no times in the trace")
 		require.Equal(t, "inst-1", s.Labels["sourceId"])
 		require.Empty(t, s.Spawns)
@@ -78,7 +78,7 @@ func checkShape(t *testing.T, es []eventlog.Event) {
 	ids := map[string]int{}
 	for i, e := range es {
 		require.Equal(t, int64(i), e.Time, "event n at time n")
-		d := importerstest.Fields(e)
+		d := importertest.Fields(e)
 		switch e.Type {
 		case "swe-agent/system", "swe-agent/info", "tool/result", "user/message", "assistant/message":
 		case "turn/start":

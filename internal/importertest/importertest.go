@@ -1,4 +1,4 @@
-package importerstest
+package importertest
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
-	"github.com/sessionlog/sessionlog/internal/importers"
+	"github.com/sessionlog/sessionlog/importer"
 )
 
 // CheckSession fails t unless s is a session `logtool import` writes as it
@@ -23,7 +23,7 @@ import (
 // count positive; no parent (Convert links parents, not Parse). Then the
 // session is written to a memory store and read back: the same events,
 // labels and createdAt.
-func CheckSession(t testing.TB, s importers.Session, want string) {
+func CheckSession(t testing.TB, s importer.Session, want string) {
 	t.Helper()
 	require.GreaterOrEqual(t, s.CreatedAt, int64(0), "createdAt")
 	require.Equal(t, want, s.Labels["source"])

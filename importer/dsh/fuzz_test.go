@@ -8,23 +8,22 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	dshlog "github.com/sessionlog/sessionlog/internal/dsh"
-	"github.com/sessionlog/sessionlog/internal/importers"
-	"github.com/sessionlog/sessionlog/internal/importers/dsh"
-	"github.com/sessionlog/sessionlog/internal/importers/importerstest"
+	"github.com/sessionlog/sessionlog/importer"
+	"github.com/sessionlog/sessionlog/importer/dsh"
+	"github.com/sessionlog/sessionlog/internal/importertest"
 )
 
 // FuzzParse imports arbitrary bytes as a dsh log. The seeds are those of
-// internal/dsh's FuzzParse; testdata/fuzz/FuzzParse holds a few more: rows
+// FuzzParseLog; testdata/fuzz/FuzzParse holds a few more: rows
 // of the real sessions, and what the fuzzer found.
 func FuzzParse(f *testing.F) {
-	for _, in := range importerstest.DshLogs() {
+	for _, in := range importertest.DshLogs() {
 		f.Add(in)
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		s, err := dsh.Parse(bytes.NewReader(in), "/snap/session.jsonl")
 		if err != nil {
-			importerstest.CheckError(t, err, in, importers.ErrFormat)
+			importertest.CheckError(t, err, in, importer.ErrFormat)
 			_, err2 := dsh.Parse(bytes.NewReader(in), "/snap/session.jsonl")
 			require.EqualError(t, err2, err.Error(), "deterministic")
 			return
@@ -32,7 +31,7 @@ func FuzzParse(f *testing.F) {
 		again, err := dsh.Parse(bytes.NewReader(in), "/snap/session.jsonl")
 		require.NoError(t, err)
 		require.Equal(t, s, again, "deterministic")
-		importerstest.CheckSession(t, s, dsh.Name)
+		importertest.CheckSession(t, s, dsh.Name)
 		require.Empty(t, s.Spawns)
 		require.Empty(t, s.Key)
 
@@ -40,9 +39,9 @@ func FuzzParse(f *testing.F) {
 		// with its type and time, a rewritten one naming its dsh seq;
 		// before a rewritten assistant/message its reasoning, after it its
 		// usage.
-		raw, err := dshlog.Parse(bytes.NewReader(in))
+		raw, err := dsh.ParseLog(bytes.NewReader(in))
 		require.NoError(t, err, "the importer took what the converter refuses")
-		voc, err := dshlog.Parse(bytes.NewReader(in), dshlog.Vocabulary())
+		voc, err := dsh.ParseLog(bytes.NewReader(in), dsh.Vocabulary())
 		require.NoError(t, err, "the importer took what the converter refuses")
 		require.Equal(t, voc.CreatedAt, s.CreatedAt)
 		require.Equal(t, voc.Labels["dsh.id"], s.Labels["sourceId"])
@@ -61,7 +60,7 @@ func FuzzParse(f *testing.F) {
 			if rewritten && e.Type != "assistant/chunk" {
 				require.Equal(t, e.Seq, sourceSeq(t, got), "dsh seq %d → seq %d: a rewritten event names its source", e.Seq, j)
 			} else {
-				data, err := importers.Marshal(json.RawMessage(e.Data))
+				data, err := importer.Marshal(json.RawMessage(e.Data))
 				require.NoError(t, err)
 				require.Equal(t, string(data), string(got.Data), "dsh seq %d → seq %d: data kept", e.Seq, j)
 			}

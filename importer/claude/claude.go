@@ -2,6 +2,7 @@ package claude
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,14 +15,21 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/internal/importers"
+	"github.com/sessionlog/sessionlog/importer"
 )
 
 // Name is the --from value and the "source" label.
 const Name = "claude"
 
-// Format is the Claude Code transcript format.
-var Format = importers.Format{Name: Name, Ext: ".jsonl", Parse: Parse, Children: Subagents}
+// New returns the importer of Claude Code transcripts (*.jsonl), each
+// with its subagents.
+func New() importer.Importer {
+	return importer.Format{Label: Name, Suffix: ".jsonl", ParseFunc: parse, ChildrenFunc: Subagents}
+}
+
+func parse(_ context.Context, r io.Reader, name string, _ importer.Config) (importer.Session, error) {
+	return Parse(r, name)
+}
 
 // Subagents lists the subagent transcripts of the session in path:
 // <path without .jsonl>/subagents/agent-*.jsonl, sorted.
@@ -95,21 +103,21 @@ const synthetic = "<synthetic>"
 const interruptPrefix = "[Request interrupted by user"
 
 // Parse converts one Claude Code transcript.
-func Parse(r io.Reader, name string) (importers.Session, error) {
-	p := &parser{s: importers.NewSession(Name, name), pending: map[string]bool{}, calls: map[string]int64{}}
+func Parse(r io.Reader, name string) (importer.Session, error) {
+	p := &parser{s: importer.NewSession(Name, name), pending: map[string]bool{}, calls: map[string]int64{}}
 	seen := false
-	torn, err := importers.Lines(r, eventlog.MaxRowSize, func(n int, raw []byte) error {
+	torn, err := importer.Lines(r, eventlog.MaxRowSize, func(n int, raw []byte) error {
 		var l line
 		err := json.Unmarshal(raw, &l)
 		switch {
 		case err != nil && !seen:
-			return importers.Formatf("line %d: not a Claude Code transcript line: %v", n, err)
+			return importer.Formatf("line %d: not a Claude Code transcript line: %v", n, err)
 		case err != nil:
-			return importers.Formatf("line %d: %v", n, err)
+			return importer.Formatf("line %d: %v", n, err)
 		case l.Type == "" && !seen:
-			return importers.Formatf("line %d: not a Claude Code transcript line (no \"type\")", n)
+			return importer.Formatf("line %d: not a Claude Code transcript line (no \"type\")", n)
 		case l.Type == "":
-			return importers.Formatf("line %d: no \"type\"", n)
+			return importer.Formatf("line %d: no \"type\"", n)
 		}
 		seen = true
 		if err := p.line(l); err != nil {
@@ -121,7 +129,7 @@ func Parse(r io.Reader, name string) (importers.Session, error) {
 		return nil
 	})
 	if err != nil {
-		return importers.Session{}, err
+		return importer.Session{}, err
 	}
 	if torn {
 		p.s.Dropped["torn last line"]++
@@ -131,11 +139,11 @@ func Parse(r io.Reader, name string) (importers.Session, error) {
 		// other sessions, say): a transcript without a conversation.
 		for _, typ := range slices.Sorted(maps.Keys(p.s.Dropped)) {
 			if !slices.Contains(bookkeeping, typ) {
-				return importers.Session{}, importers.Formatf("no user or assistant line, and lines of type %q: not a Claude Code transcript", typ)
+				return importer.Session{}, importer.Formatf("no user or assistant line, and lines of type %q: not a Claude Code transcript", typ)
 			}
 		}
 		if !p.known {
-			return importers.Session{}, importers.Formatf("no user or assistant line: not a Claude Code transcript")
+			return importer.Session{}, importer.Formatf("no user or assistant line: not a Claude Code transcript")
 		}
 	}
 	p.finish()
@@ -145,8 +153,8 @@ func Parse(r io.Reader, name string) (importers.Session, error) {
 
 // parser converts lines, keeping what the next line needs.
 type parser struct {
-	s importers.Session
-	b importers.Builder
+	s importer.Session
+	b importer.Builder
 
 	messages   bool   // a user or assistant line was seen
 	known      bool   // a line of a type Claude Code writes was seen
@@ -164,7 +172,7 @@ type parser struct {
 
 func (p *parser) line(l line) error {
 	t := int64(-1)
-	if ms, ok := importers.ParseTime(l.Timestamp); ok {
+	if ms, ok := importer.ParseTime(l.Timestamp); ok {
 		t = ms
 		if !p.timeSet {
 			p.s.CreatedAt, p.timeSet = ms, true
@@ -220,7 +228,7 @@ func (p *parser) labels(l line) {
 	}
 }
 
-func src(l line) importers.Obj { return importers.Obj{"uuid", importers.Opt(l.UUID)} }
+func src(l line) importer.Obj { return importer.Obj{"uuid", importer.Opt(l.UUID)} }
 
 // blocks reads a message's content: a string is one text block.
 func blocks(content json.RawMessage) ([]block, error) {
@@ -230,7 +238,7 @@ func blocks(content json.RawMessage) ([]block, error) {
 	}
 	var bs []block
 	if err := json.Unmarshal(content, &bs); err != nil {
-		return nil, importers.Formatf("message content is neither a string nor an array of blocks")
+		return nil, importer.Formatf("message content is neither a string nor an array of blocks")
 	}
 	return bs, nil
 }
@@ -258,23 +266,23 @@ func (p *parser) user(l line, t int64) error {
 	if len(texts) == 0 {
 		return nil
 	}
-	text := importers.Text(texts)
+	text := importer.Text(texts)
 	switch {
 	case l.IsCompactSummary:
 		p.closeStep()
-		p.b.Add("context/compacted", t, importers.Obj{"summary", text, "source", src(l)})
+		p.b.Add("context/compacted", t, importer.Obj{"summary", text, "source", src(l)})
 		p.lastAnswer = false
 	case l.IsMeta:
 		p.openTurn(t)
-		p.b.Add("user/message", t, importers.Obj{"text", text, "meta", true, "source", src(l)})
+		p.b.Add("user/message", t, importer.Obj{"text", text, "meta", true, "source", src(l)})
 	case strings.HasPrefix(text, interruptPrefix):
 		p.openTurn(t)
-		p.b.Add("user/message", t, importers.Obj{"text", text, "source", src(l)})
+		p.b.Add("user/message", t, importer.Obj{"text", text, "source", src(l)})
 		p.endTurn("interrupted", t)
 	case results > 0:
 		// Text beside tool results: said to the model within the turn.
 		p.openTurn(t)
-		p.b.Add("user/message", t, importers.Obj{"text", text, "source", src(l)})
+		p.b.Add("user/message", t, importer.Obj{"text", text, "source", src(l)})
 		p.lastAnswer = false
 	default:
 		if p.turnOpen && p.answered {
@@ -285,7 +293,7 @@ func (p *parser) user(l line, t int64) error {
 			p.endTurn(kind, -1)
 		}
 		p.openTurn(t)
-		p.b.Add("user/message", t, importers.Obj{"text", text, "source", src(l)})
+		p.b.Add("user/message", t, importer.Obj{"text", text, "source", src(l)})
 		p.lastAnswer = false
 	}
 	return nil
@@ -294,9 +302,9 @@ func (p *parser) user(l line, t int64) error {
 func (p *parser) toolResult(l line, t int64, b block, first bool) {
 	p.openTurn(t)
 	out := resultText(b.Content)
-	data := importers.Obj{"id", b.ToolUseID, "output", out, "source", src(l)}
+	data := importer.Obj{"id", b.ToolUseID, "output", out, "source", src(l)}
 	if b.IsError {
-		data = importers.Obj{"id", b.ToolUseID, "error", out, "source", src(l)}
+		data = importer.Obj{"id", b.ToolUseID, "error", out, "source", src(l)}
 	}
 	p.b.Add("tool/result", t, data)
 	delete(p.pending, b.ToolUseID)
@@ -310,7 +318,7 @@ func (p *parser) toolResult(l line, t int64, b block, first bool) {
 	}
 	if json.Unmarshal(l.ToolUseResult, &r) == nil && r.AgentID != "" {
 		if seq, ok := p.calls[b.ToolUseID]; ok {
-			p.s.Spawns[r.AgentID] = importers.Spawn{Seq: seq, Call: b.ToolUseID}
+			p.s.Spawns[r.AgentID] = importer.Spawn{Seq: seq, Call: b.ToolUseID}
 		}
 	}
 }
@@ -354,7 +362,7 @@ func (p *parser) assistant(l line, t int64) error {
 	}
 	if id != p.step {
 		p.closeStep()
-		p.b.Add("step/start", t, importers.Obj{})
+		p.b.Add("step/start", t, importer.Obj{})
 		p.step = id
 	}
 	if l.Message.Usage != nil {
@@ -364,25 +372,25 @@ func (p *parser) assistant(l line, t int64) error {
 	for _, b := range bs {
 		switch b.Type {
 		case "thinking":
-			p.b.Add("assistant/reasoning", t, importers.Obj{"text", b.Thinking, "signature", importers.Opt(b.Signature), "source", src(l)})
+			p.b.Add("assistant/reasoning", t, importer.Obj{"text", b.Thinking, "signature", importer.Opt(b.Signature), "source", src(l)})
 		case "redacted_thinking":
-			p.b.Add("assistant/reasoning", t, importers.Obj{"text", "", "redacted", true, "source", src(l)})
+			p.b.Add("assistant/reasoning", t, importer.Obj{"text", "", "redacted", true, "source", src(l)})
 		case "text":
 			if strings.TrimSpace(b.Text) == "" {
 				p.s.Dropped["blank text block"]++
 				continue
 			}
-			p.b.Add("assistant/message", t, importers.Obj{"text", b.Text, "source", src(l)})
+			p.b.Add("assistant/message", t, importer.Obj{"text", b.Text, "source", src(l)})
 		case "tool_use", "server_tool_use":
 			args := b.Input
 			if len(bytes.TrimSpace(args)) == 0 {
 				args = json.RawMessage("{}")
 			}
-			p.calls[b.ID] = p.b.Add("tool/call", t, importers.Obj{"id", b.ID, "name", b.Name, "args", args, "source", src(l)})
+			p.calls[b.ID] = p.b.Add("tool/call", t, importer.Obj{"id", b.ID, "name", b.Name, "args", args, "source", src(l)})
 			p.pending[b.ID] = true
 		default:
 			if strings.HasSuffix(b.Type, "_tool_result") {
-				p.b.Add("tool/result", t, importers.Obj{"id", b.ToolUseID, "output", b.Content, "source", src(l)})
+				p.b.Add("tool/result", t, importer.Obj{"id", b.ToolUseID, "output", b.Content, "source", src(l)})
 				delete(p.pending, b.ToolUseID)
 				continue
 			}
@@ -406,18 +414,18 @@ func (p *parser) system(l line, t int64) {
 		var content any
 		var s string
 		if json.Unmarshal(l.Content, &s) == nil {
-			content = importers.Opt(s)
+			content = importer.Opt(s)
 		} else if len(l.Content) > 0 {
 			content = l.Content
 		}
-		p.b.Add("claude/system", t, importers.Obj{"subtype", importers.Opt(l.Subtype), "content", content, "level", importers.Opt(l.Level), "source", src(l)})
+		p.b.Add("claude/system", t, importer.Obj{"subtype", importer.Opt(l.Subtype), "content", content, "level", importer.Opt(l.Level), "source", src(l)})
 	}
 }
 
 // openTurn starts a turn unless one is open.
 func (p *parser) openTurn(t int64) {
 	if !p.turnOpen {
-		p.b.Add("turn/start", t, importers.Obj{})
+		p.b.Add("turn/start", t, importer.Obj{})
 		p.turnOpen, p.answered = true, false
 	}
 }
@@ -428,20 +436,20 @@ func (p *parser) closeStep() {
 		return
 	}
 	if u := p.stepUsage; u != nil && p.stepModel != synthetic {
-		in, ok := importers.Tokens(u.InputTokens, u.CacheCreation, u.CacheRead)
+		in, ok := importer.Tokens(u.InputTokens, u.CacheCreation, u.CacheRead)
 		if ok && u.OutputTokens >= 0 {
-			p.b.Add("usage", -1, importers.Obj{
+			p.b.Add("usage", -1, importer.Obj{
 				"inputTokens", in,
 				"outputTokens", u.OutputTokens,
-				"cachedTokens", importers.OptInt(u.CacheRead),
-				"cacheWriteTokens", importers.OptInt(u.CacheCreation),
-				"model", importers.Opt(p.stepModel),
+				"cachedTokens", importer.OptInt(u.CacheRead),
+				"cacheWriteTokens", importer.OptInt(u.CacheCreation),
+				"model", importer.Opt(p.stepModel),
 			})
 		} else {
 			p.s.Dropped["usage out of range"]++
 		}
 	}
-	p.b.Add("step/end", -1, importers.Obj{})
+	p.b.Add("step/end", -1, importer.Obj{})
 	p.step, p.stepUsage, p.stepModel = "", nil, ""
 }
 
@@ -450,7 +458,7 @@ func (p *parser) closeStep() {
 func (p *parser) endTurn(kind string, t int64) {
 	p.closeStep()
 	if p.turnOpen {
-		p.b.Add("turn/end", t, importers.Obj{"kind", kind})
+		p.b.Add("turn/end", t, importer.Obj{"kind", kind})
 	}
 	p.turnOpen, p.answered, p.lastAnswer = false, false, false
 }

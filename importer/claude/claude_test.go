@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/internal/importers"
-	"github.com/sessionlog/sessionlog/internal/importers/claude"
+	"github.com/sessionlog/sessionlog/importer"
+	"github.com/sessionlog/sessionlog/importer/claude"
 )
 
 // events renders events as "type data" lines, times left out.
@@ -26,7 +26,7 @@ func events(t *testing.T, es []eventlog.Event) []string {
 	return out
 }
 
-func parse(t *testing.T, lines ...string) importers.Session {
+func parse(t *testing.T, lines ...string) importer.Session {
 	t.Helper()
 	s, err := claude.Parse(strings.NewReader(strings.Join(lines, "\n")+"\n"), "/x/s.jsonl")
 	require.NoError(t, err)
@@ -69,7 +69,7 @@ func TestParse(t *testing.T) {
 		"source": "claude", "sourceFile": "s.jsonl", "sourceId": "S", "cwd": "/w", "claude.version": "2.1",
 		"model": "claude-x", "title": "Fixing it",
 	}, s.Labels)
-	require.Equal(t, map[string]importers.Spawn{"abc": {Seq: 4, Call: "t1"}}, s.Spawns)
+	require.Equal(t, map[string]importer.Spawn{"abc": {Seq: 4, Call: "t1"}}, s.Spawns)
 	require.Equal(t, map[string]int{"file-history-snapshot": 1, "progress": 1, "blank text block": 1}, s.Dropped)
 
 	again := parse(t, `{"type":"file-history-snapshot","messageId":"x","snapshot":{}}`, prompt, blank, thinking, call, progress, result, answer, stopHook,
@@ -134,7 +134,7 @@ func TestParseErrors(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			_, err := claude.Parse(strings.NewReader(in), "f.jsonl")
 			require.Error(t, err)
-			require.True(t, errors.Is(err, importers.ErrFormat), "%v", err)
+			require.True(t, errors.Is(err, importer.ErrFormat), "%v", err)
 		})
 	}
 	// Bookkeeping lines only: a transcript without a conversation.
@@ -161,27 +161,27 @@ func TestSubagentsUnit(t *testing.T) {
 	write("/p/S/subagents/agent-acompact-1.jsonl", strings.Replace(sub, "abc", "acompact-1", 1), strings.Replace(subAnswer, "abc", "acompact-1", 1))
 	write("/p/T.jsonl", prompt, answer)
 
-	units, err := importers.Units(fs, claude.Format, "/p")
+	units, err := importer.Units(fs, claude.New(), "/p")
 	require.NoError(t, err)
-	require.Equal(t, []importers.Unit{
+	require.Equal(t, []importer.Unit{
 		{"/p/S.jsonl", "/p/S/subagents/agent-abc.jsonl", "/p/S/subagents/agent-acompact-1.jsonl"},
 		{"/p/T.jsonl"},
 	}, units)
-	file, err := importers.Units(fs, claude.Format, "/p/S.jsonl")
+	file, err := importer.Units(fs, claude.New(), "/p/S.jsonl")
 	require.NoError(t, err)
 	require.Equal(t, units[:1], file, "a transcript brings its subagents")
-	alone, err := importers.Units(fs, claude.Format, "/p/S/subagents/agent-abc.jsonl")
+	alone, err := importer.Units(fs, claude.New(), "/p/S/subagents/agent-abc.jsonl")
 	require.NoError(t, err)
-	require.Equal(t, []importers.Unit{{"/p/S/subagents/agent-abc.jsonl"}}, alone)
-	inner, err := importers.Units(fs, claude.Format, "/p/S")
+	require.Equal(t, []importer.Unit{{"/p/S/subagents/agent-abc.jsonl"}}, alone)
+	inner, err := importer.Units(fs, claude.New(), "/p/S")
 	require.NoError(t, err)
 	require.Len(t, inner, 2, "subagents whose transcript is not in the folder stand alone")
 
-	ss, err := importers.Convert(fs, claude.Format, units[0])
+	ss, err := importer.Convert(t.Context(), fs, claude.New(), units[0])
 	require.NoError(t, err)
 	require.Len(t, ss, 3)
 	require.Nil(t, ss[0].Parent)
-	require.Equal(t, &importers.Link{Index: 0, Spawn: importers.Spawn{Seq: 3, Call: "t1"}}, ss[1].Parent)
+	require.Equal(t, &importer.Link{Index: 0, Spawn: importer.Spawn{Seq: 3, Call: "t1"}}, ss[1].Parent)
 	require.Equal(t, "tool/call", ss[0].Events[3].Type)
 	require.Nil(t, ss[2].Parent, "no call names the compaction run")
 	require.Equal(t, "acompact-1", ss[2].Labels["claude.agentId"])
@@ -195,7 +195,7 @@ func TestSubagentsUnit(t *testing.T) {
 // Regression: an error about a line's content, not its JSON, named no line.
 func TestErrorNamesLine(t *testing.T) {
 	_, err := claude.Parse(strings.NewReader(prompt+"\n"+`{"type":"user","message":{"content":5}}`+"\n"), "f.jsonl")
-	require.ErrorIs(t, err, importers.ErrFormat)
+	require.ErrorIs(t, err, importer.ErrFormat)
 	require.Equal(t, "line 2: message content is neither a string nor an array of blocks", err.Error())
 }
 
@@ -237,6 +237,6 @@ func TestEventTooLarge(t *testing.T) {
 	in := prompt + "\n" + `{"type":"user","message":{"content":"` + text + `"}}` + "\n"
 	require.Less(t, len(in), eventlog.MaxRowSize, "the line itself is within the limit")
 	_, err := claude.Parse(strings.NewReader(in), "f.jsonl")
-	require.ErrorIs(t, err, importers.ErrFormat)
+	require.ErrorIs(t, err, importer.ErrFormat)
 	require.Contains(t, err.Error(), "line 2: seq 2: eventlog: row too large: the row of a \"user/message\" event would be ")
 }

@@ -8,27 +8,27 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/handle"
-	"github.com/sessionlog/sessionlog/internal/dsh"
-	"github.com/sessionlog/sessionlog/internal/importers/importerstest"
+	"github.com/sessionlog/sessionlog/importer/dsh"
+	"github.com/sessionlog/sessionlog/internal/importertest"
 )
 
-// FuzzParse converts arbitrary bytes as a dsh log, faithfully and with the
-// vocabulary. testdata/fuzz/FuzzParse holds a few more seeds: rows of the
+// FuzzParseLog converts arbitrary bytes as a dsh log, faithfully and with the
+// vocabulary. testdata/fuzz/FuzzParseLog holds a few more seeds: rows of the
 // real sessions, and what the fuzzer found.
-func FuzzParse(f *testing.F) {
-	for _, in := range importerstest.DshLogs() {
+func FuzzParseLog(f *testing.F) {
+	for _, in := range importertest.DshLogs() {
 		f.Add(in)
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		s, err := dsh.Parse(bytes.NewReader(in))
-		v, verr := dsh.Parse(bytes.NewReader(in), dsh.Vocabulary())
+		s, err := dsh.ParseLog(bytes.NewReader(in))
+		v, verr := dsh.ParseLog(bytes.NewReader(in), dsh.Vocabulary())
 		if err != nil {
-			importerstest.CheckError(t, err, in, dsh.ErrFormat)
+			importertest.CheckError(t, err, in, dsh.ErrFormat)
 			require.EqualError(t, verr, err.Error(), "the vocabulary reads the same rows")
 			return
 		}
 		require.NoError(t, verr)
-		again, err := dsh.Parse(bytes.NewReader(in))
+		again, err := dsh.ParseLog(bytes.NewReader(in))
 		require.NoError(t, err)
 		require.Equal(t, s, again, "deterministic")
 
@@ -47,8 +47,8 @@ func FuzzParse(f *testing.F) {
 		for k, n := range r.DroppedKeys {
 			require.Positive(t, n, k)
 		}
-		importerstest.CheckEvents(t, s.Events)
-		hdr := importerstest.RoundTrip(t, s.Events, handle.WithID(s.ID), handle.WithCreatedAt(s.CreatedAt), handle.WithLabels(s.Labels))
+		importertest.CheckEvents(t, s.Events)
+		hdr := importertest.RoundTrip(t, s.Events, handle.WithID(s.ID), handle.WithCreatedAt(s.CreatedAt), handle.WithLabels(s.Labels))
 		require.Equal(t, s.Labels, hdr.Labels, "labels as the header keeps them")
 
 		// The vocabulary rewrites data only.
@@ -67,7 +67,7 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 		require.LessOrEqual(t, changed, v.Report.Reshaped)
-		importerstest.CheckEvents(t, v.Events)
-		importerstest.RoundTrip(t, v.Events, handle.WithID(v.ID), handle.WithCreatedAt(v.CreatedAt), handle.WithLabels(v.Labels))
+		importertest.CheckEvents(t, v.Events)
+		importertest.RoundTrip(t, v.Events, handle.WithID(v.ID), handle.WithCreatedAt(v.CreatedAt), handle.WithLabels(v.Labels))
 	})
 }

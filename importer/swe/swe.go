@@ -1,6 +1,7 @@
 package swe
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -8,14 +9,20 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/sessionlog/sessionlog/internal/importers"
+	"github.com/sessionlog/sessionlog/importer"
 )
 
 // Name is the --from value and the "source" label.
 const Name = "swe-agent"
 
-// Format is the SWE-agent trajectory format.
-var Format = importers.Format{Name: Name, Ext: ".traj", Parse: Parse}
+// New returns the importer of SWE-agent trajectories (*.traj).
+func New() importer.Importer {
+	return importer.Format{Label: Name, Suffix: ".traj", ParseFunc: parse}
+}
+
+func parse(_ context.Context, r io.Reader, name string, _ importer.Config) (importer.Session, error) {
+	return Parse(r, name)
+}
 
 type traj struct {
 	Environment  json.RawMessage `json:"environment"`
@@ -60,19 +67,19 @@ type info struct {
 }
 
 // Parse converts one trajectory.
-func Parse(r io.Reader, name string) (importers.Session, error) {
+func Parse(r io.Reader, name string) (importer.Session, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
-		return importers.Session{}, err
+		return importer.Session{}, err
 	}
 	var t traj
 	if err := json.Unmarshal(data, &t); err != nil {
-		return importers.Session{}, importers.Formatf("not a SWE-agent trajectory (a JSON object with \"history\" and \"trajectory\"): %v", err)
+		return importer.Session{}, importer.Formatf("not a SWE-agent trajectory (a JSON object with \"history\" and \"trajectory\"): %v", err)
 	}
 	if t.History == nil || t.Trajectory == nil {
-		return importers.Session{}, importers.Formatf(`not a SWE-agent trajectory: no "history" or no "trajectory"`)
+		return importer.Session{}, importer.Formatf(`not a SWE-agent trajectory: no "history" or no "trajectory"`)
 	}
-	s := importers.NewSession(Name, name)
+	s := importer.NewSession(Name, name)
 	s.SetLabel("sourceId", strings.TrimSuffix(filepath.Base(name), ".traj"))
 	var env string
 	if json.Unmarshal(t.Environment, &env) == nil {
@@ -95,7 +102,7 @@ func Parse(r io.Reader, name string) (importers.Session, error) {
 	var in info
 	if len(t.Info) > 0 {
 		if err := json.Unmarshal(t.Info, &in); err != nil {
-			return importers.Session{}, importers.Formatf("info: %v", err)
+			return importer.Session{}, importer.Formatf("info: %v", err)
 		}
 	}
 	if in.ExitStatus != nil {
@@ -104,7 +111,7 @@ func Parse(r io.Reader, name string) (importers.Session, error) {
 
 	c := &conv{uses: map[string]int{}, alias: map[string]string{}, taken: map[string]bool{}}
 	if err := c.history(t); err != nil {
-		return importers.Session{}, err
+		return importer.Session{}, err
 	}
 	if !c.end(t, in, rc.Agent.Model.Name) {
 		s.Dropped["usage out of range"]++
@@ -115,7 +122,7 @@ func Parse(r io.Reader, name string) (importers.Session, error) {
 
 // conv converts the history, keeping what the next message needs.
 type conv struct {
-	b        importers.Builder
+	b        importer.Builder
 	turnOpen bool
 	stepOpen bool
 	pending  []string          // call ids without a result, oldest first
@@ -155,25 +162,25 @@ func text(raw json.RawMessage) string {
 
 func (c *conv) openTurn() {
 	if !c.turnOpen {
-		c.add("turn/start", importers.Obj{})
+		c.add("turn/start", importer.Obj{})
 		c.turnOpen = true
 	}
 }
 
 func (c *conv) endStep() {
 	if c.stepOpen {
-		c.add("step/end", importers.Obj{})
+		c.add("step/end", importer.Obj{})
 		c.stepOpen = false
 	}
 }
 
 func (c *conv) history(t traj) error {
 	for i, m := range t.History {
-		src := importers.Obj{"history", int64(i)}
+		src := importer.Obj{"history", int64(i)}
 		content := text(m.Content)
 		switch {
 		case m.Role == "system":
-			c.add("swe-agent/system", importers.Obj{"text", content, "agent", importers.Opt(m.Agent), "source", src})
+			c.add("swe-agent/system", importer.Obj{"text", content, "agent", importer.Opt(m.Agent), "source", src})
 		case m.IsDemo:
 			c.endStep()
 			c.openTurn()
@@ -181,17 +188,17 @@ func (c *conv) history(t traj) error {
 			if m.Role == "assistant" {
 				typ = "assistant/message"
 			}
-			c.add(typ, importers.Obj{"text", content, "demo", true, "source", src})
+			c.add(typ, importer.Obj{"text", content, "demo", true, "source", src})
 		case m.Role == "assistant":
 			c.endStep()
 			c.openTurn()
-			c.add("step/start", importers.Obj{})
+			c.add("step/start", importer.Obj{})
 			c.stepOpen = true
 			msg := content
 			if m.Thought != nil && *m.Thought != "" {
 				msg = *m.Thought
 			}
-			c.add("assistant/message", importers.Obj{"text", msg, "source", src})
+			c.add("assistant/message", importer.Obj{"text", msg, "source", src})
 			switch {
 			case len(m.ToolCalls) > 0:
 				for _, tc := range m.ToolCalls {
@@ -202,7 +209,7 @@ func (c *conv) history(t traj) error {
 				c.actions++
 				action := strings.TrimSpace(*m.Action)
 				name := strings.Fields(action)[0]
-				c.call(fmt.Sprintf("action-%d", c.actions), name, importers.Obj{"command", action}, src)
+				c.call(fmt.Sprintf("action-%d", c.actions), name, importer.Obj{"command", action}, src)
 			}
 		case m.Role == "tool" && len(m.ToolCallIDs) > 0:
 			for _, id := range m.ToolCallIDs {
@@ -216,13 +223,13 @@ func (c *conv) history(t traj) error {
 		default:
 			c.endStep()
 			c.openTurn()
-			c.add("user/message", importers.Obj{"text", content, "source", src})
+			c.add("user/message", importer.Obj{"text", content, "source", src})
 		}
 	}
 	// The last observation is only in the trajectory.
 	if len(c.pending) > 0 && c.actions == len(t.Trajectory) {
 		i := len(t.Trajectory) - 1
-		c.result(c.pending[0], t.Trajectory[i].Observation, importers.Obj{"trajectory", int64(i)})
+		c.result(c.pending[0], t.Trajectory[i].Observation, importer.Obj{"trajectory", int64(i)})
 	}
 	return nil
 }
@@ -231,7 +238,7 @@ func (c *conv) history(t traj) error {
 // demonstrations reuse them) gets "~<n>" appended for its n-th use (or the
 // next n that gives an id no call has), so every call keeps its own
 // result; the source's id stays in "source":{"callId"}.
-func (c *conv) call(id, name string, args any, src importers.Obj) {
+func (c *conv) call(id, name string, args any, src importer.Obj) {
 	orig := id
 	c.uses[orig]++
 	if c.taken[id] {
@@ -244,13 +251,13 @@ func (c *conv) call(id, name string, args any, src importers.Obj) {
 	}
 	c.taken[id] = true
 	c.alias[orig] = id
-	c.add("tool/call", importers.Obj{"id", id, "name", name, "args", args, "source", src})
+	c.add("tool/call", importer.Obj{"id", id, "name", name, "args", args, "source", src})
 	c.pending = append(c.pending, id)
 }
 
-func (c *conv) result(id, output string, src importers.Obj) {
+func (c *conv) result(id, output string, src importer.Obj) {
 	c.openTurn()
-	c.add("tool/result", importers.Obj{"id", id, "output", output, "source", src})
+	c.add("tool/result", importer.Obj{"id", id, "output", output, "source", src})
 	for i, p := range c.pending {
 		if p == id {
 			c.pending = append(c.pending[:i], c.pending[i+1:]...)
@@ -269,7 +276,7 @@ func args(raw json.RawMessage) json.RawMessage {
 		if json.Valid([]byte(s)) {
 			return json.RawMessage(s)
 		}
-		b, _ := importers.Marshal(s)
+		b, _ := importer.Marshal(s)
 		return b
 	}
 	if len(raw) == 0 {
@@ -289,14 +296,14 @@ func (c *conv) end(t traj, in info, model string) (usageOK bool) {
 	usageOK = true
 	if ms := in.ModelStats; ms != nil && (ms.APICalls > 0 || ms.TokensSent > 0 || ms.TokensReceived > 0) {
 		micros := math.Round(ms.InstanceCost * 1e6)
-		_, tokensOK := importers.Tokens(ms.TokensSent, ms.TokensReceived)
+		_, tokensOK := importer.Tokens(ms.TokensSent, ms.TokensReceived)
 		usageOK = tokensOK && micros >= 0 && micros < math.MaxInt64
 		if usageOK {
-			c.add("usage", importers.Obj{
+			c.add("usage", importer.Obj{
 				"inputTokens", ms.TokensSent,
 				"outputTokens", ms.TokensReceived,
-				"costMicros", importers.OptInt(int64(micros)),
-				"model", importers.Opt(model),
+				"costMicros", importer.OptInt(int64(micros)),
+				"model", importer.Opt(model),
 			})
 		}
 	}
@@ -311,6 +318,6 @@ func (c *conv) end(t traj, in info, model string) (usageOK bool) {
 	case strings.HasPrefix(low, "submitted"):
 		kind = "completed"
 	}
-	c.add("turn/end", importers.Obj{"kind", kind, "reason", importers.Opt(status)})
+	c.add("turn/end", importer.Obj{"kind", kind, "reason", importer.Opt(status)})
 	return usageOK
 }

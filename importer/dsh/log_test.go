@@ -16,8 +16,8 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
-	"github.com/sessionlog/sessionlog/internal/dsh"
-	"github.com/sessionlog/sessionlog/internal/importers/importerstest"
+	"github.com/sessionlog/sessionlog/importer/dsh"
+	"github.com/sessionlog/sessionlog/internal/importertest"
 	"github.com/sessionlog/sessionlog/internal/tracestest"
 	"github.com/sessionlog/sessionlog/projection"
 	"github.com/sessionlog/sessionlog/replay"
@@ -83,12 +83,12 @@ func readSource(t *testing.T, path string) source {
 // TestRealSessions converts each real dsh session faithfully (types and
 // data as they are), writes it to a temp store, reads it back, and
 // replays it into the built-in projections.
-func TestRealSessions(t *testing.T) {
+func TestRealLogs(t *testing.T) {
 	for _, path := range traces(t) {
 		name := filepath.Base(filepath.Dir(path))
 		t.Run(name, func(t *testing.T) {
 			src := readSource(t, path)
-			s, err := dsh.ParseFile(path)
+			s, err := dsh.ParseLogFile(path)
 			require.NoError(t, err)
 
 			// Every event of the source, no more, seqs contiguous.
@@ -112,7 +112,7 @@ func TestRealSessions(t *testing.T) {
 
 			// Through the library's write path and back.
 			dir := t.TempDir()
-			file, err := dsh.Store(t.Context(), dir, s)
+			file, err := store(t.Context(), dir, s)
 			require.NoError(t, err)
 			st := handle.NewFileStore(afero.NewOsFs(), dir)
 			check := st.CheckPath(t.Context(), file, nil)
@@ -167,18 +167,18 @@ func TestRealSessions(t *testing.T) {
 // TestRealSessionsVocabulary converts the real sessions with their data
 // rewritten into SPEC §8's shapes: the transcript then rebuilds the real
 // conversation, tool results beside their calls.
-func TestRealSessionsVocabulary(t *testing.T) {
+func TestRealLogsVocabulary(t *testing.T) {
 	for _, path := range traces(t) {
 		name := filepath.Base(filepath.Dir(path))
 		t.Run(name, func(t *testing.T) {
 			src := readSource(t, path)
-			s, err := dsh.ParseFile(path, dsh.Vocabulary())
+			s, err := dsh.ParseLogFile(path, dsh.Vocabulary())
 			require.NoError(t, err)
 			require.Equal(t, src.events, int64(len(s.Events)))
 			require.Positive(t, s.Report.Reshaped)
 
 			dir := t.TempDir()
-			_, err = dsh.Store(t.Context(), dir, s)
+			_, err = store(t.Context(), dir, s)
 			require.NoError(t, err)
 			h, err := handle.NewFileStore(afero.NewOsFs(), dir).Open(t.Context(), s.ID, handle.ReadOnly)
 			require.NoError(t, err)
@@ -209,7 +209,7 @@ func TestRealSessionsVocabulary(t *testing.T) {
 	}
 }
 
-func TestParse(t *testing.T) {
+func TestParseLog(t *testing.T) {
 	in := strings.Join([]string{
 		`{"type":"session","version":0,"id":"x","createdAt":1000,"cwd":"/w"}`,
 		`{"type":"turn/start","data":{"turn":1}}`,
@@ -219,7 +219,7 @@ func TestParse(t *testing.T) {
 		`{"type":"step/end"}`,
 		``,
 	}, "\n")
-	s, err := dsh.Parse(strings.NewReader(in))
+	s, err := dsh.ParseLog(strings.NewReader(in))
 	require.NoError(t, err)
 	var got []string
 	for _, e := range s.Events {
@@ -238,11 +238,11 @@ func TestParse(t *testing.T) {
 	require.Equal(t, dsh.Report{Rows: 5, PackedRows: 2, SeqsAssigned: 2, TimesAssigned: 2, DroppedKeys: map[string]int{"surfaceOp": 1}}, s.Report)
 	require.Equal(t, map[string]string{"source": "dsh", "dsh.id": "x", "dsh.version": "0", "dsh.cwd": "/w"}, s.Labels)
 	require.True(t, eventlog.ValidID(s.ID))
-	again, err := dsh.Parse(strings.NewReader(in))
+	again, err := dsh.ParseLog(strings.NewReader(in))
 	require.NoError(t, err)
 	require.Equal(t, s.ID, again.ID, "the same header gives the same ID")
 
-	v, err := dsh.Parse(strings.NewReader(in), dsh.Vocabulary())
+	v, err := dsh.ParseLog(strings.NewReader(in), dsh.Vocabulary())
 	require.NoError(t, err)
 	require.Equal(t, `{"text":"a<b"}`, string(v.Events[1].Data))
 	require.Equal(t, `{"text":"y"}`, string(v.Events[3].Data))
@@ -259,7 +259,7 @@ func TestVocabularyShapes(t *testing.T) {
 		`{"type":"turn/end","data":{"turn":1,"reason":{"kind":"completed"}}}`,
 		`{"type":"user/message","data":{"text":"already ours"}}`,
 	}, "\n")
-	s, err := dsh.Parse(strings.NewReader(in), dsh.Vocabulary())
+	s, err := dsh.ParseLog(strings.NewReader(in), dsh.Vocabulary())
 	require.NoError(t, err)
 	var got []string
 	for _, e := range s.Events {
@@ -276,7 +276,7 @@ func TestVocabularyShapes(t *testing.T) {
 	require.Equal(t, 5, s.Report.Reshaped)
 }
 
-func TestParseErrors(t *testing.T) {
+func TestParseLogErrors(t *testing.T) {
 	for name, in := range map[string]string{
 		"empty":      ``,
 		"no header":  `{"type":"turn/start","seq":0}`,
@@ -287,7 +287,7 @@ func TestParseErrors(t *testing.T) {
 		"float seq":  "{\"type\":\"session\",\"version\":0,\"createdAt\":1}\n{\"type\":\"a\",\"seq\":0.5}",
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := dsh.Parse(strings.NewReader(in))
+			_, err := dsh.ParseLog(strings.NewReader(in))
 			require.Error(t, err)
 			require.True(t, errors.Is(err, dsh.ErrFormat), "%v", err)
 		})
@@ -362,17 +362,17 @@ func TestParseRefusesWhatTheLogRefuses(t *testing.T) {
 		{name: "long row", in: hdr + "\n" + `{"type":"a","data":"` + strings.Repeat("a", eventlog.MaxRowSize) + `"}` + "\n", want: "line 3: more than the 16777216 bytes a row may have"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			var opts []dsh.Option
+			var opts []dsh.LogOption
 			if c.vocabulary {
 				opts = append(opts, dsh.Vocabulary())
 			}
-			_, err := dsh.Parse(strings.NewReader(c.in), opts...)
+			_, err := dsh.ParseLog(strings.NewReader(c.in), opts...)
 			require.ErrorIs(t, err, dsh.ErrFormat)
 			require.Contains(t, err.Error(), c.want)
 		})
 	}
 	// The faithful conversion keeps the deep arguments as the string they are.
-	s, err := dsh.Parse(strings.NewReader(hdr + `{"type":"tool/call","data":{"callId":"c","arguments":"` + deep + `"}}`))
+	s, err := dsh.ParseLog(strings.NewReader(hdr + `{"type":"tool/call","data":{"callId":"c","arguments":"` + deep + `"}}`))
 	require.NoError(t, err)
 	require.Len(t, s.Events, 1)
 }
@@ -380,12 +380,12 @@ func TestParseRefusesWhatTheLogRefuses(t *testing.T) {
 // Regression: a header value that is not a string, holding invalid UTF-8,
 // became a label the session's header cannot hold as it is (JSON turns
 // each invalid byte into U+FFFD), so the stored labels differed from
-// Session.Labels. Found by FuzzParse (testdata/fuzz/FuzzParse/3a82466ac217abf9).
+// Session.Labels. Found by FuzzParseLog (testdata/fuzz/FuzzParseLog/3a82466ac217abf9).
 func TestHeaderLabelsValidUTF8(t *testing.T) {
-	s, err := dsh.Parse(strings.NewReader("{\"type\":\"session\",\"version\":0,\"createdAt\":1,\"x\":[\"a\xffb\"],\"y\":\"c\xfed\"}\n"))
+	s, err := dsh.ParseLog(strings.NewReader("{\"type\":\"session\",\"version\":0,\"createdAt\":1,\"x\":[\"a\xffb\"],\"y\":\"c\xfed\"}\n"))
 	require.NoError(t, err)
 	require.Equal(t, "[\"a\uFFFDb\"]", s.Labels["dsh.x"])
 	require.Equal(t, "c\uFFFDd", s.Labels["dsh.y"], "a string is decoded as JSON decodes it")
-	hdr := importerstest.RoundTrip(t, s.Events, handle.WithID(s.ID), handle.WithCreatedAt(s.CreatedAt), handle.WithLabels(s.Labels))
+	hdr := importertest.RoundTrip(t, s.Events, handle.WithID(s.ID), handle.WithCreatedAt(s.CreatedAt), handle.WithLabels(s.Labels))
 	require.Equal(t, s.Labels, hdr.Labels)
 }

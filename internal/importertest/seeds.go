@@ -1,4 +1,4 @@
-package importerstest
+package importertest
 
 import "strings"
 

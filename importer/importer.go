@@ -1,7 +1,8 @@
-package importers
+package importer
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,7 +22,7 @@ import (
 
 // ErrFormat is wrapped by every error about a file's content: the file is
 // not a trace of the format it was read as.
-var ErrFormat = errors.New("importers: not a trace of this format")
+var ErrFormat = errors.New("importer: not a trace of this format")
 
 // Session is one foreign trace converted to sessionlog events.
 type Session struct {
@@ -62,19 +63,104 @@ type Link struct {
 	Spawn
 }
 
-// Format is one foreign trace format.
-type Format struct {
-	// Name is the --from value and the "source" label: "claude".
-	Name string
-	// Ext is the ending of the format's file names in a folder walk:
-	// ".jsonl", ".traj".
-	Ext string
+// Importer is one foreign trace format. Implementations hold no state
+// between calls and are safe for concurrent use.
+type Importer interface {
+	// Name is the format's name: the --from value and the "source" label
+	// ("claude").
+	Name() string
+	// Match reports whether a file met in a folder walk is of the format,
+	// by its path (Claude Code: *.jsonl; Codex: rollout-*.jsonl).
+	Match(path string) bool
 	// Parse converts one file. name is its path, for messages and labels.
-	Parse func(r io.Reader, name string) (Session, error)
-	// Children, when set, lists the files beside path that hold the
-	// sub-sessions of path's session (Claude Code's subagents), sorted;
-	// nil when there are none.
-	Children func(fsys afero.Fs, path string) ([]string, error)
+	Parse(ctx context.Context, r io.Reader, name string, cfg Config) (Session, error)
+	// Children lists the files beside path that hold the sub-sessions of
+	// path's session (Claude Code's subagents), sorted; nil when there
+	// are none.
+	Children(fsys afero.Fs, path string) ([]string, error)
+}
+
+// Config is what a caller may ask of a Parse; the zero Config is the
+// default. Build one with options (see Convert).
+type Config struct{}
+
+// Option configures Convert (and through it each Parse).
+type Option func(*Config)
+
+// Registry finds importers by format name. It is built once and read
+// only after: safe for concurrent use.
+type Registry struct {
+	byName map[string]Importer
+	names  []string
+}
+
+// ErrUnknownFormat is returned by Lookup for a name no importer has.
+var ErrUnknownFormat = errors.New("importer: unknown format")
+
+// NewRegistry returns a registry of imps; two importers of one name are
+// an error.
+func NewRegistry(imps ...Importer) (*Registry, error) {
+	r := &Registry{byName: map[string]Importer{}}
+	for _, imp := range imps {
+		name := imp.Name()
+		if _, dup := r.byName[name]; dup {
+			return nil, fmt.Errorf("importer: two importers named %q", name)
+		}
+		r.byName[name] = imp
+		r.names = append(r.names, name)
+	}
+	slices.Sort(r.names)
+	return r, nil
+}
+
+// Lookup returns the importer of the format name, or an error wrapping
+// ErrUnknownFormat that lists the names known.
+func (r *Registry) Lookup(name string) (Importer, error) {
+	if imp, ok := r.byName[name]; ok {
+		return imp, nil
+	}
+	return nil, fmt.Errorf("%w %q: want one of %s", ErrUnknownFormat, name, strings.Join(r.names, ", "))
+}
+
+// Names returns the format names, sorted.
+func (r *Registry) Names() []string { return slices.Clone(r.names) }
+
+// Format is an Importer made of its parts, for formats whose files are
+// told by their names. A Format holds no state: safe for concurrent use.
+type Format struct {
+	// Label is the format's Name.
+	Label string
+	// Prefix and Suffix are how the base names of its files start and end
+	// (Codex: "rollout-" and ".jsonl"); "" matches any.
+	Prefix, Suffix string
+	// ParseFunc is Parse.
+	ParseFunc func(ctx context.Context, r io.Reader, name string, cfg Config) (Session, error)
+	// ChildrenFunc is Children; nil means no format file has children.
+	ChildrenFunc func(fsys afero.Fs, path string) ([]string, error)
+}
+
+var _ Importer = Format{}
+
+// Name returns f.Label.
+func (f Format) Name() string { return f.Label }
+
+// Match reports whether path's base name has f's prefix and suffix.
+func (f Format) Match(path string) bool {
+	base := filepath.Base(path)
+	return strings.HasPrefix(base, f.Prefix) && strings.HasSuffix(base, f.Suffix)
+}
+
+// Parse calls f.ParseFunc.
+func (f Format) Parse(ctx context.Context, r io.Reader, name string, cfg Config) (Session, error) {
+	return f.ParseFunc(ctx, r, name, cfg)
+}
+
+// Children calls f.ChildrenFunc, or returns nil without one.
+func (f Format) Children(fsys afero.Fs, path string) ([]string, error) {
+	if f.ChildrenFunc == nil {
+		return nil, nil
+	}
+	return f.ChildrenFunc(fsys, path)
 }
 
 // Unit is a file and the files of its sub-sessions, imported together:
@@ -83,35 +169,32 @@ type Unit []string
 
 // ErrNoFiles is returned by Units for a folder that holds no file of the
 // format.
-var ErrNoFiles = errors.New("importers: no file of the format")
+var ErrNoFiles = errors.New("importer: no file of the format")
 
 // Units turns a FILE or DIR argument into the units to import: a file is
 // one unit (with its children); a folder is walked recursively, in
 // lexical order, and every file whose name ends in f.Ext is imported,
 // each child with its parent (a child whose parent is not in the folder
 // is a unit of its own).
-func Units(fsys afero.Fs, f Format, path string) ([]Unit, error) {
+func Units(fsys afero.Fs, f Importer, path string) ([]Unit, error) {
 	fi, err := fsys.Stat(path)
 	if err != nil {
 		return nil, err
 	}
 	if !fi.IsDir() {
 		u := Unit{path}
-		if f.Children != nil {
-			kids, err := f.Children(fsys, path)
-			if err != nil {
-				return nil, err
-			}
-			u = append(u, kids...)
+		kids, err := f.Children(fsys, path)
+		if err != nil {
+			return nil, err
 		}
-		return []Unit{u}, nil
+		return []Unit{append(u, kids...)}, nil
 	}
 	var files []string
 	err = afero.Walk(fsys, path, func(p string, info fs.FileInfo, err error) error {
 		if err != nil {
 			return err
 		}
-		if info.Mode().IsRegular() && strings.HasSuffix(info.Name(), f.Ext) {
+		if info.Mode().IsRegular() && f.Match(p) {
 			files = append(files, p)
 		}
 		return nil
@@ -120,21 +203,19 @@ func Units(fsys afero.Fs, f Format, path string) ([]Unit, error) {
 		return nil, err
 	}
 	if len(files) == 0 {
-		return nil, fmt.Errorf("%w in %q (want *%s)", ErrNoFiles, path, f.Ext)
+		return nil, fmt.Errorf("%w in %q (%s)", ErrNoFiles, path, f.Name())
 	}
 	kids := map[string][]string{}
 	taken := map[string]bool{}
-	if f.Children != nil {
-		for _, p := range files {
-			ks, err := f.Children(fsys, p)
-			if err != nil {
-				return nil, err
-			}
-			for _, k := range ks {
-				if slices.Contains(files, k) && !taken[k] {
-					kids[p] = append(kids[p], k)
-					taken[k] = true
-				}
+	for _, p := range files {
+		ks, err := f.Children(fsys, p)
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range ks {
+			if slices.Contains(files, k) && !taken[k] {
+				kids[p] = append(kids[p], k)
+				taken[k] = true
 			}
 		}
 	}
@@ -150,10 +231,14 @@ func Units(fsys afero.Fs, f Format, path string) ([]Unit, error) {
 // Convert parses the files of a unit and links each child to the session
 // that spawned it: the first session before it whose Spawns hold its Key.
 // A child without such a parent stands alone.
-func Convert(fsys afero.Fs, f Format, u Unit) ([]Session, error) {
+func Convert(ctx context.Context, fsys afero.Fs, f Importer, u Unit, opts ...Option) ([]Session, error) {
+	var cfg Config
+	for _, o := range opts {
+		o(&cfg)
+	}
 	out := make([]Session, 0, len(u))
 	for _, path := range u {
-		s, err := parseFile(fsys, f, path)
+		s, err := parseFile(ctx, fsys, f, path, cfg)
 		if err != nil {
 			return nil, err
 		}
@@ -170,13 +255,13 @@ func Convert(fsys afero.Fs, f Format, u Unit) ([]Session, error) {
 	return out, nil
 }
 
-func parseFile(fsys afero.Fs, f Format, path string) (Session, error) {
+func parseFile(ctx context.Context, fsys afero.Fs, f Importer, path string, cfg Config) (Session, error) {
 	file, err := fsys.Open(path)
 	if err != nil {
 		return Session{}, err
 	}
 	defer file.Close()
-	s, err := f.Parse(file, path)
+	s, err := f.Parse(ctx, file, path, cfg)
 	if err != nil {
 		return Session{}, fmt.Errorf("%s: %w", path, err)
 	}
@@ -317,7 +402,7 @@ func OptInt(n int64) any {
 // MarshalJSON writes the object.
 func (o Obj) MarshalJSON() ([]byte, error) {
 	if len(o)%2 != 0 {
-		return nil, fmt.Errorf("importers: Obj with %d elements, want key-value pairs", len(o))
+		return nil, fmt.Errorf("importer: Obj with %d elements, want key-value pairs", len(o))
 	}
 	var b bytes.Buffer
 	b.WriteByte('{')
@@ -325,7 +410,7 @@ func (o Obj) MarshalJSON() ([]byte, error) {
 	for i := 0; i < len(o); i += 2 {
 		key, ok := o[i].(string)
 		if !ok {
-			return nil, fmt.Errorf("importers: Obj key %v is not a string", o[i])
+			return nil, fmt.Errorf("importer: Obj key %v is not a string", o[i])
 		}
 		if isNil(o[i+1]) {
 			continue
