@@ -46,8 +46,13 @@ type Session struct {
 	// Parent is the index, in the slice Convert returns, of the session
 	// that spawned this one, and where; nil for none (set by Convert).
 	Parent *Link
-	// Dropped counts the source records (by kind) that have no event.
-	Dropped map[string]int
+	// Unmapped counts, by kind, the parts of source records that no event
+	// of the vocabulary stands for (a blank text block, say). Each is
+	// still in the session: in the record it came in (see Records).
+	Unmapped map[string]int
+	// Records is how many source records were read; every one is kept
+	// (RecordOf finds it again).
+	Records int
 }
 
 // Spawn is where a session started a sub-session: the seq of the
@@ -78,6 +83,10 @@ type Importer interface {
 	// path's session (Claude Code's subagents), sorted; nil when there
 	// are none.
 	Children(fsys afero.Fs, path string) ([]string, error)
+	// Records splits a file's bytes into its source records, in the order
+	// the session made by Parse keeps them (RecordOf): what an import of
+	// the file must give back, record by record.
+	Records(data []byte) ([]json.RawMessage, error)
 }
 
 // Config is what a caller may ask of a Parse; the zero Config is the
@@ -137,6 +146,8 @@ type Format struct {
 	ParseFunc func(ctx context.Context, r io.Reader, name string, cfg Config) (Session, error)
 	// ChildrenFunc is Children; nil means no format file has children.
 	ChildrenFunc func(fsys afero.Fs, path string) ([]string, error)
+	// RecordsFunc is Records; nil means JSONL (LineRecords).
+	RecordsFunc func(data []byte) ([]json.RawMessage, error)
 }
 
 var _ Importer = Format{}
@@ -153,6 +164,14 @@ func (f Format) Match(path string) bool {
 // Parse calls f.ParseFunc.
 func (f Format) Parse(ctx context.Context, r io.Reader, name string, cfg Config) (Session, error) {
 	return f.ParseFunc(ctx, r, name, cfg)
+}
+
+// Records calls f.RecordsFunc, or LineRecords without one.
+func (f Format) Records(data []byte) ([]json.RawMessage, error) {
+	if f.RecordsFunc == nil {
+		return LineRecords(data), nil
+	}
+	return f.RecordsFunc(data)
 }
 
 // Children calls f.ChildrenFunc, or returns nil without one.
@@ -293,10 +312,10 @@ func (e formatError) Is(target error) bool { return target == ErrFormat }
 // labels "source" and "sourceFile" set.
 func NewSession(name, path string) Session {
 	return Session{
-		Source:  path,
-		Labels:  map[string]string{"source": name, "sourceFile": filepath.Base(path)},
-		Spawns:  map[string]Spawn{},
-		Dropped: map[string]int{},
+		Source:   path,
+		Labels:   map[string]string{"source": name, "sourceFile": filepath.Base(path)},
+		Spawns:   map[string]Spawn{},
+		Unmapped: map[string]int{},
 	}
 }
 
@@ -320,6 +339,12 @@ type Builder struct {
 	events []eventlog.Event
 	last   int64 // time of the last event
 	err    error
+
+	// the current source record (see Record)
+	line    int
+	raw     json.RawMessage
+	taken   bool
+	records int
 }
 
 // Add appends an event of type typ at time t (Unix ms; a negative t means

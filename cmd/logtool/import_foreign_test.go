@@ -468,21 +468,24 @@ func TestImportForeignErrors(t *testing.T) {
 	require.True(t, slices.Contains(importFormats, "codex"))
 }
 
-// TestImportSkipsEmptyTrace: a Claude Code file of summaries only holds no
-// conversation: it makes no session, a note says so, the rest is imported.
-func TestImportSkipsEmptyTrace(t *testing.T) {
+// TestImportKeepsBookkeepingOnlyTrace: a Claude Code file of summaries only
+// holds no conversation, but the import is lossless: its session holds the
+// summary line as claude/summary.
+func TestImportKeepsBookkeepingOnlyTrace(t *testing.T) {
 	src := t.TempDir()
-	writeFile(t, filepath.Join(src, "a.jsonl"), `{"type":"summary","summary":"Old work","leafUuid":"x"}`+"\n")
+	summary := `{"type":"summary","summary":"Old work","leafUuid":"x"}`
+	writeFile(t, filepath.Join(src, "a.jsonl"), summary+"\n")
 	writeFile(t, filepath.Join(src, "b.jsonl"),
 		`{"type":"user","uuid":"u1","timestamp":"2026-01-01T00:00:00Z","sessionId":"S","message":{"role":"user","content":"hi"}}`+"\n",
 		`{"type":"assistant","uuid":"a1","timestamp":"2026-01-01T00:00:01Z","message":{"id":"m1","model":"m","content":[{"type":"text","text":"hello"}]}}`+"\n")
 	dir := t.TempDir()
 	res := logtool(t, "", "--dir", dir, "import", "--from", "claude", src)
 	require.Equal(t, 0, res.code, res.stderr)
-	require.Equal(t, "logtool: import: skipped "+filepath.Join(src, "a.jsonl")+": no events\n", res.stderr)
 	lines := importLines(t, res.stdout)
-	require.Len(t, lines, 1)
-	require.Equal(t, filepath.Join(src, "b.jsonl"), lines[0].Source)
+	require.Len(t, lines, 2)
+	require.Equal(t, filepath.Join(src, "a.jsonl"), lines[0].Source)
+	require.JSONEq(t, `{"seq":0,"type":"claude/summary","time":0,"data":`+summary+`}`, strings.TrimSpace(catJSON(t, dir, lines[0].ID)))
+	require.Equal(t, filepath.Join(src, "b.jsonl"), lines[1].Source)
 	require.JSONEq(t, `{"seq":5,"type":"turn/end","time":1767225601000,"data":{"kind":"completed"}}`,
-		strings.Split(strings.TrimSpace(catJSON(t, dir, lines[0].ID)), "\n")[5])
+		strings.Split(strings.TrimSpace(catJSON(t, dir, lines[1].ID)), "\n")[5])
 }

@@ -120,9 +120,11 @@ func Parse(r io.Reader, name string) (importer.Session, error) {
 			return importer.Formatf("line %d: no \"type\"", n)
 		}
 		seen = true
+		p.b.Record(n, raw)
 		if err := p.line(l); err != nil {
 			return fmt.Errorf("line %d: %w", n, err)
 		}
+		p.b.Keep(importer.Namespace(Name, l.Type), p.t)
 		if err := p.b.Err(); err != nil {
 			return fmt.Errorf("line %d: %w", n, err)
 		}
@@ -132,12 +134,12 @@ func Parse(r io.Reader, name string) (importer.Session, error) {
 		return importer.Session{}, err
 	}
 	if torn {
-		p.s.Dropped["torn last line"]++
+		p.s.Unmapped["torn last line"]++
 	}
 	if !p.messages {
 		// Claude Code leaves files of bookkeeping lines only (summaries of
 		// other sessions, say): a transcript without a conversation.
-		for _, typ := range slices.Sorted(maps.Keys(p.s.Dropped)) {
+		for _, typ := range slices.Sorted(maps.Keys(p.s.Unmapped)) {
 			if !slices.Contains(bookkeeping, typ) {
 				return importer.Session{}, importer.Formatf("no user or assistant line, and lines of type %q: not a Claude Code transcript", typ)
 			}
@@ -147,6 +149,7 @@ func Parse(r io.Reader, name string) (importer.Session, error) {
 		}
 	}
 	p.finish()
+	p.s.Records = p.b.Records()
 	p.s.Events, err = p.b.Events()
 	return p.s, err
 }
@@ -155,6 +158,7 @@ func Parse(r io.Reader, name string) (importer.Session, error) {
 type parser struct {
 	s importer.Session
 	b importer.Builder
+	t int64 // time of the current line (-1: none)
 
 	messages   bool   // a user or assistant line was seen
 	known      bool   // a line of a type Claude Code writes was seen
@@ -172,6 +176,7 @@ type parser struct {
 
 func (p *parser) line(l line) error {
 	t := int64(-1)
+	defer func() { p.t = t }()
 	if ms, ok := importer.ParseTime(l.Timestamp); ok {
 		t = ms
 		if !p.timeSet {
@@ -181,7 +186,7 @@ func (p *parser) line(l line) error {
 	switch l.Type {
 	case "user", "assistant":
 		if l.Message == nil {
-			p.s.Dropped[l.Type+" without message"]++
+			p.s.Unmapped[l.Type+" without message"]++
 			return nil
 		}
 		if !p.messages {
@@ -189,7 +194,7 @@ func (p *parser) line(l line) error {
 		} else if l.IsSidechain != p.sidechain {
 			// Older Claude Code wrote a subagent's lines into the main
 			// transcript, marked isSidechain: not this conversation.
-			p.s.Dropped["sidechain "+l.Type]++
+			p.s.Unmapped["sidechain "+l.Type]++
 			return nil
 		}
 		p.labels(l)
@@ -202,7 +207,7 @@ func (p *parser) line(l line) error {
 	case "summary":
 		p.s.SetLabel("title", l.Summary)
 	default:
-		p.s.Dropped[l.Type]++
+		p.s.Unmapped[l.Type]++
 	}
 	if slices.Contains(bookkeeping, l.Type) || l.Type == "system" || l.Type == "summary" {
 		p.known = true
@@ -227,8 +232,6 @@ func (p *parser) labels(l line) {
 		p.s.SetLabel("model", l.Message.Model)
 	}
 }
-
-func src(l line) importer.Obj { return importer.Obj{"uuid", importer.Opt(l.UUID)} }
 
 // blocks reads a message's content: a string is one text block.
 func blocks(content json.RawMessage) ([]block, error) {
@@ -260,7 +263,7 @@ func (p *parser) user(l line, t int64) error {
 		case "image", "document":
 			texts = append(texts, "["+b.Type+"]")
 		default:
-			p.s.Dropped["user block "+b.Type]++
+			p.s.Unmapped["user block "+b.Type]++
 		}
 	}
 	if len(texts) == 0 {
@@ -270,19 +273,19 @@ func (p *parser) user(l line, t int64) error {
 	switch {
 	case l.IsCompactSummary:
 		p.closeStep()
-		p.b.Add("context/compacted", t, importer.Obj{"summary", text, "source", src(l)})
+		p.b.Add("context/compacted", t, importer.Obj{"summary", text, "source", p.b.Src()})
 		p.lastAnswer = false
 	case l.IsMeta:
 		p.openTurn(t)
-		p.b.Add("user/message", t, importer.Obj{"text", text, "meta", true, "source", src(l)})
+		p.b.Add("user/message", t, importer.Obj{"text", text, "meta", true, "source", p.b.Src()})
 	case strings.HasPrefix(text, interruptPrefix):
 		p.openTurn(t)
-		p.b.Add("user/message", t, importer.Obj{"text", text, "source", src(l)})
+		p.b.Add("user/message", t, importer.Obj{"text", text, "source", p.b.Src()})
 		p.endTurn("interrupted", t)
 	case results > 0:
 		// Text beside tool results: said to the model within the turn.
 		p.openTurn(t)
-		p.b.Add("user/message", t, importer.Obj{"text", text, "source", src(l)})
+		p.b.Add("user/message", t, importer.Obj{"text", text, "source", p.b.Src()})
 		p.lastAnswer = false
 	default:
 		if p.turnOpen && p.answered {
@@ -293,7 +296,7 @@ func (p *parser) user(l line, t int64) error {
 			p.endTurn(kind, -1)
 		}
 		p.openTurn(t)
-		p.b.Add("user/message", t, importer.Obj{"text", text, "source", src(l)})
+		p.b.Add("user/message", t, importer.Obj{"text", text, "source", p.b.Src()})
 		p.lastAnswer = false
 	}
 	return nil
@@ -302,10 +305,11 @@ func (p *parser) user(l line, t int64) error {
 func (p *parser) toolResult(l line, t int64, b block, first bool) {
 	p.openTurn(t)
 	out := resultText(b.Content)
-	data := importer.Obj{"id", b.ToolUseID, "output", out, "source", src(l)}
+	key := "output"
 	if b.IsError {
-		data = importer.Obj{"id", b.ToolUseID, "error", out, "source", src(l)}
+		key = "error"
 	}
+	data := importer.Obj{"id", b.ToolUseID, key, out, "source", p.b.Src()}
 	p.b.Add("tool/result", t, data)
 	delete(p.pending, b.ToolUseID)
 	p.lastAnswer = false
@@ -372,29 +376,29 @@ func (p *parser) assistant(l line, t int64) error {
 	for _, b := range bs {
 		switch b.Type {
 		case "thinking":
-			p.b.Add("assistant/reasoning", t, importer.Obj{"text", b.Thinking, "signature", importer.Opt(b.Signature), "source", src(l)})
+			p.b.Add("assistant/reasoning", t, importer.Obj{"text", b.Thinking, "signature", importer.Opt(b.Signature), "source", p.b.Src()})
 		case "redacted_thinking":
-			p.b.Add("assistant/reasoning", t, importer.Obj{"text", "", "redacted", true, "source", src(l)})
+			p.b.Add("assistant/reasoning", t, importer.Obj{"text", "", "redacted", true, "source", p.b.Src()})
 		case "text":
 			if strings.TrimSpace(b.Text) == "" {
-				p.s.Dropped["blank text block"]++
+				p.s.Unmapped["blank text block"]++
 				continue
 			}
-			p.b.Add("assistant/message", t, importer.Obj{"text", b.Text, "source", src(l)})
+			p.b.Add("assistant/message", t, importer.Obj{"text", b.Text, "source", p.b.Src()})
 		case "tool_use", "server_tool_use":
 			args := b.Input
 			if len(bytes.TrimSpace(args)) == 0 {
 				args = json.RawMessage("{}")
 			}
-			p.calls[b.ID] = p.b.Add("tool/call", t, importer.Obj{"id", b.ID, "name", b.Name, "args", args, "source", src(l)})
+			p.calls[b.ID] = p.b.Add("tool/call", t, importer.Obj{"id", b.ID, "name", b.Name, "args", args, "source", p.b.Src()})
 			p.pending[b.ID] = true
 		default:
 			if strings.HasSuffix(b.Type, "_tool_result") {
-				p.b.Add("tool/result", t, importer.Obj{"id", b.ToolUseID, "output", b.Content, "source", src(l)})
+				p.b.Add("tool/result", t, importer.Obj{"id", b.ToolUseID, "output", b.Content, "source", p.b.Src()})
 				delete(p.pending, b.ToolUseID)
 				continue
 			}
-			p.s.Dropped["assistant block "+b.Type]++
+			p.s.Unmapped["assistant block "+b.Type]++
 			continue
 		}
 	}
@@ -402,6 +406,9 @@ func (p *parser) assistant(l line, t int64) error {
 	return nil
 }
 
+// system reads a system line: hooks and turn durations end an answered
+// turn; the line itself is kept as claude/system (compaction boundaries
+// among them).
 func (p *parser) system(l line, t int64) {
 	switch l.Subtype {
 	case "stop_hook_summary", "turn_duration":
@@ -410,15 +417,6 @@ func (p *parser) system(l line, t int64) {
 		}
 	case "compact_boundary":
 		p.closeStep()
-	default:
-		var content any
-		var s string
-		if json.Unmarshal(l.Content, &s) == nil {
-			content = importer.Opt(s)
-		} else if len(l.Content) > 0 {
-			content = l.Content
-		}
-		p.b.Add("claude/system", t, importer.Obj{"subtype", importer.Opt(l.Subtype), "content", content, "level", importer.Opt(l.Level), "source", src(l)})
 	}
 }
 
@@ -446,7 +444,7 @@ func (p *parser) closeStep() {
 				"model", importer.Opt(p.stepModel),
 			})
 		} else {
-			p.s.Dropped["usage out of range"]++
+			p.s.Unmapped["usage out of range"]++
 		}
 	}
 	p.b.Add("step/end", -1, importer.Obj{})

@@ -13,6 +13,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/importer"
 	"github.com/sessionlog/sessionlog/importer/claude"
+	"github.com/sessionlog/sessionlog/internal/importertest"
 )
 
 // events renders events as "type data" lines, times left out.
@@ -21,7 +22,7 @@ func events(t *testing.T, es []eventlog.Event) []string {
 	var out []string
 	for i, e := range es {
 		require.Equal(t, int64(i), e.Seq)
-		out = append(out, e.Type+" "+string(e.Data))
+		out = append(out, importertest.Brief(claude.Name, e))
 	}
 	return out
 }
@@ -48,29 +49,34 @@ func TestParse(t *testing.T) {
 	s := parse(t, `{"type":"file-history-snapshot","messageId":"x","snapshot":{}}`, prompt, blank, thinking, call, progress, result, answer, stopHook,
 		`{"type":"summary","summary":"Fixing it","leafUuid":"a3"}`)
 	require.Equal(t, []string{
+		`claude/file-history-snapshot @`,
 		`turn/start {}`,
-		`user/message {"text":"Fix it","source":{"uuid":"u1"}}`,
+		`user/message {"text":"Fix it","source":{"line":2,"record":@}}`,
 		`step/start {}`,
-		`assistant/reasoning {"text":"hm","signature":"sig","source":{"uuid":"a1"}}`,
-		`tool/call {"id":"t1","name":"Task","args":{"prompt":"look"},"source":{"uuid":"a2"}}`,
-		`tool/result {"id":"t1","output":"found","source":{"uuid":"u2"}}`,
+		`claude/assistant @`,
+		`assistant/reasoning {"text":"hm","signature":"sig","source":{"line":4,"record":@}}`,
+		`tool/call {"id":"t1","name":"Task","args":{"prompt":"look"},"source":{"line":5,"record":@}}`,
+		`claude/progress @`,
+		`tool/result {"id":"t1","output":"found","source":{"line":7,"record":@}}`,
 		`usage {"inputTokens":18,"outputTokens":7,"cachedTokens":10,"cacheWriteTokens":5,"model":"claude-x"}`,
 		`step/end {}`,
 		`step/start {}`,
-		`assistant/message {"text":"Done <ok>","source":{"uuid":"a3"}}`,
+		`assistant/message {"text":"Done <ok>","source":{"line":8,"record":@}}`,
 		`usage {"inputTokens":1,"outputTokens":2,"model":"claude-x"}`,
 		`step/end {}`,
 		`turn/end {"kind":"completed"}`,
+		`claude/system @`,
+		`claude/summary @`,
 	}, events(t, s.Events))
 	require.Equal(t, int64(1767225600000), s.CreatedAt)
 	require.Equal(t, int64(1767225605000), s.Events[len(s.Events)-1].Time, "turn/end at the stop hook")
-	require.Equal(t, int64(1767225603000), s.Events[6].Time, "usage at the last event's time")
+	require.Equal(t, int64(1767225603000), s.Events[9].Time, "usage at the last event's time")
 	require.Equal(t, map[string]string{
 		"source": "claude", "sourceFile": "s.jsonl", "sourceId": "S", "cwd": "/w", "claude.version": "2.1",
 		"model": "claude-x", "title": "Fixing it",
 	}, s.Labels)
-	require.Equal(t, map[string]importer.Spawn{"abc": {Seq: 4, Call: "t1"}}, s.Spawns)
-	require.Equal(t, map[string]int{"file-history-snapshot": 1, "progress": 1, "blank text block": 1}, s.Dropped)
+	require.Equal(t, map[string]importer.Spawn{"abc": {Seq: 6, Call: "t1"}}, s.Spawns)
+	require.Equal(t, map[string]int{"file-history-snapshot": 1, "progress": 1, "blank text block": 1}, s.Unmapped)
 
 	again := parse(t, `{"type":"file-history-snapshot","messageId":"x","snapshot":{}}`, prompt, blank, thinking, call, progress, result, answer, stopHook,
 		`{"type":"summary","summary":"Fixing it","leafUuid":"a3"}`)
@@ -88,38 +94,41 @@ func TestTurns(t *testing.T) {
 	s := parse(t, prompt, answer, second, meta, call, interrupt, prompt, answer, boundary, compact, apiErr, sidechain, call)
 	require.Equal(t, []string{
 		`turn/start {}`,
-		`user/message {"text":"Fix it","source":{"uuid":"u1"}}`,
+		`user/message {"text":"Fix it","source":{"line":1,"record":@}}`,
 		`step/start {}`,
-		`assistant/message {"text":"Done <ok>","source":{"uuid":"a3"}}`,
+		`assistant/message {"text":"Done <ok>","source":{"line":2,"record":@}}`,
 		// A new prompt ends the answered turn.
 		`usage {"inputTokens":1,"outputTokens":2,"model":"claude-x"}`,
 		`step/end {}`,
 		`turn/end {"kind":"completed"}`,
 		`turn/start {}`,
-		`user/message {"text":"more\n\n[image]","source":{"uuid":"u3"}}`,
-		`user/message {"text":"<local-command-stdout>ok</local-command-stdout>","meta":true,"source":{"uuid":"u4"}}`,
+		`user/message {"text":"more\n\n[image]","source":{"line":3,"record":@}}`,
+		`user/message {"text":"<local-command-stdout>ok</local-command-stdout>","meta":true,"source":{"line":4,"record":@}}`,
 		`step/start {}`,
-		`tool/call {"id":"t1","name":"Task","args":{"prompt":"look"},"source":{"uuid":"a2"}}`,
+		`tool/call {"id":"t1","name":"Task","args":{"prompt":"look"},"source":{"line":5,"record":@}}`,
 		// The user interrupts: the call keeps no result, the turn ends.
-		`user/message {"text":"[Request interrupted by user]","source":{"uuid":"u5"}}`,
+		`user/message {"text":"[Request interrupted by user]","source":{"line":6,"record":@}}`,
 		`usage {"inputTokens":18,"outputTokens":7,"cachedTokens":10,"cacheWriteTokens":5,"model":"claude-x"}`,
 		`step/end {}`,
 		`turn/end {"kind":"interrupted"}`,
 		`turn/start {}`,
-		`user/message {"text":"Fix it","source":{"uuid":"u1"}}`,
+		`user/message {"text":"Fix it","source":{"line":7,"record":@}}`,
 		`step/start {}`,
-		`assistant/message {"text":"Done <ok>","source":{"uuid":"a3"}}`,
+		`assistant/message {"text":"Done <ok>","source":{"line":8,"record":@}}`,
 		`usage {"inputTokens":1,"outputTokens":2,"model":"claude-x"}`,
 		`step/end {}`,
-		`context/compacted {"summary":"Summary: fixed","source":{"uuid":"u6"}}`,
-		`claude/system {"subtype":"api_error","content":"overloaded","level":"error","source":{"uuid":"y3"}}`,
+		// The compaction boundary and the API error are kept as records.
+		`claude/system @`,
+		`context/compacted {"summary":"Summary: fixed","source":{"line":10,"record":@}}`,
+		`claude/system @`,
+		`claude/assistant @`, // the sidechain line
 		// The call at the end has no result: the turn stays open.
 		`step/start {}`,
-		`tool/call {"id":"t1","name":"Task","args":{"prompt":"look"},"source":{"uuid":"a2"}}`,
+		`tool/call {"id":"t1","name":"Task","args":{"prompt":"look"},"source":{"line":13,"record":@}}`,
 		`usage {"inputTokens":18,"outputTokens":7,"cachedTokens":10,"cacheWriteTokens":5,"model":"claude-x"}`,
 		`step/end {}`,
 	}, events(t, s.Events))
-	require.Equal(t, 1, s.Dropped["sidechain assistant"])
+	require.Equal(t, 1, s.Unmapped["sidechain assistant"])
 }
 
 func TestParseErrors(t *testing.T) {
@@ -140,13 +149,13 @@ func TestParseErrors(t *testing.T) {
 	// Bookkeeping lines only: a transcript without a conversation.
 	s, err := claude.Parse(strings.NewReader(`{"type":"summary","summary":"Old","leafUuid":"x"}`+"\n"+`{"type":"file-history-snapshot","snapshot":{}}`+"\n"), "f.jsonl")
 	require.NoError(t, err)
-	require.Empty(t, s.Events)
+	require.Equal(t, []string{"claude/summary", "claude/file-history-snapshot"}, types(s.Events), "kept as records")
 	require.Equal(t, "Old", s.Labels["title"])
 
 	// A torn last line (no newline, not JSON) is dropped, not an error.
 	s, err = claude.Parse(strings.NewReader(prompt+"\n"+answer+"\n"+`{"type":"assist`), "f.jsonl")
 	require.NoError(t, err)
-	require.Equal(t, 1, s.Dropped["torn last line"])
+	require.Equal(t, 1, s.Unmapped["torn last line"])
 }
 
 func TestSubagentsUnit(t *testing.T) {
@@ -215,13 +224,13 @@ func TestUsageOutOfRange(t *testing.T) {
 			s := parse(t, prompt, reply(usage))
 			require.Equal(t, []string{
 				`turn/start {}`,
-				`user/message {"text":"Fix it","source":{"uuid":"u1"}}`,
+				`user/message {"text":"Fix it","source":{"line":1,"record":@}}`,
 				`step/start {}`,
-				`assistant/message {"text":"Hi","source":{"uuid":"a9"}}`,
+				`assistant/message {"text":"Hi","source":{"line":2,"record":@}}`,
 				`step/end {}`,
 				`turn/end {"kind":"completed"}`,
 			}, events(t, s.Events))
-			require.Equal(t, 1, s.Dropped["usage out of range"])
+			require.Equal(t, 1, s.Unmapped["usage out of range"])
 		})
 	}
 	s := parse(t, prompt, reply(`{"input_tokens":9223372036854775806,"output_tokens":0,"cache_read_input_tokens":1}`))
@@ -239,4 +248,12 @@ func TestEventTooLarge(t *testing.T) {
 	_, err := claude.Parse(strings.NewReader(in), "f.jsonl")
 	require.ErrorIs(t, err, importer.ErrFormat)
 	require.Contains(t, err.Error(), "line 2: seq 2: eventlog: row too large: the row of a \"user/message\" event would be ")
+}
+
+func types(es []eventlog.Event) []string {
+	var out []string
+	for _, e := range es {
+		out = append(out, e.Type)
+	}
+	return out
 }

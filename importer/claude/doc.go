@@ -37,39 +37,46 @@
 //     from the run's last line (inputTokens counts cached and
 //     cache-creation tokens too, cachedTokens the cache reads; a usage
 //     with a negative count, or a sum beyond int64, makes no event and is
-//     counted in Session.Dropped as "usage out of range"). Blocks:
+//     counted in Session.Unmapped as "usage out of range"). Blocks:
 //     thinking → assistant/reasoning {"text","signature"?}; redacted_thinking
 //     → assistant/reasoning {"text":"","redacted":true}; text →
 //     assistant/message {"text"} (whitespace-only text blocks, a streaming
-//     artefact, are dropped); tool_use and server_tool_use → tool/call
+//     artefact, make none); tool_use and server_tool_use → tool/call
 //     {"id","name","args"}; a *_tool_result block → tool/result. An
 //     assistant line outside a turn opens one (turn/start {}).
 //   - A tool_result block → tool/result {"id","output"} or, with is_error,
 //     {"id","error"}: the content string, or its text blocks joined.
 //   - system stop_hook_summary and turn_duration end an answered turn
-//     (turn/end {"kind":"completed"}); other system lines but
-//     compact_boundary become claude/system {"subtype","content"?,"level"?},
-//     a type the projections carry past.
+//     (turn/end {"kind":"completed"}); compact_boundary closes the open
+//     step.
 //   - At the end of the file an answered turn whose calls all have results
 //     and whose last event is the assistant's is closed as completed; one
 //     that ends with calls without results, or waiting for the model, stays
 //     open (`logtool resume` closes it as interrupted).
 //   - User and assistant lines whose isSidechain differs from the first
 //     one's (older Claude Code wrote a subagent's lines into the main
-//     transcript), progress, file-history-snapshot and queue-operation
-//     lines, and lines of other types are dropped (counted in
-//     Session.Dropped); a "summary" line gives the "title" label.
+//     transcript), progress, file-history-snapshot, queue-operation,
+//     system and summary lines, and lines of other types make no
+//     vocabulary event: each is kept as claude/<type> (below); a
+//     "summary" line gives the "title" label.
 //   - A file without user or assistant lines is still a transcript when
 //     its lines are of the types above (Claude Code leaves files holding
 //     only summaries of other sessions): it gives a session without a
-//     conversation, often without events. Otherwise it is not a
+//     conversation, of claude/* events only. Otherwise it is not a
 //     transcript (ErrFormat).
 //   - A line that cannot be read, or whose event the log would refuse (a
 //     row beyond eventlog.MaxRowSize once converted), is an ErrFormat
 //     error naming the line ("line N: …").
 //
-// user/message, assistant/*, tool/*, context/compacted and claude/system
-// data carry "source":{"uuid"} naming the line they came from.
+// # Lossless
+//
+// Every line is kept (see the importer package): the first event of the
+// vocabulary made from a line carries it as "source":{"line","record"},
+// the line's other events "source":{"line"}; a line that makes no such
+// event (progress, file-history-snapshot, system, summary, a sidechain
+// line, an assistant line of blank text only) is an event claude/<type>
+// whose data is the line. Lines are records in file order, so the
+// transcript is rebuilt line by line from the session (importer.RecordOf).
 //
 // Times are the lines' timestamps (Unix ms); an event made at a line
 // without one takes the previous event's time. createdAt is the first

@@ -45,11 +45,11 @@
 //
 // # The mapping of the import (Parse)
 //
-// Every dsh event becomes one event of the same type, with the data
-// Vocabulary gives it (dsh's own types — request/header,
-// command/run, goal/change, approval/*, tool-workflow/* … — keep their data
-// and are carried past by the projections; packed chunk rows are expanded
-// into assistant/chunk events). Around each assistant/message the import
+// The header row is kept as dsh/session. Every dsh event of a type of the
+// vocabulary becomes one event of the same type, with the data Vocabulary
+// gives it (packed chunk rows are expanded into assistant/chunk events);
+// dsh's own types (request/header, command/run, goal/change, approval/*,
+// tool-workflow/* …) become dsh/<type> events whose data is the row. Around each assistant/message the import
 // adds what the vocabulary rewrite leaves out:
 //
 //   - before it, assistant/reasoning {"text","source"} for each reasoning
@@ -59,11 +59,13 @@
 //     negative and their sum within int64: dsh counts
 //     cache reads (cacheReadTokens) and writes apart from inputTokens, §8
 //     counts them in it, cachedTokens being the reads; the model is the
-//     message's; dsh's usage object is kept as "source":{"seq","usage"}.
+//     message's (dsh's usage object is in the row).
 //
-// Events the import adds or rewrote (but assistant/chunk deltas) carry
-// "source":{"seq"}: the dsh seq of the event they came from. Seqs are renumbered from 0 (the added events
-// take seqs); times are dsh's (an event without one gets the previous
+// Lossless: the first vocabulary event made from a row carries the row as
+// "source":{"line","record"}, the row's other events "source":{"line"}
+// (data that can hold no "source" — not an object, or one with a
+// "source" of its own — is kept as it is, the row beside it as
+// dsh/record). Seqs are renumbered from 0 (the added events take seqs); times are dsh's (an event without one gets the previous
 // time + 1, the header's createdAt for the first). createdAt is the
 // header's. Labels: source "dsh", sourceFile, sourceId (the header's id),
 // cwd, model (the first request/header's, else the first message's),

@@ -53,9 +53,18 @@ func Parse(r io.Reader, name string) (importer.Session, error) {
 	}
 
 	var b importer.Builder
+	rows := bytes.Split(data, []byte("\n"))
+	record := func(line int) json.RawMessage { return bytes.TrimSuffix(rows[line-1], []byte("\r")) }
+	b.Record(1, record(1))
+	b.Keep(importer.Namespace(Name, "session"), s.CreatedAt)
+	line := 0
 	for i, e := range voc.Events {
 		orig := raw.Events[i]
-		src := importer.Obj{"seq", orig.Seq}
+		if l := raw.Lines[i]; l != line {
+			b.Keep(importer.Namespace(Name, "record"), e.Time)
+			line = l
+			b.Record(line, record(line))
+		}
 		switch e.Type {
 		case "request/header":
 			var d struct {
@@ -75,12 +84,21 @@ func Parse(r io.Reader, name string) (importer.Session, error) {
 			s.SetLabel("title", d.Title)
 		}
 		rewritten := !bytes.Equal(e.Data, orig.Data)
-		data := json.RawMessage(e.Data)
-		if rewritten && e.Type != "assistant/chunk" {
-			data = withSource(e.Data, src)
+		if !importer.IsVocabulary(e.Type) {
+			// dsh's own types: the row itself, in dsh's namespace.
+			b.AddRecord(importer.Namespace(Name, e.Type), e.Time)
+			if b.Taken() {
+				continue
+			}
 		}
 		if e.Type != "assistant/message" || !rewritten {
-			b.Add(e.Type, e.Time, data)
+			if !canCarry(e.Data) {
+				// Data that can hold no "source": the row kept beside it.
+				b.AddRecord(importer.Namespace(Name, "record"), e.Time)
+				b.Add(e.Type, e.Time, e.Data)
+				continue
+			}
+			b.Add(e.Type, e.Time, withSource(e.Data, b.Src()))
 			continue
 		}
 		var d struct {
@@ -98,36 +116,48 @@ func Parse(r io.Reader, name string) (importer.Session, error) {
 		_ = json.Unmarshal(orig.Data, &d) // the vocabulary read it: it is an object
 		for _, p := range d.Message.Content {
 			if p.Type == "reasoning" {
-				b.Add("assistant/reasoning", e.Time, importer.Obj{"text", p.Text, "source", src})
+				b.Add("assistant/reasoning", e.Time, importer.Obj{"text", p.Text, "source", b.Src()})
 			}
 		}
-		b.Add(e.Type, e.Time, data)
+		b.Add(e.Type, e.Time, withSource(e.Data, b.Src()))
 		s.SetLabel("model", d.Message.Source.Model)
-		if u, ok := usage(d.Usage, d.Message.Source.Model, src); ok {
+		if u, ok := usage(d.Usage, d.Message.Source.Model, b.Src()); ok {
 			b.Add("usage", e.Time, u)
 		}
 	}
+	b.Keep(importer.Namespace(Name, "record"), b.Last())
+	s.Records = b.Records()
 	s.Events, err = b.Events()
 	return s, err
 }
 
-// withSource adds "source" to the object data (the vocabulary's shapes are
-// objects); other data is kept as it is.
+// canCarry reports whether data is an object without a "source" key of
+// its own: withSource can add one.
+func canCarry(data json.RawMessage) bool {
+	var probe map[string]json.RawMessage
+	if json.Unmarshal(data, &probe) != nil || probe == nil {
+		return false
+	}
+	_, taken := probe[importer.SourceKey]
+	return !taken
+}
+
+// withSource adds "source" to the object data, which canCarry accepts.
 func withSource(data json.RawMessage, src importer.Obj) json.RawMessage {
-	d := bytes.TrimSpace(data)
-	if len(d) < 2 || d[0] != '{' {
+	d, err := importer.Marshal(data)
+	if err != nil {
 		return data
 	}
-	s, err := importer.Marshal(src)
+	sb, err := importer.Marshal(src)
 	if err != nil {
 		return data
 	}
 	if string(d) == "{}" {
-		return json.RawMessage(`{"source":` + string(s) + `}`)
+		return json.RawMessage(`{"source":` + string(sb) + `}`)
 	}
 	out := append([]byte{}, d[:len(d)-1]...)
 	out = append(out, `,"source":`...)
-	out = append(out, s...)
+	out = append(out, sb...)
 	return append(out, '}')
 }
 
@@ -154,6 +184,6 @@ func usage(raw json.RawMessage, model string, src importer.Obj) (importer.Obj, b
 		"outputTokens", *u.OutputTokens,
 		"cachedTokens", importer.OptInt(u.CacheReadTokens),
 		"model", importer.Opt(model),
-		"source", append(src, "usage", raw),
+		"source", src,
 	}, true
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/importer"
 	"github.com/sessionlog/sessionlog/importer/dsh"
+	"github.com/sessionlog/sessionlog/internal/importertest"
 )
 
 func TestParse(t *testing.T) {
@@ -31,24 +32,25 @@ func TestParse(t *testing.T) {
 	var got []string
 	for i, e := range s.Events {
 		require.Equal(t, int64(i), e.Seq)
-		got = append(got, e.Type+" "+string(e.Data))
+		got = append(got, importertest.Brief(dsh.Name, e))
 	}
 	require.Equal(t, []string{
-		`turn/start {"turn":1}`,
-		`user/message {"text":"hi","source":{"seq":1}}`,
-		`session/title {"title":"Say hi"}`,
-		`step/start {"turn":1,"step":1}`,
-		`request/header {"header":{"config":{"model":"ds-v4"}}}`,
-		`assistant/chunk {"text":"H"}`,
-		`assistant/chunk {"text":"e"}`,
-		`assistant/chunk {"text":"y"}`,
-		`assistant/reasoning {"text":"greet","source":{"seq":8}}`,
-		`assistant/message {"text":"Hey","source":{"seq":8}}`,
-		`usage {"inputTokens":105,"outputTokens":2,"cachedTokens":100,"model":"ds-v4","source":{"seq":8,"usage":{"inputTokens":5,"outputTokens":2,"cacheReadTokens":100,"reasoningTokens":1}}}`,
-		`tool/call {"id":"c1","name":"sh","args":{"cmd":"ls"},"source":{"seq":9}}`,
-		`tool/result {"id":"c1","output":"a.go","source":{"seq":10}}`,
-		`step/end {"turn":1,"step":1}`,
-		`turn/end {"kind":"completed","source":{"seq":12}}`,
+		`dsh/session @`,
+		`turn/start {"turn":1,"source":{"line":2,"record":@}}`,
+		`user/message {"text":"hi","source":{"line":3,"record":@}}`,
+		`dsh/session/title @`,
+		`step/start {"turn":1,"step":1,"source":{"line":5,"record":@}}`,
+		`dsh/request/header @`,
+		`assistant/chunk {"text":"H","source":{"line":7,"record":@}}`,
+		`assistant/chunk {"text":"e","source":{"line":7}}`,
+		`assistant/chunk {"text":"y","source":{"line":7}}`,
+		`assistant/reasoning {"text":"greet","source":{"line":8,"record":@}}`,
+		`assistant/message {"text":"Hey","source":{"line":8}}`,
+		`usage {"inputTokens":105,"outputTokens":2,"cachedTokens":100,"model":"ds-v4","source":{"line":8}}`,
+		`tool/call {"id":"c1","name":"sh","args":{"cmd":"ls"},"source":{"line":9,"record":@}}`,
+		`tool/result {"id":"c1","output":"a.go","source":{"line":10,"record":@}}`,
+		`step/end {"turn":1,"step":1,"source":{"line":11,"record":@}}`,
+		`turn/end {"kind":"completed","source":{"line":12,"record":@}}`,
 	}, got)
 	require.Equal(t, int64(1000), s.CreatedAt)
 	require.Equal(t, int64(1010), s.Events[10].Time)
@@ -86,8 +88,9 @@ func TestUsageOutOfRange(t *testing.T) {
 				`{"type":"assistant/message","data":{"message":{"content":[{"type":"text","text":"Hi"}]},"usage":` + usage + `}}`
 			s, err := dsh.Parse(strings.NewReader(in), "s.jsonl")
 			require.NoError(t, err)
-			require.Len(t, s.Events, 1)
-			require.Equal(t, `{"text":"Hi","source":{"seq":0}}`, string(s.Events[0].Data))
+			require.Len(t, s.Events, 2, "the header and the message, no usage")
+			require.Equal(t, "assistant/message", s.Events[1].Type)
+			require.Equal(t, `assistant/message {"text":"Hi","source":{"line":2,"record":@}}`, importertest.Brief(dsh.Name, s.Events[1]))
 		})
 	}
 }

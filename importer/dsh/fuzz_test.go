@@ -35,58 +35,59 @@ func FuzzParse(f *testing.F) {
 		require.Empty(t, s.Spawns)
 		require.Empty(t, s.Key)
 
-		// The mapping: each event of the vocabulary conversion, in order,
-		// with its type and time, a rewritten one naming its dsh seq;
-		// before a rewritten assistant/message its reasoning, after it its
-		// usage.
+		importertest.CheckLossless(t, dsh.New(), in, s)
+
+		// The mapping: the header as dsh/session, then each event of the
+		// vocabulary conversion, in order, with its time: dsh's own types
+		// as the row itself (dsh/<type>), the vocabulary's with their data
+		// and a "source" (or, for data that can hold none, beside the row
+		// as dsh/record); before a rewritten assistant/message its
+		// reasoning, after it its usage.
 		raw, err := dsh.ParseLog(bytes.NewReader(in))
 		require.NoError(t, err, "the importer took what the converter refuses")
 		voc, err := dsh.ParseLog(bytes.NewReader(in), dsh.Vocabulary())
 		require.NoError(t, err, "the importer took what the converter refuses")
 		require.Equal(t, voc.CreatedAt, s.CreatedAt)
 		require.Equal(t, voc.Labels["dsh.id"], s.Labels["sourceId"])
-		j := 0
+		require.Equal(t, "dsh/session", s.Events[0].Type)
+		j := 1
 		for i, e := range voc.Events {
 			rewritten := !bytes.Equal(e.Data, raw.Events[i].Data)
 			message := rewritten && e.Type == "assistant/message"
 			for message && j < len(s.Events) && s.Events[j].Type == "assistant/reasoning" {
-				require.Equal(t, e.Seq, sourceSeq(t, s.Events[j]), "seq %d: reasoning of dsh seq %d", j, e.Seq)
 				j++
 			}
 			require.Less(t, j, len(s.Events), "dsh seq %d has no event", e.Seq)
 			got := s.Events[j]
-			require.Equal(t, e.Type, got.Type, "dsh seq %d → seq %d", e.Seq, j)
+			if got.Type == "dsh/record" {
+				j++
+				require.Less(t, j, len(s.Events), "dsh seq %d has no event", e.Seq)
+				got = s.Events[j]
+				require.Equal(t, string(e.Data), string(got.Data), "dsh seq %d → seq %d: data kept beside the row", e.Seq, j)
+			}
 			require.Equal(t, e.Time, got.Time, "dsh seq %d → seq %d", e.Seq, j)
-			if rewritten && e.Type != "assistant/chunk" {
-				require.Equal(t, e.Seq, sourceSeq(t, got), "dsh seq %d → seq %d: a rewritten event names its source", e.Seq, j)
-			} else {
-				data, err := importer.Marshal(json.RawMessage(e.Data))
-				require.NoError(t, err)
-				require.Equal(t, string(data), string(got.Data), "dsh seq %d → seq %d: data kept", e.Seq, j)
+			switch {
+			case got.Type == importer.Namespace(dsh.Name, e.Type):
+				require.False(t, importer.IsVocabulary(e.Type), "dsh seq %d → seq %d: %s", e.Seq, j, got.Type)
+			case got.Type == e.Type:
+				if importertest.Fields(got)["source"] != nil {
+					data, err := importer.Marshal(json.RawMessage(e.Data))
+					require.NoError(t, err)
+					without, err := importer.Without(got.Data, "source")
+					require.NoError(t, err)
+					require.Equal(t, string(data), string(without), "dsh seq %d → seq %d: data kept", e.Seq, j)
+				}
+			default:
+				t.Fatalf("dsh seq %d (%s) → seq %d: %s", e.Seq, e.Type, j, got.Type)
 			}
 			j++
-			if message && j < len(s.Events) && s.Events[j].Type == "usage" && sourceSeq(t, s.Events[j]) == e.Seq {
+			if message && j < len(s.Events) && s.Events[j].Type == "usage" {
 				checkUsage(t, s.Events[j])
 				j++
 			}
 		}
 		require.Equal(t, len(s.Events), j, "events the mapping does not explain")
 	})
-}
-
-// sourceSeq is the dsh seq an event names in its "source":{"seq"} (-1 for
-// none).
-func sourceSeq(t *testing.T, e eventlog.Event) int64 {
-	t.Helper()
-	var d struct {
-		Source struct {
-			Seq *int64 `json:"seq"`
-		} `json:"source"`
-	}
-	if json.Unmarshal(e.Data, &d) != nil || d.Source.Seq == nil {
-		return -1
-	}
-	return *d.Source.Seq
 }
 
 // checkUsage checks an added usage: no count negative (a wrapped sum would

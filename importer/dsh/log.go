@@ -37,6 +37,9 @@ type Log struct {
 	Labels map[string]string
 	// Events are the logical log, seqs from 0.
 	Events []eventlog.Event
+	// Lines are the source line (from 1) of each event: the row it came
+	// from (a packed row gives several events).
+	Lines  []int
 	Report Report
 }
 
@@ -115,6 +118,7 @@ func ParseLog(r io.Reader, opts ...LogOption) (Log, error) {
 		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
 			continue
 		}
+		p.line = line
 		if err := p.row(sc.Bytes()); err != nil {
 			return s, fmt.Errorf("%w: line %d: %v", ErrFormat, line, err)
 		}
@@ -177,6 +181,7 @@ type parser struct {
 	s        *Log
 	cfg      config
 	lastTime int64
+	line     int // of the row being read
 }
 
 // eventKeys are the keys of a dsh row that a sessionlog event keeps.
@@ -258,6 +263,7 @@ func (p *parser) add(e eventlog.Event) error {
 		return fmt.Errorf("seq %d: %v", e.Seq, err)
 	}
 	p.s.Events = append(p.s.Events, e)
+	p.s.Lines = append(p.s.Lines, p.line)
 	return nil
 }
 

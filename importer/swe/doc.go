@@ -16,8 +16,8 @@
 //
 // The history is the conversation; one turn holds the whole run:
 //
-//   - A system message → swe-agent/system {"text","agent"?} (the
-//     projections carry this type past).
+//   - A system message makes no vocabulary event (its record is kept as
+//     swe-agent/history, below).
 //   - A user message that answers no call, and every message marked
 //     is_demo (a demonstration the model was shown) → user/message
 //     {"text","demo"?}; an assistant is_demo message → assistant/message
@@ -44,18 +44,30 @@
 //   - The last action's observation, which SWE-agent keeps only in
 //     trajectory, becomes the result of a call still without one when the
 //     number of actions matches the trajectory's steps.
-//   - At the end: swe-agent/info with info as it is; usage
+//   - At the end: swe-agent/document (below); usage
 //     {"inputTokens","outputTokens","costMicros"?,"model"?} from
 //     info.model_stats when it counted any call (tokens_sent,
 //     tokens_received, instance_cost × 10⁶; stats with a negative count
 //     or a cost out of range make no usage and are counted in
-//     Session.Dropped as "usage out of range"); then turn/end {"kind",
+//     Session.Unmapped as "usage out of range"); then turn/end {"kind",
 //     "reason"} from info.exit_status: one that names cost, context or a
 //     limit (exit_cost, "submitted (exit_context)") → budget, else
 //     "submitted…" → completed, any other → failed; the reason is the
 //     exit status. Without an exit status the turn stays open.
 //
-// Events carry "source":{"history":i} or {"trajectory":i}. The trace has no
+// # Lossless
+//
+// The document's records are its history entries, its trajectory entries
+// and the document without those two arrays (Records). The first
+// vocabulary event made from a history entry carries it as
+// "source":{"line","record"} (line: the record's number, from 1, in
+// Records' order), the entry's other events "source":{"line"}; an entry
+// that makes none (the system prompt) is swe-agent/history with the entry
+// as data. Each trajectory entry is swe-agent/trajectory (the last one's
+// observation may be carried by its tool/result instead), and the rest of
+// the document (environment, info, replay_config…) is swe-agent/document.
+//
+// The trace has no
 // times: createdAt is 0 and event n has time n (ms), so the same file
 // always gives the same events. Labels: source "swe-agent", sourceFile,
 // sourceId (the file's name without .traj: the instance), model (from

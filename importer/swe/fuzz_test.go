@@ -61,6 +61,7 @@ func FuzzParse(f *testing.F) {
 		require.NoError(t, err)
 		require.Equal(t, s, again, "deterministic")
 		importertest.CheckSession(t, s, swe.Name)
+		importertest.CheckLossless(t, swe.New(), in, s)
 		require.Zero(t, s.CreatedAt, "no times in the trace")
 		require.Equal(t, "inst-1", s.Labels["sourceId"])
 		require.Empty(t, s.Spawns)
@@ -80,7 +81,7 @@ func checkShape(t *testing.T, es []eventlog.Event) {
 		require.Equal(t, int64(i), e.Time, "event n at time n")
 		d := importertest.Fields(e)
 		switch e.Type {
-		case "swe-agent/system", "swe-agent/info", "tool/result", "user/message", "assistant/message":
+		case "swe-agent/history", "swe-agent/trajectory", "swe-agent/document", "tool/result", "user/message", "assistant/message":
 		case "turn/start":
 			require.False(t, turn || ended, "seq %d: a second turn", i)
 			turn = true
@@ -117,7 +118,7 @@ func checkShape(t *testing.T, es []eventlog.Event) {
 		default:
 			t.Fatalf("seq %d: type %q", i, e.Type)
 		}
-		if e.Type != "swe-agent/info" {
+		if !strings.HasPrefix(e.Type, "swe-agent/") {
 			require.NotNil(t, d, "seq %d: data is an object: %s", i, e.Data)
 		}
 	}

@@ -17,7 +17,7 @@ const Name = "swe-agent"
 
 // New returns the importer of SWE-agent trajectories (*.traj).
 func New() importer.Importer {
-	return importer.Format{Label: Name, Suffix: ".traj", ParseFunc: parse}
+	return importer.Format{Label: Name, Suffix: ".traj", ParseFunc: parse, RecordsFunc: Records}
 }
 
 func parse(_ context.Context, r io.Reader, name string, _ importer.Config) (importer.Session, error) {
@@ -66,18 +66,72 @@ type info struct {
 	} `json:"model_stats"`
 }
 
+// parts are a trajectory's records: its history and trajectory entries,
+// and the document without them.
+type parts struct {
+	history, trajectory []json.RawMessage
+	rest                json.RawMessage
+}
+
+// split reads a trajectory's records.
+func split(data []byte) (parts, error) {
+	var doc struct {
+		History    []json.RawMessage `json:"history"`
+		Trajectory []json.RawMessage `json:"trajectory"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return parts{}, importer.Formatf("not a SWE-agent trajectory (a JSON object with \"history\" and \"trajectory\"): %v", err)
+	}
+	if doc.History == nil || doc.Trajectory == nil {
+		return parts{}, importer.Formatf(`not a SWE-agent trajectory: no "history" or no "trajectory"`)
+	}
+	rest, err := importer.Without(data, "history", "trajectory")
+	if err != nil {
+		return parts{}, importer.FormatError(err)
+	}
+	p := parts{rest: rest}
+	for _, h := range doc.History {
+		c, err := importer.Marshal(h)
+		if err != nil {
+			return parts{}, importer.FormatError(err)
+		}
+		p.history = append(p.history, c)
+	}
+	for _, h := range doc.Trajectory {
+		c, err := importer.Marshal(h)
+		if err != nil {
+			return parts{}, importer.FormatError(err)
+		}
+		p.trajectory = append(p.trajectory, c)
+	}
+	return p, nil
+}
+
+// Records returns a trajectory's records in the order an import keeps
+// them: each history entry, each trajectory entry, then the document
+// without those two arrays (environment, info, replay_config…), each
+// compacted.
+func Records(data []byte) ([]json.RawMessage, error) {
+	p, err := split(data)
+	if err != nil {
+		return nil, err
+	}
+	return append(append(p.history, p.trajectory...), p.rest), nil
+}
+
 // Parse converts one trajectory.
 func Parse(r io.Reader, name string) (importer.Session, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return importer.Session{}, err
 	}
+	recs, err := split(data)
+	if err != nil {
+		return importer.Session{}, err
+	}
 	var t traj
 	if err := json.Unmarshal(data, &t); err != nil {
-		return importer.Session{}, importer.Formatf("not a SWE-agent trajectory (a JSON object with \"history\" and \"trajectory\"): %v", err)
-	}
-	if t.History == nil || t.Trajectory == nil {
-		return importer.Session{}, importer.Formatf(`not a SWE-agent trajectory: no "history" or no "trajectory"`)
+		return importer.Session{}, importer.Formatf("not a SWE-agent trajectory: %v", err)
 	}
 	s := importer.NewSession(Name, name)
 	s.SetLabel("sourceId", strings.TrimSuffix(filepath.Base(name), ".traj"))
@@ -109,13 +163,12 @@ func Parse(r io.Reader, name string) (importer.Session, error) {
 		s.SetLabel("swe-agent.exitStatus", *in.ExitStatus)
 	}
 
-	c := &conv{uses: map[string]int{}, alias: map[string]string{}, taken: map[string]bool{}}
-	if err := c.history(t); err != nil {
-		return importer.Session{}, err
-	}
+	c := &conv{uses: map[string]int{}, alias: map[string]string{}, taken: map[string]bool{}, parts: recs}
+	c.history(t)
 	if !c.end(t, in, rc.Agent.Model.Name) {
-		s.Dropped["usage out of range"]++
+		s.Unmapped["usage out of range"]++
 	}
+	s.Records = c.b.Records()
 	s.Events, err = c.b.Events()
 	return s, err
 }
@@ -130,6 +183,7 @@ type conv struct {
 	uses     map[string]int    // source call id → calls that used it
 	alias    map[string]string // source call id → the id of its latest call
 	taken    map[string]bool   // ids of the tool/calls made
+	parts    parts             // the records
 }
 
 // add adds an event at the next time: the trace has none.
@@ -174,64 +228,73 @@ func (c *conv) endStep() {
 	}
 }
 
-func (c *conv) history(t traj) error {
+func (c *conv) history(t traj) {
 	for i, m := range t.History {
-		src := importer.Obj{"history", int64(i)}
-		content := text(m.Content)
-		switch {
-		case m.Role == "system":
-			c.add("swe-agent/system", importer.Obj{"text", content, "agent", importer.Opt(m.Agent), "source", src})
-		case m.IsDemo:
-			c.endStep()
-			c.openTurn()
-			typ := "user/message"
-			if m.Role == "assistant" {
-				typ = "assistant/message"
-			}
-			c.add(typ, importer.Obj{"text", content, "demo", true, "source", src})
-		case m.Role == "assistant":
-			c.endStep()
-			c.openTurn()
-			c.add("step/start", importer.Obj{})
-			c.stepOpen = true
-			msg := content
-			if m.Thought != nil && *m.Thought != "" {
-				msg = *m.Thought
-			}
-			c.add("assistant/message", importer.Obj{"text", msg, "source", src})
-			switch {
-			case len(m.ToolCalls) > 0:
-				for _, tc := range m.ToolCalls {
-					c.actions++
-					c.call(tc.ID, tc.Function.Name, args(tc.Function.Arguments), src)
-				}
-			case m.Action != nil && strings.TrimSpace(*m.Action) != "":
-				c.actions++
-				action := strings.TrimSpace(*m.Action)
-				name := strings.Fields(action)[0]
-				c.call(fmt.Sprintf("action-%d", c.actions), name, importer.Obj{"command", action}, src)
-			}
-		case m.Role == "tool" && len(m.ToolCallIDs) > 0:
-			for _, id := range m.ToolCallIDs {
-				if a, ok := c.alias[id]; ok {
-					id = a
-				}
-				c.result(id, content, src)
-			}
-		case len(c.pending) > 0 && (m.Role == "user" || m.Role == "tool"):
-			c.result(c.pending[0], content, src)
-		default:
-			c.endStep()
-			c.openTurn()
-			c.add("user/message", importer.Obj{"text", content, "source", src})
-		}
+		c.b.Record(i+1, c.parts.history[i])
+		c.message(m)
+		c.b.Keep(importer.Namespace(Name, "history"), c.b.Next())
 	}
 	// The last observation is only in the trajectory.
-	if len(c.pending) > 0 && c.actions == len(t.Trajectory) {
-		i := len(t.Trajectory) - 1
-		c.result(c.pending[0], t.Trajectory[i].Observation, importer.Obj{"trajectory", int64(i)})
+	last := len(t.Trajectory) - 1
+	for i := range t.Trajectory {
+		c.b.Record(len(t.History)+i+1, c.parts.trajectory[i])
+		if i == last && len(c.pending) > 0 && c.actions == len(t.Trajectory) {
+			c.result(c.pending[0], t.Trajectory[i].Observation, c.b.Src())
+		}
+		c.b.Keep(importer.Namespace(Name, "trajectory"), c.b.Next())
 	}
-	return nil
+}
+
+// message converts one history entry.
+func (c *conv) message(m message) {
+	content := text(m.Content)
+	switch {
+	case m.Role == "system":
+		// The system prompt: the record alone (swe-agent/history).
+	case m.IsDemo:
+		c.endStep()
+		c.openTurn()
+		typ := "user/message"
+		if m.Role == "assistant" {
+			typ = "assistant/message"
+		}
+		c.add(typ, importer.Obj{"text", content, "demo", true, "source", c.b.Src()})
+	case m.Role == "assistant":
+		c.endStep()
+		c.openTurn()
+		c.add("step/start", importer.Obj{})
+		c.stepOpen = true
+		msg := content
+		if m.Thought != nil && *m.Thought != "" {
+			msg = *m.Thought
+		}
+		c.add("assistant/message", importer.Obj{"text", msg, "source", c.b.Src()})
+		switch {
+		case len(m.ToolCalls) > 0:
+			for _, tc := range m.ToolCalls {
+				c.actions++
+				c.call(tc.ID, tc.Function.Name, args(tc.Function.Arguments), c.b.Src())
+			}
+		case m.Action != nil && strings.TrimSpace(*m.Action) != "":
+			c.actions++
+			action := strings.TrimSpace(*m.Action)
+			name := strings.Fields(action)[0]
+			c.call(fmt.Sprintf("action-%d", c.actions), name, importer.Obj{"command", action}, c.b.Src())
+		}
+	case m.Role == "tool" && len(m.ToolCallIDs) > 0:
+		for _, id := range m.ToolCallIDs {
+			if a, ok := c.alias[id]; ok {
+				id = a
+			}
+			c.result(id, content, c.b.Src())
+		}
+	case len(c.pending) > 0 && (m.Role == "user" || m.Role == "tool"):
+		c.result(c.pending[0], content, c.b.Src())
+	default:
+		c.endStep()
+		c.openTurn()
+		c.add("user/message", importer.Obj{"text", content, "source", c.b.Src()})
+	}
 }
 
 // call adds a tool/call. A call id the trace used before (replayed
@@ -290,9 +353,8 @@ func args(raw json.RawMessage) json.RawMessage {
 // usage is made of them.
 func (c *conv) end(t traj, in info, model string) (usageOK bool) {
 	c.endStep()
-	if len(t.Info) > 0 {
-		c.add("swe-agent/info", t.Info)
-	}
+	c.b.Record(len(t.History)+len(t.Trajectory)+1, c.parts.rest)
+	c.b.Keep(importer.Namespace(Name, "document"), c.b.Next())
 	usageOK = true
 	if ms := in.ModelStats; ms != nil && (ms.APICalls > 0 || ms.TokensSent > 0 || ms.TokensReceived > 0) {
 		micros := math.Round(ms.InstanceCost * 1e6)

@@ -10,6 +10,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/importer"
 	"github.com/sessionlog/sessionlog/importer/swe"
+	"github.com/sessionlog/sessionlog/internal/importertest"
 )
 
 func events(t *testing.T, es []eventlog.Event) []string {
@@ -18,7 +19,7 @@ func events(t *testing.T, es []eventlog.Event) []string {
 	for i, e := range es {
 		require.Equal(t, int64(i), e.Seq)
 		require.Equal(t, int64(i), e.Time, "no times in the trace: time n for event n")
-		out = append(out, e.Type+" "+string(e.Data))
+		out = append(out, importertest.Brief(swe.Name, e))
 	}
 	return out
 }
@@ -38,21 +39,22 @@ func TestActions(t *testing.T) {
 	s, err := swe.Parse(strings.NewReader(in), "/runs/x/inst-1.traj")
 	require.NoError(t, err)
 	require.Equal(t, []string{
-		`swe-agent/system {"text":"You are…","agent":"primary","source":{"history":0}}`,
+		`swe-agent/history @`,
 		`turn/start {}`,
-		`user/message {"text":"A demo","demo":true,"source":{"history":1}}`,
-		`user/message {"text":"Fix the bug","source":{"history":2}}`,
+		`user/message {"text":"A demo","demo":true,"source":{"line":2,"record":@}}`,
+		`user/message {"text":"Fix the bug","source":{"line":3,"record":@}}`,
 		`step/start {}`,
-		`assistant/message {"text":"Look first.","source":{"history":3}}`,
-		`tool/call {"id":"action-1","name":"ls","args":{"command":"ls"},"source":{"history":3}}`,
-		`tool/result {"id":"action-1","output":"a.py\n(Open file: n/a)","source":{"history":4}}`,
+		`assistant/message {"text":"Look first.","source":{"line":4,"record":@}}`,
+		`tool/call {"id":"action-1","name":"ls","args":{"command":"ls"},"source":{"line":4}}`,
+		`tool/result {"id":"action-1","output":"a.py\n(Open file: n/a)","source":{"line":5,"record":@}}`,
 		`step/end {}`,
 		`step/start {}`,
-		`assistant/message {"text":"Submit.","source":{"history":5}}`,
-		`tool/call {"id":"action-2","name":"submit","args":{"command":"submit"},"source":{"history":5}}`,
-		`tool/result {"id":"action-2","output":"diff","source":{"trajectory":1}}`,
+		`assistant/message {"text":"Submit.","source":{"line":6,"record":@}}`,
+		`tool/call {"id":"action-2","name":"submit","args":{"command":"submit"},"source":{"line":6}}`,
+		`swe-agent/trajectory @`,
+		`tool/result {"id":"action-2","output":"diff","source":{"line":8,"record":@}}`,
 		`step/end {}`,
-		`swe-agent/info {"exit_status":"submitted","model_stats":{"instance_cost":0.5,"tokens_sent":100,"tokens_received":7,"api_calls":2}}`,
+		`swe-agent/document @`,
 		`usage {"inputTokens":100,"outputTokens":7,"costMicros":500000}`,
 		`turn/end {"kind":"completed","reason":"submitted"}`,
 	}, events(t, s.Events))
@@ -78,18 +80,20 @@ func TestToolCalls(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{
 		`turn/start {}`,
-		`user/message {"text":"Go","source":{"history":0}}`,
+		`user/message {"text":"Go","source":{"line":1,"record":@}}`,
 		`step/start {}`,
-		`assistant/message {"text":"Run.","source":{"history":1}}`,
-		`tool/call {"id":"c1","name":"bash","args":{"command":"ls"},"source":{"history":1}}`,
-		`tool/result {"id":"c1","output":"out","source":{"history":2}}`,
+		`assistant/message {"text":"Run.","source":{"line":2,"record":@}}`,
+		`tool/call {"id":"c1","name":"bash","args":{"command":"ls"},"source":{"line":2}}`,
+		`tool/result {"id":"c1","output":"out","source":{"line":3,"record":@}}`,
 		`step/end {}`,
 		`step/start {}`,
-		`assistant/message {"text":"Run.","source":{"history":3}}`,
-		`tool/call {"id":"c1~2","name":"bash","args":{"command":"ls"},"source":{"history":3,"callId":"c1"}}`,
-		`tool/result {"id":"c1~2","output":"out","source":{"history":4}}`,
+		`assistant/message {"text":"Run.","source":{"line":4,"record":@}}`,
+		`tool/call {"id":"c1~2","name":"bash","args":{"command":"ls"},"source":{"line":4,"callId":"c1"}}`,
+		`tool/result {"id":"c1~2","output":"out","source":{"line":5,"record":@}}`,
 		`step/end {}`,
-		`swe-agent/info {"exit_status":"submitted (exit_cost)"}`,
+		`swe-agent/trajectory @`,
+		`swe-agent/trajectory @`,
+		`swe-agent/document @`,
 		`turn/end {"kind":"budget","reason":"submitted (exit_cost)"}`,
 	}, events(t, s.Events))
 	require.Equal(t, "gpt-x", s.Labels["model"])
@@ -109,7 +113,15 @@ func TestExitStatus(t *testing.T) {
 	// No exit status: the run was cut short, the turn stays open.
 	s, err := swe.Parse(strings.NewReader(`{"trajectory":[],"history":[{"role":"user","content":"Go"}]}`), "a.traj")
 	require.NoError(t, err)
-	require.Equal(t, "user/message", s.Events[len(s.Events)-1].Type)
+	require.Equal(t, []string{"turn/start", "user/message", "swe-agent/document"}, types(s.Events), "no turn/end")
+}
+
+func types(es []eventlog.Event) []string {
+	var out []string
+	for _, e := range es {
+		out = append(out, e.Type)
+	}
+	return out
 }
 
 func TestParseErrors(t *testing.T) {
@@ -145,18 +157,18 @@ func TestCallIDsUnique(t *testing.T) {
 	var got []string
 	for _, e := range s.Events {
 		if e.Type == "tool/call" || e.Type == "tool/result" {
-			got = append(got, e.Type+" "+string(e.Data))
+			got = append(got, importertest.Brief(swe.Name, e))
 		}
 	}
 	require.Equal(t, []string{
-		`tool/call {"id":"a","name":"bash","args":{},"source":{"history":0}}`,
-		`tool/result {"id":"a","output":"out a","source":{"history":1}}`,
-		`tool/call {"id":"a~2","name":"bash","args":{},"source":{"history":2}}`,
-		`tool/result {"id":"a~2","output":"out a~2","source":{"history":3}}`,
-		`tool/call {"id":"a~3","name":"bash","args":{},"source":{"history":4,"callId":"a"}}`,
-		`tool/result {"id":"a~3","output":"out a","source":{"history":5}}`,
-		`tool/call {"id":"a~4","name":"bash","args":{},"source":{"history":6,"callId":"a"}}`,
-		`tool/result {"id":"a~4","output":"out a","source":{"history":7}}`,
+		`tool/call {"id":"a","name":"bash","args":{},"source":{"line":1}}`,
+		`tool/result {"id":"a","output":"out a","source":{"line":2,"record":@}}`,
+		`tool/call {"id":"a~2","name":"bash","args":{},"source":{"line":3}}`,
+		`tool/result {"id":"a~2","output":"out a~2","source":{"line":4,"record":@}}`,
+		`tool/call {"id":"a~3","name":"bash","args":{},"source":{"line":5,"callId":"a"}}`,
+		`tool/result {"id":"a~3","output":"out a","source":{"line":6,"record":@}}`,
+		`tool/call {"id":"a~4","name":"bash","args":{},"source":{"line":7,"callId":"a"}}`,
+		`tool/result {"id":"a~4","output":"out a","source":{"line":8,"record":@}}`,
 	}, got)
 }
 
@@ -175,11 +187,11 @@ func TestUsageOutOfRange(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, []string{
 				`turn/start {}`,
-				`user/message {"text":"Go","source":{"history":0}}`,
-				`swe-agent/info {"exit_status":"submitted","model_stats":` + stats + `}`,
+				`user/message {"text":"Go","source":{"line":1,"record":@}}`,
+				`swe-agent/document @`,
 				`turn/end {"kind":"completed","reason":"submitted"}`,
 			}, events(t, s.Events))
-			require.Equal(t, map[string]int{"usage out of range": 1}, s.Dropped)
+			require.Equal(t, map[string]int{"usage out of range": 1}, s.Unmapped)
 		})
 	}
 }

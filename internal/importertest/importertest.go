@@ -6,6 +6,7 @@ import (
 	"errors"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/spf13/afero"
@@ -29,7 +30,7 @@ func CheckSession(t testing.TB, s importer.Session, want string) {
 	require.Equal(t, want, s.Labels["source"])
 	require.NotEmpty(t, s.Labels["sourceFile"])
 	require.Nil(t, s.Parent, "Parse links no parent")
-	for kind, n := range s.Dropped {
+	for kind, n := range s.Unmapped {
 		require.Positive(t, n, "dropped %q", kind)
 	}
 	CheckEvents(t, s.Events)
@@ -129,4 +130,40 @@ func Fields(e eventlog.Event) map[string]json.RawMessage {
 		return nil
 	}
 	return m
+}
+
+// CheckLossless fails t unless the session s, imported by imp from the
+// bytes src, keeps every source record: the records its events carry
+// (importer.RecordOf), in seq order, are imp.Records(src), record by
+// record, and s.Records counts them.
+func CheckLossless(t testing.TB, imp importer.Importer, src []byte, s importer.Session) {
+	t.Helper()
+	want, err := imp.Records(src)
+	require.NoError(t, err)
+	var got []json.RawMessage
+	for _, e := range s.Events {
+		if r, ok := importer.RecordOf(imp.Name(), e); ok {
+			got = append(got, r)
+		}
+	}
+	for i := range min(len(want), len(got)) {
+		require.Equal(t, string(want[i]), string(got[i]), "%s: record %d of %d rebuilt from the session", s.Source, i+1, len(want))
+	}
+	require.Len(t, got, len(want), "%s: records rebuilt from the session", s.Source)
+	require.Equal(t, len(want), s.Records, "%s: records counted", s.Source)
+}
+
+// Brief renders an event as "type data" for a test's expectations, a
+// record it carries shortened to "record":@ (a vocabulary event's
+// "source" is the last key of its data, and "record" the last of the
+// source's) and the data of a namespaced event (format/…) to @.
+func Brief(format string, e eventlog.Event) string {
+	d := string(e.Data)
+	if strings.HasPrefix(e.Type, format+"/") {
+		return e.Type + " @"
+	}
+	if i := strings.LastIndex(d, `,"record":`); i >= 0 && strings.HasSuffix(d, "}}") && strings.Contains(d[:i], `"source":{"line":`) {
+		d = d[:i] + `,"record":@}}`
+	}
+	return e.Type + " " + d
 }

@@ -76,7 +76,7 @@ func TestCheckSession(t *testing.T) {
 		"spawn call":   func(s *importer.Session) { s.Spawns["k"] = importer.Spawn{Seq: 0, Call: "d"} },
 		"createdAt":    func(s *importer.Session) { s.CreatedAt = -1 },
 		"label":        func(s *importer.Session) { s.Labels["l"] = "\xff" },
-		"dropped":      func(s *importer.Session) { s.Dropped["x"] = 0 },
+		"dropped":      func(s *importer.Session) { s.Unmapped["x"] = 0 },
 		"row size": func(s *importer.Session) {
 			s.Events[1].Data = json.RawMessage(`"` + strings.Repeat("a", eventlog.MaxRowSize) + `"`)
 		},
