@@ -43,6 +43,10 @@ type Session struct {
 	// Spawns are the sub-sessions this session started, by their Key: the
 	// seq of the delegating tool/call and its id.
 	Spawns map[string]Spawn
+	// ForkOf is the Key of the session this one was forked from (Codex's
+	// forked_from_id), "" for none: the caller links the two when it
+	// imports both.
+	ForkOf string
 	// Parent is the index, in the slice Convert returns, of the session
 	// that spawned this one, and where; nil for none (set by Convert).
 	Parent *Link

@@ -26,7 +26,7 @@ func (a *app) newImportCmd() *cobra.Command {
 	var from string
 	cmd := &cobra.Command{
 		Use:   "import [--from sessionlog|claude|codex|dsh|swe-agent] FILE|DIR",
-		Short: "Import a sessionlog file, or a Claude Code, dsh or SWE-agent trace, into --dir",
+		Short: "Import a sessionlog file, or a Claude Code, Codex, dsh or SWE-agent trace, into --dir",
 		Long: `Import creates sessions in --dir from FILE, or from every file of the format
 in DIR, and prints one line {"id","path","events","source"} per session
 created ("source" is the file it came from).
@@ -45,7 +45,8 @@ ran it), --from dsh (DeepSeek Harness session logs, *.jsonl) and --from
 swe-agent (SWE-agent trajectories, *.traj) convert the trace into the agent
 vocabulary (docs/cli.md tells the mapping) and create each session under a
 new ID, labelled source=<format> and sourceFile=<name>. A DIR is walked
-recursively. --from codex is not implemented yet (exit 2).
+recursively. --from codex reads Codex CLI rollouts (rollout-*.jsonl); a fork
+whose parent rollout is in the same import becomes its child session.
 
 A trace without events makes no session (a note on stderr says so). A file
 that is not of the format (or corrupt) exits 1; a missing file or a folder
@@ -56,7 +57,7 @@ import that fails removes every session it created.`,
 			return a.runImport(cmd.Context(), args[0], from)
 		},
 	}
-	cmd.Flags().StringVar(&from, "from", "sessionlog", "format of FILE|DIR: sessionlog, claude, dsh or swe-agent (codex: not implemented yet)")
+	cmd.Flags().StringVar(&from, "from", "sessionlog", "format of FILE|DIR: sessionlog, claude, codex, dsh or swe-agent")
 	return cmd
 }
 
@@ -86,7 +87,7 @@ func (a *app) runImport(ctx context.Context, path, from string) (err error) {
 		return fmt.Errorf("%q: %w", path, err)
 	}
 
-	imp := &importRun{st: a.store(), stderr: a.stderr}
+	imp := &importRun{st: a.store(), stderr: a.stderr, keys: map[string]eventlog.Parent{}}
 	if foreign {
 		err = imp.foreign(ctx, a.fs, f, path)
 	} else {
@@ -109,6 +110,7 @@ type importRun struct {
 	st     *handle.FileStore
 	stderr io.Writer // for the notes of skipped traces
 	done   []importResult
+	keys   map[string]eventlog.Parent // Session.Key → its session and last seq
 }
 
 // undo removes the sessions created so far, children before their parents,
@@ -233,9 +235,16 @@ func (imp *importRun) foreign(ctx context.Context, fsys afero.Fs, f importer.Imp
 			var parent *eventlog.Parent
 			if l := s.Parent; l != nil && ids[l.Index] != "" {
 				parent = &eventlog.Parent{ID: ids[l.Index], Seq: l.Seq, Mode: eventlog.ModeChild, Call: l.Call}
+			} else if at, ok := imp.keys[s.ForkOf]; ok && s.ForkOf != "" {
+				// A fork (Codex's forked_from_id) of a session of this
+				// import: a child of it, spawned at its last event.
+				parent = &eventlog.Parent{ID: at.ID, Seq: at.Seq, Mode: eventlog.ModeChild}
 			}
 			if ids[i], err = imp.write(ctx, s, parent); err != nil {
 				return err
+			}
+			if s.Key != "" {
+				imp.keys[s.Key] = eventlog.Parent{ID: ids[i], Seq: int64(len(s.Events) - 1)}
 			}
 		}
 	}

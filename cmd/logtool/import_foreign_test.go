@@ -31,6 +31,7 @@ type foreignTrace struct {
 func foreignTraces() []foreignTrace {
 	return []foreignTrace{
 		{"claude", "claude-code-spotter/4d5611e5-241a-462a-8d15-5122611a9569.jsonl", 3},
+		{"codex", "codex/rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl", 1},
 		{"dsh", "dsh-deepseek-harness/advanced-toolchain/session.jsonl", 1},
 		{"dsh", "dsh-deepseek-harness/goal-multi-turn-actions/session.jsonl", 1},
 		{"dsh", "dsh-deepseek-harness/permission-policy-context/session.jsonl", 1},
@@ -226,6 +227,18 @@ func sourceToolUses(t *testing.T, from, path string) int {
 	require.NoError(t, err)
 	n := 0
 	switch from {
+	case "codex":
+		for line := range strings.Lines(string(data)) {
+			var row struct {
+				Type    string
+				Payload struct{ Type string }
+			}
+			require.NoError(t, json.Unmarshal([]byte(line), &row))
+			switch row.Payload.Type {
+			case "function_call", "custom_tool_call", "web_search_call":
+				n++
+			}
+		}
 	case "claude", "dsh":
 		sc := bufio.NewScanner(strings.NewReader(string(data)))
 		sc.Buffer(nil, 64<<20)
@@ -413,7 +426,7 @@ func TestImportSessionlogDir(t *testing.T) {
 }
 
 // TestImportForeignErrors: a file that is not of the format exits 1, a
-// missing file, an empty folder and codex exit 2; nothing is left behind.
+// missing file and an empty folder exit 2; nothing is left behind.
 func TestImportForeignErrors(t *testing.T) {
 	traces := tracesDir(t)
 	claudeFile := filepath.Join(traces, "claude-code-spotter", "4d5611e5-241a-462a-8d15-5122611a9569.jsonl")
@@ -444,7 +457,7 @@ func TestImportForeignErrors(t *testing.T) {
 		{"swe-agent as claude", []string{"--from", "claude", sweFile}, 1, "not a Claude Code transcript"},
 		{"no trajectory", []string{"--from", "swe-agent", bad}, 1, "not a SWE-agent trajectory"},
 		{"a bad file in the folder", []string{"--from", "swe-agent", mixed}, 1, "b.traj"},
-		{"codex", []string{"--from", "codex", claudeFile}, 2, "not implemented yet"},
+		{"claude as codex", []string{"--from", "codex", claudeFile}, 1, "not a Codex rollout line"},
 		{"missing file", []string{"--from", "claude", filepath.Join(tmp, "none.jsonl")}, 2, "not found"},
 		{"empty folder", []string{"--from", "swe-agent", empty}, 2, "no file of the format in"},
 		{"empty sessionlog folder", []string{empty}, 2, "no *.jsonl"},
@@ -488,4 +501,30 @@ func TestImportKeepsBookkeepingOnlyTrace(t *testing.T) {
 	require.Equal(t, filepath.Join(src, "b.jsonl"), lines[1].Source)
 	require.JSONEq(t, `{"seq":5,"type":"turn/end","time":1767225601000,"data":{"kind":"completed"}}`,
 		strings.Split(strings.TrimSpace(catJSON(t, dir, lines[1].ID)), "\n")[5])
+}
+
+// TestImportCodexFork: a Codex fork (session_meta.forked_from_id) imported
+// with its parent is the parent's child, spawned at its last event; alone
+// it stands on its own, its parent named in a label.
+func TestImportCodexFork(t *testing.T) {
+	src := t.TempDir()
+	line := func(typ, payload string) string {
+		return `{"timestamp":"2026-01-01T00:00:00Z","type":"` + typ + `","payload":` + payload + `}` + "\n"
+	}
+	writeFile(t, filepath.Join(src, "rollout-1.jsonl"), line("session_meta", `{"id":"P"}`), line("event_msg", `{"type":"task_started"}`))
+	writeFile(t, filepath.Join(src, "rollout-2.jsonl"), line("session_meta", `{"id":"F","forked_from_id":"P"}`))
+	dir := t.TempDir()
+	res := logtool(t, "", "--dir", dir, "import", "--from", "codex", src)
+	require.Equal(t, 0, res.code, res.stderr)
+	lines := importLines(t, res.stdout)
+	require.Len(t, lines, 2)
+	st := logtool(t, "", "--dir", dir, "stat", "--json", lines[1].ID)
+	require.Contains(t, st.stdout, `"parent":{"id":"`+lines[0].ID+`","seq":1,"mode":"child"}`)
+
+	alone := t.TempDir()
+	res = logtool(t, "", "--dir", alone, "import", "--from", "codex", filepath.Join(src, "rollout-2.jsonl"))
+	require.Equal(t, 0, res.code, res.stderr)
+	st = logtool(t, "", "--dir", alone, "stat", "--json", importLines(t, res.stdout)[0].ID)
+	require.Contains(t, st.stdout, `"parent":null`)
+	require.Contains(t, st.stdout, `"codex.forkedFromId":"P"`)
 }

@@ -7,13 +7,14 @@ package formats
 import (
 	"github.com/sessionlog/sessionlog/importer"
 	"github.com/sessionlog/sessionlog/importer/claude"
+	"github.com/sessionlog/sessionlog/importer/codex"
 	"github.com/sessionlog/sessionlog/importer/dsh"
 	"github.com/sessionlog/sessionlog/importer/swe"
 )
 
 // All returns the importers of every built-in format.
 func All() []importer.Importer {
-	return []importer.Importer{claude.New(), dsh.New(), swe.New()}
+	return []importer.Importer{claude.New(), codex.New(), dsh.New(), swe.New()}
 }
 
 // Registry returns a new registry of every built-in format. Each call

@@ -10,7 +10,7 @@ import (
 
 func TestRegistryNamesEveryBuiltIn(t *testing.T) {
 	r := formats.Registry()
-	require.Equal(t, []string{"claude", "dsh", "swe-agent"}, r.Names())
+	require.Equal(t, []string{"claude", "codex", "dsh", "swe-agent"}, r.Names())
 	for _, imp := range formats.All() {
 		got, err := r.Lookup(imp.Name())
 		require.NoError(t, err)
