@@ -57,6 +57,17 @@ type Session struct {
 	// Records is how many source records were read; every one is kept
 	// (RecordOf finds it again).
 	Records int
+	// Bytes and Digest ("sha256:<hex>") are those of the source bytes the
+	// session was made of (set by Convert): the file, without a torn last
+	// line; for a Partial session, the lines before the bad one.
+	Bytes  int64
+	Digest string
+	// Partial is the bad record the session stops before (nil when it
+	// holds the whole file); Skipped are the bad records SkipBad went past;
+	// Torn is a torn last line left out. Set by Convert.
+	Partial *RecordError
+	Skipped []*RecordError
+	Torn    *Torn
 }
 
 // Spawn is where a session started a sub-session: the seq of the
@@ -95,7 +106,10 @@ type Importer interface {
 
 // Config is what a caller may ask of a Parse; the zero Config is the
 // default. Build one with options (see Convert).
-type Config struct{}
+type Config struct {
+	// SkipBad: go on past bad records (see SkipBad).
+	SkipBad bool
+}
 
 // Option configures Convert (and through it each Parse).
 type Option func(*Config)
@@ -253,42 +267,35 @@ func Units(fsys afero.Fs, f Importer, path string) ([]Unit, error) {
 
 // Convert parses the files of a unit and links each child to the session
 // that spawned it: the first session before it whose Spawns hold its Key.
-// A child without such a parent stands alone.
-func Convert(ctx context.Context, fsys afero.Fs, f Importer, u Unit, opts ...Option) ([]Session, error) {
+// A child without such a parent stands alone. A file that cannot be read
+// or is not of the format is refused: it makes no session, and its error
+// (naming the file) is among refused; damage inside a file is cut as the
+// importer package says (Session.Partial, Skipped, Torn).
+func Convert(ctx context.Context, fsys afero.Fs, f Importer, u Unit, opts ...Option) (sessions []Session, refused []error) {
 	var cfg Config
 	for _, o := range opts {
 		o(&cfg)
 	}
-	out := make([]Session, 0, len(u))
 	for _, path := range u {
+		if err := ctx.Err(); err != nil {
+			return sessions, append(refused, err)
+		}
 		s, err := parseFile(ctx, fsys, f, path, cfg)
 		if err != nil {
-			return nil, err
+			refused = append(refused, err)
+			continue
 		}
 		if s.Key != "" {
-			for i := range out {
-				if sp, ok := out[i].Spawns[s.Key]; ok {
+			for i := range sessions {
+				if sp, ok := sessions[i].Spawns[s.Key]; ok {
 					s.Parent = &Link{Index: i, Spawn: sp}
 					break
 				}
 			}
 		}
-		out = append(out, s)
+		sessions = append(sessions, s)
 	}
-	return out, nil
-}
-
-func parseFile(ctx context.Context, fsys afero.Fs, f Importer, path string, cfg Config) (Session, error) {
-	file, err := fsys.Open(path)
-	if err != nil {
-		return Session{}, err
-	}
-	defer file.Close()
-	s, err := f.Parse(ctx, file, path, cfg)
-	if err != nil {
-		return Session{}, fmt.Errorf("%s: %w", path, err)
-	}
-	return s, nil
+	return sessions, refused
 }
 
 // Formatf returns an error about a file's content: errors.Is(err,
@@ -344,11 +351,17 @@ type Builder struct {
 	last   int64 // time of the last event
 	err    error
 
-	// the current source record (see Record)
+	// the current source record (see Record), and the builder as it was
+	// before it (see Drop)
 	line    int
 	raw     json.RawMessage
 	taken   bool
 	records int
+	mark    struct {
+		events int
+		last   int64
+		err    error
+	}
 }
 
 // Add appends an event of type typ at time t (Unix ms; a negative t means
@@ -511,35 +524,43 @@ func ParseTime(s string) (ms int64, ok bool) {
 	return t.UnixMilli(), true
 }
 
-// Lines calls fn with each non-blank line of r (without its end of line)
-// and its number, from 1. A last line without a newline that is not valid
-// JSON is a torn tail (a writer was cut off while writing it): it is not
-// passed to fn, and torn is true. Lines may be up to maxLine bytes.
-func Lines(r io.Reader, maxLine int, fn func(n int, line []byte) error) (torn bool, err error) {
+// Lines reads r's lines and calls fn with each non-blank one (without its
+// end of line) and its number, from 1, each a record (Record is called
+// before fn; fn ends it with Keep). A line fn fails on, or whose events
+// the log would refuse, is a bad record: its events are dropped and Lines
+// stops with a *RecordError naming it. A last line without a newline
+// that is not valid JSON is a torn tail (a writer was cut off while
+// writing it): it is not passed to fn, and Lines returns it. Lines may be
+// up to maxLine bytes.
+func (b *Builder) Lines(r io.Reader, maxLine int, fn func(n int, line []byte) error) (*Torn, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
+	data, torn := tornTail(data)
 	n := 0
 	for len(data) > 0 {
 		n++
-		line, rest, found := bytes.Cut(data, []byte("\n"))
+		line, rest, _ := bytes.Cut(data, []byte("\n"))
 		data = rest
 		line = bytes.TrimSuffix(line, []byte("\r"))
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
 		if len(line) > maxLine {
-			return false, Formatf("line %d: %d bytes, more than the %d a line may have", n, len(line), maxLine)
+			return torn, &RecordError{Line: n, Err: Formatf("%d bytes, more than the %d a line may have", len(line), maxLine)}
 		}
-		if !found && !json.Valid(line) {
-			return true, nil
+		b.Record(n, line)
+		err := fn(n, line)
+		if err == nil {
+			err = b.Err()
 		}
-		if err := fn(n, line); err != nil {
-			return false, err
+		if err != nil {
+			b.Drop()
+			return torn, &RecordError{Line: n, Err: err}
 		}
 	}
-	return false, nil
+	return torn, nil
 }
 
 // Text joins the text parts of a message with blank lines between them.

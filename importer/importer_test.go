@@ -38,16 +38,37 @@ func TestObj(t *testing.T) {
 
 func TestLines(t *testing.T) {
 	var got []string
-	torn, err := importer.Lines(strings.NewReader("{\"a\":1}\r\n\n  \n{\"b\":2}\n{\"c\""), 100, func(n int, line []byte) error {
+	var b importer.Builder
+	torn, err := b.Lines(strings.NewReader("{\"a\":1}\r\n\n  \n{\"b\":2}\n{\"c\""), 100, func(n int, line []byte) error {
 		got = append(got, string(line))
 		return nil
 	})
 	require.NoError(t, err)
-	require.True(t, torn)
+	require.Equal(t, &importer.Torn{Line: 5, Offset: 21, Bytes: 4}, torn)
 	require.Equal(t, []string{`{"a":1}`, `{"b":2}`}, got)
 
-	_, err = importer.Lines(strings.NewReader(strings.Repeat("x", 101)+"\n"), 100, func(int, []byte) error { return nil })
+	_, err = b.Lines(strings.NewReader(strings.Repeat("x", 101)+"\n"), 100, func(int, []byte) error { return nil })
 	require.True(t, errors.Is(err, importer.ErrFormat))
+	var re *importer.RecordError
+	require.ErrorAs(t, err, &re)
+	require.Equal(t, 1, re.Line)
+
+	// A line fn fails on: its events are dropped, the error names it.
+	var c importer.Builder
+	_, err = c.Lines(strings.NewReader("{}\n{}\n"), 100, func(n int, line []byte) error {
+		c.Add("a", 1, importer.Obj{})
+		if n == 2 {
+			return importer.Formatf("no")
+		}
+		return nil
+	})
+	require.ErrorAs(t, err, &re)
+	require.Equal(t, 2, re.Line)
+	require.Equal(t, "line 2: no", err.Error())
+	es, berr := c.Events()
+	require.NoError(t, berr)
+	require.Len(t, es, 1, "the bad line's event dropped")
+	require.Equal(t, 1, c.Records())
 }
 
 func TestUnits(t *testing.T) {
@@ -64,9 +85,11 @@ func TestUnits(t *testing.T) {
 	require.ErrorIs(t, err, importer.ErrNoFiles)
 	_, err = importer.Units(fs, f, "/none")
 	require.Error(t, err)
-	_, err = importer.Convert(t.Context(), fs, f, units[0])
-	require.ErrorIs(t, err, importer.ErrFormat)
-	require.Equal(t, "/d/a.traj: no", err.Error())
+	ss, refused := importer.Convert(t.Context(), fs, f, units[0])
+	require.Empty(t, ss)
+	require.Len(t, refused, 1)
+	require.ErrorIs(t, refused[0], importer.ErrFormat)
+	require.Equal(t, "/d/a.traj: no", refused[0].Error())
 }
 
 // Regression: Builder made events the log refuses (an invalid type, a row

@@ -32,8 +32,16 @@ const SourceKey = "source"
 // from 1) and its bytes. Each record must be ended by Keep before the next
 // begins.
 func (b *Builder) Record(line int, raw json.RawMessage) {
+	b.mark.events, b.mark.last, b.mark.err = len(b.events), b.last, b.err
 	b.line, b.raw, b.taken = line, raw, false
 	b.records++
+}
+
+// Drop undoes the current record: its events, and an error they caused.
+func (b *Builder) Drop() {
+	b.events, b.last, b.err = b.events[:b.mark.events], b.mark.last, b.mark.err
+	b.raw, b.taken = nil, false
+	b.records--
 }
 
 // Src is the "source" value of an event made from the current record:
@@ -172,4 +180,22 @@ func Without(obj []byte, keys ...string) (json.RawMessage, error) {
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
+}
+
+// Args are a call's arguments: a string holding JSON (how OpenAI's APIs
+// send them) becomes that JSON, another string stays a string, other JSON
+// stays as it is, and none is {}.
+func Args(raw json.RawMessage) json.RawMessage {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		if json.Valid([]byte(s)) {
+			return json.RawMessage(s)
+		}
+		b, _ := Marshal(s)
+		return b
+	}
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return json.RawMessage("{}")
+	}
+	return raw
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"maps"
 	"path/filepath"
@@ -106,36 +105,30 @@ const interruptPrefix = "[Request interrupted by user"
 func Parse(r io.Reader, name string) (importer.Session, error) {
 	p := &parser{s: importer.NewSession(Name, name), pending: map[string]bool{}, calls: map[string]int64{}}
 	seen := false
-	torn, err := importer.Lines(r, eventlog.MaxRowSize, func(n int, raw []byte) error {
+	torn, err := p.b.Lines(r, eventlog.MaxRowSize, func(n int, raw []byte) error {
 		var l line
 		err := json.Unmarshal(raw, &l)
 		switch {
 		case err != nil && !seen:
-			return importer.Formatf("line %d: not a Claude Code transcript line: %v", n, err)
+			return importer.Formatf("not a Claude Code transcript line: %v", err)
 		case err != nil:
-			return importer.Formatf("line %d: %v", n, err)
+			return importer.FormatError(err)
 		case l.Type == "" && !seen:
-			return importer.Formatf("line %d: not a Claude Code transcript line (no \"type\")", n)
+			return importer.Formatf("not a Claude Code transcript line (no \"type\")")
 		case l.Type == "":
-			return importer.Formatf("line %d: no \"type\"", n)
+			return importer.Formatf("no \"type\"")
 		}
 		seen = true
-		p.b.Record(n, raw)
 		if err := p.line(l); err != nil {
-			return fmt.Errorf("line %d: %w", n, err)
+			return err
 		}
 		p.b.Keep(importer.Namespace(Name, l.Type), p.t)
-		if err := p.b.Err(); err != nil {
-			return fmt.Errorf("line %d: %w", n, err)
-		}
 		return nil
 	})
 	if err != nil {
 		return importer.Session{}, err
 	}
-	if torn {
-		p.s.Unmapped["torn last line"]++
-	}
+	p.s.Torn = torn
 	if !p.messages {
 		// Claude Code leaves files of bookkeeping lines only (summaries of
 		// other sessions, say): a transcript without a conversation.
@@ -216,7 +209,7 @@ func (p *parser) line(l line) error {
 }
 
 // bookkeeping are the line types of the UI's bookkeeping, dropped.
-var bookkeeping = []string{"progress", "file-history-snapshot", "queue-operation", "torn last line"}
+var bookkeeping = []string{"progress", "file-history-snapshot", "queue-operation"}
 
 func (p *parser) labels(l line) {
 	p.s.SetLabel("sourceId", l.SessionID)

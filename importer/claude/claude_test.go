@@ -152,10 +152,11 @@ func TestParseErrors(t *testing.T) {
 	require.Equal(t, []string{"claude/summary", "claude/file-history-snapshot"}, types(s.Events), "kept as records")
 	require.Equal(t, "Old", s.Labels["title"])
 
-	// A torn last line (no newline, not JSON) is dropped, not an error.
+	// A torn last line (no newline, not JSON) is left out and reported,
+	// not an error.
 	s, err = claude.Parse(strings.NewReader(prompt+"\n"+answer+"\n"+`{"type":"assist`), "f.jsonl")
 	require.NoError(t, err)
-	require.Equal(t, 1, s.Unmapped["torn last line"])
+	require.Equal(t, &importer.Torn{Line: 3, Offset: int64(len(prompt) + len(answer) + 2), Bytes: 15}, s.Torn)
 }
 
 func TestSubagentsUnit(t *testing.T) {
@@ -186,8 +187,8 @@ func TestSubagentsUnit(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, inner, 2, "subagents whose transcript is not in the folder stand alone")
 
-	ss, err := importer.Convert(t.Context(), fs, claude.New(), units[0])
-	require.NoError(t, err)
+	ss, refused := importer.Convert(t.Context(), fs, claude.New(), units[0])
+	require.Empty(t, refused)
 	require.Len(t, ss, 3)
 	require.Nil(t, ss[0].Parent)
 	require.Equal(t, &importer.Link{Index: 0, Spawn: importer.Spawn{Seq: 3, Call: "t1"}}, ss[1].Parent)

@@ -81,13 +81,13 @@ type tokens struct {
 // Parse converts one Codex CLI rollout.
 func Parse(r io.Reader, name string) (importer.Session, error) {
 	p := &parser{s: importer.NewSession(Name, name)}
-	torn, err := importer.Lines(r, eventlog.MaxRowSize, func(n int, raw []byte) error {
+	torn, err := p.b.Lines(r, eventlog.MaxRowSize, func(n int, raw []byte) error {
 		var l line
 		if err := json.Unmarshal(raw, &l); err != nil || l.Type == "" || len(l.Payload) == 0 {
 			if n == 1 || err == nil {
-				return importer.Formatf("line %d: not a Codex rollout line {\"timestamp\",\"type\",\"payload\"}", n)
+				return importer.Formatf("not a Codex rollout line {\"timestamp\",\"type\",\"payload\"}")
 			}
-			return importer.Formatf("line %d: %v", n, err)
+			return importer.FormatError(err)
 		}
 		var pl payload
 		if len(l.Payload) > 0 && json.Unmarshal(l.Payload, &pl) != nil {
@@ -100,24 +100,18 @@ func Parse(r io.Reader, name string) (importer.Session, error) {
 				p.s.CreatedAt, p.timeSet = ms, true
 			}
 		}
-		p.b.Record(n, raw)
 		p.line(l.Type, pl, t)
 		ns := l.Type
 		if pl.Type != "" && l.Type != "session_meta" && l.Type != "turn_context" && l.Type != "compacted" {
 			ns = l.Type + "/" + pl.Type
 		}
 		p.b.Keep(importer.Namespace(Name, ns), t)
-		if err := p.b.Err(); err != nil {
-			return fmt.Errorf("line %d: %w", n, err)
-		}
 		return nil
 	})
 	if err != nil {
 		return importer.Session{}, err
 	}
-	if torn {
-		p.s.Unmapped["torn last line"]++
-	}
+	p.s.Torn = torn
 	p.s.Records = p.b.Records()
 	p.s.Events, err = p.b.Events()
 	return p.s, err
@@ -200,7 +194,7 @@ func (p *parser) item(pl payload, t int64) {
 		p.openStep(t)
 		p.b.Add("assistant/reasoning", t, importer.Obj{"text", importer.Text(texts(pl.Summary)), "source", p.b.Src()})
 	case "function_call":
-		p.call(pl.CallID, pl.Name, args(pl.Arguments), t)
+		p.call(pl.CallID, pl.Name, importer.Args(pl.Arguments), t)
 	case "custom_tool_call":
 		p.call(pl.CallID, pl.Name, importer.Obj{"input", text(pl.Input)}, t)
 	case "function_call_output", "custom_tool_call_output":
@@ -376,23 +370,6 @@ func text(raw json.RawMessage) string {
 		return s
 	}
 	return strings.TrimSpace(string(raw))
-}
-
-// args are a call's arguments: the source holds them as a JSON string;
-// one that holds JSON becomes that JSON, another stays a string.
-func args(raw json.RawMessage) json.RawMessage {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		if json.Valid([]byte(s)) {
-			return json.RawMessage(s)
-		}
-		b, _ := importer.Marshal(s)
-		return b
-	}
-	if len(raw) == 0 {
-		return json.RawMessage("{}")
-	}
-	return raw
 }
 
 // output is a call's output as text: a string, an object's "content"

@@ -198,7 +198,7 @@ func TestParseErrors(t *testing.T) {
 	// A torn last line (no newline, not JSON) is left out and counted.
 	s, err := codex.Parse(strings.NewReader(rec(0, "session_meta", meta)+"\n"+`{"timestamp":"2026`), "rollout-x.jsonl")
 	require.NoError(t, err)
-	require.Equal(t, 1, s.Unmapped["torn last line"])
+	require.Equal(t, &importer.Torn{Line: 2, Offset: int64(len(rec(0, "session_meta", meta)) + 1), Bytes: 18}, s.Torn)
 	require.Len(t, s.Events, 1)
 }
 

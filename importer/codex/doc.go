@@ -70,6 +70,6 @@
 // Times are the lines' timestamps (Unix ms); an event of a line without
 // one takes the previous event's time. createdAt is the first timestamp.
 // A line that cannot be read, or whose event the log would refuse, is an
-// importer.ErrFormat error naming the line; a torn last line (no newline,
-// not JSON) is left out and counted in Session.Unmapped.
+// importer.RecordError naming the line; a torn last line (no newline,
+// not JSON) is left out and reported as Session.Torn.
 package codex

@@ -16,6 +16,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/importer"
 )
 
 // ErrFormat is wrapped by every error about the source's content.
@@ -120,11 +121,17 @@ func ParseLog(r io.Reader, opts ...LogOption) (Log, error) {
 		}
 		p.line = line
 		if err := p.row(sc.Bytes()); err != nil {
-			return s, fmt.Errorf("%w: line %d: %v", ErrFormat, line, err)
+			return s, &importer.RecordError{Line: line, Err: rowError{err}}
 		}
 	}
 	return s, scanErr(sc, line)
 }
+
+// rowError is what is wrong with a row: errors.Is(err, ErrFormat) holds.
+type rowError struct{ error }
+
+func (e rowError) Unwrap() error        { return e.error }
+func (e rowError) Is(target error) bool { return target == ErrFormat }
 
 // scanErr is the error that stopped sc at line: a line longer than a row
 // may be is an error about the content.

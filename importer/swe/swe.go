@@ -273,7 +273,7 @@ func (c *conv) message(m message) {
 		case len(m.ToolCalls) > 0:
 			for _, tc := range m.ToolCalls {
 				c.actions++
-				c.call(tc.ID, tc.Function.Name, args(tc.Function.Arguments), c.b.Src())
+				c.call(tc.ID, tc.Function.Name, importer.Args(tc.Function.Arguments), c.b.Src())
 			}
 		case m.Action != nil && strings.TrimSpace(*m.Action) != "":
 			c.actions++
@@ -330,22 +330,6 @@ func (c *conv) result(id, output string, src importer.Obj) {
 	if len(c.pending) == 0 {
 		c.endStep()
 	}
-}
-
-// args is a call's arguments: a string holding JSON becomes that JSON.
-func args(raw json.RawMessage) json.RawMessage {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		if json.Valid([]byte(s)) {
-			return json.RawMessage(s)
-		}
-		b, _ := importer.Marshal(s)
-		return b
-	}
-	if len(raw) == 0 {
-		return json.RawMessage("{}")
-	}
-	return raw
 }
 
 // end closes the run; usageOK is false when info.model_stats counted calls

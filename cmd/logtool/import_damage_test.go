@@ -1,0 +1,162 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/importer"
+	"github.com/sessionlog/sessionlog/importer/formats"
+)
+
+// damagedTraces are real JSONL traces to damage: format and file.
+var damagedTraces = []struct{ from, file string }{
+	{"claude", "claude-code-spotter/4d5611e5-241a-462a-8d15-5122611a9569/subagents/agent-a2898e3.jsonl"},
+	{"codex", "codex/rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl"},
+	{"dsh", "dsh-deepseek-harness/advanced-toolchain/session.jsonl"},
+}
+
+// sessionRecords rebuilds the source records a session of format from
+// holds, in order (importer.RecordOf over cat --json).
+func sessionRecords(t *testing.T, dir, from, id string) []string {
+	t.Helper()
+	var out []string
+	for line := range strings.Lines(catJSON(t, dir, id)) {
+		var e catEvent
+		require.NoError(t, json.Unmarshal([]byte(line), &e))
+		if r, ok := importer.RecordOf(from, eventlog.Event{Type: e.Type, Data: e.Data}); ok {
+			out = append(out, string(r))
+		}
+	}
+	return out
+}
+
+// wantRecords are the records of src (importer.Records of the format).
+func wantRecords(t *testing.T, from string, src []byte) []string {
+	t.Helper()
+	imp, err := formats.Registry().Lookup(from)
+	require.NoError(t, err)
+	recs, err := imp.Records(src)
+	require.NoError(t, err)
+	var out []string
+	for _, r := range recs {
+		out = append(out, string(r))
+	}
+	return out
+}
+
+// TestImportDamage imports damaged copies of real traces: a torn last line
+// is left out and reported (exit 0); a garbage middle line stops the
+// import before it, the records before it kept in a verified session
+// labelled partial, with a message naming file, line and what to do (exit
+// 1); --skip-bad imports past it, reporting it (exit 0).
+func TestImportDamage(t *testing.T) {
+	traces := tracesDir(t)
+	for _, tr := range damagedTraces {
+		t.Run(tr.from, func(t *testing.T) {
+			src, err := os.ReadFile(filepath.Join(traces, tr.file))
+			require.NoError(t, err)
+			lines := bytes.SplitAfter(src, []byte("\n"))
+			if len(lines[len(lines)-1]) == 0 {
+				lines = lines[:len(lines)-1]
+			}
+			require.Greater(t, len(lines), 4)
+			all := wantRecords(t, tr.from, src)
+			name := filepath.Base(tr.file)
+			if tr.from == "codex" {
+				name = "rollout-damaged.jsonl"
+			}
+
+			t.Run("torn last line", func(t *testing.T) {
+				tmp := t.TempDir()
+				last := lines[len(lines)-1]
+				file := filepath.Join(tmp, name)
+				torn := append(bytes.Join(lines[:len(lines)-1], nil), last[:len(last)/2]...)
+				require.NoError(t, os.WriteFile(file, torn, 0o600))
+				dir := t.TempDir()
+				res := logtool(t, "", "--dir", dir, "import", "--from", tr.from, file)
+				require.Equal(t, 0, res.code, res.stderr)
+				require.Contains(t, res.stderr, file+": line "+strconv.Itoa(len(lines))+": torn last line")
+				out := importLines(t, res.stdout)
+				require.Len(t, out, 1)
+				require.Equal(t, all[:len(all)-1], sessionRecords(t, dir, tr.from, out[0].ID), "every record but the torn one")
+			})
+
+			bad := len(lines) / 2 // a line number, from 1
+			garbage := append(append(append([]byte{}, bytes.Join(lines[:bad-1], nil)...), "{garbage\n"...), bytes.Join(lines[bad-1:], nil)...)
+			t.Run("garbage middle line", func(t *testing.T) {
+				tmp := t.TempDir()
+				file := filepath.Join(tmp, name)
+				require.NoError(t, os.WriteFile(file, garbage, 0o600))
+				dir := t.TempDir()
+				res := logtool(t, "", "--dir", dir, "import", "--from", tr.from, file)
+				require.Equal(t, 1, res.code, res.stderr)
+				require.Contains(t, res.stderr, file+": line "+strconv.Itoa(bad)+":")
+				require.Contains(t, res.stderr, "--skip-bad")
+				out := importLines(t, res.stdout)
+				require.Len(t, out, 1)
+				require.Equal(t, bad, out[0].Partial)
+				require.Equal(t, all[:bad-1], sessionRecords(t, dir, tr.from, out[0].ID), "the records before the bad line")
+				st := logtool(t, "", "--dir", dir, "stat", "--json", out[0].ID)
+				require.Contains(t, st.stdout, `"partial":"`+strconv.Itoa(bad)+`"`)
+				v := logtool(t, "", "--dir", dir, "verify", out[0].ID)
+				require.Equal(t, 0, v.code, v.stdout+v.stderr)
+
+				res = logtool(t, "", "--dir", t.TempDir(), "import", "--skip-bad", "--from", tr.from, file)
+				require.Equal(t, 0, res.code, res.stderr)
+				require.Contains(t, res.stderr, file+": line "+strconv.Itoa(bad)+": ")
+				require.Contains(t, res.stderr, "skipped (--skip-bad)")
+				out = importLines(t, res.stdout)
+				require.Len(t, out, 1)
+				require.Zero(t, out[0].Partial)
+				require.Equal(t, len(all), out[0].Kept, "every record but the garbage")
+			})
+		})
+	}
+}
+
+// TestImportFolderWithBadFile: a folder import imports every good file,
+// reports each bad one, exits 1, and leaves nothing behind for the files
+// it refused.
+func TestImportFolderWithBadFile(t *testing.T) {
+	traces := tracesDir(t)
+	for _, tc := range []struct{ from, good, ext string }{
+		{"swe-agent", "swe-agent/ctf/web/i_got_id_demo.traj", ".traj"},
+		{"dsh", "dsh-deepseek-harness/advanced-toolchain/session.jsonl", ".jsonl"},
+		{"claude", "claude-code-spotter/4d5611e5-241a-462a-8d15-5122611a9569/subagents/agent-a2898e3.jsonl", ".jsonl"},
+		{"codex", "codex/rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl", ".jsonl"},
+	} {
+		t.Run(tc.from, func(t *testing.T) {
+			src := t.TempDir()
+			require.NoError(t, copyFile(filepath.Join(traces, tc.good), filepath.Join(src, "rollout-a"+tc.ext)))
+			writeFile(t, filepath.Join(src, "rollout-b"+tc.ext), "not a trace at all\n")
+			require.NoError(t, copyFile(filepath.Join(traces, tc.good), filepath.Join(src, "rollout-c"+tc.ext)))
+			dir := t.TempDir()
+			res := logtool(t, "", "--dir", dir, "import", "--from", tc.from, src)
+			require.Equal(t, 1, res.code, res.stderr)
+			require.Contains(t, res.stderr, filepath.Join(src, "rollout-b"+tc.ext)+": ")
+			require.Contains(t, res.stderr, "not imported (nothing kept for it)")
+			out := importLines(t, res.stdout)
+			require.Len(t, out, 2, "both good files, the one after the bad one too")
+			ids := map[string]bool{}
+			for _, o := range out {
+				ids[o.ID] = true
+				v := logtool(t, "", "--dir", dir, "verify", o.ID)
+				require.Equal(t, 0, v.code, v.stdout+v.stderr)
+			}
+			entries, err := os.ReadDir(dir)
+			require.NoError(t, err)
+			for _, e := range entries {
+				id, _, _ := strings.Cut(e.Name(), ".")
+				require.True(t, ids[id] || e.Name() == ".cache", "only the good files' sessions: %s", e.Name())
+			}
+		})
+	}
+}
