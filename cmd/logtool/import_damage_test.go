@@ -160,3 +160,75 @@ func TestImportFolderWithBadFile(t *testing.T) {
 		})
 	}
 }
+
+// TestImportIdempotent: importing the same source again writes nothing
+// (unchanged); a grown source is appended to its session when the
+// session's events are a prefix of the new import; a rewritten one makes a
+// new session; ls --label finds the imports.
+func TestImportIdempotent(t *testing.T) {
+	line := func(s int, typ, payload string) string {
+		return `{"timestamp":"2026-01-01T00:00:0` + strconv.Itoa(s) + `Z","type":"` + typ + `","payload":` + payload + `}` + "\n"
+	}
+	head := []string{
+		line(0, "session_meta", `{"id":"T"}`),
+		line(1, "event_msg", `{"type":"task_started"}`),
+		line(2, "response_item", `{"type":"message","role":"user","content":[{"type":"input_text","text":"hi"}]}`),
+	}
+	more := line(3, "response_item", `{"type":"message","role":"assistant","content":[{"type":"output_text","text":"hello"}]}`)
+	src := t.TempDir()
+	file := filepath.Join(src, "rollout-1.jsonl")
+	writeFile(t, file, head...)
+	dir := t.TempDir()
+	importOnce := func(wantStatus string) imported {
+		t.Helper()
+		res := logtool(t, "", "--dir", dir, "import", "--from", "codex", src)
+		require.Equal(t, 0, res.code, res.stderr)
+		out := importLines(t, res.stdout)
+		require.Len(t, out, 1)
+		require.Equal(t, wantStatus, out[0].Status)
+		return out[0]
+	}
+	first := importOnce(statusCreated)
+	require.Equal(t, first.ID, importOnce(statusUnchanged).ID)
+	before := catJSON(t, dir, first.ID)
+
+	writeFile(t, file, append(head, more)...) // the rollout grew
+	grown := importOnce(statusAppended)
+	require.Equal(t, first.ID, grown.ID)
+	after := catJSON(t, dir, first.ID)
+	require.True(t, strings.HasPrefix(after, before), "appended, nothing rewritten")
+	require.Equal(t, wantRecords(t, "codex", []byte(strings.Join(append(head, more), ""))), sessionRecords(t, dir, "codex", first.ID))
+	require.Equal(t, first.ID, importOnce(statusUnchanged).ID, "the grown source is known now")
+
+	writeFile(t, file, head[0], more) // rewritten: not a prefix
+	other := importOnce(statusCreated)
+	require.NotEqual(t, first.ID, other.ID)
+
+	ls := logtool(t, "", "--dir", dir, "ls", "--json", "--label", "source=codex", "--label", "sourceId=T")
+	require.Equal(t, 0, ls.code, ls.stderr)
+	require.Equal(t, 2, strings.Count(ls.stdout, "\n"))
+	ls = logtool(t, "", "--dir", dir, "ls", "--json", "--label", "source=claude")
+	require.Equal(t, 0, ls.code, ls.stderr)
+	require.Empty(t, ls.stdout)
+}
+
+// Regression: importing the same folder twice gave every session twice.
+// The second import of a real transcript with its subagents writes nothing.
+func TestImportTwiceRealTrace(t *testing.T) {
+	file := filepath.Join(tracesDir(t), "claude-code-spotter", "4d5611e5-241a-462a-8d15-5122611a9569.jsonl")
+	dir := t.TempDir()
+	res := logtool(t, "", "--dir", dir, "import", "--from", "claude", file)
+	require.Equal(t, 0, res.code, res.stderr)
+	first := importLines(t, res.stdout)
+	require.Len(t, first, 3)
+	res = logtool(t, "", "--dir", dir, "import", "--from", "claude", file)
+	require.Equal(t, 0, res.code, res.stderr)
+	again := importLines(t, res.stdout)
+	require.Len(t, again, 3)
+	for i := range again {
+		require.Equal(t, statusUnchanged, again[i].Status)
+		require.Equal(t, first[i].ID, again[i].ID)
+	}
+	ls := logtool(t, "", "--dir", dir, "ls", "--json", "--label", "source=claude")
+	require.Equal(t, 3, strings.Count(ls.stdout, "\n"), "no session twice")
+}
