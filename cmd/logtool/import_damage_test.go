@@ -232,3 +232,83 @@ func TestImportTwiceRealTrace(t *testing.T) {
 	ls := logtool(t, "", "--dir", dir, "ls", "--json", "--label", "source=claude")
 	require.Equal(t, 3, strings.Count(ls.stdout, "\n"), "no session twice")
 }
+
+// TestImportProgress: with --progress always, stderr shows the progress
+// line and the summary table (source, raw and zstd bytes, events, records
+// kept); piped (auto), nothing.
+func TestImportProgress(t *testing.T) {
+	file := filepath.Join(tracesDir(t), "codex", "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl")
+	res := logtool(t, "", "--dir", t.TempDir(), "import", "--from", "codex", "--progress", "always", file)
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Contains(t, res.stderr, "import: 1/1 files, 386 records, 747.9 KB, 1 sessions")
+	require.Regexp(t, `source bytes +raw bytes +zstd bytes +events +kept +records +status +file`, res.stderr)
+	require.Regexp(t, `\n +747877 +\d+ +\d+ +\d+ +386 +386 +created +rollout-`, res.stderr)
+	require.Regexp(t, `\n +747877 +\d+ +\d+ +\d+ +386 +386 +1 sessions`, res.stderr)
+
+	res = logtool(t, "", "--dir", t.TempDir(), "import", "--from", "codex", file)
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Empty(t, res.stderr, "piped: no progress")
+
+	res = logtool(t, "", "--dir", t.TempDir(), "import", "--from", "codex", "--progress", "sometimes", file)
+	require.Equal(t, 2, res.code)
+}
+
+// TestConversationOfRealTraces: the conversation view of each imported
+// real trace holds, in order, every user and assistant message and every
+// compaction summary of the session (which its import test matches with the
+// source), across compactions: where the transcript starts again from a
+// summary, the conversation keeps what came before it.
+func TestConversationOfRealTraces(t *testing.T) {
+	traces := tracesDir(t)
+	for _, tr := range foreignTraces() {
+		t.Run(tr.from+"/"+filepath.Base(tr.file), func(t *testing.T) {
+			dir := t.TempDir()
+			res := logtool(t, "", "--dir", dir, "import", "--from", tr.from, filepath.Join(traces, tr.file))
+			require.Equal(t, 0, res.code, res.stderr)
+			for _, l := range importLines(t, res.stdout) {
+				var want []string
+				for line := range strings.Lines(catJSON(t, dir, "--type", "user/message", "--type", "assistant/message", "--type", "context/compacted", l.ID)) {
+					var e catEvent
+					require.NoError(t, json.Unmarshal([]byte(line), &e))
+					var d struct{ Text, Summary string }
+					require.NoError(t, json.Unmarshal(e.Data, &d))
+					role := map[string]string{"user/message": "user", "assistant/message": "assistant", "context/compacted": "summary"}[e.Type]
+					if d.Text != "" || role == "summary" {
+						want = append(want, role+": "+d.Text+d.Summary)
+					}
+				}
+				got := texts(replayMessages(t, dir, "conversation", l.ID))
+				require.Equal(t, want, got, "%s: every message, in order", l.Source)
+				if strings.Contains(strings.Join(want, "\n"), "\nsummary: ") {
+					transcript := texts(replayMessages(t, dir, "transcript", l.ID))
+					require.Less(t, len(transcript), len(got), "the transcript starts again at a compaction")
+					require.Equal(t, got[len(got)-len(transcript):], transcript, "the conversation ends as the transcript does")
+				}
+			}
+		})
+	}
+}
+
+// texts are the messages with text (and the summaries), as "role: text".
+func texts(ms []replayMessage) []string {
+	var out []string
+	for _, m := range ms {
+		if m.Role != "tool" && (m.Text != "" || m.Role == "summary") {
+			out = append(out, m.Role+": "+m.Text)
+		}
+	}
+	return out
+}
+
+type replayMessage struct {
+	Role, Text string
+}
+
+func replayMessages(t *testing.T, dir, projection, id string) []replayMessage {
+	t.Helper()
+	res := logtool(t, "", "--dir", dir, "replay", "--projection", projection, id)
+	require.Equal(t, 0, res.code, res.stderr)
+	var st struct{ Messages []replayMessage }
+	require.NoError(t, json.Unmarshal([]byte(res.stdout), &st))
+	return st.Messages
+}
