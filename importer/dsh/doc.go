@@ -63,6 +63,8 @@
 //
 // Lossless: the first vocabulary event made from a row carries the row as
 // "source":{"line","record"}, the row's other events "source":{"line"}
+// (but a packed row's later assistant/chunk deltas, which keep their data
+// alone)
 // (data that can hold no "source" — not an object, or one with a
 // "source" of its own — is kept as it is, the row beside it as
 // dsh/record). Seqs are renumbered from 0 (the added events take seqs); times are dsh's (an event without one gets the previous

@@ -91,6 +91,11 @@ func Parse(r io.Reader, name string) (importer.Session, error) {
 				continue
 			}
 		}
+		if e.Type == "assistant/chunk" && b.Taken() {
+			// The packed row's later deltas: its first carries the row.
+			b.Add(e.Type, e.Time, e.Data)
+			continue
+		}
 		if e.Type != "assistant/message" || !rewritten {
 			if !canCarry(e.Data) {
 				// Data that can hold no "source": the row kept beside it.

@@ -42,8 +42,8 @@ func TestParse(t *testing.T) {
 		`step/start {"turn":1,"step":1,"source":{"line":5,"record":@}}`,
 		`dsh/request/header @`,
 		`assistant/chunk {"text":"H","source":{"line":7,"record":@}}`,
-		`assistant/chunk {"text":"e","source":{"line":7}}`,
-		`assistant/chunk {"text":"y","source":{"line":7}}`,
+		`assistant/chunk {"text":"e"}`, // a packed row's later deltas: their data alone
+		`assistant/chunk {"text":"y"}`,
 		`assistant/reasoning {"text":"greet","source":{"line":8,"record":@}}`,
 		`assistant/message {"text":"Hey","source":{"line":8}}`,
 		`usage {"inputTokens":105,"outputTokens":2,"cachedTokens":100,"model":"ds-v4","source":{"line":8}}`,
