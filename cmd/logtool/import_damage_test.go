@@ -312,3 +312,91 @@ func replayMessages(t *testing.T, dir, projection, id string) []replayMessage {
 	require.NoError(t, json.Unmarshal([]byte(res.stdout), &st))
 	return st.Messages
 }
+
+// TestImportGrownTranscript: a Claude Code transcript imported while it
+// was still being written (its end closed: the open step's usage and
+// step/end) grows twice. Each import appends to the one session: a
+// rollback (label import) undoing what the end had closed, then the new
+// events. The session then holds every record of the whole file, its
+// conversation is a fresh import's, and a third import changes nothing.
+func TestImportGrownTranscript(t *testing.T) {
+	full, err := os.ReadFile(filepath.Join(tracesDir(t), "claude-code-spotter", "4d5611e5-241a-462a-8d15-5122611a9569", "subagents", "agent-a2898e3.jsonl"))
+	require.NoError(t, err)
+	lines := bytes.SplitAfter(full, []byte("\n"))
+	// Cut after an assistant line that calls a tool: its result is not
+	// written yet, so the import closes the step there.
+	var cuts []int
+	for i, l := range lines {
+		if bytes.Contains(l, []byte(`"type":"assistant"`)) && bytes.Contains(l, []byte(`"type":"tool_use"`)) && i > 10 {
+			cuts = append(cuts, i+1)
+		}
+	}
+	require.Greater(t, len(cuts), 10)
+	src := t.TempDir()
+	file := filepath.Join(src, "agent-a2898e3.jsonl")
+	dir := t.TempDir()
+	var id string
+	for k, cut := range []int{cuts[2], cuts[len(cuts)/2], len(lines)} {
+		require.NoError(t, os.WriteFile(file, bytes.Join(lines[:cut], nil), 0o600))
+		res := logtool(t, "", "--dir", dir, "import", "--from", "claude", file)
+		require.Equal(t, 0, res.code, res.stderr)
+		out := importLines(t, res.stdout)
+		require.Len(t, out, 1)
+		if k == 0 {
+			require.Equal(t, statusCreated, out[0].Status)
+			id = out[0].ID
+			continue
+		}
+		require.Equal(t, statusAppended, out[0].Status, "import %d", k+1)
+		require.Equal(t, id, out[0].ID)
+	}
+	require.Equal(t, wantRecords(t, "claude", full), sessionRecords(t, dir, "claude", id), "every record of the whole file")
+	require.Len(t, catTypes(t, dir, id, "rollback"), 2)
+	v := logtool(t, "", "--dir", dir, "verify", id)
+	require.Equal(t, 0, v.code, v.stdout+v.stderr)
+
+	fresh := t.TempDir()
+	res := logtool(t, "", "--dir", fresh, "import", "--from", "claude", file)
+	require.Equal(t, 0, res.code, res.stderr)
+	freshID := importLines(t, res.stdout)[0].ID
+	require.Equal(t, texts(replayMessages(t, fresh, "conversation", freshID)), texts(replayMessages(t, dir, "conversation", id)))
+	for _, p := range []string{"agent", "transcript"} {
+		a := logtool(t, "", "--dir", fresh, "replay", "--projection", p, freshID)
+		b := logtool(t, "", "--dir", dir, "replay", "--projection", p, id)
+		require.Equal(t, 0, a.code+b.code, a.stderr+b.stderr)
+		require.Equal(t, stripSeqs(a.stdout), stripSeqs(b.stdout), "%s: the state a fresh import gives, but for seqs", p)
+	}
+
+	res = logtool(t, "", "--dir", dir, "import", "--from", "claude", file)
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Equal(t, statusUnchanged, importLines(t, res.stdout)[0].Status)
+}
+
+// stripSeqs drops the seqs and prefix hashes of a state, which differ
+// between a grown session and a fresh import of the same source.
+func stripSeqs(state string) string {
+	var v any
+	if json.Unmarshal([]byte(state), &v) != nil {
+		return state
+	}
+	var strip func(any) any
+	strip = func(v any) any {
+		switch x := v.(type) {
+		case map[string]any:
+			for k := range x {
+				if k == "seq" || k == "stepStart" || k == "prefixHash" || strings.HasSuffix(k, "Seq") {
+					delete(x, k)
+					continue
+				}
+				x[k] = strip(x[k])
+			}
+		case []any:
+			for i := range x {
+				x[i] = strip(x[i])
+			}
+		}
+		return v
+	}
+	b, _ := json.Marshal(strip(v))
+	return string(b)
+}
