@@ -10,6 +10,13 @@
 // docs/format.md §8, and the walk that turns a FILE or DIR argument into
 // units of files imported together (a transcript and its subagents).
 //
+// An import is lossless: every source record is kept in the session, and
+// Importer.Records and RecordOf give the source back record by record
+// (records.go says how). Damage is reported, never fatal to what precedes
+// it: Convert cuts a JSONL trace before its first bad line (Session.Partial)
+// or, with SkipBad, goes past each (Session.Skipped), and leaves a torn last
+// line out (Session.Torn); a file not of the format is refused whole.
+//
 // An importer reads the whole trace and returns every event in memory,
 // seqs from 0, each one the log takes as it is. It is deterministic: the
 // same bytes give the same events, labels and createdAt (the caller's
