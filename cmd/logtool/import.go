@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/spf13/afero"
@@ -20,8 +19,11 @@ import (
 	"github.com/sessionlog/sessionlog/importer/formats"
 )
 
-// importFormats are the --from values of SPEC §10.
-var importFormats = []string{"sessionlog", "claude", "codex", "dsh", "swe-agent"}
+// importFormats are the --from values: sessionlog, then the formats of the
+// built-in importers.
+func importFormats() []string {
+	return append([]string{"sessionlog"}, formats.Registry().Names()...)
+}
 
 func (a *app) newImportCmd() *cobra.Command {
 	var (
@@ -97,12 +99,8 @@ type importResult struct {
 func (a *app) runImport(ctx context.Context, path, from string, skipBad bool, progress string) (err error) {
 	f, ferr := formats.Registry().Lookup(from)
 	foreign := ferr == nil
-	switch {
-	case from == "sessionlog" || foreign:
-	case slices.Contains(importFormats, from):
-		return notImplemented("import --from " + from)
-	default:
-		return usageErrorf("--from %q: want one of %s", from, strings.Join(importFormats, ", "))
+	if from != "sessionlog" && !foreign {
+		return usageErrorf("--from %q: want one of %s", from, strings.Join(importFormats(), ", "))
 	}
 	fi, err := a.fs.Stat(path)
 	switch {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -476,7 +475,7 @@ func TestImportForeignErrors(t *testing.T) {
 			}
 		})
 	}
-	require.True(t, slices.Contains(importFormats, "codex"))
+	require.Equal(t, []string{"sessionlog", "claude", "codex", "dsh", "swe-agent"}, importFormats())
 }
 
 // TestImportKeepsBookkeepingOnlyTrace: a Claude Code file of summaries only

@@ -20,7 +20,7 @@ import (
 // CheckSession fails t unless s is a session `logtool import` writes as it
 // is: seqs from 0, every event valid, its data compact JSON and its row
 // within eventlog.MaxRowSize; createdAt >= 0; the labels "source" (want)
-// and "sourceFile" set; every spawn at a tool/call of its id; every dropped
+// and "sourceFile" set; every spawn at a tool/call of its id; every unmapped
 // count positive; no parent (Convert links parents, not Parse). Then the
 // session is written to a memory store and read back: the same events,
 // labels and createdAt.
@@ -31,7 +31,7 @@ func CheckSession(t testing.TB, s importer.Session, want string) {
 	require.NotEmpty(t, s.Labels["sourceFile"])
 	require.Nil(t, s.Parent, "Parse links no parent")
 	for kind, n := range s.Unmapped {
-		require.Positive(t, n, "dropped %q", kind)
+		require.Positive(t, n, "unmapped %q", kind)
 	}
 	CheckEvents(t, s.Events)
 	for i, e := range s.Events {
