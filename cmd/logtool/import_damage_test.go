@@ -18,6 +18,7 @@ import (
 
 // damagedTraces are real JSONL traces to damage: format and file.
 var damagedTraces = []struct{ from, file string }{
+	{"claude", "claude-code-spotter/4d5611e5-241a-462a-8d15-5122611a9569.jsonl"},
 	{"claude", "claude-code-spotter/4d5611e5-241a-462a-8d15-5122611a9569/subagents/agent-a2898e3.jsonl"},
 	{"codex", "codex/rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl"},
 	{"dsh", "dsh-deepseek-harness/advanced-toolchain/session.jsonl"},
@@ -60,7 +61,7 @@ func wantRecords(t *testing.T, from string, src []byte) []string {
 func TestImportDamage(t *testing.T) {
 	traces := tracesDir(t)
 	for _, tr := range damagedTraces {
-		t.Run(tr.from, func(t *testing.T) {
+		t.Run(tr.from+"/"+filepath.Base(tr.file), func(t *testing.T) {
 			src, err := os.ReadFile(filepath.Join(traces, tr.file))
 			require.NoError(t, err)
 			lines := bytes.SplitAfter(src, []byte("\n"))
@@ -84,8 +85,7 @@ func TestImportDamage(t *testing.T) {
 				res := logtool(t, "", "--dir", dir, "import", "--from", tr.from, file)
 				require.Equal(t, 0, res.code, res.stderr)
 				require.Contains(t, res.stderr, file+": line "+strconv.Itoa(len(lines))+": torn last line")
-				out := importLines(t, res.stdout)
-				require.Len(t, out, 1)
+				out := importLines(t, res.stdout) // the file's own session first
 				require.Equal(t, all[:len(all)-1], sessionRecords(t, dir, tr.from, out[0].ID), "every record but the torn one")
 			})
 
@@ -101,7 +101,6 @@ func TestImportDamage(t *testing.T) {
 				require.Contains(t, res.stderr, file+": line "+strconv.Itoa(bad)+":")
 				require.Contains(t, res.stderr, "--skip-bad")
 				out := importLines(t, res.stdout)
-				require.Len(t, out, 1)
 				require.Equal(t, bad, out[0].Partial)
 				require.Equal(t, all[:bad-1], sessionRecords(t, dir, tr.from, out[0].ID), "the records before the bad line")
 				st := logtool(t, "", "--dir", dir, "stat", "--json", out[0].ID)
@@ -114,7 +113,6 @@ func TestImportDamage(t *testing.T) {
 				require.Contains(t, res.stderr, file+": line "+strconv.Itoa(bad)+": ")
 				require.Contains(t, res.stderr, "skipped (--skip-bad)")
 				out = importLines(t, res.stdout)
-				require.Len(t, out, 1)
 				require.Zero(t, out[0].Partial)
 				require.Equal(t, len(all), out[0].Kept, "every record but the garbage")
 			})
@@ -399,4 +397,31 @@ func stripSeqs(state string) string {
 	}
 	b, _ := json.Marshal(strip(v))
 	return string(b)
+}
+
+// TestImportDamagedTrajectory: a .traj is one JSON document, so a torn or
+// garbled copy is not a trajectory: refused with the file named, exit 1,
+// nothing kept.
+func TestImportDamagedTrajectory(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join(tracesDir(t), "swe-agent", "ctf", "web", "i_got_id_demo.traj"))
+	require.NoError(t, err)
+	for name, damaged := range map[string][]byte{
+		"torn":    src[:len(src)/2],
+		"garbage": bytes.Replace(src, []byte(`"history":`), []byte(`{garbage "history":`), 1),
+	} {
+		t.Run(name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "run.traj")
+			require.NoError(t, os.WriteFile(file, damaged, 0o600))
+			dir := t.TempDir()
+			res := logtool(t, "", "--dir", dir, "import", "--from", "swe-agent", file)
+			require.Equal(t, 1, res.code, res.stderr)
+			require.Contains(t, res.stderr, file+": not a SWE-agent trajectory")
+			require.Contains(t, res.stderr, "not imported (nothing kept for it)")
+			require.Empty(t, res.stdout)
+			entries, _ := os.ReadDir(dir)
+			for _, e := range entries {
+				require.Equal(t, ".cache", e.Name(), "nothing left for the refused file")
+			}
+		})
+	}
 }
