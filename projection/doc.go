@@ -25,7 +25,9 @@
 // Transcript ("transcript/v1") holds the messages a model would be sent:
 // user and assistant messages with reasoning and tool calls, tool results
 // next to their calls, compaction summaries, and a chained prefix hash per
-// message for prompt-cache reuse.
+// message for prompt-cache reuse. Conversation ("conversation/v1") is the
+// transcript that keeps what compactions drop: every message of the live
+// branch, each compaction's summary where it stands, for people to read.
 //
 // Both understand the agent vocabulary of docs/format.md §8, each the types it
 // needs, and ignore keys they do not know. A type outside the vocabulary,

@@ -100,6 +100,7 @@ func FuzzProjections(f *testing.F) {
 		for _, newP := range []func() projection.Projection{
 			func() projection.Projection { return projection.NewAgent() },
 			func() projection.Projection { return projection.NewTranscript() },
+			func() projection.Projection { return projection.NewConversation() },
 		} {
 			whole := newP()
 			for _, e := range evs {

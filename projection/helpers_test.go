@@ -71,7 +71,7 @@ func transcriptAfter(t testing.TB, evs []eventlog.Event) projection.TranscriptSt
 
 // projections returns a fresh instance of every built-in projection.
 func projections() []projection.Projection {
-	return []projection.Projection{projection.NewAgent(), projection.NewTranscript()}
+	return []projection.Projection{projection.NewAgent(), projection.NewTranscript(), projection.NewConversation()}
 }
 
 // session is a small session using every type of the vocabulary, plus one

@@ -13,11 +13,13 @@ import (
 // reads lists the types each projection looks at; lifecycle lists those
 // that take effect even with a wrong shape.
 var (
+	transcriptReads = set("user/message", "assistant/reasoning", "assistant/message", "tool/call", "tool/result",
+		"context/compacted", "slot/switch", "step/start", "step/end", "assistant/chunk")
 	reads = map[string]map[string]bool{
 		"agent": set("turn/start", "step/start", "step/end", "turn/end", "usage", "tool/call", "tool/approval",
 			"tool/result", "memory/set", "memory/delete", "provider/state", "slot/switch", "context/compacted", "plan/set"),
-		"transcript": set("user/message", "assistant/reasoning", "assistant/message", "tool/call", "tool/result",
-			"context/compacted", "slot/switch", "step/start", "step/end", "assistant/chunk"),
+		"transcript":   transcriptReads,
+		"conversation": transcriptReads, // it reads as the transcript does
 	}
 	lifecycle = set("turn/start", "step/start", "step/end", "turn/end")
 )
@@ -195,6 +197,7 @@ func TestSplitReplay(t *testing.T) {
 	for _, newP := range []func() projection.Projection{
 		func() projection.Projection { return projection.NewAgent() },
 		func() projection.Projection { return projection.NewTranscript() },
+		func() projection.Projection { return projection.NewConversation() },
 	} {
 		whole := newP()
 		apply(whole, evs)

@@ -84,6 +84,10 @@ type Transcript struct {
 	chain   [][sha256.Size]byte
 	hasher  hash.Hash
 	scratch *bytes.Buffer
+
+	// keep makes context/compacted add its summary after the messages
+	// instead of replacing them (the conversation projection).
+	keep bool
 }
 
 // callRef locates a tool call: s.Messages[msg].ToolCalls[call].
@@ -205,6 +209,7 @@ func (t *Transcript) UnmarshalState(data []byte) error {
 	if u.s.PrefixHash != stored {
 		return fmt.Errorf("projection transcript: unmarshal state: prefix hash %q does not match the messages (%q)", stored, u.s.PrefixHash)
 	}
+	u.keep = t.keep
 	*t = *u
 	return nil
 }
@@ -461,8 +466,13 @@ func (t *Transcript) compacted(e eventlog.Event) {
 	if !ok {
 		return
 	}
+	m := Message{Seq: e.Seq, Role: RoleSummary, Text: *d.Summary, Slot: t.s.CurrentSlot}
+	if t.keep {
+		t.push(m)
+		return
+	}
 	// A new slice, not a truncation: a caller may still read the old one.
-	t.s.Messages = []Message{{Seq: e.Seq, Role: RoleSummary, Text: *d.Summary, Slot: t.s.CurrentSlot}}
+	t.s.Messages = []Message{m}
 	t.stale(0)
 	t.reindex()
 }
@@ -593,7 +603,7 @@ func (t *Transcript) Restore(snap any) error {
 
 // clone returns a copy of t that shares no array another Apply could write.
 func (t *Transcript) clone() *Transcript {
-	u := &Transcript{s: t.s, last: t.last, streaming: t.streaming,
+	u := &Transcript{s: t.s, last: t.last, keep: t.keep, streaming: t.streaming,
 		streamText: slices.Clone(t.streamText), streamDue: t.streamDue}
 	u.s.Messages = slices.Clone(t.s.Messages)
 	if u.s.Messages == nil {

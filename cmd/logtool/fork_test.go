@@ -344,7 +344,7 @@ func TestImport(t *testing.T) {
 	}{
 		{"existing id", []string{path}, 2, "exists"},
 		{"another format", []string{"--from", "claude", path}, 1, "not a Claude Code transcript"},
-		{"codex", []string{"--from", "codex", path}, 2, "not implemented yet"},
+		{"codex", []string{"--from", "codex", path}, 1, "not a Codex rollout line"},
 		{"unknown format", []string{"--from", "word", path}, 2, "want one of"},
 		{"a folder", []string{dir}, 2, "exists"},
 		{"missing file", []string{filepath.Join(dir, "none.jsonl")}, 2, "not found"},

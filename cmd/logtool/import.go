@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/spf13/afero"
@@ -15,32 +15,27 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
-	"github.com/sessionlog/sessionlog/internal/importers"
-	"github.com/sessionlog/sessionlog/internal/importers/claude"
-	"github.com/sessionlog/sessionlog/internal/importers/dsh"
-	"github.com/sessionlog/sessionlog/internal/importers/swe"
+	"github.com/sessionlog/sessionlog/importer"
+	"github.com/sessionlog/sessionlog/importer/formats"
 )
 
-// importFormats are the --from values of docs/cli.md.
-var importFormats = []string{"sessionlog", "claude", "codex", "dsh", "swe-agent"}
-
-// foreignFormats are the --from values read by a converter of
-// internal/importers. codex is not among them: no Codex CLI trace is at
-// hand to build and test a converter against.
-var foreignFormats = map[string]importers.Format{
-	claude.Name: claude.Format,
-	dsh.Name:    dsh.Format,
-	swe.Name:    swe.Format,
+// importFormats are the --from values: sessionlog, then the formats of the
+// built-in importers.
+func importFormats() []string {
+	return append([]string{"sessionlog"}, formats.Registry().Names()...)
 }
 
 func (a *app) newImportCmd() *cobra.Command {
-	var from string
+	var (
+		from, progress string
+		skipBad        bool
+	)
 	cmd := &cobra.Command{
-		Use:   "import [--from sessionlog|claude|codex|dsh|swe-agent] FILE|DIR",
-		Short: "Import a sessionlog file, or a Claude Code, dsh or SWE-agent trace, into --dir",
+		Use:   "import [--from sessionlog|claude|codex|dsh|swe-agent] [--skip-bad] FILE|DIR",
+		Short: "Import a sessionlog file, or a Claude Code, Codex, dsh or SWE-agent trace, into --dir",
 		Long: `Import creates sessions in --dir from FILE, or from every file of the format
-in DIR, and prints one line {"id","path","events","source"} per session
-created ("source" is the file it came from).
+in DIR, and prints one line {"id","path","events","source",…} per session
+("source" is the file it came from).
 
 --from sessionlog (the default) reads a sessionlog log file (an export, say;
 raw, or zstd when its name ends in .zst) and creates the session under the
@@ -56,37 +51,56 @@ ran it), --from dsh (DeepSeek Harness session logs, *.jsonl) and --from
 swe-agent (SWE-agent trajectories, *.traj) convert the trace into the agent
 vocabulary (docs/cli.md tells the mapping) and create each session under a
 new ID, labelled source=<format> and sourceFile=<name>. A DIR is walked
-recursively. --from codex is not implemented yet (exit 2).
+recursively. --from codex reads Codex CLI rollouts (rollout-*.jsonl); a fork
+whose parent rollout is in the same import becomes its child session. Every
+source record is kept: the source can be rebuilt from the session.
 
-A trace without events makes no session (a note on stderr says so). A file
-that is not of the format (or corrupt) exits 1; a missing file or a folder
-without files of the format exits 2. Either way nothing is left behind: an
-import that fails removes every session it created.`,
+A foreign import goes file by file. A bad line N stops that file's import
+before it: the lines before it are imported, verified and labelled partial=N,
+and stderr names the file, the line and what to do; --skip-bad imports past
+each bad line instead, reporting it. A torn last line is left out and
+reported. A file that is not of the format is refused (nothing is kept of
+it) and the others are imported. The exit status is 1 when a file was
+refused or cut short. Importing a source again skips it when nothing
+changed ("status":"unchanged") and appends the new events when it grew
+("status":"appended"). On a terminal, stderr shows progress and a summary
+table (--progress always|never to force it either way).
+
+A sessionlog import is all or nothing: a file that is not a log (or is
+corrupt) exits 1, and every session the import created is removed. A missing
+file or a folder without files of the format exits 2.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.runImport(cmd.Context(), args[0], from)
+			return a.runImport(cmd.Context(), args[0], from, skipBad, progress)
 		},
 	}
-	cmd.Flags().StringVar(&from, "from", "sessionlog", "format of FILE|DIR: sessionlog, claude, dsh or swe-agent (codex: not implemented yet)")
+	cmd.Flags().StringVar(&from, "from", "sessionlog", "format of FILE|DIR: sessionlog, claude, codex, dsh or swe-agent")
+	cmd.Flags().BoolVar(&skipBad, "skip-bad", false, "import past the bad lines of a trace, each reported, instead of stopping before the first")
+	cmd.Flags().StringVar(&progress, "progress", "auto", "progress and a summary on stderr: auto (on a terminal), always or never")
 	return cmd
 }
 
-// importResult is what `logtool import` prints for each session created.
+// importResult is what `logtool import` prints for each session.
 type importResult struct {
 	ID     string `json:"id"`
 	Path   string `json:"path"`
 	Events int64  `json:"events"`
 	Source string `json:"source"`
+	// Of a foreign trace only (docs/cli.md): created, appended or
+	// unchanged; the source's records and bytes, the records kept; the
+	// line a damaged source was cut before.
+	Status      string `json:"status,omitempty"`
+	Records     int    `json:"records,omitempty"`
+	Kept        int    `json:"kept,omitempty"`
+	SourceBytes int64  `json:"sourceBytes,omitempty"`
+	Partial     int    `json:"partial,omitempty"`
 }
 
-func (a *app) runImport(ctx context.Context, path, from string) (err error) {
-	f, foreign := foreignFormats[from]
-	switch {
-	case from == "sessionlog" || foreign:
-	case slices.Contains(importFormats, from):
-		return notImplemented("import --from " + from)
-	default:
-		return usageErrorf("--from %q: want one of %s", from, strings.Join(importFormats, ", "))
+func (a *app) runImport(ctx context.Context, path, from string, skipBad bool, progress string) (err error) {
+	f, ferr := formats.Registry().Lookup(from)
+	foreign := ferr == nil
+	if from != "sessionlog" && !foreign {
+		return usageErrorf("--from %q: want one of %s", from, strings.Join(importFormats(), ", "))
 	}
 	fi, err := a.fs.Stat(path)
 	switch {
@@ -96,34 +110,58 @@ func (a *app) runImport(ctx context.Context, path, from string) (err error) {
 		return fmt.Errorf("%q: %w", path, err)
 	}
 
-	imp := &importer{st: a.store(), stderr: a.stderr}
+	show, err := a.showProgress(progress)
+	if err != nil {
+		return err
+	}
+	imp := &importRun{st: a.store(), stderr: a.stderr, keys: map[string]eventlog.Parent{}, progress: newImportProgress(a.stderr, show)}
 	if foreign {
-		err = imp.foreign(ctx, a.fs, f, path)
+		var opts []importer.Option
+		if skipBad {
+			opts = append(opts, importer.SkipBad())
+		}
+		err = imp.foreign(ctx, a.fs, f, path, opts...)
 	} else {
 		err = imp.sessionlogs(ctx, a.fs, path, fi.IsDir())
 	}
 	if err != nil {
+		imp.progress.clear()
 		return imp.undo(ctx, err)
 	}
-	for _, r := range imp.done {
+	results := imp.done
+	if foreign {
+		results = imp.results
+	}
+	for _, r := range results {
 		if err := writeJSON(a.stdout, r); err != nil {
 			return err
 		}
 	}
+	if err := imp.progress.summary(ctx, imp.st, results); err != nil {
+		return err
+	}
+	if imp.failed > 0 {
+		return failedf("import --from %s: %d of the files could not be imported whole (see above)", from, imp.failed)
+	}
 	return nil
 }
 
-// importer creates the sessions of one import and remembers them, so a
+// importRun creates the sessions of one import and remembers them, so a
 // failure can remove them all.
-type importer struct {
+type importRun struct {
 	st     *handle.FileStore
-	stderr io.Writer // for the notes of skipped traces
-	done   []importResult
+	stderr io.Writer                  // for the notes of damaged traces
+	done   []importResult             // sessions created, for undo
+	keys   map[string]eventlog.Parent // Session.Key → its session and last seq
+
+	results  []importResult // of a foreign import: every session, whatever its status
+	failed   int            // files refused or cut short
+	progress *importProgress
 }
 
 // undo removes the sessions created so far, children before their parents,
 // and returns err.
-func (imp *importer) undo(ctx context.Context, err error) error {
+func (imp *importRun) undo(ctx context.Context, err error) error {
 	ctx = context.WithoutCancel(ctx) // leave nothing behind, even when interrupted
 	for i := len(imp.done) - 1; i >= 0; i-- {
 		id := imp.done[i].ID
@@ -137,7 +175,7 @@ func (imp *importer) undo(ctx context.Context, err error) error {
 
 // sessionlogs imports a sessionlog file, or every *.jsonl[.zst] directly in
 // a folder, in name order.
-func (imp *importer) sessionlogs(ctx context.Context, fsys afero.Fs, path string, isDir bool) error {
+func (imp *importRun) sessionlogs(ctx context.Context, fsys afero.Fs, path string, isDir bool) error {
 	files := []string{path}
 	if isDir {
 		entries, err := afero.ReadDir(fsys, path)
@@ -163,7 +201,7 @@ func (imp *importer) sessionlogs(ctx context.Context, fsys afero.Fs, path string
 }
 
 // sessionlog imports one sessionlog file under its own ID.
-func (imp *importer) sessionlog(ctx context.Context, fsys afero.Fs, file string) error {
+func (imp *importRun) sessionlog(ctx context.Context, fsys afero.Fs, file string) error {
 	src, err := handle.NewFileStore(fsys, filepath.Dir(file)).OpenPath(ctx, file)
 	if err != nil {
 		return err
@@ -187,7 +225,7 @@ func (imp *importer) sessionlog(ctx context.Context, fsys afero.Fs, file string)
 
 // finish closes a session just written; it counts as created (so undo
 // removes it) when that went well, and is removed at once otherwise.
-func (imp *importer) finish(ctx context.Context, dst handle.Handle, res importResult, err error) error {
+func (imp *importRun) finish(ctx context.Context, dst handle.Handle, res importResult, err error) error {
 	if cerr := dst.Close(); err == nil {
 		err = cerr
 	}
@@ -199,6 +237,26 @@ func (imp *importer) finish(ctx context.Context, dst handle.Handle, res importRe
 	}
 	imp.done = append(imp.done, res)
 	return nil
+}
+
+// showProgress decides whether import shows progress and a summary on
+// stderr: --progress always or never, or auto (the default): when stderr
+// is a terminal.
+func (a *app) showProgress(mode string) (bool, error) {
+	switch mode {
+	case "always":
+		return true, nil
+	case "never":
+		return false, nil
+	case "auto", "":
+		f, ok := a.stderr.(*os.File)
+		if !ok {
+			return false, nil
+		}
+		fi, err := f.Stat()
+		return err == nil && fi.Mode()&os.ModeCharDevice != 0, nil
+	}
+	return false, usageErrorf("--progress %q: want auto, always or never", mode)
 }
 
 // copyEvents appends src's logical log, events 0..last, to the empty write
@@ -213,64 +271,9 @@ func copyEvents(ctx context.Context, dst, src handle.Handle, last int64) (int64,
 	})
 }
 
-// foreign imports the traces of format f in path (a file, or a folder
-// walked recursively), unit by unit: a file's session first, then its
-// sub-sessions as its children.
-func (imp *importer) foreign(ctx context.Context, fsys afero.Fs, f importers.Format, path string) error {
-	units, err := importers.Units(fsys, f, path)
-	if errors.Is(err, importers.ErrNoFiles) {
-		return usageError(err)
-	}
-	if err != nil {
-		return err
-	}
-	for _, u := range units {
-		sessions, err := importers.Convert(fsys, f, u)
-		if errors.Is(err, importers.ErrFormat) {
-			return &exitError{code: exitFailed, err: fmt.Errorf("import --from %s: %w", f.Name, err)}
-		}
-		if err != nil {
-			return err
-		}
-		ids := make([]string, len(sessions))
-		for i, s := range sessions {
-			if len(s.Events) == 0 {
-				// A trace without events (a Claude Code file of summaries,
-				// say) makes no session.
-				fmt.Fprintf(imp.stderr, "logtool: import: skipped %s: no events\n", s.Source)
-				continue
-			}
-			var parent *eventlog.Parent
-			if l := s.Parent; l != nil && ids[l.Index] != "" {
-				parent = &eventlog.Parent{ID: ids[l.Index], Seq: l.Seq, Mode: eventlog.ModeChild, Call: l.Call}
-			}
-			if ids[i], err = imp.write(ctx, s, parent); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// write creates a session under a new ID holding s's events, appended in
-// batches, each checked to land at its seq and flushed, and returns its ID.
-func (imp *importer) write(ctx context.Context, s importers.Session, parent *eventlog.Parent) (string, error) {
-	opts := []handle.CreateOption{handle.WithCreatedAt(s.CreatedAt), handle.WithLabels(s.Labels)}
-	if parent != nil {
-		opts = append(opts, handle.WithParent(*parent))
-	}
-	dst, err := imp.st.Create(ctx, opts...)
-	if err != nil {
-		return "", err
-	}
-	res := importResult{ID: dst.ID(), Path: dst.Path(), Events: int64(len(s.Events)), Source: s.Source}
-	err = appendBatches(ctx, dst, s.Events)
-	return dst.ID(), imp.finish(ctx, dst, res, err)
-}
-
-// appendBatches appends events (seqs from 0) to the empty write handle dst
-// in batches of at most batchEvents events or about batchBytes bytes, each
-// flushed.
+// appendBatches appends events (contiguous seqs, the first the next of
+// dst's) to the write handle dst in batches of at most batchEvents events
+// or about batchBytes bytes, each checked to land at its seq and flushed.
 func appendBatches(ctx context.Context, dst handle.Handle, events []eventlog.Event) error {
 	for start := 0; start < len(events); {
 		end, size := start, 0
@@ -278,7 +281,7 @@ func appendBatches(ctx context.Context, dst handle.Handle, events []eventlog.Eve
 			size += eventlog.RowSize(events[end])
 			end++
 		}
-		if _, err := dst.AppendAt(ctx, int64(start), events[start:end]...); err != nil {
+		if _, err := dst.AppendAt(ctx, events[start].Seq, events[start:end]...); err != nil {
 			return err
 		}
 		if err := dst.Flush(ctx); err != nil {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -31,6 +30,7 @@ type foreignTrace struct {
 func foreignTraces() []foreignTrace {
 	return []foreignTrace{
 		{"claude", "claude-code-spotter/4d5611e5-241a-462a-8d15-5122611a9569.jsonl", 3},
+		{"codex", "codex/rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl", 1},
 		{"dsh", "dsh-deepseek-harness/advanced-toolchain/session.jsonl", 1},
 		{"dsh", "dsh-deepseek-harness/goal-multi-turn-actions/session.jsonl", 1},
 		{"dsh", "dsh-deepseek-harness/permission-policy-context/session.jsonl", 1},
@@ -42,10 +42,14 @@ func foreignTraces() []foreignTrace {
 
 // imported is one line of import's output.
 type imported struct {
-	ID     string `json:"id"`
-	Path   string `json:"path"`
-	Events int64  `json:"events"`
-	Source string `json:"source"`
+	ID      string `json:"id"`
+	Path    string `json:"path"`
+	Events  int64  `json:"events"`
+	Source  string `json:"source"`
+	Status  string `json:"status"`
+	Records int    `json:"records"`
+	Kept    int    `json:"kept"`
+	Partial int    `json:"partial"`
 }
 
 func importLines(t *testing.T, stdout string) []imported {
@@ -226,6 +230,18 @@ func sourceToolUses(t *testing.T, from, path string) int {
 	require.NoError(t, err)
 	n := 0
 	switch from {
+	case "codex":
+		for line := range strings.Lines(string(data)) {
+			var row struct {
+				Type    string
+				Payload struct{ Type string }
+			}
+			require.NoError(t, json.Unmarshal([]byte(line), &row))
+			switch row.Payload.Type {
+			case "function_call", "custom_tool_call", "web_search_call":
+				n++
+			}
+		}
 	case "claude", "dsh":
 		sc := bufio.NewScanner(strings.NewReader(string(data)))
 		sc.Buffer(nil, 64<<20)
@@ -413,7 +429,7 @@ func TestImportSessionlogDir(t *testing.T) {
 }
 
 // TestImportForeignErrors: a file that is not of the format exits 1, a
-// missing file, an empty folder and codex exit 2; nothing is left behind.
+// missing file and an empty folder exit 2; nothing is left behind.
 func TestImportForeignErrors(t *testing.T) {
 	traces := tracesDir(t)
 	claudeFile := filepath.Join(traces, "claude-code-spotter", "4d5611e5-241a-462a-8d15-5122611a9569.jsonl")
@@ -425,11 +441,6 @@ func TestImportForeignErrors(t *testing.T) {
 	require.NoError(t, os.Mkdir(empty, 0o700))
 	bad := filepath.Join(tmp, "bad.traj")
 	writeFile(t, bad, `{"history":[]}`)
-	// A folder with a good trajectory and a bad one: all or nothing.
-	mixed := filepath.Join(tmp, "mixed")
-	require.NoError(t, os.Mkdir(mixed, 0o700))
-	require.NoError(t, copyFile(sweFile, filepath.Join(mixed, "a.traj")))
-	require.NoError(t, copyFile(bad, filepath.Join(mixed, "b.traj")))
 
 	for _, tt := range []struct {
 		name string
@@ -443,8 +454,7 @@ func TestImportForeignErrors(t *testing.T) {
 		{"claude as swe-agent", []string{"--from", "swe-agent", claudeFile}, 1, "not a SWE-agent trajectory"},
 		{"swe-agent as claude", []string{"--from", "claude", sweFile}, 1, "not a Claude Code transcript"},
 		{"no trajectory", []string{"--from", "swe-agent", bad}, 1, "not a SWE-agent trajectory"},
-		{"a bad file in the folder", []string{"--from", "swe-agent", mixed}, 1, "b.traj"},
-		{"codex", []string{"--from", "codex", claudeFile}, 2, "not implemented yet"},
+		{"claude as codex", []string{"--from", "codex", claudeFile}, 1, "not a Codex rollout line"},
 		{"missing file", []string{"--from", "claude", filepath.Join(tmp, "none.jsonl")}, 2, "not found"},
 		{"empty folder", []string{"--from", "swe-agent", empty}, 2, "no file of the format in"},
 		{"empty sessionlog folder", []string{empty}, 2, "no *.jsonl"},
@@ -465,24 +475,53 @@ func TestImportForeignErrors(t *testing.T) {
 			}
 		})
 	}
-	require.True(t, slices.Contains(importFormats, "codex"))
+	require.Equal(t, []string{"sessionlog", "claude", "codex", "dsh", "swe-agent"}, importFormats())
 }
 
-// TestImportSkipsEmptyTrace: a Claude Code file of summaries only holds no
-// conversation: it makes no session, a note says so, the rest is imported.
-func TestImportSkipsEmptyTrace(t *testing.T) {
+// TestImportKeepsBookkeepingOnlyTrace: a Claude Code file of summaries only
+// holds no conversation, but the import is lossless: its session holds the
+// summary line as claude/summary.
+func TestImportKeepsBookkeepingOnlyTrace(t *testing.T) {
 	src := t.TempDir()
-	writeFile(t, filepath.Join(src, "a.jsonl"), `{"type":"summary","summary":"Old work","leafUuid":"x"}`+"\n")
+	summary := `{"type":"summary","summary":"Old work","leafUuid":"x"}`
+	writeFile(t, filepath.Join(src, "a.jsonl"), summary+"\n")
 	writeFile(t, filepath.Join(src, "b.jsonl"),
 		`{"type":"user","uuid":"u1","timestamp":"2026-01-01T00:00:00Z","sessionId":"S","message":{"role":"user","content":"hi"}}`+"\n",
 		`{"type":"assistant","uuid":"a1","timestamp":"2026-01-01T00:00:01Z","message":{"id":"m1","model":"m","content":[{"type":"text","text":"hello"}]}}`+"\n")
 	dir := t.TempDir()
 	res := logtool(t, "", "--dir", dir, "import", "--from", "claude", src)
 	require.Equal(t, 0, res.code, res.stderr)
-	require.Equal(t, "logtool: import: skipped "+filepath.Join(src, "a.jsonl")+": no events\n", res.stderr)
 	lines := importLines(t, res.stdout)
-	require.Len(t, lines, 1)
-	require.Equal(t, filepath.Join(src, "b.jsonl"), lines[0].Source)
+	require.Len(t, lines, 2)
+	require.Equal(t, filepath.Join(src, "a.jsonl"), lines[0].Source)
+	require.JSONEq(t, `{"seq":0,"type":"claude/summary","time":0,"data":`+summary+`}`, strings.TrimSpace(catJSON(t, dir, lines[0].ID)))
+	require.Equal(t, filepath.Join(src, "b.jsonl"), lines[1].Source)
 	require.JSONEq(t, `{"seq":5,"type":"turn/end","time":1767225601000,"data":{"kind":"completed"}}`,
-		strings.Split(strings.TrimSpace(catJSON(t, dir, lines[0].ID)), "\n")[5])
+		strings.Split(strings.TrimSpace(catJSON(t, dir, lines[1].ID)), "\n")[5])
+}
+
+// TestImportCodexFork: a Codex fork (session_meta.forked_from_id) imported
+// with its parent is the parent's child, spawned at its last event; alone
+// it stands on its own, its parent named in a label.
+func TestImportCodexFork(t *testing.T) {
+	src := t.TempDir()
+	line := func(typ, payload string) string {
+		return `{"timestamp":"2026-01-01T00:00:00Z","type":"` + typ + `","payload":` + payload + `}` + "\n"
+	}
+	writeFile(t, filepath.Join(src, "rollout-1.jsonl"), line("session_meta", `{"id":"P"}`), line("event_msg", `{"type":"task_started"}`))
+	writeFile(t, filepath.Join(src, "rollout-2.jsonl"), line("session_meta", `{"id":"F","forked_from_id":"P"}`))
+	dir := t.TempDir()
+	res := logtool(t, "", "--dir", dir, "import", "--from", "codex", src)
+	require.Equal(t, 0, res.code, res.stderr)
+	lines := importLines(t, res.stdout)
+	require.Len(t, lines, 2)
+	st := logtool(t, "", "--dir", dir, "stat", "--json", lines[1].ID)
+	require.Contains(t, st.stdout, `"parent":{"id":"`+lines[0].ID+`","seq":1,"mode":"child"}`)
+
+	alone := t.TempDir()
+	res = logtool(t, "", "--dir", alone, "import", "--from", "codex", filepath.Join(src, "rollout-2.jsonl"))
+	require.Equal(t, 0, res.code, res.stderr)
+	st = logtool(t, "", "--dir", alone, "stat", "--json", importLines(t, res.stdout)[0].ID)
+	require.Contains(t, st.stdout, `"parent":null`)
+	require.Contains(t, st.stdout, `"codex.forkedFromId":"P"`)
 }

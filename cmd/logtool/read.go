@@ -175,8 +175,9 @@ func (a *app) runStat(ctx context.Context, arg string, asJSON bool, out io.Write
 
 func (a *app) newLsCmd() *cobra.Command {
 	var asJSON, tree bool
+	var labels []string
 	cmd := &cobra.Command{
-		Use:   "ls [--json] [--tree] [DIR]",
+		Use:   "ls [--json] [--tree] [--label k=v]... [DIR]",
 		Short: "List the sessions of a store, newest first, or as a tree of forks and children",
 		Long: `Ls lists the sessions of DIR (default --dir), newest first. --json prints one
 object a session, shaped as stat --json. A session that cannot be read is
@@ -187,26 +188,51 @@ child indented under its parent, oldest first, with its mode (fork@S,
 child@S and its call), event count, last activity and labels; a session
 whose parent is gone is a root marked "(parent ID gone)". With --json, one
 object a session in that order: the stat --json fields but openTurn and
-stop, plus "depth" (0 for a root) and "parentGone".`,
+stop, plus "depth" (0 for a root) and "parentGone".
+
+--label k=v (repeatable) lists only the sessions whose labels hold every
+pair: --label source=claude finds what import brought from Claude Code (not
+with --tree).`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir, explicit := a.dir, len(args) == 1
 			if explicit {
 				dir = args[0]
 			}
+			filter, err := labelFilter(labels)
+			if err != nil {
+				return err
+			}
 			if tree {
+				if len(filter) > 0 {
+					return usageErrorf("--label and --tree together: a filtered list is no tree; use one of them")
+				}
 				return a.runLsTree(cmd.Context(), dir, explicit, asJSON, a.stdout)
 			}
-			return a.runLs(cmd.Context(), dir, explicit, asJSON, a.stdout)
+			return a.runLs(cmd.Context(), dir, explicit, asJSON, a.stdout, filter...)
 		},
 	}
+	cmd.Flags().StringArrayVar(&labels, "label", nil, "only the sessions labelled k=v (repeatable: all must hold)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object a session")
 	cmd.Flags().BoolVar(&tree, "tree", false, "show forks and children under their parents")
 	return cmd
 }
 
-func (a *app) runLs(ctx context.Context, dir string, explicit, asJSON bool, out io.Writer) error {
-	infos, broken, err := a.list(ctx, dir, explicit)
+// labelFilter turns --label k=v flags into List options.
+func labelFilter(flags []string) ([]handle.ListOption, error) {
+	labels, err := parseLabels(flags)
+	if err != nil {
+		return nil, err
+	}
+	var opts []handle.ListOption
+	for k, v := range labels {
+		opts = append(opts, handle.WithLabel(k, v))
+	}
+	return opts, nil
+}
+
+func (a *app) runLs(ctx context.Context, dir string, explicit, asJSON bool, out io.Writer, filter ...handle.ListOption) error {
+	infos, broken, err := a.list(ctx, dir, explicit, filter...)
 	if err != nil {
 		return err
 	}
@@ -231,7 +257,7 @@ func (a *app) runLs(ctx context.Context, dir string, explicit, asJSON bool, out 
 // list describes the sessions of dir, newest first (Store.List), going on
 // past a session it cannot read and returning its error in broken. A
 // missing dir is empty unless it was named explicitly.
-func (a *app) list(ctx context.Context, dir string, explicit bool) (infos []handle.Info, broken []error, err error) {
+func (a *app) list(ctx context.Context, dir string, explicit bool, filter ...handle.ListOption) (infos []handle.Info, broken []error, err error) {
 	fi, err := a.fs.Stat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && !explicit:
@@ -243,9 +269,9 @@ func (a *app) list(ctx context.Context, dir string, explicit bool) (infos []hand
 	case !fi.IsDir():
 		return nil, nil, usageErrorf("%q is not a folder", dir)
 	}
-	infos, err = handle.NewFileStore(a.fs, dir).List(ctx, handle.SkipBroken(func(id string, err error) {
+	infos, err = handle.NewFileStore(a.fs, dir).List(ctx, append(filter, handle.SkipBroken(func(id string, err error) {
 		broken = append(broken, fmt.Errorf("%s: %w", id, err))
-	}))
+	}))...)
 	return infos, broken, err
 }
 

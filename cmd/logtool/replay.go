@@ -19,7 +19,7 @@ import (
 )
 
 // projections names the built-in projections logtool knows.
-var projectionNames = []string{"transcript", "agent"}
+var projectionNames = []string{"transcript", "agent", "conversation"}
 
 // newProjection returns a fresh built-in projection by name.
 func newProjection(name string) (projection.Projection, error) {
@@ -28,8 +28,10 @@ func newProjection(name string) (projection.Projection, error) {
 		return projection.NewTranscript(), nil
 	case "agent":
 		return projection.NewAgent(), nil
+	case "conversation":
+		return projection.NewConversation(), nil
 	}
-	return nil, usageErrorf("--projection %q: want transcript or agent", name)
+	return nil, usageErrorf("--projection %q: want transcript, agent or conversation", name)
 }
 
 // builtins returns fresh instances of every built-in projection, for
@@ -49,10 +51,13 @@ func (a *app) agentState(ctx context.Context, h replay.Source, cache replay.Cach
 func (a *app) newReplayCmd() *cobra.Command {
 	var o replayOptions
 	cmd := &cobra.Command{
-		Use:   "replay [--to S] [--projection transcript|agent] [--golden FILE [--update]] SESSION",
+		Use:   "replay [--to S] [--projection transcript|agent|conversation] [--golden FILE [--update]] SESSION",
 		Short: "Rebuild a projection's state by replaying the log (rollbacks applied) and print it as JSON",
 		Long: `Rebuild a projection's state by replaying the log (rollbacks applied) and
-print it as JSON.
+print it as JSON. --projection transcript (the default) is what a model would
+be sent; agent is where the loop stands; conversation is every message of the
+live branch across compactions, each compaction's summary (role "summary")
+where it stands, to read a long session end to end.
 
 With --golden FILE, compare the state with FILE instead (the pretty JSON that
 replaytest writes, see docs/ci-replay.md): exit 0 and a status line when they
@@ -76,7 +81,7 @@ them). --as-is shows the log's own state; --to and --golden always do.`,
 	}
 	fl := cmd.Flags()
 	fl.Int64Var(&o.to, "to", 0, "replay up to this seq (inclusive); default: the last")
-	fl.StringVar(&o.projection, "projection", "transcript", "the projection: transcript or agent")
+	fl.StringVar(&o.projection, "projection", "transcript", "the projection: transcript, agent or conversation (every message across compactions)")
 	fl.StringVar(&o.golden, "golden", "", "compare the state with this golden file (exit 1 on a difference)")
 	fl.BoolVar(&o.update, "update", false, "with --golden: write the state to the golden file instead of comparing")
 	fl.BoolVar(&o.asIs, "as-is", false, "do not close an open turn in memory")

@@ -1,0 +1,427 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/importer"
+	"github.com/sessionlog/sessionlog/importer/formats"
+)
+
+// damagedTraces are real JSONL traces to damage: format and file.
+var damagedTraces = []struct{ from, file string }{
+	{"claude", "claude-code-spotter/4d5611e5-241a-462a-8d15-5122611a9569.jsonl"},
+	{"claude", "claude-code-spotter/4d5611e5-241a-462a-8d15-5122611a9569/subagents/agent-a2898e3.jsonl"},
+	{"codex", "codex/rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl"},
+	{"dsh", "dsh-deepseek-harness/advanced-toolchain/session.jsonl"},
+}
+
+// sessionRecords rebuilds the source records a session of format from
+// holds, in order (importer.RecordOf over cat --json).
+func sessionRecords(t *testing.T, dir, from, id string) []string {
+	t.Helper()
+	var out []string
+	for line := range strings.Lines(catJSON(t, dir, id)) {
+		var e catEvent
+		require.NoError(t, json.Unmarshal([]byte(line), &e))
+		if r, ok := importer.RecordOf(from, eventlog.Event{Type: e.Type, Data: e.Data}); ok {
+			out = append(out, string(r))
+		}
+	}
+	return out
+}
+
+// wantRecords are the records of src (importer.Records of the format).
+func wantRecords(t *testing.T, from string, src []byte) []string {
+	t.Helper()
+	imp, err := formats.Registry().Lookup(from)
+	require.NoError(t, err)
+	recs, err := imp.Records(src)
+	require.NoError(t, err)
+	var out []string
+	for _, r := range recs {
+		out = append(out, string(r))
+	}
+	return out
+}
+
+// TestImportDamage imports damaged copies of real traces: a torn last line
+// is left out and reported (exit 0); a garbage middle line stops the
+// import before it, the records before it kept in a verified session
+// labelled partial, with a message naming file, line and what to do (exit
+// 1); --skip-bad imports past it, reporting it (exit 0).
+func TestImportDamage(t *testing.T) {
+	traces := tracesDir(t)
+	for _, tr := range damagedTraces {
+		t.Run(tr.from+"/"+filepath.Base(tr.file), func(t *testing.T) {
+			src, err := os.ReadFile(filepath.Join(traces, tr.file))
+			require.NoError(t, err)
+			lines := bytes.SplitAfter(src, []byte("\n"))
+			if len(lines[len(lines)-1]) == 0 {
+				lines = lines[:len(lines)-1]
+			}
+			require.Greater(t, len(lines), 4)
+			all := wantRecords(t, tr.from, src)
+			name := filepath.Base(tr.file)
+			if tr.from == "codex" {
+				name = "rollout-damaged.jsonl"
+			}
+
+			t.Run("torn last line", func(t *testing.T) {
+				tmp := t.TempDir()
+				last := lines[len(lines)-1]
+				file := filepath.Join(tmp, name)
+				torn := append(bytes.Join(lines[:len(lines)-1], nil), last[:len(last)/2]...)
+				require.NoError(t, os.WriteFile(file, torn, 0o600))
+				dir := t.TempDir()
+				res := logtool(t, "", "--dir", dir, "import", "--from", tr.from, file)
+				require.Equal(t, 0, res.code, res.stderr)
+				require.Contains(t, res.stderr, file+": line "+strconv.Itoa(len(lines))+": torn last line")
+				out := importLines(t, res.stdout) // the file's own session first
+				require.Equal(t, all[:len(all)-1], sessionRecords(t, dir, tr.from, out[0].ID), "every record but the torn one")
+			})
+
+			bad := len(lines) / 2 // a line number, from 1
+			garbage := append(append(append([]byte{}, bytes.Join(lines[:bad-1], nil)...), "{garbage\n"...), bytes.Join(lines[bad-1:], nil)...)
+			t.Run("garbage middle line", func(t *testing.T) {
+				tmp := t.TempDir()
+				file := filepath.Join(tmp, name)
+				require.NoError(t, os.WriteFile(file, garbage, 0o600))
+				dir := t.TempDir()
+				res := logtool(t, "", "--dir", dir, "import", "--from", tr.from, file)
+				require.Equal(t, 1, res.code, res.stderr)
+				require.Contains(t, res.stderr, file+": line "+strconv.Itoa(bad)+":")
+				require.Contains(t, res.stderr, "--skip-bad")
+				out := importLines(t, res.stdout)
+				require.Equal(t, bad, out[0].Partial)
+				require.Equal(t, all[:bad-1], sessionRecords(t, dir, tr.from, out[0].ID), "the records before the bad line")
+				st := logtool(t, "", "--dir", dir, "stat", "--json", out[0].ID)
+				require.Contains(t, st.stdout, `"partial":"`+strconv.Itoa(bad)+`"`)
+				v := logtool(t, "", "--dir", dir, "verify", out[0].ID)
+				require.Equal(t, 0, v.code, v.stdout+v.stderr)
+
+				res = logtool(t, "", "--dir", t.TempDir(), "import", "--skip-bad", "--from", tr.from, file)
+				require.Equal(t, 0, res.code, res.stderr)
+				require.Contains(t, res.stderr, file+": line "+strconv.Itoa(bad)+": ")
+				require.Contains(t, res.stderr, "skipped (--skip-bad)")
+				out = importLines(t, res.stdout)
+				require.Zero(t, out[0].Partial)
+				require.Equal(t, len(all), out[0].Kept, "every record but the garbage")
+			})
+		})
+	}
+}
+
+// TestImportFolderWithBadFile: a folder import imports every good file,
+// reports each bad one, exits 1, and leaves nothing behind for the files
+// it refused.
+func TestImportFolderWithBadFile(t *testing.T) {
+	traces := tracesDir(t)
+	for _, tc := range []struct{ from, good, ext string }{
+		{"swe-agent", "swe-agent/ctf/web/i_got_id_demo.traj", ".traj"},
+		{"dsh", "dsh-deepseek-harness/advanced-toolchain/session.jsonl", ".jsonl"},
+		{"claude", "claude-code-spotter/4d5611e5-241a-462a-8d15-5122611a9569/subagents/agent-a2898e3.jsonl", ".jsonl"},
+		{"codex", "codex/rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl", ".jsonl"},
+	} {
+		t.Run(tc.from, func(t *testing.T) {
+			src := t.TempDir()
+			require.NoError(t, copyFile(filepath.Join(traces, tc.good), filepath.Join(src, "rollout-a"+tc.ext)))
+			writeFile(t, filepath.Join(src, "rollout-b"+tc.ext), "not a trace at all\n")
+			require.NoError(t, copyFile(filepath.Join(traces, tc.good), filepath.Join(src, "rollout-c"+tc.ext)))
+			dir := t.TempDir()
+			res := logtool(t, "", "--dir", dir, "import", "--from", tc.from, src)
+			require.Equal(t, 1, res.code, res.stderr)
+			require.Contains(t, res.stderr, filepath.Join(src, "rollout-b"+tc.ext)+": ")
+			require.Contains(t, res.stderr, "not imported (nothing kept for it)")
+			out := importLines(t, res.stdout)
+			require.Len(t, out, 2, "both good files, the one after the bad one too")
+			ids := map[string]bool{}
+			for _, o := range out {
+				ids[o.ID] = true
+				v := logtool(t, "", "--dir", dir, "verify", o.ID)
+				require.Equal(t, 0, v.code, v.stdout+v.stderr)
+			}
+			entries, err := os.ReadDir(dir)
+			require.NoError(t, err)
+			for _, e := range entries {
+				id, _, _ := strings.Cut(e.Name(), ".")
+				require.True(t, ids[id] || e.Name() == ".cache", "only the good files' sessions: %s", e.Name())
+			}
+		})
+	}
+}
+
+// TestImportIdempotent: importing the same source again writes nothing
+// (unchanged); a grown source is appended to its session when the
+// session's events are a prefix of the new import; a rewritten one makes a
+// new session; ls --label finds the imports.
+func TestImportIdempotent(t *testing.T) {
+	line := func(s int, typ, payload string) string {
+		return `{"timestamp":"2026-01-01T00:00:0` + strconv.Itoa(s) + `Z","type":"` + typ + `","payload":` + payload + `}` + "\n"
+	}
+	head := []string{
+		line(0, "session_meta", `{"id":"T"}`),
+		line(1, "event_msg", `{"type":"task_started"}`),
+		line(2, "response_item", `{"type":"message","role":"user","content":[{"type":"input_text","text":"hi"}]}`),
+	}
+	more := line(3, "response_item", `{"type":"message","role":"assistant","content":[{"type":"output_text","text":"hello"}]}`)
+	src := t.TempDir()
+	file := filepath.Join(src, "rollout-1.jsonl")
+	writeFile(t, file, head...)
+	dir := t.TempDir()
+	importOnce := func(wantStatus string) imported {
+		t.Helper()
+		res := logtool(t, "", "--dir", dir, "import", "--from", "codex", src)
+		require.Equal(t, 0, res.code, res.stderr)
+		out := importLines(t, res.stdout)
+		require.Len(t, out, 1)
+		require.Equal(t, wantStatus, out[0].Status)
+		return out[0]
+	}
+	first := importOnce(statusCreated)
+	require.Equal(t, first.ID, importOnce(statusUnchanged).ID)
+	before := catJSON(t, dir, first.ID)
+
+	writeFile(t, file, append(head, more)...) // the rollout grew
+	grown := importOnce(statusAppended)
+	require.Equal(t, first.ID, grown.ID)
+	after := catJSON(t, dir, first.ID)
+	require.True(t, strings.HasPrefix(after, before), "appended, nothing rewritten")
+	require.Equal(t, wantRecords(t, "codex", []byte(strings.Join(append(head, more), ""))), sessionRecords(t, dir, "codex", first.ID))
+	require.Equal(t, first.ID, importOnce(statusUnchanged).ID, "the grown source is known now")
+
+	writeFile(t, file, head[0], more) // rewritten: not a prefix
+	other := importOnce(statusCreated)
+	require.NotEqual(t, first.ID, other.ID)
+
+	ls := logtool(t, "", "--dir", dir, "ls", "--json", "--label", "source=codex", "--label", "sourceId=T")
+	require.Equal(t, 0, ls.code, ls.stderr)
+	require.Equal(t, 2, strings.Count(ls.stdout, "\n"))
+	ls = logtool(t, "", "--dir", dir, "ls", "--json", "--label", "source=claude")
+	require.Equal(t, 0, ls.code, ls.stderr)
+	require.Empty(t, ls.stdout)
+}
+
+// Regression: importing the same folder twice gave every session twice.
+// The second import of a real transcript with its subagents writes nothing.
+func TestImportTwiceRealTrace(t *testing.T) {
+	file := filepath.Join(tracesDir(t), "claude-code-spotter", "4d5611e5-241a-462a-8d15-5122611a9569.jsonl")
+	dir := t.TempDir()
+	res := logtool(t, "", "--dir", dir, "import", "--from", "claude", file)
+	require.Equal(t, 0, res.code, res.stderr)
+	first := importLines(t, res.stdout)
+	require.Len(t, first, 3)
+	res = logtool(t, "", "--dir", dir, "import", "--from", "claude", file)
+	require.Equal(t, 0, res.code, res.stderr)
+	again := importLines(t, res.stdout)
+	require.Len(t, again, 3)
+	for i := range again {
+		require.Equal(t, statusUnchanged, again[i].Status)
+		require.Equal(t, first[i].ID, again[i].ID)
+	}
+	ls := logtool(t, "", "--dir", dir, "ls", "--json", "--label", "source=claude")
+	require.Equal(t, 3, strings.Count(ls.stdout, "\n"), "no session twice")
+}
+
+// TestImportProgress: with --progress always, stderr shows the progress
+// line and the summary table (source, raw and zstd bytes, events, records
+// kept); piped (auto), nothing.
+func TestImportProgress(t *testing.T) {
+	file := filepath.Join(tracesDir(t), "codex", "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl")
+	res := logtool(t, "", "--dir", t.TempDir(), "import", "--from", "codex", "--progress", "always", file)
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Contains(t, res.stderr, "import: 1/1 files, 386 records, 747.9 KB, 1 sessions")
+	require.Regexp(t, `source bytes +raw bytes +zstd bytes +events +kept +records +status +file`, res.stderr)
+	require.Regexp(t, `\n +747877 +\d+ +\d+ +\d+ +386 +386 +created +rollout-`, res.stderr)
+	require.Regexp(t, `\n +747877 +\d+ +\d+ +\d+ +386 +386 +1 sessions`, res.stderr)
+
+	res = logtool(t, "", "--dir", t.TempDir(), "import", "--from", "codex", file)
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Empty(t, res.stderr, "piped: no progress")
+
+	res = logtool(t, "", "--dir", t.TempDir(), "import", "--from", "codex", "--progress", "sometimes", file)
+	require.Equal(t, 2, res.code)
+}
+
+// TestConversationOfRealTraces: the conversation view of each imported
+// real trace holds, in order, every user and assistant message and every
+// compaction summary of the session (which its import test matches with the
+// source), across compactions: where the transcript starts again from a
+// summary, the conversation keeps what came before it.
+func TestConversationOfRealTraces(t *testing.T) {
+	traces := tracesDir(t)
+	for _, tr := range foreignTraces() {
+		t.Run(tr.from+"/"+filepath.Base(tr.file), func(t *testing.T) {
+			dir := t.TempDir()
+			res := logtool(t, "", "--dir", dir, "import", "--from", tr.from, filepath.Join(traces, tr.file))
+			require.Equal(t, 0, res.code, res.stderr)
+			for _, l := range importLines(t, res.stdout) {
+				var want []string
+				for line := range strings.Lines(catJSON(t, dir, "--type", "user/message", "--type", "assistant/message", "--type", "context/compacted", l.ID)) {
+					var e catEvent
+					require.NoError(t, json.Unmarshal([]byte(line), &e))
+					var d struct{ Text, Summary string }
+					require.NoError(t, json.Unmarshal(e.Data, &d))
+					role := map[string]string{"user/message": "user", "assistant/message": "assistant", "context/compacted": "summary"}[e.Type]
+					if d.Text != "" || role == "summary" {
+						want = append(want, role+": "+d.Text+d.Summary)
+					}
+				}
+				got := texts(replayMessages(t, dir, "conversation", l.ID))
+				require.Equal(t, want, got, "%s: every message, in order", l.Source)
+				if strings.Contains(strings.Join(want, "\n"), "\nsummary: ") {
+					transcript := texts(replayMessages(t, dir, "transcript", l.ID))
+					require.Less(t, len(transcript), len(got), "the transcript starts again at a compaction")
+					require.Equal(t, got[len(got)-len(transcript):], transcript, "the conversation ends as the transcript does")
+				}
+			}
+		})
+	}
+}
+
+// texts are the messages with text (and the summaries), as "role: text".
+func texts(ms []replayMessage) []string {
+	var out []string
+	for _, m := range ms {
+		if m.Role != "tool" && (m.Text != "" || m.Role == "summary") {
+			out = append(out, m.Role+": "+m.Text)
+		}
+	}
+	return out
+}
+
+type replayMessage struct {
+	Role, Text string
+}
+
+func replayMessages(t *testing.T, dir, projection, id string) []replayMessage {
+	t.Helper()
+	res := logtool(t, "", "--dir", dir, "replay", "--projection", projection, id)
+	require.Equal(t, 0, res.code, res.stderr)
+	var st struct{ Messages []replayMessage }
+	require.NoError(t, json.Unmarshal([]byte(res.stdout), &st))
+	return st.Messages
+}
+
+// TestImportGrownTranscript: a Claude Code transcript imported while it
+// was still being written (its end closed: the open step's usage and
+// step/end) grows twice. Each import appends to the one session: a
+// rollback (label import) undoing what the end had closed, then the new
+// events. The session then holds every record of the whole file, its
+// conversation is a fresh import's, and a third import changes nothing.
+func TestImportGrownTranscript(t *testing.T) {
+	full, err := os.ReadFile(filepath.Join(tracesDir(t), "claude-code-spotter", "4d5611e5-241a-462a-8d15-5122611a9569", "subagents", "agent-a2898e3.jsonl"))
+	require.NoError(t, err)
+	lines := bytes.SplitAfter(full, []byte("\n"))
+	// Cut after an assistant line that calls a tool: its result is not
+	// written yet, so the import closes the step there.
+	var cuts []int
+	for i, l := range lines {
+		if bytes.Contains(l, []byte(`"type":"assistant"`)) && bytes.Contains(l, []byte(`"type":"tool_use"`)) && i > 10 {
+			cuts = append(cuts, i+1)
+		}
+	}
+	require.Greater(t, len(cuts), 10)
+	src := t.TempDir()
+	file := filepath.Join(src, "agent-a2898e3.jsonl")
+	dir := t.TempDir()
+	var id string
+	for k, cut := range []int{cuts[2], cuts[len(cuts)/2], len(lines)} {
+		require.NoError(t, os.WriteFile(file, bytes.Join(lines[:cut], nil), 0o600))
+		res := logtool(t, "", "--dir", dir, "import", "--from", "claude", file)
+		require.Equal(t, 0, res.code, res.stderr)
+		out := importLines(t, res.stdout)
+		require.Len(t, out, 1)
+		if k == 0 {
+			require.Equal(t, statusCreated, out[0].Status)
+			id = out[0].ID
+			continue
+		}
+		require.Equal(t, statusAppended, out[0].Status, "import %d", k+1)
+		require.Equal(t, id, out[0].ID)
+	}
+	require.Equal(t, wantRecords(t, "claude", full), sessionRecords(t, dir, "claude", id), "every record of the whole file")
+	require.Len(t, catTypes(t, dir, id, "rollback"), 2)
+	v := logtool(t, "", "--dir", dir, "verify", id)
+	require.Equal(t, 0, v.code, v.stdout+v.stderr)
+
+	fresh := t.TempDir()
+	res := logtool(t, "", "--dir", fresh, "import", "--from", "claude", file)
+	require.Equal(t, 0, res.code, res.stderr)
+	freshID := importLines(t, res.stdout)[0].ID
+	require.Equal(t, texts(replayMessages(t, fresh, "conversation", freshID)), texts(replayMessages(t, dir, "conversation", id)))
+	for _, p := range []string{"agent", "transcript"} {
+		a := logtool(t, "", "--dir", fresh, "replay", "--projection", p, freshID)
+		b := logtool(t, "", "--dir", dir, "replay", "--projection", p, id)
+		require.Equal(t, 0, a.code+b.code, a.stderr+b.stderr)
+		require.Equal(t, stripSeqs(a.stdout), stripSeqs(b.stdout), "%s: the state a fresh import gives, but for seqs", p)
+	}
+
+	res = logtool(t, "", "--dir", dir, "import", "--from", "claude", file)
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Equal(t, statusUnchanged, importLines(t, res.stdout)[0].Status)
+}
+
+// stripSeqs drops the seqs and prefix hashes of a state, which differ
+// between a grown session and a fresh import of the same source.
+func stripSeqs(state string) string {
+	var v any
+	if json.Unmarshal([]byte(state), &v) != nil {
+		return state
+	}
+	var strip func(any) any
+	strip = func(v any) any {
+		switch x := v.(type) {
+		case map[string]any:
+			for k := range x {
+				if k == "seq" || k == "stepStart" || k == "prefixHash" || strings.HasSuffix(k, "Seq") {
+					delete(x, k)
+					continue
+				}
+				x[k] = strip(x[k])
+			}
+		case []any:
+			for i := range x {
+				x[i] = strip(x[i])
+			}
+		}
+		return v
+	}
+	b, _ := json.Marshal(strip(v))
+	return string(b)
+}
+
+// TestImportDamagedTrajectory: a .traj is one JSON document, so a torn or
+// garbled copy is not a trajectory: refused with the file named, exit 1,
+// nothing kept.
+func TestImportDamagedTrajectory(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join(tracesDir(t), "swe-agent", "ctf", "web", "i_got_id_demo.traj"))
+	require.NoError(t, err)
+	for name, damaged := range map[string][]byte{
+		"torn":    src[:len(src)/2],
+		"garbage": bytes.Replace(src, []byte(`"history":`), []byte(`{garbage "history":`), 1),
+	} {
+		t.Run(name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "run.traj")
+			require.NoError(t, os.WriteFile(file, damaged, 0o600))
+			dir := t.TempDir()
+			res := logtool(t, "", "--dir", dir, "import", "--from", "swe-agent", file)
+			require.Equal(t, 1, res.code, res.stderr)
+			require.Contains(t, res.stderr, file+": not a SWE-agent trajectory")
+			require.Contains(t, res.stderr, "not imported (nothing kept for it)")
+			require.Empty(t, res.stdout)
+			entries, _ := os.ReadDir(dir)
+			for _, e := range entries {
+				require.Equal(t, ".cache", e.Name(), "nothing left for the refused file")
+			}
+		})
+	}
+}

@@ -1,0 +1,270 @@
+package claude_test
+
+import (
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/afero"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/importer"
+	"github.com/sessionlog/sessionlog/importer/claude"
+	"github.com/sessionlog/sessionlog/internal/importertest"
+)
+
+// events renders events as "type data" lines, times left out.
+func events(t *testing.T, es []eventlog.Event) []string {
+	t.Helper()
+	var out []string
+	for i, e := range es {
+		require.Equal(t, int64(i), e.Seq)
+		out = append(out, importertest.Brief(claude.Name, e))
+	}
+	return out
+}
+
+func parse(t *testing.T, lines ...string) importer.Session {
+	t.Helper()
+	s, err := claude.Parse(strings.NewReader(strings.Join(lines, "\n")+"\n"), "/x/s.jsonl")
+	require.NoError(t, err)
+	return s
+}
+
+const (
+	prompt   = `{"type":"user","uuid":"u1","timestamp":"2026-01-01T00:00:00.000Z","sessionId":"S","cwd":"/w","version":"2.1","message":{"role":"user","content":"Fix it"}}`
+	thinking = `{"type":"assistant","uuid":"a1","timestamp":"2026-01-01T00:00:01.000Z","message":{"id":"m1","model":"claude-x","content":[{"type":"thinking","thinking":"hm","signature":"sig"}],"usage":{"input_tokens":3,"output_tokens":1,"cache_read_input_tokens":10,"cache_creation_input_tokens":5}}}`
+	blank    = `{"type":"assistant","uuid":"a0","timestamp":"2026-01-01T00:00:01.000Z","message":{"id":"m1","model":"claude-x","content":[{"type":"text","text":"\n\n"}]}}`
+	call     = `{"type":"assistant","uuid":"a2","timestamp":"2026-01-01T00:00:02.000Z","message":{"id":"m1","model":"claude-x","content":[{"type":"tool_use","id":"t1","name":"Task","input":{"prompt":"look"}}],"usage":{"input_tokens":3,"output_tokens":7,"cache_read_input_tokens":10,"cache_creation_input_tokens":5}}}`
+	result   = `{"type":"user","uuid":"u2","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"found"}]}]},"toolUseResult":{"agentId":"abc"}}`
+	answer   = `{"type":"assistant","uuid":"a3","timestamp":"2026-01-01T00:00:04.000Z","message":{"id":"m2","model":"claude-x","content":[{"type":"text","text":"Done <ok>"}],"usage":{"input_tokens":1,"output_tokens":2}}}`
+	progress = `{"type":"progress","uuid":"p1","timestamp":"2026-01-01T00:00:03.500Z","data":{"type":"hook_progress"}}`
+	stopHook = `{"type":"system","subtype":"stop_hook_summary","uuid":"y1","timestamp":"2026-01-01T00:00:05.000Z"}`
+)
+
+func TestParse(t *testing.T) {
+	s := parse(t, `{"type":"file-history-snapshot","messageId":"x","snapshot":{}}`, prompt, blank, thinking, call, progress, result, answer, stopHook,
+		`{"type":"summary","summary":"Fixing it","leafUuid":"a3"}`)
+	require.Equal(t, []string{
+		`claude/file-history-snapshot @`,
+		`turn/start {}`,
+		`user/message {"text":"Fix it","source":{"line":2,"record":@}}`,
+		`step/start {}`,
+		`claude/assistant @`,
+		`assistant/reasoning {"text":"hm","signature":"sig","source":{"line":4,"record":@}}`,
+		`tool/call {"id":"t1","name":"Task","args":{"prompt":"look"},"source":{"line":5,"record":@}}`,
+		`claude/progress @`,
+		`tool/result {"id":"t1","output":"found","source":{"line":7,"record":@}}`,
+		`usage {"inputTokens":18,"outputTokens":7,"cachedTokens":10,"cacheWriteTokens":5,"model":"claude-x"}`,
+		`step/end {}`,
+		`step/start {}`,
+		`assistant/message {"text":"Done <ok>","source":{"line":8,"record":@}}`,
+		`usage {"inputTokens":1,"outputTokens":2,"model":"claude-x"}`,
+		`step/end {}`,
+		`turn/end {"kind":"completed"}`,
+		`claude/system @`,
+		`claude/summary @`,
+	}, events(t, s.Events))
+	require.Equal(t, int64(1767225600000), s.CreatedAt)
+	require.Equal(t, int64(1767225605000), s.Events[len(s.Events)-1].Time, "turn/end at the stop hook")
+	require.Equal(t, int64(1767225603000), s.Events[9].Time, "usage at the last event's time")
+	require.Equal(t, map[string]string{
+		"source": "claude", "sourceFile": "s.jsonl", "sourceId": "S", "cwd": "/w", "claude.version": "2.1",
+		"model": "claude-x", "title": "Fixing it",
+	}, s.Labels)
+	require.Equal(t, map[string]importer.Spawn{"abc": {Seq: 6, Call: "t1"}}, s.Spawns)
+	require.Equal(t, map[string]int{"file-history-snapshot": 1, "progress": 1, "blank text block": 1}, s.Unmapped)
+
+	again := parse(t, `{"type":"file-history-snapshot","messageId":"x","snapshot":{}}`, prompt, blank, thinking, call, progress, result, answer, stopHook,
+		`{"type":"summary","summary":"Fixing it","leafUuid":"a3"}`)
+	require.Equal(t, s, again, "deterministic")
+}
+
+func TestTurns(t *testing.T) {
+	second := `{"type":"user","uuid":"u3","timestamp":"2026-01-01T00:00:06.000Z","message":{"role":"user","content":[{"type":"text","text":"more"},{"type":"image","source":{}}]}}`
+	meta := `{"type":"user","uuid":"u4","isMeta":true,"timestamp":"2026-01-01T00:00:06.000Z","message":{"role":"user","content":"<local-command-stdout>ok</local-command-stdout>"}}`
+	interrupt := `{"type":"user","uuid":"u5","timestamp":"2026-01-01T00:00:07.000Z","message":{"role":"user","content":[{"type":"text","text":"[Request interrupted by user]"}]}}`
+	compact := `{"type":"user","uuid":"u6","isCompactSummary":true,"timestamp":"2026-01-01T00:00:08.000Z","message":{"role":"user","content":"Summary: fixed"}}`
+	boundary := `{"type":"system","subtype":"compact_boundary","uuid":"y2","timestamp":"2026-01-01T00:00:08.000Z","content":"Conversation compacted"}`
+	apiErr := `{"type":"system","subtype":"api_error","uuid":"y3","level":"error","timestamp":"2026-01-01T00:00:09.000Z","content":"overloaded"}`
+	sidechain := `{"type":"assistant","uuid":"z1","isSidechain":true,"message":{"id":"mz","content":[{"type":"text","text":"sub"}]}}`
+	s := parse(t, prompt, answer, second, meta, call, interrupt, prompt, answer, boundary, compact, apiErr, sidechain, call)
+	require.Equal(t, []string{
+		`turn/start {}`,
+		`user/message {"text":"Fix it","source":{"line":1,"record":@}}`,
+		`step/start {}`,
+		`assistant/message {"text":"Done <ok>","source":{"line":2,"record":@}}`,
+		// A new prompt ends the answered turn.
+		`usage {"inputTokens":1,"outputTokens":2,"model":"claude-x"}`,
+		`step/end {}`,
+		`turn/end {"kind":"completed"}`,
+		`turn/start {}`,
+		`user/message {"text":"more\n\n[image]","source":{"line":3,"record":@}}`,
+		`user/message {"text":"<local-command-stdout>ok</local-command-stdout>","meta":true,"source":{"line":4,"record":@}}`,
+		`step/start {}`,
+		`tool/call {"id":"t1","name":"Task","args":{"prompt":"look"},"source":{"line":5,"record":@}}`,
+		// The user interrupts: the call keeps no result, the turn ends.
+		`user/message {"text":"[Request interrupted by user]","source":{"line":6,"record":@}}`,
+		`usage {"inputTokens":18,"outputTokens":7,"cachedTokens":10,"cacheWriteTokens":5,"model":"claude-x"}`,
+		`step/end {}`,
+		`turn/end {"kind":"interrupted"}`,
+		`turn/start {}`,
+		`user/message {"text":"Fix it","source":{"line":7,"record":@}}`,
+		`step/start {}`,
+		`assistant/message {"text":"Done <ok>","source":{"line":8,"record":@}}`,
+		`usage {"inputTokens":1,"outputTokens":2,"model":"claude-x"}`,
+		`step/end {}`,
+		// The compaction boundary and the API error are kept as records.
+		`claude/system @`,
+		`context/compacted {"summary":"Summary: fixed","source":{"line":10,"record":@}}`,
+		`claude/system @`,
+		`claude/assistant @`, // the sidechain line
+		// The call at the end has no result: the turn stays open.
+		`step/start {}`,
+		`tool/call {"id":"t1","name":"Task","args":{"prompt":"look"},"source":{"line":13,"record":@}}`,
+		`usage {"inputTokens":18,"outputTokens":7,"cachedTokens":10,"cacheWriteTokens":5,"model":"claude-x"}`,
+		`step/end {}`,
+	}, events(t, s.Events))
+	require.Equal(t, 1, s.Unmapped["sidechain assistant"])
+}
+
+func TestParseErrors(t *testing.T) {
+	for name, in := range map[string]string{
+		"empty":       "",
+		"text":        "hello\n",
+		"no messages": `{"type":"session","version":0}` + "\n" + `{"type":"turn/start"}` + "\n",
+		"bad line":    prompt + "\n" + "{oops\n" + answer + "\n",
+		"bad content": `{"type":"user","message":{"content":5}}` + "\n",
+		"not object":  `[1,2]` + "\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := claude.Parse(strings.NewReader(in), "f.jsonl")
+			require.Error(t, err)
+			require.True(t, errors.Is(err, importer.ErrFormat), "%v", err)
+		})
+	}
+	// Bookkeeping lines only: a transcript without a conversation.
+	s, err := claude.Parse(strings.NewReader(`{"type":"summary","summary":"Old","leafUuid":"x"}`+"\n"+`{"type":"file-history-snapshot","snapshot":{}}`+"\n"), "f.jsonl")
+	require.NoError(t, err)
+	require.Equal(t, []string{"claude/summary", "claude/file-history-snapshot"}, types(s.Events), "kept as records")
+	require.Equal(t, "Old", s.Labels["title"])
+
+	// A torn last line (no newline, not JSON) is left out and reported,
+	// not an error.
+	s, err = claude.Parse(strings.NewReader(prompt+"\n"+answer+"\n"+`{"type":"assist`), "f.jsonl")
+	require.NoError(t, err)
+	require.Equal(t, &importer.Torn{Line: 3, Offset: int64(len(prompt) + len(answer) + 2), Bytes: 15}, s.Torn)
+}
+
+func TestSubagentsUnit(t *testing.T) {
+	fs := afero.NewMemMapFs()
+	write := func(path string, lines ...string) {
+		require.NoError(t, afero.WriteFile(fs, path, []byte(strings.Join(lines, "\n")+"\n"), 0o600))
+	}
+	sub := strings.Replace(prompt, `"uuid":"u1"`, `"uuid":"s1","isSidechain":true,"agentId":"abc"`, 1)
+	subAnswer := strings.Replace(answer, `"uuid":"a3"`, `"uuid":"s2","isSidechain":true,"agentId":"abc"`, 1)
+	write("/p/S.jsonl", prompt, call, result, answer)
+	write("/p/S/subagents/agent-abc.jsonl", sub, subAnswer)
+	write("/p/S/subagents/agent-acompact-1.jsonl", strings.Replace(sub, "abc", "acompact-1", 1), strings.Replace(subAnswer, "abc", "acompact-1", 1))
+	write("/p/T.jsonl", prompt, answer)
+
+	units, err := importer.Units(fs, claude.New(), "/p")
+	require.NoError(t, err)
+	require.Equal(t, []importer.Unit{
+		{"/p/S.jsonl", "/p/S/subagents/agent-abc.jsonl", "/p/S/subagents/agent-acompact-1.jsonl"},
+		{"/p/T.jsonl"},
+	}, units)
+	file, err := importer.Units(fs, claude.New(), "/p/S.jsonl")
+	require.NoError(t, err)
+	require.Equal(t, units[:1], file, "a transcript brings its subagents")
+	alone, err := importer.Units(fs, claude.New(), "/p/S/subagents/agent-abc.jsonl")
+	require.NoError(t, err)
+	require.Equal(t, []importer.Unit{{"/p/S/subagents/agent-abc.jsonl"}}, alone)
+	inner, err := importer.Units(fs, claude.New(), "/p/S")
+	require.NoError(t, err)
+	require.Len(t, inner, 2, "subagents whose transcript is not in the folder stand alone")
+
+	ss, refused := importer.Convert(t.Context(), fs, claude.New(), units[0])
+	require.Empty(t, refused)
+	require.Len(t, ss, 3)
+	require.Nil(t, ss[0].Parent)
+	require.Equal(t, &importer.Link{Index: 0, Spawn: importer.Spawn{Seq: 3, Call: "t1"}}, ss[1].Parent)
+	require.Equal(t, "tool/call", ss[0].Events[3].Type)
+	require.Nil(t, ss[2].Parent, "no call names the compaction run")
+	require.Equal(t, "acompact-1", ss[2].Labels["claude.agentId"])
+	require.Equal(t, filepath.Join("/p/S/subagents", "agent-abc.jsonl"), ss[1].Source)
+
+	var d map[string]any
+	require.NoError(t, json.Unmarshal(ss[1].Events[1].Data, &d))
+	require.Equal(t, "Fix it", d["text"])
+}
+
+// Regression: an error about a line's content, not its JSON, named no line.
+func TestErrorNamesLine(t *testing.T) {
+	_, err := claude.Parse(strings.NewReader(prompt+"\n"+`{"type":"user","message":{"content":5}}`+"\n"), "f.jsonl")
+	require.ErrorIs(t, err, importer.ErrFormat)
+	require.Equal(t, "line 2: message content is neither a string nor an array of blocks", err.Error())
+}
+
+// Regression: a usage's counts were summed unchecked, so a sum beyond int64
+// wrapped to a negative inputTokens, and negative counts were kept. Such a
+// usage now makes no event; it is counted in Dropped.
+func TestUsageOutOfRange(t *testing.T) {
+	reply := func(usage string) string {
+		return `{"type":"assistant","uuid":"a9","message":{"id":"m9","model":"claude-x","content":[{"type":"text","text":"Hi"}],"usage":` + usage + `}}`
+	}
+	for name, usage := range map[string]string{
+		"sum beyond int64": `{"input_tokens":9223372036854775807,"output_tokens":1,"cache_read_input_tokens":1}`,
+		"negative input":   `{"input_tokens":-20,"output_tokens":1,"cache_read_input_tokens":10}`,
+		"negative output":  `{"input_tokens":5,"output_tokens":-1}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := parse(t, prompt, reply(usage))
+			require.Equal(t, []string{
+				`turn/start {}`,
+				`user/message {"text":"Fix it","source":{"line":1,"record":@}}`,
+				`step/start {}`,
+				`assistant/message {"text":"Hi","source":{"line":2,"record":@}}`,
+				`step/end {}`,
+				`turn/end {"kind":"completed"}`,
+			}, events(t, s.Events))
+			require.Equal(t, 1, s.Unmapped["usage out of range"])
+		})
+	}
+	s := parse(t, prompt, reply(`{"input_tokens":9223372036854775806,"output_tokens":0,"cache_read_input_tokens":1}`))
+	require.Equal(t, `usage {"inputTokens":9223372036854775807,"outputTokens":0,"cachedTokens":1,"model":"claude-x"}`, events(t, s.Events)[4],
+		"the largest sum is kept")
+}
+
+// Regression: a line whose event grows beyond the row limit once converted
+// gave an event the log refuses. It is now a format error naming the line.
+// (The event carries the line's record beside its text, so a line of half
+// the limit is enough.) A line holding invalid UTF-8 is refused the same
+// way: the log would refuse its record.
+func TestEventTooLarge(t *testing.T) {
+	for _, tc := range []struct {
+		name, text, want string
+	}{
+		{"too large once converted", strings.Repeat("a", eventlog.MaxRowSize/2+1), `line 2: seq 2: eventlog: row too large: the row of a "user/message" event would be `},
+		{"invalid UTF-8", "\xff\xfe", `line 2: seq 2: eventlog: invalid event: data of type "user/message" is not valid JSON: invalid UTF-8 in string`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := prompt + "\n" + `{"type":"user","message":{"content":"` + tc.text + `"}}` + "\n"
+			require.Less(t, len(in), eventlog.MaxRowSize, "the line itself is within the limit")
+			_, err := claude.Parse(strings.NewReader(in), "f.jsonl")
+			require.ErrorIs(t, err, importer.ErrFormat)
+			require.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+func types(es []eventlog.Event) []string {
+	var out []string
+	for _, e := range es {
+		out = append(out, e.Type)
+	}
+	return out
+}

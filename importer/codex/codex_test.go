@@ -1,0 +1,210 @@
+package codex_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/importer"
+	"github.com/sessionlog/sessionlog/importer/codex"
+	"github.com/sessionlog/sessionlog/internal/importertest"
+)
+
+// rec is a rollout line at second s of 2026-01-01.
+func rec(s int, typ, payload string) string {
+	return `{"timestamp":"2026-01-01T00:00:0` + string(rune('0'+s)) + `.000Z","type":"` + typ + `","payload":` + payload + `}`
+}
+
+const meta = `{"id":"T1","timestamp":"2026-01-01T00:00:00Z","cwd":"/w","originator":"codex-tui","cli_version":"0.125.0","source":"cli","model_provider":"openai"}`
+
+func parse(t *testing.T, lines ...string) importer.Session {
+	t.Helper()
+	in := strings.Join(lines, "\n") + "\n"
+	s, err := codex.Parse(strings.NewReader(in), "/x/rollout-a.jsonl")
+	require.NoError(t, err)
+	importertest.CheckSession(t, s, codex.Name)
+	importertest.CheckLossless(t, codex.New(), []byte(in), s)
+	return s
+}
+
+func brief(es []eventlog.Event) []string {
+	var out []string
+	for _, e := range es {
+		out = append(out, importertest.Brief(codex.Name, e))
+	}
+	return out
+}
+
+// TestParse covers the mapping rule by rule, one small rollout each.
+func TestParse(t *testing.T) {
+	turn := rec(1, "event_msg", `{"type":"task_started","turn_id":"u1"}`)
+	ctx := rec(1, "turn_context", `{"cwd":"/w","model":"gpt-5"}`)
+	user := rec(2, "response_item", `{"type":"message","role":"user","content":[{"type":"input_text","text":"Fix it"}]}`)
+	done := rec(9, "event_msg", `{"type":"task_complete","turn_id":"u1"}`)
+	for _, tc := range []struct {
+		name  string
+		lines []string
+		want  []string
+	}{{
+		name:  "session_meta and turn boundaries",
+		lines: []string{rec(0, "session_meta", meta), turn, ctx, user, done},
+		want: []string{
+			`codex/session_meta @`,
+			`turn/start {"source":{"line":2,"record":@}}`,
+			`codex/turn_context @`,
+			`user/message {"text":"Fix it","source":{"line":4,"record":@}}`,
+			`turn/end {"kind":"completed","source":{"line":5,"record":@}}`,
+		},
+	}, {
+		name: "messages, reasoning and a call with its output",
+		lines: []string{turn,
+			rec(2, "response_item", `{"type":"message","role":"developer","content":[{"type":"input_text","text":"rules"}]}`),
+			rec(3, "response_item", `{"type":"reasoning","summary":[{"type":"summary_text","text":"look"}],"encrypted_content":"x"}`),
+			rec(3, "response_item", `{"type":"function_call","name":"exec_command","arguments":"{\"cmd\":\"ls\"}","call_id":"c1"}`),
+			rec(4, "response_item", `{"type":"function_call_output","call_id":"c1","output":"a.go"}`),
+			rec(5, "response_item", `{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Done"}]}`),
+		},
+		want: []string{
+			`turn/start {"source":{"line":1,"record":@}}`,
+			`user/message {"text":"rules","role":"developer","source":{"line":2,"record":@}}`,
+			`step/start {}`,
+			`assistant/reasoning {"text":"look","source":{"line":3,"record":@}}`,
+			`tool/call {"id":"c1","name":"exec_command","args":{"cmd":"ls"},"source":{"line":4,"record":@}}`,
+			`tool/result {"id":"c1","output":"a.go","source":{"line":5,"record":@}}`,
+			`assistant/message {"text":"Done","source":{"line":6,"record":@}}`,
+		},
+	}, {
+		name: "arguments that are no JSON stay a string; custom tools; web search",
+		lines: []string{turn,
+			rec(2, "response_item", `{"type":"function_call","name":"f","arguments":"not json","call_id":"c2"}`),
+			rec(3, "response_item", `{"type":"custom_tool_call","status":"completed","call_id":"c3","name":"apply_patch","input":"*** Begin Patch"}`),
+			rec(4, "response_item", `{"type":"custom_tool_call_output","call_id":"c3","output":"ok"}`),
+			rec(5, "response_item", `{"type":"web_search_call","status":"completed","action":{"type":"search","query":"q"}}`),
+		},
+		want: []string{
+			`turn/start {"source":{"line":1,"record":@}}`,
+			`step/start {}`,
+			`tool/call {"id":"c2","name":"f","args":"not json","source":{"line":2,"record":@}}`,
+			`tool/call {"id":"c3","name":"apply_patch","args":{"input":"*** Begin Patch"},"source":{"line":3,"record":@}}`,
+			`tool/result {"id":"c3","output":"ok","source":{"line":4,"record":@}}`,
+			`tool/call {"id":"web_search-1","name":"web_search","args":{"type":"search","query":"q"},"source":{"line":5,"record":@}}`,
+			`tool/result {"id":"web_search-1","output":"completed","source":{"line":5}}`,
+		},
+	}, {
+		name: "token_count: per-call deltas of the running total, a repeat makes none",
+		lines: []string{turn, ctx,
+			rec(2, "response_item", `{"type":"message","role":"assistant","content":[{"type":"output_text","text":"a"}]}`),
+			rec(3, "event_msg", `{"type":"token_count","info":{"total_token_usage":{"input_tokens":100,"cached_input_tokens":0,"output_tokens":10},"last_token_usage":{"input_tokens":100,"cached_input_tokens":0,"output_tokens":10}}}`),
+			rec(4, "event_msg", `{"type":"token_count","info":{"total_token_usage":{"input_tokens":100,"cached_input_tokens":0,"output_tokens":10}}}`),
+			rec(5, "response_item", `{"type":"message","role":"assistant","content":[{"type":"output_text","text":"b"}]}`),
+			rec(6, "event_msg", `{"type":"token_count","info":{"total_token_usage":{"input_tokens":250,"cached_input_tokens":90,"output_tokens":15}}}`),
+			rec(7, "event_msg", `{"type":"token_count","info":null}`),
+		},
+		want: []string{
+			`turn/start {"source":{"line":1,"record":@}}`,
+			`codex/turn_context @`,
+			`step/start {}`,
+			`assistant/message {"text":"a","source":{"line":3,"record":@}}`,
+			`usage {"inputTokens":100,"outputTokens":10,"model":"gpt-5","source":{"line":4,"record":@}}`,
+			`step/end {}`,
+			`codex/event_msg/token_count @`,
+			`step/start {}`,
+			`assistant/message {"text":"b","source":{"line":6,"record":@}}`,
+			`usage {"inputTokens":150,"outputTokens":5,"cachedTokens":90,"model":"gpt-5","source":{"line":7,"record":@}}`,
+			`step/end {}`,
+			`codex/event_msg/token_count @`,
+		},
+	}, {
+		name:  "compacted",
+		lines: []string{turn, rec(2, "compacted", `{"message":"Summary so far","replacement_history":[]}`)},
+		want: []string{
+			`turn/start {"source":{"line":1,"record":@}}`,
+			`context/compacted {"summary":"Summary so far","source":{"line":2,"record":@}}`,
+		},
+	}, {
+		name: "thread_rolled_back: a rollback to the event before the dropped turns",
+		lines: []string{rec(0, "session_meta", meta),
+			turn, user, done, // turn at seq 1
+			turn, user, done, // turn at seq 4
+			turn, user, done, // turn at seq 7
+			rec(9, "event_msg", `{"type":"thread_rolled_back","num_turns":2}`),
+			rec(9, "event_msg", `{"type":"thread_rolled_back","num_turns":5}`),
+		},
+		want: []string{
+			`codex/session_meta @`,
+			`turn/start {"source":{"line":2,"record":@}}`,
+			`user/message {"text":"Fix it","source":{"line":3,"record":@}}`,
+			`turn/end {"kind":"completed","source":{"line":4,"record":@}}`,
+			`turn/start {"source":{"line":5,"record":@}}`,
+			`user/message {"text":"Fix it","source":{"line":6,"record":@}}`,
+			`turn/end {"kind":"completed","source":{"line":7,"record":@}}`,
+			`turn/start {"source":{"line":8,"record":@}}`,
+			`user/message {"text":"Fix it","source":{"line":9,"record":@}}`,
+			`turn/end {"kind":"completed","source":{"line":10,"record":@}}`,
+			`rollback {"to":3,"reason":"codex: thread rolled back 2 turns"}`,
+			`codex/event_msg/thread_rolled_back @`,
+			// More turns than are left: back to before the first.
+			`rollback {"to":0,"reason":"codex: thread rolled back 5 turns"}`,
+			`codex/event_msg/thread_rolled_back @`,
+		},
+	}, {
+		name: "a new task while one is open interrupts it; UI events are kept as records",
+		lines: []string{turn,
+			rec(2, "event_msg", `{"type":"user_message","message":"Fix it"}`),
+			turn,
+			rec(3, "event_msg", `{"type":"turn_aborted","reason":"interrupted"}`),
+		},
+		want: []string{
+			`turn/start {"source":{"line":1,"record":@}}`,
+			`codex/event_msg/user_message @`,
+			`turn/end {"kind":"interrupted"}`,
+			`turn/start {"source":{"line":3,"record":@}}`,
+			`turn/end {"kind":"interrupted","source":{"line":4,"record":@}}`,
+		},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := parse(t, tc.lines...)
+			require.Equal(t, tc.want, brief(s.Events))
+		})
+	}
+}
+
+func TestLabelsAndFork(t *testing.T) {
+	fork := `{"id":"T2","cwd":"/w","cli_version":"0.125.0","model_provider":"openai","forked_from_id":"T1"}`
+	s := parse(t, rec(0, "session_meta", fork), rec(1, "turn_context", `{"model":"gpt-5"}`), rec(2, "turn_context", `{"model":"gpt-6"}`))
+	require.Equal(t, map[string]string{
+		"source": "codex", "sourceFile": "rollout-a.jsonl", "sourceId": "T2", "cwd": "/w",
+		"codex.cliVersion": "0.125.0", "codex.modelProvider": "openai", "codex.forkedFromId": "T1", "model": "gpt-5",
+	}, s.Labels)
+	require.Equal(t, "T2", s.Key)
+	require.Equal(t, "T1", s.ForkOf)
+	require.Equal(t, int64(1767225600000), s.CreatedAt)
+}
+
+func TestParseErrors(t *testing.T) {
+	for name, in := range map[string]string{
+		"not json":      "hello\n",
+		"no type":       `{"timestamp":"x"}` + "\n",
+		"bad line":      rec(0, "session_meta", meta) + "\n{oops\n",
+		"claude record": `{"type":"user","message":{"content":"hi"}}` + "\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := codex.Parse(strings.NewReader(in), "rollout-x.jsonl")
+			importertest.CheckError(t, err, []byte(in), importer.ErrFormat)
+		})
+	}
+	// A torn last line (no newline, not JSON) is left out and counted.
+	s, err := codex.Parse(strings.NewReader(rec(0, "session_meta", meta)+"\n"+`{"timestamp":"2026`), "rollout-x.jsonl")
+	require.NoError(t, err)
+	require.Equal(t, &importer.Torn{Line: 2, Offset: int64(len(rec(0, "session_meta", meta)) + 1), Bytes: 18}, s.Torn)
+	require.Len(t, s.Events, 1)
+}
+
+func TestMatch(t *testing.T) {
+	imp := codex.New()
+	require.True(t, imp.Match("/s/2026/05/11/rollout-2026-05-11T11-26-55-019e.jsonl"))
+	require.False(t, imp.Match("/s/session.jsonl"))
+	require.False(t, imp.Match("/s/rollout-a.json"))
+}

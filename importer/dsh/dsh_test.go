@@ -1,0 +1,108 @@
+package dsh_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionlog/sessionlog/importer"
+	"github.com/sessionlog/sessionlog/importer/dsh"
+	"github.com/sessionlog/sessionlog/internal/importertest"
+)
+
+func TestParse(t *testing.T) {
+	in := strings.Join([]string{
+		`{"type":"session","version":0,"id":"abc","createdAt":1000,"cwd":"/w","delegationDepth":0}`,
+		`{"type":"turn/start","seq":0,"time":1001,"data":{"turn":1}}`,
+		`{"type":"user/message","seq":1,"time":1002,"data":{"content":[{"type":"text","text":"hi"}],"source":{"kind":"user"}}}`,
+		`{"type":"session/title","seq":2,"time":1002,"data":{"title":"Say hi"}}`,
+		`{"type":"step/start","seq":3,"time":1003,"data":{"turn":1,"step":1}}`,
+		`{"type":"request/header","seq":4,"time":1003,"data":{"header":{"config":{"model":"ds-v4"}}}}`,
+		`{"type":"text-chunks","seq0":5,"time0":1004,"data":{"turn":1,"step":1,"index":0,"dt":[1,1],"texts":["H","e","y"]}}`,
+		`{"type":"assistant/message","seq":8,"time":1010,"data":{"turn":1,"step":1,"message":{"role":"assistant","content":[{"type":"reasoning","text":"greet"},{"type":"text","text":"Hey"},{"type":"tool-call","id":"c1","name":"sh","arguments":"{}"}],"source":{"model":"ds-v4"}},"usage":{"inputTokens":5,"outputTokens":2,"cacheReadTokens":100,"reasoningTokens":1}}}`,
+		`{"type":"tool/call","seq":9,"time":1011,"data":{"turn":1,"step":1,"callId":"c1","name":"sh","arguments":"{\"cmd\":\"ls\"}"}}`,
+		`{"type":"tool/result","seq":10,"time":1012,"data":{"message":{"source":{"callId":"c1"},"content":[{"type":"tool-result","toolCallId":"c1","content":[{"type":"text","text":"a.go"}],"isError":false}]}}}`,
+		`{"type":"step/end","seq":11,"time":1013,"data":{"turn":1,"step":1}}`,
+		`{"type":"turn/end","seq":12,"time":1013,"data":{"turn":1,"reason":{"kind":"completed"}}}`,
+	}, "\n")
+	s, err := dsh.Parse(strings.NewReader(in), "/snap/session.jsonl")
+	require.NoError(t, err)
+	var got []string
+	for i, e := range s.Events {
+		require.Equal(t, int64(i), e.Seq)
+		got = append(got, importertest.Brief(dsh.Name, e))
+	}
+	require.Equal(t, []string{
+		`dsh/session @`,
+		`turn/start {"turn":1,"source":{"line":2,"record":@}}`,
+		`user/message {"text":"hi","source":{"line":3,"record":@}}`,
+		`dsh/session/title @`,
+		`step/start {"turn":1,"step":1,"source":{"line":5,"record":@}}`,
+		`dsh/request/header @`,
+		`assistant/chunk {"text":"H","source":{"line":7,"record":@}}`,
+		`assistant/chunk {"text":"e"}`, // a packed row's later deltas: their data alone
+		`assistant/chunk {"text":"y"}`,
+		`assistant/reasoning {"text":"greet","source":{"line":8,"record":@}}`,
+		`assistant/message {"text":"Hey","source":{"line":8}}`,
+		`usage {"inputTokens":105,"outputTokens":2,"cachedTokens":100,"model":"ds-v4","source":{"line":8}}`,
+		`tool/call {"id":"c1","name":"sh","args":{"cmd":"ls"},"source":{"line":9,"record":@}}`,
+		`tool/result {"id":"c1","output":"a.go","source":{"line":10,"record":@}}`,
+		`step/end {"turn":1,"step":1,"source":{"line":11,"record":@}}`,
+		`turn/end {"kind":"completed","source":{"line":12,"record":@}}`,
+	}, got)
+	require.Equal(t, int64(1000), s.CreatedAt)
+	require.Equal(t, int64(1010), s.Events[10].Time)
+	require.Equal(t, map[string]string{
+		"source": "dsh", "sourceFile": "session.jsonl", "sourceId": "abc", "cwd": "/w",
+		"dsh.version": "0", "dsh.delegationDepth": "0", "model": "ds-v4", "title": "Say hi",
+	}, s.Labels)
+}
+
+func TestParseErrors(t *testing.T) {
+	for name, in := range map[string]string{
+		"empty":  ``,
+		"claude": `{"type":"user","message":{"content":"hi"}}`,
+		"gap":    "{\"type\":\"session\",\"version\":0,\"createdAt\":1}\n{\"type\":\"a\",\"seq\":1}",
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := dsh.Parse(strings.NewReader(in), "s.jsonl")
+			require.Error(t, err)
+			require.True(t, errors.Is(err, importer.ErrFormat), "%v", err)
+		})
+	}
+}
+
+// Regression: a usage's counts were summed unchecked, so a sum beyond int64
+// wrapped to a negative inputTokens, and negative counts were kept. Such a
+// usage now makes no usage event (the message keeps it in its data).
+func TestUsageOutOfRange(t *testing.T) {
+	for name, usage := range map[string]string{
+		"sum beyond int64": `{"inputTokens":9223372036854775807,"outputTokens":1,"cacheReadTokens":1}`,
+		"negative input":   `{"inputTokens":-200,"outputTokens":1,"cacheReadTokens":100}`,
+		"negative output":  `{"inputTokens":5,"outputTokens":-1}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			in := `{"type":"session","version":0,"id":"abc","createdAt":1000}` + "\n" +
+				`{"type":"assistant/message","data":{"message":{"content":[{"type":"text","text":"Hi"}]},"usage":` + usage + `}}`
+			s, err := dsh.Parse(strings.NewReader(in), "s.jsonl")
+			require.NoError(t, err)
+			require.Len(t, s.Events, 2, "the header and the message, no usage")
+			require.Equal(t, "assistant/message", s.Events[1].Type)
+			require.Equal(t, `assistant/message {"text":"Hi","source":{"line":2,"record":@}}`, importertest.Brief(dsh.Name, s.Events[1]))
+		})
+	}
+}
+
+// Regression: call arguments holding JSON nested as deeply as JSON may be
+// nest one level deeper once in "args": the import failed with an error
+// that was not ErrFormat. It is a format error naming the line now.
+func TestDeepArgs(t *testing.T) {
+	deep := strings.Repeat("[", 10000) + strings.Repeat("]", 10000)
+	in := `{"type":"session","version":0,"id":"abc","createdAt":1000}` + "\n" +
+		`{"type":"tool/call","data":{"callId":"c","name":"f","arguments":"` + deep + `"}}`
+	_, err := dsh.Parse(strings.NewReader(in), "s.jsonl")
+	require.ErrorIs(t, err, importer.ErrFormat)
+	require.Contains(t, err.Error(), "line 2: ")
+}

@@ -1,0 +1,111 @@
+package dsh_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/importer"
+	"github.com/sessionlog/sessionlog/importer/dsh"
+	"github.com/sessionlog/sessionlog/internal/importertest"
+)
+
+// FuzzParse imports arbitrary bytes as a dsh log. The seeds are those of
+// FuzzParseLog; testdata/fuzz/FuzzParse holds a few more: rows
+// of the real sessions, and what the fuzzer found.
+func FuzzParse(f *testing.F) {
+	for _, in := range importertest.DshLogs() {
+		f.Add(in)
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		s, err := dsh.Parse(bytes.NewReader(in), "/snap/session.jsonl")
+		if err != nil {
+			importertest.CheckError(t, err, in, importer.ErrFormat)
+			_, err2 := dsh.Parse(bytes.NewReader(in), "/snap/session.jsonl")
+			require.EqualError(t, err2, err.Error(), "deterministic")
+			return
+		}
+		again, err := dsh.Parse(bytes.NewReader(in), "/snap/session.jsonl")
+		require.NoError(t, err)
+		require.Equal(t, s, again, "deterministic")
+		importertest.CheckSession(t, s, dsh.Name)
+		require.Empty(t, s.Spawns)
+		require.Empty(t, s.Key)
+
+		importertest.CheckLossless(t, dsh.New(), in, s)
+
+		// The mapping: the header as dsh/session, then each event of the
+		// vocabulary conversion, in order, with its time: dsh's own types
+		// as the row itself (dsh/<type>), the vocabulary's with their data
+		// and a "source" (or, for data that can hold none, beside the row
+		// as dsh/record); before a rewritten assistant/message its
+		// reasoning, after it its usage.
+		raw, err := dsh.ParseLog(bytes.NewReader(in))
+		require.NoError(t, err, "the importer took what the converter refuses")
+		voc, err := dsh.ParseLog(bytes.NewReader(in), dsh.Vocabulary())
+		require.NoError(t, err, "the importer took what the converter refuses")
+		require.Equal(t, voc.CreatedAt, s.CreatedAt)
+		require.Equal(t, voc.Labels["dsh.id"], s.Labels["sourceId"])
+		require.Equal(t, "dsh/session", s.Events[0].Type)
+		j := 1
+		for i, e := range voc.Events {
+			rewritten := !bytes.Equal(e.Data, raw.Events[i].Data)
+			message := rewritten && e.Type == "assistant/message"
+			for message && j < len(s.Events) && s.Events[j].Type == "assistant/reasoning" {
+				j++
+			}
+			require.Less(t, j, len(s.Events), "dsh seq %d has no event", e.Seq)
+			got := s.Events[j]
+			beside := got.Type == "dsh/record"
+			if beside {
+				j++
+				require.Less(t, j, len(s.Events), "dsh seq %d has no event", e.Seq)
+				got = s.Events[j]
+				data, err := importer.Marshal(json.RawMessage(e.Data))
+				require.NoError(t, err)
+				require.Equal(t, string(data), string(got.Data), "dsh seq %d → seq %d: data kept beside the row", e.Seq, j)
+			}
+			require.Equal(t, e.Time, got.Time, "dsh seq %d → seq %d", e.Seq, j)
+			switch {
+			case got.Type == importer.Namespace(dsh.Name, e.Type):
+				require.False(t, importer.IsVocabulary(e.Type), "dsh seq %d → seq %d: %s", e.Seq, j, got.Type)
+			case got.Type == e.Type:
+				data, err := importer.Marshal(json.RawMessage(e.Data))
+				require.NoError(t, err)
+				kept := got.Data
+				if !beside && importertest.Fields(got)["source"] != nil {
+					kept, err = importer.Without(got.Data, "source")
+					require.NoError(t, err)
+				}
+				require.Equal(t, string(data), string(kept), "dsh seq %d → seq %d: data kept", e.Seq, j)
+			default:
+				t.Fatalf("dsh seq %d (%s) → seq %d: %s", e.Seq, e.Type, j, got.Type)
+			}
+			j++
+			if message && j < len(s.Events) && s.Events[j].Type == "usage" {
+				checkUsage(t, s.Events[j])
+				j++
+			}
+		}
+		require.Equal(t, len(s.Events), j, "events the mapping does not explain")
+	})
+}
+
+// checkUsage checks an added usage: no count negative (a wrapped sum would
+// be), inputTokens counting the cached tokens too.
+func checkUsage(t *testing.T, e eventlog.Event) {
+	t.Helper()
+	var u struct {
+		InputTokens, OutputTokens *int64
+		CachedTokens              int64
+	}
+	require.NoError(t, json.Unmarshal(e.Data, &u), "%s", e.Data)
+	require.NotNil(t, u.InputTokens, "%s", e.Data)
+	require.NotNil(t, u.OutputTokens, "%s", e.Data)
+	in, out, cached := *u.InputTokens, *u.OutputTokens, u.CachedTokens
+	require.True(t, in >= 0 && out >= 0 && cached >= 0, "token counts %d %d %d", in, out, cached)
+	require.GreaterOrEqual(t, in, cached, "inputTokens counts cachedTokens")
+}
