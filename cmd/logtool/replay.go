@@ -52,7 +52,8 @@ func (a *app) newReplayCmd() *cobra.Command {
 		Use:   "replay [--to S] [--projection transcript|agent] [--golden FILE [--update]] SESSION",
 		Short: "Rebuild a projection's state by replaying the log (rollbacks applied) and print it as JSON",
 		Long: `Rebuild a projection's state by replaying the log (rollbacks applied) and
-print it as JSON.
+print it as JSON: indented on a terminal, one line when piped (for scripts).
+logtool show prints the conversation for people.
 
 With --golden FILE, compare the state with FILE instead (the pretty JSON that
 replaytest writes, see docs/ci-replay.md): exit 0 and a status line when they
@@ -137,6 +138,9 @@ func (a *app) runReplay(ctx context.Context, arg string, o replayOptions, out io
 	state, err := p.MarshalState()
 	if err != nil {
 		return err
+	}
+	if a.isTerminal(out) {
+		return writeIndented(out, state)
 	}
 	return writeJSON(out, json.RawMessage(state))
 }

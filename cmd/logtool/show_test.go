@@ -269,3 +269,22 @@ func TestShowTerminal(t *testing.T) {
 	res = runEnv(map[string]string{"SESSIONLOG_TERMINAL": "0", "PAGER": "sed 's/^/paged: /'"})
 	require.NotContains(t, res.stdout, "paged: ")
 }
+
+// TestReplayIndentsOnATerminal checks that replay's state is indented on
+// a terminal and one line when piped, the same JSON either way.
+func TestReplayIndentsOnATerminal(t *testing.T) {
+	f := "../../testdata/sessions/rollback.jsonl"
+	piped := logtool(t, "", "replay", f)
+	require.Equal(t, 0, piped.code, piped.stderr)
+	require.Equal(t, 1, strings.Count(piped.stdout, "\n"))
+	var out, errOut bytes.Buffer
+	code := run(t.Context(), []string{"replay", f}, strings.NewReader(""), &out, &errOut,
+		func(k string) string { return map[string]string{"SESSIONLOG_TERMINAL": "1"}[k] })
+	require.Equal(t, 0, code, errOut.String())
+	require.Greater(t, strings.Count(out.String(), "\n"), 10)
+	require.Contains(t, out.String(), "\n  \"")
+	var a, b any
+	require.NoError(t, json.Unmarshal([]byte(piped.stdout), &a))
+	require.NoError(t, json.Unmarshal(out.Bytes(), &b))
+	require.Equal(t, a, b)
+}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -89,4 +91,16 @@ func (a *app) paged(noPager bool, write func(io.Writer) error) error {
 		return nil // the reader quit the pager
 	}
 	return werr
+}
+
+// writeIndented writes a JSON value indented by two spaces, for people
+// (on a terminal); scripts get writeJSON's one line.
+func writeIndented(w io.Writer, v json.RawMessage) error {
+	var b bytes.Buffer
+	if err := json.Indent(&b, v, "", "  "); err != nil {
+		return err
+	}
+	b.WriteByte('\n')
+	_, err := b.WriteTo(w)
+	return err
 }
