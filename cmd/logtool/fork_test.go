@@ -115,7 +115,7 @@ func TestForkExportImportFlow(t *testing.T) {
 
 			v := logtool(t, "", "verify", "--json", out)
 			require.Equal(t, 0, v.code, v.stdout)
-			require.JSONEq(t, `{"path":"`+out+`","id":"`+fork+`","ok":true,"events":9,"torn":null,"checkpoints":1,"unchecked":0,"error":null}`, v.stdout)
+			require.JSONEq(t, `{"path":"`+out+`","id":"`+fork+`","ok":true,"events":9,"fileEvents":9,"torn":null,"checkpoints":1,"unchecked":0,"error":null}`, v.stdout)
 			require.Equal(t, forkCat, catJSON(t, dir, out))
 
 			st := logtool(t, "", "stat", "--json", out)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/internal/chatview"
 )
 
 // catOptions are the flags of `logtool cat`.
@@ -34,6 +35,11 @@ func (a *app) newCatCmd() *cobra.Command {
 first). With --json each line is canon(e) (SPEC §6), byte for byte; without,
 one line per event: seq, time (RFC 3339, UTC), type and the data, cut short.
 --from and --to are inclusive. A torn tail is not shown and is noted on stderr.
+
+On a damaged log, cat prints the events before the first damage, then the
+error on stderr (exit 1). It checks the log digest of every checkpoint it
+passes (reading from the first event, whatever --from says): a mismatch is
+reported on stderr and exits 1 after the events are printed.
 
 --salvage reads past damage, for inspection: it prints every event it can
 decode (a fork's inherited events first, read from its parent) and reports
@@ -86,12 +92,99 @@ func (a *app) runCat(ctx context.Context, arg string, o catOptions, out io.Write
 	if o.salvage {
 		err = a.salvage(ctx, s, print)
 	} else {
-		err = a.eachEvent(ctx, s, o.from, o.to, print)
+		// From the first event, so that every checkpoint passed is checked.
+		check := newDigestCheck()
+		printed := 0
+		err = a.eachEvent(ctx, s, 0, o.to, func(e eventlog.Event) error {
+			check.add(e)
+			if e.Seq >= o.from {
+				printed++
+			}
+			return print(e)
+		})
+		if errors.Is(err, handle.ErrLineage) && o.from > 0 && printed == 0 {
+			// A fork whose parent is gone: its own events can still be
+			// read, but not the digests, which cover the parent's too.
+			fmt.Fprintf(a.stderr, "logtool: checkpoint digests not checked: %s\n", oneLine(err.Error()))
+			check = newDigestCheck()
+			err = a.eachEvent(ctx, s, o.from, o.to, print)
+		}
+		var ce *eventlog.CorruptError
+		if errors.As(err, &ce) && ce.Seq > 0 {
+			// SPEC §10: the events before the first damage, then the error.
+			check = newDigestCheck()
+			err = a.beforeDamage(ctx, s, ce, func(e eventlog.Event) error {
+				check.add(e)
+				return print(e)
+			})
+		}
+		if ferr := w.Flush(); err == nil {
+			err = ferr
+		}
+		for _, m := range check.mismatches {
+			fmt.Fprintf(a.stderr, "logtool: %s\n", m)
+		}
+		if err == nil && len(check.mismatches) > 0 {
+			err = failedf("%s do not match the events before them (logtool verify checks them all)",
+				chatview.Plural(int64(len(check.mismatches)), "checkpoint digest", ""))
+		}
+		return err
 	}
 	if ferr := w.Flush(); err == nil {
 		err = ferr
 	}
 	return err
+}
+
+// beforeDamage hands fn the events of s before the damage ce names (a
+// fork's inherited events first), read past the open's refusal as a
+// salvage reads, and then returns ce: what a damaged log can show without
+// any claim that it is clean.
+func (a *app) beforeDamage(ctx context.Context, s session, ce *eventlog.CorruptError, fn func(eventlog.Event) error) error {
+	st := s.store
+	if st == nil {
+		st = s.free
+	}
+	var ferr error
+	next := int64(-1)
+	_, err := st.SalvagePath(ctx, s.path, func(e eventlog.Event) bool {
+		if e.Seq >= ce.Seq || next >= 0 && e.Seq != next {
+			return false // the damage, or what a salvage found past it
+		}
+		next = e.Seq + 1
+		ferr = fn(e)
+		return ferr == nil
+	})
+	switch {
+	case ferr != nil:
+		return ferr
+	case err != nil && !errors.Is(err, eventlog.ErrCorrupt):
+		return err
+	}
+	return ce
+}
+
+// digestCheck checks the log digest of every checkpoint among events
+// read from the first, in order (SPEC §6, §10: cat checks the checkpoints
+// it passes).
+type digestCheck struct {
+	d          *eventlog.Digest
+	mismatches []string
+}
+
+func newDigestCheck() *digestCheck { return &digestCheck{d: eventlog.NewDigest()} }
+
+func (c *digestCheck) add(e eventlog.Event) {
+	if e.Type == eventlog.TypeCheckpoint && c.d.Next() == e.Seq {
+		cp, err := eventlog.ParseCheckpoint(e.Data)
+		switch {
+		case err != nil:
+			c.mismatches = append(c.mismatches, fmt.Sprintf("checkpoint at seq %d: %v", e.Seq, err))
+		case cp.Log != c.d.String():
+			c.mismatches = append(c.mismatches, fmt.Sprintf("checkpoint at seq %d: its log digest %s does not match the events before it (%s)", e.Seq, cp.Log, c.d.String()))
+		}
+	}
+	c.d.Add(e)
 }
 
 // salvage prints what can be read of the log past its damage (a fork's
