@@ -33,19 +33,21 @@ func closeInto(h handle.Handle, err *error) {
 
 func (a *app) newCheckpointCmd() *cobra.Command {
 	var label string
+	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "checkpoint [--label L] SESSION",
+		Use:   "checkpoint [--label L] [--json] SESSION",
 		Short: "Append a checkpoint covering every event so far, with its log and agent/v1 state digests",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.runCheckpoint(cmd.Context(), args[0], label)
+			return a.runCheckpoint(cmd.Context(), args[0], label, asJSON)
 		},
 	}
 	cmd.Flags().StringVar(&label, "label", "", "label the checkpoint (for rollback --checkpoint)")
+	jsonFlag(cmd, &asJSON)
 	return cmd
 }
 
-func (a *app) runCheckpoint(ctx context.Context, arg, label string) (err error) {
+func (a *app) runCheckpoint(ctx context.Context, arg, label string, asJSON bool) (err error) {
 	h, st, err := a.openWriter(ctx, arg)
 	if err != nil {
 		return err
@@ -61,7 +63,7 @@ func (a *app) runCheckpoint(ctx context.Context, arg, label string) (err error) 
 	if err != nil {
 		return err
 	}
-	return writeJSON(a.stdout, info)
+	return a.printResult(asJSON, info, func() string { return humanCheckpoint(info) })
 }
 
 func (a *app) newCheckpointsCmd() *cobra.Command {
@@ -108,8 +110,9 @@ func (a *app) runCheckpoints(ctx context.Context, arg string, asJSON bool, out i
 func (a *app) newRollbackCmd() *cobra.Command {
 	var to int64
 	var label, reason string
+	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "rollback (--to S | --checkpoint LABEL) [--reason R] SESSION",
+		Use:   "rollback (--to S | --checkpoint LABEL) [--reason R] [--json] SESSION",
 		Short: "Append a rollback: from it on, every projection's state is its state right after S",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -117,13 +120,14 @@ func (a *app) newRollbackCmd() *cobra.Command {
 			if toSet == cpSet {
 				return usageErrorf("give exactly one of --to and --checkpoint")
 			}
-			return a.runRollback(cmd.Context(), args[0], to, label, reason, cpSet)
+			return a.runRollback(cmd.Context(), args[0], to, label, reason, cpSet, asJSON)
 		},
 	}
 	fl := cmd.Flags()
 	fl.Int64Var(&to, "to", 0, "the seq whose state the session returns to")
 	fl.StringVar(&label, "checkpoint", "", "roll back to the latest checkpoint with this label on the live branch")
 	fl.StringVar(&reason, "reason", "", "why, in words")
+	jsonFlag(cmd, &asJSON)
 	return cmd
 }
 
@@ -134,7 +138,7 @@ type rollbackResult struct {
 	Label string `json:"label,omitempty"`
 }
 
-func (a *app) runRollback(ctx context.Context, arg string, to int64, label, reason string, byLabel bool) (err error) {
+func (a *app) runRollback(ctx context.Context, arg string, to int64, label, reason string, byLabel, asJSON bool) (err error) {
 	h, _, err := a.openWriter(ctx, arg)
 	if err != nil {
 		return err
@@ -156,5 +160,6 @@ func (a *app) runRollback(ctx context.Context, arg string, to int64, label, reas
 	if err != nil {
 		return err
 	}
-	return writeJSON(a.stdout, rollbackResult{Seq: seq, To: to, Label: label})
+	res := rollbackResult{Seq: seq, To: to, Label: label}
+	return a.printResult(asJSON, res, func() string { return humanRollback(res) })
 }

@@ -13,6 +13,7 @@ type forkOptions struct {
 	at       int64
 	encoding string // "": the parent's
 	labels   []string
+	json     bool
 }
 
 func (a *app) newForkCmd() *cobra.Command {
@@ -34,6 +35,7 @@ the parent's encoding unless --encoding says otherwise.`,
 		},
 	}
 	fl := cmd.Flags()
+	jsonFlag(cmd, &o.json)
 	fl.Int64Var(&o.at, "at", 0, "the parent's last inherited seq (inclusive)")
 	fl.StringVar(&o.encoding, "encoding", "", "physical encoding of the fork: raw or zstd (default: the parent's)")
 	fl.StringArrayVar(&o.labels, "label", nil, "a label k=v of the fork (repeatable)")
@@ -74,5 +76,5 @@ func (a *app) runFork(ctx context.Context, arg string, o forkOptions) (err error
 	if err := h.Close(); err != nil {
 		return err
 	}
-	return writeJSON(a.stdout, res)
+	return a.printResult(o.json, res, func() string { return humanFork(s.id, o.at, res) })
 }

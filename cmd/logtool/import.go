@@ -35,8 +35,9 @@ var foreignFormats = map[string]importers.Format{
 
 func (a *app) newImportCmd() *cobra.Command {
 	var from string
+	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "import [--from sessionlog|claude|codex|dsh|swe-agent] FILE|DIR",
+		Use:   "import [--from sessionlog|claude|codex|dsh|swe-agent] [--json] FILE|DIR",
 		Short: "Import a sessionlog file, or a Claude Code, dsh or SWE-agent trace, into --dir",
 		Long: `Import creates sessions in --dir from FILE, or from every file of the format
 in DIR, and prints one line {"id","path","events","source"} per session
@@ -64,10 +65,11 @@ without files of the format exits 2. Either way nothing is left behind: an
 import that fails removes every session it created.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.runImport(cmd.Context(), args[0], from)
+			return a.runImport(cmd.Context(), args[0], from, asJSON)
 		},
 	}
 	cmd.Flags().StringVar(&from, "from", "sessionlog", "format of FILE|DIR: sessionlog, claude, dsh or swe-agent (codex: not implemented yet)")
+	jsonFlag(cmd, &asJSON)
 	return cmd
 }
 
@@ -79,7 +81,7 @@ type importResult struct {
 	Source string `json:"source"`
 }
 
-func (a *app) runImport(ctx context.Context, path, from string) (err error) {
+func (a *app) runImport(ctx context.Context, path, from string, asJSON bool) (err error) {
 	f, foreign := foreignFormats[from]
 	switch {
 	case from == "sessionlog" || foreign:
@@ -106,7 +108,7 @@ func (a *app) runImport(ctx context.Context, path, from string) (err error) {
 		return imp.undo(ctx, err)
 	}
 	for _, r := range imp.done {
-		if err := writeJSON(a.stdout, r); err != nil {
+		if err := a.printResult(asJSON, r, func() string { return humanImport(r) }); err != nil {
 			return err
 		}
 	}

@@ -18,6 +18,7 @@ type newOptions struct {
 	at       int64
 	mode     string
 	call     string
+	json     bool
 }
 
 func (a *app) newNewCmd() *cobra.Command {
@@ -28,6 +29,7 @@ func (a *app) newNewCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			fl := cmd.Flags()
+			jsonFlag(cmd, &o.json)
 			return a.runNew(cmd.Context(), o, fl.Changed("at"), fl.Changed("mode"), fl.Changed("call"))
 		},
 	}
@@ -79,7 +81,7 @@ func (a *app) runNew(ctx context.Context, o newOptions, atSet, modeSet, callSet 
 	if err := h.Close(); err != nil {
 		return err
 	}
-	return writeJSON(a.stdout, res)
+	return a.printResult(o.json, res, func() string { return humanNew(res) })
 }
 
 // parseLabels turns k=v flags into a map; nil when there are none.
