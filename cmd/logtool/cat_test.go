@@ -85,3 +85,25 @@ func TestVerifyCountsTheLogicalLog(t *testing.T) {
 	v = logtool(t, "", "--dir", dir, "verify", ids["child.jsonl"])
 	require.Contains(t, v.stdout, "  12 events\n", "a child inherits nothing")
 }
+
+// TestWordsForCounts checks the messages that said "1 events", "1 files"
+// and "its events are 0..-1": counts and ranges are said in words.
+func TestWordsForCounts(t *testing.T) {
+	require.Equal(t, "1 event", plural(1, "event"))
+	require.Equal(t, "no seqs", seqsWords(0, -1))
+	require.Equal(t, "seq 3", seqsWords(3, 3))
+	require.Equal(t, "holds no events", holdsWords(-1))
+	require.Equal(t, "holds seqs 0 to 7", holdsWords(7))
+
+	dir := t.TempDir()
+	id, _ := newSession(t, dir)
+	res := logtool(t, "", "--dir", dir, "fork", "--at", "0", id)
+	require.Equal(t, 1, res.code)
+	require.Contains(t, res.stderr, "cannot fork "+id+" at seq 0: it holds no events")
+	res = logtool(t, "", "--dir", dir, "checkpoints", id)
+	require.Equal(t, "no checkpoints\n", res.stdout)
+	require.Equal(t, 0, logtool(t, `{"type":"a","time":1}`+"\n", "--dir", dir, "append", id).code)
+	require.Equal(t, 0, logtool(t, "", "--dir", dir, "checkpoint", "--label", "x", id).code)
+	res = logtool(t, "", "--dir", dir, "checkpoints", id)
+	require.Regexp(t, `^   SEQ  TIME                      BRANCH     LABEL\n     1  \S+  live       x\n$`, res.stdout)
+}

@@ -90,17 +90,37 @@ func (a *app) runCheckpoints(ctx context.Context, arg string, asJSON bool, out i
 	if err != nil {
 		return err
 	}
+	if !asJSON {
+		return writeCheckpointsTable(out, infos)
+	}
 	for _, c := range infos {
-		if asJSON {
-			err = writeJSON(out, c)
-		} else {
-			live := "live"
-			if !c.Live {
-				live = "abandoned"
-			}
-			_, err = fmt.Fprintf(out, "%6d  %s  %-9s  %s\n", c.Seq, formatTime(c.Time), live, c.Label)
+		if err := writeJSON(out, c); err != nil {
+			return err
 		}
-		if err != nil {
+	}
+	return nil
+}
+
+// writeCheckpointsTable lists checkpoints under a header, or says there
+// are none.
+func writeCheckpointsTable(out io.Writer, infos []checkpoint.Info) error {
+	if len(infos) == 0 {
+		_, err := fmt.Fprintln(out, "no checkpoints")
+		return err
+	}
+	if _, err := fmt.Fprintf(out, "%6s  %-24s  %-9s  %s\n", "SEQ", "TIME", "BRANCH", "LABEL"); err != nil {
+		return err
+	}
+	for _, c := range infos {
+		live := "live"
+		if !c.Live {
+			live = "abandoned"
+		}
+		label := c.Label
+		if label == "" {
+			label = "-"
+		}
+		if _, err := fmt.Fprintf(out, "%6d  %-24s  %-9s  %s\n", c.Seq, formatTime(c.Time), live, label); err != nil {
 			return err
 		}
 	}
@@ -154,7 +174,7 @@ func (a *app) runRollback(ctx context.Context, arg string, to int64, label, reas
 		opts = append(opts, checkpoint.WithLabel(label))
 	}
 	if to < 0 || to > h.Seq() {
-		return usageErrorf("--to %d: the session's events are 0..%d", to, h.Seq())
+		return usageErrorf("--to %d: the session %s", to, holdsWords(h.Seq()))
 	}
 	seq, err := checkpoint.Rollback(ctx, h, to, opts...)
 	if err != nil {

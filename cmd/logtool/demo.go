@@ -159,7 +159,7 @@ func (a *app) runDemo(ctx context.Context, out io.Writer) error {
 	if err := fork.Close(); err != nil {
 		return err
 	}
-	say("forked %s at seq %d into %s: nothing copied (%d bytes on disk for %d events)", id, first.Seq, fork.ID(), forkInfo.SizeBytes, forkInfo.Events)
+	say("forked %s at seq %d into %s: nothing copied (%s on disk for %s)", id, first.Seq, fork.ID(), plural(forkInfo.SizeBytes, "byte"), plural(forkInfo.Events, "event"))
 
 	// 5. The tree, the transcript and a clean verify.
 	fmt.Fprintf(out, "\n$ logtool ls --tree\n")

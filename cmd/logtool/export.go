@@ -74,7 +74,7 @@ func (a *app) runExport(ctx context.Context, arg string, to int64, out string, a
 	case to == handle.End:
 		to = last
 	case to > last:
-		return usageErrorf("--to %d: the session's events are 0..%d", to, last)
+		return usageErrorf("--to %d: the session %s", to, holdsWords(last))
 	}
 	if out == "" {
 		w := bufio.NewWriterSize(a.stdout, 64<<10)

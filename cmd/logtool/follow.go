@@ -63,7 +63,7 @@ func (f *follower) poll(ctx context.Context) error {
 	case !sameFile(fi, f.fi):
 		return f.reopen(ctx, path, fi, fmt.Sprintf("%s was replaced (a convert, a repair or a writer's rewrite)", path))
 	case fi.Size() < f.fi.Size():
-		return f.reopen(ctx, path, fi, fmt.Sprintf("%s was cut from %d to %d bytes (a repair, or a writer's recovery)", path, f.fi.Size(), fi.Size()))
+		return f.reopen(ctx, path, fi, fmt.Sprintf("%s was cut from %d to %s (a repair, or a writer's recovery)", path, f.fi.Size(), plural(fi.Size(), "byte")))
 	case fi.Size() == f.fi.Size() && fi.ModTime().Equal(f.fi.ModTime()):
 		return nil
 	}

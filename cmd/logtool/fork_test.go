@@ -268,7 +268,7 @@ func TestExportTo(t *testing.T) {
 		args []string
 		msg  string
 	}{
-		{"to past the end", []string{"--to", "6", id}, "events are 0..5"},
+		{"to past the end", []string{"--to", "6", id}, "holds seqs 0 to 5"},
 		{"negative to", []string{"--to", "-1", id}, "want a seq >= 0"},
 		{"out exists", []string{"--out", existing, id}, "exists"},
 		{"out zstd", []string{"--out", filepath.Join(t.TempDir(), "x.jsonl.zst"), id}, "raw"},
@@ -466,7 +466,7 @@ func TestDiff(t *testing.T) {
 
 	res := logtool(t, "", "--dir", dir, "diff", a, prefix)
 	require.Equal(t, 1, res.code)
-	require.Contains(t, res.stdout, "first difference at seq 1 (a: 2 events, b: 1 events)")
+	require.Contains(t, res.stdout, "first difference at seq 1 (a: 2 events, b: 1 event)")
 	require.Contains(t, res.stdout, "(none: its log ends at seq 0)")
 
 	for _, args := range [][]string{{a}, {a, "01JDX3N0Q3Z8Y6W2D1V5K7M9PA"}, {"01JDX3N0Q3Z8Y6W2D1V5K7M9PA", a}} {

@@ -211,17 +211,17 @@ func (a *app) salvage(ctx context.Context, s session, fn func(eventlog.Event) er
 		case k.LastLost < 0:
 			lost = fmt.Sprintf("seqs from %d on lost", k.FirstLost)
 		case k.FirstLost <= k.LastLost:
-			lost = fmt.Sprintf("seqs %d..%d lost", k.FirstLost, k.LastLost)
+			lost = seqsWords(k.FirstLost, k.LastLost) + " lost"
 		}
-		fmt.Fprintf(a.stderr, "logtool: salvage: skipped %d bytes at offset %d (%s): %s\n", k.Bytes, k.Offset, lost, k.Reason)
+		fmt.Fprintf(a.stderr, "logtool: salvage: skipped %s at offset %d (%s): %s\n", plural(k.Bytes, "byte"), k.Offset, lost, k.Reason)
 	}
 	if t := res.Torn; t != nil {
-		fmt.Fprintf(a.stderr, "logtool: salvage: torn tail of %d bytes at offset %d dropped\n", t.Bytes, t.Offset)
+		fmt.Fprintf(a.stderr, "logtool: salvage: torn tail of %s at offset %d dropped\n", plural(t.Bytes, "byte"), t.Offset)
 	}
 	if len(res.Skips) > 0 {
 		// What was printed is all that could be read, but the log is not
 		// clean: exit 1, as for any failed check.
-		return failedf("salvage: %d damaged ranges skipped", len(res.Skips))
+		return failedf("salvage: %s skipped", plural(int64(len(res.Skips)), "damaged range"))
 	}
 	return nil
 }
@@ -316,7 +316,7 @@ func (a *app) runLs(ctx context.Context, dir string, explicit, asJSON bool, out 
 		fmt.Fprintf(a.stderr, "logtool: %s\n", oneLine(b.Error()))
 	}
 	if len(broken) > 0 {
-		return failedf("%d of %d sessions in %q could not be read", len(broken), len(broken)+len(infos), dir)
+		return failedf("%d of %s in %q could not be read", len(broken), plural(int64(len(broken)+len(infos)), "session"), dir)
 	}
 	return nil
 }

@@ -227,7 +227,7 @@ func (a *app) closeInMemory(ctx context.Context, s session, src replay.Source, p
 	}
 	evs := recorder.CloseInMemory(st, src.Seq()+1, []projection.Projection{p}, a.now())
 	fmt.Fprintf(a.stderr, "logtool: the last turn is open and no writer holds the session: shown closed as a resume would close it "+
-		"(%d events, seqs %d..%d, in memory only; logtool resume writes them, --as-is shows the log's own state)\n",
-		len(evs), evs[0].Seq, evs[len(evs)-1].Seq)
+		"(%s, %s, in memory only; logtool resume writes them, --as-is shows the log's own state)\n",
+		plural(int64(len(evs)), "event"), seqsWords(evs[0].Seq, evs[len(evs)-1].Seq))
 	return nil
 }

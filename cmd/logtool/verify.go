@@ -100,7 +100,7 @@ func (a *app) runVerify(ctx context.Context, args []string, asJSON bool, out io.
 		}
 	}
 	if failed > 0 {
-		return failedf("verify: %d of %d files failed", failed, len(paths))
+		return failedf("verify: %d of %s failed", failed, plural(int64(len(paths)), "file"))
 	}
 	return nil
 }
