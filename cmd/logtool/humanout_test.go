@@ -6,7 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/spf13/afero"
 	"github.com/stretchr/testify/require"
 )
 
@@ -64,5 +66,58 @@ func TestResultsForPeopleAndScripts(t *testing.T) {
 				require.True(t, json.Valid([]byte(r.stdout)), "JSON with --json and when piped: %q", r.stdout)
 			}
 		})
+	}
+}
+
+// logtoolAt runs one command line in-process with the clock at now.
+func logtoolAt(t *testing.T, now time.Time, env map[string]string, args ...string) result {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errOut, env: func(k string) string { return env[k] },
+		fs: afero.NewOsFs(), now: func() time.Time { return now }}
+	root := newRootCmd(a)
+	root.SetArgs(args)
+	code := exitOK
+	if err := root.ExecuteContext(t.Context()); err != nil {
+		code = exitCode(err)
+		errOut.WriteString(err.Error())
+	}
+	return result{code: code, stdout: out.String(), stderr: errOut.String()}
+}
+
+// TestLsFitsAndFilters pins ls's table at 80 columns, --wide, and the
+// --label and --since filters, with the clock fixed.
+func TestLsFitsAndFilters(t *testing.T) {
+	dir, _ := storeOfFixtures(t)
+	now := time.Date(2025, 12, 1, 2, 0, 0, 0, time.UTC)
+	res := logtoolAt(t, now, nil, "--dir", dir, "ls")
+	require.Equal(t, 0, res.code, res.stderr)
+	requireFits(t, res.stdout, 80)
+	checkGolden(t, filepath.Join("testdata", "ls", "fixtures.golden"), []byte(res.stdout))
+
+	res = logtoolAt(t, now, nil, "--dir", dir, "ls", "--wide")
+	require.Equal(t, 0, res.code, res.stderr)
+	checkGolden(t, filepath.Join("testdata", "ls", "fixtures-wide.golden"), []byte(res.stdout))
+
+	res = logtoolAt(t, now, map[string]string{"SESSIONLOG_TERMINAL": "1", "COLUMNS": "60"}, "--dir", dir, "ls")
+	requireFits(t, res.stdout, 60)
+
+	res = logtoolAt(t, now, nil, "--dir", dir, "ls", "--label", "fixture=fork", "--label", "agent=gencorpus")
+	require.Equal(t, 2, strings.Count(res.stdout, "\n"), res.stdout)
+	require.Contains(t, res.stdout, "01KB0000000000000000000007")
+	res = logtoolAt(t, now, nil, "--dir", dir, "ls", "--json", "--since", "1d")
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Len(t, jsonLines(t, res.stdout), 5, "the five fixtures created on 2025-11-30 from 02:00 on")
+	res = logtoolAt(t, now, nil, "--dir", dir, "ls", "--since", "1m")
+	require.Equal(t, "no sessions\n", res.stdout)
+	require.Equal(t, exitUsage, logtoolAt(t, now, nil, "--dir", dir, "ls", "--tree", "--wide").code)
+	require.Equal(t, exitUsage, logtoolAt(t, now, nil, "--dir", dir, "ls", "--since", "soon").code)
+
+	for _, tc := range []struct {
+		d    time.Duration
+		want string
+	}{{0, "now"}, {45 * time.Second, "45s ago"}, {5 * time.Minute, "5m ago"}, {3 * time.Hour, "3h ago"}, {4 * 24 * time.Hour, "4d ago"},
+		{90 * 24 * time.Hour, "3mo ago"}, {800 * 24 * time.Hour, "2y ago"}, {-time.Hour, "now"}} {
+		require.Equal(t, tc.want, ago(now, now.Add(-tc.d).UnixMilli()))
 	}
 }

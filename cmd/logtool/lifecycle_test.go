@@ -159,7 +159,7 @@ func TestLs(t *testing.T) {
 
 	res = logtool(t, "", "--dir", filepath.Join(dir, "none"), "ls")
 	require.Equal(t, 0, res.code, "a store that has no folder yet is empty")
-	require.Empty(t, res.stdout)
+	require.Equal(t, "no sessions\n", res.stdout, "said in words")
 	require.Equal(t, 2, logtool(t, "", "ls", filepath.Join(dir, "none")).code, "a named folder must exist")
 	require.Equal(t, 0, logtool(t, "", "--dir", dir, "ls", "--tree").code)
 

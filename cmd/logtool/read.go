@@ -8,7 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"slices"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -268,12 +267,19 @@ func (a *app) runStat(ctx context.Context, arg string, asJSON bool, out io.Write
 
 func (a *app) newLsCmd() *cobra.Command {
 	var asJSON, tree bool
+	var lo lsOptions
 	cmd := &cobra.Command{
-		Use:   "ls [--json] [--tree] [DIR]",
+		Use:   "ls [--json] [--wide] [--label k=v]... [--since D] [--tree] [DIR]",
 		Short: "List the sessions of a store, newest first, or as a tree of forks and children",
-		Long: `Ls lists the sessions of DIR (default --dir), newest first. --json prints one
-object a session, shaped as stat --json. A session that cannot be read is
-reported on stderr and makes the exit status 1.
+		Long: `Ls lists the sessions of DIR (default --dir), newest first, in 80 columns
+($COLUMNS on a terminal): ID, last activity (the later of the last event's
+time and the creation, as "3h ago"), events, size, and the labels (a fork or
+child marked (fork@S) or (child@S)), cut to fit. --wide shows every column in
+full: creation time, last type, size in bytes, parent. --label k=v keeps the
+sessions with that label (repeatable: all must match); --since D those active
+within D (90m, 12h, 30d). --json prints one object a session, shaped as stat
+--json. A session that cannot be read is reported on stderr and makes the
+exit status 1.
 
 --tree shows the sessions as a forest: roots oldest first, every fork and
 child indented under its parent, oldest first, with its mode (fork@S,
@@ -287,29 +293,34 @@ stop, plus "depth" (0 for a root) and "parentGone".`,
 			if explicit {
 				dir = args[0]
 			}
+			if err := lo.parse(tree); err != nil {
+				return err
+			}
 			if tree {
 				return a.runLsTree(cmd.Context(), dir, explicit, asJSON, a.stdout)
 			}
-			return a.runLs(cmd.Context(), dir, explicit, asJSON, a.stdout)
+			return a.runLs(cmd.Context(), dir, explicit, asJSON, lo, a.stdout)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object a session")
 	cmd.Flags().BoolVar(&tree, "tree", false, "show forks and children under their parents")
+	lo.flags(cmd)
 	return cmd
 }
 
-func (a *app) runLs(ctx context.Context, dir string, explicit, asJSON bool, out io.Writer) error {
-	infos, broken, err := a.list(ctx, dir, explicit)
+func (a *app) runLs(ctx context.Context, dir string, explicit, asJSON bool, lo lsOptions, out io.Writer) error {
+	infos, broken, err := a.list(ctx, dir, explicit, lo.listOptions()...)
 	if err != nil {
 		return err
 	}
+	infos = a.filterSince(infos, lo)
 	if asJSON {
 		for _, info := range infos {
 			if err := writeJSON(out, newStatJSON(info)); err != nil {
 				return err
 			}
 		}
-	} else if err := writeLsTable(out, infos); err != nil {
+	} else if err := a.writeLsTable(out, infos, lo.wide); err != nil {
 		return err
 	}
 	for _, b := range broken {
@@ -324,7 +335,7 @@ func (a *app) runLs(ctx context.Context, dir string, explicit, asJSON bool, out 
 // list describes the sessions of dir, newest first (Store.List), going on
 // past a session it cannot read and returning its error in broken. A
 // missing dir is empty unless it was named explicitly.
-func (a *app) list(ctx context.Context, dir string, explicit bool) (infos []handle.Info, broken []error, err error) {
+func (a *app) list(ctx context.Context, dir string, explicit bool, opts ...handle.ListOption) (infos []handle.Info, broken []error, err error) {
 	fi, err := a.fs.Stat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && !explicit:
@@ -336,30 +347,8 @@ func (a *app) list(ctx context.Context, dir string, explicit bool) (infos []hand
 	case !fi.IsDir():
 		return nil, nil, usageErrorf("%q is not a folder", dir)
 	}
-	infos, err = handle.NewFileStore(a.fs, dir).List(ctx, handle.SkipBroken(func(id string, err error) {
+	infos, err = handle.NewFileStore(a.fs, dir).List(ctx, append(opts, handle.SkipBroken(func(id string, err error) {
 		broken = append(broken, fmt.Errorf("%s: %w", id, err))
-	}))
+	}))...)
 	return infos, broken, err
-}
-
-// writeLsTable writes one aligned row a session.
-func writeLsTable(out io.Writer, infos []handle.Info) error {
-	if len(infos) == 0 {
-		return nil
-	}
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tCREATED\tEVENTS\tLAST TYPE\tSIZE\tPARENT\tLABELS")
-	for _, info := range infos {
-		last := info.LastType
-		if last == "" {
-			last = "-"
-		}
-		parent := "-"
-		if p := info.Header.Parent; p != nil {
-			parent = fmt.Sprintf("%s %s@%d", p.Mode, p.ID, p.Seq)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\t%s\t%s\n", info.ID, formatTime(info.Header.CreatedAt),
-			info.Events, last, info.SizeBytes, parent, describeLabels(info.Header.Labels))
-	}
-	return tw.Flush()
 }
