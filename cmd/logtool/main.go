@@ -119,6 +119,9 @@ locked by another writer); 2 usage or environment error.`,
 		a.newDemoCmd(),
 		a.newAgentLoopCmd(),
 	)
+	root.Version = version()
+	root.SetVersionTemplate("logtool {{.Version}}\n")
+	a.addCompletions(root)
 	// cobra's completion command prints its help and exits 0 on a shell it
 	// does not know, or none; SPEC §10 makes that a usage error.
 	root.InitDefaultCompletionCmd()
