@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/internal/chatview"
 )
 
 func (a *app) newConvertCmd() *cobra.Command {
@@ -49,7 +51,8 @@ func (a *app) runConvert(ctx context.Context, arg, encoding string, asJSON bool)
 	if err != nil {
 		return err
 	}
-	if err := s.store.Convert(ctx, s.id, encoding); err != nil {
+	label := fmt.Sprintf("convert %s (%s) to %s", s.id, chatview.Size(before.SizeBytes), encoding)
+	if err := a.busy(label, func() error { return s.store.Convert(ctx, s.id, encoding) }); err != nil {
 		return err
 	}
 	after, err := s.store.Stat(ctx, s.id)

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/sessionlog/sessionlog/handle"
 )
 
 func (a *app) newGCCmd() *cobra.Command {
@@ -54,7 +56,11 @@ func parseAge(s string) (time.Duration, error) {
 }
 
 func (a *app) runGC(ctx context.Context, olderThan time.Duration, dryRun, asJSON bool) error {
-	rep, err := a.store().GC(ctx, a.now().Add(-olderThan), dryRun)
+	var rep handle.GCReport
+	err := a.busy("gc "+a.dir, func() (err error) {
+		rep, err = a.store().GC(ctx, a.now().Add(-olderThan), dryRun)
+		return err
+	})
 	if err != nil {
 		return err
 	}

@@ -82,6 +82,8 @@ func (a *app) runVerify(ctx context.Context, args []string, asJSON bool, out io.
 		return err
 	}
 	failed := 0
+	bar := a.verifyProgress(paths)
+	defer bar.finish()
 	for _, p := range paths {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -90,14 +92,16 @@ func (a *app) runVerify(ctx context.Context, args []string, asJSON bool, out io.
 		if !res.OK {
 			failed++
 		}
-		if asJSON {
-			err = writeJSON(out, res)
-		} else {
-			err = writeVerifyHuman(out, res)
-		}
+		err := bar.above(func() error {
+			if asJSON {
+				return writeJSON(out, res)
+			}
+			return writeVerifyHuman(out, res)
+		})
 		if err != nil {
 			return err
 		}
+		bar.add(a.fileSize(p))
 	}
 	if failed > 0 {
 		return failedf("verify: %d of %s failed", failed, plural(int64(len(paths)), "file"))
