@@ -204,3 +204,9 @@ func stripANSI(s string) string {
 		s = s[i+j+1:]
 	}
 }
+
+func TestTextNoTrailingBlanks(t *testing.T) {
+	var out bytes.Buffer
+	require.NoError(t, NewText(&out, 80, false).Write(Block{Kind: KindToolResult, Text: "a\n\nb", CallID: "c", Adjacent: true}))
+	require.Equal(t, "result  a\n\n        b\n", out.String())
+}

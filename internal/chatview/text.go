@@ -78,7 +78,10 @@ func (t *Text) Write(b Block) error {
 			t.paint("┆ ", styleDim)
 		}
 		if !l.margin {
-			lbl := l.label + strings.Repeat(" ", max(labelWidth-displayWidth(l.label), 1))
+			lbl := l.label
+			if l.text != "" { // no trailing blanks on an empty line
+				lbl += strings.Repeat(" ", max(labelWidth-displayWidth(l.label), 1))
+			}
 			t.paint(lbl, t.dim(b, l.labelStyle))
 		}
 		t.paint(l.text, t.dim(b, l.style))
