@@ -96,7 +96,7 @@ func ago(now time.Time, ms int64) string {
 	case d < 60*24*time.Hour:
 		return fmt.Sprintf("%dd ago", int(d/(24*time.Hour)))
 	case d < 365*24*time.Hour:
-		return fmt.Sprintf("%dmo ago", int(d/(30*24*time.Hour)))
+		return fmt.Sprintf("%dmo ago", min(int(d/(30*24*time.Hour)), 11))
 	}
 	return fmt.Sprintf("%dy ago", int(d/(365*24*time.Hour)))
 }

@@ -24,16 +24,16 @@ type newOptions struct {
 func (a *app) newNewCmd() *cobra.Command {
 	var o newOptions
 	cmd := &cobra.Command{
-		Use:   "new [--encoding raw|zstd] [--label k=v]... [--parent ID --at S --mode fork|child [--call ID]]",
+		Use:   "new [--encoding raw|zstd] [--label k=v]... [--parent ID --at S --mode fork|child [--call ID]] [--json]",
 		Short: `Create a session in --dir and print {"id","path"}`,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			fl := cmd.Flags()
-			jsonFlag(cmd, &o.json)
 			return a.runNew(cmd.Context(), o, fl.Changed("at"), fl.Changed("mode"), fl.Changed("call"))
 		},
 	}
 	fl := cmd.Flags()
+	jsonFlag(cmd, &o.json)
 	fl.StringVar(&o.encoding, "encoding", handle.EncodingRaw, "physical encoding: raw or zstd")
 	fl.StringArrayVar(&o.labels, "label", nil, "a label k=v (repeatable)")
 	fl.StringVar(&o.parent, "parent", "", "ID of the parent session, in --dir")

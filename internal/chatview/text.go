@@ -249,7 +249,7 @@ func (t *Text) layout(b Block, width int) []line {
 		if b.Text != "" {
 			s += ": " + b.Text
 		}
-		if b.Resumed {
+		if b.Resumed && !strings.Contains(b.Text, "resume") {
 			s += " (closed by resume)"
 		}
 		style := styleDim
