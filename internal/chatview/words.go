@@ -97,11 +97,11 @@ func wrap(text string, width int) []string {
 			continue
 		}
 		for para != "" {
-			if displayWidth(para) <= width {
+			cut := columnOffset(para, width) // the first rune past the line
+			if cut == len(para) {
 				out = append(out, para)
 				break
 			}
-			cut := columnOffset(para, width) // the first rune past the line
 			if sp := strings.LastIndexByte(para[:cut+1], ' '); sp > 0 {
 				out = append(out, strings.TrimRight(para[:sp], " "))
 				para = strings.TrimLeft(para[sp:], " ")
@@ -116,7 +116,7 @@ func wrap(text string, width int) []string {
 
 // cut keeps s to width columns, ending in "…" when it was longer.
 func cut(s string, width int) string {
-	if displayWidth(s) <= width {
+	if columnOffset(s, width) == len(s) {
 		return s
 	}
 	return s[:columnOffset(s, max(width-1, 0))] + "…"
@@ -153,6 +153,8 @@ func columnOffset(s string, width int) int {
 // CJK text).
 func runeWidth(r rune) int {
 	switch {
+	case r < 0x300: // Latin, before the combining marks
+		return 1
 	case unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Me, r) || r == 0x200B:
 		return 0
 	case r >= 0x1100 && r <= 0x115F, r >= 0x2E80 && r <= 0x303E, r >= 0x3041 && r <= 0x33FF,
