@@ -102,6 +102,11 @@ func TestLsFitsAndFilters(t *testing.T) {
 	res = logtoolAt(t, now, map[string]string{"SESSIONLOG_TERMINAL": "1", "COLUMNS": "60"}, "--dir", dir, "ls")
 	requireFits(t, res.stdout, 60)
 
+	res = logtoolAt(t, now, nil, "--dir", dir, "ls", "--tree")
+	require.Equal(t, 0, res.code, res.stderr)
+	requireFits(t, res.stdout, 80)
+	checkGolden(t, filepath.Join("testdata", "ls", "fixtures-tree.golden"), []byte(res.stdout))
+
 	res = logtoolAt(t, now, nil, "--dir", dir, "ls", "--label", "fixture=fork", "--label", "agent=gencorpus")
 	require.Equal(t, 2, strings.Count(res.stdout, "\n"), res.stdout)
 	require.Contains(t, res.stdout, "01KB0000000000000000000007")
