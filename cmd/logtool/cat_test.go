@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestCatPrintsEventsBeforeTheDamage checks SPEC §10: cat on a corrupt
+// TestCatPrintsEventsBeforeTheDamage checks docs/cli.md (cat): on a corrupt
 // log prints the events before the first damage, then the error (exit 1).
 // It printed nothing before.
 func TestCatPrintsEventsBeforeTheDamage(t *testing.T) {
@@ -68,7 +68,7 @@ func TestCatChecksCheckpointDigests(t *testing.T) {
 	require.Equal(t, 1, strings.Count(res.stdout, "\n"))
 }
 
-// TestVerifyCountsTheLogicalLog checks SPEC §10: verify's events counts a
+// TestVerifyCountsTheLogicalLog checks docs/cli.md (verify): its events counts a
 // fork's logical log, as stat does, and fileEvents its own rows.
 func TestVerifyCountsTheLogicalLog(t *testing.T) {
 	dir, ids := storeOfFixtures(t)

@@ -110,7 +110,7 @@ func (a *app) runCat(ctx context.Context, arg string, o catOptions, out io.Write
 		}
 		var ce *eventlog.CorruptError
 		if errors.As(err, &ce) && ce.Seq > 0 {
-			// SPEC §10: the events before the first damage, then the error.
+			// docs/cli.md: the events before the first damage, then the error.
 			check = newDigestCheck()
 			err = a.beforeDamage(ctx, s, ce, func(e eventlog.Event) error {
 				check.add(e)
@@ -164,8 +164,8 @@ func (a *app) beforeDamage(ctx context.Context, s session, ce *eventlog.CorruptE
 }
 
 // digestCheck checks the log digest of every checkpoint among events
-// read from the first, in order (SPEC §6, §10: cat checks the checkpoints
-// it passes).
+// read from the first, in order (docs/format.md, canonical bytes and
+// digests; docs/cli.md: cat checks the checkpoints it passes).
 type digestCheck struct {
 	d          *eventlog.Digest
 	mismatches []string

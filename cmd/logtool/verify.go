@@ -162,7 +162,7 @@ func (a *app) verifyFile(ctx context.Context, path string) verifyResult {
 	}
 	res.Events, res.FileEvents = c.Events, c.Events
 	if p := c.Header.Parent; p != nil && p.Mode == eventlog.ModeFork {
-		res.Events += p.Seq + 1 // SPEC §10: the logical log, as stat and ls count it
+		res.Events += p.Seq + 1 // the logical log, as stat and ls count it (docs/cli.md)
 	}
 	if c.Err != nil {
 		res.Error = verifyErrorOf(c.Err)

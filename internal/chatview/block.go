@@ -91,7 +91,7 @@ type Block struct {
 	Data      json.RawMessage
 }
 
-// Usage is the token usage of one model call (SPEC §8 usage).
+// Usage is the token usage of one model call (a usage event).
 type Usage struct {
 	InputTokens  int64  `json:"inputTokens"`
 	OutputTokens int64  `json:"outputTokens"`

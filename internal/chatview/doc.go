@@ -10,8 +10,9 @@
 // one a thing a person sees — and Text lays Blocks out for a terminal, at a
 // fixed width, with or without ANSI colours.
 //
-// It knows eventlog.Event and the agent vocabulary (SPEC §8 of the
-// contract, docs/format.md) and nothing else: no files, stores, handles or
+// It knows eventlog.Event and the agent vocabulary (the event types of
+// docs/cli.md's import table and docs/format.md's reserved events) and
+// nothing else: no files, stores, handles or
 // replay. What is live and what a rollback abandoned is computed by Branches
 // from the rollbacks the caller collected; the sessions that branch off at
 // an event are given by the caller too.
