@@ -36,7 +36,7 @@ func (a *app) newCheckpointCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "checkpoint [--label L] [--json] SESSION",
-		Short: "Append a checkpoint covering every event so far, with its log and agent/v1 state digests",
+		Short: "Append a checkpoint: log and agent/v1 state digests of all so far",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.runCheckpoint(cmd.Context(), args[0], label, asJSON)
@@ -70,7 +70,7 @@ func (a *app) newCheckpointsCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "checkpoints [--json] SESSION",
-		Short: "List a session's checkpoints: seq, time, label, and whether each is on the live branch",
+		Short: "List the checkpoints: seq, time, live or abandoned, label",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.runCheckpoints(cmd.Context(), args[0], asJSON, a.stdout)
@@ -133,7 +133,7 @@ func (a *app) newRollbackCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "rollback (--to S | --checkpoint LABEL) [--reason R] [--json] SESSION",
-		Short: "Append a rollback: from it on, every projection's state is its state right after S",
+		Short: "Append a rollback: the state returns to right after seq S",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			toSet, cpSet := cmd.Flags().Changed("to"), cmd.Flags().Changed("checkpoint")

@@ -15,7 +15,7 @@ func (a *app) newConvertCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "convert --encoding raw|zstd [--json] SESSION",
-		Short: "Rewrite a session in another encoding, atomically (zstd to zstd compacts its frames)",
+		Short: "Rewrite a session in another encoding (raw, zstd), atomically",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.runConvert(cmd.Context(), args[0], encoding, asJSON)

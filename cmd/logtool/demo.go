@@ -26,7 +26,7 @@ const agentLoopCmd = "__agentloop"
 func (a *app) newDemoCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "demo [--dir D]",
-		Short: "The main job: run an agent loop, kill it mid-turn, resume, checkpoint, roll back, fork, verify",
+		Short: "Run an agent loop, kill it mid-turn, resume, roll back, fork",
 		Long: `Demo runs the example agent loop (examples/agentloop: a scripted model with
 real tools) on a session in --dir (default ./sessions) as a child process,
 kills it with SIGKILL mid-turn, shows the open turn, resumes it, lets the loop

@@ -22,7 +22,7 @@ func (a *app) newExportCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "export [--to S] [--out FILE [--json]] SESSION",
-		Short: "Write a session's logical log (up to seq S) as a standalone raw session",
+		Short: "Write a session (up to seq S) as a standalone raw file",
 		Long: `Export writes SESSION's logical log, up to seq S inclusive (default: all of
 it), as a standalone raw session: the header keeps the session's id, createdAt
 and labels but names no parent, and every event, a fork's inherited ones

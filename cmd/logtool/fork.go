@@ -20,7 +20,7 @@ func (a *app) newForkCmd() *cobra.Command {
 	var o forkOptions
 	cmd := &cobra.Command{
 		Use:   "fork --at S [--label k=v]... [--encoding raw|zstd] [--json] SESSION",
-		Short: `Fork a session at seq S (its events 0..S are inherited, nothing is copied) and print {"id","path"}`,
+		Short: "Fork a session after seq S: it inherits 0..S, nothing is copied",
 		Long: `Fork creates, in the folder of SESSION (for an ID: --dir), a session whose
 logical log is SESSION's events 0..S followed by its own, which start at S+1.
 Nothing is copied. The fork is durable when logtool prints

@@ -17,7 +17,7 @@ func (a *app) newGCCmd() *cobra.Command {
 	var dryRun, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "gc --older-than D [--dry-run] [--json]",
-		Short: "Delete sessions inactive for longer than D (e.g. 30d, 12h), keeping parents of kept forks",
+		Short: "Delete sessions inactive for longer than D (30d, 12h)",
 		Long: `Gc deletes the sessions of --dir whose last event (or creation) is older than
 D — a Go duration (90m, 12h) or a number of days (30d) — except those that a
 kept session forks from, and those a writer holds; then it removes leftovers

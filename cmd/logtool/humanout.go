@@ -20,7 +20,7 @@ import (
 // jsonFlag adds --json to a command whose result is a JSON object for
 // scripts and a line for people.
 func jsonFlag(cmd *cobra.Command, asJSON *bool) {
-	cmd.Flags().BoolVar(asJSON, "json", false, "print the JSON object even on a terminal (it is printed whenever stdout is not one)")
+	cmd.Flags().BoolVar(asJSON, "json", false, "print JSON on a terminal too (piped, it always is)")
 }
 
 // printResult writes v as one JSON line for scripts, or human for people

@@ -38,7 +38,7 @@ func (a *app) newImportCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "import [--from sessionlog|claude|codex|dsh|swe-agent] [--json] FILE|DIR",
-		Short: "Import a sessionlog file, or a Claude Code, dsh or SWE-agent trace, into --dir",
+		Short: "Import a sessionlog file, or a Claude Code, dsh or SWE-agent trace",
 		Long: `Import creates sessions in --dir from FILE, or from every file of the format
 in DIR, and prints one line {"id","path","events","source"} per session
 created ("source" is the file it came from).

@@ -270,7 +270,7 @@ func (a *app) newLsCmd() *cobra.Command {
 	var lo lsOptions
 	cmd := &cobra.Command{
 		Use:   "ls [--json] [--wide] [--label k=v]... [--since D] [--tree] [DIR]",
-		Short: "List the sessions of a store, newest first, or as a tree of forks and children",
+		Short: "List a store's sessions, newest first, or as a tree of forks",
 		Long: `Ls lists the sessions of DIR (default --dir), newest first, in 80 columns
 ($COLUMNS on a terminal): ID, last activity (the later of the last event's
 time and the creation, as "3h ago"), events, size, and the labels (a fork or

@@ -50,7 +50,7 @@ func (a *app) newReplayCmd() *cobra.Command {
 	var o replayOptions
 	cmd := &cobra.Command{
 		Use:   "replay [--to S] [--projection transcript|agent] [--golden FILE [--update]] SESSION",
-		Short: "Rebuild a projection's state by replaying the log (rollbacks applied) and print it as JSON",
+		Short: "Print a projection's state, replayed with rollbacks applied (JSON)",
 		Long: `Rebuild a projection's state by replaying the log (rollbacks applied) and
 print it as JSON: indented on a terminal, one line when piped (for scripts).
 logtool show prints the conversation for people.

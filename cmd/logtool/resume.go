@@ -25,7 +25,7 @@ func (a *app) newResumeCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "resume [--json] SESSION",
-		Short: "Close a turn a crash left open (durably) and print what was appended and the verdict",
+		Short: "Close a turn a crash left open, durably, and say if it may go on",
 		Long: `Resume closes an open turn (SPEC §8): a synthetic tool/result for every call
 without a result (its error says whether the call may have run: read → not run
 or lost, safe to retry; write or unknown → outcome unknown), a step/end if a
@@ -58,7 +58,7 @@ func (a *app) newRepairCmd() *cobra.Command {
 	var salvage, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "repair [--salvage] [--json] SESSION",
-		Short: "Cut a torn tail; with --salvage, cut a corrupt log at its first damage (the bytes cut go to a side file)",
+		Short: "Cut a torn tail; --salvage: cut a corrupt log at its damage",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.runRepair(cmd.Context(), args[0], salvage, asJSON)

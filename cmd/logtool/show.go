@@ -24,7 +24,7 @@ func (a *app) newShowCmd() *cobra.Command {
 	var o showOptions
 	cmd := &cobra.Command{
 		Use:   "show [--from S] [--to S] [--turn N] [--no-pager] SESSION",
-		Short: "Show a session as a conversation: turns, messages, tool calls, branches",
+		Short: "Show a session as a conversation: turns, messages, tools, branches",
 		Long: `Show prints a session's logical log as a person reads it: each turn under a
 header, user and assistant text (a step's streamed chunks joined when it has
 no assistant/message), reasoning folded to one line, tool calls with their

@@ -20,7 +20,7 @@ func (a *app) newTailCmd() *cobra.Command {
 	var follow, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "tail [-n N] [-f] [--json] SESSION",
-		Short: "Print the last N events; with -f, keep printing new ones as a writer appends them",
+		Short: "Print the last N events; -f: follow as a writer appends",
 		Long: `Tail prints the last N events of a session (default 10): one line an event as
 cat prints them, or canon(e) lines with --json.
 
