@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -70,6 +71,10 @@ func (a *app) runShow(ctx context.Context, arg string, o showOptions) error {
 		return usageErrorf("--from and --to take seqs >= 0")
 	}
 	s, src, err := a.openArg(ctx, arg)
+	var ce *eventlog.CorruptError
+	if errors.As(err, &ce) && ce.Seq > 0 && o.turn == 0 {
+		return a.showBeforeDamage(ctx, s, ce, o)
+	}
 	if err != nil {
 		return err
 	}
@@ -271,4 +276,50 @@ func turnFromEnd(ctx context.Context, src handle.Handle, n int) (from, to int64,
 			return 0, 0, usageErrorf("--turn -%d: the session has %s", n, chatview.Plural(int64(len(starts)), "turn", ""))
 		}
 	}
+}
+
+// showBeforeDamage shows the events of a damaged log before its first
+// damage, as cat prints them, then returns the damage (exit 1). What
+// comes after the damage is unknown, so rollbacks there cannot mark an
+// abandoned branch, and the last step is not said to be cut short.
+func (a *app) showBeforeDamage(ctx context.Context, s session, ce *eventlog.CorruptError, o showOptions) error {
+	var rollbacks []chatview.Rollback
+	last := int64(-1)
+	err := a.beforeDamage(ctx, s, ce, func(e eventlog.Event) error {
+		if e.Type == eventlog.TypeRollback && e.Seq >= o.from {
+			if r, err := eventlog.ParseRollback(e.Data); err == nil {
+				rollbacks = append(rollbacks, chatview.Rollback{Seq: e.Seq, To: r.To})
+			}
+		}
+		last = e.Seq
+		return nil
+	})
+	if !errors.Is(err, ce) {
+		return err
+	}
+	opts := chatview.Options{FirstTurn: 0, Branches: chatview.NewBranches(last, rollbacks)}
+	if o.from == 0 {
+		opts.FirstTurn = 1
+	}
+	werr := a.paged(o.noPager, func(out io.Writer) error {
+		w := bufio.NewWriterSize(out, 64<<10)
+		text := chatview.NewText(w, a.width(a.stdout), a.colour(a.stdout))
+		text.Heading(fmt.Sprintf("%s · damaged at seq %d: %s before it", s.path, ce.Seq, plural(last+1, "event")))
+		b := chatview.NewBuilder(opts, func(blk chatview.Block) { text.Write(blk) })
+		a.beforeDamage(ctx, s, ce, func(e eventlog.Event) error {
+			if e.Seq >= o.from && e.Seq <= o.to {
+				b.Add(e)
+			}
+			return text.Err()
+		})
+		b.Finish(false)
+		if err := text.Err(); err != nil {
+			return err
+		}
+		return w.Flush()
+	})
+	if werr != nil {
+		return werr
+	}
+	return ce
 }
