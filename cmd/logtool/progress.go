@@ -46,7 +46,8 @@ func (a *app) newProgress(label string, total int64, unit func(int64) string) *p
 }
 
 // busy runs fn with a spinner and the time spent on stderr (on a
-// terminal): for work whose size is not known as it goes.
+// terminal): for work whose size is not known as it goes. The spinner is
+// redrawn from another goroutine, so fn must not write to stderr itself.
 func (a *app) busy(label string, fn func() error) error {
 	p := a.newProgress(label, 0, nil)
 	if p.on {
