@@ -144,7 +144,7 @@ func (s *FileStore) Create(ctx context.Context, opts ...CreateOption) (Handle, e
 			return nil, fmt.Errorf("handle: create with parent %s: %w", p.ID, err)
 		}
 		if p.Seq > info.LastSeq {
-			return nil, fmt.Errorf("%w: parent %s has no event %d (its events are 0..%d)", ErrLineage, p.ID, p.Seq, info.LastSeq)
+			return nil, fmt.Errorf("%w: parent %s has no event %d (it %s)", ErrLineage, p.ID, p.Seq, holdsWords(info.LastSeq))
 		}
 		// The parent's event p.Seq may have been written by its writer and
 		// not yet fsynced: make it durable before anything builds on it.

@@ -41,7 +41,7 @@ func (s *FileStore) Fork(ctx context.Context, id string, at int64, opts ...Creat
 		return nil, err
 	}
 	if at < 0 || at > info.LastSeq {
-		return nil, fmt.Errorf("%w: cannot fork %s at seq %d: its events are 0..%d", ErrLineage, id, at, info.LastSeq)
+		return nil, fmt.Errorf("%w: cannot fork %s at seq %d: it %s", ErrLineage, id, at, holdsWords(info.LastSeq))
 	}
 	opts = append(slices.Clone(opts), WithParent(eventlog.Parent{ID: id, Seq: at, Mode: eventlog.ModeFork}))
 	return s.Create(ctx, opts...)
@@ -112,4 +112,16 @@ func (s *FileStore) Detach(ctx context.Context, id string) error {
 	}
 	s.dropDerived(id)
 	return nil
+}
+
+// holdsWords says what a log whose last seq is last holds, for messages:
+// "holds no events" rather than "0..-1".
+func holdsWords(last int64) string {
+	switch {
+	case last < 0:
+		return "holds no events"
+	case last == 0:
+		return "holds only seq 0"
+	}
+	return fmt.Sprintf("holds seqs 0 to %d", last)
 }

@@ -33,19 +33,21 @@ func closeInto(h handle.Handle, err *error) {
 
 func (a *app) newCheckpointCmd() *cobra.Command {
 	var label string
+	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "checkpoint [--label L] SESSION",
-		Short: "Append a checkpoint covering every event so far, with its log and agent/v1 state digests",
+		Use:   "checkpoint [--label L] [--json] SESSION",
+		Short: "Append a checkpoint: log and agent/v1 state digests of all so far",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.runCheckpoint(cmd.Context(), args[0], label)
+			return a.runCheckpoint(cmd.Context(), args[0], label, asJSON)
 		},
 	}
 	cmd.Flags().StringVar(&label, "label", "", "label the checkpoint (for rollback --checkpoint)")
+	jsonFlag(cmd, &asJSON)
 	return cmd
 }
 
-func (a *app) runCheckpoint(ctx context.Context, arg, label string) (err error) {
+func (a *app) runCheckpoint(ctx context.Context, arg, label string, asJSON bool) (err error) {
 	h, st, err := a.openWriter(ctx, arg)
 	if err != nil {
 		return err
@@ -61,14 +63,14 @@ func (a *app) runCheckpoint(ctx context.Context, arg, label string) (err error) 
 	if err != nil {
 		return err
 	}
-	return writeJSON(a.stdout, info)
+	return a.printResult(asJSON, info, func() string { return humanCheckpoint(info) })
 }
 
 func (a *app) newCheckpointsCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "checkpoints [--json] SESSION",
-		Short: "List a session's checkpoints: seq, time, label, and whether each is on the live branch",
+		Short: "List the checkpoints: seq, time, live or abandoned, label",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.runCheckpoints(cmd.Context(), args[0], asJSON, a.stdout)
@@ -88,17 +90,37 @@ func (a *app) runCheckpoints(ctx context.Context, arg string, asJSON bool, out i
 	if err != nil {
 		return err
 	}
+	if !asJSON {
+		return writeCheckpointsTable(out, infos)
+	}
 	for _, c := range infos {
-		if asJSON {
-			err = writeJSON(out, c)
-		} else {
-			live := "live"
-			if !c.Live {
-				live = "abandoned"
-			}
-			_, err = fmt.Fprintf(out, "%6d  %s  %-9s  %s\n", c.Seq, formatTime(c.Time), live, c.Label)
+		if err := writeJSON(out, c); err != nil {
+			return err
 		}
-		if err != nil {
+	}
+	return nil
+}
+
+// writeCheckpointsTable lists checkpoints under a header, or says there
+// are none.
+func writeCheckpointsTable(out io.Writer, infos []checkpoint.Info) error {
+	if len(infos) == 0 {
+		_, err := fmt.Fprintln(out, "no checkpoints")
+		return err
+	}
+	if _, err := fmt.Fprintf(out, "%6s  %-24s  %-9s  %s\n", "SEQ", "TIME", "BRANCH", "LABEL"); err != nil {
+		return err
+	}
+	for _, c := range infos {
+		live := "live"
+		if !c.Live {
+			live = "abandoned"
+		}
+		label := c.Label
+		if label == "" {
+			label = "-"
+		}
+		if _, err := fmt.Fprintf(out, "%6d  %-24s  %-9s  %s\n", c.Seq, formatTime(c.Time), live, label); err != nil {
 			return err
 		}
 	}
@@ -108,22 +130,24 @@ func (a *app) runCheckpoints(ctx context.Context, arg string, asJSON bool, out i
 func (a *app) newRollbackCmd() *cobra.Command {
 	var to int64
 	var label, reason string
+	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "rollback (--to S | --checkpoint LABEL) [--reason R] SESSION",
-		Short: "Append a rollback: from it on, every projection's state is its state right after S",
+		Use:   "rollback (--to S | --checkpoint LABEL) [--reason R] [--json] SESSION",
+		Short: "Append a rollback: the state returns to right after seq S",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			toSet, cpSet := cmd.Flags().Changed("to"), cmd.Flags().Changed("checkpoint")
 			if toSet == cpSet {
 				return usageErrorf("give exactly one of --to and --checkpoint")
 			}
-			return a.runRollback(cmd.Context(), args[0], to, label, reason, cpSet)
+			return a.runRollback(cmd.Context(), args[0], to, label, reason, cpSet, asJSON)
 		},
 	}
 	fl := cmd.Flags()
 	fl.Int64Var(&to, "to", 0, "the seq whose state the session returns to")
 	fl.StringVar(&label, "checkpoint", "", "roll back to the latest checkpoint with this label on the live branch")
 	fl.StringVar(&reason, "reason", "", "why, in words")
+	jsonFlag(cmd, &asJSON)
 	return cmd
 }
 
@@ -134,7 +158,7 @@ type rollbackResult struct {
 	Label string `json:"label,omitempty"`
 }
 
-func (a *app) runRollback(ctx context.Context, arg string, to int64, label, reason string, byLabel bool) (err error) {
+func (a *app) runRollback(ctx context.Context, arg string, to int64, label, reason string, byLabel, asJSON bool) (err error) {
 	h, _, err := a.openWriter(ctx, arg)
 	if err != nil {
 		return err
@@ -150,11 +174,12 @@ func (a *app) runRollback(ctx context.Context, arg string, to int64, label, reas
 		opts = append(opts, checkpoint.WithLabel(label))
 	}
 	if to < 0 || to > h.Seq() {
-		return usageErrorf("--to %d: the session's events are 0..%d", to, h.Seq())
+		return usageErrorf("--to %d: the session %s", to, holdsWords(h.Seq()))
 	}
 	seq, err := checkpoint.Rollback(ctx, h, to, opts...)
 	if err != nil {
 		return err
 	}
-	return writeJSON(a.stdout, rollbackResult{Seq: seq, To: to, Label: label})
+	res := rollbackResult{Seq: seq, To: to, Label: label}
+	return a.printResult(asJSON, res, func() string { return humanRollback(res) })
 }

@@ -2,23 +2,27 @@ package main
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/internal/chatview"
 )
 
 func (a *app) newConvertCmd() *cobra.Command {
 	var encoding string
+	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "convert --encoding raw|zstd SESSION",
-		Short: "Rewrite a session in another encoding, atomically (zstd to zstd compacts its frames)",
+		Use:   "convert --encoding raw|zstd [--json] SESSION",
+		Short: "Rewrite a session in another encoding (raw, zstd), atomically",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.runConvert(cmd.Context(), args[0], encoding)
+			return a.runConvert(cmd.Context(), args[0], encoding, asJSON)
 		},
 	}
 	cmd.Flags().StringVar(&encoding, "encoding", "", "the encoding to convert to: raw or zstd")
+	jsonFlag(cmd, &asJSON)
 	cmd.MarkFlagRequired("encoding")
 	return cmd
 }
@@ -32,7 +36,7 @@ type convertResult struct {
 	Before    int64  `json:"sizeBytesBefore"`
 }
 
-func (a *app) runConvert(ctx context.Context, arg, encoding string) error {
+func (a *app) runConvert(ctx context.Context, arg, encoding string, asJSON bool) error {
 	if encoding != handle.EncodingRaw && encoding != handle.EncodingZstd {
 		return usageErrorf("--encoding %q: want raw or zstd", encoding)
 	}
@@ -47,13 +51,15 @@ func (a *app) runConvert(ctx context.Context, arg, encoding string) error {
 	if err != nil {
 		return err
 	}
-	if err := s.store.Convert(ctx, s.id, encoding); err != nil {
+	label := fmt.Sprintf("convert %s (%s) to %s", s.id, chatview.Size(before.SizeBytes), encoding)
+	if err := a.busy(label, func() error { return s.store.Convert(ctx, s.id, encoding) }); err != nil {
 		return err
 	}
 	after, err := s.store.Stat(ctx, s.id)
 	if err != nil {
 		return err
 	}
-	return writeJSON(a.stdout, convertResult{ID: s.id, Path: after.Path, Encoding: after.Encoding,
-		SizeBytes: after.SizeBytes, Before: before.SizeBytes})
+	res := convertResult{ID: s.id, Path: after.Path, Encoding: after.Encoding,
+		SizeBytes: after.SizeBytes, Before: before.SizeBytes}
+	return a.printResult(asJSON, res, func() string { return humanConvert(res) })
 }

@@ -26,7 +26,7 @@ const agentLoopCmd = "__agentloop"
 func (a *app) newDemoCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "demo [--dir D]",
-		Short: "The main job: run an agent loop, kill it mid-turn, resume, checkpoint, roll back, fork, verify",
+		Short: "Run an agent loop, kill it mid-turn, resume, roll back, fork",
 		Long: `Demo runs the example agent loop (examples/agentloop: a scripted model with
 real tools) on a session in --dir (default ./sessions) as a child process,
 kills it with SIGKILL mid-turn, shows the open turn, resumes it, lets the loop
@@ -159,7 +159,7 @@ func (a *app) runDemo(ctx context.Context, out io.Writer) error {
 	if err := fork.Close(); err != nil {
 		return err
 	}
-	say("forked %s at seq %d into %s: nothing copied (%d bytes on disk for %d events)", id, first.Seq, fork.ID(), forkInfo.SizeBytes, forkInfo.Events)
+	say("forked %s at seq %d into %s: nothing copied (%s on disk for %s)", id, first.Seq, fork.ID(), plural(forkInfo.SizeBytes, "byte"), plural(forkInfo.Events, "event"))
 
 	// 5. The tree, the transcript and a clean verify.
 	fmt.Fprintf(out, "\n$ logtool ls --tree\n")

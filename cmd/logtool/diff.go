@@ -134,10 +134,10 @@ func firstDifference(ctx context.Context, sa, sb diffSide) (ea, eb *eventlog.Eve
 // differ and what each side holds there.
 func writeDiffHuman(w io.Writer, res diffResult, ea, eb *eventlog.Event) error {
 	if res.FirstDiff == nil {
-		_, err := fmt.Fprintf(w, "identical: %d events\n", res.LenA)
+		_, err := fmt.Fprintf(w, "identical: %s\n", plural(res.LenA, "event"))
 		return err
 	}
-	if _, err := fmt.Fprintf(w, "first difference at seq %d (a: %d events, b: %d events)\n", *res.FirstDiff, res.LenA, res.LenB); err != nil {
+	if _, err := fmt.Fprintf(w, "first difference at seq %d (a: %s, b: %s)\n", *res.FirstDiff, plural(res.LenA, "event"), plural(res.LenB, "event")); err != nil {
 		return err
 	}
 	for _, side := range []struct {

@@ -19,9 +19,10 @@ import (
 func (a *app) newExportCmd() *cobra.Command {
 	var to int64
 	var out string
+	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "export [--to S] [--out FILE] SESSION",
-		Short: "Write a session's logical log (up to seq S) as a standalone raw session",
+		Use:   "export [--to S] [--out FILE [--json]] SESSION",
+		Short: "Write a session (up to seq S) as a standalone raw file",
 		Long: `Export writes SESSION's logical log, up to seq S inclusive (default: all of
 it), as a standalone raw session: the header keeps the session's id, createdAt
 and labels but names no parent, and every event, a fork's inherited ones
@@ -36,11 +37,12 @@ refused.`,
 			if !cmd.Flags().Changed("to") {
 				to = handle.End
 			}
-			return a.runExport(cmd.Context(), args[0], to, out)
+			return a.runExport(cmd.Context(), args[0], to, out, asJSON)
 		},
 	}
 	cmd.Flags().Int64Var(&to, "to", 0, "last seq to export (inclusive; default: the last event)")
 	cmd.Flags().StringVar(&out, "out", "", "write to FILE, atomically, instead of stdout")
+	jsonFlag(cmd, &asJSON)
 	return cmd
 }
 
@@ -52,7 +54,7 @@ type exportResult struct {
 	LastSeq int64  `json:"lastSeq"`
 }
 
-func (a *app) runExport(ctx context.Context, arg string, to int64, out string) error {
+func (a *app) runExport(ctx context.Context, arg string, to int64, out string, asJSON bool) error {
 	if to < 0 {
 		return usageErrorf("--to %d: want a seq >= 0", to)
 	}
@@ -72,7 +74,7 @@ func (a *app) runExport(ctx context.Context, arg string, to int64, out string) e
 	case to == handle.End:
 		to = last
 	case to > last:
-		return usageErrorf("--to %d: the session's events are 0..%d", to, last)
+		return usageErrorf("--to %d: the session %s", to, holdsWords(last))
 	}
 	if out == "" {
 		w := bufio.NewWriterSize(a.stdout, 64<<10)
@@ -91,7 +93,8 @@ func (a *app) runExport(ctx context.Context, arg string, to int64, out string) e
 	if err != nil {
 		return err
 	}
-	return writeJSON(a.stdout, exportResult{ID: src.ID(), Path: out, Events: n, LastSeq: n - 1})
+	res := exportResult{ID: src.ID(), Path: out, Events: n, LastSeq: n - 1}
+	return a.printResult(asJSON, res, func() string { return humanExport(res) })
 }
 
 // checkExportOut refuses an --out that exists, or whose name would make

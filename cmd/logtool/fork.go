@@ -13,13 +13,14 @@ type forkOptions struct {
 	at       int64
 	encoding string // "": the parent's
 	labels   []string
+	json     bool
 }
 
 func (a *app) newForkCmd() *cobra.Command {
 	var o forkOptions
 	cmd := &cobra.Command{
-		Use:   "fork --at S [--label k=v]... [--encoding raw|zstd] SESSION",
-		Short: `Fork a session at seq S (its events 0..S are inherited, nothing is copied) and print {"id","path"}`,
+		Use:   "fork --at S [--label k=v]... [--encoding raw|zstd] [--json] SESSION",
+		Short: "Fork a session after seq S: it inherits 0..S, nothing is copied",
 		Long: `Fork creates, in the folder of SESSION (for an ID: --dir), a session whose
 logical log is SESSION's events 0..S followed by its own, which start at S+1.
 Nothing is copied. The fork is durable when logtool prints
@@ -34,6 +35,7 @@ the parent's encoding unless --encoding says otherwise.`,
 		},
 	}
 	fl := cmd.Flags()
+	jsonFlag(cmd, &o.json)
 	fl.Int64Var(&o.at, "at", 0, "the parent's last inherited seq (inclusive)")
 	fl.StringVar(&o.encoding, "encoding", "", "physical encoding of the fork: raw or zstd (default: the parent's)")
 	fl.StringArrayVar(&o.labels, "label", nil, "a label k=v of the fork (repeatable)")
@@ -74,5 +76,5 @@ func (a *app) runFork(ctx context.Context, arg string, o forkOptions) (err error
 	if err := h.Close(); err != nil {
 		return err
 	}
-	return writeJSON(a.stdout, res)
+	return a.printResult(o.json, res, func() string { return humanFork(s.id, o.at, res) })
 }

@@ -8,14 +8,16 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/sessionlog/sessionlog/handle"
 )
 
 func (a *app) newGCCmd() *cobra.Command {
 	var olderThan string
-	var dryRun bool
+	var dryRun, asJSON bool
 	cmd := &cobra.Command{
-		Use:   "gc --older-than D [--dry-run]",
-		Short: "Delete sessions inactive for longer than D (e.g. 30d, 12h), keeping parents of kept forks",
+		Use:   "gc --older-than D [--dry-run] [--json]",
+		Short: "Delete sessions inactive for longer than D (30d, 12h)",
 		Long: `Gc deletes the sessions of --dir whose last event (or creation) is older than
 D — a Go duration (90m, 12h) or a number of days (30d) — except those that a
 kept session forks from, and those a writer holds; then it removes leftovers
@@ -27,11 +29,12 @@ kept session forks from, and those a writer holds; then it removes leftovers
 			if err != nil {
 				return usageErrorf("--older-than %q: %v", olderThan, err)
 			}
-			return a.runGC(cmd.Context(), d, dryRun)
+			return a.runGC(cmd.Context(), d, dryRun, asJSON)
 		},
 	}
 	cmd.Flags().StringVar(&olderThan, "older-than", "", "the inactivity after which a session goes: 30d, 12h, 90m")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "report what would go, delete nothing")
+	jsonFlag(cmd, &asJSON)
 	cmd.MarkFlagRequired("older-than")
 	return cmd
 }
@@ -52,8 +55,12 @@ func parseAge(s string) (time.Duration, error) {
 	return d, err
 }
 
-func (a *app) runGC(ctx context.Context, olderThan time.Duration, dryRun bool) error {
-	rep, err := a.store().GC(ctx, a.now().Add(-olderThan), dryRun)
+func (a *app) runGC(ctx context.Context, olderThan time.Duration, dryRun, asJSON bool) error {
+	var rep handle.GCReport
+	err := a.busy("gc "+a.dir, func() (err error) {
+		rep, err = a.store().GC(ctx, a.now().Add(-olderThan), dryRun)
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -66,5 +73,5 @@ func (a *app) runGC(ctx context.Context, olderThan time.Duration, dryRun bool) e
 	if rep.Leftovers == nil {
 		rep.Leftovers = []string{}
 	}
-	return writeJSON(a.stdout, rep)
+	return a.printResult(asJSON, rep, func() string { return humanGC(rep, dryRun) })
 }

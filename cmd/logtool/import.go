@@ -28,10 +28,10 @@ func importFormats() []string {
 func (a *app) newImportCmd() *cobra.Command {
 	var (
 		from, progress string
-		skipBad        bool
+		skipBad, asJSON bool
 	)
 	cmd := &cobra.Command{
-		Use:   "import [--from sessionlog|claude|codex|dsh|swe-agent] [--skip-bad] FILE|DIR",
+		Use:   "import [--from sessionlog|claude|codex|dsh|swe-agent] [--skip-bad] [--json] FILE|DIR",
 		Short: "Import a sessionlog file, or a Claude Code, Codex, dsh or SWE-agent trace, into --dir",
 		Long: `Import creates sessions in --dir from FILE, or from every file of the format
 in DIR, and prints one line {"id","path","events","source",…} per session
@@ -71,12 +71,13 @@ corrupt) exits 1, and every session the import created is removed. A missing
 file or a folder without files of the format exits 2.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.runImport(cmd.Context(), args[0], from, skipBad, progress)
+			return a.runImport(cmd.Context(), args[0], from, skipBad, progress, asJSON)
 		},
 	}
 	cmd.Flags().StringVar(&from, "from", "sessionlog", "format of FILE|DIR: sessionlog, claude, codex, dsh or swe-agent")
 	cmd.Flags().BoolVar(&skipBad, "skip-bad", false, "import past the bad lines of a trace, each reported, instead of stopping before the first")
 	cmd.Flags().StringVar(&progress, "progress", "auto", "progress and a summary on stderr: auto (on a terminal), always or never")
+	jsonFlag(cmd, &asJSON)
 	return cmd
 }
 
@@ -96,7 +97,7 @@ type importResult struct {
 	Partial     int    `json:"partial,omitempty"`
 }
 
-func (a *app) runImport(ctx context.Context, path, from string, skipBad bool, progress string) (err error) {
+func (a *app) runImport(ctx context.Context, path, from string, skipBad bool, progress string, asJSON bool) (err error) {
 	f, ferr := formats.Registry().Lookup(from)
 	foreign := ferr == nil
 	if from != "sessionlog" && !foreign {
@@ -133,7 +134,7 @@ func (a *app) runImport(ctx context.Context, path, from string, skipBad bool, pr
 		results = imp.results
 	}
 	for _, r := range results {
-		if err := writeJSON(a.stdout, r); err != nil {
+		if err := a.printResult(asJSON, r, func() string { return humanImport(r) }); err != nil {
 			return err
 		}
 	}

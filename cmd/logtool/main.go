@@ -82,6 +82,11 @@ func newRootCmd(a *app) *cobra.Command {
 SESSION is a path to a log file, or a session ID found in --dir
 (default $SESSIONLOG_DIR, else ./sessions).
 
+Start with: logtool demo (a scripted session), logtool ls, and
+logtool show SESSION (the conversation). On a terminal the commands speak
+in words; piped, they print JSON for scripts (--json on a terminal too).
+docs/cli.md has every command in full.
+
 Exit status: 0 done and clean; 1 a check failed (corruption, conflict,
 locked by another writer); 2 usage or environment error.`,
 		SilenceUsage:  true,
@@ -91,7 +96,7 @@ locked by another writer); 2 usage or environment error.`,
 	if dir == "" {
 		dir = defaultDir
 	}
-	root.PersistentFlags().StringVar(&a.dir, "dir", dir, "folder of the session store; $"+envDir+" sets the default")
+	root.PersistentFlags().StringVar(&a.dir, "dir", dir, "store folder (or $"+envDir+")")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
 	root.SetOut(a.stdout) // help and completion scripts
 	root.SetErr(a.stderr)
@@ -99,6 +104,7 @@ locked by another writer); 2 usage or environment error.`,
 		a.newNewCmd(),
 		a.newAppendCmd(),
 		a.newCatCmd(),
+		a.newShowCmd(),
 		a.newStatCmd(),
 		a.newLsCmd(),
 		a.newVerifyCmd(),
@@ -118,6 +124,10 @@ locked by another writer); 2 usage or environment error.`,
 		a.newDemoCmd(),
 		a.newAgentLoopCmd(),
 	)
+	root.Version = version()
+	root.SetVersionTemplate("logtool {{.Version}}\n")
+	a.addCompletions(root)
+	groupCommands(root)
 	// cobra's completion command prints its help and exits 0 on a shell it
 	// does not know, or none; docs/cli.md makes that a usage error.
 	root.InitDefaultCompletionCmd()

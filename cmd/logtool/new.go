@@ -18,12 +18,13 @@ type newOptions struct {
 	at       int64
 	mode     string
 	call     string
+	json     bool
 }
 
 func (a *app) newNewCmd() *cobra.Command {
 	var o newOptions
 	cmd := &cobra.Command{
-		Use:   "new [--encoding raw|zstd] [--label k=v]... [--parent ID --at S --mode fork|child [--call ID]]",
+		Use:   "new [--encoding raw|zstd] [--label k=v]... [--parent ID --at S --mode fork|child [--call ID]] [--json]",
 		Short: `Create a session in --dir and print {"id","path"}`,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -32,6 +33,7 @@ func (a *app) newNewCmd() *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
+	jsonFlag(cmd, &o.json)
 	fl.StringVar(&o.encoding, "encoding", handle.EncodingRaw, "physical encoding: raw or zstd")
 	fl.StringArrayVar(&o.labels, "label", nil, "a label k=v (repeatable)")
 	fl.StringVar(&o.parent, "parent", "", "ID of the parent session, in --dir")
@@ -79,7 +81,7 @@ func (a *app) runNew(ctx context.Context, o newOptions, atSet, modeSet, callSet 
 	if err := h.Close(); err != nil {
 		return err
 	}
-	return writeJSON(a.stdout, res)
+	return a.printResult(o.json, res, func() string { return humanNew(res) })
 }
 
 // parseLabels turns k=v flags into a map; nil when there are none.

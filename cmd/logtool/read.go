@@ -8,12 +8,12 @@ import (
 	"io"
 	"io/fs"
 	"slices"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/internal/chatview"
 )
 
 // catOptions are the flags of `logtool cat`.
@@ -34,6 +34,11 @@ func (a *app) newCatCmd() *cobra.Command {
 first). With --json each line is canon(e) (docs/format.md §6), byte for byte; without,
 one line per event: seq, time (RFC 3339, UTC), type and the data, cut short.
 --from and --to are inclusive. A torn tail is not shown and is noted on stderr.
+
+On a damaged log, cat prints the events before the first damage, then the
+error on stderr (exit 1). It checks the log digest of every checkpoint it
+passes (reading from the first event, whatever --from says): a mismatch is
+reported on stderr and exits 1 after the events are printed.
 
 --salvage reads past damage, for inspection: it prints every event it can
 decode (a fork's inherited events first, read from its parent) and reports
@@ -86,12 +91,99 @@ func (a *app) runCat(ctx context.Context, arg string, o catOptions, out io.Write
 	if o.salvage {
 		err = a.salvage(ctx, s, print)
 	} else {
-		err = a.eachEvent(ctx, s, o.from, o.to, print)
+		// From the first event, so that every checkpoint passed is checked.
+		check := newDigestCheck()
+		printed := 0
+		err = a.eachEvent(ctx, s, 0, o.to, func(e eventlog.Event) error {
+			check.add(e)
+			if e.Seq >= o.from {
+				printed++
+			}
+			return print(e)
+		})
+		if errors.Is(err, handle.ErrLineage) && o.from > 0 && printed == 0 {
+			// A fork whose parent is gone: its own events can still be
+			// read, but not the digests, which cover the parent's too.
+			fmt.Fprintf(a.stderr, "logtool: checkpoint digests not checked: %s\n", oneLine(err.Error()))
+			check = newDigestCheck()
+			err = a.eachEvent(ctx, s, o.from, o.to, print)
+		}
+		var ce *eventlog.CorruptError
+		if errors.As(err, &ce) && ce.Seq > 0 {
+			// docs/cli.md: the events before the first damage, then the error.
+			check = newDigestCheck()
+			err = a.beforeDamage(ctx, s, ce, func(e eventlog.Event) error {
+				check.add(e)
+				return print(e)
+			})
+		}
+		if ferr := w.Flush(); err == nil {
+			err = ferr
+		}
+		for _, m := range check.mismatches {
+			fmt.Fprintf(a.stderr, "logtool: %s\n", m)
+		}
+		if err == nil && len(check.mismatches) > 0 {
+			err = failedf("%s do not match the events before them (logtool verify checks them all)",
+				chatview.Plural(int64(len(check.mismatches)), "checkpoint digest", ""))
+		}
+		return err
 	}
 	if ferr := w.Flush(); err == nil {
 		err = ferr
 	}
 	return err
+}
+
+// beforeDamage hands fn the events of s before the damage ce names (a
+// fork's inherited events first), read past the open's refusal as a
+// salvage reads, and then returns ce: what a damaged log can show without
+// any claim that it is clean.
+func (a *app) beforeDamage(ctx context.Context, s session, ce *eventlog.CorruptError, fn func(eventlog.Event) error) error {
+	st := s.store
+	if st == nil {
+		st = s.free
+	}
+	var ferr error
+	next := int64(-1)
+	_, err := st.SalvagePath(ctx, s.path, func(e eventlog.Event) bool {
+		if e.Seq >= ce.Seq || next >= 0 && e.Seq != next {
+			return false // the damage, or what a salvage found past it
+		}
+		next = e.Seq + 1
+		ferr = fn(e)
+		return ferr == nil
+	})
+	switch {
+	case ferr != nil:
+		return ferr
+	case err != nil && !errors.Is(err, eventlog.ErrCorrupt):
+		return err
+	}
+	return ce
+}
+
+// digestCheck checks the log digest of every checkpoint among events
+// read from the first, in order (docs/format.md, canonical bytes and
+// digests; docs/cli.md: cat checks the checkpoints it passes).
+type digestCheck struct {
+	d          *eventlog.Digest
+	mismatches []string
+}
+
+func newDigestCheck() *digestCheck { return &digestCheck{d: eventlog.NewDigest()} }
+
+func (c *digestCheck) add(e eventlog.Event) {
+	if e.Type == eventlog.TypeCheckpoint && c.d.Next() == e.Seq {
+		cp, err := eventlog.ParseCheckpoint(e.Data)
+		switch {
+		case err != nil:
+			c.mismatches = append(c.mismatches, fmt.Sprintf("checkpoint at seq %d: %v", e.Seq, err))
+		case cp.Log != c.d.String():
+			c.mismatches = append(c.mismatches, fmt.Sprintf("checkpoint at seq %d: its log digest %s does not match the events before it (%s)", e.Seq, cp.Log, c.d.String()))
+		}
+	}
+	c.d.Add(e)
 }
 
 // salvage prints what can be read of the log past its damage (a fork's
@@ -118,17 +210,17 @@ func (a *app) salvage(ctx context.Context, s session, fn func(eventlog.Event) er
 		case k.LastLost < 0:
 			lost = fmt.Sprintf("seqs from %d on lost", k.FirstLost)
 		case k.FirstLost <= k.LastLost:
-			lost = fmt.Sprintf("seqs %d..%d lost", k.FirstLost, k.LastLost)
+			lost = seqsWords(k.FirstLost, k.LastLost) + " lost"
 		}
-		fmt.Fprintf(a.stderr, "logtool: salvage: skipped %d bytes at offset %d (%s): %s\n", k.Bytes, k.Offset, lost, k.Reason)
+		fmt.Fprintf(a.stderr, "logtool: salvage: skipped %s at offset %d (%s): %s\n", plural(k.Bytes, "byte"), k.Offset, lost, k.Reason)
 	}
 	if t := res.Torn; t != nil {
-		fmt.Fprintf(a.stderr, "logtool: salvage: torn tail of %d bytes at offset %d dropped\n", t.Bytes, t.Offset)
+		fmt.Fprintf(a.stderr, "logtool: salvage: torn tail of %s at offset %d dropped\n", plural(t.Bytes, "byte"), t.Offset)
 	}
 	if len(res.Skips) > 0 {
 		// What was printed is all that could be read, but the log is not
 		// clean: exit 1, as for any failed check.
-		return failedf("salvage: %d damaged ranges skipped", len(res.Skips))
+		return failedf("salvage: %s skipped", plural(int64(len(res.Skips)), "damaged range"))
 	}
 	return nil
 }
@@ -175,13 +267,19 @@ func (a *app) runStat(ctx context.Context, arg string, asJSON bool, out io.Write
 
 func (a *app) newLsCmd() *cobra.Command {
 	var asJSON, tree bool
-	var labels []string
+	var lo lsOptions
 	cmd := &cobra.Command{
-		Use:   "ls [--json] [--tree] [--label k=v]... [DIR]",
-		Short: "List the sessions of a store, newest first, or as a tree of forks and children",
-		Long: `Ls lists the sessions of DIR (default --dir), newest first. --json prints one
-object a session, shaped as stat --json. A session that cannot be read is
-reported on stderr and makes the exit status 1.
+		Use:   "ls [--json] [--wide] [--label k=v]... [--since D] [--tree] [DIR]",
+		Short: "List a store's sessions, newest first, or as a tree of forks",
+		Long: `Ls lists the sessions of DIR (default --dir), newest first, in 80 columns
+($COLUMNS on a terminal): ID, last activity (the later of the last event's
+time and the creation, as "3h ago"), events, size, and the labels (a fork or
+child marked (fork@S) or (child@S)), cut to fit. --wide shows every column in
+full: creation time, last type, size in bytes, parent. --label k=v keeps the
+sessions with that label (repeatable: all must match); --since D those active
+within D (90m, 12h, 30d). --json prints one object a session, shaped as stat
+--json. A session that cannot be read is reported on stderr and makes the
+exit status 1.
 
 --tree shows the sessions as a forest: roots oldest first, every fork and
 child indented under its parent, oldest first, with its mode (fork@S,
@@ -199,57 +297,41 @@ with --tree).`,
 			if explicit {
 				dir = args[0]
 			}
-			filter, err := labelFilter(labels)
-			if err != nil {
+			if err := lo.parse(tree); err != nil {
 				return err
 			}
 			if tree {
-				if len(filter) > 0 {
-					return usageErrorf("--label and --tree together: a filtered list is no tree; use one of them")
-				}
 				return a.runLsTree(cmd.Context(), dir, explicit, asJSON, a.stdout)
 			}
-			return a.runLs(cmd.Context(), dir, explicit, asJSON, a.stdout, filter...)
+			return a.runLs(cmd.Context(), dir, explicit, asJSON, lo, a.stdout)
 		},
 	}
-	cmd.Flags().StringArrayVar(&labels, "label", nil, "only the sessions labelled k=v (repeatable: all must hold)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object a session")
 	cmd.Flags().BoolVar(&tree, "tree", false, "show forks and children under their parents")
+	lo.flags(cmd)
 	return cmd
 }
 
-// labelFilter turns --label k=v flags into List options.
-func labelFilter(flags []string) ([]handle.ListOption, error) {
-	labels, err := parseLabels(flags)
-	if err != nil {
-		return nil, err
-	}
-	var opts []handle.ListOption
-	for k, v := range labels {
-		opts = append(opts, handle.WithLabel(k, v))
-	}
-	return opts, nil
-}
-
-func (a *app) runLs(ctx context.Context, dir string, explicit, asJSON bool, out io.Writer, filter ...handle.ListOption) error {
-	infos, broken, err := a.list(ctx, dir, explicit, filter...)
+func (a *app) runLs(ctx context.Context, dir string, explicit, asJSON bool, lo lsOptions, out io.Writer) error {
+	infos, broken, err := a.list(ctx, dir, explicit, lo.listOptions()...)
 	if err != nil {
 		return err
 	}
+	infos = a.filterSince(infos, lo)
 	if asJSON {
 		for _, info := range infos {
 			if err := writeJSON(out, newStatJSON(info)); err != nil {
 				return err
 			}
 		}
-	} else if err := writeLsTable(out, infos); err != nil {
+	} else if err := a.writeLsTable(out, infos, lo.wide); err != nil {
 		return err
 	}
 	for _, b := range broken {
 		fmt.Fprintf(a.stderr, "logtool: %s\n", oneLine(b.Error()))
 	}
 	if len(broken) > 0 {
-		return failedf("%d of %d sessions in %q could not be read", len(broken), len(broken)+len(infos), dir)
+		return failedf("%d of %s in %q could not be read", len(broken), plural(int64(len(broken)+len(infos)), "session"), dir)
 	}
 	return nil
 }
@@ -257,7 +339,7 @@ func (a *app) runLs(ctx context.Context, dir string, explicit, asJSON bool, out 
 // list describes the sessions of dir, newest first (Store.List), going on
 // past a session it cannot read and returning its error in broken. A
 // missing dir is empty unless it was named explicitly.
-func (a *app) list(ctx context.Context, dir string, explicit bool, filter ...handle.ListOption) (infos []handle.Info, broken []error, err error) {
+func (a *app) list(ctx context.Context, dir string, explicit bool, opts ...handle.ListOption) (infos []handle.Info, broken []error, err error) {
 	fi, err := a.fs.Stat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && !explicit:
@@ -269,30 +351,8 @@ func (a *app) list(ctx context.Context, dir string, explicit bool, filter ...han
 	case !fi.IsDir():
 		return nil, nil, usageErrorf("%q is not a folder", dir)
 	}
-	infos, err = handle.NewFileStore(a.fs, dir).List(ctx, append(filter, handle.SkipBroken(func(id string, err error) {
+	infos, err = handle.NewFileStore(a.fs, dir).List(ctx, append(opts, handle.SkipBroken(func(id string, err error) {
 		broken = append(broken, fmt.Errorf("%s: %w", id, err))
 	}))...)
 	return infos, broken, err
-}
-
-// writeLsTable writes one aligned row a session.
-func writeLsTable(out io.Writer, infos []handle.Info) error {
-	if len(infos) == 0 {
-		return nil
-	}
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tCREATED\tEVENTS\tLAST TYPE\tSIZE\tPARENT\tLABELS")
-	for _, info := range infos {
-		last := info.LastType
-		if last == "" {
-			last = "-"
-		}
-		parent := "-"
-		if p := info.Header.Parent; p != nil {
-			parent = fmt.Sprintf("%s %s@%d", p.Mode, p.ID, p.Seq)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\t%s\t%s\n", info.ID, formatTime(info.Header.CreatedAt),
-			info.Events, last, info.SizeBytes, parent, describeLabels(info.Header.Labels))
-	}
-	return tw.Flush()
 }

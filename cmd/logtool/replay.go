@@ -52,12 +52,14 @@ func (a *app) newReplayCmd() *cobra.Command {
 	var o replayOptions
 	cmd := &cobra.Command{
 		Use:   "replay [--to S] [--projection transcript|agent|conversation] [--golden FILE [--update]] SESSION",
-		Short: "Rebuild a projection's state by replaying the log (rollbacks applied) and print it as JSON",
+		Short: "Print a projection's state, replayed with rollbacks applied (JSON)",
 		Long: `Rebuild a projection's state by replaying the log (rollbacks applied) and
-print it as JSON. --projection transcript (the default) is what a model would
-be sent; agent is where the loop stands; conversation is every message of the
-live branch across compactions, each compaction's summary (role "summary")
-where it stands, to read a long session end to end.
+print it as JSON: indented on a terminal, one line when piped (for scripts).
+--projection transcript (the default) is what a model would be sent; agent is
+where the loop stands; conversation is every message of the live branch
+across compactions, each compaction's summary (role "summary") where it
+stands, to read a long session end to end. logtool show prints the
+conversation for people.
 
 With --golden FILE, compare the state with FILE instead (the pretty JSON that
 replaytest writes, see docs/ci-replay.md): exit 0 and a status line when they
@@ -142,6 +144,9 @@ func (a *app) runReplay(ctx context.Context, arg string, o replayOptions, out io
 	state, err := p.MarshalState()
 	if err != nil {
 		return err
+	}
+	if a.isTerminal(out) {
+		return writeIndented(out, state)
 	}
 	return writeJSON(out, json.RawMessage(state))
 }
@@ -228,7 +233,7 @@ func (a *app) closeInMemory(ctx context.Context, s session, src replay.Source, p
 	}
 	evs := recorder.CloseInMemory(st, src.Seq()+1, []projection.Projection{p}, a.now())
 	fmt.Fprintf(a.stderr, "logtool: the last turn is open and no writer holds the session: shown closed as a resume would close it "+
-		"(%d events, seqs %d..%d, in memory only; logtool resume writes them, --as-is shows the log's own state)\n",
-		len(evs), evs[0].Seq, evs[len(evs)-1].Seq)
+		"(%s, %s, in memory only; logtool resume writes them, --as-is shows the log's own state)\n",
+		plural(int64(len(evs)), "event"), seqsWords(evs[0].Seq, evs[len(evs)-1].Seq))
 	return nil
 }

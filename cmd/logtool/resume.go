@@ -22,9 +22,10 @@ func (a *app) facts(ctx context.Context, s session) (recorder.Facts, error) {
 }
 
 func (a *app) newResumeCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "resume SESSION",
-		Short: "Close a turn a crash left open (durably) and print what was appended and the verdict",
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "resume [--json] SESSION",
+		Short: "Close a turn a crash left open, durably, and say if it may go on",
 		Long: `Resume closes an open turn (docs/format.md §8): a synthetic tool/result for every call
 without a result (its error says whether the call may have run: read → not run
 or lost, safe to retry; write or unknown → outcome unknown), a step/end if a
@@ -33,12 +34,14 @@ prints {"appended":[seqs],"verdict":{"resumable":bool,"reason":"…"}}. It exits
 0 whatever the verdict; a second run appends nothing.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.runResume(cmd.Context(), args[0])
+			return a.runResume(cmd.Context(), args[0], asJSON)
 		},
 	}
+	jsonFlag(cmd, &asJSON)
+	return cmd
 }
 
-func (a *app) runResume(ctx context.Context, arg string) (err error) {
+func (a *app) runResume(ctx context.Context, arg string, asJSON bool) (err error) {
 	h, st, err := a.openWriter(ctx, arg)
 	if err != nil {
 		return err
@@ -48,24 +51,25 @@ func (a *app) runResume(ctx context.Context, arg string) (err error) {
 	if err != nil {
 		return err
 	}
-	return writeJSON(a.stdout, res)
+	return a.printResult(asJSON, res, func() string { return humanResume(res) })
 }
 
 func (a *app) newRepairCmd() *cobra.Command {
-	var salvage bool
+	var salvage, asJSON bool
 	cmd := &cobra.Command{
-		Use:   "repair [--salvage] SESSION",
-		Short: "Cut a torn tail; with --salvage, cut a corrupt log at its first damage (the bytes cut go to a side file)",
+		Use:   "repair [--salvage] [--json] SESSION",
+		Short: "Cut a torn tail; --salvage: cut a corrupt log at its damage",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.runRepair(cmd.Context(), args[0], salvage)
+			return a.runRepair(cmd.Context(), args[0], salvage, asJSON)
 		},
 	}
 	cmd.Flags().BoolVar(&salvage, "salvage", false, "cut at the first corruption and move the rest to a side file, reporting the seqs lost")
+	jsonFlag(cmd, &asJSON)
 	return cmd
 }
 
-func (a *app) runRepair(ctx context.Context, arg string, salvage bool) error {
+func (a *app) runRepair(ctx context.Context, arg string, salvage, asJSON bool) error {
 	s, err := a.resolve(arg)
 	if err != nil {
 		return err
@@ -77,5 +81,5 @@ func (a *app) runRepair(ctx context.Context, arg string, salvage bool) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(a.stdout, rep)
+	return a.printResult(asJSON, rep, func() string { return humanRepair(rep) })
 }

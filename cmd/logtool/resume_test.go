@@ -75,7 +75,7 @@ func TestRepairAndSalvageCommands(t *testing.T) {
 	sal := logtool(t, "", "--dir", dir, "cat", "--json", "--salvage", id)
 	require.Equal(t, 1, sal.code, "what was read is printed, but the log is not clean: %s", sal.stderr)
 	require.Len(t, strings.Split(strings.TrimSpace(sal.stdout), "\n"), 5)
-	require.Contains(t, sal.stderr, "seqs 2..2 lost")
+	require.Contains(t, sal.stderr, "seq 2 lost")
 	require.Contains(t, sal.stderr, "torn tail")
 
 	rep := logtool(t, "", "--dir", dir, "repair", id)

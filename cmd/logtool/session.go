@@ -136,8 +136,8 @@ func (a *app) eachEvent(ctx context.Context, s session, from, to int64, fn func(
 // and reported, never an error), saying what becomes of it.
 func (a *app) reportTorn(h handle.Handle, fate string) {
 	if t := h.Recovery().Torn; t != nil {
-		fmt.Fprintf(a.stderr, "logtool: %s ends in a torn tail of %d bytes at offset %d (an unacknowledged write, or one in progress): %s\n",
-			h.Path(), t.Bytes, t.Offset, fate)
+		fmt.Fprintf(a.stderr, "logtool: %s ends in a torn tail of %s at offset %d (an unacknowledged write, or one in progress): %s\n",
+			h.Path(), plural(t.Bytes, "byte"), t.Offset, fate)
 	}
 }
 

@@ -2,10 +2,13 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
+	"os"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -41,7 +44,97 @@ func TestTail(t *testing.T) {
 	require.Equal(t, `{"seq":4,"type":"e","time":2,"data":null}`+"\n", line)
 	cancel()
 	go io.Copy(io.Discard, pr)
-	require.Equal(t, 0, <-done)
+	require.Equal(t, exitInterrupted, <-done, "Ctrl-C ends tail -f with 130")
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestTailFollowsAcrossConvertAndCut checks tail -F semantics: tail -f
+// goes on printing after logtool convert replaced the file (raw → zstd,
+// another path), and after the log was cut back and written again past
+// its old size (a salvage, then a writer), saying each on stderr.
+func TestTailFollowsAcrossConvertAndCut(t *testing.T) {
+	dir := t.TempDir()
+	id, path := newSession(t, dir)
+	appendTypes := func(types ...string) {
+		t.Helper()
+		in := ""
+		for _, typ := range types {
+			in += `{"type":"` + typ + `","time":1}` + "\n"
+		}
+		res := logtool(t, in, "--dir", dir, "append", id)
+		require.Equal(t, 0, res.code, res.stderr)
+	}
+	appendTypes("a", "b")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	var stderr syncBuffer
+	done := make(chan int)
+	go func() {
+		done <- run(ctx, []string{"--dir", dir, "tail", "-f", "-n", "1", "--json", id}, strings.NewReader(""), pw, &stderr, func(string) string { return "" })
+		pw.Close()
+	}()
+	lines := bufio.NewReader(pr)
+	next := func() string {
+		t.Helper()
+		line, err := lines.ReadString('\n')
+		require.NoError(t, err, "stderr: %s", stderr.String())
+		return line
+	}
+	require.Equal(t, `{"seq":1,"type":"b","time":1,"data":null}`+"\n", next())
+
+	res := logtool(t, "", "--dir", dir, "convert", "--encoding", "zstd", id)
+	require.Equal(t, 0, res.code, res.stderr)
+	appendTypes("c")
+	require.Equal(t, `{"seq":2,"type":"c","time":1,"data":null}`+"\n", next(), "followed into the zstd file")
+	require.Contains(t, stderr.String(), "the session moved to "+path+".zst (logtool convert)")
+
+	res = logtool(t, "", "--dir", dir, "convert", "--encoding", "raw", id)
+	require.Equal(t, 0, res.code, res.stderr)
+	appendTypes("d")
+	require.Equal(t, `{"seq":3,"type":"d","time":1,"data":null}`+"\n", next(), "and back")
+
+	// Cut the log after seq 1 (as a salvage would) and write it again
+	// past its old size: the events after the cut are new ones.
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	cut := 0
+	for range 3 { // the header and seqs 0, 1
+		cut += bytes.IndexByte(b[cut:], '\n') + 1
+	}
+	require.NoError(t, os.Truncate(path, int64(cut)))
+	appendTypes("x", "y", "z")
+	require.Equal(t, `{"seq":2,"type":"x","time":1,"data":null}`+"\n", next(), "from where the cut log ends")
+	require.Equal(t, `{"seq":3,"type":"y","time":1,"data":null}`+"\n", next())
+	require.Equal(t, `{"seq":4,"type":"z","time":1,"data":null}`+"\n", next())
+	require.Contains(t, stderr.String(), "going on from seq 2")
+
+	// After going back, a reopen still knows what it printed.
+	res = logtool(t, "", "--dir", dir, "convert", "--encoding", "zstd", id)
+	require.Equal(t, 0, res.code, res.stderr)
+	appendTypes("w")
+	require.Equal(t, `{"seq":5,"type":"w","time":1,"data":null}`+"\n", next(), "nothing printed twice")
+
+	cancel()
+	go io.Copy(io.Discard, pr)
+	require.Equal(t, exitInterrupted, <-done)
 }
 
 func TestGCCommand(t *testing.T) {

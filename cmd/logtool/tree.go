@@ -7,12 +7,12 @@ import (
 	"io"
 	"io/fs"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/afero"
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/internal/chatview"
 )
 
 // treeRow is one session of `ls --tree`, in the order shown.
@@ -94,14 +94,14 @@ func (a *app) runLsTree(ctx context.Context, dir string, explicit, asJSON bool, 
 				return err
 			}
 		}
-	} else if err := writeTree(out, rows); err != nil {
+	} else if err := a.writeTree(out, rows); err != nil {
 		return err
 	}
 	for _, b := range broken {
 		fmt.Fprintf(a.stderr, "logtool: %s\n", oneLine(b.Error()))
 	}
 	if len(broken) > 0 {
-		return failedf("%d sessions in %q could not be shown in full", len(broken), dir)
+		return failedf("%s in %q could not be shown in full", plural(int64(len(broken)), "session"), dir)
 	}
 	return nil
 }
@@ -154,27 +154,51 @@ func describeMode(p *eventlog.Parent) string {
 }
 
 // writeTree writes one aligned row a session, its ID indented two spaces a
-// level.
-func writeTree(out io.Writer, rows []treeRow) error {
+// level, to fit the width of out: the labels are cut to what is left.
+func (a *app) writeTree(out io.Writer, rows []treeRow) error {
 	if len(rows) == 0 {
-		return nil
+		_, err := fmt.Fprintln(out, "no sessions")
+		return err
 	}
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tMODE\tEVENTS\tLAST ACTIVITY\tLABELS")
-	for _, r := range rows {
-		events, last := fmt.Sprint(r.info.Events), "-"
+	now := a.now()
+	cells := make([][4]string, len(rows))
+	widths := [4]int{len("ID"), len("MODE"), len("EVENTS"), len("ACTIVE")}
+	for i, r := range rows {
+		events, last := chatview.Thousands(r.info.Events), "-"
 		switch {
 		case r.err != nil:
 			events, last = "?", "?"
 		case r.info.LastType != "":
-			last = formatTime(r.info.LastTime)
+			last = ago(now, r.info.LastTime)
 		}
-		labels := describeLabels(r.info.Header.Labels)
-		if p := r.info.Header.Parent; p != nil && r.node.ParentGone {
-			labels += fmt.Sprintf("  (parent %s gone)", p.ID)
+		cells[i] = [4]string{strings.Repeat("  ", r.depth) + r.info.ID, describeMode(r.info.Header.Parent), events, last}
+		for c, s := range cells[i] {
+			widths[c] = max(widths[c], len(s))
 		}
-		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%s\n", strings.Repeat("  ", r.depth), r.info.ID,
-			describeMode(r.info.Header.Parent), events, last, labels)
 	}
-	return tw.Flush()
+	room := a.width(out) - (widths[0] + widths[1] + widths[2] + widths[3] + 4*2)
+	// The labels are cut to what is left; a note that the parent is gone
+	// is kept whole, with at least 12 columns of labels, even past the
+	// width.
+	line := func(c [4]string, labels, note string) string {
+		if note != "" {
+			labels = truncate(labels, max(room-len(note), 12)) + note
+		} else {
+			labels = truncate(labels, max(room, 1))
+		}
+		return strings.TrimRight(fmt.Sprintf("%-*s  %-*s  %*s  %-*s  %s", widths[0], c[0], widths[1], c[1], widths[2], c[2], widths[3], c[3], labels), " ")
+	}
+	if _, err := fmt.Fprintln(out, line([4]string{"ID", "MODE", "EVENTS", "ACTIVE"}, "LABELS", "")); err != nil {
+		return err
+	}
+	for i, r := range rows {
+		note := ""
+		if p := r.info.Header.Parent; p != nil && r.node.ParentGone {
+			note = fmt.Sprintf("  (parent %s gone)", p.ID)
+		}
+		if _, err := fmt.Fprintln(out, line(cells[i], describeLabels(r.info.Header.Labels), note)); err != nil {
+			return err
+		}
+	}
+	return nil
 }

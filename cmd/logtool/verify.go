@@ -13,6 +13,7 @@ import (
 	"github.com/sessionlog/sessionlog/checkpoint"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/internal/chatview"
 	"github.com/sessionlog/sessionlog/replay"
 )
 
@@ -29,16 +30,18 @@ func (a *app) newVerifyCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "verify [--json] SESSION|DIR...",
-		Short: "Check logs: structure, lineage and every checkpoint digest; exit 1 if any fails",
+		Short: "Check logs: structure, lineage, every checkpoint digest",
 		Long: `Verify reads every row of each log and checks the format: the header, every
 row's shape, the seq rule; then the logical log (a fork's parent must hold the
 fork point) and every checkpoint: its log digest, and its state digest when it
 names a projection logtool knows (agent/v1, transcript/v1; others are counted
 as unchecked). A DIR verifies every <ID>.jsonl[.zst] in it. A torn tail alone
 is ok. --json prints one object a file:
-{"path","id","ok","events","torn","checkpoints","unchecked","error"}, torn null
-or {"offset","bytes"}, error null or {"kind","seq","offset","message"}, kind
-one of corrupt, version, digest, lineage, io.`,
+{"path","id","ok","events","fileEvents","torn","checkpoints","unchecked",
+"error"}: events counts the logical log (a fork's inherited events included,
+as stat and ls count it), fileEvents the events of the file's own rows; torn
+null or {"offset","bytes"}, error null or {"kind","seq","offset","message"},
+kind one of corrupt, version, digest, lineage, io.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.runVerify(cmd.Context(), args, asJSON, a.stdout)
@@ -53,7 +56,8 @@ type verifyResult struct {
 	Path        string       `json:"path"`
 	ID          *string      `json:"id"` // null when neither the header nor the file name tells
 	OK          bool         `json:"ok"`
-	Events      int64        `json:"events"` // events of the file's own rows checked
+	Events      int64        `json:"events"`     // events of the logical log checked (a fork's inherited ones included)
+	FileEvents  int64        `json:"fileEvents"` // events of the file's own rows checked
 	Torn        *tornJSON    `json:"torn"`
 	Checkpoints int64        `json:"checkpoints"`
 	Unchecked   int64        `json:"unchecked"`
@@ -78,6 +82,8 @@ func (a *app) runVerify(ctx context.Context, args []string, asJSON bool, out io.
 		return err
 	}
 	failed := 0
+	bar := a.verifyProgress(paths)
+	defer bar.finish()
 	for _, p := range paths {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -86,17 +92,19 @@ func (a *app) runVerify(ctx context.Context, args []string, asJSON bool, out io.
 		if !res.OK {
 			failed++
 		}
-		if asJSON {
-			err = writeJSON(out, res)
-		} else {
-			err = writeVerifyHuman(out, res)
-		}
+		err := bar.above(func() error {
+			if asJSON {
+				return writeJSON(out, res)
+			}
+			return writeVerifyHuman(out, res)
+		})
 		if err != nil {
 			return err
 		}
+		bar.add(a.fileSize(p))
 	}
 	if failed > 0 {
-		return failedf("verify: %d of %d files failed", failed, len(paths))
+		return failedf("verify: %d of %s failed", failed, plural(int64(len(paths)), "file"))
 	}
 	return nil
 }
@@ -152,7 +160,10 @@ func (a *app) verifyFile(ctx context.Context, path string) verifyResult {
 	if c.Header.ID != "" {
 		res.ID = &c.Header.ID
 	}
-	res.Events = c.Events
+	res.Events, res.FileEvents = c.Events, c.Events
+	if p := c.Header.Parent; p != nil && p.Mode == eventlog.ModeFork {
+		res.Events += p.Seq + 1 // the logical log, as stat and ls count it (docs/cli.md)
+	}
 	if c.Err != nil {
 		res.Error = verifyErrorOf(c.Err)
 		return res
@@ -218,11 +229,15 @@ func writeVerifyHuman(w io.Writer, res verifyResult) error {
 	switch {
 	case res.Error != nil:
 		msg = fmt.Sprintf("FAIL  %s  %s  %s: %s", res.Path, id, res.Error.Kind, res.Error.Message)
-	case res.Torn != nil:
-		msg = fmt.Sprintf("ok    %s  %s  %d events; torn tail of %d bytes at offset %d (never acknowledged; cut by the next append or repair)",
-			res.Path, id, res.Events, res.Torn.Bytes, res.Torn.Offset)
 	default:
-		msg = fmt.Sprintf("ok    %s  %s  %d events", res.Path, id, res.Events)
+		msg = fmt.Sprintf("ok    %s  %s  %s", res.Path, id, chatview.Plural(res.Events, "event", ""))
+		if res.FileEvents != res.Events {
+			msg += fmt.Sprintf(" (%s in this file, the rest inherited)", chatview.Thousands(res.FileEvents))
+		}
+		if res.Torn != nil {
+			msg += fmt.Sprintf("; torn tail of %s at offset %d (never acknowledged; cut by the next append or repair)",
+				chatview.Plural(res.Torn.Bytes, "byte", ""), res.Torn.Offset)
+		}
 	}
 	_, err := fmt.Fprintln(w, oneLine(msg))
 	return err

@@ -188,7 +188,7 @@ func TestVerify(t *testing.T) {
 				return
 			}
 			require.Equal(t, 1, res.code)
-			require.Contains(t, res.stderr, "verify: 1 of 1 files failed")
+			require.Contains(t, res.stderr, "verify: 1 of 1 file failed")
 			require.NotNil(t, got.Error)
 			require.Equal(t, tt.kind, got.Error.Kind)
 			if tt.seq < 0 {

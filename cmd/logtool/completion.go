@@ -1,0 +1,110 @@
+package main
+
+import (
+	"fmt"
+	"runtime/debug"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sessionlog/sessionlog/handle"
+)
+
+// addCompletions teaches the shells' completion (logtool completion
+// bash|zsh|fish) what the store holds: the session IDs, with their labels
+// and size as descriptions, for every SESSION argument and --parent, and
+// the values of --encoding, --projection, --mode and import's --from.
+func (a *app) addCompletions(root *cobra.Command) {
+	values := map[string][]string{
+		"encoding":   {handle.EncodingRaw + "\tone JSON row a line", handle.EncodingZstd + "\tzstd frames, one a flush"},
+		"projection": {"transcript\twhat a model would be sent", "agent\twhere the agent loop stands", "conversation\tevery message, across compactions"},
+		"mode":       {"fork\tinherits the parent's events up to --at", "child\tspawned at the parent's event --at"},
+	}
+	for _, c := range root.Commands() {
+		if strings.Contains(c.Use, "SESSION") || c.Name() == "diff" {
+			c.ValidArgsFunction = a.completeSessions
+		}
+		for name, vals := range values {
+			if c.Flags().Lookup(name) != nil {
+				c.RegisterFlagCompletionFunc(name, cobra.FixedCompletions(vals, cobra.ShellCompDirectiveNoFileComp))
+			}
+		}
+		if c.Name() == "import" {
+			c.RegisterFlagCompletionFunc("from", cobra.FixedCompletions(importFormats(), cobra.ShellCompDirectiveNoFileComp))
+		}
+		if c.Flags().Lookup("parent") != nil {
+			c.RegisterFlagCompletionFunc("parent", func(cmd *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+				return a.sessionIDs(cmd, toComplete), cobra.ShellCompDirectiveNoFileComp
+			})
+		}
+	}
+}
+
+// completeSessions completes a SESSION argument with the IDs of --dir's
+// sessions, each described by its labels and event count; a word that
+// looks like a path is left to the shell's file completion.
+func (a *app) completeSessions(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	if strings.ContainsAny(toComplete, "/.~") || cmd.Args != nil && cmd.Args(cmd, append(args, "x")) != nil {
+		return nil, cobra.ShellCompDirectiveDefault
+	}
+	return a.sessionIDs(cmd, toComplete), cobra.ShellCompDirectiveDefault
+}
+
+// sessionIDs are the IDs of --dir's sessions that start with toComplete,
+// each with its labels and event count as the description.
+func (a *app) sessionIDs(cmd *cobra.Command, toComplete string) []string {
+	infos, err := a.store().List(cmd.Context(), handle.SkipBroken(func(string, error) {}))
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, info := range infos {
+		if !strings.HasPrefix(info.ID, strings.ToUpper(toComplete)) {
+			continue
+		}
+		desc := plural(info.Events, "event")
+		if len(info.Header.Labels) > 0 {
+			desc = describeLabels(info.Header.Labels) + " · " + desc
+		}
+		out = append(out, info.ID+"\t"+desc)
+	}
+	return out
+}
+
+// version is logtool's version for --version: the module version and the
+// commit it was built from, as the Go toolchain recorded them.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(unknown: built without module information)"
+	}
+	v := bi.Main.Version
+	if v == "" {
+		v = "(devel)"
+	}
+	var rev, at string
+	modified := false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			at = s.Value
+		case "vcs.modified":
+			modified = s.Value == "true"
+		}
+	}
+	if rev != "" {
+		if len(rev) > 12 {
+			rev = rev[:12]
+		}
+		v += " commit " + rev
+		if at != "" {
+			v += " of " + at
+		}
+		if modified {
+			v += " (with local changes)"
+		}
+	}
+	return fmt.Sprintf("%s, %s", v, bi.GoVersion)
+}

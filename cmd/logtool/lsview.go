@@ -1,0 +1,156 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/internal/chatview"
+)
+
+// lsOptions are the filters and the form of `logtool ls`.
+type lsOptions struct {
+	wide   bool
+	labels []string
+	since  string
+
+	sinceD time.Duration // parsed --since; 0 for none
+	byKey  map[string]string
+}
+
+func (o *lsOptions) flags(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.BoolVar(&o.wide, "wide", false, "every column: creation time, last type, size in bytes, parent, all labels")
+	fl.StringArrayVar(&o.labels, "label", nil, "only sessions with this label k=v (repeatable: all must match)")
+	fl.StringVar(&o.since, "since", "", "only sessions active within D: 90m, 12h, 30d")
+}
+
+// parse checks the flags; the filters do not apply to --tree, whose
+// shape needs every session.
+func (o *lsOptions) parse(tree bool) error {
+	if tree && (len(o.labels) > 0 || o.since != "" || o.wide) {
+		return usageErrorf("--label, --since and --wide are for the list, not --tree")
+	}
+	var err error
+	if o.byKey, err = parseLabels(o.labels); err != nil {
+		return err
+	}
+	if o.since != "" {
+		if o.sinceD, err = parseAge(o.since); err != nil {
+			return usageErrorf("--since %q: %v", o.since, err)
+		}
+	}
+	return nil
+}
+
+func (o *lsOptions) listOptions() []handle.ListOption {
+	var out []handle.ListOption
+	for k, v := range o.byKey {
+		out = append(out, handle.WithLabel(k, v))
+	}
+	return out
+}
+
+// lastActive is when a session last did something: its last event's time,
+// or its creation when that is later (gc's rule).
+func lastActive(info handle.Info) int64 {
+	if info.LastType != "" && info.LastTime > info.Header.CreatedAt {
+		return info.LastTime
+	}
+	return info.Header.CreatedAt
+}
+
+// filterSince keeps the sessions active within --since.
+func (a *app) filterSince(infos []handle.Info, o lsOptions) []handle.Info {
+	if o.sinceD == 0 {
+		return infos
+	}
+	cut := a.now().Add(-o.sinceD).UnixMilli()
+	out := infos[:0:0]
+	for _, info := range infos {
+		if lastActive(info) >= cut {
+			out = append(out, info)
+		}
+	}
+	return out
+}
+
+// ago says how long ago ms was, in one short word: "now", "45s ago",
+// "5m ago", "3h ago", "4d ago", "5mo ago", "2y ago".
+func ago(now time.Time, ms int64) string {
+	d := now.Sub(time.UnixMilli(ms))
+	switch {
+	case d < time.Second:
+		return "now"
+	case d < time.Minute:
+		return fmt.Sprintf("%ds ago", int(d/time.Second))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm ago", int(d/time.Minute))
+	case d < 24*time.Hour:
+		return fmt.Sprintf("%dh ago", int(d/time.Hour))
+	case d < 60*24*time.Hour:
+		return fmt.Sprintf("%dd ago", int(d/(24*time.Hour)))
+	case d < 365*24*time.Hour:
+		return fmt.Sprintf("%dmo ago", min(int(d/(30*24*time.Hour)), 11))
+	}
+	return fmt.Sprintf("%dy ago", int(d/(365*24*time.Hour)))
+}
+
+// writeLsTable writes one aligned row a session: to fit the width of
+// stdout (80 columns piped) — ID, last activity, events, size, and the
+// labels cut to what is left — or, --wide, every column in full.
+func (a *app) writeLsTable(out io.Writer, infos []handle.Info, wide bool) error {
+	if len(infos) == 0 {
+		_, err := fmt.Fprintln(out, "no sessions")
+		return err
+	}
+	now := a.now()
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	if wide {
+		fmt.Fprintln(tw, "ID\tCREATED\tACTIVE\tEVENTS\tLAST TYPE\tSIZE\tPARENT\tLABELS")
+		for _, info := range infos {
+			last := info.LastType
+			if last == "" {
+				last = "-"
+			}
+			parent := "-"
+			if p := info.Header.Parent; p != nil {
+				parent = fmt.Sprintf("%s %s@%d", p.Mode, p.ID, p.Seq)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\t%s\t%s\n", info.ID, formatTime(info.Header.CreatedAt), ago(now, lastActive(info)),
+				info.Events, last, info.SizeBytes, parent, describeLabels(info.Header.Labels))
+		}
+		return tw.Flush()
+	}
+	// The columns before LABELS have a known width: the rest is the labels'.
+	rows := make([][4]string, len(infos))
+	widths := [4]int{len("ID"), len("ACTIVE"), len("EVENTS"), len("SIZE")}
+	for i, info := range infos {
+		rows[i] = [4]string{info.ID, ago(now, lastActive(info)), chatview.Thousands(info.Events), chatview.Size(info.SizeBytes)}
+		for c, s := range rows[i] {
+			widths[c] = max(widths[c], len(s))
+		}
+	}
+	room := a.width(out) - (widths[0] + widths[1] + widths[2] + widths[3] + 4*2)
+	line := func(cols [4]string, labels string) string {
+		return strings.TrimRight(fmt.Sprintf("%-*s  %-*s  %*s  %*s  %s", widths[0], cols[0], widths[1], cols[1], widths[2], cols[2], widths[3], cols[3], truncate(labels, max(room, 1))), " ")
+	}
+	if _, err := fmt.Fprintln(out, line([4]string{"ID", "ACTIVE", "EVENTS", "SIZE"}, "LABELS")); err != nil {
+		return err
+	}
+	for i, info := range infos {
+		labels := describeLabels(info.Header.Labels)
+		if p := info.Header.Parent; p != nil {
+			labels = fmt.Sprintf("(%s@%d) %s", p.Mode, p.Seq, labels)
+		}
+		if _, err := fmt.Fprintln(out, line(rows[i], labels)); err != nil {
+			return err
+		}
+	}
+	return nil
+}

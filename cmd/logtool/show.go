@@ -1,0 +1,325 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/internal/chatview"
+)
+
+// showOptions are the flags of `logtool show`.
+type showOptions struct {
+	from, to int64
+	turn     int
+	noPager  bool
+}
+
+func (a *app) newShowCmd() *cobra.Command {
+	var o showOptions
+	cmd := &cobra.Command{
+		Use:   "show [--from S] [--to S] [--turn N] [--no-pager] SESSION",
+		Short: "Show a session as a conversation: turns, messages, tools, branches",
+		Long: `Show prints a session's logical log as a person reads it: each turn under a
+header, user and assistant text (a step's streamed chunks joined when it has
+no assistant/message), reasoning folded to one line, tool calls with their
+arguments and results (long output cut, with a note of how much), usage per
+model call, how each turn stopped (and whether a resume closed it),
+checkpoints, rollbacks, and the branch each rollback abandoned (dimmed, each
+line marked "┆ ", with the seq it returned to). A fork says where its own
+events start; forks and child sessions of this one are named where they
+branch off.
+
+--from and --to bound the seqs (inclusive). --turn N shows the N-th turn
+(from 1, in log order, abandoned turns included); --turn -1 is the last
+turn, -2 the one before: read from the tail, so it costs the same for any
+length of log.
+
+Lines fit 80 columns ($COLUMNS on a terminal). On a terminal the output has
+colours (unless $NO_COLOR is set) and goes through $PAGER (default less,
+with LESS=FRX), as git log does; piped, it is plain text. See docs/cli.md.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !cmd.Flags().Changed("to") {
+				o.to = handle.End
+			}
+			if cmd.Flags().Changed("turn") && (cmd.Flags().Changed("from") || cmd.Flags().Changed("to")) {
+				return usageErrorf("--turn goes alone, without --from or --to")
+			}
+			if cmd.Flags().Changed("turn") && o.turn == 0 {
+				return usageErrorf("--turn 0: turns count from 1 (or from the end: -1 is the last)")
+			}
+			return a.runShow(cmd.Context(), args[0], o)
+		},
+	}
+	fl := cmd.Flags()
+	fl.Int64Var(&o.from, "from", 0, "first seq to show (inclusive)")
+	fl.Int64Var(&o.to, "to", 0, "last seq to show (inclusive; default: the last event)")
+	fl.IntVar(&o.turn, "turn", 0, "show turn N only (1 the first; -1 the last)")
+	fl.BoolVar(&o.noPager, "no-pager", false, "write to stdout even on a terminal")
+	return cmd
+}
+
+func (a *app) runShow(ctx context.Context, arg string, o showOptions) error {
+	if o.from < 0 || o.to < 0 {
+		return usageErrorf("--from and --to take seqs >= 0")
+	}
+	s, src, err := a.openArg(ctx, arg)
+	var ce *eventlog.CorruptError
+	if errors.As(err, &ce) && ce.Seq > 0 && o.turn == 0 {
+		return a.showBeforeDamage(ctx, s, ce, o)
+	}
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	a.reportTorn(src, "not shown")
+	last := src.Seq()
+	from, to, firstTurn := o.from, min(o.to, last), 1
+	switch {
+	case o.turn > 0:
+		if from, to, err = nthTurn(ctx, src, o.turn); err != nil {
+			return err
+		}
+		firstTurn = o.turn
+	case o.turn < 0:
+		if from, to, err = turnFromEnd(ctx, src, -o.turn); err != nil {
+			return err
+		}
+		firstTurn = 0 // not counted: that would read the whole log
+	case from > 0:
+		if firstTurn, err = countTurns(ctx, src, 0, from-1); err != nil {
+			return err
+		}
+		firstTurn++
+	}
+	rollbacks, err := rollbacksFrom(ctx, src, from)
+	if err != nil {
+		return err
+	}
+	opts := chatview.Options{
+		FirstTurn: firstTurn,
+		Branches:  chatview.NewBranches(last, rollbacks),
+		Fork:      src.Header().Parent,
+	}
+	if opts.Fork != nil && opts.Fork.Mode != eventlog.ModeFork {
+		opts.Fork = nil
+	}
+	if s.store != nil {
+		if opts.Related, err = related(ctx, s.store, src.ID()); err != nil {
+			return err
+		}
+	}
+	return a.paged(o.noPager, func(out io.Writer) error {
+		w := bufio.NewWriterSize(out, 64<<10)
+		text := chatview.NewText(w, a.width(a.stdout), a.colour(a.stdout))
+		for _, h := range sessionHeading(src, last) {
+			text.Heading(h)
+		}
+		n := 0
+		b := chatview.NewBuilder(opts, func(blk chatview.Block) { text.Write(blk) })
+		if from <= to {
+			for e, err := range src.Read(ctx, from, to) {
+				if err != nil {
+					w.Flush()
+					return err
+				}
+				b.Add(e)
+				n++
+				if text.Err() != nil {
+					return text.Err()
+				}
+			}
+		}
+		b.Finish(to >= last)
+		if n == 0 {
+			text.Heading("no events" + rangeWords(from, to))
+		}
+		if err := text.Err(); err != nil {
+			return err
+		}
+		return w.Flush()
+	})
+}
+
+// rangeWords names the seqs asked for when they hold nothing.
+func rangeWords(from, to int64) string {
+	switch {
+	case to == handle.End || from > to && from > 0:
+		return fmt.Sprintf(" from seq %d on", from)
+	case from == 0 && to < 0:
+		return ""
+	}
+	return fmt.Sprintf(" in seqs %d to %d", from, to)
+}
+
+// sessionHeading is the first lines of show: the session and its size,
+// where it comes from, its labels.
+func sessionHeading(h handle.Handle, last int64) []string {
+	hdr := h.Header()
+	out := []string{fmt.Sprintf("session %s · %s", hdr.ID, chatview.Plural(last+1, "event", ""))}
+	if p := hdr.Parent; p != nil {
+		out = append(out, describeParent(p))
+	}
+	if len(hdr.Labels) > 0 {
+		out = append(out, describeLabels(hdr.Labels))
+	}
+	return out
+}
+
+// related lists the forks and children of id, for show.
+func related(ctx context.Context, st *handle.FileStore, id string) ([]chatview.Related, error) {
+	hdrs, err := st.Children(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]chatview.Related, 0, len(hdrs))
+	for _, h := range hdrs {
+		r := chatview.Related{ID: h.ID, Mode: h.Parent.Mode, Seq: h.Parent.Seq, Call: h.Parent.Call}
+		if len(h.Labels) > 0 {
+			r.Label = describeLabels(h.Labels)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// rollbacksFrom collects the rollbacks at or after from: the ones that
+// decide which events from there on are abandoned.
+func rollbacksFrom(ctx context.Context, src handle.Handle, from int64) ([]chatview.Rollback, error) {
+	var out []chatview.Rollback
+	for e, err := range src.Read(ctx, from, handle.End) {
+		if err != nil {
+			return nil, err
+		}
+		if e.Type != eventlog.TypeRollback {
+			continue
+		}
+		if r, err := eventlog.ParseRollback(e.Data); err == nil {
+			out = append(out, chatview.Rollback{Seq: e.Seq, To: r.To})
+		}
+	}
+	return out, nil
+}
+
+// countTurns counts the turn/start events with from <= seq <= to.
+func countTurns(ctx context.Context, src handle.Handle, from, to int64) (int, error) {
+	n := 0
+	for e, err := range src.Read(ctx, from, to) {
+		if err != nil {
+			return 0, err
+		}
+		if e.Type == "turn/start" {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// nthTurn finds the seqs of turn n (from 1): its turn/start to the event
+// before the next turn/start, or the last event.
+func nthTurn(ctx context.Context, src handle.Handle, n int) (from, to int64, err error) {
+	count := 0
+	from, to = -1, src.Seq()
+	for e, err := range src.Read(ctx, 0, handle.End) {
+		if err != nil {
+			return 0, 0, err
+		}
+		if e.Type != "turn/start" {
+			continue
+		}
+		count++
+		switch count {
+		case n:
+			from = e.Seq
+		case n + 1:
+			return from, e.Seq - 1, nil
+		}
+	}
+	if from < 0 {
+		return 0, 0, usageErrorf("--turn %d: the session has %s", n, chatview.Plural(int64(count), "turn", ""))
+	}
+	return from, to, nil
+}
+
+// turnFromEnd finds the seqs of the n-th turn from the end (1 the last),
+// reading backward from the tail in growing windows, so that the cost
+// does not grow with the log's length.
+func turnFromEnd(ctx context.Context, src handle.Handle, n int) (from, to int64, err error) {
+	last := src.Seq()
+	for window := int64(256); ; window *= 4 {
+		start := max(0, last-window+1)
+		var starts []int64
+		for e, err := range src.Read(ctx, start, last) {
+			if err != nil {
+				return 0, 0, err
+			}
+			if e.Type == "turn/start" {
+				starts = append(starts, e.Seq)
+			}
+		}
+		if len(starts) >= n {
+			i := len(starts) - n
+			to = last
+			if i+1 < len(starts) {
+				to = starts[i+1] - 1
+			}
+			return starts[i], to, nil
+		}
+		if start == 0 {
+			return 0, 0, usageErrorf("--turn -%d: the session has %s", n, chatview.Plural(int64(len(starts)), "turn", ""))
+		}
+	}
+}
+
+// showBeforeDamage shows the events of a damaged log before its first
+// damage, as cat prints them, then returns the damage (exit 1). What
+// comes after the damage is unknown, so rollbacks there cannot mark an
+// abandoned branch, and the last step is not said to be cut short.
+func (a *app) showBeforeDamage(ctx context.Context, s session, ce *eventlog.CorruptError, o showOptions) error {
+	var rollbacks []chatview.Rollback
+	last := int64(-1)
+	err := a.beforeDamage(ctx, s, ce, func(e eventlog.Event) error {
+		if e.Type == eventlog.TypeRollback && e.Seq >= o.from {
+			if r, err := eventlog.ParseRollback(e.Data); err == nil {
+				rollbacks = append(rollbacks, chatview.Rollback{Seq: e.Seq, To: r.To})
+			}
+		}
+		last = e.Seq
+		return nil
+	})
+	if !errors.Is(err, ce) {
+		return err
+	}
+	opts := chatview.Options{FirstTurn: 0, Branches: chatview.NewBranches(last, rollbacks)}
+	if o.from == 0 {
+		opts.FirstTurn = 1
+	}
+	werr := a.paged(o.noPager, func(out io.Writer) error {
+		w := bufio.NewWriterSize(out, 64<<10)
+		text := chatview.NewText(w, a.width(a.stdout), a.colour(a.stdout))
+		text.Heading(fmt.Sprintf("%s · damaged at seq %d: %s before it", s.path, ce.Seq, plural(last+1, "event")))
+		b := chatview.NewBuilder(opts, func(blk chatview.Block) { text.Write(blk) })
+		a.beforeDamage(ctx, s, ce, func(e eventlog.Event) error {
+			if e.Seq >= o.from && e.Seq <= o.to {
+				b.Add(e)
+			}
+			return text.Err()
+		})
+		b.Finish(false)
+		if err := text.Err(); err != nil {
+			return err
+		}
+		return w.Flush()
+	})
+	if werr != nil {
+		return werr
+	}
+	return ce
+}

@@ -1,0 +1,112 @@
+package chatview
+
+import "encoding/json"
+
+// Kind says what a Block shows.
+type Kind int
+
+// The kinds of Block.
+const (
+	// KindTurn starts a turn (turn/start): Turn is its number, 0 when
+	// unknown; Text its input, if any.
+	KindTurn Kind = iota + 1
+	// KindUser is a user message: Text.
+	KindUser
+	// KindAssistant is an assistant message: Text; Streamed when it is a
+	// step's chunks joined (the step had no assistant/message), Partial
+	// when that step never ended.
+	KindAssistant
+	// KindReasoning is the model's reasoning, folded: Text.
+	KindReasoning
+	// KindToolCall is a tool call: Name, CallID, Args, Effect.
+	KindToolCall
+	// KindApproval is a decision on a tool call: CallID, Decision, By.
+	KindApproval
+	// KindToolResult is a tool's result: CallID, Name (its call's), Text
+	// (the output as text) or Error, Synthetic when resume wrote it,
+	// Adjacent when it comes right after its call (or the call's
+	// approval).
+	KindToolResult
+	// KindUsage is a model call's token usage: Usage.
+	KindUsage
+	// KindStop is a turn's end (turn/end): Stop and Text (its reason);
+	// Resumed when the turn was closed by a resume (it holds synthetic
+	// results).
+	KindStop
+	// KindCheckpoint is a checkpoint: Label.
+	KindCheckpoint
+	// KindRollback is a rollback: To, Label, Text (its reason), and
+	// Abandoned (how many events its branch holds).
+	KindRollback
+	// KindBranch starts an abandoned branch: Rollback is the rollback
+	// that abandoned it and To where it returned to.
+	KindBranch
+	// KindForkPoint marks where a fork's own events start: Session is
+	// the parent, To the fork point.
+	KindForkPoint
+	// KindRelated is a session that branches off at this event: Session,
+	// Mode ("fork" or "child"), CallID and Label.
+	KindRelated
+	// KindCompacted is a compaction: Text, the summary.
+	KindCompacted
+	// KindOther is any other event: Type and Data, as stored; Count
+	// events of that type in a row, Data the first one's.
+	KindOther
+)
+
+// Block is one thing a person sees in a conversation. Only the fields its
+// Kind names are set, besides Seq, Time and Abandoned.
+type Block struct {
+	Kind Kind
+	Seq  int64 // the event it comes from (a streamed message: its first chunk)
+	Time int64 // Unix milliseconds
+	// Abandoned is set for an event on a branch that a later rollback
+	// abandoned; AbandonedBy is that rollback.
+	Abandoned   bool
+	AbandonedBy Rollback
+
+	Turn      int
+	Text      string
+	Streamed  bool
+	Partial   bool
+	Name      string
+	CallID    string
+	Args      json.RawMessage
+	Effect    string
+	Decision  string
+	By        string
+	Error     string
+	Synthetic bool
+	Adjacent  bool
+	Usage     Usage
+	Stop      string
+	Resumed   bool
+	Label     string
+	To        int64
+	Rollback  int64
+	Count     int64
+	Session   string
+	Mode      string
+	Type      string
+	Data      json.RawMessage
+}
+
+// Usage is the token usage of one model call (a usage event).
+type Usage struct {
+	InputTokens  int64  `json:"inputTokens"`
+	OutputTokens int64  `json:"outputTokens"`
+	CachedTokens int64  `json:"cachedTokens"`
+	CostMicros   int64  `json:"costMicros"`
+	Model        string `json:"model"`
+}
+
+// Related is a session that starts at an event of the one shown: a fork
+// (its logical log goes on after Seq) or a child (spawned by the event at
+// Seq, a tool call whose id is Call).
+type Related struct {
+	ID    string
+	Mode  string
+	Seq   int64
+	Call  string
+	Label string // its labels in words, for the reader
+}

@@ -1,0 +1,22 @@
+// Package chatview turns a session's events into the conversation a person
+// reads: turns, user and assistant text (streamed chunks joined when a step
+// has no assistant/message), folded reasoning, tool calls with their
+// arguments and results, usage, stops and resumes, checkpoints, rollbacks
+// and the branches they abandoned, and the forks and child sessions that
+// start at an event.
+//
+// It has two halves, so that another front end (a web view) can reuse the
+// first: a Builder folds events, in seq order, into Blocks — plain data,
+// one a thing a person sees — and Text lays Blocks out for a terminal, at a
+// fixed width, with or without ANSI colours.
+//
+// It knows eventlog.Event and the agent vocabulary (the event types of
+// docs/cli.md's import table and docs/format.md's reserved events) and
+// nothing else: no files, stores, handles or
+// replay. What is live and what a rollback abandoned is computed by Branches
+// from the rollbacks the caller collected; the sessions that branch off at
+// an event are given by the caller too.
+//
+// Neither a Builder nor a Text is safe for concurrent use. Nothing here
+// panics on any data: data of the wrong shape is shown as the raw event.
+package chatview
