@@ -140,7 +140,7 @@ func (h *fileHandle) append(ctx context.Context, expected int64, events []eventl
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	batch, hasCheckpoint, err := h.prepare(events)
+	batch, hasCheckpoint, err := prepareBatch(h.path, events)
 	if err != nil {
 		return 0, err
 	}
@@ -162,7 +162,7 @@ func (h *fileHandle) append(ctx context.Context, expected int64, events []eventl
 	for i := range batch {
 		batch[i].Seq = h.next + int64(i)
 	}
-	dig, err := h.checkReserved(batch, hasCheckpoint)
+	dig, err := checkReserved(h.path, batch, h.dig, hasCheckpoint)
 	if err != nil {
 		h.mu.Unlock()
 		return 0, err
@@ -179,16 +179,16 @@ func (h *fileHandle) append(ctx context.Context, expected int64, events []eventl
 	return last, nil
 }
 
-// prepare checks every event of a batch and returns copies whose data are
-// compacted and owned by the handle (one allocation for all of them), and
-// whether the batch holds a checkpoint.
-func (h *fileHandle) prepare(events []eventlog.Event) (batch []eventlog.Event, hasCheckpoint bool, err error) {
+// prepareBatch checks every event of a batch and returns copies whose data
+// are compacted and owned by the handle (one allocation for all of them),
+// and whether the batch holds a checkpoint.
+func prepareBatch(path string, events []eventlog.Event) (batch []eventlog.Event, hasCheckpoint bool, err error) {
 	batch = make([]eventlog.Event, len(events))
 	total := 0
 	for i, e := range events {
 		e, err := eventlog.Storable(e)
 		if err != nil {
-			return nil, false, &EventError{Path: h.path, Index: i, Seq: -1, Err: err}
+			return nil, false, &EventError{Path: path, Index: i, Seq: -1, Err: err}
 		}
 		hasCheckpoint = hasCheckpoint || e.Type == eventlog.TypeCheckpoint
 		batch[i] = e
