@@ -96,7 +96,11 @@ func (a *app) runImport(ctx context.Context, path, from string) (err error) {
 		return fmt.Errorf("%q: %w", path, err)
 	}
 
-	imp := &importer{st: a.store(), stderr: a.stderr}
+	st, err := a.sessions(ctx)
+	if err != nil {
+		return err
+	}
+	imp := &importer{st: st, stderr: a.stderr}
 	if foreign {
 		err = imp.foreign(ctx, a.fs, f, path)
 	} else {
@@ -116,7 +120,7 @@ func (a *app) runImport(ctx context.Context, path, from string) (err error) {
 // importer creates the sessions of one import and remembers them, so a
 // failure can remove them all.
 type importer struct {
-	st     *handle.FileStore
+	st     sessionStore
 	stderr io.Writer // for the notes of skipped traces
 	done   []importResult
 }

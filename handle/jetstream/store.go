@@ -51,6 +51,9 @@ type Store struct {
 
 	read atomic.Int64 // payload bytes fetched, for tests and benchmarks
 
+	derivedMu sync.Mutex
+	derived   natsjs.KeyValue // created on first use
+
 	idMu    sync.Mutex
 	entropy io.Reader
 }
@@ -484,6 +487,7 @@ func (s *Store) delete(ctx context.Context, id string, dp handle.DeleteParams, v
 	if err := s.stream.Purge(ctx, natsjs.WithPurgeSubject(s.Subject(id))); err != nil {
 		return fmt.Errorf("jetstream: delete %s: %w", s.path(id), err)
 	}
+	s.dropDerived(ctx, id)
 	s.cfg.log.Debug("session deleted", "id", id)
 	return nil
 }
@@ -542,6 +546,7 @@ func (s *Store) Detach(ctx context.Context, id string) error {
 	if err := s.replace(ctx, h.subj, h.last, msgs); err != nil {
 		return fmt.Errorf("jetstream: detach %s: %w", id, err)
 	}
+	s.dropDerived(ctx, id)
 	return nil
 }
 
