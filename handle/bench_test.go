@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/spf13/afero"
@@ -15,6 +13,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/internal/countfs"
+	"github.com/sessionlog/sessionlog/internal/loadgen"
 )
 
 // BenchmarkAppend measures Append+Flush with real fsyncs on the OS file
@@ -36,26 +35,11 @@ func BenchmarkAppend(b *testing.B) {
 			}
 			defer h.Close()
 			synced := counted.Syncs()
-			var next atomic.Int64
-			var wg sync.WaitGroup
 			b.ResetTimer()
-			for range appenders {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for next.Add(1) <= int64(b.N) {
-						if _, err := h.Append(ctx, eventlog.Event{Type: "assistant/chunk", Time: 1764450000000, Data: data}); err != nil {
-							b.Error(err)
-							return
-						}
-						if err := h.Flush(ctx); err != nil {
-							b.Error(err)
-							return
-						}
-					}
-				}()
+			err = loadgen.AppendFlush(ctx, h, int64(b.N), appenders, eventlog.Event{Type: "assistant/chunk", Time: 1764450000000, Data: data})
+			if err != nil {
+				b.Fatal(err)
 			}
-			wg.Wait()
 			b.StopTimer()
 			b.ReportMetric(float64(counted.Syncs()-synced)/float64(b.N), "fsyncs/event")
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")

@@ -6,26 +6,16 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sessionlog/sessionlog/internal/natstest"
 )
 
-// natsURL starts an embedded nats-server (JetStream on, syncing every
-// write, in a temp folder, on a random loopback port), shut down when t
-// ends, and returns a --store URL for it.
+// natsURL starts an embedded nats-server (see natstest.Run), shut down
+// when t ends, and returns a --store URL for it.
 func natsURL(t *testing.T, prefix string) string {
-	t.Helper()
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true,
-		StoreDir: t.TempDir(), NoLog: true, NoSigs: true, SyncAlways: true})
-	require.NoError(t, err)
-	s.Start()
-	t.Cleanup(func() {
-		s.Shutdown()
-		s.WaitForShutdown()
-	})
-	require.True(t, s.ReadyForConnections(10*time.Second))
+	s := natstest.Run(t)
 	return fmt.Sprintf("nats://%s/%s?sync=always&lease=1s", s.Addr(), prefix)
 }
 
