@@ -384,39 +384,11 @@ func (h *fileHandle) read(ctx context.Context, from, to int64, depth int, yield 
 
 	r := h.enc.reader(io.NewSectionReader(h.f, start.off, size-start.off),
 		eventlog.WithPath(h.path), eventlog.WithStart(start.off, start.seq), eventlog.WithFrom(from))
-	for n := 0; r.Next(); n++ {
-		if n%256 == 0 && ctx.Err() != nil {
-			yield(eventlog.Event{}, ctx.Err())
-			return false
+	return YieldRows(ctx, r, func(next int64) {
+		if !writer {
+			h.seen(next)
 		}
-		e := r.Event()
-		if e.Seq > to {
-			return true
-		}
-		if !yield(e, nil) {
-			return false
-		}
-	}
-	if err := r.Err(); err != nil {
-		yield(eventlog.Event{}, err)
-		return false
-	}
-	if !writer {
-		h.seen(r.NextSeq())
-	}
-	for _, e := range mem {
-		if e.Seq < from {
-			continue
-		}
-		if e.Seq > to {
-			return true
-		}
-		e.Data = slices.Clone(e.Data)
-		if !yield(e, nil) {
-			return false
-		}
-	}
-	return true
+	}, mem, from, to, yield)
 }
 
 // seen records how far a read-only handle has read.

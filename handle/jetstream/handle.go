@@ -14,9 +14,6 @@ import (
 	"github.com/sessionlog/sessionlog/handle"
 )
 
-// maxForkDepth bounds a chain of forks; a longer one is taken for a cycle.
-const maxForkDepth = 256
-
 // jsHandle is a handle.Handle on a JetStream session.
 //
 // A write handle queues appends in pending under mu; Flush makes one
@@ -408,39 +405,11 @@ func (h *jsHandle) read(ctx context.Context, from, to int64, depth int, yield fu
 		opts = append(opts, eventlog.WithStart(start.off, start.seq))
 	}
 	r := eventlog.NewReader(src, opts...)
-	for n := 0; r.Next(); n++ {
-		if n%256 == 0 && ctx.Err() != nil {
-			yield(eventlog.Event{}, ctx.Err())
-			return false
+	return handle.YieldRows(ctx, r, func(next int64) {
+		if !h.writer {
+			h.seen(next, src.refs, known)
 		}
-		e := r.Event()
-		if e.Seq > to {
-			return true
-		}
-		if !yield(e, nil) {
-			return false
-		}
-	}
-	if err := r.Err(); err != nil {
-		yield(eventlog.Event{}, err)
-		return false
-	}
-	if !h.writer {
-		h.seen(r.NextSeq(), src.refs, known)
-	}
-	for _, e := range mem {
-		if e.Seq < from {
-			continue
-		}
-		if e.Seq > to {
-			return true
-		}
-		e.Data = slices.Clone(e.Data)
-		if !yield(e, nil) {
-			return false
-		}
-	}
-	return true
+	}, mem, from, to, yield)
 }
 
 // seen records how far a read-only handle has read, and the messages it
@@ -489,32 +458,13 @@ func (h *jsHandle) parentHandle(ctx context.Context, p eventlog.Parent) (*jsHand
 // readParent yields the parent's events from..upto and checks that the
 // parent holds them all.
 func (h *jsHandle) readParent(ctx context.Context, p eventlog.Parent, from, upto int64, depth int, yield func(eventlog.Event, error) bool) bool {
-	if depth >= maxForkDepth {
-		yield(eventlog.Event{}, &handle.LineageError{Path: h.path, Parent: p.ID, Seq: p.Seq,
-			Reason: fmt.Sprintf("more than %d forks in a chain (a cycle?)", maxForkDepth)})
-		return false
-	}
-	ph, err := h.parentHandle(ctx, p)
-	if err != nil {
-		yield(eventlog.Event{}, err)
-		return false
-	}
-	next := from
-	ok := ph.read(ctx, from, upto, depth+1, func(e eventlog.Event, err error) bool {
-		if err == nil {
-			next = e.Seq + 1
+	return handle.ReadInherited(ctx, h.path, p, from, upto, depth, func(ctx context.Context) (handle.RangeReader, error) {
+		ph, err := h.parentHandle(ctx, p)
+		if err != nil {
+			return nil, err
 		}
-		return yield(e, err)
-	})
-	if !ok {
-		return false
-	}
-	if next != upto+1 {
-		yield(eventlog.Event{}, &handle.LineageError{Path: h.path, Parent: p.ID, Seq: p.Seq,
-			Reason: fmt.Sprintf("the parent's log ends before seq %d", upto)})
-		return false
-	}
-	return true
+		return ph.read, nil
+	}, yield)
 }
 
 // LogDigest returns the log digest (SPEC §6) of every event appended so

@@ -431,10 +431,9 @@ func (s *Store) Fork(ctx context.Context, id string, at int64, opts ...handle.Cr
 	if err != nil {
 		return nil, err
 	}
-	if at < 0 || at > info.LastSeq {
-		return nil, fmt.Errorf("%w: cannot fork %s at seq %d: its events are 0..%d", handle.ErrLineage, id, at, info.LastSeq)
+	if opts, err = handle.ForkOptions(info, at, opts); err != nil {
+		return nil, err
 	}
-	opts = append(slices.Clone(opts), handle.WithParent(eventlog.Parent{ID: id, Seq: at, Mode: eventlog.ModeFork}))
 	return s.Create(ctx, opts...)
 }
 
@@ -471,18 +470,11 @@ func (s *Store) delete(ctx context.Context, id string, dp handle.DeleteParams, v
 	if err != nil {
 		return err
 	}
-	for _, dep := range deps {
-		switch {
-		case dp.Cascade:
-			err = s.delete(ctx, dep, dp, visited)
-		case dp.Detach:
-			err = s.Detach(ctx, dep)
-		default:
-			return &handle.DependentsError{ID: id, Dependents: deps}
-		}
-		if err != nil {
-			return err
-		}
+	err = handle.HandleDependents(id, deps, dp,
+		func(dep string) error { return s.delete(ctx, dep, dp, visited) },
+		func(dep string) error { return s.Detach(ctx, dep) })
+	if err != nil {
+		return err
 	}
 	if err := s.stream.Purge(ctx, natsjs.WithPurgeSubject(s.Subject(id))); err != nil {
 		return fmt.Errorf("jetstream: delete %s: %w", s.path(id), err)
