@@ -1,13 +1,18 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	neturl "net/url"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/nats-io/nats.go"
+	natsjs "github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
+	"github.com/synadia-io/orbit.go/jetstreamext"
 
 	"github.com/sessionlog/sessionlog/internal/natstest"
 )
@@ -95,4 +100,54 @@ func TestDemoNATS(t *testing.T) {
 		require.Contains(t, res.stdout, want)
 	}
 	require.NotContains(t, res.stdout, "FAIL")
+}
+
+// Checkpoints are checked on read on JetStream as on files: an event
+// changed behind the store's back (the server's disk, say) after a
+// checkpoint covered it fails verify with a digest error.
+func TestStoreNATSCheckpointVerified(t *testing.T) {
+	url := natsURL(t, "cp")
+	res := logtool(t, "", "--store", url, "new")
+	require.Equal(t, 0, res.code, res.stderr)
+	var created struct{ ID string }
+	require.NoError(t, json.Unmarshal([]byte(res.stdout), &created))
+	id := created.ID
+	res = logtool(t, `{"type":"user/message","data":{"text":"hello"}}`+"\n", "--store", url, "append", id)
+	require.Equal(t, 0, res.code, res.stderr)
+	res = logtool(t, "", "--store", url, "checkpoint", id)
+	require.Equal(t, 0, res.code, res.stderr)
+	res = logtool(t, "", "--store", url, "verify", "--json", id)
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Contains(t, res.stdout, `"checkpoints":1`)
+
+	// Rewrite the subject with "hello" turned into "jello": every row
+	// still decodes, only the digest tells.
+	u, err := neturl.Parse(url)
+	require.NoError(t, err)
+	nc, err := nats.Connect("nats://" + u.Host)
+	require.NoError(t, err)
+	defer nc.Close()
+	js, err := natsjs.New(nc)
+	require.NoError(t, err)
+	subj := "cp.s." + id
+	msgs, err := jetstreamext.GetBatch(t.Context(), js, "cp", 100, jetstreamext.GetBatchSubject(subj))
+	require.NoError(t, err)
+	var out []*nats.Msg
+	for m, err := range msgs {
+		require.NoError(t, err)
+		nm := &nats.Msg{Subject: subj, Data: bytes.ReplaceAll(m.Data, []byte("hello"), []byte("jello")), Header: nats.Header{}}
+		for _, k := range []string{"Sl-Off", "Sl-Seq"} {
+			if v := m.Header.Get(k); v != "" {
+				nm.Header.Set(k, v)
+			}
+		}
+		out = append(out, nm)
+	}
+	out[0].Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject)
+	_, err = jetstreamext.PublishMsgBatch(t.Context(), js, out)
+	require.NoError(t, err)
+
+	res = logtool(t, "", "--store", url, "verify", "--json", id)
+	require.Equal(t, exitFailed, res.code, res.stdout)
+	require.Contains(t, res.stdout, `"kind":"digest"`)
 }

@@ -249,3 +249,53 @@ func TestLeaseLostPoisons(t *testing.T) {
 	require.ErrorIs(t, err, handle.ErrLocked)
 	ha.Close()
 }
+
+// A reader on another connection follows a live writer: each read from
+// where it stopped returns what was acknowledged since, in order, until it
+// has every event.
+func TestReaderFollowsLiveWriter(t *testing.T) {
+	s := runServer(t)
+	w := newStore(t, connect(t, s))
+	r := newStore(t, connect(t, s))
+	h, err := w.Create(ctx)
+	require.NoError(t, err)
+	defer h.Close()
+	rh, err := r.Open(ctx, h.ID(), handle.ReadOnly)
+	require.NoError(t, err)
+	defer rh.Close()
+	const total = 300
+	done := make(chan error, 1)
+	go func() {
+		for i := 0; i < total; i += 10 {
+			evs := make([]eventlog.Event, 10)
+			for k := range evs {
+				evs[k] = ev(0, i+k)
+			}
+			if _, err := h.Append(ctx, evs...); err != nil {
+				done <- err
+				return
+			}
+			if err := h.Flush(ctx); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	var got []eventlog.Event
+	reads := 0
+	for len(got) < total {
+		for e, err := range rh.Read(ctx, int64(len(got)), handle.End) {
+			require.NoError(t, err)
+			require.Equal(t, int64(len(got)), e.Seq, "in order, none skipped")
+			got = append(got, e)
+		}
+		require.Equal(t, int64(len(got)-1), rh.Seq())
+		reads++
+	}
+	require.NoError(t, <-done)
+	for i, e := range got {
+		require.Equal(t, string(ev(0, i).Data), string(e.Data))
+	}
+	t.Logf("%d reads", reads)
+}
