@@ -49,6 +49,11 @@ func TestStoreNATS(t *testing.T) {
 	require.Contains(t, nats("", "stat", id).stdout, "seq 2 assistant/chunk")
 	require.Contains(t, nats("", "ls").stdout, id)
 	require.Contains(t, nats("", "verify", "--json", id).stdout, `"ok":true`)
+	var forked struct{ ID string }
+	require.NoError(t, json.Unmarshal([]byte(nats("", "fork", "--at", "1", id).stdout), &forked))
+	require.Equal(t, strings.Join(strings.SplitAfter(cat, "\n")[:2], ""), nats("", "cat", "--json", forked.ID).stdout,
+		"the fork reads its parent's events 0..1")
+	require.Contains(t, nats("", "replay", "--projection", "transcript", forked.ID).stdout, "hello")
 
 	// export from JetStream: the file reads the same, byte for byte.
 	out := filepath.Join(t.TempDir(), "exported.jsonl")
@@ -60,9 +65,13 @@ func TestStoreNATS(t *testing.T) {
 	// copy JetStream -> files -> another JetStream prefix: digests kept.
 	res = logtool(t, "", "copy", url, dir)
 	require.Equal(t, 0, res.code, res.stderr)
-	var copied copyResult
-	require.NoError(t, json.Unmarshal([]byte(res.stdout), &copied))
-	require.Equal(t, copyResult{ID: id, Events: 3, Digest: copied.Digest}, copied)
+	lines := jsonLines(t, res.stdout)
+	require.Len(t, lines, 2)
+	require.Equal(t, id, lines[0]["id"], "the parent is copied before its fork")
+	require.Equal(t, 3.0, lines[0]["events"])
+	require.Equal(t, forked.ID, lines[1]["id"])
+	require.Equal(t, 0.0, lines[1]["events"], "a fork's inherited events stay its parent's")
+	copied := copyResult{Digest: lines[0]["digest"].(string)}
 	res = logtool(t, "", "--dir", dir, "cat", "--json", id)
 	require.Equal(t, 0, res.code, res.stderr)
 	require.Equal(t, cat, res.stdout)
