@@ -88,9 +88,10 @@ func (s *Store) DeleteDerived(ctx context.Context, id, key string) error {
 	return kv.Purge(ctx, derivedKey(id, key))
 }
 
-// dropDerived drops every derived value of session id.
+// dropDerived drops every derived value of session id, if the bucket
+// exists.
 func (s *Store) dropDerived(ctx context.Context, id string) {
-	kv, err := s.derivedBucket(ctx)
+	kv, err := s.js.KeyValue(ctx, s.cfg.prefix+"_derived")
 	if err != nil {
 		return
 	}

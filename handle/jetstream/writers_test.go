@@ -299,3 +299,26 @@ func TestReaderFollowsLiveWriter(t *testing.T) {
 	}
 	t.Logf("%d reads", reads)
 }
+
+// Derived data (replay's stored states) is kept per session and dropped
+// with it.
+func TestDerived(t *testing.T) {
+	st := newStore(t, connect(t, runServer(t)))
+	h, err := st.Create(ctx)
+	require.NoError(t, err)
+	require.NoError(t, h.Close())
+	_, err = st.GetDerived(ctx, h.ID(), "snap/agent@1")
+	require.ErrorIs(t, err, handle.ErrNotFound)
+	require.NoError(t, st.PutDerived(ctx, h.ID(), "snap/agent@1", []byte("state")))
+	got, err := st.GetDerived(ctx, h.ID(), "snap/agent@1")
+	require.NoError(t, err)
+	require.Equal(t, "state", string(got))
+	require.NoError(t, st.DeleteDerived(ctx, h.ID(), "snap/agent@1"))
+	_, err = st.GetDerived(ctx, h.ID(), "snap/agent@1")
+	require.ErrorIs(t, err, handle.ErrNotFound)
+	require.NoError(t, st.PutDerived(ctx, h.ID(), "digest", []byte("d")))
+	require.NoError(t, st.Delete(ctx, h.ID()))
+	_, err = st.GetDerived(ctx, h.ID(), "digest")
+	require.ErrorIs(t, err, handle.ErrNotFound, "Delete drops the session's derived data")
+	require.ErrorIs(t, st.PutDerived(ctx, "../x", "k", nil), handle.ErrInvalidID)
+}
