@@ -37,9 +37,24 @@ func readAll(t *testing.T, h handle.Handle) []eventlog.Event {
 // expected-sequence check lets exactly one win; the loser's batch is not
 // stored, and it goes on from the winner's tail.
 func TestTwoWritersRaceOneWins(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		opts   []Option
+		rounds int
+	}{
+		{"one message a flush", nil, 1000},
+		// Every row its own message: each flush is a 2-message atomic
+		// batch, and the check is on its first message.
+		{"atomic batches", []Option{WithMaxMessageBytes(64)}, 100},
+	} {
+		t.Run(tc.name, func(t *testing.T) { raceWriters(t, tc.rounds, tc.opts...) })
+	}
+}
+
+func raceWriters(t *testing.T, rounds int, opts ...Option) {
 	s := runServer(t)
-	a := newStore(t, connect(t, s), WithoutLease())
-	b := newStore(t, connect(t, s), WithoutLease())
+	a := newStore(t, connect(t, s), append(opts, WithoutLease())...)
+	b := newStore(t, connect(t, s), append(opts, WithoutLease())...)
 	ha, err := a.Create(ctx)
 	require.NoError(t, err)
 	defer ha.Close()
@@ -47,7 +62,6 @@ func TestTwoWritersRaceOneWins(t *testing.T) {
 	require.NoError(t, err)
 	defer hb.Close()
 
-	const rounds = 1000
 	winners := make([]int, rounds)
 	for r := range rounds {
 		var wg sync.WaitGroup
