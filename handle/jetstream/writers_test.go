@@ -45,7 +45,7 @@ func TestTwoWritersRaceOneWins(t *testing.T) {
 		{"one message a flush", nil, 1000},
 		// Every row its own message: each flush is a 2-message atomic
 		// batch, and the check is on its first message.
-		{"atomic batches", []Option{WithMaxMessageBytes(64)}, 100},
+		{"atomic batches", []Option{WithMaxMessageBytes(64)}, 50},
 	} {
 		t.Run(tc.name, func(t *testing.T) { raceWriters(t, tc.rounds, tc.opts...) })
 	}
