@@ -81,7 +81,7 @@ func PrepareBatch(path string, events []eventlog.Event) (batch []eventlog.Event,
 }
 
 // CheckReservedBatch validates the reserved events of a batch whose seqs
-// are assigned (SPEC §7): a rollback's "to" below its own seq, a
+// are assigned (docs/format.md §Events the library understands): a rollback's "to" below its own seq, a
 // checkpoint's log digest equal to dig, the digest of everything before
 // it. It returns the digest to keep after the batch (nil when dig is nil:
 // the caller then checks checkpoints once its digest is known). dig is not
