@@ -468,9 +468,8 @@ func (h *jsHandle) readParent(ctx context.Context, p eventlog.Parent, from, upto
 }
 
 // LogDigest returns the log digest (docs/format.md §Canonical bytes and
-// digests) of every event appended so
-// far and the seq of the next event. The first call reads the log once;
-// afterwards Append keeps it current.
+// digests) of every event appended so far and the seq of the next event.
+// The first call reads the log once; afterwards Append keeps it current.
 func (h *jsHandle) LogDigest(ctx context.Context) (string, int64, error) {
 	if err := h.initDigest(ctx); err != nil {
 		return "", 0, err
