@@ -139,21 +139,22 @@ func (h *fileHandle) saveDigest(ctx context.Context) {
 // checkReserved validates the reserved events of a batch whose seqs are
 // assigned (docs/format.md §7): a rollback's "to" below its own seq, a checkpoint's
 // log digest equal to the digest of everything before it. It returns the
-// digest to install after the batch. Called with mu held.
-func (h *fileHandle) checkReserved(batch []eventlog.Event, hasCheckpoint bool) (*eventlog.Digest, error) {
+// digest to install after the batch; dig is the digest before it (nil when
+// not yet known: checkpoints are then checked when it is built).
+func checkReserved(path string, batch []eventlog.Event, dig *eventlog.Digest, hasCheckpoint bool) (*eventlog.Digest, error) {
 	for i, e := range batch {
 		if e.Type == eventlog.TypeRollback {
 			rb, _ := eventlog.ParseRollback(e.Data) // parsed in prepare
 			if rb.To >= e.Seq {
-				return nil, &EventError{Path: h.path, Index: i, Seq: e.Seq,
+				return nil, &EventError{Path: path, Index: i, Seq: e.Seq,
 					Err: fmt.Errorf("%w: rollback to %d is not below its own seq %d", ErrInvalidEvent, rb.To, e.Seq)}
 			}
 		}
 	}
-	if h.dig == nil {
+	if dig == nil {
 		return nil, nil
 	}
-	d := h.dig
+	d := dig
 	if hasCheckpoint {
 		d = d.Clone()
 	}
@@ -161,7 +162,7 @@ func (h *fileHandle) checkReserved(batch []eventlog.Event, hasCheckpoint bool) (
 		if e.Type == eventlog.TypeCheckpoint {
 			cp, _ := eventlog.ParseCheckpoint(e.Data)
 			if want := d.String(); cp.Log != want {
-				return nil, &EventError{Path: h.path, Index: i, Seq: e.Seq,
+				return nil, &EventError{Path: path, Index: i, Seq: e.Seq,
 					Err: fmt.Errorf("%w: checkpoint log digest %s does not match the log before it (%s)", ErrInvalidEvent, cp.Log, want)}
 			}
 		}

@@ -596,18 +596,11 @@ func (s *FileStore) delete(ctx context.Context, id string, dc deleteConfig, visi
 	if err != nil {
 		return err
 	}
-	for _, dep := range deps {
-		switch {
-		case dc.cascade:
-			err = s.delete(ctx, dep, dc, visited)
-		case dc.detach:
-			err = s.Detach(ctx, dep)
-		default:
-			return &DependentsError{ID: id, Dependents: deps}
-		}
-		if err != nil {
-			return err
-		}
+	err = HandleDependents(id, deps, DeleteParams{Detach: dc.detach, Cascade: dc.cascade},
+		func(dep string) error { return s.delete(ctx, dep, dc, visited) },
+		func(dep string) error { return s.Detach(ctx, dep) })
+	if err != nil {
+		return err
 	}
 	removed := false
 	for _, e := range s.encodings() {

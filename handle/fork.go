@@ -40,10 +40,9 @@ func (s *FileStore) Fork(ctx context.Context, id string, at int64, opts ...Creat
 	if err != nil {
 		return nil, err
 	}
-	if at < 0 || at > info.LastSeq {
-		return nil, fmt.Errorf("%w: cannot fork %s at seq %d: it %s", ErrLineage, id, at, holdsWords(info.LastSeq))
+	if opts, err = ForkOptions(info, at, opts); err != nil {
+		return nil, err
 	}
-	opts = append(slices.Clone(opts), WithParent(eventlog.Parent{ID: id, Seq: at, Mode: eventlog.ModeFork}))
 	return s.Create(ctx, opts...)
 }
 

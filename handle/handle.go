@@ -143,7 +143,7 @@ func (h *fileHandle) append(ctx context.Context, expected int64, events []eventl
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	batch, hasCheckpoint, err := h.prepare(events)
+	batch, hasCheckpoint, err := prepareBatch(h.path, events)
 	if err != nil {
 		return 0, err
 	}
@@ -165,7 +165,7 @@ func (h *fileHandle) append(ctx context.Context, expected int64, events []eventl
 	for i := range batch {
 		batch[i].Seq = h.next + int64(i)
 	}
-	dig, err := h.checkReserved(batch, hasCheckpoint)
+	dig, err := checkReserved(h.path, batch, h.dig, hasCheckpoint)
 	if err != nil {
 		h.mu.Unlock()
 		return 0, err
@@ -182,16 +182,16 @@ func (h *fileHandle) append(ctx context.Context, expected int64, events []eventl
 	return last, nil
 }
 
-// prepare checks every event of a batch and returns copies whose data are
-// compacted and owned by the handle (one allocation for all of them), and
-// whether the batch holds a checkpoint.
-func (h *fileHandle) prepare(events []eventlog.Event) (batch []eventlog.Event, hasCheckpoint bool, err error) {
+// prepareBatch checks every event of a batch and returns copies whose data
+// are compacted and owned by the handle (one allocation for all of them),
+// and whether the batch holds a checkpoint.
+func prepareBatch(path string, events []eventlog.Event) (batch []eventlog.Event, hasCheckpoint bool, err error) {
 	batch = make([]eventlog.Event, len(events))
 	total := 0
 	for i, e := range events {
 		e, err := eventlog.Storable(e)
 		if err != nil {
-			return nil, false, &EventError{Path: h.path, Index: i, Seq: -1, Err: err}
+			return nil, false, &EventError{Path: path, Index: i, Seq: -1, Err: err}
 		}
 		hasCheckpoint = hasCheckpoint || e.Type == eventlog.TypeCheckpoint
 		batch[i] = e
@@ -406,39 +406,11 @@ func (h *fileHandle) read(ctx context.Context, from, to int64, depth int, yield 
 	}
 	r := h.enc.reader(io.NewSectionReader(h.f, start.off, size-start.off),
 		eventlog.WithPath(h.path), eventlog.WithStart(start.off, start.seq), eventlog.WithFrom(from))
-	for n := 0; r.Next(); n++ {
-		if n%256 == 0 && ctx.Err() != nil {
-			yield(eventlog.Event{}, ctx.Err())
-			return false
+	return YieldRows(ctx, r, func(next int64) {
+		if !writer {
+			h.seen(next)
 		}
-		e := r.Event()
-		if e.Seq > to {
-			return true
-		}
-		if !yield(e, nil) {
-			return false
-		}
-	}
-	if err := r.Err(); err != nil {
-		yield(eventlog.Event{}, err)
-		return false
-	}
-	if !writer {
-		h.seen(r.NextSeq())
-	}
-	for _, e := range mem {
-		if e.Seq < from {
-			continue
-		}
-		if e.Seq > to {
-			return true
-		}
-		e.Data = slices.Clone(e.Data)
-		if !yield(e, nil) {
-			return false
-		}
-	}
-	return true
+	}, mem, from, to, yield)
 }
 
 // seen records how far a read-only handle has read.

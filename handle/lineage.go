@@ -59,30 +59,11 @@ func (h *fileHandle) parentHandle(ctx context.Context, p eventlog.Parent) (*file
 // readParent yields the parent's events from..upto and checks that the
 // parent holds them all.
 func (h *fileHandle) readParent(ctx context.Context, p eventlog.Parent, from, upto int64, depth int, yield func(eventlog.Event, error) bool) bool {
-	if depth >= maxForkDepth {
-		yield(eventlog.Event{}, &LineageError{Path: h.path, Parent: p.ID, Seq: p.Seq,
-			Reason: fmt.Sprintf("more than %d forks in a chain (a cycle?)", maxForkDepth)})
-		return false
-	}
-	ph, err := h.parentHandle(ctx, p)
-	if err != nil {
-		yield(eventlog.Event{}, err)
-		return false
-	}
-	next := from
-	ok := ph.read(ctx, from, upto, depth+1, func(e eventlog.Event, err error) bool {
-		if err == nil {
-			next = e.Seq + 1
+	return ReadInherited(ctx, h.path, p, from, upto, depth, func(ctx context.Context) (RangeReader, error) {
+		ph, err := h.parentHandle(ctx, p)
+		if err != nil {
+			return nil, err
 		}
-		return yield(e, err)
-	})
-	if !ok {
-		return false
-	}
-	if next != upto+1 {
-		yield(eventlog.Event{}, &LineageError{Path: h.path, Parent: p.ID, Seq: p.Seq,
-			Reason: fmt.Sprintf("the parent's log ends before seq %d", upto)})
-		return false
-	}
-	return true
+		return ph.read, nil
+	}, yield)
 }

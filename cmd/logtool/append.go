@@ -51,10 +51,11 @@ func (a *app) runAppend(ctx context.Context, arg string, every int) (err error) 
 	if err != nil {
 		return err
 	}
-	if s.store == nil {
+	st := s.writeStore()
+	if st == nil {
 		return usageErrorf("%q: append writes to a session of a store, a file named <ID>%s", s.path, rawExt)
 	}
-	h, err := s.store.Open(ctx, s.id, handle.ReadWrite)
+	h, err := st.Open(ctx, s.id, handle.ReadWrite)
 	if err != nil {
 		return err
 	}

@@ -12,16 +12,17 @@ import (
 )
 
 // openWriter opens the session SESSION names for writing.
-func (a *app) openWriter(ctx context.Context, arg string) (handle.Handle, *handle.FileStore, error) {
+func (a *app) openWriter(ctx context.Context, arg string) (handle.Handle, sessionStore, error) {
 	s, err := a.resolve(arg)
 	if err != nil {
 		return nil, nil, err
 	}
-	if s.store == nil {
+	st := s.writeStore()
+	if st == nil {
 		return nil, nil, usageErrorf("%q: writing needs a session of a store, a file named <ID>.jsonl or <ID>.jsonl.zst", s.path)
 	}
-	h, err := s.store.Open(ctx, s.id, handle.ReadWrite)
-	return h, s.store, err
+	h, err := st.Open(ctx, s.id, handle.ReadWrite)
+	return h, st, err
 }
 
 // closeInto closes h and keeps the first error.

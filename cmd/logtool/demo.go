@@ -60,7 +60,14 @@ func (a *app) newAgentLoopCmd() *cobra.Command {
 
 func (a *app) runDemo(ctx context.Context, out io.Writer) error {
 	say := func(format string, args ...any) { fmt.Fprintf(out, "» "+format+"\n", args...) }
-	st := a.store()
+	st, err := a.sessions(ctx)
+	if err != nil {
+		return err
+	}
+	where := a.dir
+	if a.remote() {
+		where = a.storeURL
+	}
 	if err := loop.Prepare(filepath.Join(a.dir, "work")); err != nil {
 		return err
 	}
@@ -72,7 +79,7 @@ func (a *app) runDemo(ctx context.Context, out io.Writer) error {
 	if err := h.Close(); err != nil {
 		return err
 	}
-	say("created session %s in %s (header fsynced, folder fsynced)", id, a.dir)
+	say("created session %s in %s (header durable)", id, where)
 
 	// 1. Run the agent loop as a child process and kill it mid-turn.
 	acked, err := a.runAndKill(ctx, id, say)
@@ -86,7 +93,7 @@ func (a *app) runDemo(ctx context.Context, out io.Writer) error {
 	say("after the kill the log ends at seq %d; every acknowledged event (up to seq %d) is there", info.LastSeq, acked)
 
 	// 2. The stop facts, then resume.
-	w, err := st.Open(ctx, id, handle.ReadWrite)
+	w, err := a.openAfterKill(ctx, st, id, say)
 	if err != nil {
 		return err
 	}
@@ -162,15 +169,21 @@ func (a *app) runDemo(ctx context.Context, out io.Writer) error {
 	say("forked %s at seq %d into %s: nothing copied (%s on disk for %s)", id, first.Seq, fork.ID(), plural(forkInfo.SizeBytes, "byte"), plural(forkInfo.Events, "event"))
 
 	// 5. The tree, the transcript and a clean verify.
-	fmt.Fprintf(out, "\n$ logtool ls --tree\n")
-	if err := a.runLsTree(ctx, a.dir, true, false, out); err != nil {
+	if a.remote() {
+		fmt.Fprintf(out, "\n$ logtool ls --store %s\n", where)
+		err = a.runLs(ctx, a.dir, false, false, lsOptions{}, out)
+	} else {
+		fmt.Fprintf(out, "\n$ logtool ls --tree\n")
+		err = a.runLsTree(ctx, a.dir, true, false, out)
+	}
+	if err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "\n$ logtool replay --projection transcript %s   (rollback applied)\n", id)
 	if err := a.printTranscript(ctx, st, id, out); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "\n$ logtool verify %s\n", a.dir)
+	fmt.Fprintf(out, "\n$ logtool verify %s\n", where)
 	return a.runVerify(ctx, []string{a.dir}, false, out)
 }
 
@@ -182,7 +195,11 @@ func (a *app) runAndKill(ctx context.Context, id string, say func(string, ...any
 	if err != nil {
 		return 0, err
 	}
-	cmd := exec.CommandContext(ctx, exe, "--dir", a.dir, agentLoopCmd, id)
+	args := []string{"--dir", a.dir, agentLoopCmd, id}
+	if a.remote() {
+		args = append([]string{"--store", a.storeURL}, args...)
+	}
+	cmd := exec.CommandContext(ctx, exe, args...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return 0, err
@@ -225,7 +242,7 @@ func (a *app) runAndKill(ctx context.Context, id string, say func(string, ...any
 }
 
 // printTranscript prints the transcript of a session, one message a line.
-func (a *app) printTranscript(ctx context.Context, st *handle.FileStore, id string, out io.Writer) error {
+func (a *app) printTranscript(ctx context.Context, st sessionStore, id string, out io.Writer) error {
 	r, err := st.Open(ctx, id, handle.ReadOnly)
 	if err != nil {
 		return err

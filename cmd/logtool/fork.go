@@ -57,7 +57,8 @@ func (a *app) runFork(ctx context.Context, arg string, o forkOptions) (err error
 	if err != nil {
 		return err
 	}
-	if s.store == nil {
+	st := s.writeStore()
+	if st == nil {
 		return usageErrorf("%q: fork needs a session of a store, a file named <ID>.jsonl or <ID>.jsonl.zst", s.path)
 	}
 	enc := o.encoding
@@ -68,7 +69,7 @@ func (a *app) runFork(ctx context.Context, arg string, o forkOptions) (err error
 	if labels != nil {
 		opts = append(opts, handle.WithLabels(labels))
 	}
-	h, err := s.store.Fork(ctx, s.id, o.at, opts...)
+	h, err := st.Fork(ctx, s.id, o.at, opts...)
 	if err != nil {
 		return err
 	}

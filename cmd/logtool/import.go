@@ -115,7 +115,11 @@ func (a *app) runImport(ctx context.Context, path, from string, skipBad bool, pr
 	if err != nil {
 		return err
 	}
-	imp := &importRun{st: a.store(), stderr: a.stderr, keys: map[string]eventlog.Parent{}, progress: newImportProgress(a.stderr, show)}
+	st, err := a.sessions(ctx)
+	if err != nil {
+		return err
+	}
+	imp := &importRun{st: st, stderr: a.stderr, keys: map[string]eventlog.Parent{}, progress: newImportProgress(a.stderr, show)}
 	if foreign {
 		var opts []importer.Option
 		if skipBad {
@@ -150,7 +154,7 @@ func (a *app) runImport(ctx context.Context, path, from string, skipBad bool, pr
 // importRun creates the sessions of one import and remembers them, so a
 // failure can remove them all.
 type importRun struct {
-	st     *handle.FileStore
+	st     sessionStore
 	stderr io.Writer                  // for the notes of damaged traces
 	done   []importResult             // sessions created, for undo
 	keys   map[string]eventlog.Parent // Session.Key → its session and last seq

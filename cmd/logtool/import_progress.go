@@ -61,7 +61,7 @@ func (p *importProgress) clear() {
 
 // summary writes the table of the sessions imported: source bytes, the
 // session's raw and zstd bytes, events and records kept, then the totals.
-func (p *importProgress) summary(ctx context.Context, st *handle.FileStore, results []importResult) error {
+func (p *importProgress) summary(ctx context.Context, st handle.Store, results []importResult) error {
 	if !p.on {
 		return nil
 	}
@@ -78,12 +78,11 @@ func (p *importProgress) summary(ctx context.Context, st *handle.FileStore, resu
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		raw, err := afero.ReadFile(st.Fs(), r.Path)
+		rawN, zN, err := storedSizes(ctx, st, codec, r)
 		if err != nil {
 			return err
 		}
-		z, _ := codec.AppendFrames(nil, raw)
-		row := [6]int64{r.SourceBytes, int64(len(raw)), int64(len(z)), r.Events, int64(r.Kept), int64(r.Records)}
+		row := [6]int64{r.SourceBytes, rawN, zN, r.Events, int64(r.Kept), int64(r.Records)}
 		for i := range tot {
 			tot[i] += row[i]
 		}
@@ -91,6 +90,23 @@ func (p *importProgress) summary(ctx context.Context, st *handle.FileStore, resu
 	}
 	fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%d\t\t%d sessions\t\n", tot[0], tot[1], tot[2], tot[3], tot[4], tot[5], len(results))
 	return tw.Flush()
+}
+
+// storedSizes is what an imported session takes: its raw file and that
+// file as zstd frames, on a file store; on another store, the size it
+// reports (Stat) and no zstd figure.
+func storedSizes(ctx context.Context, st handle.Store, codec *eventlog.ZstdCodec, r importResult) (raw, z int64, err error) {
+	fs, ok := st.(*handle.FileStore)
+	if !ok {
+		info, err := st.Stat(ctx, r.ID)
+		return info.SizeBytes, 0, err
+	}
+	b, err := afero.ReadFile(fs.Fs(), r.Path)
+	if err != nil {
+		return 0, 0, err
+	}
+	zb, _ := codec.AppendFrames(nil, b)
+	return int64(len(b)), int64(len(zb)), nil
 }
 
 // humanBytes is n in B, KB or MB (powers of 1000), for the progress line.

@@ -50,7 +50,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	a.ctx = ctx
 	err := root.ExecuteContext(ctx)
+	a.closeStores()
 	if err == nil {
 		return exitOK
 	}
@@ -70,6 +72,11 @@ type app struct {
 	now    func() time.Time
 
 	dir string // --dir
+
+	storeURL string          // --store
+	ctx      context.Context // the run's, for resolving SESSION arguments on --store
+	js       sessionStore    // --store's store, once opened
+	closers  []func()
 }
 
 // newRootCmd builds the command tree for a.
@@ -80,7 +87,8 @@ func newRootCmd(a *app) *cobra.Command {
 		Long: `logtool works on sessionlog sessions: append-only JSONL logs of events.
 
 SESSION is a path to a log file, or a session ID found in --dir
-(default $SESSIONLOG_DIR, else ./sessions).
+(default $SESSIONLOG_DIR, else ./sessions), or with --store
+nats://host:port[/prefix] a session ID on JetStream (docs/distributed.md).
 
 Start with: logtool demo (a scripted session), logtool ls, and
 logtool show SESSION (the conversation). On a terminal the commands speak
@@ -96,7 +104,9 @@ locked by another writer); 2 usage or environment error.`,
 	if dir == "" {
 		dir = defaultDir
 	}
-	root.PersistentFlags().StringVar(&a.dir, "dir", dir, "store folder (or $"+envDir+")")
+	root.PersistentFlags().StringVar(&a.dir, "dir", dir, "folder of the session store; $"+envDir+" sets the default")
+	root.PersistentFlags().StringVar(&a.storeURL, "store", a.env(envStore),
+		"a JetStream store, nats://host:port[/prefix], instead of --dir (docs/distributed.md); $"+envStore+" sets the default")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
 	root.SetOut(a.stdout) // help and completion scripts
 	root.SetErr(a.stderr)
@@ -122,6 +132,7 @@ locked by another writer); 2 usage or environment error.`,
 		a.newImportCmd(),
 		a.newDiffCmd(),
 		a.newDemoCmd(),
+		a.newCopyCmd(),
 		a.newAgentLoopCmd(),
 	)
 	root.Version = version()

@@ -57,7 +57,10 @@ func (a *app) runNew(ctx context.Context, o newOptions, atSet, modeSet, callSet 
 	if err != nil {
 		return err
 	}
-	st := a.store()
+	st, err := a.sessions(ctx)
+	if err != nil {
+		return err
+	}
 	opts := []handle.CreateOption{handle.WithSessionEncoding(o.encoding)}
 	if labels != nil {
 		opts = append(opts, handle.WithLabels(labels))

@@ -340,6 +340,17 @@ func (a *app) runLs(ctx context.Context, dir string, explicit, asJSON bool, lo l
 // past a session it cannot read and returning its error in broken. A
 // missing dir is empty unless it was named explicitly.
 func (a *app) list(ctx context.Context, dir string, explicit bool, opts ...handle.ListOption) (infos []handle.Info, broken []error, err error) {
+	opts = append(opts, handle.SkipBroken(func(id string, err error) {
+		broken = append(broken, fmt.Errorf("%s: %w", id, err))
+	}))
+	if a.remote() {
+		st, err := a.sessions(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		infos, err = st.List(ctx, opts...)
+		return infos, broken, err
+	}
 	fi, err := a.fs.Stat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && !explicit:
@@ -351,8 +362,6 @@ func (a *app) list(ctx context.Context, dir string, explicit bool, opts ...handl
 	case !fi.IsDir():
 		return nil, nil, usageErrorf("%q is not a folder", dir)
 	}
-	infos, err = handle.NewFileStore(a.fs, dir).List(ctx, append(opts, handle.SkipBroken(func(id string, err error) {
-		broken = append(broken, fmt.Errorf("%s: %w", id, err))
-	}))...)
+	infos, err = handle.NewFileStore(a.fs, dir).List(ctx, opts...)
 	return infos, broken, err
 }

@@ -21,10 +21,11 @@ const (
 // session is what a SESSION argument names: a log file, inside a store
 // when its name is <ULID>.jsonl, or a freely named (exported) file.
 type session struct {
-	path  string
-	id    string            // "" for a freely named file
-	store *handle.FileStore // the store of path's folder; nil for a freely named file
-	free  *handle.FileStore // for a freely named file: a store of its folder to read it with
+	path   string
+	id     string            // "" for a freely named file
+	store  *handle.FileStore // the store of path's folder; nil for a freely named file
+	free   *handle.FileStore // for a freely named file: a store of its folder to read it with
+	remote sessionStore      // the --store store holding the session, when --store is given
 }
 
 // store returns the store of --dir.
@@ -36,6 +37,9 @@ func (a *app) store() *handle.FileStore { return handle.NewFileStore(a.fs, a.dir
 func (a *app) resolve(arg string) (session, error) {
 	if arg == "" {
 		return session{}, usageErrorf("empty SESSION")
+	}
+	if a.remote() {
+		return a.resolveRemote(arg)
 	}
 	if a.isPath(arg) {
 		return a.resolvePath(arg)
@@ -95,6 +99,9 @@ func (a *app) mustExist(path, what string) error {
 // openLog opens s for reading: a read-only handle, which checks the whole
 // log first.
 func (a *app) openLog(ctx context.Context, s session) (handle.Handle, error) {
+	if s.remote != nil {
+		return s.remote.Open(ctx, s.id, handle.ReadOnly)
+	}
 	if s.store != nil {
 		return s.store.Open(ctx, s.id, handle.ReadOnly)
 	}
@@ -143,6 +150,9 @@ func (a *app) reportTorn(h handle.Handle, fate string) {
 
 // stat describes s without reading its whole log.
 func (a *app) stat(ctx context.Context, s session) (handle.Info, error) {
+	if s.remote != nil {
+		return s.remote.Stat(ctx, s.id)
+	}
 	if s.store != nil {
 		return s.store.Stat(ctx, s.id)
 	}

@@ -77,6 +77,19 @@ type verifyError struct {
 }
 
 func (a *app) runVerify(ctx context.Context, args []string, asJSON bool, out io.Writer) error {
+	write := func(res verifyResult) error {
+		if asJSON {
+			return writeJSON(out, res)
+		}
+		return writeVerifyHuman(out, res)
+	}
+	if a.remote() {
+		failed, n, err := a.verifyRemote(ctx, args, write)
+		if err == nil && failed > 0 {
+			err = failedf("verify: %d of %d sessions failed", failed, n)
+		}
+		return err
+	}
 	paths, err := a.verifyPaths(args)
 	if err != nil {
 		return err
@@ -92,13 +105,7 @@ func (a *app) runVerify(ctx context.Context, args []string, asJSON bool, out io.
 		if !res.OK {
 			failed++
 		}
-		err := bar.above(func() error {
-			if asJSON {
-				return writeJSON(out, res)
-			}
-			return writeVerifyHuman(out, res)
-		})
-		if err != nil {
+		if err := bar.above(func() error { return write(res) }); err != nil {
 			return err
 		}
 		bar.add(a.fileSize(p))

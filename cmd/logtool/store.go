@@ -1,0 +1,376 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	natsjs "github.com/nats-io/nats.go/jetstream"
+	"github.com/spf13/cobra"
+
+	"github.com/sessionlog/sessionlog/checkpoint"
+	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/jetstream"
+	"github.com/sessionlog/sessionlog/replay"
+)
+
+// envStore names the environment variable holding the default --store.
+const envStore = "SESSIONLOG_STORE"
+
+// cliLeaseTTL is the writer lease of logtool's JetStream handles: short,
+// so that a killed logtool's session is writable again within seconds
+// (?lease= in the URL changes it).
+const cliLeaseTTL = 5 * time.Second
+
+// sessionStore is a store the commands work with: the file store of --dir
+// or a JetStream store named by --store. Both keep derived data.
+type sessionStore interface {
+	handle.Store
+	replay.Cache
+}
+
+var (
+	_ sessionStore = (*handle.FileStore)(nil)
+	_ sessionStore = (*jetstream.Store)(nil)
+)
+
+// remote reports whether --store names a JetStream store.
+func (a *app) remote() bool { return a.storeURL != "" }
+
+// sessions returns the store the commands use: --store's when it is given,
+// else the file store of --dir.
+func (a *app) sessions(ctx context.Context) (sessionStore, error) {
+	if !a.remote() {
+		return a.store(), nil
+	}
+	if a.js == nil {
+		st, closeFn, err := a.openStoreURL(ctx, a.storeURL)
+		if err != nil {
+			return nil, err
+		}
+		a.js, a.closers = st, append(a.closers, closeFn)
+	}
+	return a.js, nil
+}
+
+// openStoreURL opens the store at a URL: nats://host:port[/prefix] for
+// JetStream (docs/distributed.md), anything else a folder of the file
+// store.
+func (a *app) openStoreURL(ctx context.Context, raw string) (sessionStore, func(), error) {
+	if !strings.HasPrefix(raw, "nats://") {
+		return handle.NewFileStore(a.fs, raw), func() {}, nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return nil, nil, usageErrorf("store %q: want nats://host:port[/prefix]", raw)
+	}
+	prefix := strings.Trim(u.Path, "/")
+	if prefix == "" {
+		prefix = jetstream.DefaultPrefix
+	}
+	nc, err := nats.Connect("nats://"+u.Host, nats.Name("logtool"))
+	if err != nil {
+		return nil, nil, fmt.Errorf("store %q: %w", raw, err)
+	}
+	js, err := natsjs.New(nc)
+	if err != nil {
+		nc.Close()
+		return nil, nil, fmt.Errorf("store %q: %w", raw, err)
+	}
+	opts := []jetstream.Option{jetstream.WithPrefix(prefix),
+		jetstream.WithLogger(slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))}
+	if u.Query().Get("sync") == "always" {
+		opts = append(opts, jetstream.WithSyncAlways())
+	}
+	ttl := cliLeaseTTL
+	if v := u.Query().Get("lease"); v != "" {
+		if ttl, err = time.ParseDuration(v); err != nil || ttl <= 0 {
+			return nil, nil, usageErrorf("store %q: lease=%q: want a duration such as 5s", raw, v)
+		}
+	}
+	opts = append(opts, jetstream.WithLeaseTTL(ttl))
+	st, err := jetstream.New(ctx, js, opts...)
+	if err != nil {
+		nc.Close()
+		return nil, nil, fmt.Errorf("store %q: %w", raw, err)
+	}
+	return st, func() { nc.Drain() }, nil
+}
+
+// closeStores closes the connections the run opened.
+func (a *app) closeStores() {
+	for _, c := range a.closers {
+		c()
+	}
+	a.closers, a.js = nil, nil
+}
+
+// resolveRemote turns a SESSION argument into a session of --store's
+// store: an ID only.
+func (a *app) resolveRemote(arg string) (session, error) {
+	ctx := a.ctx
+	if !eventlog.ValidID(arg) {
+		return session{}, usageErrorf("%q: with --store, SESSION is a session ID (26 upper-case Crockford base32 characters)", arg)
+	}
+	st, err := a.sessions(ctx)
+	if err != nil {
+		return session{}, err
+	}
+	info, err := st.Stat(ctx, arg)
+	if err != nil {
+		return session{}, err
+	}
+	return session{path: info.Path, id: arg, remote: st}, nil
+}
+
+// openAfterKill opens session id for writing once the lease of a killed
+// writer expired: on files the lock dies with its process, on JetStream the
+// lease lasts its TTL.
+func (a *app) openAfterKill(ctx context.Context, st sessionStore, id string, say func(string, ...any)) (handle.Handle, error) {
+	for waited := false; ; waited = true {
+		h, err := st.Open(ctx, id, handle.ReadWrite)
+		if !errors.Is(err, handle.ErrLocked) || !a.remote() {
+			return h, err
+		}
+		if !waited {
+			say("the killed agent's lease is still held: waiting for it to expire (at most %s)", cliLeaseTTL)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// writeStore returns the store s can be written through, or nil for a
+// freely named file.
+func (s session) writeStore() sessionStore {
+	switch {
+	case s.remote != nil:
+		return s.remote
+	case s.store != nil:
+		return s.store
+	}
+	return nil
+}
+
+// verifyRemote verifies sessions of --store's store: the IDs given, or
+// every session when an argument is not an ID.
+func (a *app) verifyRemote(ctx context.Context, args []string, out func(verifyResult) error) (int, int, error) {
+	st, err := a.sessions(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	ids := slices.Clone(args)
+	if slices.ContainsFunc(args, func(arg string) bool { return !eventlog.ValidID(arg) }) {
+		infos, err := st.List(ctx)
+		if err != nil {
+			return 0, 0, err
+		}
+		ids = nil
+		for _, info := range infos {
+			ids = append(ids, info.ID)
+		}
+	}
+	failed := 0
+	for _, id := range ids {
+		res := verifyResult{Path: id}
+		res.ID = &id
+		if err := verifyHandle(ctx, st, id, &res); err != nil {
+			res.Error = verifyErrorOf(err)
+			failed++
+		} else {
+			res.OK = true
+		}
+		if err := out(res); err != nil {
+			return failed, len(ids), err
+		}
+	}
+	return failed, len(ids), nil
+}
+
+// verifyHandle opens session id read-only (the open checks every row) and
+// checks its logical log and every checkpoint's digests.
+func verifyHandle(ctx context.Context, st handle.Store, id string, res *verifyResult) error {
+	h, err := st.Open(ctx, id, handle.ReadOnly)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	res.Path = h.Path()
+	res.Events = h.Seq() + 1 - h.Header().FirstSeq()
+	if t := h.Recovery().Torn; t != nil {
+		res.Torn = &tornJSON{Offset: t.Offset, Bytes: t.Bytes}
+	}
+	rr, err := checkpoint.Verify(ctx, h, builtins()...)
+	res.Checkpoints, res.Unchecked = int64(rr.Checkpoints), int64(rr.Unchecked)
+	return err
+}
+
+// copyResult is what `logtool copy` prints for each session.
+type copyResult struct {
+	ID     string `json:"id"`
+	Events int64  `json:"events"` // the session's own events copied
+	Digest string `json:"digest"` // the log digest, the same on both sides
+}
+
+func (a *app) newCopyCmd() *cobra.Command {
+	var ids []string
+	cmd := &cobra.Command{
+		Use:   "copy [--id ID]... SRC DST",
+		Short: "Copy sessions between stores (folders or nats://host:port[/prefix]), keeping every digest",
+		Long: `Copy copies the sessions of store SRC (every one, or those given with --id) to
+store DST. A store is a folder of the file store or nats://host:port[/prefix]
+for JetStream (docs/distributed.md). Each session keeps its ID, header, labels
+and lineage (parents are copied before their forks and children), and its log
+digest is checked to be the same on both sides. A session that exists in DST
+already is refused (exit 2, as for import) and nothing more is copied.`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.runCopy(cmd.Context(), args[0], args[1], ids)
+		},
+	}
+	cmd.Flags().StringSliceVar(&ids, "id", nil, "copy only this session (repeatable)")
+	return cmd
+}
+
+func (a *app) runCopy(ctx context.Context, srcURL, dstURL string, ids []string) error {
+	src, closeSrc, err := a.openStoreURL(ctx, srcURL)
+	if err != nil {
+		return err
+	}
+	defer closeSrc()
+	dst, closeDst, err := a.openStoreURL(ctx, dstURL)
+	if err != nil {
+		return err
+	}
+	defer closeDst()
+	infos, err := src.List(ctx)
+	if err != nil {
+		return err
+	}
+	if len(ids) > 0 {
+		infos = slices.DeleteFunc(infos, func(i handle.Info) bool { return !slices.Contains(ids, i.ID) })
+		if len(infos) != len(ids) {
+			return fmt.Errorf("%w: %d of the %d sessions given are not in %s", handle.ErrNotFound, len(ids)-len(infos), len(ids), srcURL)
+		}
+	}
+	for _, info := range lineageOrder(infos) {
+		res, err := copySession(ctx, src, dst, info.ID)
+		if err != nil {
+			return fmt.Errorf("copy %s: %w", info.ID, err)
+		}
+		if err := writeJSON(a.stdout, res); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// lineageOrder puts every session after its parent, when both are there;
+// otherwise oldest first.
+func lineageOrder(infos []handle.Info) []handle.Info {
+	slices.Reverse(infos) // List is newest first
+	in := map[string]bool{}
+	for _, i := range infos {
+		in[i.ID] = true
+	}
+	done := map[string]bool{}
+	var out []handle.Info
+	for len(out) < len(infos) {
+		for _, i := range infos {
+			p := i.Header.Parent
+			if !done[i.ID] && (p == nil || !in[p.ID] || done[p.ID]) {
+				done[i.ID] = true
+				out = append(out, i)
+			}
+		}
+	}
+	return out
+}
+
+// copySession copies session id's own rows from src to dst under the same
+// header, and checks that the logical logs have the same digest.
+func copySession(ctx context.Context, src, dst handle.Store, id string) (copyResult, error) {
+	r, err := src.Open(ctx, id, handle.ReadOnly)
+	if err != nil {
+		return copyResult{}, err
+	}
+	defer r.Close()
+	hdr := r.Header()
+	opts := []handle.CreateOption{handle.WithID(id), handle.WithCreatedAt(hdr.CreatedAt), handle.WithLabels(hdr.Labels)}
+	if hdr.Parent != nil {
+		opts = append(opts, handle.WithParent(*hdr.Parent))
+	}
+	w, err := dst.Create(ctx, opts...)
+	if err != nil {
+		return copyResult{}, err
+	}
+	n, err := copyOwn(ctx, w, r)
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		if derr := dst.Delete(context.WithoutCancel(ctx), id); derr != nil && !errors.Is(derr, handle.ErrNotFound) {
+			err = errors.Join(err, derr)
+		}
+		return copyResult{}, err
+	}
+	want, _, err := r.LogDigest(ctx)
+	if err != nil {
+		return copyResult{}, err
+	}
+	c, err := dst.Open(ctx, id, handle.ReadOnly)
+	if err != nil {
+		return copyResult{}, err
+	}
+	defer c.Close()
+	got, _, err := c.LogDigest(ctx)
+	if err != nil {
+		return copyResult{}, err
+	}
+	if got != want {
+		return copyResult{}, fmt.Errorf("the copy's log digest %s differs from the source's %s", got, want)
+	}
+	return copyResult{ID: id, Events: n, Digest: got}, nil
+}
+
+// copyOwn appends src's own events (a fork's inherited ones are its
+// parent's) to the fresh write handle dst, each batch checked to land at
+// its seq.
+func copyOwn(ctx context.Context, dst, src handle.Handle) (int64, error) {
+	first := src.Header().FirstSeq()
+	var batch []eventlog.Event
+	n := int64(0)
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		if _, err := dst.AppendAt(ctx, batch[0].Seq, batch...); err != nil {
+			return err
+		}
+		n += int64(len(batch))
+		batch = batch[:0]
+		return dst.Flush(ctx)
+	}
+	for e, err := range src.Read(ctx, first, handle.End) {
+		if err != nil {
+			return n, err
+		}
+		batch = append(batch, e)
+		if len(batch) >= batchEvents {
+			if err := flush(); err != nil {
+				return n, err
+			}
+		}
+	}
+	return n, flush()
+}

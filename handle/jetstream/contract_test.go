@@ -1,0 +1,115 @@
+package jetstream
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+
+	"github.com/nats-io/nats.go"
+	natsjs "github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/handle/storetest"
+)
+
+// stored is a session's messages as the server holds them.
+type stored struct {
+	msgs []*natsjs.RawStreamMsg
+	log  []byte // the payloads, concatenated: the raw log
+}
+
+func load(t *testing.T, st *Store, id string) stored {
+	t.Helper()
+	var s stored
+	for m, err := range st.messages(context.Background(), st.Subject(id), 1) {
+		require.NoError(t, err)
+		s.msgs = append(s.msgs, m)
+		s.log = append(s.log, m.Data...)
+	}
+	return s
+}
+
+// rewrite replaces a session's messages by log cut at the same message
+// boundaries (a shorter log drops or shortens the last ones), as damage
+// on the server's disk would leave them.
+func rewrite(t *testing.T, st *Store, id string, s stored, log []byte) {
+	t.Helper()
+	var msgs []*nats.Msg
+	off := 0
+	for _, m := range s.msgs {
+		end := min(off+len(m.Data), len(log))
+		if end > off {
+			nm := &nats.Msg{Subject: m.Subject, Data: bytes.Clone(log[off:end]), Header: nats.Header{}}
+			for _, k := range []string{hdrOff, hdrSeq} {
+				if v := m.Header.Get(k); v != "" {
+					nm.Header.Set(k, v)
+				}
+			}
+			msgs = append(msgs, nm)
+		}
+		off += len(m.Data)
+	}
+	require.NoError(t, st.replace(context.Background(), st.Subject(id), s.msgs[len(s.msgs)-1].Sequence, msgs))
+}
+
+var harnessN atomic.Int64
+
+// jsHarness is the contract-suite harness of a Store on its own prefix of
+// js; admin, a second store on the same prefix, damages what is stored.
+func jsHarness(t *testing.T, js natsjs.JetStream, opts ...Option) storetest.Harness {
+	prefix := WithPrefix(fmt.Sprintf("t%d", harnessN.Add(1)))
+	st := newStore(t, js, append(opts, prefix)...)
+	admin := newStore(t, js, prefix)
+	return storetest.Harness{
+		Store: st,
+		Corrupt: func(t *testing.T, id string, seq int64) (int64, int64) {
+			s := load(t, admin, id)
+			b := bytes.Clone(s.log)
+			off := int64(bytes.IndexByte(b, '\n') + 1) // past the header
+			for off < int64(len(b)) {
+				end := off + int64(bytes.IndexByte(b[off:], '\n'))
+				evs, err := eventlog.DecodeRow(b[off:end])
+				require.NoError(t, err)
+				if evs[0].Seq <= seq && seq <= evs[len(evs)-1].Seq {
+					b[off] = '#'
+					rewrite(t, admin, id, s, b)
+					return off, evs[0].Seq
+				}
+				off = end + 1
+			}
+			t.Fatalf("seq %d not found in %s", seq, id)
+			return 0, 0
+		},
+		Tear: func(t *testing.T, id string, n int64) {
+			s := load(t, admin, id)
+			rewrite(t, admin, id, s, s.log[:int64(len(s.log))-n])
+		},
+		Size: func(t *testing.T, id string) int64 {
+			return int64(len(load(t, admin, id).log))
+		},
+		BytesRead: st.read.Load,
+		Lose: func(t *testing.T, id string) {
+			require.NoError(t, admin.stream.Purge(context.Background(), natsjs.WithPurgeSubject(admin.Subject(id))))
+		},
+	}
+}
+
+func TestContract(t *testing.T) {
+	s := runServer(t)
+	js := connect(t, s)
+	for _, tc := range []struct {
+		name string
+		opts []Option
+	}{
+		{"leases", nil},
+		// Small messages: flushes span several messages and batches.
+		{"small messages", []Option{WithMaxMessageBytes(2000), WithMaxBatch(16)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			storetest.Run(t, func(t *testing.T) storetest.Harness { return jsHarness(t, js, tc.opts...) })
+		})
+	}
+}

@@ -1,0 +1,105 @@
+package jetstream
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+
+	natsjs "github.com/nats-io/nats.go/jetstream"
+
+	"github.com/sessionlog/sessionlog/handle"
+)
+
+// Derived data (replay's stored states) lives in the KV bucket
+// <prefix>_derived under <ID>.<key in base64url>. Like the file store's
+// cache it is derived: losing it costs a replay, never an event. A value
+// larger than a message is not kept.
+
+func derivedKey(id, key string) string {
+	return id + "." + base64.RawURLEncoding.EncodeToString([]byte(key))
+}
+
+// derivedBucket returns the bucket, created on first use.
+func (s *Store) derivedBucket(ctx context.Context) (natsjs.KeyValue, error) {
+	s.derivedMu.Lock()
+	defer s.derivedMu.Unlock()
+	if s.derived != nil {
+		return s.derived, nil
+	}
+	name := s.cfg.prefix + "_derived"
+	kv, err := s.js.KeyValue(ctx, name)
+	if errors.Is(err, natsjs.ErrBucketNotFound) {
+		kv, err = s.js.CreateKeyValue(ctx, natsjs.KeyValueConfig{Bucket: name, Storage: natsjs.FileStorage,
+			Replicas: s.stream.CachedInfo().Config.Replicas, Description: "sessionlog derived data (rebuildable)"})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("jetstream: derived bucket %s: %w", name, err)
+	}
+	s.derived = kv
+	return kv, nil
+}
+
+// GetDerived returns the derived data stored under key for session id, or
+// an error wrapping handle.ErrNotFound.
+func (s *Store) GetDerived(ctx context.Context, id, key string) ([]byte, error) {
+	if err := handle.CheckID(id); err != nil {
+		return nil, err
+	}
+	kv, err := s.derivedBucket(ctx)
+	if err != nil {
+		return nil, err
+	}
+	e, err := kv.Get(ctx, derivedKey(id, key))
+	if errors.Is(err, natsjs.ErrKeyNotFound) {
+		return nil, fmt.Errorf("%w: no derived %q for %s", handle.ErrNotFound, key, id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return e.Value(), nil
+}
+
+// PutDerived stores derived data under key for session id.
+func (s *Store) PutDerived(ctx context.Context, id, key string, data []byte) error {
+	if err := handle.CheckID(id); err != nil {
+		return err
+	}
+	if len(data) > s.maxMsg {
+		return fmt.Errorf("jetstream: derived %q for %s: %d bytes do not fit a message", key, id, len(data))
+	}
+	kv, err := s.derivedBucket(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = kv.Put(ctx, derivedKey(id, key), data)
+	return err
+}
+
+// DeleteDerived drops the derived data under key for session id.
+func (s *Store) DeleteDerived(ctx context.Context, id, key string) error {
+	if err := handle.CheckID(id); err != nil {
+		return err
+	}
+	kv, err := s.derivedBucket(ctx)
+	if err != nil {
+		return err
+	}
+	return kv.Purge(ctx, derivedKey(id, key))
+}
+
+// dropDerived drops every derived value of session id, if the bucket
+// exists.
+func (s *Store) dropDerived(ctx context.Context, id string) {
+	kv, err := s.js.KeyValue(ctx, s.cfg.prefix+"_derived")
+	if err != nil {
+		return
+	}
+	keys, err := kv.ListKeysFiltered(ctx, id+".>")
+	if err != nil {
+		return
+	}
+	for k := range keys.Keys() {
+		kv.Purge(ctx, k)
+	}
+}

@@ -1,0 +1,38 @@
+// Package jetstream is a handle.Store on NATS JetStream: the same contract
+// as the file store (the handle/storetest suite passes unchanged), the same
+// logical logs and digests, for agent fleets where one machine is not
+// enough.
+//
+// # Layout
+//
+// A store is one stream (named after the store's prefix, subjects
+// <prefix>.s.*) and, unless leases are off, one KV bucket
+// (<prefix>_leases). Session <ID> is the subject <prefix>.s.<ID>: its
+// first message holds the header row, each later message a run of rows,
+// so the concatenation of the subject's payloads is byte for byte the raw
+// log a file would hold (docs/format.md). Data messages carry Sl-Off (the
+// byte offset of their payload in that concatenation) and Sl-Seq (the seq
+// of their first row), which let Stat and Read start near the end or near
+// a seq without reading the log.
+//
+// # Durability and concurrency
+//
+// Flush publishes what was appended since the last flush and returns once
+// JetStream acknowledged it: one flush is one atomic batch (split into
+// several, each atomic, when it is larger than the server's limits), whose
+// first message expects the subject's last stream seq, so that two writers
+// on two machines can never both append at one seq. What an
+// acknowledgement is worth depends on the stream and the server (see
+// docs/distributed.md): New refuses streams that cannot keep acknowledged
+// writes and warns, through the injected logger, about those that keep
+// them only on a server synced on every write.
+//
+// A write handle holds a lease on its session (a KV entry, renewed while
+// the handle is open, taken over only once it expired by the store's
+// clock): a second writer gets handle.ErrLocked. Stores and handles are
+// safe for concurrent use; Append and Flush callers of one handle share
+// publishes (group commit).
+//
+// The package knows the handle contract and the row format of package
+// eventlog, nothing of what events mean, and nothing of the file store.
+package jetstream

@@ -1,0 +1,555 @@
+package jetstream
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/nats-io/nats.go"
+	natsjs "github.com/nats-io/nats.go/jetstream"
+	"github.com/oklog/ulid/v2"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/handle"
+)
+
+// ErrNotDurable: a stream on which an acknowledged append could be lost
+// (memory storage, asynchronous persistence), or, under
+// WithStrictDurability, one whose durability depends on a server setting
+// the client cannot see.
+var ErrNotDurable = errors.New("jetstream: stream does not keep acknowledged writes")
+
+// ErrStream: the stream exists but lacks a setting the store needs
+// (atomic publish, direct get, rollups).
+var ErrStream = errors.New("jetstream: stream not usable as a session store")
+
+var prefixRE = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+// headerRoom is what New leaves of max_payload for a message's headers.
+const headerRoom = 1024
+
+// Store keeps sessions on a JetStream stream (see the package doc for the
+// layout). It is safe for concurrent use.
+type Store struct {
+	js     natsjs.JetStream
+	stream natsjs.Stream
+	name   string // the stream
+	subj   string // subject prefix: <prefix>.s.
+	leases natsjs.KeyValue
+	cfg    config
+	enc    *eventlog.Encoder
+	maxMsg int
+
+	read atomic.Int64 // payload bytes fetched, for tests and benchmarks
+
+	derivedMu sync.Mutex
+	derived   natsjs.KeyValue // created on first use
+
+	idMu    sync.Mutex
+	entropy io.Reader
+}
+
+var _ handle.Store = (*Store)(nil)
+
+// New returns the store on js named by WithPrefix, creating its stream
+// and lease bucket if they are missing. It refuses (ErrStream) a stream
+// without atomic publish, direct get or rollups, and (ErrNotDurable) one
+// whose acknowledgements do not mean durable; see docs/distributed.md.
+func New(ctx context.Context, js natsjs.JetStream, opts ...Option) (*Store, error) {
+	cfg := defaultConfig()
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if !prefixRE.MatchString(cfg.prefix) {
+		return nil, fmt.Errorf("jetstream: prefix %q: want letters, digits, '_' or '-'", cfg.prefix)
+	}
+	s := &Store{js: js, name: cfg.prefix, subj: cfg.prefix + ".s.", cfg: cfg,
+		enc: eventlog.NewEncoder(cfg.packTypes), entropy: ulid.Monotonic(rand.Reader, 0)}
+	st, err := js.Stream(ctx, s.name)
+	if errors.Is(err, natsjs.ErrStreamNotFound) {
+		st, err = js.CreateStream(ctx, natsjs.StreamConfig{
+			Name:               s.name,
+			Description:        "sessionlog sessions: one subject per session (docs/distributed.md)",
+			Subjects:           []string{s.subj + "*"},
+			Storage:            natsjs.FileStorage,
+			Replicas:           cfg.replicas,
+			AllowAtomicPublish: true,
+			AllowDirect:        true,
+			AllowRollup:        true,
+		})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("jetstream: stream %s: %w", s.name, err)
+	}
+	s.stream = st
+	if err := s.checkStream(st.CachedInfo().Config); err != nil {
+		return nil, err
+	}
+	s.maxMsg = cfg.maxMsg
+	if s.maxMsg <= 0 {
+		s.maxMsg = int(js.Conn().MaxPayload()) - headerRoom
+	}
+	if m := int(st.CachedInfo().Config.MaxMsgSize); m > 0 && m-headerRoom < s.maxMsg {
+		s.maxMsg = m - headerRoom
+	}
+	if s.maxMsg < 64 {
+		return nil, fmt.Errorf("jetstream: messages of %d bytes are too small", s.maxMsg)
+	}
+	if !cfg.noLease {
+		bucket := cfg.prefix + "_leases"
+		kv, err := js.KeyValue(ctx, bucket)
+		if errors.Is(err, natsjs.ErrBucketNotFound) {
+			kv, err = js.CreateKeyValue(ctx, natsjs.KeyValueConfig{Bucket: bucket, Storage: natsjs.FileStorage,
+				Replicas: cfg.replicas, Description: "sessionlog writer leases"})
+		}
+		if err != nil {
+			return nil, fmt.Errorf("jetstream: lease bucket %s: %w", bucket, err)
+		}
+		s.leases = kv
+	}
+	return s, nil
+}
+
+// checkStream refuses a stream the store cannot use, and says what an
+// acknowledgement is worth on it.
+func (s *Store) checkStream(c natsjs.StreamConfig) error {
+	switch {
+	case !c.AllowAtomicPublish || !c.AllowDirect || !c.AllowRollup:
+		return fmt.Errorf("%w: stream %s needs allow_atomic, allow_direct and allow_rollup_hdrs", ErrStream, c.Name)
+	case c.Storage != natsjs.FileStorage:
+		return fmt.Errorf("%w: stream %s keeps messages in memory", ErrNotDurable, c.Name)
+	case c.PersistMode == natsjs.AsyncPersistMode:
+		return fmt.Errorf("%w: stream %s acknowledges before persisting (persist_mode async)", ErrNotDurable, c.Name)
+	case c.Replicas >= 3 || s.cfg.syncAlways:
+		return nil
+	case s.cfg.strict:
+		return fmt.Errorf("%w: stream %s has %d replica(s) and the server is not declared to sync every write", ErrNotDurable, c.Name, c.Replicas)
+	}
+	s.cfg.log.Warn("JetStream stream is NOT durable by sessionlog's contract: an acknowledged Flush survives a process kill but may be lost in a power cut, unless the server runs with jetstream.sync_interval: always (then pass WithSyncAlways) or the stream has 3 replicas; see docs/distributed.md",
+		"stream", c.Name, "replicas", c.Replicas)
+	return nil
+}
+
+// Stream returns the name of the store's stream.
+func (s *Store) Stream() string { return s.name }
+
+// Subject returns the subject holding session id.
+func (s *Store) Subject(id string) string { return s.subj + id }
+
+// path names a session in messages and errors.
+func (s *Store) path(id string) string { return "nats:" + s.Subject(id) }
+
+func (s *Store) newID() (string, error) {
+	s.idMu.Lock()
+	defer s.idMu.Unlock()
+	id, err := ulid.New(ulid.Timestamp(s.cfg.now()), s.entropy)
+	if err != nil {
+		return "", fmt.Errorf("jetstream: new session ID: %w", err)
+	}
+	return id.String(), nil
+}
+
+// Create makes a new session, durable (acknowledged) when it returns, and
+// a write handle on it. The header is published expecting an empty
+// subject, so that of two Creates of one ID exactly one succeeds.
+func (s *Store) Create(ctx context.Context, opts ...handle.CreateOption) (handle.Handle, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	cp := handle.ResolveCreate(opts...)
+	id := cp.ID
+	if !cp.IDSet {
+		var err error
+		if id, err = s.newID(); err != nil {
+			return nil, err
+		}
+	}
+	if err := handle.CheckID(id); err != nil {
+		return nil, err
+	}
+	if cp.Encoding != "" && cp.Encoding != handle.EncodingRaw {
+		return nil, fmt.Errorf("jetstream: create %s: the store keeps raw logs, not %q", id, cp.Encoding)
+	}
+	if p := cp.Parent; p != nil {
+		info, err := s.Stat(ctx, p.ID)
+		if err != nil {
+			return nil, fmt.Errorf("jetstream: create with parent %s: %w", p.ID, err)
+		}
+		if p.Seq > info.LastSeq {
+			return nil, fmt.Errorf("%w: parent %s has no event %d (its events are 0..%d)", handle.ErrLineage, p.ID, p.Seq, info.LastSeq)
+		}
+	}
+	if _, err := s.stream.GetLastMsgForSubject(ctx, s.Subject(id)); err == nil {
+		return nil, fmt.Errorf("%w: %s in stream %s", handle.ErrExists, id, s.name)
+	} else if !errors.Is(err, natsjs.ErrMsgNotFound) {
+		return nil, fmt.Errorf("jetstream: create %s: %w", id, err)
+	}
+	hdr := eventlog.NewHeader(id, s.cfg.now().UnixMilli())
+	if cp.CreatedAt != nil {
+		hdr.CreatedAt = *cp.CreatedAt
+	}
+	hdr.Labels, hdr.Parent = cp.Labels, cp.Parent
+	line, err := eventlog.EncodeHeader(hdr)
+	if err != nil {
+		return nil, fmt.Errorf("jetstream: create %s: %w", id, err)
+	}
+	line = append(line, '\n')
+	l, err := s.acquire(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	msg := &nats.Msg{Subject: s.Subject(id), Data: line, Header: nats.Header{}}
+	ack, err := s.js.PublishMsg(ctx, msg, natsjs.WithExpectLastSequencePerSubject(0))
+	if err != nil {
+		l.release()
+		if isWrongLast(err) {
+			return nil, fmt.Errorf("%w: %s in stream %s", handle.ErrExists, id, s.name)
+		}
+		return nil, fmt.Errorf("jetstream: create %s: %w", id, err)
+	}
+	s.cfg.log.Debug("session created", "id", id, "subject", msg.Subject)
+	h := s.newHandle(hdr, true, l)
+	h.size = int64(len(line))
+	h.last = ack.Sequence
+	h.index = []msgRef{{ss: ack.Sequence, off: 0, seq: hdr.FirstSeq(), n: len(line)}}
+	h.startRenew()
+	return h, nil
+}
+
+// Open opens session id; see handle.Store. A write handle takes the
+// session's lease (handle.ErrLocked while another writer holds it); both
+// kinds read the whole log once, checking every row.
+func (s *Store) Open(ctx context.Context, id string, mode handle.Mode) (handle.Handle, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := handle.CheckID(id); err != nil {
+		return nil, err
+	}
+	if _, err := s.stream.GetLastMsgForSubject(ctx, s.Subject(id)); err != nil {
+		return nil, s.notFound(id, err)
+	}
+	var l *lease
+	if mode == handle.ReadWrite {
+		var err error
+		if l, err = s.acquire(ctx, id); err != nil {
+			return nil, err
+		}
+	}
+	h, err := s.open(ctx, id, mode == handle.ReadWrite, l)
+	if err != nil {
+		l.release()
+		return nil, err
+	}
+	h.startRenew()
+	return h, nil
+}
+
+func (s *Store) notFound(id string, err error) error {
+	if errors.Is(err, natsjs.ErrMsgNotFound) {
+		return fmt.Errorf("%w: %s in stream %s", handle.ErrNotFound, id, s.name)
+	}
+	return fmt.Errorf("jetstream: %s: %w", s.path(id), err)
+}
+
+// open reads session id's whole log, checking every row.
+func (s *Store) open(ctx context.Context, id string, writer bool, l *lease) (*jsHandle, error) {
+	path := s.path(id)
+	h := &jsHandle{s: s, id: id, subj: s.Subject(id), path: path}
+	src := h.newMsgReader(ctx, 1, 0)
+	defer src.close()
+	r := eventlog.NewReader(src, eventlog.WithPath(path))
+	hdr, err := r.Header()
+	if err == nil && hdr.ID != id {
+		err = &handle.CorruptError{Path: path, Seq: -1, Reason: fmt.Sprintf("header id %s does not match the subject", hdr.ID),
+			Fix: "the subject holds another session than its name says"}
+	}
+	for rows := 1; err == nil && r.SkipRow(); rows++ {
+		if rows%4096 == 0 {
+			err = ctx.Err()
+		}
+	}
+	if err == nil {
+		err = cmp.Or(src.err, r.Err())
+	}
+	if err != nil {
+		if errors.Is(err, errNoMessages) {
+			return nil, fmt.Errorf("%w: %s in stream %s", handle.ErrNotFound, id, s.name)
+		}
+		return nil, err
+	}
+	nh := s.newHandle(hdr, writer, l)
+	nh.index, nh.last = src.refs, src.last
+	nh.size = r.End()
+	nh.next, nh.durable = r.NextSeq(), r.NextSeq()-1
+	if t := r.Torn(); t != nil {
+		nh.recovery = handle.Recovery{Torn: t}
+		nh.cutTorn = writer
+		nh.size = t.Offset
+		s.cfg.log.Info("torn tail found", "path", path, "offset", t.Offset, "bytes", t.Bytes)
+	}
+	return nh, nil
+}
+
+// Stat describes session id from its first and last messages; its cost
+// does not grow with the log.
+func (s *Store) Stat(ctx context.Context, id string) (handle.Info, error) {
+	if err := ctx.Err(); err != nil {
+		return handle.Info{}, err
+	}
+	if err := handle.CheckID(id); err != nil {
+		return handle.Info{}, err
+	}
+	subj := s.Subject(id)
+	first, err := s.stream.GetMsg(ctx, 1, natsjs.WithGetMsgSubject(subj))
+	if err != nil {
+		return handle.Info{}, s.notFound(id, err)
+	}
+	s.read.Add(int64(len(first.Data)))
+	hdr, _, err := eventlog.ReadHeader(bytes.NewReader(first.Data), s.path(id))
+	if err != nil {
+		return handle.Info{}, err
+	}
+	last, err := s.stream.GetLastMsgForSubject(ctx, subj)
+	if err != nil {
+		return handle.Info{}, s.notFound(id, err)
+	}
+	info := handle.Info{ID: id, Path: s.path(id), Encoding: handle.EncodingRaw, Header: hdr,
+		LastSeq: hdr.FirstSeq() - 1, Events: hdr.FirstSeq(), SizeBytes: int64(len(first.Data))}
+	if last.Sequence == first.Sequence {
+		return info, nil
+	}
+	s.read.Add(int64(len(last.Data)))
+	off, _ := msgOffset(last.Header)
+	info.SizeBytes = off + int64(len(last.Data))
+	e, found, err := s.lastEvent(ctx, subj, first.Sequence, last)
+	if err != nil {
+		return handle.Info{}, fmt.Errorf("jetstream: stat %s: %w", s.path(id), err)
+	}
+	if found {
+		info.LastSeq, info.LastType, info.LastTime, info.Events = e.Seq, e.Type, e.Time, e.Seq+1
+	}
+	return info, nil
+}
+
+// lastEvent finds the last complete row of a subject from its last
+// message back: more than one message is read only when the last holds no
+// complete row (a row larger than a message, a torn tail).
+func (s *Store) lastEvent(ctx context.Context, subj string, headerSS uint64, last *natsjs.RawStreamMsg) (eventlog.Event, bool, error) {
+	tail := last.Data
+	for m := last; ; {
+		e, found, err := eventlog.LastEvent(bytes.NewReader(tail), int64(len(tail)), 0)
+		if err != nil || found {
+			return e, found, err
+		}
+		if len(tail) > eventlog.MaxRowSize+s.maxMsg {
+			return e, false, nil
+		}
+		prev, err := s.before(ctx, subj, m.Sequence)
+		if err != nil || prev.Sequence <= headerSS {
+			return eventlog.Event{}, false, err
+		}
+		s.read.Add(int64(len(prev.Data)))
+		tail = slices.Concat(prev.Data, tail)
+		m = prev
+	}
+}
+
+// before returns the message of subj just before stream seq ss.
+func (s *Store) before(ctx context.Context, subj string, ss uint64) (*natsjs.RawStreamMsg, error) {
+	for m, err := range s.lastMsgsFor(ctx, subj, ss-1) {
+		return m, err
+	}
+	return nil, natsjs.ErrMsgNotFound
+}
+
+// List describes the store's sessions, newest first; each costs two
+// direct gets.
+func (s *Store) List(ctx context.Context, opts ...handle.ListOption) ([]handle.Info, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	lp := handle.ResolveList(opts...)
+	ids, err := s.ids(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []handle.Info
+	for _, id := range ids {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		info, err := s.Stat(ctx, id)
+		switch {
+		case errors.Is(err, handle.ErrNotFound):
+			continue // deleted meanwhile
+		case err != nil && lp.Broken() != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded):
+			lp.Broken()(id, err)
+			continue
+		case err != nil:
+			return nil, err
+		}
+		if lp.Match(info.Header) {
+			out = append(out, info)
+		}
+	}
+	slices.SortFunc(out, func(a, b handle.Info) int {
+		return cmp.Or(cmp.Compare(b.Header.CreatedAt, a.Header.CreatedAt), strings.Compare(b.ID, a.ID))
+	})
+	return out, nil
+}
+
+// ids returns the IDs of the sessions on the stream.
+func (s *Store) ids(ctx context.Context) ([]string, error) {
+	info, err := s.stream.Info(ctx, natsjs.WithSubjectFilter(s.subj+"*"))
+	if err != nil {
+		return nil, fmt.Errorf("jetstream: list stream %s: %w", s.name, err)
+	}
+	var ids []string
+	for subj := range info.State.Subjects {
+		if id, ok := strings.CutPrefix(subj, s.subj); ok && eventlog.ValidID(id) {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids, nil
+}
+
+// Fork creates a session whose logical log is id's events 0..at followed
+// by its own; nothing is copied. See handle.FileStore.Fork.
+func (s *Store) Fork(ctx context.Context, id string, at int64, opts ...handle.CreateOption) (handle.Handle, error) {
+	info, err := s.Stat(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if opts, err = handle.ForkOptions(info, at, opts); err != nil {
+		return nil, err
+	}
+	return s.Create(ctx, opts...)
+}
+
+// Delete removes session id (its subject is purged). It fails with
+// handle.ErrLocked while a writer holds its lease, and with a
+// *handle.DependentsError while forks depend on it, unless handle.Detach
+// or handle.Cascade says what to do with them.
+func (s *Store) Delete(ctx context.Context, id string, opts ...handle.DeleteOption) error {
+	return s.delete(ctx, id, handle.ResolveDelete(opts...), map[string]bool{})
+}
+
+func (s *Store) delete(ctx context.Context, id string, dp handle.DeleteParams, visited map[string]bool) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := handle.CheckID(id); err != nil {
+		return err
+	}
+	if _, err := s.stream.GetLastMsgForSubject(ctx, s.Subject(id)); err != nil {
+		return s.notFound(id, err)
+	}
+	if visited[id] {
+		return fmt.Errorf("%w: %s is its own ancestor", handle.ErrLineage, id)
+	}
+	visited[id] = true
+	// The lease first: a Delete refused because a writer holds the session
+	// must not have detached or deleted its forks already.
+	l, err := s.acquire(ctx, id)
+	if err != nil {
+		return err
+	}
+	defer l.release()
+	deps, err := s.dependents(ctx, id)
+	if err != nil {
+		return err
+	}
+	err = handle.HandleDependents(id, deps, dp,
+		func(dep string) error { return s.delete(ctx, dep, dp, visited) },
+		func(dep string) error { return s.Detach(ctx, dep) })
+	if err != nil {
+		return err
+	}
+	if err := s.stream.Purge(ctx, natsjs.WithPurgeSubject(s.Subject(id))); err != nil {
+		return fmt.Errorf("jetstream: delete %s: %w", s.path(id), err)
+	}
+	s.dropDerived(ctx, id)
+	s.cfg.log.Debug("session deleted", "id", id)
+	return nil
+}
+
+// dependents returns the forks whose parent is id.
+func (s *Store) dependents(ctx context.Context, id string) ([]string, error) {
+	infos, err := s.List(ctx, handle.WithParentID(id))
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, info := range infos {
+		if info.Header.Parent.Mode == eventlog.ModeFork {
+			out = append(out, info.ID)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// Detach makes the fork id stand alone: its subject is replaced, in one
+// atomic batch that rolls up the subject, by its whole logical log (the
+// inherited prefix included) under a header without parent, while holding
+// its lease. Its logical log, and so every digest, is unchanged. A log
+// that does not fit one atomic batch is refused.
+func (s *Store) Detach(ctx context.Context, id string) error {
+	l, err := s.acquire(ctx, id)
+	if err != nil {
+		return err
+	}
+	defer l.release()
+	h, err := s.open(ctx, id, false, nil)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	hdr := h.Header()
+	if hdr.Parent == nil || hdr.Parent.Mode != eventlog.ModeFork {
+		return nil // stands alone already
+	}
+	hdr.Parent = nil
+	line, err := eventlog.EncodeHeader(hdr)
+	if err != nil {
+		return fmt.Errorf("jetstream: detach %s: %w", id, err)
+	}
+	var evs []eventlog.Event
+	for e, err := range h.Read(ctx, 0, handle.End) {
+		if err != nil {
+			return fmt.Errorf("jetstream: detach %s: %w", id, err)
+		}
+		evs = append(evs, e)
+	}
+	line = append(line, '\n')
+	msgs := append([]*nats.Msg{{Subject: h.subj, Data: line, Header: nats.Header{}}},
+		s.split(h.subj, s.enc.AppendRows(nil, evs), int64(len(line)))...)
+	if err := s.replace(ctx, h.subj, h.last, msgs); err != nil {
+		return fmt.Errorf("jetstream: detach %s: %w", id, err)
+	}
+	s.dropDerived(ctx, id)
+	return nil
+}
+
+// replace publishes msgs as one atomic batch whose first message rolls up
+// (purges) everything before it on subj; subj's last message must be
+// stream seq last.
+func (s *Store) replace(ctx context.Context, subj string, last uint64, msgs []*nats.Msg) error {
+	if len(msgs) > s.cfg.maxBatch {
+		return fmt.Errorf("%d messages do not fit one atomic batch of %d", len(msgs), s.cfg.maxBatch)
+	}
+	msgs[0].Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject)
+	_, err := s.publish(ctx, msgs, last)
+	return err
+}

@@ -1,0 +1,5 @@
+// Package natstest runs nats-servers inside tests and benchmarks: one
+// node, or a three-node cluster routed on loopback ports, JetStream on,
+// each node in a temp folder, all shut down when the test ends. It is test
+// support: it knows nats-server and nothing of sessionlog.
+package natstest

@@ -1,0 +1,142 @@
+package natstest
+
+import (
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	natsjs "github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/require"
+)
+
+// Run starts one node syncing every write (sync_interval: always), on a
+// random loopback port; change adjusts its options first.
+func Run(tb testing.TB, change ...func(*server.Options)) *server.Server {
+	tb.Helper()
+	o := &server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: tb.TempDir(),
+		NoLog: true, NoSigs: true, SyncAlways: true}
+	for _, c := range change {
+		c(o)
+	}
+	s := start(tb, o)
+	tb.Cleanup(func() { stop(s) })
+	return s
+}
+
+func start(tb testing.TB, o *server.Options) *server.Server {
+	tb.Helper()
+	s, err := server.NewServer(o)
+	require.NoError(tb, err)
+	s.Start()
+	require.True(tb, s.ReadyForConnections(10*time.Second), "nats-server did not start")
+	return s
+}
+
+func stop(s *server.Server) {
+	s.Shutdown()
+	s.WaitForShutdown()
+}
+
+// Connect returns a JetStream context on a connection to s (in-process
+// when no URL option is given), closed when the test ends.
+func Connect(tb testing.TB, s *server.Server, opts ...nats.Option) natsjs.JetStream {
+	tb.Helper()
+	nc, err := nats.Connect("", append([]nats.Option{nats.InProcessServer(s)}, opts...)...)
+	require.NoError(tb, err)
+	tb.Cleanup(nc.Close)
+	js, err := natsjs.New(nc)
+	require.NoError(tb, err)
+	return js
+}
+
+// Cluster is three nodes routed to each other on loopback.
+type Cluster struct {
+	tb    testing.TB
+	opts  []*server.Options
+	Nodes []*server.Server // nil for a node that is down
+}
+
+func freePort(tb testing.TB) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(tb, err)
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// RunCluster starts three nodes (default sync interval: R3 quorum makes
+// writes durable), each in its own temp folder.
+func RunCluster(tb testing.TB) *Cluster {
+	c := &Cluster{tb: tb}
+	var routes []string
+	ports := make([]int, 3)
+	for i := range ports {
+		ports[i] = freePort(tb)
+		routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", ports[i]))
+	}
+	for i := range 3 {
+		c.opts = append(c.opts, &server.Options{ServerName: fmt.Sprintf("n%d", i), Host: "127.0.0.1", Port: -1,
+			JetStream: true, StoreDir: tb.TempDir(), NoLog: true, NoSigs: true,
+			Cluster: server.ClusterOpts{Name: "sessionlog", Host: "127.0.0.1", Port: ports[i]},
+			Routes:  server.RoutesFromStr(strings.Join(routes, ","))})
+		c.Nodes = append(c.Nodes, nil)
+		c.Start(i)
+	}
+	tb.Cleanup(func() {
+		for _, s := range c.Nodes {
+			if s != nil {
+				stop(s)
+			}
+		}
+	})
+	return c
+}
+
+// Start starts node i (again, on its folder and ports).
+func (c *Cluster) Start(i int) {
+	c.Nodes[i] = start(c.tb, c.opts[i].Clone())
+	c.opts[i].Port = c.Nodes[i].Addr().(*net.TCPAddr).Port // a restart keeps it
+}
+
+// Kill shuts node i down.
+func (c *Cluster) Kill(i int) {
+	stop(c.Nodes[i])
+	c.Nodes[i] = nil
+}
+
+// Name returns node i's server name.
+func (c *Cluster) Name(i int) string { return c.opts[i].ServerName }
+
+// URL returns node i's client URL.
+func (c *Cluster) URL(i int) string { return fmt.Sprintf("nats://127.0.0.1:%d", c.opts[i].Port) }
+
+// URLs returns every node's client URL, comma-separated.
+func (c *Cluster) URLs() string { return strings.Join([]string{c.URL(0), c.URL(1), c.URL(2)}, ",") }
+
+// LastSeq is stream's last seq as node i holds it (0 when it has none).
+func (c *Cluster) LastSeq(i int, stream string) uint64 {
+	acc, err := c.Nodes[i].JszAccount(&server.JSzOptions{Account: "$G", Streams: true})
+	if err != nil {
+		return 0
+	}
+	for _, sd := range acc.Streams {
+		if sd.Name == stream {
+			return sd.State.LastSeq
+		}
+	}
+	return 0
+}
+
+// Eventually polls cond for what servers do on their own timers
+// (elections, catching up) and fails the test after a bound.
+func Eventually(tb testing.TB, what string, cond func() bool) {
+	tb.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			tb.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
