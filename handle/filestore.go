@@ -93,7 +93,7 @@ func (s *FileStore) Path(id string) (string, error) {
 	if err := checkID(id); err != nil {
 		return "", err
 	}
-	loc, err := s.locate(id)
+	loc, err := s.locate(context.Background(), id)
 	switch {
 	case err == nil:
 		return loc.path, nil
@@ -170,7 +170,7 @@ func (s *FileStore) Create(ctx context.Context, opts ...CreateOption) (Handle, e
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.locate(id); !errors.Is(err, ErrNotFound) {
+	if _, err := s.locate(ctx, id); !errors.Is(err, ErrNotFound) {
 		lock.unlock()
 		return nil, fmt.Errorf("%w: %s in %q", ErrExists, id, s.dir)
 	}
@@ -182,10 +182,10 @@ func (s *FileStore) Create(ctx context.Context, opts ...CreateOption) (Handle, e
 		lock.unlock()
 		return nil, fmt.Errorf("handle: create %q: %w", path, err)
 	}
-	f, err := s.fs.OpenFile(path, os.O_RDWR, 0o600)
+	f, err := s.openLog(location{path: path, enc: enc}, os.O_RDWR)
 	if err != nil {
 		lock.unlock()
-		return nil, fmt.Errorf("handle: open %q: %w", path, err)
+		return nil, err
 	}
 	s.cfg.log.Debug("session created", "id", id, "path", path, "encoding", enc.name)
 	h := newFileHandle(s, enc, hdr, path, f, lock, int64(len(data)), nil)
@@ -208,7 +208,7 @@ func (s *FileStore) writeAtomic(path string, data []byte) error {
 // folder. On an error the temp file is removed and path is untouched.
 func WriteFileAtomic(fsys afero.Fs, path string, write func(io.Writer) error) error {
 	tmp := path + tmpExt
-	f, err := fsys.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	f, err := openRegular(fsys, tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, false)
 	if err != nil {
 		return err
 	}
@@ -250,7 +250,7 @@ func (s *FileStore) makeDir() error {
 
 // syncFile fsyncs a file.
 func syncFile(fsys afero.Fs, path string) error {
-	f, err := fsys.OpenFile(path, os.O_RDWR, 0)
+	f, err := openRegular(fsys, path, os.O_RDWR, false)
 	if err != nil {
 		return err
 	}
@@ -282,26 +282,30 @@ func (s *FileStore) lockPath(id string) string { return filepath.Join(s.dir, id+
 
 // location is where a session's log is.
 type location struct {
-	path  string
-	enc   *encoding
-	stale string // the other encoding's file, left by a crashed convert
+	path   string
+	enc    *encoding
+	stale  string // the other encoding's file, left by a crashed convert
+	follow bool   // a freely named file (an export): a link to it is followed
 }
 
 // locate finds session id's file. When both encodings exist (a convert
 // that crashed after its rename, before removing the old file), the newer
 // is kept if both hold the same logical log (SPEC §2); otherwise the
 // session is refused with ErrDuplicate.
-func (s *FileStore) locate(id string) (location, error) {
+func (s *FileStore) locate(ctx context.Context, id string) (location, error) {
 	var found []location
 	var infos []fs.FileInfo
 	for _, e := range s.encodings() {
 		p := filepath.Join(s.dir, id+e.ext)
-		fi, err := s.fs.Stat(p)
+		fi, err := lstat(s.fs, p)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
 			return location{}, fmt.Errorf("handle: %q: %w", p, err)
+		}
+		if !fi.Mode().IsRegular() {
+			return location{}, notRegular(p, fi.Mode())
 		}
 		found = append(found, location{path: p, enc: e})
 		infos = append(infos, fi)
@@ -315,7 +319,7 @@ func (s *FileStore) locate(id string) (location, error) {
 	if found[1].enc.z == nil {
 		return location{}, s.zerr
 	}
-	same, err := s.sameLog(found[0], found[1])
+	same, err := s.sameLog(ctx, found[0], found[1])
 	if err != nil {
 		return location{}, err
 	}
@@ -332,11 +336,11 @@ func (s *FileStore) locate(id string) (location, error) {
 }
 
 // existing returns where session id is, or ErrNotFound.
-func (s *FileStore) existing(id string) (location, error) {
+func (s *FileStore) existing(ctx context.Context, id string) (location, error) {
 	if err := checkID(id); err != nil {
 		return location{}, err
 	}
-	return s.locate(id)
+	return s.locate(ctx, id)
 }
 
 // Open opens session id. See Store.Open.
@@ -344,7 +348,7 @@ func (s *FileStore) Open(ctx context.Context, id string, mode Mode) (Handle, err
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if _, err := s.existing(id); err != nil {
+	if _, err := s.existing(ctx, id); err != nil {
 		return nil, err
 	}
 	var lock writerLock
@@ -364,7 +368,7 @@ func (s *FileStore) Open(ctx context.Context, id string, mode Mode) (Handle, err
 }
 
 func (s *FileStore) open(ctx context.Context, id string, flag int, lock writerLock) (*fileHandle, error) {
-	loc, err := s.locate(id) // again: under the lock, a convert may have run
+	loc, err := s.locate(ctx, id) // again: under the lock, a convert may have run
 	if err != nil {
 		return nil, err
 	}
@@ -382,12 +386,12 @@ func (s *FileStore) open(ctx context.Context, id string, flag int, lock writerLo
 			return nil, err
 		}
 	}
-	f, err := s.fs.OpenFile(loc.path, flag, 0o600)
+	f, err := s.openLog(loc, flag)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%w: %s in %q", ErrNotFound, id, s.dir)
 		}
-		return nil, fmt.Errorf("handle: open %q: %w", loc.path, err)
+		return nil, err
 	}
 	if lock != nil {
 		// Rows a killed writer wrote but never fsynced are in the page
@@ -441,7 +445,7 @@ type scanResult struct {
 // scanLog reads a whole log, checking every row, without keeping events.
 func scanLog(ctx context.Context, enc *encoding, f afero.File, path string) (scanResult, error) {
 	var sc scanResult
-	r := enc.reader(io.NewSectionReader(f, 0, 1<<62), eventlog.WithPath(path))
+	r := enc.reader(ctx, io.NewSectionReader(f, 0, 1<<62), eventlog.WithPath(path))
 	hdr, err := r.Header()
 	if err != nil {
 		return sc, err
@@ -472,7 +476,7 @@ func (s *FileStore) Stat(ctx context.Context, id string) (Info, error) {
 	if err := ctx.Err(); err != nil {
 		return Info{}, err
 	}
-	loc, err := s.existing(id)
+	loc, err := s.existing(ctx, id)
 	if err != nil {
 		return Info{}, err
 	}
@@ -480,12 +484,12 @@ func (s *FileStore) Stat(ctx context.Context, id string) (Info, error) {
 }
 
 func (s *FileStore) statPath(id string, loc location) (Info, error) {
-	f, err := s.fs.Open(loc.path)
+	f, err := s.openLog(loc, os.O_RDONLY)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return Info{}, fmt.Errorf("%w: %s in %q", ErrNotFound, id, s.dir)
 		}
-		return Info{}, fmt.Errorf("handle: stat %q: %w", loc.path, err)
+		return Info{}, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
@@ -526,11 +530,11 @@ func (s *FileStore) List(ctx context.Context, opts ...ListOption) ([]Info, error
 			return nil, err
 		}
 		id, _, ok := ParseFileName(e.Name())
-		if !ok || e.IsDir() || seen[id] {
-			continue
+		if !ok || seen[id] {
+			continue // a folder named like a session is reported by locate
 		}
 		seen[id] = true
-		loc, err := s.locate(id)
+		loc, err := s.locate(ctx, id)
 		var info Info
 		if err == nil {
 			info, err = s.statPath(id, loc)
@@ -574,7 +578,7 @@ func (s *FileStore) delete(ctx context.Context, id string, dc deleteConfig, visi
 	if err := checkID(id); err != nil {
 		return err
 	}
-	if _, err := s.existing(id); err != nil {
+	if _, err := s.existing(ctx, id); err != nil {
 		return err
 	}
 	if visited[id] {

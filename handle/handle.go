@@ -382,7 +382,7 @@ func (h *fileHandle) read(ctx context.Context, from, to int64, depth int, yield 
 	}
 	h.mu.Unlock()
 
-	r := h.enc.reader(io.NewSectionReader(h.f, start.off, size-start.off),
+	r := h.enc.reader(ctx, io.NewSectionReader(h.f, start.off, size-start.off),
 		eventlog.WithPath(h.path), eventlog.WithStart(start.off, start.seq), eventlog.WithFrom(from))
 	for n := 0; r.Next(); n++ {
 		if n%256 == 0 && ctx.Err() != nil {

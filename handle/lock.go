@@ -20,7 +20,8 @@ func lockFile(fs afero.Fs, path string) (writerLock, error) {
 	if heldInProcess(fs, path) {
 		return nil, fmt.Errorf("%w: %q", ErrLocked, path)
 	}
-	f, err := fs.OpenFile(path, osCreateRW, 0o600)
+	// Never through a link: a dangling one would create its target.
+	f, err := openRegular(fs, path, osCreateRW, false)
 	if err != nil {
 		return nil, fmt.Errorf("handle: opening lock file %q: %w", path, err)
 	}

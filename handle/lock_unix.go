@@ -64,7 +64,7 @@ func (l *osLock) unlock() error {
 // heldInProcess reports whether this process holds the lock of the OS file
 // at path, without opening it.
 func heldInProcess(fs afero.Fs, path string) bool {
-	fi, err := fs.Stat(path)
+	fi, err := lstat(fs, path)
 	if err != nil {
 		return false
 	}
@@ -125,7 +125,7 @@ func probeOS(fs afero.Fs, path string) (held, ok bool, err error) {
 	if heldInProcess(fs, path) {
 		return true, true, nil
 	}
-	f, err := fs.Open(path)
+	f, err := openRegular(fs, path, os.O_RDONLY, false)
 	if err != nil {
 		return false, true, err
 	}
