@@ -609,6 +609,12 @@ func (s *FileStore) delete(ctx context.Context, id string, dc deleteConfig, visi
 			return err
 		}
 	}
+	return s.removeLog(id)
+}
+
+// removeLog removes session id's files, durably, and its derived files.
+// The caller holds its writer lock.
+func (s *FileStore) removeLog(id string) error {
 	removed := false
 	for _, e := range s.encodings() {
 		p := filepath.Join(s.dir, id+e.ext)
