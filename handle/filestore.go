@@ -174,18 +174,23 @@ func (s *FileStore) Create(ctx context.Context, opts ...CreateOption) (Handle, e
 		lock.unlock()
 		return nil, fmt.Errorf("%w: %s in %q", ErrExists, id, s.dir)
 	}
+	// A failed create leaves nothing behind: no header, no lock file (its
+	// holder may remove it, see lockFile).
+	abandon := func(err error) (Handle, error) {
+		s.fs.Remove(path)
+		s.fs.Remove(s.lockPath(id))
+		lock.unlock()
+		return nil, err
+	}
 	if err := s.writeAtomic(path, data); err != nil {
 		// When only the folder fsync failed the header is at its name, but
 		// the name may not survive a power cut: remove it, or the session
 		// could be opened and flushed and then vanish with its events.
-		s.fs.Remove(path)
-		lock.unlock()
-		return nil, fmt.Errorf("handle: create %q: %w", path, err)
+		return abandon(fmt.Errorf("handle: create %q: %w", path, err))
 	}
 	f, err := s.openLog(location{path: path, enc: enc}, os.O_RDWR)
 	if err != nil {
-		lock.unlock()
-		return nil, err
+		return abandon(err)
 	}
 	s.cfg.log.Debug("session created", "id", id, "path", path, "encoding", enc.name)
 	h := newFileHandle(s, enc, hdr, path, f, lock, int64(len(data)), nil)
@@ -612,8 +617,9 @@ func (s *FileStore) delete(ctx context.Context, id string, dc deleteConfig, visi
 	return s.removeLog(id)
 }
 
-// removeLog removes session id's files, durably, and its derived files.
-// The caller holds its writer lock.
+// removeLog removes session id's files, durably, then its derived files
+// and its lock file. The caller holds its writer lock: only a holder may
+// remove a lock file (see lockFile).
 func (s *FileStore) removeLog(id string) error {
 	removed := false
 	for _, e := range s.encodings() {
@@ -630,9 +636,8 @@ func (s *FileStore) removeLog(id string) error {
 	if err := syncDir(s.fs, s.dir); err != nil {
 		return fmt.Errorf("handle: delete %s: sync folder: %w", id, err)
 	}
-	// The lock file stays: removing a file another process may hold
-	// locked would let two writers lock two different files.
 	s.dropDerived(id)
+	s.fs.Remove(s.lockPath(id))
 	s.cfg.log.Debug("session deleted", "id", id)
 	return nil
 }

@@ -77,9 +77,15 @@ func heldInProcess(fs afero.Fs, path string) bool {
 	return osLocks.held[inode{uint64(st.Dev), uint64(st.Ino)}] != nil
 }
 
+// sameInode reports whether fi describes the file key names.
+func sameInode(fi os.FileInfo, key inode) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && inode{uint64(st.Dev), uint64(st.Ino)} == key
+}
+
 // lock takes the writer lock on f, the open lock file at path. isOS is false
 // (and f untouched) when f is not an OS file. On failure f is closed.
-func (t *osLockTable) lock(f afero.File, path string) (l writerLock, isOS bool, err error) {
+func (t *osLockTable) lock(fs afero.Fs, f afero.File, path string) (l writerLock, isOS bool, err error) {
 	fdf, ok := f.(interface{ Fd() uintptr })
 	if !ok {
 		return nil, false, nil
@@ -111,6 +117,11 @@ func (t *osLockTable) lock(f afero.File, path string) (l writerLock, isOS bool, 
 			return nil, true, fmt.Errorf("%w: %q", ErrLocked, path)
 		}
 		return nil, true, fmt.Errorf("handle: locking %q: %w", path, err)
+	}
+	// The name must still lead to the file locked (see lockFile).
+	if fi, err := lstat(fs, path); err != nil || !sameInode(fi, key) {
+		f.Close() // lets go of the lock just taken; no other is held on it
+		return nil, true, errLockMoved
 	}
 	h := &osLock{t: t, key: key, f: f}
 	t.held[key] = h

@@ -202,6 +202,7 @@ func (s *FileStore) cutAt(f interface {
 		err = syncDir(s.fs, filepath.Dir(side))
 	}
 	if err != nil {
+		s.fs.Remove(side) // a partial copy is no evidence; the log is untouched
 		return nil, fmt.Errorf("handle: repair %q: side file: %w", path, err)
 	}
 	if err := f.Truncate(off); err != nil {

@@ -44,7 +44,12 @@ func main() {
 // touches no process-wide state besides the files it is asked to use, so
 // tests call it in-process.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, env func(string) string) int {
-	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, env: env, fs: afero.NewOsFs(), now: time.Now}
+	return runOn(ctx, afero.NewOsFs(), args, stdin, stdout, stderr, env)
+}
+
+// runOn is run on the file system fsys (tests inject faults through it).
+func runOn(ctx context.Context, fsys afero.Fs, args []string, stdin io.Reader, stdout, stderr io.Writer, env func(string) string) int {
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, env: env, fs: fsys, now: time.Now}
 	root := newRootCmd(a)
 	root.SetArgs(append([]string{}, args...)) // never nil: cobra would read os.Args
 	root.SetIn(stdin)
