@@ -80,18 +80,7 @@ var oddKinds = []struct {
 // file is not a regular file: each fails with ErrNotRegular naming the
 // path, and nothing outside the store is created or changed.
 func TestNotRegularSessionRefused(t *testing.T) {
-	ops := []struct {
-		name string
-		do   func(ctx context.Context, s *handle.FileStore, path string) error
-	}{
-		{"Open read-only", func(ctx context.Context, s *handle.FileStore, _ string) error {
-			_, err := s.Open(ctx, oddID, handle.ReadOnly)
-			return err
-		}},
-		{"Open for writing", func(ctx context.Context, s *handle.FileStore, _ string) error {
-			_, err := s.Open(ctx, oddID, handle.ReadWrite)
-			return err
-		}},
+	ops := append(logReaders(oddID), []storeOp{
 		{"Stat", func(ctx context.Context, s *handle.FileStore, _ string) error {
 			_, err := s.Stat(ctx, oddID)
 			return err
@@ -108,13 +97,6 @@ func TestNotRegularSessionRefused(t *testing.T) {
 			}
 			return broken
 		}},
-		{"Repair", func(ctx context.Context, s *handle.FileStore, _ string) error {
-			_, err := s.Repair(ctx, oddID, true)
-			return err
-		}},
-		{"Convert", func(ctx context.Context, s *handle.FileStore, _ string) error {
-			return s.Convert(ctx, oddID, handle.EncodingZstd)
-		}},
 		{"Delete", func(ctx context.Context, s *handle.FileStore, _ string) error {
 			return s.Delete(ctx, oddID)
 		}},
@@ -122,22 +104,11 @@ func TestNotRegularSessionRefused(t *testing.T) {
 			_, err := s.Fork(ctx, oddID, 0)
 			return err
 		}},
-		{"OpenPath", func(ctx context.Context, s *handle.FileStore, path string) error {
-			_, err := s.OpenPath(ctx, path)
-			return err
-		}},
 		{"StatPath", func(ctx context.Context, s *handle.FileStore, path string) error {
 			_, err := s.StatPath(ctx, path)
 			return err
 		}},
-		{"CheckPath", func(ctx context.Context, s *handle.FileStore, path string) error {
-			return s.CheckPath(ctx, path, nil).Err
-		}},
-		{"SalvagePath", func(ctx context.Context, s *handle.FileStore, path string) error {
-			_, err := s.SalvagePath(ctx, path, func(eventlog.Event) bool { return true })
-			return err
-		}},
-	}
+	}...)
 	for _, kind := range oddKinds {
 		for _, ext := range []string{".jsonl", ".jsonl.zst"} {
 			for _, op := range ops {

@@ -34,10 +34,54 @@ const envDir = "SESSIONLOG_DIR"
 const defaultDir = "./sessions"
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := notifySignals(context.Background())
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)
 	stop()
 	os.Exit(code)
+}
+
+// signalled is the cause of a context that a signal cancelled.
+type signalled struct{ sig os.Signal }
+
+func (s signalled) Error() string { return "stopped by a signal: " + s.sig.String() }
+
+// notifySignals returns a context that the first SIGINT or SIGTERM
+// cancels, with a signalled cause; every command stops at its next check
+// of the context (reads check it on every read of a file). The signals'
+// default action is then back, so that a second one ends the process at
+// once, whatever it is doing.
+func notifySignals(parent context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case sig := <-ch:
+			signal.Stop(ch)
+			cancel(signalled{sig})
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		close(done)
+		signal.Stop(ch)
+		cancel(nil)
+	}
+}
+
+// signalExit is the exit status of a command a signal stopped: 128 + the
+// signal's number, as a shell reports a process the signal killed (130
+// for SIGINT, 143 for SIGTERM); ok is false when no signal stopped it.
+func signalExit(ctx context.Context) (code int, ok bool) {
+	var s signalled
+	if !errors.As(context.Cause(ctx), &s) {
+		return 0, false
+	}
+	if n, isNum := s.sig.(syscall.Signal); isNum {
+		return 128 + int(n), true
+	}
+	return exitFailed, true
 }
 
 // run executes one logtool command line and returns its exit status. It
@@ -56,6 +100,10 @@ func runOn(ctx context.Context, fsys afero.Fs, args []string, stdin io.Reader, s
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
+	if code, ok := signalExit(ctx); ok {
+		fmt.Fprintf(stderr, "logtool: %s\n", context.Cause(ctx))
+		return code
+	}
 	if err == nil {
 		return exitOK
 	}
@@ -88,7 +136,8 @@ SESSION is a path to a log file, or a session ID found in --dir
 (default $SESSIONLOG_DIR, else ./sessions).
 
 Exit status: 0 done and clean; 1 a check failed (corruption, conflict,
-locked by another writer); 2 usage or environment error.`,
+locked by another writer); 2 usage or environment error; 130 (SIGINT) or
+143 (SIGTERM) stopped by that signal (a second one kills at once).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
