@@ -76,6 +76,14 @@ func TestRefusedEntriesListed(t *testing.T) {
 		require.Equal(t, 2, res.code)
 		require.Contains(t, res.stderr, "refused, not a regular file")
 	})
+	t.Run("import", func(t *testing.T) {
+		fifo := filepath.Join(dir, "01JDX3N0Q3Z8Y6W2D1V5K7M9PB.jsonl.zst")
+		for _, from := range []string{"sessionlog", "claude", "dsh", "swe-agent"} {
+			res := logtool(t, "", "--dir", t.TempDir(), "import", "--from", from, fifo)
+			require.Equal(t, 2, res.code, from)
+			require.Contains(t, res.stderr, "refused, not a regular file", from)
+		}
+	})
 	t.Run("append", func(t *testing.T) {
 		res := logtool(t, `{"type":"x"}`+"\n", "--dir", dir, "append", "01JDX3N0Q3Z8Y6W2D1V5K7M9PC")
 		require.Equal(t, 2, res.code)
