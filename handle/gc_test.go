@@ -20,16 +20,7 @@ func TestGC(t *testing.T) {
 	store := handle.NewFileStore(fsys, "/s", handle.WithClock(func() time.Time { return clock }))
 	mk := func(at time.Time, parent string) string {
 		clock = at
-		var h handle.Handle
-		var err error
-		if parent == "" {
-			h, err = store.Create(ctx)
-		} else {
-			h, err = store.Fork(ctx, parent, 0)
-		}
-		require.NoError(t, err)
-		_, err = h.Append(ctx, eventlog.Event{Type: "x", Time: at.UnixMilli()})
-		require.NoError(t, err)
+		h := gcSession(t, store, parent, at)
 		require.NoError(t, h.Close())
 		return h.ID()
 	}
@@ -83,20 +74,7 @@ func TestGCDryRunSaysWhatGCDoes(t *testing.T) {
 	now := time.UnixMilli(1764450000000)
 	clock := now.Add(-40 * 24 * time.Hour)
 	store := handle.NewFileStore(afero.NewMemMapFs(), "/s", handle.WithClock(func() time.Time { return clock }))
-	create := func(parent string) handle.Handle {
-		var h handle.Handle
-		var err error
-		if parent == "" {
-			h, err = store.Create(ctx)
-		} else {
-			h, err = store.Fork(ctx, parent, 0)
-		}
-		require.NoError(t, err)
-		_, err = h.Append(ctx, eventlog.Event{Type: "x", Time: clock.UnixMilli()})
-		require.NoError(t, err)
-		require.NoError(t, h.Flush(ctx))
-		return h
-	}
+	create := func(parent string) handle.Handle { return gcSession(t, store, parent, clock) }
 	closed := func(parent string) string {
 		h := create(parent)
 		require.NoError(t, h.Close())
@@ -126,4 +104,24 @@ func TestGCDryRunSaysWhatGCDoes(t *testing.T) {
 	}
 	_, err = store.Stat(ctx, alone)
 	require.ErrorIs(t, err, handle.ErrNotFound)
+}
+
+// gcSession creates a session in store (a fork of parent at 0, unless
+// parent is "") holding one flushed event of time at, and returns its write
+// handle.
+func gcSession(t *testing.T, store *handle.FileStore, parent string, at time.Time) handle.Handle {
+	t.Helper()
+	ctx := t.Context()
+	var h handle.Handle
+	var err error
+	if parent == "" {
+		h, err = store.Create(ctx)
+	} else {
+		h, err = store.Fork(ctx, parent, 0)
+	}
+	require.NoError(t, err)
+	_, err = h.Append(ctx, eventlog.Event{Type: "x", Time: at.UnixMilli()})
+	require.NoError(t, err)
+	require.NoError(t, h.Flush(ctx))
+	return h
 }
