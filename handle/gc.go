@@ -155,7 +155,7 @@ func (s *FileStore) leftovers(gone map[string]bool, live map[string]int64, dryRu
 				continue
 			}
 			p := filepath.Join(dir, e.Name())
-			if dryRun || s.fs.Remove(p) == nil {
+			if dryRun || s.removeLeftover(p) == nil {
 				out = append(out, p)
 			}
 		}
@@ -182,6 +182,21 @@ func (s *FileStore) leftovers(gone map[string]bool, live map[string]int64, dryRu
 		return sessionGone(name) || strings.HasSuffix(name, tmpExt)
 	})
 	return out
+}
+
+// removeLeftover removes the leftover file at path; a lock file only under
+// its lock, as only a holder may remove one (see lockFile), so that a
+// writer that took it after the probe keeps it.
+func (s *FileStore) removeLeftover(path string) error {
+	if !strings.HasSuffix(path, lockExt) {
+		return s.fs.Remove(path)
+	}
+	lock, err := lockFile(s.fs, path)
+	if err != nil {
+		return err
+	}
+	defer lock.unlock()
+	return s.fs.Remove(path)
 }
 
 // Writing reports whether a writer (in this process or another) holds
