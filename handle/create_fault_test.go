@@ -138,3 +138,39 @@ func TestFailedRepairLeavesNoSideFile(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, log, after)
 }
+
+// TestFailedConvertLeavesNothing: a convert or compaction that runs out of
+// space at any step leaves the store as it was: the old log, no temp file.
+func TestFailedConvertLeavesNothing(t *testing.T) {
+	full := syscall.ENOSPC
+	faults := []struct {
+		name string
+		arm  func(f *faultfs.FS)
+	}{
+		{"write", func(f *faultfs.FS) { f.FailNextWrite(full, 3) }},
+		{"fsync", func(f *faultfs.FS) { f.FailNextSync(full) }},
+		{"temp file create", func(f *faultfs.FS) { f.SetHook(failOn(faultfs.OpCreate, ".tmp", full)) }},
+		{"rename", func(f *faultfs.FS) { f.SetHook(failOn(faultfs.OpRename, ".jsonl", full)) }},
+	}
+	for _, to := range []string{handle.EncodingZstd, handle.EncodingRaw} {
+		for _, fault := range faults {
+			t.Run(to+"/"+fault.name, func(t *testing.T) {
+				ctx := t.Context()
+				fsys := faultfs.New(afero.NewMemMapFs())
+				store := handle.NewFileStore(fsys, "/s")
+				h, err := store.Create(ctx, handle.WithSessionEncoding(handle.EncodingZstd))
+				require.NoError(t, err)
+				_, err = h.Append(ctx, eventlog.Event{Type: "x", Time: 1})
+				require.NoError(t, err)
+				require.NoError(t, h.Close())
+				before := storeFiles(t, fsys, "/s")
+
+				fault.arm(fsys)
+				err = store.Convert(ctx, h.ID(), to)
+				fsys.SetHook(nil)
+				require.ErrorIs(t, err, full)
+				require.Equal(t, before, storeFiles(t, fsys, "/s"), "nothing left behind")
+			})
+		}
+	}
+}

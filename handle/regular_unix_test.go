@@ -73,6 +73,13 @@ var oddKinds = []struct {
 		require.NoError(t, os.Symlink("/dev/zero", path))
 	}},
 	{"FIFO", func(t *testing.T, path, _ string) { mkfifo(t, path) }},
+	{"device", func(t *testing.T, path, _ string) {
+		// The device of /dev/zero (char 1, 5), where this process may
+		// make one; the link to /dev/zero covers it otherwise.
+		if err := syscall.Mknod(path, syscall.S_IFCHR|0o600, 1<<8|5); err != nil {
+			t.Skipf("cannot make a device node here: %v", err)
+		}
+	}},
 	{"folder", func(t *testing.T, path, _ string) { require.NoError(t, os.Mkdir(path, 0o700)) }},
 }
 
