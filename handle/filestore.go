@@ -87,8 +87,8 @@ func checkID(id string) error {
 // Path returns the file that holds session id: the existing one, or for a
 // session that does not exist, where a raw log would be. It fails with
 // ErrInvalidID for an ID that is not an upper-case ULID, so no path is ever
-// built from other text, and with ErrDuplicate (or an I/O error) when the
-// session exists but the store would refuse to open it.
+// built from other text, and with ErrDuplicate, ErrNotRegular (or an I/O
+// error) when the session exists but the store would refuse to open it.
 func (s *FileStore) Path(id string) (string, error) {
 	if err := checkID(id); err != nil {
 		return "", err

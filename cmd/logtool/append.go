@@ -33,7 +33,8 @@ buffered (acks never wait for more input) and at the end of input; after each
 durable flush it prints {"acked":S}, S the last durable seq. On a conflict or a
 malformed line it flushes what came before, prints the ack and
 {"error":{"kind":"conflict"|"invalid","line":N,"message":"..."}}, writes
-nothing of that line and exits 1.`,
+nothing of that line and exits 1. On SIGINT or SIGTERM, also while it waits
+on stdin, it flushes what it appended, prints the ack and exits 130 or 143.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if every < 0 {

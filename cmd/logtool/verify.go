@@ -38,7 +38,8 @@ as unchecked). A DIR verifies every <ID>.jsonl[.zst] in it. A torn tail alone
 is ok. --json prints one object a file:
 {"path","id","ok","events","torn","checkpoints","unchecked","error"}, torn null
 or {"offset","bytes"}, error null or {"kind","seq","offset","message"}, kind
-one of corrupt, version, digest, lineage, io.`,
+one of corrupt, version, digest, lineage, io (io also for an entry refused as
+not a regular file: a folder, FIFO, device or link named like a session).`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.runVerify(cmd.Context(), args, asJSON, a.stdout)
