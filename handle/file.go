@@ -113,7 +113,7 @@ func (s *FileStore) StatPath(ctx context.Context, path string) (Info, error) {
 	if err != nil {
 		return Info{}, err
 	}
-	info, err := s.statPath("", loc)
+	info, err := s.statPath(ctx, "", loc)
 	if err == nil {
 		info.ID = info.Header.ID
 	}

@@ -485,10 +485,10 @@ func (s *FileStore) Stat(ctx context.Context, id string) (Info, error) {
 	if err != nil {
 		return Info{}, err
 	}
-	return s.statPath(id, loc)
+	return s.statPath(ctx, id, loc)
 }
 
-func (s *FileStore) statPath(id string, loc location) (Info, error) {
+func (s *FileStore) statPath(ctx context.Context, id string, loc location) (Info, error) {
 	f, err := s.openLog(loc, os.O_RDONLY)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -502,7 +502,7 @@ func (s *FileStore) statPath(id string, loc location) (Info, error) {
 		return Info{}, fmt.Errorf("handle: stat %q: %w", loc.path, err)
 	}
 	size := fi.Size()
-	t, err := loc.enc.tail(f, size, loc.path)
+	t, err := loc.enc.tail(ctxReaderAt{ctx: ctx, r: f}, size, loc.path)
 	if err != nil {
 		return Info{}, err
 	}
@@ -542,7 +542,7 @@ func (s *FileStore) List(ctx context.Context, opts ...ListOption) ([]Info, error
 		loc, err := s.locate(ctx, id)
 		var info Info
 		if err == nil {
-			info, err = s.statPath(id, loc)
+			info, err = s.statPath(ctx, id, loc)
 		}
 		switch {
 		case errors.Is(err, ErrNotFound):
