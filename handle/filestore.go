@@ -172,6 +172,9 @@ func (s *FileStore) Create(ctx context.Context, opts ...CreateOption) (Handle, e
 	}
 	if _, err := s.locate(ctx, id); !errors.Is(err, ErrNotFound) {
 		lock.unlock()
+		if errors.Is(err, ErrNotRegular) {
+			return nil, err // what is there is not a session
+		}
 		return nil, fmt.Errorf("%w: %s in %q", ErrExists, id, s.dir)
 	}
 	// A failed create leaves nothing behind: no header, no lock file (its

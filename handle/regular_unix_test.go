@@ -107,6 +107,10 @@ func TestNotRegularSessionRefused(t *testing.T) {
 		{"Delete", func(ctx context.Context, s *handle.FileStore, _ string) error {
 			return s.Delete(ctx, oddID)
 		}},
+		{"Create with its ID", func(ctx context.Context, s *handle.FileStore, _ string) error {
+			_, err := s.Create(ctx, handle.WithID(oddID))
+			return err
+		}},
 		{"Fork", func(ctx context.Context, s *handle.FileStore, _ string) error {
 			_, err := s.Fork(ctx, oddID, 0)
 			return err
