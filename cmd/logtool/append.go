@@ -80,7 +80,9 @@ type appender struct {
 }
 
 func (ap *appender) run(ctx context.Context, in *bufio.Reader) error {
-	lines := readLines(ctx, in)
+	done := make(chan struct{})
+	defer close(done)
+	lines := readLines(ctx, done, in)
 	for n := 1; ; n++ {
 		var l inputLine
 		var ok bool
@@ -132,9 +134,9 @@ type inputLine struct {
 // appender can stop on ctx while a read of stdin blocks (a read of a pipe
 // or terminal cannot be interrupted). It reads a line only once the one
 // before was taken, so buffered means what it meant when the line was read.
-// The goroutine ends at the first error or when ctx is done; one blocked in
-// a read ends with the process.
-func readLines(ctx context.Context, in *bufio.Reader) <-chan inputLine {
+// The goroutine ends at the first error, when ctx is done or when done is
+// closed; one blocked in a read ends with the process (or its input).
+func readLines(ctx context.Context, done <-chan struct{}, in *bufio.Reader) <-chan inputLine {
 	ch := make(chan inputLine)
 	go func() {
 		defer close(ch)
@@ -143,6 +145,8 @@ func readLines(ctx context.Context, in *bufio.Reader) <-chan inputLine {
 			select {
 			case ch <- inputLine{line: line, err: err, buffered: err == nil && lineBuffered(in)}:
 			case <-ctx.Done():
+				return
+			case <-done:
 				return
 			}
 			if err != nil {
