@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // cacheDir is the folder of derived data in a store's folder: digest
@@ -78,7 +79,7 @@ func (s *FileStore) GetDerived(ctx context.Context, id, key string) ([]byte, err
 	if err != nil {
 		return nil, err
 	}
-	b, err := readFile(s, p)
+	b, err := readRegular(s.fs, p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w: no derived %q for %s", ErrNotFound, key, id)
 	}
@@ -103,13 +104,25 @@ func (s *FileStore) PutDerived(ctx context.Context, id, key string, data []byte)
 	if err != nil {
 		return err
 	}
-	if err := s.fs.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+	return s.writeDerived(p, data)
+}
+
+// writeDerived writes the derived file at path: its sum line and data,
+// through a temp file of its own and a rename, so a reader sees the old
+// file or the new one. It is not fsynced. Nothing is written through a
+// link: the cache folder must be a folder, and the temp file is new.
+func (s *FileStore) writeDerived(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	if err := checkFolder(s.fs, dir); err != nil {
 		return fmt.Errorf("handle: cache folder: %w", err)
 	}
-	tmp := p + tmpExt
-	f, err := s.fs.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	if err := s.fs.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("handle: cache folder: %w", err)
+	}
+	tmp := fmt.Sprintf("%s.%d%s", path, time.Now().UnixNano(), tmpExt)
+	f, err := openRegular(s.fs, tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, false)
 	if err != nil {
-		return fmt.Errorf("handle: cache %q: %w", p, err)
+		return fmt.Errorf("handle: cache %q: %w", path, err)
 	}
 	_, err = f.Write(sealDerived(data))
 	if err == nil {
@@ -119,11 +132,11 @@ func (s *FileStore) PutDerived(ctx context.Context, id, key string, data []byte)
 		err = cerr
 	}
 	if err == nil {
-		err = s.fs.Rename(tmp, p)
+		err = s.fs.Rename(tmp, path)
 	}
 	if err != nil {
 		s.fs.Remove(tmp)
-		return fmt.Errorf("handle: cache %q: %w", p, err)
+		return fmt.Errorf("handle: cache %q: %w", path, err)
 	}
 	return nil
 }

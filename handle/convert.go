@@ -30,7 +30,7 @@ func (s *FileStore) Convert(ctx context.Context, id, encodingName string) error 
 	if err != nil {
 		return err
 	}
-	if _, err := s.existing(id); err != nil {
+	if _, err := s.existing(ctx, id); err != nil {
 		return err
 	}
 	lock, err := lockFile(s.fs, s.lockPath(id))
@@ -38,7 +38,7 @@ func (s *FileStore) Convert(ctx context.Context, id, encodingName string) error 
 		return err
 	}
 	defer lock.unlock()
-	loc, err := s.locate(id)
+	loc, err := s.locate(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -54,12 +54,12 @@ func (s *FileStore) Compact(ctx context.Context, id string) error {
 // rewriteFile rewrites the file at loc, as it is, in encoding dst. The
 // caller holds the writer lock.
 func (s *FileStore) rewriteFile(ctx context.Context, id string, loc location, dst *encoding) error {
-	in, err := s.fs.Open(loc.path)
+	in, err := s.openLog(loc, os.O_RDONLY)
 	if err != nil {
-		return fmt.Errorf("handle: rewrite %q: %w", loc.path, err)
+		return fmt.Errorf("handle: rewrite: %w", err)
 	}
 	defer in.Close()
-	r := loc.enc.reader(in, eventlog.WithPath(loc.path))
+	r := loc.enc.reader(ctx, in, eventlog.WithPath(loc.path))
 	hdr, err := r.Header()
 	if err != nil {
 		return err
@@ -78,7 +78,7 @@ func (s *FileStore) rewrite(ctx context.Context, id string, loc location, dst *e
 	want, err := s.writeCopy(ctx, hdr, events, dst, tmp)
 	if err == nil {
 		var got []byte
-		got, err = s.logDigest(location{path: tmp, enc: dst})
+		got, err = s.logDigest(ctx, location{path: tmp, enc: dst})
 		if err == nil && !bytes.Equal(got, want) {
 			err = fmt.Errorf("handle: rewrite %q: the rewritten log differs from the original; nothing replaced", loc.path)
 		}
@@ -107,7 +107,7 @@ func (s *FileStore) rewrite(ctx context.Context, id string, loc location, dst *e
 // writeCopy streams hdr and events into tmp in encoding dst, fsyncs it,
 // and returns the digest of the events' canonical lines.
 func (s *FileStore) writeCopy(ctx context.Context, hdr eventlog.Header, events iter.Seq2[eventlog.Event, error], dst *encoding, tmp string) ([]byte, error) {
-	out, err := s.fs.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	out, err := openRegular(s.fs, tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, false)
 	if err != nil {
 		return nil, fmt.Errorf("handle: rewrite: %w", err)
 	}
@@ -211,13 +211,13 @@ func writeCanon(h hash.Hash, e eventlog.Event) {
 
 // logDigest reads a whole log and returns the sha256 of its canonical
 // event lines; a torn tail is left out, corruption is an error.
-func (s *FileStore) logDigest(loc location) ([]byte, error) {
-	f, err := s.fs.Open(loc.path)
+func (s *FileStore) logDigest(ctx context.Context, loc location) ([]byte, error) {
+	f, err := s.openLog(loc, os.O_RDONLY)
 	if err != nil {
-		return nil, fmt.Errorf("handle: %q: %w", loc.path, err)
+		return nil, err
 	}
 	defer f.Close()
-	r := loc.enc.reader(f, eventlog.WithPath(loc.path))
+	r := loc.enc.reader(ctx, f, eventlog.WithPath(loc.path))
 	if _, err := r.Header(); err != nil {
 		return nil, err
 	}
@@ -232,12 +232,12 @@ func (s *FileStore) logDigest(loc location) ([]byte, error) {
 }
 
 // sameLog reports whether two files hold the same logical log.
-func (s *FileStore) sameLog(a, b location) (bool, error) {
-	da, err := s.logDigest(a)
+func (s *FileStore) sameLog(ctx context.Context, a, b location) (bool, error) {
+	da, err := s.logDigest(ctx, a)
 	if err != nil {
 		return false, errors.Join(fmt.Errorf("%w: %q and %q both exist", ErrDuplicate, a.path, b.path), err)
 	}
-	db, err := s.logDigest(b)
+	db, err := s.logDigest(ctx, b)
 	if err != nil {
 		return false, errors.Join(fmt.Errorf("%w: %q and %q both exist", ErrDuplicate, a.path, b.path), err)
 	}

@@ -50,6 +50,14 @@
 // read-only handles may read while a writer appends; they see only
 // complete rows.
 //
+// # Files
+//
+// Only regular files are sessions: a link, FIFO, device or folder named
+// like a session is refused with ErrNotRegular and never opened for
+// reading, and no file of the store (lock, temp, derived, side file) is
+// created or written through a link. Every read of a log stops with its
+// context's error once the context is done.
+//
 // The package knows nothing of event semantics (checkpoints, turns,
 // projections): those live in packages above it.
 package handle

@@ -1,6 +1,7 @@
 package handle
 
 import (
+	"context"
 	"fmt"
 	"io"
 
@@ -23,7 +24,10 @@ type encoding struct {
 	z    *eventlog.ZstdCodec // nil for raw
 }
 
-func (e *encoding) reader(src io.Reader, opts ...eventlog.ReaderOption) *eventlog.Reader {
+// reader returns a reader of the log in src that ends with ctx's error
+// once ctx is done (see ctxReader).
+func (e *encoding) reader(ctx context.Context, src io.Reader, opts ...eventlog.ReaderOption) *eventlog.Reader {
+	src = ctxReader{ctx: ctx, r: src}
 	if e.z != nil {
 		return eventlog.NewZstdReader(src, e.z, opts...)
 	}

@@ -43,17 +43,33 @@ func (s *FileStore) pathLocation(path string) (location, string, error) {
 	if err != nil {
 		return location{}, "", err
 	}
-	fi, err := s.fs.Stat(path)
+	// A file named like a session is one, and only a regular file, not a
+	// link, may be; a freely named file (an export) may be a link to one.
+	id, _, _ := ParseFileName(filepath.Base(path))
+	stat := lstat
+	if id == "" {
+		stat = afero.Fs.Stat
+	}
+	fi, err := stat(s.fs, path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return location{}, "", fmt.Errorf("%w: no log file %q", ErrNotFound, path)
 	case err != nil:
 		return location{}, "", fmt.Errorf("handle: %q: %w", path, err)
-	case fi.IsDir():
-		return location{}, "", fmt.Errorf("handle: %q is a folder, not a log file", path)
+	case !fi.Mode().IsRegular():
+		return location{}, "", notRegular(path, fi.Mode())
 	}
-	id, _, _ := ParseFileName(filepath.Base(path))
-	return location{path: path, enc: enc}, id, nil
+	return location{path: path, enc: enc, follow: id == ""}, id, nil
+}
+
+// openLog opens the log file at loc with flag: a regular file only, a
+// link followed only for a freely named file (see openRegular).
+func (s *FileStore) openLog(loc location, flag int) (afero.File, error) {
+	f, err := openRegular(s.fs, loc.path, flag, loc.follow)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, ErrNotRegular) {
+		err = fmt.Errorf("handle: open %q: %w", loc.path, err)
+	}
+	return f, err
 }
 
 // OpenPath opens a read-only handle on the log file at path, which need not
@@ -69,9 +85,9 @@ func (s *FileStore) OpenPath(ctx context.Context, path string) (Handle, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := s.fs.OpenFile(path, os.O_RDONLY, 0)
+	f, err := s.openLog(loc, os.O_RDONLY)
 	if err != nil {
-		return nil, fmt.Errorf("handle: open %q: %w", path, err)
+		return nil, err
 	}
 	known := s.knownDurable(ctx, s.storeID(path, nameID))
 	sc, err := scanLog(ctx, loc.enc, f, path)
@@ -101,7 +117,7 @@ func (s *FileStore) StatPath(ctx context.Context, path string) (Info, error) {
 	if err != nil {
 		return Info{}, err
 	}
-	info, err := s.statPath("", loc)
+	info, err := s.statPath(ctx, "", loc)
 	if err == nil {
 		info.ID = info.Header.ID
 	}
@@ -134,14 +150,14 @@ func (s *FileStore) CheckPath(ctx context.Context, path string, fn func(eventlog
 		res.Err = err
 		return res
 	}
-	f, err := s.fs.Open(path)
+	f, err := s.openLog(loc, os.O_RDONLY)
 	if err != nil {
-		res.Err = fmt.Errorf("handle: open %q: %w", path, err)
+		res.Err = err
 		return res
 	}
 	defer f.Close()
 	known := s.knownDurable(ctx, s.storeID(path, nameID))
-	r := loc.enc.reader(f, eventlog.WithPath(path))
+	r := loc.enc.reader(ctx, f, eventlog.WithPath(path))
 	if res.Header, res.Err = r.Header(); res.Err != nil {
 		return res
 	}
@@ -178,8 +194,6 @@ func (s *FileStore) CheckPath(ctx context.Context, path string, fn func(eventlog
 	}
 	return res
 }
-
-func readFile(s *FileStore, path string) ([]byte, error) { return afero.ReadFile(s.fs, path) }
 
 func filepathGlob(s *FileStore, pattern string) ([]string, error) { return afero.Glob(s.fs, pattern) }
 

@@ -87,13 +87,13 @@ func checkID(id string) error {
 // Path returns the file that holds session id: the existing one, or for a
 // session that does not exist, where a raw log would be. It fails with
 // ErrInvalidID for an ID that is not an upper-case ULID, so no path is ever
-// built from other text, and with ErrDuplicate (or an I/O error) when the
-// session exists but the store would refuse to open it.
+// built from other text, and with ErrDuplicate, ErrNotRegular (or an I/O
+// error) when the session exists but the store would refuse to open it.
 func (s *FileStore) Path(id string) (string, error) {
 	if err := checkID(id); err != nil {
 		return "", err
 	}
-	loc, err := s.locate(id)
+	loc, err := s.locate(context.Background(), id)
 	switch {
 	case err == nil:
 		return loc.path, nil
@@ -170,22 +170,30 @@ func (s *FileStore) Create(ctx context.Context, opts ...CreateOption) (Handle, e
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.locate(id); !errors.Is(err, ErrNotFound) {
+	if _, err := s.locate(ctx, id); !errors.Is(err, ErrNotFound) {
 		lock.unlock()
+		if errors.Is(err, ErrNotRegular) {
+			return nil, err // what is there is not a session
+		}
 		return nil, fmt.Errorf("%w: %s in %q", ErrExists, id, s.dir)
+	}
+	// A failed create leaves nothing behind: no header, no lock file (its
+	// holder may remove it, see lockFile).
+	abandon := func(err error) (Handle, error) {
+		s.fs.Remove(path)
+		s.fs.Remove(s.lockPath(id))
+		lock.unlock()
+		return nil, err
 	}
 	if err := s.writeAtomic(path, data); err != nil {
 		// When only the folder fsync failed the header is at its name, but
 		// the name may not survive a power cut: remove it, or the session
 		// could be opened and flushed and then vanish with its events.
-		s.fs.Remove(path)
-		lock.unlock()
-		return nil, fmt.Errorf("handle: create %q: %w", path, err)
+		return abandon(fmt.Errorf("handle: create %q: %w", path, err))
 	}
-	f, err := s.fs.OpenFile(path, os.O_RDWR, 0o600)
+	f, err := s.openLog(location{path: path, enc: enc}, os.O_RDWR)
 	if err != nil {
-		lock.unlock()
-		return nil, fmt.Errorf("handle: open %q: %w", path, err)
+		return abandon(err)
 	}
 	s.cfg.log.Debug("session created", "id", id, "path", path, "encoding", enc.name)
 	h := newFileHandle(s, enc, hdr, path, f, lock, int64(len(data)), nil)
@@ -208,7 +216,7 @@ func (s *FileStore) writeAtomic(path string, data []byte) error {
 // folder. On an error the temp file is removed and path is untouched.
 func WriteFileAtomic(fsys afero.Fs, path string, write func(io.Writer) error) error {
 	tmp := path + tmpExt
-	f, err := fsys.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	f, err := openRegular(fsys, tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, false)
 	if err != nil {
 		return err
 	}
@@ -250,7 +258,7 @@ func (s *FileStore) makeDir() error {
 
 // syncFile fsyncs a file.
 func syncFile(fsys afero.Fs, path string) error {
-	f, err := fsys.OpenFile(path, os.O_RDWR, 0)
+	f, err := openRegular(fsys, path, os.O_RDWR, false)
 	if err != nil {
 		return err
 	}
@@ -282,26 +290,30 @@ func (s *FileStore) lockPath(id string) string { return filepath.Join(s.dir, id+
 
 // location is where a session's log is.
 type location struct {
-	path  string
-	enc   *encoding
-	stale string // the other encoding's file, left by a crashed convert
+	path   string
+	enc    *encoding
+	stale  string // the other encoding's file, left by a crashed convert
+	follow bool   // a freely named file (an export): a link to it is followed
 }
 
 // locate finds session id's file. When both encodings exist (a convert
 // that crashed after its rename, before removing the old file), the newer
 // is kept if both hold the same logical log (docs/format.md §2); otherwise the
 // session is refused with ErrDuplicate.
-func (s *FileStore) locate(id string) (location, error) {
+func (s *FileStore) locate(ctx context.Context, id string) (location, error) {
 	var found []location
 	var infos []fs.FileInfo
 	for _, e := range s.encodings() {
 		p := filepath.Join(s.dir, id+e.ext)
-		fi, err := s.fs.Stat(p)
+		fi, err := lstat(s.fs, p)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
 			return location{}, fmt.Errorf("handle: %q: %w", p, err)
+		}
+		if !fi.Mode().IsRegular() {
+			return location{}, notRegular(p, fi.Mode())
 		}
 		found = append(found, location{path: p, enc: e})
 		infos = append(infos, fi)
@@ -315,7 +327,7 @@ func (s *FileStore) locate(id string) (location, error) {
 	if found[1].enc.z == nil {
 		return location{}, s.zerr
 	}
-	same, err := s.sameLog(found[0], found[1])
+	same, err := s.sameLog(ctx, found[0], found[1])
 	if err != nil {
 		return location{}, err
 	}
@@ -332,11 +344,11 @@ func (s *FileStore) locate(id string) (location, error) {
 }
 
 // existing returns where session id is, or ErrNotFound.
-func (s *FileStore) existing(id string) (location, error) {
+func (s *FileStore) existing(ctx context.Context, id string) (location, error) {
 	if err := checkID(id); err != nil {
 		return location{}, err
 	}
-	return s.locate(id)
+	return s.locate(ctx, id)
 }
 
 // Open opens session id. See Store.Open.
@@ -344,7 +356,7 @@ func (s *FileStore) Open(ctx context.Context, id string, mode Mode) (Handle, err
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if _, err := s.existing(id); err != nil {
+	if _, err := s.existing(ctx, id); err != nil {
 		return nil, err
 	}
 	var lock writerLock
@@ -364,7 +376,7 @@ func (s *FileStore) Open(ctx context.Context, id string, mode Mode) (Handle, err
 }
 
 func (s *FileStore) open(ctx context.Context, id string, flag int, lock writerLock) (*fileHandle, error) {
-	loc, err := s.locate(id) // again: under the lock, a convert may have run
+	loc, err := s.locate(ctx, id) // again: under the lock, a convert may have run
 	if err != nil {
 		return nil, err
 	}
@@ -382,12 +394,12 @@ func (s *FileStore) open(ctx context.Context, id string, flag int, lock writerLo
 			return nil, err
 		}
 	}
-	f, err := s.fs.OpenFile(loc.path, flag, 0o600)
+	f, err := s.openLog(loc, flag)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%w: %s in %q", ErrNotFound, id, s.dir)
 		}
-		return nil, fmt.Errorf("handle: open %q: %w", loc.path, err)
+		return nil, err
 	}
 	if lock != nil {
 		// Rows a killed writer wrote but never fsynced are in the page
@@ -445,7 +457,7 @@ type scanResult struct {
 // scanLog reads a whole log, checking every row, without keeping events.
 func scanLog(ctx context.Context, enc *encoding, f afero.File, path string) (scanResult, error) {
 	var sc scanResult
-	r := enc.reader(io.NewSectionReader(f, 0, 1<<62), eventlog.WithPath(path))
+	r := enc.reader(ctx, io.NewSectionReader(f, 0, 1<<62), eventlog.WithPath(path))
 	hdr, err := r.Header()
 	if err != nil {
 		return sc, err
@@ -476,20 +488,20 @@ func (s *FileStore) Stat(ctx context.Context, id string) (Info, error) {
 	if err := ctx.Err(); err != nil {
 		return Info{}, err
 	}
-	loc, err := s.existing(id)
+	loc, err := s.existing(ctx, id)
 	if err != nil {
 		return Info{}, err
 	}
-	return s.statPath(id, loc)
+	return s.statPath(ctx, id, loc)
 }
 
-func (s *FileStore) statPath(id string, loc location) (Info, error) {
-	f, err := s.fs.Open(loc.path)
+func (s *FileStore) statPath(ctx context.Context, id string, loc location) (Info, error) {
+	f, err := s.openLog(loc, os.O_RDONLY)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return Info{}, fmt.Errorf("%w: %s in %q", ErrNotFound, id, s.dir)
 		}
-		return Info{}, fmt.Errorf("handle: stat %q: %w", loc.path, err)
+		return Info{}, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
@@ -497,7 +509,7 @@ func (s *FileStore) statPath(id string, loc location) (Info, error) {
 		return Info{}, fmt.Errorf("handle: stat %q: %w", loc.path, err)
 	}
 	size := fi.Size()
-	t, err := loc.enc.tail(f, size, loc.path)
+	t, err := loc.enc.tail(ctxReaderAt{ctx: ctx, r: f}, size, loc.path)
 	if err != nil {
 		return Info{}, err
 	}
@@ -530,14 +542,14 @@ func (s *FileStore) List(ctx context.Context, opts ...ListOption) ([]Info, error
 			return nil, err
 		}
 		id, _, ok := ParseFileName(e.Name())
-		if !ok || e.IsDir() || seen[id] {
-			continue
+		if !ok || seen[id] {
+			continue // a folder named like a session is reported by locate
 		}
 		seen[id] = true
-		loc, err := s.locate(id)
+		loc, err := s.locate(ctx, id)
 		var info Info
 		if err == nil {
-			info, err = s.statPath(id, loc)
+			info, err = s.statPath(ctx, id, loc)
 		}
 		switch {
 		case errors.Is(err, ErrNotFound):
@@ -578,7 +590,7 @@ func (s *FileStore) delete(ctx context.Context, id string, dc deleteConfig, visi
 	if err := checkID(id); err != nil {
 		return err
 	}
-	if _, err := s.existing(id); err != nil {
+	if _, err := s.existing(ctx, id); err != nil {
 		return err
 	}
 	if visited[id] {
@@ -602,6 +614,13 @@ func (s *FileStore) delete(ctx context.Context, id string, dc deleteConfig, visi
 	if err != nil {
 		return err
 	}
+	return s.removeLog(id)
+}
+
+// removeLog removes session id's files, durably, then its derived files
+// and its lock file. The caller holds its writer lock: only a holder may
+// remove a lock file (see lockFile).
+func (s *FileStore) removeLog(id string) error {
 	removed := false
 	for _, e := range s.encodings() {
 		p := filepath.Join(s.dir, id+e.ext)
@@ -617,9 +636,8 @@ func (s *FileStore) delete(ctx context.Context, id string, dc deleteConfig, visi
 	if err := syncDir(s.fs, s.dir); err != nil {
 		return fmt.Errorf("handle: delete %s: sync folder: %w", id, err)
 	}
-	// The lock file stays: removing a file another process may hold
-	// locked would let two writers lock two different files.
 	s.dropDerived(id)
+	s.fs.Remove(s.lockPath(id))
 	s.cfg.log.Debug("session deleted", "id", id)
 	return nil
 }

@@ -84,7 +84,7 @@ func (s *FileStore) dependents(ctx context.Context, id string) ([]string, error)
 // logical log, the inherited prefix included, with no parent. Its logical
 // log, and so every digest, is unchanged.
 func (s *FileStore) Detach(ctx context.Context, id string) error {
-	if _, err := s.existing(id); err != nil {
+	if _, err := s.existing(ctx, id); err != nil {
 		return err
 	}
 	lock, err := lockFile(s.fs, s.lockPath(id))
@@ -102,7 +102,7 @@ func (s *FileStore) Detach(ctx context.Context, id string) error {
 		return nil // stands alone already
 	}
 	hdr.Parent = nil
-	loc, err := s.locate(id)
+	loc, err := s.locate(ctx, id)
 	if err != nil {
 		return err
 	}

@@ -84,28 +84,62 @@ func (s *FileStore) GC(ctx context.Context, before time.Time, dryRun bool) (GCRe
 	slices.SortFunc(victims, func(a, b string) int {
 		return cmp.Or(cmp.Compare(depth(b), depth(a)), cmp.Compare(last[a], last[b]), strings.Compare(a, b))
 	})
+	gone := map[string]bool{}
 	for _, id := range victims {
 		if err := ctx.Err(); err != nil {
 			return rep, err
 		}
-		if !dryRun {
-			if err := s.Delete(ctx, id); err != nil {
-				if errors.Is(err, ErrLocked) || errors.Is(err, ErrHasDependents) {
-					rep.Kept = append(rep.Kept, id)
-					continue
-				}
-				return rep, err
-			}
+		went, err := s.collect(ctx, id, gone, dryRun)
+		if err != nil {
+			return rep, err
 		}
-		rep.Deleted = append(rep.Deleted, id)
+		if went {
+			rep.Deleted = append(rep.Deleted, id)
+		} else {
+			rep.Kept = append(rep.Kept, id)
+		}
 	}
 	slices.Sort(rep.Kept)
-	gone := map[string]bool{}
-	for _, id := range rep.Deleted {
-		gone[id] = true
-	}
 	rep.Leftovers = s.leftovers(gone, last, dryRun)
 	return rep, nil
+}
+
+// collect deletes the old session id unless a writer holds it or a fork
+// that is not going (not in gone) depends on it, and reports whether it
+// went; gone gains it. It is the one decision of a real run and a dry run
+// alike, so that a dry run says exactly what gc would do: the dry run
+// probes the writer lock where the real run takes it (a dry run must not
+// make a writer's open fail), and removes nothing.
+func (s *FileStore) collect(ctx context.Context, id string, gone map[string]bool, dryRun bool) (bool, error) {
+	if dryRun {
+		held, err := s.Writing(id)
+		if err != nil || held {
+			return false, err
+		}
+	} else {
+		lock, err := lockFile(s.fs, s.lockPath(id))
+		if errors.Is(err, ErrLocked) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		defer lock.unlock()
+	}
+	deps, err := s.dependents(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	if slices.ContainsFunc(deps, func(d string) bool { return !gone[d] }) {
+		return false, nil
+	}
+	if !dryRun {
+		if err := s.removeLog(id); err != nil {
+			return false, err
+		}
+	}
+	gone[id] = true
+	return true, nil
 }
 
 // leftovers removes temp files and derived files of sessions that are gone.
@@ -121,7 +155,7 @@ func (s *FileStore) leftovers(gone map[string]bool, live map[string]int64, dryRu
 				continue
 			}
 			p := filepath.Join(dir, e.Name())
-			if dryRun || s.fs.Remove(p) == nil {
+			if dryRun || s.removeLeftover(p) == nil {
 				out = append(out, p)
 			}
 		}
@@ -148,6 +182,21 @@ func (s *FileStore) leftovers(gone map[string]bool, live map[string]int64, dryRu
 		return sessionGone(name) || strings.HasSuffix(name, tmpExt)
 	})
 	return out
+}
+
+// removeLeftover removes the leftover file at path; a lock file only under
+// its lock, as only a holder may remove one (see lockFile), so that a
+// writer that took it after the probe keeps it.
+func (s *FileStore) removeLeftover(path string) error {
+	if !strings.HasSuffix(path, lockExt) {
+		return s.fs.Remove(path)
+	}
+	lock, err := lockFile(s.fs, path)
+	if err != nil {
+		return err
+	}
+	defer lock.unlock()
+	return s.fs.Remove(path)
 }
 
 // Writing reports whether a writer (in this process or another) holds

@@ -20,16 +20,7 @@ func TestGC(t *testing.T) {
 	store := handle.NewFileStore(fsys, "/s", handle.WithClock(func() time.Time { return clock }))
 	mk := func(at time.Time, parent string) string {
 		clock = at
-		var h handle.Handle
-		var err error
-		if parent == "" {
-			h, err = store.Create(ctx)
-		} else {
-			h, err = store.Fork(ctx, parent, 0)
-		}
-		require.NoError(t, err)
-		_, err = h.Append(ctx, eventlog.Event{Type: "x", Time: at.UnixMilli()})
-		require.NoError(t, err)
+		h := gcSession(t, store, parent, at)
 		require.NoError(t, h.Close())
 		return h.ID()
 	}
@@ -72,4 +63,65 @@ func TestGC(t *testing.T) {
 		n++
 	}
 	require.Equal(t, 2, n)
+}
+
+// TestGCDryRunSaysWhatGCDoes: a dry run lists exactly what the real run
+// then deletes and keeps — a session a writer holds is kept by both, and
+// so is the old parent of an old fork a writer holds (regression: the dry
+// run listed them as deleted).
+func TestGCDryRunSaysWhatGCDoes(t *testing.T) {
+	ctx := t.Context()
+	now := time.UnixMilli(1764450000000)
+	clock := now.Add(-40 * 24 * time.Hour)
+	store := handle.NewFileStore(afero.NewMemMapFs(), "/s", handle.WithClock(func() time.Time { return clock }))
+	create := func(parent string) handle.Handle { return gcSession(t, store, parent, clock) }
+	closed := func(parent string) string {
+		h := create(parent)
+		require.NoError(t, h.Close())
+		return h.ID()
+	}
+	alone := closed("")
+	held := create("") // a writer holds it through the gc
+	defer held.Close()
+	parent := closed("")
+	heldFork := create(parent)
+	defer heldFork.Close()
+
+	before := now.Add(-30 * 24 * time.Hour)
+	dry, err := store.GC(ctx, before, true)
+	require.NoError(t, err)
+	require.Equal(t, []string{alone}, dry.Deleted)
+	want := []string{held.ID(), parent, heldFork.ID()}
+	require.ElementsMatch(t, want, dry.Kept)
+
+	ran, err := store.GC(ctx, before, false)
+	require.NoError(t, err)
+	require.Equal(t, dry.Deleted, ran.Deleted)
+	require.Equal(t, dry.Kept, ran.Kept)
+	for _, id := range want {
+		_, err := store.Stat(ctx, id)
+		require.NoError(t, err, "kept: %s", id)
+	}
+	_, err = store.Stat(ctx, alone)
+	require.ErrorIs(t, err, handle.ErrNotFound)
+}
+
+// gcSession creates a session in store (a fork of parent at 0, unless
+// parent is "") holding one flushed event of time at, and returns its write
+// handle.
+func gcSession(t *testing.T, store *handle.FileStore, parent string, at time.Time) handle.Handle {
+	t.Helper()
+	ctx := t.Context()
+	var h handle.Handle
+	var err error
+	if parent == "" {
+		h, err = store.Create(ctx)
+	} else {
+		h, err = store.Fork(ctx, parent, 0)
+	}
+	require.NoError(t, err)
+	_, err = h.Append(ctx, eventlog.Event{Type: "x", Time: at.UnixMilli()})
+	require.NoError(t, err)
+	require.NoError(t, h.Flush(ctx))
+	return h
 }

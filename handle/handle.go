@@ -404,7 +404,7 @@ func (h *fileHandle) read(ctx context.Context, from, to int64, depth int, yield 
 	if writer && len(mem) > 0 && from >= mem[0].Seq {
 		size = start.off
 	}
-	r := h.enc.reader(io.NewSectionReader(h.f, start.off, size-start.off),
+	r := h.enc.reader(ctx, io.NewSectionReader(h.f, start.off, size-start.off),
 		eventlog.WithPath(h.path), eventlog.WithStart(start.off, start.seq), eventlog.WithFrom(from))
 	return YieldRows(ctx, r, func(next int64) {
 		if !writer {

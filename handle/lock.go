@@ -1,6 +1,7 @@
 package handle
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"sync"
@@ -16,20 +17,41 @@ type writerLock interface{ unlock() error }
 // it excludes other processes and is released the moment its process dies;
 // an in-process lock on any other afero file system (a memory file system
 // lives and dies with its process anyway).
+//
+// A lock file may be removed by the holder of its lock (a failed Create,
+// Delete): a process that opened it before the removal and locks it after
+// holds a lock on a name no one else opens, so a lock counts only while
+// the name still leads to the file locked; otherwise it is let go and
+// taken again at the name as it is now.
 func lockFile(fs afero.Fs, path string) (writerLock, error) {
-	if heldInProcess(fs, path) {
-		return nil, fmt.Errorf("%w: %q", ErrLocked, path)
+	for range maxLockTries {
+		if heldInProcess(fs, path) {
+			return nil, fmt.Errorf("%w: %q", ErrLocked, path)
+		}
+		// Never through a link: a dangling one would create its target.
+		f, err := openRegular(fs, path, osCreateRW, false)
+		if err != nil {
+			return nil, fmt.Errorf("handle: opening lock file %q: %w", path, err)
+		}
+		l, isOS, err := osLocks.lock(fs, f, path)
+		if !isOS {
+			f.Close()
+			return memLocks.lock(fs, path)
+		}
+		if !errors.Is(err, errLockMoved) {
+			return l, err
+		}
 	}
-	f, err := fs.OpenFile(path, osCreateRW, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("handle: opening lock file %q: %w", path, err)
-	}
-	if l, isOS, err := osLocks.lock(f, path); isOS {
-		return l, err
-	}
-	f.Close()
-	return memLocks.lock(fs, path)
+	return nil, fmt.Errorf("%w: %q: the lock file was removed %d times while being locked", ErrLocked, path, maxLockTries)
 }
+
+// maxLockTries bounds how often lockFile takes a lock again after its file
+// was removed under it.
+const maxLockTries = 100
+
+// errLockMoved: the lock file was removed or replaced between its open and
+// its lock.
+var errLockMoved = errors.New("handle: the lock file moved")
 
 // probeLock reports whether a writer holds the lock at path, without
 // taking it, so that asking never makes a writer fail.

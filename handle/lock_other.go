@@ -16,7 +16,9 @@ var osLocks noOSLocks
 
 type noOSLocks struct{}
 
-func (noOSLocks) lock(afero.File, string) (writerLock, bool, error) { return nil, false, nil }
+func (noOSLocks) lock(afero.Fs, afero.File, string) (writerLock, bool, error) {
+	return nil, false, nil
+}
 
 func heldInProcess(afero.Fs, string) bool { return false }
 

@@ -64,7 +64,7 @@ func (l *osLock) unlock() error {
 // heldInProcess reports whether this process holds the lock of the OS file
 // at path, without opening it.
 func heldInProcess(fs afero.Fs, path string) bool {
-	fi, err := fs.Stat(path)
+	fi, err := lstat(fs, path)
 	if err != nil {
 		return false
 	}
@@ -77,9 +77,15 @@ func heldInProcess(fs afero.Fs, path string) bool {
 	return osLocks.held[inode{uint64(st.Dev), uint64(st.Ino)}] != nil
 }
 
+// sameInode reports whether fi describes the file key names.
+func sameInode(fi os.FileInfo, key inode) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && inode{uint64(st.Dev), uint64(st.Ino)} == key
+}
+
 // lock takes the writer lock on f, the open lock file at path. isOS is false
 // (and f untouched) when f is not an OS file. On failure f is closed.
-func (t *osLockTable) lock(f afero.File, path string) (l writerLock, isOS bool, err error) {
+func (t *osLockTable) lock(fs afero.Fs, f afero.File, path string) (l writerLock, isOS bool, err error) {
 	fdf, ok := f.(interface{ Fd() uintptr })
 	if !ok {
 		return nil, false, nil
@@ -112,6 +118,11 @@ func (t *osLockTable) lock(f afero.File, path string) (l writerLock, isOS bool, 
 		}
 		return nil, true, fmt.Errorf("handle: locking %q: %w", path, err)
 	}
+	// The name must still lead to the file locked (see lockFile).
+	if fi, err := lstat(fs, path); err != nil || !sameInode(fi, key) {
+		f.Close() // lets go of the lock just taken; no other is held on it
+		return nil, true, errLockMoved
+	}
 	h := &osLock{t: t, key: key, f: f}
 	t.held[key] = h
 	return h, true, nil
@@ -125,7 +136,7 @@ func probeOS(fs afero.Fs, path string) (held, ok bool, err error) {
 	if heldInProcess(fs, path) {
 		return true, true, nil
 	}
-	f, err := fs.Open(path)
+	f, err := openRegular(fs, path, os.O_RDONLY, false)
 	if err != nil {
 		return false, true, err
 	}

@@ -72,7 +72,7 @@ func TestOSLockRefusalsKeepTheLock(t *testing.T) {
 	require.ErrorIs(t, err, ErrLocked, "another path to the file")
 	f, err := fs.OpenFile(path, os.O_RDWR, 0)
 	require.NoError(t, err)
-	_, isOS, err := osLocks.lock(f, path)
+	_, isOS, err := osLocks.lock(fs, f, path)
 	require.True(t, isOS)
 	require.ErrorIs(t, err, ErrLocked, "a descriptor opened before the check")
 	require.Len(t, l.(*osLock).parked, 1, "kept open until the holder unlocks")
@@ -146,4 +146,31 @@ func TestWritingTakesNothing(t *testing.T) {
 	writing, err = ms.Writing(mh.ID())
 	require.NoError(t, err)
 	require.False(t, writing)
+}
+
+// A lock file its holder removed (a failed Create, a Delete) must not be
+// lockable through a descriptor opened before the removal: that lock would
+// be on a name no one else opens, and a second writer would lock the new
+// file at the name. The late locker lets go and locks the file at the name.
+func TestLockOnRemovedLockFileIsLetGo(t *testing.T) {
+	fs := afero.NewOsFs()
+	path := filepath.Join(t.TempDir(), "s.lock")
+	holder, err := lockFile(fs, path)
+	require.NoError(t, err)
+	late, err := fs.OpenFile(path, os.O_RDWR, 0) // opened before the removal
+	require.NoError(t, err)
+	require.NoError(t, fs.Remove(path))
+	require.NoError(t, holder.unlock())
+
+	_, isOS, err := osLocks.lock(fs, late, path)
+	require.True(t, isOS)
+	require.ErrorIs(t, err, errLockMoved)
+
+	l, err := lockFile(fs, path)
+	require.NoError(t, err, "the lock at the name is free")
+	require.FileExists(t, path)
+	require.Equal(t, "locked", probeFromChild(t, path), "the file at the name is the one locked")
+	_, err = lockFile(fs, path)
+	require.ErrorIs(t, err, ErrLocked)
+	require.NoError(t, l.unlock())
 }

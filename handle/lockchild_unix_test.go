@@ -14,6 +14,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/spf13/afero"
 	"github.com/stretchr/testify/require"
@@ -137,4 +138,47 @@ func TestLockDiesWithWriterNotWithItsChildren(t *testing.T) {
 	_, err = st.Open(ctx, id, handle.ReadWrite)
 	require.ErrorIs(t, err, handle.ErrLocked, "and the new writer holds it")
 	require.NoError(t, w.Close())
+}
+
+// removeHookFs calls onRemove before each Remove; its files are the OS's,
+// so the writer lock is the OS record lock.
+type removeHookFs struct {
+	afero.Fs
+	onRemove func(name string)
+}
+
+func (r *removeHookFs) Remove(name string) error {
+	r.onRemove(name)
+	return r.Fs.Remove(name)
+}
+
+// TestGCRemovesLockFilesUnderTheLock: a writer that takes a session's lock
+// while gc is removing that lock file as a leftover is refused, so the
+// removal cannot leave it holding a lock on a name no one else opens
+// (regression: gc probed, then removed, and two writers could both lock).
+func TestGCRemovesLockFilesUnderTheLock(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	const id = "01JDX3N0Q3Z8Y6W2D1V5K7M9PA"
+	lockPath := filepath.Join(dir, id+".lock")
+	require.NoError(t, os.WriteFile(lockPath, nil, 0o600)) // a leftover: no such session
+	fsys := &removeHookFs{Fs: afero.NewOsFs()}
+	store := handle.NewFileStore(fsys, dir)
+	var during error
+	fired := false
+	fsys.onRemove = func(name string) {
+		if name != lockPath || fired {
+			return
+		}
+		fired = true
+		var h handle.Handle
+		if h, during = store.Create(ctx, handle.WithID(id)); during == nil {
+			t.Cleanup(func() { h.Close() })
+		}
+	}
+	rep, err := store.GC(ctx, time.Now(), false)
+	require.NoError(t, err)
+	require.True(t, fired)
+	require.Contains(t, rep.Leftovers, lockPath)
+	require.ErrorIs(t, during, handle.ErrLocked, "gc holds the lock it removes")
 }

@@ -29,22 +29,22 @@ func (s *FileStore) SalvagePath(ctx context.Context, path string, yield func(eve
 		return eventlog.SalvageResult{}, err
 	}
 	// A header that cannot be read is reported by Salvage itself.
-	if hdr, err := s.readHeaderAt(path, loc.enc.name); err == nil && hdr.Parent != nil && hdr.Parent.Mode == eventlog.ModeFork {
+	if hdr, err := s.readHeaderAt(loc); err == nil && hdr.Parent != nil && hdr.Parent.Mode == eventlog.ModeFork {
 		more, err := s.inherited(ctx, path, *hdr.Parent, yield)
 		if err != nil || !more {
 			return eventlog.SalvageResult{Header: hdr}, err
 		}
 	}
-	f, err := s.fs.Open(path)
+	f, err := s.openLog(loc, os.O_RDONLY)
 	if err != nil {
-		return eventlog.SalvageResult{}, fmt.Errorf("handle: open %q: %w", path, err)
+		return eventlog.SalvageResult{}, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
 		return eventlog.SalvageResult{}, fmt.Errorf("handle: stat %q: %w", path, err)
 	}
-	return eventlog.Salvage(f, fi.Size(), loc.enc.z, path, yield)
+	return eventlog.Salvage(ctxReaderAt{ctx: ctx, r: f}, fi.Size(), loc.enc.z, path, yield)
 }
 
 // inherited yields the events the fork at path inherits (its parent's
@@ -102,7 +102,7 @@ type RepairReport struct {
 // Repair is never run automatically.
 func (s *FileStore) Repair(ctx context.Context, id string, salvage bool) (RepairReport, error) {
 	rep := RepairReport{FirstLost: 1}
-	if _, err := s.existing(id); err != nil {
+	if _, err := s.existing(ctx, id); err != nil {
 		return rep, err
 	}
 	lock, err := lockFile(s.fs, s.lockPath(id))
@@ -110,13 +110,13 @@ func (s *FileStore) Repair(ctx context.Context, id string, salvage bool) (Repair
 		return rep, err
 	}
 	defer lock.unlock()
-	loc, err := s.locate(id)
+	loc, err := s.locate(ctx, id)
 	if err != nil {
 		return rep, err
 	}
-	f, err := s.fs.OpenFile(loc.path, os.O_RDWR, 0)
+	f, err := s.openLog(loc, os.O_RDWR)
 	if err != nil {
-		return rep, fmt.Errorf("handle: repair %q: %w", loc.path, err)
+		return rep, fmt.Errorf("handle: repair: %w", err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
@@ -147,7 +147,7 @@ func (s *FileStore) Repair(ctx context.Context, id string, salvage bool) (Repair
 		// What a salvage read finds from the damage on is what the cut
 		// loses.
 		var lastSeen int64 = -1
-		res, serr := eventlog.Salvage(f, size, loc.enc.z, loc.path, func(e eventlog.Event) bool {
+		res, serr := eventlog.Salvage(ctxReaderAt{ctx: ctx, r: f}, size, loc.enc.z, loc.path, func(e eventlog.Event) bool {
 			lastSeen = e.Seq
 			return true
 		})
@@ -188,7 +188,7 @@ func (s *FileStore) cutAt(f interface {
 	var out afero.File
 	var err error
 	for n := 1; ; n++ {
-		out, err = s.fs.OpenFile(side, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+		out, err = openRegular(s.fs, side, os.O_CREATE|os.O_EXCL|os.O_WRONLY, false)
 		if !errors.Is(err, fs.ErrExist) || n > maxSideFiles {
 			break
 		}
@@ -208,6 +208,7 @@ func (s *FileStore) cutAt(f interface {
 		err = syncDir(s.fs, filepath.Dir(side))
 	}
 	if err != nil {
+		s.fs.Remove(side) // a partial copy is no evidence; the log is untouched
 		return nil, fmt.Errorf("handle: repair %q: side file: %w", path, err)
 	}
 	if err := f.Truncate(off); err != nil {

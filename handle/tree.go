@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/afero"
 
@@ -48,7 +48,7 @@ func (s *FileStore) headers(ctx context.Context) ([]headerOf, error) {
 	}
 	idxPath := filepath.Join(s.dir, cacheDir, headersIndex)
 	old := map[string]indexedHeader{}
-	if b, err := afero.ReadFile(s.fs, idxPath); err == nil {
+	if b, err := readRegular(s.fs, idxPath); err == nil {
 		var list []indexedHeader
 		if data, ok := openDerived(b); ok && json.Unmarshal(data, &list) == nil {
 			for _, ih := range list {
@@ -65,15 +65,19 @@ func (s *FileStore) headers(ctx context.Context) ([]headerOf, error) {
 			return nil, err
 		}
 		id, enc, ok := ParseFileName(e.Name())
-		if !ok || e.IsDir() || seen[id] {
-			continue
+		if !ok || !e.Mode().IsRegular() || seen[id] {
+			continue // List and Open report what is not a regular file
 		}
 		seen[id] = true
 		ih, ok := old[e.Name()]
 		if !ok || ih.Size != e.Size() || ih.ModTime != e.ModTime().UnixNano() {
-			hdr, err := s.readHeaderAt(filepath.Join(s.dir, e.Name()), enc)
+			encd, err := s.encodingNamed(enc)
+			var hdr eventlog.Header
+			if err == nil {
+				hdr, err = s.readHeaderAt(location{path: filepath.Join(s.dir, e.Name()), enc: encd})
+			}
 			switch {
-			case errors.Is(err, fs.ErrNotExist), errors.Is(err, ErrCorrupt), errors.Is(err, ErrVersion):
+			case errors.Is(err, fs.ErrNotExist), errors.Is(err, ErrCorrupt), errors.Is(err, ErrVersion), errors.Is(err, ErrNotRegular):
 				continue // deleted meanwhile, or broken: List and Open report it
 			case err != nil:
 				// An I/O error says nothing about the header: skipping
@@ -88,18 +92,16 @@ func (s *FileStore) headers(ctx context.Context) ([]headerOf, error) {
 	}
 	if changed || len(fresh) != len(old) {
 		if b, err := json.Marshal(fresh); err == nil {
-			s.writeCacheFile(idxPath, append(sealDerived(b), b...))
+			s.writeDerived(idxPath, b) // derived: a failure costs a re-read next time
 		}
 	}
 	return out, nil
 }
 
-func (s *FileStore) readHeaderAt(path, encName string) (eventlog.Header, error) {
-	enc, err := s.encodingNamed(encName)
-	if err != nil {
-		return eventlog.Header{}, err
-	}
-	f, err := s.fs.Open(path)
+// readHeaderAt reads the header of the log at loc.
+func (s *FileStore) readHeaderAt(loc location) (eventlog.Header, error) {
+	enc, path := loc.enc, loc.path
+	f, err := s.openLog(loc, os.O_RDONLY)
 	if err != nil {
 		return eventlog.Header{}, err
 	}
@@ -114,21 +116,6 @@ func (s *FileStore) readHeaderAt(path, encName string) (eventlog.Header, error) 
 	}
 	t, err := eventlog.ReadZstdTail(f, fi.Size(), enc.z, path)
 	return t.Header, err
-}
-
-// writeCacheFile writes derived data through a temp file and a rename.
-func (s *FileStore) writeCacheFile(path string, b []byte) {
-	if s.fs.MkdirAll(filepath.Dir(path), 0o700) != nil {
-		return
-	}
-	tmp := fmt.Sprintf("%s.%d%s", path, time.Now().UnixNano(), tmpExt)
-	if err := afero.WriteFile(s.fs, tmp, b, 0o600); err != nil {
-		s.fs.Remove(tmp)
-		return
-	}
-	if s.fs.Rename(tmp, path) != nil {
-		s.fs.Remove(tmp)
-	}
 }
 
 // Node is a session in the session tree: its header, and the sessions

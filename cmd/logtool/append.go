@@ -33,7 +33,8 @@ buffered (acks never wait for more input) and at the end of input; after each
 durable flush it prints {"acked":S}, S the last durable seq. On a conflict or a
 malformed line it flushes what came before, prints the ack and
 {"error":{"kind":"conflict"|"invalid","line":N,"message":"..."}}, writes
-nothing of that line and exits 1.`,
+nothing of that line and exits 1. On SIGINT or SIGTERM, also while it waits
+on stdin, it flushes what it appended, prints the ack and exits 130 or 143.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if every < 0 {
@@ -80,8 +81,20 @@ type appender struct {
 }
 
 func (ap *appender) run(ctx context.Context, in *bufio.Reader) error {
+	done := make(chan struct{})
+	defer close(done)
+	lines := readLines(ctx, done, in)
 	for n := 1; ; n++ {
-		line, rerr := readLine(in, maxLineSize)
+		var l inputLine
+		var ok bool
+		select {
+		case l, ok = <-lines:
+		case <-ctx.Done():
+		}
+		if !ok || ctx.Err() != nil {
+			return ap.interrupted(ctx)
+		}
+		line, rerr := l.line, l.err
 		var tooLong *lineTooLongError
 		switch {
 		case errors.As(rerr, &tooLong):
@@ -101,12 +114,58 @@ func (ap *appender) run(ctx context.Context, in *bufio.Reader) error {
 			return ap.flush(ctx)
 		}
 		// Flush before a read that may block, so no ack waits for input.
-		if ap.pending > 0 && !lineBuffered(in) {
+		if ap.pending > 0 && !l.buffered {
 			if err := ap.flush(ctx); err != nil {
 				return err
 			}
 		}
 	}
+}
+
+// inputLine is a line of stdin, or the error that ended it; buffered is
+// whether another complete line was buffered when it was read (reading it
+// will not block).
+type inputLine struct {
+	line     []byte
+	err      error
+	buffered bool
+}
+
+// readLines reads in line by line in a goroutine of its own, so that the
+// appender can stop on ctx while a read of stdin blocks (a read of a pipe
+// or terminal cannot be interrupted). It reads a line only once the one
+// before was taken, so buffered means what it meant when the line was read.
+// The goroutine ends at the first error, when ctx is done or when done is
+// closed; one blocked in a read ends with the process (or its input).
+func readLines(ctx context.Context, done <-chan struct{}, in *bufio.Reader) <-chan inputLine {
+	ch := make(chan inputLine)
+	go func() {
+		defer close(ch)
+		for {
+			line, err := readLine(in, maxLineSize)
+			select {
+			case ch <- inputLine{line: line, err: err, buffered: err == nil && lineBuffered(in)}:
+			case <-ctx.Done():
+				return
+			case <-done:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return ch
+}
+
+// interrupted ends the input on ctx (a signal): what was appended is
+// flushed and acknowledged, so that the last ack says exactly what is
+// durable; then ctx's error.
+func (ap *appender) interrupted(ctx context.Context) error {
+	if err := ap.flush(context.WithoutCancel(ctx)); err != nil {
+		return err
+	}
+	return ctx.Err()
 }
 
 // add appends the event of input line n.

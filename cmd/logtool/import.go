@@ -109,6 +109,9 @@ func (a *app) runImport(ctx context.Context, path, from string, skipBad bool, pr
 		return fmt.Errorf("%w: no file or folder %q", handle.ErrNotFound, path)
 	case err != nil:
 		return fmt.Errorf("%q: %w", path, err)
+	case !fi.IsDir() && !fi.Mode().IsRegular():
+		// Never opened: a FIFO's open would block, a device be endless.
+		return fmt.Errorf("%w: %q is not a file or folder (%s)", handle.ErrNotRegular, path, fi.Mode().Type())
 	}
 
 	show, err := a.showProgress(progress)

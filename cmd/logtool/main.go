@@ -34,17 +34,66 @@ const envDir = "SESSIONLOG_DIR"
 const defaultDir = "./sessions"
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := notifySignals(context.Background())
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)
 	stop()
 	os.Exit(code)
+}
+
+// signalled is the cause of a context that a signal cancelled.
+type signalled struct{ sig os.Signal }
+
+func (s signalled) Error() string { return "stopped by a signal: " + s.sig.String() }
+
+// notifySignals returns a context that the first SIGINT or SIGTERM
+// cancels, with a signalled cause; every command stops at its next check
+// of the context (reads check it on every read of a file). The signals'
+// default action is then back, so that a second one ends the process at
+// once, whatever it is doing.
+func notifySignals(parent context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case sig := <-ch:
+			signal.Stop(ch)
+			cancel(signalled{sig})
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		close(done)
+		signal.Stop(ch)
+		cancel(nil)
+	}
+}
+
+// signalExit is the exit status of a command a signal stopped: 128 + the
+// signal's number, as a shell reports a process the signal killed (130
+// for SIGINT, 143 for SIGTERM); ok is false when no signal stopped it.
+func signalExit(ctx context.Context) (code int, ok bool) {
+	var s signalled
+	if !errors.As(context.Cause(ctx), &s) {
+		return 0, false
+	}
+	if n, isNum := s.sig.(syscall.Signal); isNum {
+		return 128 + int(n), true
+	}
+	return exitFailed, true
 }
 
 // run executes one logtool command line and returns its exit status. It
 // touches no process-wide state besides the files it is asked to use, so
 // tests call it in-process.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, env func(string) string) int {
-	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, env: env, fs: afero.NewOsFs(), now: time.Now}
+	return runOn(ctx, afero.NewOsFs(), args, stdin, stdout, stderr, env)
+}
+
+// runOn is run on the file system fsys (tests inject faults through it).
+func runOn(ctx context.Context, fsys afero.Fs, args []string, stdin io.Reader, stdout, stderr io.Writer, env func(string) string) int {
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, env: env, fs: fsys, now: time.Now}
 	root := newRootCmd(a)
 	root.SetArgs(append([]string{}, args...)) // never nil: cobra would read os.Args
 	root.SetIn(stdin)
@@ -53,6 +102,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	a.ctx = ctx
 	err := root.ExecuteContext(ctx)
 	a.closeStores()
+	if code, ok := signalExit(ctx); ok {
+		fmt.Fprintf(stderr, "logtool: %s\n", context.Cause(ctx))
+		return code
+	}
 	if err == nil {
 		return exitOK
 	}
@@ -96,7 +149,8 @@ in words; piped, they print JSON for scripts (--json on a terminal too).
 docs/cli.md has every command in full.
 
 Exit status: 0 done and clean; 1 a check failed (corruption, conflict,
-locked by another writer); 2 usage or environment error.`,
+locked by another writer); 2 usage or environment error; 130 (SIGINT) or
+143 (SIGTERM) stopped by that signal (a second one kills at once).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

@@ -118,7 +118,7 @@ func (a *app) unshown(ctx context.Context, st *handle.FileStore, dir string, sho
 	seen := map[string]bool{}
 	for _, e := range entries {
 		id, _, ok := handle.ParseFileName(e.Name())
-		if !ok || e.IsDir() || shown[id] || seen[id] {
+		if !ok || shown[id] || seen[id] { // a folder named like a session is refused by Stat
 			continue
 		}
 		seen[id] = true

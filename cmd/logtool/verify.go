@@ -41,7 +41,9 @@ is ok. --json prints one object a file:
 "error"}: events counts the logical log (a fork's inherited events included,
 as stat and ls count it), fileEvents the events of the file's own rows; torn
 null or {"offset","bytes"}, error null or {"kind","seq","offset","message"},
-kind one of corrupt, version, digest, lineage, io.`,
+kind one of corrupt, version, digest, lineage, io (io also for an entry
+refused as not a regular file: a folder, FIFO, device or link named like a
+session).`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.runVerify(cmd.Context(), args, asJSON, a.stdout)
@@ -127,18 +129,23 @@ func (a *app) verifyPaths(args []string) ([]string, error) {
 				return nil, fmt.Errorf("read folder %q: %w", arg, err)
 			}
 			for _, e := range entries {
-				if _, _, ok := handle.ParseFileName(e.Name()); ok && !e.IsDir() {
+				// Whatever is named like a session: one that is not a
+				// regular file is reported as refused, not left out.
+				if _, _, ok := handle.ParseFileName(e.Name()); ok {
 					paths = append(paths, filepath.Join(arg, e.Name()))
 				}
 			}
 			continue
 		}
 		s, err := a.resolve(arg)
-		if errors.Is(err, handle.ErrDuplicate) {
-			// Both encodings hold different logs: verify both files, so
-			// the refusal is reported file by file.
+		if errors.Is(err, handle.ErrDuplicate) || errors.Is(err, handle.ErrNotRegular) {
+			// The store refuses the session (both encodings hold
+			// different logs, or a file of it is not a regular file):
+			// verify its files, so the refusal is reported file by file.
 			for _, ext := range []string{rawExt, zstdExt} {
-				paths = append(paths, filepath.Join(a.store().Dir(), arg+ext))
+				if p := filepath.Join(a.store().Dir(), arg+ext); a.exists(p) {
+					paths = append(paths, p)
+				}
 			}
 			continue
 		}
@@ -157,8 +164,9 @@ func (a *app) verifyFile(ctx context.Context, path string) verifyResult {
 	if id, _, ok := handle.ParseFileName(filepath.Base(path)); ok {
 		res.ID = &id
 		// A file the store refuses (docs/format.md §2: both encodings of the ID,
-		// holding different logs) is not a clean log, whatever its rows.
-		if _, err := handle.NewFileStore(a.fs, filepath.Dir(path)).Path(id); errors.Is(err, handle.ErrDuplicate) {
+		// holding different logs; or not a regular file) is not a clean
+		// log, whatever its rows — and is never opened.
+		if _, err := handle.NewFileStore(a.fs, filepath.Dir(path)).Path(id); err != nil {
 			res.Error = verifyErrorOf(err)
 			return res
 		}
@@ -220,9 +228,20 @@ func verifyErrorOf(err error) *verifyError {
 		return &verifyError{Kind: kindVersion, Offset: &zero, Message: err.Error()}
 	case errors.Is(err, handle.ErrDuplicate):
 		return &verifyError{Kind: kindCorrupt, Message: err.Error()}
-	default:
+	default: // I/O errors, and a file refused as not regular (handle.ErrNotRegular)
 		return &verifyError{Kind: kindIO, Message: err.Error()}
 	}
+}
+
+// exists reports whether there is a file at path, without following a
+// final link (a dangling link exists).
+func (a *app) exists(path string) bool {
+	if l, ok := a.fs.(afero.Lstater); ok {
+		_, _, err := l.LstatIfPossible(path)
+		return err == nil
+	}
+	_, err := a.fs.Stat(path)
+	return err == nil
 }
 
 // writeVerifyHuman writes one line a file: ok or FAIL, the path, and what
