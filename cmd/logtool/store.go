@@ -206,7 +206,9 @@ func verifyHandle(ctx context.Context, st handle.Store, id string, res *verifyRe
 	}
 	defer h.Close()
 	res.Path = h.Path()
-	res.Events = h.Seq() + 1 - h.Header().FirstSeq()
+	// The logical log, as stat and ls count it (docs/cli.md), and the
+	// session's own events.
+	res.Events, res.FileEvents = h.Seq()+1, h.Seq()+1-h.Header().FirstSeq()
 	if t := h.Recovery().Torn; t != nil {
 		res.Torn = &tornJSON{Offset: t.Offset, Bytes: t.Bytes}
 	}

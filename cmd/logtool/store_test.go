@@ -54,6 +54,10 @@ func TestStoreNATS(t *testing.T) {
 	require.Equal(t, strings.Join(strings.SplitAfter(cat, "\n")[:2], ""), nats("", "cat", "--json", forked.ID).stdout,
 		"the fork reads its parent's events 0..1")
 	require.Contains(t, nats("", "replay", "--projection", "transcript", forked.ID).stdout, "hello")
+	// Regression: verify on JetStream counted a fork's own events as its
+	// events (and none as its own); as on files, events is the logical log.
+	require.Contains(t, nats("", "verify", "--json", forked.ID).stdout, `"ok":true,"events":2,"fileEvents":0,`)
+	require.Contains(t, nats("", "verify", "--json", id).stdout, `"ok":true,"events":3,"fileEvents":3,`)
 
 	// export from JetStream: the file reads the same, byte for byte.
 	out := filepath.Join(t.TempDir(), "exported.jsonl")
