@@ -162,6 +162,7 @@ locked by another writer); 2 usage or environment error; 130 (SIGINT) or
 	root.PersistentFlags().StringVar(&a.storeURL, "store", a.env(envStore),
 		"a JetStream store, nats://host:port[/prefix], instead of --dir (docs/distributed.md); $"+envStore+" sets the default")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error { return a.checkRemote(cmd) }
 	root.SetOut(a.stdout) // help and completion scripts
 	root.SetErr(a.stderr)
 	root.AddCommand(

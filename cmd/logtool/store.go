@@ -376,3 +376,32 @@ func copyOwn(ctx context.Context, dst, src handle.Handle) (int64, error) {
 	}
 	return n, flush()
 }
+
+// fileOnly are the commands (and flags) that work on files only: with
+// --store they would read --dir instead, so they refuse (docs/distributed.md,
+// "What JetStream sessions do not have yet").
+var fileOnly = map[string]string{
+	"tail":    "",
+	"convert": "",
+	"repair":  "",
+	"gc":      "",
+	"ls":      "tree",
+}
+
+// checkRemote refuses, with --store, a command that works on files only,
+// rather than let it answer about --dir.
+func (a *app) checkRemote(cmd *cobra.Command) error {
+	if !a.remote() {
+		return nil
+	}
+	flag, ok := fileOnly[cmd.Name()]
+	switch {
+	case !ok:
+		return nil
+	case flag == "":
+		return usageErrorf("%s works on a folder store only, not with --store %s (docs/distributed.md)", cmd.Name(), a.storeURL)
+	case cmd.Flags().Changed(flag):
+		return usageErrorf("%s --%s works on a folder store only, not with --store %s (docs/distributed.md)", cmd.Name(), flag, a.storeURL)
+	}
+	return nil
+}

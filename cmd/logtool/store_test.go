@@ -164,3 +164,24 @@ func TestStoreNATSCheckpointVerified(t *testing.T) {
 	require.Equal(t, exitFailed, res.code, res.stdout)
 	require.Contains(t, res.stdout, `"kind":"digest"`)
 }
+
+// Regression: with --store, the commands that work on folders only (ls
+// --tree, gc, tail, convert, repair) answered about --dir ("no sessions",
+// nothing to collect) or failed on a file path; they now refuse (exit 2).
+func TestStoreNATSFileOnlyCommandsRefuse(t *testing.T) {
+	url := natsURL(t, "fileonly")
+	id := "01JDX3N0Q3Z8Y6W2D1V5K7M9PA"
+	for _, args := range [][]string{
+		{"ls", "--tree"},
+		{"gc", "--older-than", "1h", "--dry-run"},
+		{"tail", id},
+		{"convert", "--encoding", "zstd", id},
+		{"repair", id},
+	} {
+		res := logtool(t, "", append([]string{"--store", url}, args...)...)
+		require.Equal(t, 2, res.code, "%v: %s", args, res.stderr)
+		require.Contains(t, res.stderr, "works on a folder store only", args)
+	}
+	res := logtool(t, "", "--store", url, "ls")
+	require.Equal(t, 0, res.code, res.stderr)
+}
