@@ -27,7 +27,7 @@ func importFormats() []string {
 
 func (a *app) newImportCmd() *cobra.Command {
 	var (
-		from, progress string
+		from, progress  string
 		skipBad, asJSON bool
 	)
 	cmd := &cobra.Command{
