@@ -4,7 +4,7 @@
 # test fails (a figure that breaks the promise fails its test).
 #
 #   scripts/figures.sh          # CI-sized (.ci/run)
-#   SESSIONLOG_FIGURES=long SESSIONLOG_KILL_ROUNDS=1000 scripts/figures.sh   # the long version
+#   SESSIONLOG_FIGURES=long SESSIONLOG_KILL_ROUNDS=2000 scripts/figures.sh   # the long version (1,000 kills per encoding)
 #
 # The fuzzing figures come from scripts/fuzz.sh.
 set -uo pipefail
