@@ -108,10 +108,10 @@ func header(v int) func(id string) string {
 }
 
 // zstdBomb writes a zstd session of 5 events with a frame that
-// decompresses to size zero bytes between its header frame and the frame
-// of its events (damage followed by a valid frame: corruption, not a torn
-// tail), and returns its ID.
-func zstdBomb(t *testing.T, dir string, size int64) string {
+// decompresses to size zero bytes, between its header frame and the frame
+// of its events, or at the end when last (corruption either way: no crash
+// leaves such a frame), and returns its ID.
+func zstdBomb(t *testing.T, dir string, size int64, last bool) string {
 	t.Helper()
 	st := handle.NewFileStore(afero.NewOsFs(), dir)
 	h, err := st.Create(t.Context(), handle.WithSessionEncoding(handle.EncodingZstd))
@@ -126,14 +126,18 @@ func zstdBomb(t *testing.T, dir string, size int64) string {
 	require.NoError(t, err)
 	frames, _ := eventlog.ZstdFrames(bytes.NewReader(file), int64(len(file)))
 	require.Greater(t, len(frames), 1)
+	at := frames[0].Len
+	if last {
+		at = int64(len(file))
+	}
 	var out bytes.Buffer
-	out.Write(file[:frames[0].Len])
+	out.Write(file[:at])
 	enc, err := zstd.NewWriter(&out, zstd.WithEncoderLevel(zstd.SpeedFastest))
 	require.NoError(t, err)
 	_, err = io.CopyN(enc, zeros{}, size)
 	require.NoError(t, err)
 	require.NoError(t, enc.Close())
-	out.Write(file[frames[0].Len:])
+	out.Write(file[at:])
 	require.NoError(t, os.WriteFile(path, out.Bytes(), 0o600))
 	return id
 }
@@ -165,7 +169,8 @@ func TestHostileInputs(t *testing.T) {
 	nested := hostileFile(t, dir, header(1), `{"seq":0,"type":"user/message","time":1,"data":`+deep+`}`+"\n")
 	nul := hostileFile(t, dir, header(1), `{"seq":0,"type":"user/message","time":1,"data":{"text":"a`+"\x00"+`b"}}`+"\n")
 	badUTF8 := hostileFile(t, dir, header(1), `{"seq":0,"type":"user/message","time":1,"data":{"text":"a`+"\xff\xfe"+`b"}}`+"\n")
-	bomb := zstdBomb(t, dir, int64(size(1<<30, 8<<30)))
+	bomb := zstdBomb(t, dir, int64(size(1<<30, 8<<30)), false)
+	bombLast := zstdBomb(t, dir, int64(size(1<<30, 8<<30)), true)
 	huge := `{"type":"user/message","data":{"text":"` + strings.Repeat("a", eventlog.MaxRowSize+8192) + `"}}` + "\n"
 
 	cases := []struct {
@@ -195,6 +200,10 @@ func TestHostileInputs(t *testing.T) {
 		{"stat: zstd bomb", "", []string{"stat", bomb}},
 		{"append: zstd bomb", `{"type":"user/message","data":{}}` + "\n", []string{"append", bomb}},
 		{"repair: zstd bomb", "", []string{"repair", bomb}},
+		{"verify: zstd bomb as the last frame", "", []string{"verify", bombLast}},
+		{"stat: zstd bomb as the last frame", "", []string{"stat", bombLast}},
+		{"append: zstd bomb as the last frame", `{"type":"user/message","data":{}}` + "\n", []string{"append", bombLast}},
+		{"repair: zstd bomb as the last frame", "", []string{"repair", bombLast}},
 	}
 	const maxRSS = 256 << 20
 	for _, tc := range cases {
