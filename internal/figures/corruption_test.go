@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"slices"
 	"strings"
 	"testing"
@@ -42,6 +43,9 @@ type sample struct {
 	hdr    eventlog.Header
 	// cpRows are the seqs of the checkpoint rows.
 	cpRows []int64
+	// store is every other file the store holds beside the log (the
+	// evidence of what was acknowledged among them), by path.
+	store map[string][]byte
 }
 
 // writeSample writes a session of 40 events in 5 flushes (5 frames in
@@ -70,6 +74,15 @@ func writeSample(t *testing.T, enc string, cps bool) sample {
 	require.NoError(t, h.Close())
 	s.file, err = afero.ReadFile(st.Fs(), s.path)
 	require.NoError(t, err)
+	s.store = map[string][]byte{}
+	require.NoError(t, afero.Walk(st.Fs(), storeDir, func(p string, info fs.FileInfo, err error) error {
+		if err != nil || info.IsDir() || p == s.path {
+			return err
+		}
+		s.store[p], err = afero.ReadFile(st.Fs(), p)
+		return err
+	}))
+	require.NotEmpty(t, s.store, "the store keeps evidence beside the log")
 	s.events = readAll(t, st, s.path)
 	s.name = map[bool]string{false: "raw", true: "zstd"}[s.zstd] +
 		map[bool]string{false: "", true: " with checkpoints"}[cps]
@@ -102,12 +115,21 @@ const (
 
 var outcomes = []string{corrupt, digest, torn, tornLost, harmless, undetects}
 
-// classify reads the damaged copy file of s (alone in a store: no
-// evidence of what was acknowledged) and returns what a reader makes of it.
-func classify(ctx context.Context, s sample, file []byte) (string, error) {
+// classify reads the damaged copy file of s, alone in a store (no
+// evidence of what was acknowledged) or, inStore, with the other files its
+// store held, and returns what a reader makes of it.
+func classify(ctx context.Context, s sample, file []byte, inStore bool) (string, error) {
 	fsys := afero.NewMemMapFs()
 	if err := afero.WriteFile(fsys, s.path, file, 0o600); err != nil {
 		return "", err
+	}
+	for p, b := range s.store {
+		if !inStore {
+			break
+		}
+		if err := afero.WriteFile(fsys, p, b, 0o600); err != nil {
+			return "", err
+		}
 	}
 	st := handle.NewFileStore(fsys, storeDir)
 	check := st.CheckPath(ctx, s.path, nil)
@@ -212,7 +234,9 @@ func regions(t *testing.T, s sample) []string {
 // (no evidence of what was acknowledged), and counts per region what the
 // reader made of it. The promise it asserts: nothing panics or fails in a
 // way CheckPath did not report; no flip in a zstd log, and none in a raw
-// row a checkpoint covers, is undetected.
+// row a checkpoint covers, is undetected; and every copy that reads as a
+// torn tail alone is read again in its store, where no flip may cut an
+// acknowledged event (the evidence turns such a tail into corruption).
 func TestCorruptionSweep(t *testing.T) {
 	for _, enc := range []string{handle.EncodingRaw, handle.EncodingZstd} {
 		for _, cps := range []bool{false, true} {
@@ -229,6 +253,7 @@ func sweepSample(t *testing.T, s sample) {
 	ctx := t.Context()
 	region := regions(t, s)
 	counts := map[string]map[string]int{}
+	tornInStore := map[string]int{} // what the torn tails are with the store's evidence
 	var order []string
 	bits := 1
 	if long() {
@@ -239,9 +264,20 @@ func sweepSample(t *testing.T, s sample) {
 			bit := (off + b) % 8
 			file := bytes.Clone(s.file)
 			file[off] ^= 1 << bit
-			got, err := classify(ctx, s, file)
+			got, err := classify(ctx, s, file, false)
 			require.NoError(t, err, "byte %d bit %d", off, bit)
 			r := region[off]
+			if got == torn || got == tornLost {
+				// In its store, the evidence of what was acknowledged
+				// judges the tail: a tail that holds acknowledged events
+				// is corruption.
+				inStore, err := classify(ctx, s, file, true)
+				require.NoError(t, err, "byte %d bit %d", off, bit)
+				tornInStore[inStore]++
+				if inStore == tornLost {
+					t.Errorf("%s: the flip of bit %d of byte %d (%s) cuts acknowledged events in its store", s.name, bit, off, r)
+				}
+			}
 			if counts[r] == nil {
 				counts[r] = map[string]int{}
 				order = append(order, r)
@@ -263,4 +299,11 @@ func sweepSample(t *testing.T, s sample) {
 		}
 		figure(t, "corruption", "%s | %s | %d flips | %s", s.name, r, total, strings.Join(cells, " | "))
 	}
+	var cells []string
+	for _, o := range outcomes {
+		if tornInStore[o] > 0 {
+			cells = append(cells, fmt.Sprintf("%s %d", o, tornInStore[o]))
+		}
+	}
+	figure(t, "corruption", "%s | the torn tails, read in their store (with the evidence of what was acknowledged) | %s", s.name, strings.Join(cells, " | "))
 }
