@@ -121,15 +121,23 @@ func FrameCut(rows []byte) int {
 // by MaxFrameContent. So a frame that would decompress to more (a bomb) is
 // refused after allocating at most about MaxFrameContent, and nothing at
 // all when it declares its size.
+//
+// A frame over the limit, declared or found decoding, fails with
+// errFrameTooLarge: no writer writes one, and no crash leaves one (a
+// frame's header is written as a whole, and pages a power cut left
+// unwritten read as zeros, which decode to nothing), so it is corruption
+// wherever it is, never a torn tail.
 func (c *ZstdCodec) decodeFrame(frame, dst []byte) ([]byte, error) {
 	limit := contentBound(frame)
-	if size, ok := frameContentSize(frame); ok {
+	size, declared := frameContentSize(frame)
+	if declared {
 		if size > MaxFrameContent {
-			return nil, fmt.Errorf("frame content of %d bytes exceeds the limit of %d", size, MaxFrameContent)
+			return nil, fmt.Errorf("%w: its content of %d bytes exceeds the limit of %d", errFrameTooLarge, size, MaxFrameContent)
 		}
 		limit = min(limit, size)
 	}
-	if limit >= MaxFrameContent {
+	unbounded := limit >= MaxFrameContent
+	if unbounded {
 		// The content may be larger than the limit: leave room for the
 		// block that crosses it, which then fails the decoder's size
 		// check instead of growing the buffer.
@@ -138,8 +146,16 @@ func (c *ZstdCodec) decodeFrame(frame, dst []byte) ([]byte, error) {
 	if uint64(cap(dst)) < limit {
 		dst = make([]byte, 0, limit)
 	}
-	return c.dec.DecodeAll(frame, dst[:0])
+	out, err := c.dec.DecodeAll(frame, dst[:0])
+	if err != nil && !declared && unbounded && errors.Is(err, zstd.ErrDecoderSizeExceeded) {
+		return out, fmt.Errorf("%w: its content exceeds the limit of %d", errFrameTooLarge, MaxFrameContent)
+	}
+	return out, err
 }
+
+// errFrameTooLarge is the error of decodeFrame for a frame whose content
+// exceeds MaxFrameContent.
+var errFrameTooLarge = errors.New("frame too large (a decompression bomb?)")
 
 // contentBound returns the most content the data frame at the start of b
 // can decompress to: the sum of its blocks' sizes, a compressed block
@@ -474,6 +490,10 @@ func (r *Reader) nextFrame() bool {
 		}
 		frame := r.buf[r.r : r.r+n]
 		content, derr := zs.codec.decodeFrame(frame, zs.content)
+		if errors.Is(derr, errFrameTooLarge) {
+			r.fail(&CorruptError{Path: r.path, Offset: off, Seq: r.next, Reason: derr.Error()})
+			return false
+		}
 		if derr != nil {
 			// The frame's bytes stay buffered: a valid frame is searched for
 			// from its second byte on, inside what its damaged headers claim.

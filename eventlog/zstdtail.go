@@ -3,6 +3,7 @@ package eventlog
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 )
@@ -89,8 +90,8 @@ func ReadZstdTail(src io.ReaderAt, size int64, codec *ZstdCodec, path string) (T
 	for i := len(offs) - 1; i >= 0; i-- {
 		f, err := readFrameAt(src, offs[i][0], offs[i][0]+offs[i][1], codec, path)
 		if err != nil {
-			if viaTail {
-				return t, err
+			if viaTail || f.tooLarge {
+				return t, err // a frame over the limit is no torn write either
 			}
 			continue
 		}
@@ -119,6 +120,9 @@ func ReadZstdTail(src io.ReaderAt, size int64, codec *ZstdCodec, path string) (T
 type frameAt struct {
 	raw     []byte
 	content []byte
+	// tooLarge is set, with an error, when the frame's content exceeds
+	// MaxFrameContent.
+	tooLarge bool
 }
 
 // readFrameAt reads and decodes the data frame at off (limit: the offset
@@ -134,7 +138,8 @@ func readFrameAt(src io.ReaderAt, off, limit int64, codec *ZstdCodec, path strin
 	}
 	content, err := codec.decodeFrame(raw, nil)
 	if err != nil {
-		return frameAt{}, &CorruptError{Path: path, Offset: off, Seq: -1, Reason: "frame fails decoding: " + err.Error()}
+		return frameAt{tooLarge: errors.Is(err, errFrameTooLarge)},
+			&CorruptError{Path: path, Offset: off, Seq: -1, Reason: "frame fails decoding: " + err.Error()}
 	}
 	return frameAt{raw: raw, content: content}, nil
 }

@@ -286,6 +286,7 @@ func TestConvertCrash(t *testing.T) {
 		name string
 		mode faultfs.CrashMode
 	}{{"KeepSynced", faultfs.KeepSynced}, {"KeepAll", faultfs.KeepAll}}
+	t.Logf("figure: power-cut: convert (raw to zstd and back, a fault at each step) | both | %d crash points", 2*len(steps)*len(modes))
 	for _, from := range []string{handle.EncodingRaw, handle.EncodingZstd} {
 		to := map[string]string{handle.EncodingRaw: handle.EncodingZstd, handle.EncodingZstd: handle.EncodingRaw}[from]
 		for _, s := range steps {
@@ -358,6 +359,7 @@ func TestCompactCrash(t *testing.T) {
 		{"folder fsync after the rename", faultfs.OpDirSync, false},
 		{"nothing: the compaction completes", 0, false},
 	}
+	t.Logf("figure: power-cut: compact (a fault at each step) | zstd | %d crash points", len(steps))
 	for _, s := range steps {
 		t.Run(s.name, func(t *testing.T) {
 			ffs := faultfs.New(afero.NewMemMapFs())

@@ -349,6 +349,9 @@ func (s opSweep) sweep(t *testing.T) {
 	fsys.SetHook(nil)
 	require.NotEmpty(t, ops)
 	t.Logf("%d file-system operations: %q", len(ops), ops)
+	// docs/reliability.md, "Figures" (1): a cut after each operation, and
+	// one after each operation failed (also checked live); any loss fails.
+	t.Logf("figure: power-cut: %s | %d crash points", t.Name(), 2*len(ops))
 
 	injected := errors.New("injected fault")
 	for k, op := range ops {

@@ -272,12 +272,14 @@ func TestCrashTornFlushSweep(t *testing.T) {
 		},
 	}
 	for _, enc := range crashEncodings {
+		points := 0
 		for _, s := range setups {
 			if !slices.Contains(s.encs, enc) {
 				continue
 			}
 			t.Run(enc+"/"+s.name, func(t *testing.T) {
 				tf := newTornFlush(t, enc, s.batches, s.lastN)
+				points += len(modes) * (len(tf.lastWrite) + 1)
 				for _, m := range modes {
 					t.Run(m.name, func(t *testing.T) {
 						for k := 0; k <= len(tf.lastWrite); k++ {
@@ -303,6 +305,8 @@ func TestCrashTornFlushSweep(t *testing.T) {
 				}
 			})
 		}
+		// docs/reliability.md, "Figures" (1); any loss fails the test above.
+		t.Logf("figure: power-cut: append (torn and zero-filled last write, every byte) | %s | %d crash points", enc, points)
 	}
 }
 
@@ -446,6 +450,7 @@ func testCrashDuringCreate(t *testing.T, enc string) {
 		})
 	}
 	require.NoError(t, h.Close())
+	t.Logf("figure: power-cut: create (before every file operation, kept and lost unsynced data) | %s | %d crash points", enc, len(snaps))
 }
 
 // TestCrashNULHoleIsCorruption (raw logs: it is about rows) writes NUL

@@ -1,6 +1,8 @@
 package handle_test
 
 import (
+	"errors"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -59,12 +61,24 @@ func FuzzLogFile(f *testing.F) {
 	f.Add([]byte{}, false)
 	f.Add([]byte("\n"), true)
 
+	// Every input runs in one store that holds linN's parent alone: a copy
+	// of the whole fixture per input, and a List of all its sessions, made
+	// it several times slower. What an input leaves (its file, derived
+	// files, the acknowledged evidence) goes before the next one.
+	fsys := afero.NewMemMapFs()
+	require.NoError(f, afero.WriteFile(fsys, l.paths[linP], l.files[linP], 0o600))
+	paths := []string{filepath.Join(crashDir, linN+".jsonl"), filepath.Join(crashDir, linN+".jsonl.zst")}
 	f.Fuzz(func(t *testing.T, file []byte, zstd bool) {
 		ctx := t.Context()
-		fsys := l.fresh()
-		path := filepath.Join(crashDir, linN+".jsonl")
+		require.NoError(t, fsys.RemoveAll(filepath.Join(crashDir, ".cache")))
+		for _, p := range paths {
+			if err := fsys.Remove(p); !errors.Is(err, fs.ErrNotExist) {
+				require.NoError(t, err, p)
+			}
+		}
+		path := paths[0]
 		if zstd {
-			path += ".zst"
+			path = paths[1]
 		}
 		require.NoError(t, afero.WriteFile(fsys, path, file, 0o600))
 		st := handle.NewFileStore(fsys, crashDir)

@@ -69,9 +69,17 @@ func runScript(t *testing.T, store *handle.FileStore, h handle.Handle, script []
 		}
 		require.NoError(t, err)
 	}
+	// A budget per script: the fuzzer grows inputs into thousands of
+	// filler events, each replayed several times, which ran 6,000 inputs a
+	// CPU minute; 1,000 fillers (four windows of ReadFacts's backward read) and 64
+	// operations reach every case.
+	fillers, ops := 1000, 64
 	for line := range bytes.SplitSeq(script, []byte("\n")) {
 		if len(line) == 0 {
 			continue
+		}
+		if ops--; ops < 0 {
+			break
 		}
 		arg := line[1:]
 		switch int(line[0]) % opCount {
@@ -104,7 +112,8 @@ func runScript(t *testing.T, store *handle.FileStore, h handle.Handle, script []
 			for _, b := range arg {
 				n += int(b)
 			}
-			evs := make([]eventlog.Event, min(n, 700))
+			evs := make([]eventlog.Event, min(n, 700, fillers))
+			fillers -= len(evs)
 			for i := range evs {
 				evs[i] = eventlog.Event{Type: "assistant/chunk", Time: clock().UnixMilli(), Data: json.RawMessage(`{"text":"."}`)}
 			}

@@ -1,0 +1,265 @@
+package figures_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/spf13/afero"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/handle"
+)
+
+// buildLogtool builds cmd/logtool into a temporary folder.
+func buildLogtool(t *testing.T) string {
+	t.Helper()
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("hostile inputs to logtool: no go tool on PATH to build it")
+	}
+	bin := filepath.Join(t.TempDir(), "logtool")
+	out, err := exec.CommandContext(t.Context(), goTool, "build", "-o", bin, "../../cmd/logtool").CombinedOutput()
+	require.NoError(t, err, "go build: %s", out)
+	return bin
+}
+
+// dirDigest returns the name, mode and sha256 of every file under dir.
+func dirDigest(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "%s %v", p, info.Mode())
+		if info.Mode().IsRegular() {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(&b, " %x", sha256.Sum256(data))
+		}
+		b.WriteByte('\n')
+		return nil
+	}))
+	return b.String()
+}
+
+// hostileStore creates a store in dir with one raw and one zstd session of
+// a few events, and returns their IDs.
+func hostileStore(t *testing.T, dir string) (raw, zst string) {
+	t.Helper()
+	st := handle.NewFileStore(afero.NewOsFs(), dir)
+	for _, enc := range []string{handle.EncodingRaw, handle.EncodingZstd} {
+		h, err := st.Create(t.Context(), handle.WithSessionEncoding(enc))
+		require.NoError(t, err)
+		for i := range 5 {
+			_, err := h.Append(t.Context(), sampleEvent(int64(i)))
+			require.NoError(t, err)
+		}
+		require.NoError(t, h.Close())
+		if enc == handle.EncodingRaw {
+			raw = h.ID()
+		} else {
+			zst = h.ID()
+		}
+	}
+	return raw, zst
+}
+
+// hostileFile writes a session file named for a new ID into dir, with
+// header hdr (JSON), rows, and a valid row after them (so that damage in
+// them is corruption, not what a crash leaves at the end: a torn tail),
+// and returns the ID.
+func hostileFile(t *testing.T, dir string, hdr func(id string) string, rows ...string) string {
+	t.Helper()
+	h, err := handle.NewFileStore(afero.NewMemMapFs(), "/x").Create(t.Context())
+	require.NoError(t, err)
+	id := h.ID()
+	require.NoError(t, h.Close())
+	data := hdr(id) + "\n" + strings.Join(rows, "") + `{"seq":1,"type":"user/message","time":2,"data":{}}` + "\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, id+".jsonl"), []byte(data), 0o600))
+	return id
+}
+
+// header returns a valid version-v header for id.
+func header(v int) func(id string) string {
+	return func(id string) string {
+		return fmt.Sprintf(`{"format":"sessionlog","version":%d,"id":%q,"createdAt":1764450000000}`, v, id)
+	}
+}
+
+// zstdBomb writes a zstd session of 5 events with a frame that
+// decompresses to size zero bytes, between its header frame and the frame
+// of its events, or at the end when last (corruption either way: no crash
+// leaves such a frame), and returns its ID.
+func zstdBomb(t *testing.T, dir string, size int64, last bool) string {
+	t.Helper()
+	st := handle.NewFileStore(afero.NewOsFs(), dir)
+	h, err := st.Create(t.Context(), handle.WithSessionEncoding(handle.EncodingZstd))
+	require.NoError(t, err)
+	for i := range 5 {
+		_, err := h.Append(t.Context(), sampleEvent(int64(i)))
+		require.NoError(t, err)
+	}
+	id, path := h.ID(), h.Path()
+	require.NoError(t, h.Close())
+	file, err := os.ReadFile(path)
+	require.NoError(t, err)
+	frames, _ := eventlog.ZstdFrames(bytes.NewReader(file), int64(len(file)))
+	require.Greater(t, len(frames), 1)
+	at := frames[0].Len
+	if last {
+		at = int64(len(file))
+	}
+	var out bytes.Buffer
+	out.Write(file[:at])
+	enc, err := zstd.NewWriter(&out, zstd.WithEncoderLevel(zstd.SpeedFastest))
+	require.NoError(t, err)
+	_, err = io.CopyN(enc, zeros{}, size)
+	require.NoError(t, err)
+	require.NoError(t, enc.Close())
+	out.Write(file[at:])
+	require.NoError(t, os.WriteFile(path, out.Bytes(), 0o600))
+	return id
+}
+
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
+
+// TestHostileInputs runs logtool, a real process, on hostile input and
+// checks that it ends (a minute at most) with a non-zero exit status and
+// a message, no panic, the store's files exactly as they were, and a peak
+// resident memory (its rusage, as GNU time reports it) under 256 MiB, logging each case as
+// a row of the figures. File-type cases (symlinks, FIFOs, devices named as
+// sessions) belong to the file-type checks and are not rows here.
+func TestHostileInputs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("hostile inputs to logtool: builds the binary")
+	}
+	timeTool, err := exec.LookPath("time")
+	if err != nil || exec.Command(timeTool, "-f", "%M", "-o", os.DevNull, "true").Run() != nil {
+		t.Skip("hostile inputs to logtool: GNU time (/usr/bin/time) measures the peak memory; not found")
+	}
+	bin := buildLogtool(t)
+	dir := t.TempDir()
+	raw, zst := hostileStore(t, dir)
+	deep := strings.Repeat("[", 100000) + strings.Repeat("]", 100000)
+	v99 := hostileFile(t, dir, header(99), `{"seq":0,"type":"user/message","time":1,"data":{}}`+"\n")
+	packed := hostileFile(t, dir, header(1), `{"seq":0,"type":"assistant/chunk","n":1099511627776,"time":1,"data":[{}]}`+"\n")
+	nested := hostileFile(t, dir, header(1), `{"seq":0,"type":"user/message","time":1,"data":`+deep+`}`+"\n")
+	nul := hostileFile(t, dir, header(1), `{"seq":0,"type":"user/message","time":1,"data":{"text":"a`+"\x00"+`b"}}`+"\n")
+	badUTF8 := hostileFile(t, dir, header(1), `{"seq":0,"type":"user/message","time":1,"data":{"text":"a`+"\xff\xfe"+`b"}}`+"\n")
+	bomb := zstdBomb(t, dir, int64(size(1<<30, 8<<30)), false)
+	bombLast := zstdBomb(t, dir, int64(size(1<<30, 8<<30)), true)
+	huge := `{"type":"user/message","data":{"text":"` + strings.Repeat("a", eventlog.MaxRowSize+8192) + `"}}` + "\n"
+
+	cases := []struct {
+		name  string
+		stdin string
+		args  []string
+	}{
+		{"append: a line over the row limit (16 MiB + 8 KiB)", huge, []string{"append", raw}},
+		{"append: data nested 100,000 deep", `{"type":"user/message","data":` + deep + "}\n", []string{"append", raw}},
+		{"append: invalid UTF-8 in data", "{\"type\":\"user/message\",\"data\":{\"text\":\"a\xff\xfeb\"}}\n", []string{"append", zst}},
+		{"append: a NUL byte in a line", "{\"type\":\"user/message\",\"data\":{\"text\":\"a\x00b\"}}\n", []string{"append", raw}},
+		{"append: packed n = 2^40", `{"type":"assistant/chunk","n":1099511627776,"data":[{}]}` + "\n", []string{"append", raw}},
+		{"cat: a path-like ID", "", []string{"cat", "../../etc/passwd"}},
+		{"append: a path-like ID", `{"type":"user/message","data":{}}` + "\n", []string{"append", "../" + raw}},
+		{"fork: a path-like ID", "", []string{"fork", "--at", "0", "01KB000000000000000000000/../x"}},
+		{"fork --at 2^40", "", []string{"fork", "--at", "1099511627776", raw}},
+		{"new: a label that is not UTF-8", "", []string{"new", "--label", "k=a\xffb"}},
+		{"verify: version 99 header", "", []string{"verify", v99}},
+		{"cat: version 99 header", "", []string{"cat", v99}},
+		{"verify: packed row with n = 2^40", "", []string{"verify", packed}},
+		{"cat: packed row with n = 2^40", "", []string{"cat", packed}},
+		{"verify: a row nested 100,000 deep", "", []string{"verify", nested}},
+		{"verify: a NUL byte in a row", "", []string{"verify", nul}},
+		{"verify: invalid UTF-8 in a row", "", []string{"verify", badUTF8}},
+		{"verify: zstd bomb", "", []string{"verify", bomb}},
+		{"cat: zstd bomb", "", []string{"cat", bomb}},
+		{"stat: zstd bomb", "", []string{"stat", bomb}},
+		{"append: zstd bomb", `{"type":"user/message","data":{}}` + "\n", []string{"append", bomb}},
+		{"repair: zstd bomb", "", []string{"repair", bomb}},
+		{"verify: zstd bomb as the last frame", "", []string{"verify", bombLast}},
+		{"stat: zstd bomb as the last frame", "", []string{"stat", bombLast}},
+		{"append: zstd bomb as the last frame", `{"type":"user/message","data":{}}` + "\n", []string{"append", bombLast}},
+		{"repair: zstd bomb as the last frame", "", []string{"repair", bombLast}},
+	}
+	const maxRSS = 256 << 20
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			before := dirDigest(t, dir)
+			ctx, cancel := context.WithTimeout(t.Context(), time.Minute) // a hang fails, not blocks
+			defer cancel()
+			// GNU time reports the rusage of its child, forked from it: the
+			// child's own rusage seen from here would count this process's
+			// memory, which the child shares until it execs.
+			rssFile := filepath.Join(t.TempDir(), "rss")
+			cmd := exec.CommandContext(ctx, timeTool, append([]string{"-f", "%M", "-o", rssFile, bin, "--dir", dir}, tc.args...)...)
+			cmd.Stdin = strings.NewReader(tc.stdin)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			runErr := cmd.Run()
+			require.NoError(t, ctx.Err(), "logtool must end")
+			code := cmd.ProcessState.ExitCode()
+			kib, err := os.ReadFile(rssFile)
+			require.NoError(t, err)
+			// The last line; a line before it says the exit status.
+			lines := strings.Fields(string(kib))
+			require.NotEmpty(t, lines, "GNU time said nothing")
+			rss, err := strconv.ParseInt(lines[len(lines)-1], 10, 64)
+			require.NoError(t, err, "GNU time said %q", kib)
+			rss <<= 10
+			msg := firstMessage(strings.ReplaceAll(stdout.String()+stderr.String(), dir+"/", ""))
+			figure(t, "hostile", "%s | exit %d | %q | data unchanged %v | peak RSS %d MiB",
+				tc.name, code, msg, before == dirDigest(t, dir), rss>>20)
+			require.Error(t, runErr, "refused: %s", msg)
+			require.Contains(t, []int{1, 2}, code)
+			require.NotContains(t, stderr.String(), "panic:")
+			require.NotContains(t, stderr.String(), "goroutine ")
+			require.NotEmpty(t, msg, "a message says why")
+			require.Equal(t, before, dirDigest(t, dir), "the store's files as they were")
+			require.Less(t, rss, int64(maxRSS), "peak memory")
+		})
+	}
+}
+
+// firstMessage returns the error message of logtool's output: the message
+// of a JSON error line, else the first line of text, cut at 160 bytes.
+func firstMessage(out string) string {
+	for line := range strings.SplitSeq(out, "\n") {
+		var e struct {
+			Error struct{ Message string } `json:"error"`
+		}
+		if json.Unmarshal([]byte(line), &e) == nil && e.Error.Message != "" {
+			line = e.Error.Message
+		} else if strings.HasPrefix(line, `{"acked"`) || strings.TrimSpace(line) == "" {
+			continue
+		}
+		if len(line) > 160 {
+			line = line[:160] + "…"
+		}
+		return line
+	}
+	return ""
+}

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Runs the tests behind the figures of docs/reliability.md ("Figures") and
+# prints their "figure:" lines, one per row of the tables; exits 1 when a
+# test fails (a figure that breaks the promise fails its test).
+#
+#   scripts/figures.sh          # CI-sized (.ci/run)
+#   SESSIONLOG_FIGURES=long SESSIONLOG_KILL_ROUNDS=2000 scripts/figures.sh   # the long version (1,000 kills per encoding)
+#
+# The fuzzing figures come from scripts/fuzz.sh.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+status=0
+run() {
+	if ! go test -count=1 -v -timeout 60m "$@" >"$out" 2>&1; then
+		status=1
+		grep -E -- '--- FAIL|Error Trace|Error:|Messages:' "$out" | head -40 >&2
+	fi
+	grep -oE 'figure: .*' "$out" | sort -u
+}
+# (1) power cuts, (2) SIGKILL of a writer process.
+run -run '^(TestCrashTornFlushSweep|TestCrashDuringCreate|TestCrashDuringFork|TestCrashDuringDetach|TestCrashDuringDeleteCascade|TestConvertCrash|TestCompactCrash|TestCrashDuringCheckpoint|TestCrashDuringRepair|TestKillWriter)$' ./handle/
+# (3) the corruption sweep, (4) ENOSPC on a tmpfs, (5) hostile inputs.
+run ./internal/figures/
+exit $status
