@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -150,8 +151,10 @@ func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
 // checks that it ends (a minute at most) with a non-zero exit status and
 // a message, no panic, the store's files exactly as they were, and a peak
 // resident memory (its rusage, as GNU time reports it) under 256 MiB, logging each case as
-// a row of the figures. File-type cases (symlinks, FIFOs, devices named as
-// sessions) belong to the file-type checks and are not rows here.
+// a row of the figures. File-type cases — a FIFO, a link to /dev/zero, a
+// link out of the store, a folder, each named like a session — must be
+// refused too, and never block or spin (handle/regular_unix_test.go tests
+// every entry point; these are the figures' rows).
 func TestHostileInputs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("hostile inputs to logtool: builds the binary")
@@ -172,6 +175,14 @@ func TestHostileInputs(t *testing.T) {
 	bomb := zstdBomb(t, dir, int64(size(1<<30, 8<<30)), false)
 	bombLast := zstdBomb(t, dir, int64(size(1<<30, 8<<30)), true)
 	huge := `{"type":"user/message","data":{"text":"` + strings.Repeat("a", eventlog.MaxRowSize+8192) + `"}}` + "\n"
+	const fifoID, zeroID, outID, folderID = "01KB00000000000000000000F1", "01KB00000000000000000000F2", "01KB00000000000000000000F3", "01KB00000000000000000000F4"
+	require.NoError(t, syscall.Mkfifo(filepath.Join(dir, fifoID+".jsonl"), 0o600))
+	require.NoError(t, os.Symlink("/dev/zero", filepath.Join(dir, zeroID+".jsonl")))
+	outside := filepath.Join(dir, "outside")
+	require.NoError(t, os.Mkdir(outside, 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(outside, "target.jsonl"), []byte(header(1)(outID)+"\n"), 0o600))
+	require.NoError(t, os.Symlink(filepath.Join(outside, "target.jsonl"), filepath.Join(dir, outID+".jsonl")))
+	require.NoError(t, os.Mkdir(filepath.Join(dir, folderID+".jsonl"), 0o700))
 
 	cases := []struct {
 		name  string
@@ -204,6 +215,14 @@ func TestHostileInputs(t *testing.T) {
 		{"stat: zstd bomb as the last frame", "", []string{"stat", bombLast}},
 		{"append: zstd bomb as the last frame", `{"type":"user/message","data":{}}` + "\n", []string{"append", bombLast}},
 		{"repair: zstd bomb as the last frame", "", []string{"repair", bombLast}},
+		{"cat: a FIFO named like a session", "", []string{"cat", fifoID}},
+		{"append: a FIFO named like a session", `{"type":"user/message","data":{}}` + "\n", []string{"append", fifoID}},
+		{"verify: a FIFO named like a session", "", []string{"verify", filepath.Join(dir, fifoID+".jsonl")}},
+		{"cat: a link to /dev/zero named like a session", "", []string{"cat", zeroID}},
+		{"verify: a link to /dev/zero named like a session", "", []string{"verify", filepath.Join(dir, zeroID+".jsonl")}},
+		{"append: a link out of the store named like a session", `{"type":"user/message","data":{}}` + "\n", []string{"append", outID}},
+		{"stat: a folder named like a session", "", []string{"stat", folderID}},
+		{"ls: a store holding all four", "", []string{"ls"}},
 	}
 	const maxRSS = 256 << 20
 	for _, tc := range cases {
