@@ -6,7 +6,8 @@
 #   scripts/figures.sh          # CI-sized (.ci/run)
 #   SESSIONLOG_FIGURES=long SESSIONLOG_KILL_ROUNDS=2000 scripts/figures.sh   # the long version (1,000 kills per encoding)
 #
-# The fuzzing figures come from scripts/fuzz.sh.
+# The fuzzing figures come from scripts/fuzz.sh, which the long version
+# runs too (10 minutes per target), so that it is one command.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=$(mktemp)
@@ -23,4 +24,8 @@ run() {
 run -run '^(TestCrashTornFlushSweep|TestCrashDuringCreate|TestCrashDuringFork|TestCrashDuringDetach|TestCrashDuringDeleteCascade|TestConvertCrash|TestCompactCrash|TestCrashDuringCheckpoint|TestCrashDuringRepair|TestKillWriter)$' ./handle/
 # (3) the corruption sweep, (4) ENOSPC on a tmpfs, (5) hostile inputs.
 run ./internal/figures/
+# (6) fuzzing, in the long version (CI runs scripts/fuzz.sh 1000x itself).
+if [ "${SESSIONLOG_FIGURES:-}" = long ]; then
+	scripts/fuzz.sh "${SESSIONLOG_FUZZ_TIME:-10m}" || status=1
+fi
 exit $status
