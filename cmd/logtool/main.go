@@ -117,6 +117,7 @@ locked by another writer); 2 usage or environment error.`,
 		a.newDiffCmd(),
 		a.newDemoCmd(),
 		a.newAgentLoopCmd(),
+		a.newServeCmd(),
 	)
 	// cobra's completion command prints its help and exits 0 on a shell it
 	// does not know, or none; docs/cli.md makes that a usage error.

@@ -1,0 +1,164 @@
+package web
+
+import (
+	"cmp"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/sessionlog/sessionlog/handle"
+)
+
+// listRow is one session of the list page.
+type listRow struct {
+	handle.Info
+	Depth  int
+	Parent string // describeParent
+}
+
+// Indent is the row's depth in the tree, as a class suffix.
+func (r listRow) Indent() int { return min(r.Depth, 12) }
+
+type listPage struct {
+	Rows       []listRow
+	Q, Sort    string
+	Total      int
+	Matched    int
+	Page       int
+	Prev, Next string // links, "" when none
+}
+
+// handleList shows the sessions: searched (q matches the ID, a label's key
+// or value, or k=v), sorted (age, size, events, or tree: every fork and
+// child under its parent), one page at a time. It answers from Stat of
+// each session (header and tail), never reading a whole log; stop and
+// verdict are fetched by the page from /api/stat for the rows it shows.
+func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
+	q := strings.TrimSpace(r.URL.Query().Get("q"))
+	sortBy := r.URL.Query().Get("sort")
+	page, _ := strconv.Atoi(r.URL.Query().Get("page"))
+	page = max(page, 0)
+	infos, err := s.store.List(r.Context(), handle.SkipBroken(func(id string, err error) {
+		s.log.Warn("serve: session not listed", "id", id, "err", err)
+	}))
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	rows := order(infos, sortBy)
+	var hits []listRow
+	for _, row := range rows {
+		if matches(row.Info, q) {
+			hits = append(hits, row)
+		}
+	}
+	out := listPage{Q: q, Sort: sortBy, Total: len(infos), Matched: len(hits), Page: page}
+	from := min(page*s.listPage, len(hits))
+	to := min(from+s.listPage, len(hits))
+	out.Rows = hits[from:to]
+	link := func(p int) string {
+		v := url.Values{"page": {strconv.Itoa(p)}}
+		if q != "" {
+			v.Set("q", q)
+		}
+		if sortBy != "" {
+			v.Set("sort", sortBy)
+		}
+		return "/?" + v.Encode()
+	}
+	if page > 0 {
+		out.Prev = link(page - 1)
+	}
+	if to < len(hits) {
+		out.Next = link(page + 1)
+	}
+	s.render(w, "list.html", out)
+}
+
+// matches reports whether q (empty matches all) names the session: a
+// substring of its ID or of a label's key or value, or k=v with v a
+// substring of label k's value.
+func matches(info handle.Info, q string) bool {
+	if q == "" {
+		return true
+	}
+	q = strings.ToLower(q)
+	if strings.Contains(strings.ToLower(info.ID), q) {
+		return true
+	}
+	k, v, kv := strings.Cut(q, "=")
+	for key, val := range info.Header.Labels {
+		key, val = strings.ToLower(key), strings.ToLower(val)
+		if kv && key == k && strings.Contains(val, v) {
+			return true
+		}
+		if !kv && (strings.Contains(key, q) || strings.Contains(val, q)) {
+			return true
+		}
+	}
+	return false
+}
+
+// order sorts the sessions for the list: newest first (List's order) by
+// default, largest first by size or events, or as a tree.
+func order(infos []handle.Info, by string) []listRow {
+	rows := make([]listRow, len(infos))
+	for i, info := range infos {
+		rows[i] = listRow{Info: info, Parent: describeParent(info.Header.Parent)}
+	}
+	switch by {
+	case "size":
+		slices.SortStableFunc(rows, func(a, b listRow) int { return cmp.Compare(b.SizeBytes, a.SizeBytes) })
+	case "events":
+		slices.SortStableFunc(rows, func(a, b listRow) int { return cmp.Compare(b.Events, a.Events) })
+	case "tree":
+		return tree(rows)
+	}
+	return rows
+}
+
+// tree orders rows depth first: roots newest first, each session's forks
+// and children under it, oldest first. A session whose parent is not in
+// the store is a root; one whose parents loop is shown last, as a root.
+func tree(rows []listRow) []listRow {
+	byID := map[string]int{}
+	for i, r := range rows {
+		byID[r.ID] = i
+	}
+	kids := map[string][]int{}
+	var roots []int
+	for i, r := range rows {
+		if p := r.Header.Parent; p != nil {
+			if _, ok := byID[p.ID]; ok {
+				kids[p.ID] = append(kids[p.ID], i)
+				continue
+			}
+		}
+		roots = append(roots, i)
+	}
+	out := make([]listRow, 0, len(rows))
+	seen := make([]bool, len(rows))
+	var walk func(i, depth int)
+	walk = func(i, depth int) {
+		if seen[i] {
+			return
+		}
+		seen[i] = true
+		r := rows[i]
+		r.Depth = depth
+		out = append(out, r)
+		k := kids[r.ID]
+		for j := len(k) - 1; j >= 0; j-- { // rows are newest first: children oldest first
+			walk(k[j], depth+1)
+		}
+	}
+	for _, i := range roots {
+		walk(i, 0)
+	}
+	for i := range rows {
+		walk(i, 0)
+	}
+	return out
+}
