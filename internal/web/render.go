@@ -46,6 +46,7 @@ type turn struct {
 	End       int64 // ms
 	Stop      string
 	Abandoned bool // every event of the turn is abandoned
+	Rollback  bool // the group starts with a rollback (not a turn)
 }
 
 // Tokens is the turn's input and output tokens.
@@ -120,8 +121,10 @@ func newBuilder(inherit int64, b branches) *builder {
 }
 
 func (b *builder) cur(e eventlog.Event) *turn {
-	if len(b.turns) == 0 || e.Type == "turn/start" {
-		b.turns = append(b.turns, &turn{Seq: e.Seq, Start: e.Time, Abandoned: true})
+	// A rollback closes the group it ends: the branch before it reads as
+	// abandoned, and what follows is the live branch again.
+	if len(b.turns) == 0 || e.Type == "turn/start" || e.Type == "rollback" {
+		b.turns = append(b.turns, &turn{Seq: e.Seq, Start: e.Time, Abandoned: true, Rollback: e.Type == "rollback"})
 	}
 	return b.turns[len(b.turns)-1]
 }
@@ -261,8 +264,15 @@ type bar struct {
 }
 
 // timeline draws one bar a turn, its height the turn's tokens (the
-// duration when no turn has usage), in a 600×60 box.
-func timeline(turns []*turn) []bar {
+// duration when no turn has usage), in a 600×60 box. A rollback's group
+// is no turn and gets no bar.
+func timeline(groups []*turn) []bar {
+	var turns []*turn
+	for _, t := range groups {
+		if !t.Rollback {
+			turns = append(turns, t)
+		}
+	}
 	if len(turns) == 0 {
 		return nil
 	}
