@@ -40,10 +40,11 @@ type item struct {
 type turn struct {
 	Seq       int64 // the turn/start's seq, or the first event's when the page starts mid-turn
 	Items     []*item
-	In, Out   int64
+	In, Out   int64 // tokens spent in the turn, an abandoned branch's too
 	Cost      int64
-	Start     int64 // ms
-	End       int64 // ms
+	live      [3]int64 // in, out, cost of the events on the live branch
+	Start     int64    // ms
+	End       int64    // ms
 	Stop      string
 	Abandoned bool // every event of the turn is abandoned
 	Rollback  bool // the group starts with a rollback (not a turn)
@@ -184,10 +185,13 @@ func (b *builder) add(e eventlog.Event) {
 		if d.Model != "" {
 			it.Tokens += " · " + d.Model
 		}
+		t.In += d.InputTokens
+		t.Out += d.OutputTokens
+		t.Cost += d.CostMicros
 		if !it.Abandoned {
-			t.In += d.InputTokens
-			t.Out += d.OutputTokens
-			t.Cost += d.CostMicros
+			t.live[0] += d.InputTokens
+			t.live[1] += d.OutputTokens
+			t.live[2] += d.CostMicros
 		}
 	case e.Type == "checkpoint":
 		it.Kind, it.Label = "checkpoint", d.Label

@@ -20,9 +20,12 @@ type sessionPage struct {
 	First     int64 // the log's first seq
 	Older     string
 	Newer     string
-	Live      bool // the page shows the last event and follows the log
-	In, Out   int64
+	Live      bool  // the page shows the last event and follows the log
+	In, Out   int64 // usage on the live branch
 	Cost      int64
+	SpentIn   int64 // usage of every event shown, abandoned branches too
+	SpentOut  int64
+	SpentCost int64
 	Whole     bool // the totals cover the whole log
 	Rollbacks int
 }
@@ -71,7 +74,8 @@ func (s *Server) handleSession(w http.ResponseWriter, r *http.Request, id string
 	}
 	p.Turns, p.Rollbacks = b.turns, len(rb)
 	for _, t := range p.Turns {
-		p.In, p.Out, p.Cost = p.In+t.In, p.Out+t.Out, p.Cost+t.Cost
+		p.In, p.Out, p.Cost = p.In+t.live[0], p.Out+t.live[1], p.Cost+t.live[2]
+		p.SpentIn, p.SpentOut, p.SpentCost = p.SpentIn+t.In, p.SpentOut+t.Out, p.SpentCost+t.Cost
 	}
 	p.Bars = timeline(p.Turns)
 	slicesReverse(p.Turns) // last turns first
