@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/oklog/ulid/v2"
 	"github.com/spf13/afero"
 	"github.com/stretchr/testify/require"
 
@@ -58,5 +60,35 @@ func BenchmarkSessionPage100MB(b *testing.B) {
 		if w.Code != http.StatusOK {
 			b.Fatal(w.Code, w.Body.String())
 		}
+	}
+}
+
+// BenchmarkList10k times the list page of a store of 10,000 small
+// sessions (OS files), the header-and-tail Stat of each included.
+func BenchmarkList10k(b *testing.B) {
+	dir := b.TempDir()
+	osfs := afero.NewOsFs()
+	for i := range 10000 {
+		id := ulid.MustNew(uint64(1764450000000+i), ulid.DefaultEntropy()).String()
+		row := fmt.Sprintf(`{"format":"sessionlog","version":1,"id":%q,"createdAt":%d,"labels":{"n":"%d"}}`+"\n"+
+			`{"seq":0,"type":"turn/start","time":%d,"data":{}}`+"\n", id, 1764450000000+i, i, 1764450000000+i)
+		require.NoError(b, afero.WriteFile(osfs, filepath.Join(dir, id+".jsonl"), []byte(row), 0o600))
+	}
+	srv, err := web.New(handle.NewFileStore(afero.NewReadOnlyFs(osfs), dir), fakeAPI{}, addr, web.WithToken(token))
+	require.NoError(b, err)
+	hd := srv.Handler()
+	for _, target := range []string{"/", "/?sort=tree", "/?q=n%3D99"} {
+		b.Run(target, func(b *testing.B) {
+			for b.Loop() {
+				r := httptest.NewRequest(http.MethodGet, target, nil)
+				r.Host = addr
+				r.Header.Set("Authorization", "Bearer "+token)
+				w := httptest.NewRecorder()
+				hd.ServeHTTP(w, r)
+				if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), "of 10000 sessions") {
+					b.Fatal(w.Code, w.Body.String()[:min(500, w.Body.Len())])
+				}
+			}
+		})
 	}
 }
