@@ -538,3 +538,21 @@ func TestLive(t *testing.T) {
 	require.Contains(t, msg, "&lt;script&gt;live&lt;/script&gt;")
 	require.NotContains(t, msg, "<script>")
 }
+
+// TestDamagedSession: a log with a corrupt row in the middle is refused
+// with 422 and the error names the file, the page is not half rendered.
+func TestDamagedSession(t *testing.T) {
+	f := newFixture(t)
+	path := "/s/" + f.main + ".jsonl"
+	b, err := afero.ReadFile(f.fs, path)
+	require.NoError(t, err)
+	damaged := strings.Replace(string(b), `"the abandoned question"`, `"the abandoned question"}}`, 1)
+	require.NotEqual(t, string(b), damaged)
+	require.NoError(t, afero.WriteFile(f.fs, path, []byte(damaged), 0o600))
+	for _, target := range []string{"/s/" + f.main, "/diff?a=" + f.main + "&b=" + f.fork, "/s/" + f.main + "/live?after=0"} {
+		w := f.get(t, target)
+		require.Equal(t, http.StatusUnprocessableEntity, w.Code, target)
+		require.Contains(t, w.Body.String(), path, target)
+		require.NotContains(t, w.Body.String(), "<html", target)
+	}
+}
