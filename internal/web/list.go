@@ -1,7 +1,9 @@
 package web
 
 import (
+	"bytes"
 	"cmp"
+	"context"
 	"net/http"
 	"net/url"
 	"slices"
@@ -24,6 +26,7 @@ func (r listRow) Indent() int { return min(r.Depth, 12) }
 type listPage struct {
 	Rows       []listRow
 	Q, Sort    string
+	Text       string
 	Total      int
 	Matched    int
 	Page       int
@@ -37,6 +40,7 @@ type listPage struct {
 // verdict are fetched by the page from /api/stat for the rows it shows.
 func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 	q := strings.TrimSpace(r.URL.Query().Get("q"))
+	text := r.URL.Query().Get("text")
 	sortBy := r.URL.Query().Get("sort")
 	page, _ := strconv.Atoi(r.URL.Query().Get("page"))
 	page = max(page, 0)
@@ -50,11 +54,21 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 	rows := order(infos, sortBy)
 	var hits []listRow
 	for _, row := range rows {
-		if matches(row.Info, q) {
-			hits = append(hits, row)
+		if !matches(row.Info, q) {
+			continue
 		}
+		if text != "" {
+			found, err := s.holds(r.Context(), row.ID, text)
+			if err != nil {
+				s.log.Warn("serve: text search", "id", row.ID, "err", err)
+			}
+			if !found {
+				continue
+			}
+		}
+		hits = append(hits, row)
 	}
-	out := listPage{Q: q, Sort: sortBy, Total: len(infos), Matched: len(hits), Page: page}
+	out := listPage{Q: q, Text: text, Sort: sortBy, Total: len(infos), Matched: len(hits), Page: page}
 	from := min(page*s.listPage, len(hits))
 	to := min(from+s.listPage, len(hits))
 	out.Rows = hits[from:to]
@@ -62,6 +76,9 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 		v := url.Values{"page": {strconv.Itoa(p)}}
 		if q != "" {
 			v.Set("q", q)
+		}
+		if text != "" {
+			v.Set("text", text)
 		}
 		if sortBy != "" {
 			v.Set("sort", sortBy)
@@ -75,6 +92,28 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 		out.Next = link(page + 1)
 	}
 	s.render(w, "list.html", out)
+}
+
+// holds reports whether the data of an event of session id holds text,
+// case-insensitively, as the log stores it (JSON: a quote or a non-ASCII
+// character may be escaped there). It reads the whole log: a text search
+// costs a read of every session the other filters leave.
+func (s *Server) holds(ctx context.Context, id, text string) (bool, error) {
+	h, err := s.store.Open(ctx, id, handle.ReadOnly)
+	if err != nil {
+		return false, err
+	}
+	defer h.Close()
+	needle := bytes.ToLower([]byte(text))
+	for e, err := range h.Read(ctx, 0, handle.End) {
+		if err != nil {
+			return false, err
+		}
+		if bytes.Contains(bytes.ToLower(e.Data), needle) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // matches reports whether q (empty matches all) names the session: a

@@ -310,7 +310,7 @@ func TestBadIDs(t *testing.T) {
 // shown as text.
 func TestEscaping(t *testing.T) {
 	f := newFixture(t)
-	for _, target := range []string{"/s/" + f.main, "/diff?a=" + f.main + "&b=" + f.main + "&bs=1", "/"} {
+	for _, target := range []string{"/s/" + f.main, "/diff?a=" + f.main + "&b=" + f.main + "&bs=1", "/", "/?text=%3Cscript%3Ealert&q=%3Cimg+src%3Dx"} {
 		body := f.get(t, target).Body.String()
 		for _, raw := range []string{"<script>alert", "<img src=x", "<b>bold</b>"} {
 			require.NotContains(t, body, raw, target)
@@ -467,6 +467,10 @@ func TestList(t *testing.T) {
 		{name: "key=value", query: "q=agent%3Dcod", want: []string{f.main}, not: []string{`data-id="` + f.fork}},
 		{name: "key=value of another key", query: "q=title%3Dcoder", want: []string{"0 of 2"}},
 		{name: "ID", query: "q=" + strings.ToLower(f.fork[20:]), want: []string{`data-id="` + f.fork}, not: []string{`data-id="` + f.main}},
+		{name: "text in the events", query: "text=WHAT+the+FORK", want: []string{`data-id="` + f.fork, "1 of 2 sessions holding"}, not: []string{`data-id="` + f.main}},
+		{name: "text inherited by a fork", query: "text=think+first", want: []string{`data-id="` + f.fork, `data-id="` + f.main, "2 of 2"}},
+		{name: "text and label", query: "q=coder&text=think", want: []string{`data-id="` + f.main, "1 of 2"}},
+		{name: "text nowhere", query: "text=nowhere", want: []string{"0 of 2"}},
 		{name: "tree puts the fork under its parent", query: "sort=tree",
 			want: []string{`class="session depth-0" data-id="` + f.main, `class="session depth-1" data-id="` + f.fork}},
 		{name: "parent linked", query: "", want: []string{`<a href="/s/` + f.main + `">fork@8</a>`}},
