@@ -77,8 +77,21 @@ func BenchmarkList10k(b *testing.B) {
 	srv, err := web.New(handle.NewFileStore(afero.NewReadOnlyFs(osfs), dir), fakeAPI{}, addr, web.WithToken(token))
 	require.NoError(b, err)
 	hd := srv.Handler()
-	for _, target := range []string{"/", "/?sort=tree", "/?q=n%3D99"} {
-		b.Run(target, func(b *testing.B) {
+	for _, c := range []struct {
+		name, target string
+		index        bool
+	}{
+		{"age-no-index", "/", false}, {"age", "/", true}, {"tree", "/?sort=tree", true},
+		{"label", "/?q=n%3D99", true}, {"events", "/?sort=events", true},
+	} {
+		target := c.target
+		if c.index {
+			// The header index, as any ls --tree leaves it; the server
+			// itself cannot write it.
+			_, err := handle.NewFileStore(osfs, dir).Tree(b.Context())
+			require.NoError(b, err)
+		}
+		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
 				r := httptest.NewRequest(http.MethodGet, target, nil)
 				r.Host = addr

@@ -35,18 +35,23 @@ type listPage struct {
 
 // handleList shows the sessions: searched (q matches the ID, a label's key
 // or value, or k=v), sorted (age, size, events, or tree: every fork and
-// child under its parent), one page at a time. It answers from Stat of
-// each session (header and tail), never reading a whole log; stop and
-// verdict are fetched by the page from /api/stat for the rows it shows.
+// child under its parent), one page at a time; ?text= keeps the sessions
+// whose events hold the text. It answers from the header index where the
+// order and search need only headers (see sessions), from a Stat of each
+// session otherwise; stop and verdict are fetched by the page from
+// /api/stat for the rows it shows.
 func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 	q := strings.TrimSpace(r.URL.Query().Get("q"))
 	text := r.URL.Query().Get("text")
 	sortBy := r.URL.Query().Get("sort")
 	page, _ := strconv.Atoi(r.URL.Query().Get("page"))
 	page = max(page, 0)
-	infos, err := s.store.List(r.Context(), handle.SkipBroken(func(id string, err error) {
-		s.log.Warn("serve: session not listed", "id", id, "err", err)
-	}))
+	// Sorted by age or as a tree, searched by ID and labels, the list
+	// needs only headers: from the store's header index, with a Stat of
+	// the rows shown. By size or events, or searching text, every session
+	// is described.
+	lazy := (sortBy == "" || sortBy == "tree") && text == ""
+	infos, lazy, err := s.sessions(r.Context(), lazy)
 	if err != nil {
 		s.fail(w, err)
 		return
@@ -72,6 +77,16 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 	from := min(page*s.listPage, len(hits))
 	to := min(from+s.listPage, len(hits))
 	out.Rows = hits[from:to]
+	if lazy {
+		for i := range out.Rows {
+			info, err := s.store.Stat(r.Context(), out.Rows[i].ID)
+			if err != nil {
+				s.log.Warn("serve: stat", "id", out.Rows[i].ID, "err", err)
+				continue
+			}
+			out.Rows[i].Info = info
+		}
+	}
 	link := func(p int) string {
 		v := url.Values{"page": {strconv.Itoa(p)}}
 		if q != "" {
@@ -92,6 +107,41 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 		out.Next = link(page + 1)
 	}
 	s.render(w, "list.html", out)
+}
+
+// headerIndex is what a store with a header index offers
+// (handle.FileStore): the sessions as a forest, from their headers alone.
+type headerIndex interface {
+	Tree(ctx context.Context) ([]*handle.Node, error)
+}
+
+// sessions returns the sessions newest first. With headersOnly, and a
+// store that has a header index, they hold only ID, path and header
+// (lazy true); otherwise each is described by Stat (List).
+func (s *Server) sessions(ctx context.Context, headersOnly bool) ([]handle.Info, bool, error) {
+	if ix, ok := s.store.(headerIndex); ok && headersOnly {
+		roots, err := ix.Tree(ctx)
+		if err != nil {
+			return nil, false, err
+		}
+		var out []handle.Info
+		var walk func(ns []*handle.Node)
+		walk = func(ns []*handle.Node) {
+			for _, n := range ns {
+				out = append(out, handle.Info{ID: n.Header.ID, Path: n.Path, Header: n.Header})
+				walk(n.Children)
+			}
+		}
+		walk(roots)
+		slices.SortFunc(out, func(a, b handle.Info) int {
+			return cmp.Or(cmp.Compare(b.Header.CreatedAt, a.Header.CreatedAt), strings.Compare(b.ID, a.ID))
+		})
+		return out, true, nil
+	}
+	infos, err := s.store.List(ctx, handle.SkipBroken(func(id string, err error) {
+		s.log.Warn("serve: session not listed", "id", id, "err", err)
+	}))
+	return infos, false, err
 }
 
 // holds reports whether the data of an event of session id holds text,

@@ -462,7 +462,8 @@ func TestList(t *testing.T) {
 		name, query string
 		want, not   []string
 	}{
-		{name: "all", query: "", want: []string{f.main, f.fork, "2 of 2 sessions"}},
+		{name: "all", query: "", want: []string{f.main, f.fork, "2 of 2 sessions", `<td class="num">16</td>`, `<td class="num">11</td>`, "<td>raw</td>"}},
+		{name: "by events, every session described", query: "sort=events", want: []string{`<td class="num">16</td>`, `<td class="num">11</td>`, "<td>raw</td>"}},
 		{name: "label value", query: "q=coder", want: []string{f.main, "1 of 2 sessions match"}, not: []string{`data-id="` + f.fork}},
 		{name: "key=value", query: "q=agent%3Dcod", want: []string{f.main}, not: []string{`data-id="` + f.fork}},
 		{name: "key=value of another key", query: "q=title%3Dcoder", want: []string{"0 of 2"}},
