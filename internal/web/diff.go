@@ -140,21 +140,19 @@ func walkEqual(ctx context.Context, a, b handle.Handle, as, bs int64) (same, par
 	}
 }
 
-// sideItems renders up to diffShown events of h from seq from.
+// sideItems renders up to diffShown events of h from seq from, the
+// branches that later rollbacks abandon marked.
 func (s *Server) sideItems(ctx context.Context, h handle.Handle, from int64) ([]*item, bool, error) {
-	b := newBuilder(-1, nil)
-	n := 0
-	for e, err := range h.Read(ctx, from, handle.End) {
-		if err != nil {
-			return nil, false, err
-		}
-		if n == diffShown {
-			return flatten(b.turns), true, nil
-		}
-		b.add(e)
-		n++
+	to := from + diffShown - 1
+	evs, rb, err := s.window(ctx, h, from, to)
+	if err != nil {
+		return nil, false, err
 	}
-	return flatten(b.turns), false, nil
+	b := newBuilder(-1, rb)
+	for _, e := range evs {
+		b.add(e)
+	}
+	return flatten(b.turns), h.Seq() > to, nil
 }
 
 func flatten(ts []*turn) []*item {

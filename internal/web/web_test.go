@@ -388,7 +388,7 @@ func TestDiff(t *testing.T) {
 	}{
 		{name: "a fork and its parent part after the fork point", query: "a=" + f.main + "&b=" + f.fork,
 			want: []string{f.fork + " is a fork of " + f.main + " at seq 8", "10 events in common; they part at seq 10 of A (seq 10 of B)",
-				"the abandoned question", "what the fork asked"}},
+				"the abandoned question", "what the fork asked", `class="item k-user abandoned" id="seq-10"`}},
 		{name: "either order", query: "a=" + f.fork + "&b=" + f.main,
 			want: []string{f.fork + " is a fork of " + f.main + " at seq 8", "they part at seq 10 of A"}},
 		{name: "a session with itself is equal", query: "a=" + f.main + "&b=" + f.main,
