@@ -294,3 +294,12 @@ func TestServeInABrowser(t *testing.T) {
 		require.NoError(t, os.WriteFile(filepath.Join("..", "..", "docs", "serve.png"), readme, 0o644))
 	}
 }
+
+func TestServeBadAddr(t *testing.T) {
+	for _, addr := range []string{"nonsense", "127.0.0.1:99999", "256.0.0.1:0"} {
+		res := logtool(t, "", "--dir", t.TempDir(), "serve", "--addr", addr)
+		require.Equal(t, exitUsage, res.code, addr)
+		require.Contains(t, res.stderr, "listen on", addr)
+		require.Empty(t, res.stdout, addr)
+	}
+}
