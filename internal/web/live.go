@@ -38,6 +38,9 @@ func (s *Server) handleLive(w http.ResponseWriter, r *http.Request, id string) {
 	defer h.Close()
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodHead {
+		return // a HEAD has no body to follow
+	}
 	fmt.Fprint(w, ": following\n\n")
 	fl.Flush()
 	tick := time.NewTicker(s.followEvery)

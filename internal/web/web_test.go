@@ -561,3 +561,38 @@ func TestDamagedSession(t *testing.T) {
 		require.NotContains(t, w.Body.String(), "<html", target)
 	}
 }
+
+// TestHeadOfLiveReturns: a HEAD of the live stream answers at once
+// instead of following the log.
+func TestHeadOfLiveReturns(t *testing.T) {
+	f := newFixture(t)
+	r := httptest.NewRequest(http.MethodHead, "/s/"+f.main+"/live?after=0", nil)
+	r.Host = addr
+	r.Header.Set("Authorization", "Bearer "+token)
+	w := httptest.NewRecorder()
+	f.handler.ServeHTTP(w, r)
+	require.Equal(t, http.StatusOK, w.Code)
+	require.Equal(t, "text/event-stream", w.Header().Get("Content-Type"))
+	require.Empty(t, w.Body.String())
+}
+
+// TestZstdSession: a zstd session's pages read as a raw one's.
+func TestZstdSession(t *testing.T) {
+	ctx := t.Context()
+	fsys := afero.NewMemMapFs()
+	st := handle.NewFileStore(fsys, "/s", handle.WithEncoding(handle.EncodingZstd))
+	h, err := st.Create(ctx)
+	require.NoError(t, err)
+	_, err = h.Append(ctx, ev("turn/start", `{}`), ev("user/message", `{"text":"compressed <hello>"}`), ev("turn/end", `{"kind":"completed"}`))
+	require.NoError(t, err)
+	require.NoError(t, h.Close())
+	srv, err := web.New(handle.NewFileStore(afero.NewReadOnlyFs(fsys), "/s"), fakeAPI{}, addr, web.WithToken(token))
+	require.NoError(t, err)
+	f := &fixture{handler: srv.Handler()}
+	page := f.get(t, "/s/"+h.ID())
+	require.Equal(t, http.StatusOK, page.Code, page.Body.String())
+	require.Contains(t, page.Body.String(), "compressed &lt;hello&gt;")
+	require.Contains(t, page.Body.String(), "· zstd ·")
+	list := f.get(t, "/")
+	require.Contains(t, list.Body.String(), "<td>zstd</td>")
+}
