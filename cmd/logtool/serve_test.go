@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -301,5 +302,36 @@ func TestServeBadAddr(t *testing.T) {
 		require.Equal(t, exitUsage, res.code, addr)
 		require.Contains(t, res.stderr, "listen on", addr)
 		require.Empty(t, res.stdout, addr)
+	}
+}
+
+// TestServeRealTraces imports the real traces and opens every page of
+// every session: the conversation is there, verify says ok, and the only
+// script on a page is the server's own.
+func TestServeRealTraces(t *testing.T) {
+	traces := tracesDir(t)
+	dir := t.TempDir()
+	var ids []string
+	for _, tr := range foreignTraces() {
+		res := logtool(t, "", "--dir", dir, "import", "--from", tr.from, filepath.Join(traces, tr.file))
+		require.Equal(t, 0, res.code, res.stderr)
+		for _, l := range importLines(t, res.stdout) {
+			ids = append(ids, l.ID)
+		}
+	}
+	u := startServe(t, dir)
+	code, list := apiGet(t, u, "/?sort=tree")
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, list, "of "+strconv.Itoa(len(ids))+" sessions")
+	for _, id := range ids {
+		require.Contains(t, list, `data-id="`+id+`"`)
+		code, page := apiGet(t, u, "/s/"+id)
+		require.Equal(t, http.StatusOK, code, page)
+		require.Regexp(t, `class="item k-(user|assistant|call)`, page, id)
+		require.Less(t, strings.Count(page, `class="item k-chunk`), 20, "%s: streamed chunks are folded", id)
+		require.Equal(t, 1, strings.Count(strings.ToLower(page), "<script"), id)
+		code, v := apiGet(t, u, "/s/"+id+"/verify")
+		require.Equal(t, http.StatusOK, code, v)
+		require.Contains(t, v, `id="result">ok: `, id)
 	}
 }

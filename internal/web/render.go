@@ -32,6 +32,8 @@ type item struct {
 	Tokens    string
 	Label     string
 	To        int64 // a rollback's target
+	Chunks    int   // assistant/chunk events folded into this item
+	LastSeq   int64 // the last chunk's seq
 	Abandoned bool  // in a branch a later rollback abandoned
 	Inherited bool  // a fork's event inherited from its parent
 }
@@ -152,10 +154,15 @@ func (b *builder) add(e eventlog.Event) {
 			it.Text += ": " + d.Reason
 		}
 		t.Stop = d.Kind
+	case e.Type == "assistant/chunk" && b.foldChunk(t, it, d):
+		return // folded into the chunks before it
 	case e.Type == "user/message" || e.Type == "assistant/message" || e.Type == "assistant/reasoning" || e.Type == "assistant/chunk":
 		it.Kind = map[string]string{"user/message": "user", "assistant/message": "assistant",
 			"assistant/reasoning": "reasoning", "assistant/chunk": "chunk"}[e.Type]
 		it.Text = textOf(d.Text)
+		if it.Kind == "chunk" {
+			it.Chunks, it.LastSeq = 1, e.Seq
+		}
 	case e.Type == "tool/call":
 		it.Kind = "call"
 		it.Name, it.CallID, it.Args = d.Name, d.ID, pretty(d.Args)
@@ -206,6 +213,25 @@ func (b *builder) add(e eventlog.Event) {
 		it.Text = clip(string(e.Data))
 	}
 	t.Items = append(t.Items, it)
+}
+
+// foldChunk adds a streamed chunk to the chunks just before it in the
+// turn (same branch), so a stream of hundreds of deltas is one item; it
+// reports whether it did.
+func (b *builder) foldChunk(t *turn, it *item, d eventData) bool {
+	if len(t.Items) == 0 {
+		return false
+	}
+	prev := t.Items[len(t.Items)-1]
+	if prev.Kind != "chunk" || prev.Abandoned != it.Abandoned || prev.Inherited != it.Inherited {
+		return false
+	}
+	if len(prev.Text) <= maxShown {
+		prev.Text = clip(prev.Text + textOf(d.Text))
+	}
+	prev.Chunks++
+	prev.LastSeq = it.Seq
+	return true
 }
 
 // textOf returns a text key's string, or its raw JSON when it is not one

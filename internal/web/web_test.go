@@ -596,3 +596,24 @@ func TestZstdSession(t *testing.T) {
 	list := f.get(t, "/")
 	require.Contains(t, list.Body.String(), "<td>zstd</td>")
 }
+
+// TestChunksFold: a stream of chunks is one item holding their joined
+// text, not a row a delta.
+func TestChunksFold(t *testing.T) {
+	ctx := t.Context()
+	fsys := afero.NewMemMapFs()
+	st := handle.NewFileStore(fsys, "/s")
+	h, err := st.Create(ctx)
+	require.NoError(t, err)
+	_, err = h.Append(ctx, ev("turn/start", `{}`), ev("assistant/chunk", `{"text":"Hel"}`), ev("assistant/chunk", `{"text":"lo <b>"}`),
+		ev("assistant/chunk", `{}`), ev("assistant/message", `{"text":"Hello <b>"}`), ev("assistant/chunk", `{"text":"again"}`))
+	require.NoError(t, err)
+	require.NoError(t, h.Close())
+	srv, err := web.New(handle.NewFileStore(afero.NewReadOnlyFs(fsys), "/s"), fakeAPI{}, addr, web.WithToken(token))
+	require.NoError(t, err)
+	body := (&fixture{handler: srv.Handler()}).get(t, "/s/"+h.ID()).Body.String()
+	require.Equal(t, 2, strings.Count(body, `class="item k-chunk`))
+	require.Contains(t, body, `id="seq-1" data-seq="1">`)
+	require.Contains(t, body, "<summary>streamed: 3 chunks, to seq 3</summary><pre>Hello &lt;b&gt;</pre>")
+	require.Contains(t, body, "<summary>streamed: 1 chunk</summary><pre>again</pre>")
+}
