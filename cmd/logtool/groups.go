@@ -8,7 +8,7 @@ var commandGroups = []struct {
 	id, title string
 	commands  []string
 }{
-	{"read", "Read a session:", []string{"show", "cat", "tail", "stat", "ls", "replay", "checkpoints", "diff"}},
+	{"read", "Read a session:", []string{"show", "cat", "tail", "stat", "ls", "replay", "checkpoints", "diff", "serve"}},
 	{"write", "Write to a session:", []string{"new", "append", "checkpoint", "rollback", "fork", "resume"}},
 	{"keep", "Check and keep a store:", []string{"verify", "repair", "convert", "export", "import", "gc"}},
 	{"more", "More:", []string{"demo", "completion", "help"}},

@@ -189,6 +189,7 @@ locked by another writer); 2 usage or environment error; 130 (SIGINT) or
 		a.newDemoCmd(),
 		a.newCopyCmd(),
 		a.newAgentLoopCmd(),
+		a.newServeCmd(),
 	)
 	root.Version = version()
 	root.SetVersionTemplate("logtool {{.Version}}\n")

@@ -386,6 +386,7 @@ var fileOnly = map[string]string{
 	"repair":  "",
 	"gc":      "",
 	"ls":      "tree",
+	"serve":   "",
 }
 
 // checkRemote refuses, with --store, a command that works on files only,

@@ -1,0 +1,17 @@
+// Package web is the HTTP side of `logtool serve`: a read-only, local web
+// view of a session store (docs/cli.md, serve). It renders the session list,
+// a session's conversation with its branches, the diff of two sessions or
+// two seqs, verify results and a live view that follows a log as tail -f
+// does, with html/template (every piece of event data is escaped) and a
+// little plain JavaScript, all embedded.
+//
+// It reads sessions through the narrow Store interface (handle.FileStore is
+// one) and only ever opens them read-only; what the CLI prints as JSON
+// (stat, ls, verify, replay) comes from an API the caller supplies, so the
+// /api/ answers are the CLI's bytes. Every request must carry the server's
+// token and a Host naming the bound address, and only GET and HEAD are
+// served.
+//
+// It knows nothing of flags, of how the store is found or of cobra: that
+// is cmd/logtool's. A Server is safe for concurrent use.
+package web

@@ -1,0 +1,619 @@
+package web_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/afero"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/internal/web"
+)
+
+const (
+	token = "t0ken"
+	addr  = "127.0.0.1:8123"
+)
+
+// fakeAPI answers /api/ with fixed text, so the tests see that the
+// server passes the API's bytes through unchanged.
+type fakeAPI struct{ verify string }
+
+func (f fakeAPI) Ls(_ context.Context, w io.Writer) error {
+	_, err := io.WriteString(w, "ls\n")
+	return err
+}
+func (f fakeAPI) Tree(_ context.Context, w io.Writer) error {
+	_, err := io.WriteString(w, "tree\n")
+	return err
+}
+func (f fakeAPI) Stat(_ context.Context, id string, w io.Writer) error {
+	_, err := fmt.Fprintf(w, "{\"id\":%q}\n", id)
+	return err
+}
+func (f fakeAPI) Verify(_ context.Context, id string, w io.Writer) error {
+	_, err := io.WriteString(w, f.verify)
+	return err
+}
+func (f fakeAPI) Replay(_ context.Context, id, p string, w io.Writer) error {
+	_, err := fmt.Fprintf(w, "{\"projection\":%q}\n", p)
+	return err
+}
+
+const okVerify = `{"path":"/s/X.jsonl","id":"X","ok":true,"events":3,"torn":null,"checkpoints":0,"unchecked":0,"error":null}` + "\n"
+
+// fixture is a store with a session holding hostile text, a rollback, and
+// a fork of it.
+type fixture struct {
+	fs          afero.Fs
+	store       *handle.FileStore
+	main, fork  string
+	rollbackSeq int64
+	srv         *web.Server
+	handler     http.Handler
+}
+
+func ev(typ, data string) eventlog.Event {
+	return eventlog.Event{Type: typ, Time: 1764450000000, Data: json.RawMessage(data)}
+}
+
+func newFixture(t *testing.T, opts ...web.Option) *fixture {
+	t.Helper()
+	ctx := t.Context()
+	f := &fixture{fs: afero.NewMemMapFs()}
+	f.store = handle.NewFileStore(f.fs, "/s")
+	h, err := f.store.Create(ctx, handle.WithLabels(map[string]string{"agent": "coder", "title": "<b>bold</b>"}))
+	require.NoError(t, err)
+	_, err = h.Append(ctx,
+		ev("turn/start", `{}`), // 0
+		ev("user/message", `{"text":"list <script>alert(1)</script> files"}`), // 1
+		ev("step/start", `{}`),                              // 2
+		ev("assistant/reasoning", `{"text":"think first"}`), // 3
+		ev("tool/call", `{"id":"c1","name":"ls","args":{"path":"<img src=x onerror=alert(2)>"}}`), // 4
+		ev("tool/result", `{"id":"c1","output":"<script>alert(3)</script>"}`),                     // 5
+		ev("usage", `{"inputTokens":100,"outputTokens":7,"costMicros":1500}`),                     // 6
+		ev("step/end", `{}`),                                    // 7
+		ev("turn/end", `{"kind":"completed"}`),                  // 8
+		ev("turn/start", `{}`),                                  // 9
+		ev("user/message", `{"text":"the abandoned question"}`), // 10
+		ev("turn/end", `{"kind":"completed"}`),                  // 11
+		ev("rollback", `{"to":8,"reason":"back"}`),              // 12
+		ev("turn/start", `{}`),                                  // 13
+		ev("user/message", `{"text":"the live question"}`),      // 14
+		ev("turn/end", `{"kind":"completed"}`),                  // 15
+	)
+	require.NoError(t, err)
+	f.rollbackSeq = 12
+	require.NoError(t, h.Close())
+	f.main = h.ID()
+	fk, err := f.store.Fork(ctx, f.main, 8)
+	require.NoError(t, err)
+	_, err = fk.Append(ctx, ev("turn/start", `{}`), ev("user/message", `{"text":"what the fork asked"}`))
+	require.NoError(t, err)
+	require.NoError(t, fk.Close())
+	f.fork = fk.ID()
+	// The server reads through a read-only file system, as logtool serve
+	// builds it: every page must work without writing a derived file.
+	f.srv, err = web.New(handle.NewFileStore(afero.NewReadOnlyFs(f.fs), "/s"), fakeAPI{verify: okVerify}, addr, append([]web.Option{web.WithToken(token)}, opts...)...)
+	require.NoError(t, err)
+	f.handler = f.srv.Handler()
+	return f
+}
+
+// get requests target with the token as a bearer and the bound Host.
+func (f *fixture) get(t *testing.T, target string) *httptest.ResponseRecorder {
+	t.Helper()
+	r := httptest.NewRequest(http.MethodGet, target, nil)
+	r.Host = addr
+	r.Header.Set("Authorization", "Bearer "+token)
+	w := httptest.NewRecorder()
+	f.handler.ServeHTTP(w, r)
+	return w
+}
+
+// snapshot returns every file of the store and its bytes.
+func (f *fixture) snapshot(t *testing.T) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	require.NoError(t, afero.Walk(f.fs, "/", func(path string, fi fs.FileInfo, err error) error {
+		if err != nil || fi.IsDir() {
+			return err
+		}
+		b, err := afero.ReadFile(f.fs, path)
+		out[path] = string(b)
+		return err
+	}))
+	return out
+}
+
+func TestToken(t *testing.T) {
+	f := newFixture(t)
+	tests := []struct {
+		name   string
+		target string
+		header func(*http.Request)
+		want   int
+		cookie bool
+	}{
+		{name: "none", target: "/", want: http.StatusUnauthorized},
+		{name: "wrong in URL", target: "/?token=nope", want: http.StatusUnauthorized},
+		{name: "right in URL sets the cookie", target: "/?token=" + token, want: http.StatusOK, cookie: true},
+		{name: "cookie", target: "/", header: func(r *http.Request) { r.AddCookie(&http.Cookie{Name: web.TokenCookie, Value: token}) }, want: http.StatusOK},
+		{name: "wrong cookie", target: "/", header: func(r *http.Request) { r.AddCookie(&http.Cookie{Name: web.TokenCookie, Value: "x"}) }, want: http.StatusUnauthorized},
+		{name: "bearer", target: "/api/ls", header: func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+token) }, want: http.StatusOK},
+		{name: "wrong bearer", target: "/api/ls", header: func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+token+"x") }, want: http.StatusUnauthorized},
+		{name: "static needs it too", target: "/static/app.js", want: http.StatusUnauthorized},
+		{name: "api needs it too", target: "/api/stat/" + f.main, want: http.StatusUnauthorized},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := httptest.NewRequest(http.MethodGet, tt.target, nil)
+			r.Host = addr
+			if tt.header != nil {
+				tt.header(r)
+			}
+			w := httptest.NewRecorder()
+			f.handler.ServeHTTP(w, r)
+			require.Equal(t, tt.want, w.Code, w.Body.String())
+			set := w.Result().Cookies()
+			if tt.cookie {
+				require.Len(t, set, 1)
+				require.Equal(t, web.TokenCookie, set[0].Name)
+				require.Equal(t, token, set[0].Value)
+				require.True(t, set[0].HttpOnly)
+				require.Equal(t, http.SameSiteStrictMode, set[0].SameSite)
+			} else {
+				require.Empty(t, set)
+			}
+		})
+	}
+}
+
+func TestGeneratedTokenIsRandom(t *testing.T) {
+	store := handle.NewFileStore(afero.NewMemMapFs(), "/s")
+	a, err := web.New(store, fakeAPI{}, addr)
+	require.NoError(t, err)
+	b, err := web.New(store, fakeAPI{}, addr)
+	require.NoError(t, err)
+	require.Len(t, a.Token(), 32)
+	require.NotEqual(t, a.Token(), b.Token())
+}
+
+func TestHost(t *testing.T) {
+	tests := []struct {
+		name  string
+		bound string
+		host  string
+		want  int
+	}{
+		{name: "bound address", bound: addr, host: addr, want: http.StatusOK},
+		{name: "localhost alias of loopback", bound: addr, host: "localhost:8123", want: http.StatusOK},
+		{name: "ipv6 loopback alias", bound: addr, host: "[::1]:8123", want: http.StatusOK},
+		{name: "case does not matter", bound: addr, host: "LOCALHOST:8123", want: http.StatusOK},
+		{name: "rebound name", bound: addr, host: "evil.example:8123", want: http.StatusMisdirectedRequest},
+		{name: "other port", bound: addr, host: "127.0.0.1:9999", want: http.StatusMisdirectedRequest},
+		{name: "no port", bound: addr, host: "127.0.0.1", want: http.StatusMisdirectedRequest},
+		{name: "empty", bound: addr, host: "", want: http.StatusMisdirectedRequest},
+		{name: "unspecified bind: an IP literal", bound: "0.0.0.0:8123", host: "192.168.1.9:8123", want: http.StatusOK},
+		{name: "unspecified bind: a name", bound: "0.0.0.0:8123", host: "evil.example:8123", want: http.StatusMisdirectedRequest},
+		{name: "unspecified bind: other port", bound: "0.0.0.0:8123", host: "192.168.1.9:80", want: http.StatusMisdirectedRequest},
+		{name: "named bind", bound: "10.0.0.5:8123", host: "localhost:8123", want: http.StatusMisdirectedRequest},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv, err := web.New(handle.NewFileStore(afero.NewMemMapFs(), "/s"), fakeAPI{}, tt.bound, web.WithToken(token))
+			require.NoError(t, err)
+			r := httptest.NewRequest(http.MethodGet, "/?token="+token, nil)
+			r.Host = tt.host
+			w := httptest.NewRecorder()
+			srv.Handler().ServeHTTP(w, r)
+			require.Equal(t, tt.want, w.Code, w.Body.String())
+		})
+	}
+}
+
+// TestReadOnly sends every method to every route: only GET and HEAD are
+// served, and no request changes a byte of the store.
+func TestReadOnly(t *testing.T) {
+	f := newFixture(t)
+	before := f.snapshot(t)
+	routes := []string{"/", "/s/" + f.main, "/s/" + f.main + "/verify", "/diff?a=" + f.main + "&b=" + f.fork,
+		"/api/ls", "/api/tree", "/api/stat/" + f.main, "/api/verify/" + f.main, "/api/replay/" + f.main, "/static/app.js"}
+	for _, route := range routes {
+		for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions} {
+			t.Run(m+" "+route, func(t *testing.T) {
+				r := httptest.NewRequest(m, route, strings.NewReader("x"))
+				r.Host = addr
+				r.Header.Set("Authorization", "Bearer "+token)
+				w := httptest.NewRecorder()
+				f.handler.ServeHTTP(w, r)
+				if m == http.MethodGet || m == http.MethodHead {
+					require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+					return
+				}
+				require.Equal(t, http.StatusMethodNotAllowed, w.Code)
+				require.Equal(t, "GET, HEAD", w.Header().Get("Allow"))
+			})
+		}
+	}
+	require.Equal(t, before, f.snapshot(t))
+}
+
+func TestSecurityHeaders(t *testing.T) {
+	f := newFixture(t)
+	for _, target := range []string{"/", "/s/" + f.main, "/api/ls", "/s/nope"} {
+		w := f.get(t, target)
+		csp := w.Header().Get("Content-Security-Policy")
+		require.Contains(t, csp, "default-src 'self'", target)
+		require.Contains(t, csp, "script-src 'self'", target)
+		require.NotContains(t, csp, "unsafe-inline", target)
+		require.Equal(t, "nosniff", w.Header().Get("X-Content-Type-Options"), target)
+		require.Equal(t, "no-referrer", w.Header().Get("Referrer-Policy"), target)
+	}
+	// The pages hold no inline script the policy would have to allow.
+	for _, target := range []string{"/", "/s/" + f.main, "/diff?a=" + f.main + "&b=" + f.fork, "/s/" + f.main + "/verify"} {
+		body := f.get(t, target).Body.String()
+		require.Equal(t, 1, strings.Count(body, "<script"), target)
+		require.Contains(t, body, `<script src="/static/app.js" defer></script>`, target)
+		require.NotContains(t, body, " style=", target)
+	}
+}
+
+func TestBadIDs(t *testing.T) {
+	f := newFixture(t)
+	before := f.snapshot(t)
+	unknown := "01ARZ3NDEKTSV4RRFFQ69G5FAV"
+	tests := []struct {
+		target string
+		want   int
+	}{
+		{"/s/abc", http.StatusBadRequest},
+		{"/s/" + strings.ToLower(f.main), http.StatusBadRequest},
+		{"/s/..%2F..%2Fetc%2Fpasswd", http.StatusBadRequest},
+		{"/s/" + f.main + "x", http.StatusBadRequest},
+		{"/s/" + f.main + ".jsonl", http.StatusBadRequest},
+		{"/s/abc/live?after=0", http.StatusBadRequest},
+		{"/s/abc/verify", http.StatusBadRequest},
+		{"/api/stat/abc", http.StatusBadRequest},
+		{"/api/replay/abc", http.StatusBadRequest},
+		{"/diff?a=abc&b=" + f.main, http.StatusBadRequest},
+		{"/diff?a=" + f.main, http.StatusBadRequest},
+		{"/diff?a=" + f.main + "&b=" + f.fork + "&as=-1", http.StatusBadRequest},
+		{"/diff?a=" + f.main + "&b=" + f.fork + "&bs=x", http.StatusBadRequest},
+		{"/api/replay/" + f.main + "?projection=../x", http.StatusBadRequest},
+		{"/s/" + f.main + "/live", http.StatusBadRequest},
+		{"/s/" + unknown, http.StatusNotFound},
+		{"/s/" + unknown + "/live?after=0", http.StatusNotFound},
+		{"/diff?a=" + unknown + "&b=" + f.main, http.StatusNotFound},
+		{"/nothing", http.StatusNotFound},
+	}
+	for _, tt := range tests {
+		t.Run(tt.target, func(t *testing.T) {
+			require.Equal(t, tt.want, f.get(t, tt.target).Code)
+		})
+	}
+	require.Equal(t, before, f.snapshot(t))
+}
+
+// TestEscaping: event data and labels are untrusted; markup in them is
+// shown as text.
+func TestEscaping(t *testing.T) {
+	f := newFixture(t)
+	for _, target := range []string{"/s/" + f.main, "/diff?a=" + f.main + "&b=" + f.main + "&bs=1", "/", "/?text=%3Cscript%3Ealert&q=%3Cimg+src%3Dx"} {
+		body := f.get(t, target).Body.String()
+		for _, raw := range []string{"<script>alert", "<img src=x", "<b>bold</b>"} {
+			require.NotContains(t, body, raw, target)
+		}
+	}
+	body := f.get(t, "/s/"+f.main).Body.String()
+	require.Contains(t, body, "&lt;script&gt;alert(1)&lt;/script&gt;")
+	require.Contains(t, body, "&lt;script&gt;alert(3)&lt;/script&gt;")
+	require.Contains(t, body, "&lt;img src=x onerror=alert(2)&gt;")
+	list := f.get(t, "/?q=coder").Body.String()
+	require.Contains(t, list, "title=&lt;b&gt;bold&lt;/b&gt;")
+}
+
+func TestSessionPage(t *testing.T) {
+	f := newFixture(t)
+	w := f.get(t, "/s/"+f.main)
+	require.Equal(t, http.StatusOK, w.Code)
+	body := w.Body.String()
+	// The conversation: messages, folded reasoning, the call with its result.
+	require.Contains(t, body, "the live question")
+	require.Contains(t, body, `<details class="reasoning"><summary>reasoning</summary><pre>think first</pre></details>`)
+	require.Contains(t, body, "tool <b>ls</b> <code>c1</code> → result at 5")
+	require.Contains(t, body, "usage: in 100 · out 7 · $0.0015")
+	require.Contains(t, body, "usage in total: in 100 · out 7 · $0.0015 · 1 rollbacks")
+	// The rollback's abandoned branch (seqs 9..11) is marked, the rest not.
+	require.Contains(t, body, `class="item k-user abandoned" id="seq-10"`)
+	require.Contains(t, body, `class="item k-user" id="seq-14"`)
+	require.Contains(t, body, `class="item k-user" id="seq-1"`)
+	require.Contains(t, body, `<section class="turn abandoned" id="turn-9">`)
+	require.Contains(t, body, "rollback to <a href=\"#seq-8\">seq 8</a>")
+	// The fork is linked, with a diff.
+	require.Contains(t, body, `<a href="/s/`+f.fork+`">`)
+	require.Contains(t, body, "/diff?a="+f.main+"&amp;b="+f.fork)
+	// Last turns first; the timeline has a bar a turn (the abandoned one grey).
+	require.Less(t, strings.Index(body, "turn at seq 13"), strings.Index(body, "turn at seq 0 "))
+	require.Equal(t, 3, strings.Count(body, "<rect "))
+	require.Equal(t, 1, strings.Count(body, `class="bar abandoned"`))
+	// The newest page follows the log.
+	require.Contains(t, body, `data-follow="/s/`+f.main+`/live?after=15"`)
+
+	fork := f.get(t, "/s/"+f.fork).Body.String()
+	require.Contains(t, fork, "fork of <a href=\"/s/"+f.main+"\">")
+	require.Contains(t, fork, `class="item k-user inherited" id="seq-1"`)
+	require.Contains(t, fork, `class="item k-user" id="seq-10"`)
+	require.Contains(t, fork, "what the fork asked")
+}
+
+func TestSessionPaging(t *testing.T) {
+	f := newFixture(t, web.WithPageEvents(5))
+	last := f.get(t, "/s/"+f.main).Body.String()
+	require.Contains(t, last, "showing seqs 11–15")
+	require.Contains(t, last, `href="/s/`+f.main+`?before=11" class="older"`)
+	require.NotContains(t, last, "think first")
+	// The rollback at 12 marks 11 on this page though the turn began earlier.
+	require.Contains(t, last, `class="item k-turn abandoned" id="seq-11"`)
+
+	older := f.get(t, "/s/"+f.main+"?before=11").Body.String()
+	require.Contains(t, older, "showing seqs 6–10")
+	require.Contains(t, older, "← newer")
+	require.NotContains(t, older, "data-follow", "an older page does not follow the log")
+	// A rollback after the page still marks the branch on it.
+	require.Contains(t, older, `class="item k-user abandoned" id="seq-10"`)
+	require.Contains(t, older, `class="item k-usage" id="seq-6"`)
+
+	first := f.get(t, "/s/"+f.main+"?before=3").Body.String()
+	require.Contains(t, first, "showing seqs 0–2")
+	require.NotContains(t, first, "older →")
+}
+
+func TestDiff(t *testing.T) {
+	f := newFixture(t)
+	tests := []struct {
+		name, query string
+		want        []string
+	}{
+		{name: "a fork and its parent part after the fork point", query: "a=" + f.main + "&b=" + f.fork,
+			want: []string{f.fork + " is a fork of " + f.main + " at seq 8", "10 events in common; they part at seq 10 of A (seq 10 of B)",
+				"the abandoned question", "what the fork asked", `class="item k-user abandoned" id="seq-10"`}},
+		{name: "either order", query: "a=" + f.fork + "&b=" + f.main,
+			want: []string{f.fork + " is a fork of " + f.main + " at seq 8", "they part at seq 10 of A"}},
+		{name: "a session with itself is equal", query: "a=" + f.main + "&b=" + f.main,
+			want: []string{"the two are equal from their starts (16 events in common)"}},
+		{name: "two seqs of one session", query: "a=" + f.main + "&b=" + f.main + "&as=9&bs=13",
+			want: []string{"1 events in common; they part at seq 10 of A (seq 14 of B)", "A from seq 10", "B from seq 14"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := f.get(t, "/diff?"+tt.query)
+			require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+			for _, s := range tt.want {
+				require.Contains(t, w.Body.String(), s)
+			}
+		})
+	}
+}
+
+func TestVerifyPage(t *testing.T) {
+	damaged := `{"path":"/s/X.jsonl","id":"X","ok":false,"events":7,"torn":null,"checkpoints":0,"unchecked":0,` +
+		`"error":{"kind":"corrupt","seq":7,"offset":4242,"message":"eventlog: corrupt row <here>"}}` + "\n"
+	tests := []struct {
+		name, verify string
+		want         []string
+	}{
+		{name: "clean", verify: okVerify, want: []string{`id="result">ok: 3 events`, "<code>/s/X.jsonl</code>"}},
+		{name: "damage names file, offset and seq", verify: damaged,
+			want: []string{`id="result">FAIL: 7 events`, "corrupt at offset 4242, seq 7", "corrupt row &lt;here&gt;", "<code>/s/X.jsonl</code>"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			store := handle.NewFileStore(afero.NewMemMapFs(), "/s")
+			srv, err := web.New(store, fakeAPI{verify: tt.verify}, addr, web.WithToken(token))
+			require.NoError(t, err)
+			f := &fixture{handler: srv.Handler()}
+			id := "01ARZ3NDEKTSV4RRFFQ69G5FAV"
+			page := f.get(t, "/s/"+id+"/verify")
+			require.Equal(t, http.StatusOK, page.Code)
+			for _, s := range tt.want {
+				require.Contains(t, page.Body.String(), s)
+			}
+			api := f.get(t, "/api/verify/"+id)
+			require.Equal(t, http.StatusOK, api.Code)
+			require.Equal(t, tt.verify, api.Body.String())
+		})
+	}
+}
+
+func TestAPIPassesTheCLIOutputThrough(t *testing.T) {
+	f := newFixture(t)
+	tests := []struct {
+		target, want, ctype string
+	}{
+		{"/api/ls", "ls\n", "application/x-ndjson"},
+		{"/api/tree", "tree\n", "application/x-ndjson"},
+		{"/api/stat/" + f.main, `{"id":"` + f.main + "\"}\n", "application/json"},
+		{"/api/replay/" + f.main, `{"projection":"agent"}` + "\n", "application/json"},
+		{"/api/replay/" + f.main + "?projection=transcript", `{"projection":"transcript"}` + "\n", "application/json"},
+	}
+	for _, tt := range tests {
+		w := f.get(t, tt.target)
+		require.Equal(t, http.StatusOK, w.Code, tt.target)
+		require.Equal(t, tt.want, w.Body.String(), tt.target)
+		require.Equal(t, tt.ctype, w.Header().Get("Content-Type"), tt.target)
+	}
+}
+
+func TestList(t *testing.T) {
+	f := newFixture(t)
+	tests := []struct {
+		name, query string
+		want, not   []string
+	}{
+		{name: "all", query: "", want: []string{f.main, f.fork, "2 of 2 sessions", `<td class="num">16</td>`, `<td class="num">11</td>`, "<td>raw</td>"}},
+		{name: "by events, every session described", query: "sort=events", want: []string{`<td class="num">16</td>`, `<td class="num">11</td>`, "<td>raw</td>"}},
+		{name: "label value", query: "q=coder", want: []string{f.main, "1 of 2 sessions match"}, not: []string{`data-id="` + f.fork}},
+		{name: "key=value", query: "q=agent%3Dcod", want: []string{f.main}, not: []string{`data-id="` + f.fork}},
+		{name: "key=value of another key", query: "q=title%3Dcoder", want: []string{"0 of 2"}},
+		{name: "ID", query: "q=" + strings.ToLower(f.fork[20:]), want: []string{`data-id="` + f.fork}, not: []string{`data-id="` + f.main}},
+		{name: "text in the events", query: "text=WHAT+the+FORK", want: []string{`data-id="` + f.fork, "1 of 2 sessions holding"}, not: []string{`data-id="` + f.main}},
+		{name: "text inherited by a fork", query: "text=think+first", want: []string{`data-id="` + f.fork, `data-id="` + f.main, "2 of 2"}},
+		{name: "text and label", query: "q=coder&text=think", want: []string{`data-id="` + f.main, "1 of 2"}},
+		{name: "text nowhere", query: "text=nowhere", want: []string{"0 of 2"}},
+		{name: "tree puts the fork under its parent", query: "sort=tree",
+			want: []string{`class="session depth-0" data-id="` + f.main, `class="session depth-1" data-id="` + f.fork}},
+		{name: "parent linked", query: "", want: []string{`<a href="/s/` + f.main + `">fork@8</a>`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			body := f.get(t, "/?"+tt.query).Body.String()
+			for _, s := range tt.want {
+				require.Contains(t, body, s)
+			}
+			for _, s := range tt.not {
+				require.NotContains(t, body, s)
+			}
+		})
+	}
+	// Ordering: by events the main session (16) comes before the fork (11).
+	body := f.get(t, "/?sort=events").Body.String()
+	require.Less(t, strings.Index(body, `data-id="`+f.main), strings.Index(body, `data-id="`+f.fork))
+}
+
+func TestListPages(t *testing.T) {
+	f := newFixture(t, web.WithListPage(1))
+	first := f.get(t, "/?sort=tree").Body.String()
+	require.Contains(t, first, `data-id="`+f.main)
+	require.NotContains(t, first, `data-id="`+f.fork)
+	require.Contains(t, first, `href="/?page=1&amp;sort=tree">older →`)
+	second := f.get(t, "/?page=1&sort=tree").Body.String()
+	require.Contains(t, second, `data-id="`+f.fork)
+	require.Contains(t, second, "← newer")
+}
+
+// TestLive follows a session over a real connection: an event appended
+// after the stream started arrives, rendered and escaped.
+func TestLive(t *testing.T) {
+	f := newFixture(t, web.WithFollowEvery(time.Millisecond))
+	ts := httptest.NewServer(f.handler)
+	defer ts.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, ts.URL+"/s/"+f.fork+"/live?after=10", nil)
+	require.NoError(t, err)
+	req.Host = addr
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
+	lines := bufio.NewScanner(resp.Body)
+	require.True(t, lines.Scan())
+	require.Equal(t, ": following", lines.Text())
+
+	h, err := f.store.Open(t.Context(), f.fork, handle.ReadWrite)
+	require.NoError(t, err)
+	_, err = h.Append(t.Context(), ev("assistant/message", `{"text":"<script>live</script>"}`))
+	require.NoError(t, err)
+	require.NoError(t, h.Close())
+
+	var got []string
+	for lines.Scan() {
+		got = append(got, lines.Text())
+		if lines.Text() == "" && len(got) > 1 {
+			break
+		}
+	}
+	msg := strings.Join(got, "\n")
+	require.Contains(t, msg, "id: 11")
+	require.Contains(t, msg, `data: <div class="item k-assistant" id="seq-11"`)
+	require.Contains(t, msg, "&lt;script&gt;live&lt;/script&gt;")
+	require.NotContains(t, msg, "<script>")
+}
+
+// TestDamagedSession: a log with a corrupt row in the middle is refused
+// with 422 and the error names the file, the page is not half rendered.
+func TestDamagedSession(t *testing.T) {
+	f := newFixture(t)
+	path := "/s/" + f.main + ".jsonl"
+	b, err := afero.ReadFile(f.fs, path)
+	require.NoError(t, err)
+	damaged := strings.Replace(string(b), `"the abandoned question"`, `"the abandoned question"}}`, 1)
+	require.NotEqual(t, string(b), damaged)
+	require.NoError(t, afero.WriteFile(f.fs, path, []byte(damaged), 0o600))
+	for _, target := range []string{"/s/" + f.main, "/diff?a=" + f.main + "&b=" + f.fork, "/s/" + f.main + "/live?after=0"} {
+		w := f.get(t, target)
+		require.Equal(t, http.StatusUnprocessableEntity, w.Code, target)
+		require.Contains(t, w.Body.String(), path, target)
+		require.NotContains(t, w.Body.String(), "<html", target)
+	}
+}
+
+// TestHeadOfLiveReturns: a HEAD of the live stream answers at once
+// instead of following the log.
+func TestHeadOfLiveReturns(t *testing.T) {
+	f := newFixture(t)
+	r := httptest.NewRequest(http.MethodHead, "/s/"+f.main+"/live?after=0", nil)
+	r.Host = addr
+	r.Header.Set("Authorization", "Bearer "+token)
+	w := httptest.NewRecorder()
+	f.handler.ServeHTTP(w, r)
+	require.Equal(t, http.StatusOK, w.Code)
+	require.Equal(t, "text/event-stream", w.Header().Get("Content-Type"))
+	require.Empty(t, w.Body.String())
+}
+
+// TestZstdSession: a zstd session's pages read as a raw one's.
+func TestZstdSession(t *testing.T) {
+	ctx := t.Context()
+	fsys := afero.NewMemMapFs()
+	st := handle.NewFileStore(fsys, "/s", handle.WithEncoding(handle.EncodingZstd))
+	h, err := st.Create(ctx)
+	require.NoError(t, err)
+	_, err = h.Append(ctx, ev("turn/start", `{}`), ev("user/message", `{"text":"compressed <hello>"}`), ev("turn/end", `{"kind":"completed"}`))
+	require.NoError(t, err)
+	require.NoError(t, h.Close())
+	srv, err := web.New(handle.NewFileStore(afero.NewReadOnlyFs(fsys), "/s"), fakeAPI{}, addr, web.WithToken(token))
+	require.NoError(t, err)
+	f := &fixture{handler: srv.Handler()}
+	page := f.get(t, "/s/"+h.ID())
+	require.Equal(t, http.StatusOK, page.Code, page.Body.String())
+	require.Contains(t, page.Body.String(), "compressed &lt;hello&gt;")
+	require.Contains(t, page.Body.String(), "· zstd ·")
+	list := f.get(t, "/")
+	require.Contains(t, list.Body.String(), "<td>zstd</td>")
+}
+
+// TestChunksFold: a stream of chunks is one item holding their joined
+// text, not a row a delta.
+func TestChunksFold(t *testing.T) {
+	ctx := t.Context()
+	fsys := afero.NewMemMapFs()
+	st := handle.NewFileStore(fsys, "/s")
+	h, err := st.Create(ctx)
+	require.NoError(t, err)
+	_, err = h.Append(ctx, ev("turn/start", `{}`), ev("assistant/chunk", `{"text":"Hel"}`), ev("assistant/chunk", `{"text":"lo <b>"}`),
+		ev("assistant/chunk", `{}`), ev("assistant/message", `{"text":"Hello <b>"}`), ev("assistant/chunk", `{"text":"again"}`))
+	require.NoError(t, err)
+	require.NoError(t, h.Close())
+	srv, err := web.New(handle.NewFileStore(afero.NewReadOnlyFs(fsys), "/s"), fakeAPI{}, addr, web.WithToken(token))
+	require.NoError(t, err)
+	body := (&fixture{handler: srv.Handler()}).get(t, "/s/"+h.ID()).Body.String()
+	require.Equal(t, 2, strings.Count(body, `class="item k-chunk`))
+	require.Contains(t, body, `id="seq-1" data-seq="1">`)
+	require.Contains(t, body, "<summary>streamed: 3 chunks, to seq 3</summary><pre>Hello &lt;b&gt;</pre>")
+	require.Contains(t, body, "<summary>streamed: 1 chunk</summary><pre>again</pre>")
+}
