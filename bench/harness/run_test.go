@@ -1,0 +1,87 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestMain lets the test binary stand in for cmd/harness as the child
+// process Run starts.
+func TestMain(m *testing.M) {
+	if len(os.Args) == 3 && os.Args[1] == "-child" {
+		if err := Child(context.Background(), os.Args[2], os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// TestRunInterleavesChildrenAndReports runs the whole harness, child
+// processes included, on tiny sizes with two runs, and checks that every
+// variant was measured in every run, with the child's peak RSS and CPU
+// time, and that the report carries the machine, the load and every table.
+func TestRunInterleavesChildrenAndReports(t *testing.T) {
+	cfg := Quick()
+	cfg.Runs, cfg.AppendBudget, cfg.ReadTurns, cfg.OpsSizes, cfg.SizeTurns = 2, 5*time.Millisecond, 2, []int64{20 << 10}, []int{2}
+	cfg.Work = t.TempDir()
+	var progress strings.Builder
+	cfg.Progress = &progress
+	res, err := Run(context.Background(), cfg, os.Args[0])
+	require.NoError(t, err)
+	require.Empty(t, res.Errors)
+
+	var keys []string
+	for _, n := range cfg.Appenders {
+		for _, v := range appendVariants {
+			keys = append(keys, fmt.Sprintf("append/%d/%s", n, v.name))
+		}
+	}
+	for _, v := range readVariants() {
+		keys = append(keys, "read/"+v)
+	}
+	for _, v := range opsVariants {
+		keys = append(keys, fmt.Sprintf("ops/%d/%s", cfg.OpsSizes[0], v))
+	}
+	require.Len(t, res.ByKey, len(keys)+1, "every variant and the sizes")
+	for _, k := range keys {
+		require.Len(t, res.ByKey[k], cfg.Runs, k)
+		for run, m := range res.ByKey[k] {
+			require.NotNilf(t, m, "%s, run %d", k, run+1)
+			require.Positivef(t, m["maxrss-B"], "%s: the child's peak RSS", k)
+			require.Containsf(t, m, "cpu-ns", "%s: the child's CPU time", k)
+		}
+	}
+	require.Len(t, res.ByKey["sizes/2"], 1, "sizes are measured once")
+
+	// Interleaved: the first run of every variant comes before any second.
+	lines := strings.Split(strings.TrimSpace(progress.String()), "\n")
+	lastFirst, firstSecond := -1, len(lines)
+	for i, l := range lines {
+		if strings.HasPrefix(l, "run 1 ") && !strings.Contains(l, "sizes/") {
+			lastFirst = i
+		}
+		if strings.HasPrefix(l, "run 2 ") && firstSecond == len(lines) {
+			firstSecond = i
+		}
+	}
+	require.Less(t, lastFirst, firstSecond)
+
+	md := res.Markdown("cd bench && go run ./cmd/harness -quick")
+	for _, want := range []string{
+		"(mode quick: 2 interleaved runs)", "| load average (1, 5, 15 min) before / after |",
+		"| CPU time the harness and its children got |", "| file system measured |",
+		"### Targets (issue 13)", "### Durable append", "### Read and replay",
+		"### Stat, open, checkpoint, fork", "### Bytes on disk",
+	} {
+		require.Contains(t, md, want)
+	}
+	require.NotContains(t, md, "Measurements that failed")
+}
