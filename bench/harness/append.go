@@ -342,3 +342,45 @@ func openSQLite(dir string) (durable, error) {
 	})
 	return &groupLog{g, db.Close}, nil
 }
+
+// runPaired appends, from one goroutine, each workload event to a
+// sessionlog raw session and to the bare write+fdatasync file in turn
+// (which goes first alternates), for about budget, and returns the p50
+// and p99 latency of each and the ratio of the p50s. Pairing event by
+// event keeps the two comparable when the machine's fsync latency moves
+// from one second to the next, as it does under other processes' I/O.
+func runPaired(ctx context.Context, dir string, budget time.Duration, evs []workload.Event) (Metrics, error) {
+	sl, err := openSessionlog(dir, handle.EncodingRaw, false)
+	if err != nil {
+		return nil, err
+	}
+	bare, err := openBare(dir)
+	if err != nil {
+		return nil, errors.Join(err, sl.Close())
+	}
+	logs := [2]durable{sl, bare}
+	var lat [2][]time.Duration
+	stop := time.Now().Add(budget)
+	for k := 0; time.Now().Before(stop); k++ {
+		e := evs[k%len(evs)]
+		for j := range 2 {
+			i := (k + j) % 2
+			t0 := time.Now()
+			if err := logs[i].Append(ctx, e); err != nil {
+				return nil, errors.Join(err, sl.Close(), bare.Close())
+			}
+			lat[i] = append(lat[i], time.Since(t0))
+		}
+	}
+	if err := errors.Join(sl.Close(), bare.Close()); err != nil {
+		return nil, err
+	}
+	m := Metrics{"events": float64(len(lat[0]))}
+	for i, prefix := range []string{"", "bare-"} {
+		slices.Sort(lat[i])
+		m[prefix+"p50-ns"] = float64(lat[i][len(lat[i])/2])
+		m[prefix+"p99-ns"] = float64(lat[i][len(lat[i])*99/100])
+	}
+	m["p50-ratio"] = m["p50-ns"] / m["bare-p50-ns"]
+	return m, nil
+}

@@ -9,6 +9,11 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime/pprof"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -33,8 +38,14 @@ type Config struct {
 	// SnapshotEveryTurn bounds, in turns, the sessions whose full snapshot
 	// per turn is marshalled every turn (longer ones marshal the last only).
 	SnapshotEveryTurn int
-	Work              string    // folder for fixtures and measurements (a temp folder is made in it)
-	Progress          io.Writer // a line per measurement; nil for none
+	Work              string // folder for fixtures and measurements (a temp folder is made in it)
+	// Profiles, when set, is a folder where every child of the last run
+	// writes a CPU profile, named after its task (go tool pprof -top).
+	Profiles string
+	// Only, when set, keeps the measurements whose task key it matches
+	// ("append/64/sessionlog raw", "read/encoding/json decode", "ops/1048576/Stat raw", "sizes/200").
+	Only     *regexp.Regexp
+	Progress io.Writer // a line per measurement; nil for none
 }
 
 // Quick is the CI-sized mode: one run of every variant on small sizes.
@@ -77,6 +88,7 @@ type task struct {
 	Size      int64
 	Turns     int
 	Every     bool
+	Profile   string // a file for the child's CPU profile, or ""
 }
 
 // key names the task's row in the results.
@@ -88,6 +100,8 @@ func (t task) key() string {
 		return fmt.Sprintf("ops/%d/%s", t.Size, t.Variant)
 	case "sizes":
 		return fmt.Sprintf("sizes/%d", t.Turns)
+	case "paired":
+		return "paired/1"
 	}
 	return t.Kind + "/" + t.Variant
 }
@@ -98,6 +112,17 @@ func Child(ctx context.Context, arg string, w io.Writer) error {
 	var t task
 	if err := json.Unmarshal([]byte(arg), &t); err != nil {
 		return fmt.Errorf("harness: bad task: %w", err)
+	}
+	if t.Profile != "" {
+		f, err := os.Create(t.Profile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	m, err := t.run(ctx)
 	if err != nil {
@@ -111,6 +136,9 @@ func (t task) run(ctx context.Context) (Metrics, error) {
 	case "append":
 		evs := workload.Generate(workload.Config{Seed: 1, Turns: 20})
 		return runAppend(ctx, t.Variant, t.Work, t.Appenders, t.Budget, evs)
+	case "paired":
+		evs := workload.Generate(workload.Config{Seed: 1, Turns: 20})
+		return runPaired(ctx, t.Work, t.Budget, evs)
 	case "read":
 		return runRead(ctx, t.Variant, t.Fixtures, t.Reps)
 	case "ops":
@@ -190,7 +218,13 @@ func Run(ctx context.Context, cfg Config, exe string) (*Results, error) {
 		return nil, fmt.Errorf("harness: fixtures: %w", err)
 	}
 	do := func(run int, t task) {
+		if cfg.Only != nil && !cfg.Only.MatchString(t.key()) {
+			return
+		}
 		t.Fixtures = fixtures
+		if cfg.Profiles != "" && run == cfg.Runs-1 {
+			t.Profile = filepath.Join(cfg.Profiles, profileName(t.key()))
+		}
 		work, err := os.MkdirTemp(root, "m-")
 		if err == nil {
 			t.Work = work
@@ -221,6 +255,9 @@ func Run(ctx context.Context, cfg Config, exe string) (*Results, error) {
 			for _, v := range appendVariants {
 				do(run, task{Kind: "append", Variant: v.name, Appenders: n, Budget: cfg.AppendBudget})
 			}
+		}
+		if slices.Contains(cfg.Appenders, 1) {
+			do(run, task{Kind: "paired", Budget: cfg.AppendBudget})
 		}
 		for _, v := range readVariants() {
 			do(run, task{Kind: "read", Variant: v, Reps: cfg.ReadReps})
@@ -264,9 +301,16 @@ func child(ctx context.Context, exe string, t task) (Metrics, error) {
 	return m, nil
 }
 
+// profileName makes a file name of a task key: "append/64/sessionlog raw"
+// → "append-64-sessionlog_raw.pprof".
+func profileName(key string) string {
+	r := strings.NewReplacer("/", "-", " ", "_", ",", "", "+", "plus", "=", "")
+	return r.Replace(key) + ".pprof"
+}
+
 // brief is a progress line's summary of m.
 func brief(m Metrics) string {
-	for _, k := range []string{"events/s", "ns/op", "jsonl-B"} {
+	for _, k := range []string{"events/s", "ns/op", "jsonl-B", "p50-ratio"} {
 		if v, ok := m[k]; ok {
 			return fmt.Sprintf("%s=%s", k, Number(v))
 		}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -31,7 +33,7 @@ func TestMain(m *testing.M) {
 func TestRunInterleavesChildrenAndReports(t *testing.T) {
 	cfg := Quick()
 	cfg.Runs, cfg.AppendBudget, cfg.ReadTurns, cfg.OpsSizes, cfg.SizeTurns = 2, 5*time.Millisecond, 2, []int64{20 << 10}, []int{2}
-	cfg.Work = t.TempDir()
+	cfg.Work, cfg.Profiles = t.TempDir(), t.TempDir()
 	var progress strings.Builder
 	cfg.Progress = &progress
 	res, err := Run(context.Background(), cfg, os.Args[0])
@@ -44,6 +46,7 @@ func TestRunInterleavesChildrenAndReports(t *testing.T) {
 			keys = append(keys, fmt.Sprintf("append/%d/%s", n, v.name))
 		}
 	}
+	keys = append(keys, "paired/1")
 	for _, v := range readVariants() {
 		keys = append(keys, "read/"+v)
 	}
@@ -60,6 +63,11 @@ func TestRunInterleavesChildrenAndReports(t *testing.T) {
 		}
 	}
 	require.Len(t, res.ByKey["sizes/2"], 1, "sizes are measured once")
+	for _, k := range keys {
+		fi, err := os.Stat(filepath.Join(cfg.Profiles, profileName(k)))
+		require.NoErrorf(t, err, "%s: a CPU profile of the last run", k)
+		require.Positive(t, fi.Size())
+	}
 
 	// Interleaved: the first run of every variant comes before any second.
 	lines := strings.Split(strings.TrimSpace(progress.String()), "\n")
@@ -78,10 +86,23 @@ func TestRunInterleavesChildrenAndReports(t *testing.T) {
 	for _, want := range []string{
 		"(mode quick: 2 interleaved runs)", "| load average (1, 5, 15 min) before / after |",
 		"| CPU time the harness and its children got |", "| file system measured |",
-		"### Targets (issue 13)", "### Durable append", "### Read and replay",
+		"### Targets (issue 13)", "### Durable append", "alternating event by event", "### Read and replay",
 		"### Stat, open, checkpoint, fork", "### Bytes on disk",
 	} {
 		require.Contains(t, md, want)
 	}
 	require.NotContains(t, md, "Measurements that failed")
+}
+
+func TestRunOnlyMeasuresWhatMatches(t *testing.T) {
+	cfg := Quick()
+	cfg.ReadTurns, cfg.OpsSizes, cfg.SizeTurns = 2, []int64{20 << 10}, []int{2}
+	cfg.Work, cfg.Only = t.TempDir(), regexp.MustCompile(`^(sizes/|read/sessionlog raw read$)`)
+	res, err := Run(context.Background(), cfg, os.Args[0])
+	require.NoError(t, err)
+	require.Empty(t, res.Errors)
+	require.Len(t, res.ByKey, 2)
+	require.Contains(t, res.ByKey, "sizes/2")
+	require.Contains(t, res.ByKey, "read/sessionlog raw read")
+	require.Contains(t, res.Markdown("x"), "Only the measurements matching `^(sizes/|read/sessionlog raw read$)` ran")
 }

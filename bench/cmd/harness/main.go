@@ -14,7 +14,9 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"regexp"
 	"strings"
+	"syscall"
 
 	"github.com/sessionlog/sessionlog/bench/harness"
 )
@@ -34,9 +36,11 @@ func run() error {
 		runs      = flag.Int("runs", 0, "interleaved runs (default: the mode's)")
 		out       = flag.String("out", "../docs/performance.md", "markdown file whose generated section is replaced; - for stdout")
 		work      = flag.String("work", "", "folder for the fixtures and measurements (default: the system's temp folder)")
+		only      = flag.String("only", "", "a regexp: measure only the tasks whose key it matches (e.g. 'append/64/|read/')")
+		profiles  = flag.String("profiles", "", "folder where each measurement of the last run writes a CPU profile")
 	)
 	flag.Parse()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if *childTask != "" {
 		return harness.Child(ctx, *childTask, os.Stdout)
@@ -54,7 +58,14 @@ func run() error {
 	if *runs > 0 {
 		cfg.Runs = *runs
 	}
-	cfg.Work, cfg.Progress = *work, os.Stderr
+	cfg.Work, cfg.Progress, cfg.Profiles = *work, os.Stderr, *profiles
+	if *only != "" {
+		re, err := regexp.Compile(*only)
+		if err != nil {
+			return fmt.Errorf("-only: %w", err)
+		}
+		cfg.Only = re
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return err
