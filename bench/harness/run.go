@@ -193,7 +193,7 @@ func (r *Results) Series(key, metric string) []float64 {
 // cfg.Runs times, interleaved, each in a child process started as
 // exe -child <task>. A measurement that fails is recorded in
 // Results.Errors and left out; Run fails only when the fixtures cannot be
-// made.
+// made or ctx is done (a partial run reports nothing).
 func Run(ctx context.Context, cfg Config, exe string) (*Results, error) {
 	root, err := os.MkdirTemp(cfg.Work, "harness-")
 	if err != nil {
@@ -218,7 +218,7 @@ func Run(ctx context.Context, cfg Config, exe string) (*Results, error) {
 		return nil, fmt.Errorf("harness: fixtures: %w", err)
 	}
 	do := func(run int, t task) {
-		if cfg.Only != nil && !cfg.Only.MatchString(t.key()) {
+		if ctx.Err() != nil || cfg.Only != nil && !cfg.Only.MatchString(t.key()) {
 			return
 		}
 		t.Fixtures = fixtures
@@ -267,6 +267,9 @@ func Run(ctx context.Context, cfg Config, exe string) (*Results, error) {
 				do(run, task{Kind: "ops", Variant: v, Size: size, Reps: cfg.OpsReps})
 			}
 		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("harness: stopped: %w", err) // no report from a partial run
 	}
 	res.Wall = time.Since(start)
 	res.LoadAfter = LoadAvg()

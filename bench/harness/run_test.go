@@ -106,3 +106,16 @@ func TestRunOnlyMeasuresWhatMatches(t *testing.T) {
 	require.Contains(t, res.ByKey, "read/sessionlog raw read")
 	require.Contains(t, res.Markdown("x"), "Only the measurements matching `^(sizes/|read/sessionlog raw read$)` ran")
 }
+
+func TestRunStoppedReportsNothing(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	cfg := Quick()
+	cfg.ReadTurns, cfg.OpsSizes, cfg.SizeTurns, cfg.Work = 2, nil, nil, t.TempDir()
+	res, err := Run(ctx, cfg, os.Args[0])
+	require.ErrorIs(t, err, context.Canceled)
+	require.Nil(t, res)
+	left, err := os.ReadDir(cfg.Work)
+	require.NoError(t, err)
+	require.Empty(t, left, "the temp folder is removed")
+}
