@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -127,6 +128,11 @@ func Child(ctx context.Context, arg string, w io.Writer) error {
 	m, err := t.run(ctx)
 	if err != nil {
 		return fmt.Errorf("%s: %w", t.key(), err)
+	}
+	if b, err := os.ReadFile("/proc/self/status"); err == nil {
+		if hwm, ok := vmHWM(b); ok {
+			m["maxrss-B"] = float64(hwm)
+		}
 	}
 	return json.NewEncoder(w).Encode(m)
 }
@@ -280,8 +286,10 @@ func Run(ctx context.Context, cfg Config, exe string) (*Results, error) {
 	return res, nil
 }
 
-// child runs t in a child process and returns its metrics, with its peak
-// RSS ("maxrss-B") and CPU time ("cpu-ns") added.
+// child runs t in a child process and returns its metrics, with its CPU
+// time ("cpu-ns") added. The child reports its own peak RSS ("maxrss-B",
+// VmHWM): the rusage of a child started by os/exec (vfork, then exec)
+// carries the parent's high-water mark from before the exec.
 func child(ctx context.Context, exe string, t task) (Metrics, error) {
 	arg, err := json.Marshal(t)
 	if err != nil {
@@ -298,10 +306,25 @@ func child(ctx context.Context, exe string, t task) (Metrics, error) {
 		return nil, fmt.Errorf("child output %q: %w", out.Bytes(), err)
 	}
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		m["maxrss-B"] = float64(ru.Maxrss) * 1024 // kilobytes on Linux
 		m["cpu-ns"] = float64(time.Duration(ru.Utime.Nano() + ru.Stime.Nano()))
 	}
 	return m, nil
+}
+
+// vmHWM returns the peak resident set size, in bytes, of a
+// /proc/self/status ("VmHWM:   123456 kB").
+func vmHWM(status []byte) (int64, bool) {
+	for _, line := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			f := strings.Fields(v)
+			if len(f) != 2 || f[1] != "kB" {
+				return 0, false
+			}
+			n, err := strconv.ParseInt(f[0], 10, 64)
+			return n << 10, err == nil
+		}
+	}
+	return 0, false
 }
 
 // profileName makes a file name of a task key: "append/64/sessionlog raw"

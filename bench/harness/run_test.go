@@ -119,3 +119,11 @@ func TestRunStoppedReportsNothing(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, left, "the temp folder is removed")
 }
+
+func TestVmHWM(t *testing.T) {
+	n, ok := vmHWM([]byte("Name:\tx\nVmPeak:\t  9999 kB\nVmHWM:\t   12345 kB\nVmRSS:\t 100 kB\n"))
+	require.True(t, ok)
+	require.Equal(t, int64(12345<<10), n)
+	_, ok = vmHWM([]byte("Name:\tx\n"))
+	require.False(t, ok)
+}
