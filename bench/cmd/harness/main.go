@@ -2,8 +2,8 @@
 // against on the bench workload, interleaved, and writes the tables into
 // the generated section of docs/performance.md (package harness).
 //
-//	cd bench && go run ./cmd/harness            # five runs, ~10 min; rewrites ../docs/performance.md
-//	cd bench && go run ./cmd/harness -long      # also 100 MB sessions and the 2,000-turn read
+//	cd bench && go run ./cmd/harness            # five runs, ~7 min; rewrites ../docs/performance.md
+//	cd bench && go run ./cmd/harness -long      # 100 MB sessions too, the 2,000-turn read (~14 min)
 //	cd bench && go run ./cmd/harness -quick -out -   # one run on small sizes, tables to stdout
 package main
 
