@@ -72,14 +72,14 @@ func BenchmarkCheckpoint(b *testing.B) {
 				if err := h.Flush(ctx); err != nil {
 					b.Fatal(err)
 				}
-				counts.reset()
+				counts.Reset()
 				b.StartTimer()
 				if _, err := checkpoint.Create(ctx, h); err != nil {
 					b.Fatal(err)
 				}
 				b.StopTimer()
-				read += counts.readBytes.Load()
-				syncs += counts.syncs.Load()
+				read += counts.ReadBytes.Load()
+				syncs += counts.Syncs.Load()
 				b.StartTimer()
 			}
 			b.StopTimer()
@@ -142,13 +142,13 @@ func BenchmarkCheckpointReopen(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					counts.reset()
+					counts.Reset()
 					b.StartTimer()
 					if _, err := checkpoint.Create(ctx, h); err != nil {
 						b.Fatal(err)
 					}
 					b.StopTimer()
-					read += counts.readBytes.Load()
+					read += counts.ReadBytes.Load()
 					if err := h.Close(); err != nil {
 						b.Fatal(err)
 					}

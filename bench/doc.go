@@ -20,6 +20,13 @@
 //	go vet ./... && go test -run '^$' -bench . -benchtime 1x ./...   # smoke, ~6 s
 //	SESSIONLOG_BENCH_LARGE=1 go test -run '^$' -bench BenchmarkFork -benchtime 20x -count 5 .
 //
+// The side-by-side comparison with the alternatives (SQLite, bbolt,
+// raft-wal, tidwall/wal, hand-written JSONL, encoding/json, goccy/go-json,
+// sonic) is not a go test benchmark but a command, which rewrites its
+// section of docs/performance.md (package harness):
+//
+//	go run ./cmd/harness
+//
 // Each benchmark's comment gives the command behind its table. Results and
 // their reading: ../docs/performance.md.
 package bench

@@ -61,7 +61,7 @@ func BenchmarkFork(b *testing.B) {
 				var written, read, syncs int64
 				b.ResetTimer()
 				for range b.N {
-					counts.reset()
+					counts.Reset()
 					h, err := store.Fork(ctx, id, info.LastSeq)
 					if err != nil {
 						b.Fatal(err)
@@ -70,9 +70,9 @@ func BenchmarkFork(b *testing.B) {
 						b.Fatal(err)
 					}
 					b.StopTimer()
-					written += counts.writeBytes.Load()
-					read += counts.readBytes.Load()
-					syncs += counts.syncs.Load()
+					written += counts.WriteBytes.Load()
+					read += counts.ReadBytes.Load()
+					syncs += counts.Syncs.Load()
 					if h.Seq() != info.LastSeq {
 						b.Fatalf("the fork ends at seq %d, want %d", h.Seq(), info.LastSeq)
 					}
@@ -92,7 +92,7 @@ func BenchmarkFork(b *testing.B) {
 				var written, read, syncs int64
 				b.ResetTimer()
 				for range b.N {
-					counts.reset()
+					counts.Reset()
 					h, err := store.Create(ctx)
 					if err != nil {
 						b.Fatal(err)
@@ -101,9 +101,9 @@ func BenchmarkFork(b *testing.B) {
 						b.Fatal(err)
 					}
 					b.StopTimer()
-					written += counts.writeBytes.Load()
-					read += counts.readBytes.Load()
-					syncs += counts.syncs.Load()
+					written += counts.WriteBytes.Load()
+					read += counts.ReadBytes.Load()
+					syncs += counts.Syncs.Load()
 					if err := store.Delete(ctx, h.ID()); err != nil {
 						b.Fatal(err)
 					}

@@ -5,11 +5,9 @@ import (
 	"os"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"testing"
 
-	"github.com/spf13/afero"
-
+	"github.com/sessionlog/sessionlog/bench/internal/benchfs"
 	"github.com/sessionlog/sessionlog/bench/workload"
 	"github.com/sessionlog/sessionlog/handle"
 )
@@ -86,97 +84,11 @@ func firstEvents(evs []workload.Event, n int) []workload.Event {
 	return evs[:i]
 }
 
-// ioCounts counts the I/O made through a countingFs.
-type ioCounts struct {
-	readBytes, reads   atomic.Int64
-	writeBytes, writes atomic.Int64
-	syncs              atomic.Int64
-}
-
-func (c *ioCounts) reset() {
-	c.readBytes.Store(0)
-	c.reads.Store(0)
-	c.writeBytes.Store(0)
-	c.writes.Store(0)
-	c.syncs.Store(0)
-}
-
-// countingFs counts the bytes read and written, the read and write calls
-// and the fsyncs of files opened through it. With noSync set, Sync does
-// nothing (it is still counted): for benchmarks that measure sizes, not
-// durability, so that writing a log with one flush per event does not take
-// 260k fsyncs. It wraps the OS file system only: files keep their Fd, so
-// the handle still takes real flocks.
-type countingFs struct {
-	afero.Fs
-	c      *ioCounts
-	noSync bool
-}
-
-func newCountingFs(noSync bool) (countingFs, *ioCounts) {
-	c := new(ioCounts)
-	return countingFs{Fs: afero.NewOsFs(), c: c, noSync: noSync}, c
-}
-
-func (fs countingFs) wrap(f afero.File, err error) (afero.File, error) {
-	if err != nil {
-		return nil, err
-	}
-	return countingFile{File: f, c: fs.c, noSync: fs.noSync}, nil
-}
-
-func (fs countingFs) Create(name string) (afero.File, error) { return fs.wrap(fs.Fs.Create(name)) }
-func (fs countingFs) Open(name string) (afero.File, error)   { return fs.wrap(fs.Fs.Open(name)) }
-func (fs countingFs) OpenFile(name string, flag int, perm os.FileMode) (afero.File, error) {
-	return fs.wrap(fs.Fs.OpenFile(name, flag, perm))
-}
-
-type countingFile struct {
-	afero.File
-	c      *ioCounts
-	noSync bool
-}
-
-func (f countingFile) Read(p []byte) (int, error) {
-	n, err := f.File.Read(p)
-	f.c.reads.Add(1)
-	f.c.readBytes.Add(int64(n))
-	return n, err
-}
-
-func (f countingFile) ReadAt(p []byte, off int64) (int, error) {
-	n, err := f.File.ReadAt(p, off)
-	f.c.reads.Add(1)
-	f.c.readBytes.Add(int64(n))
-	return n, err
-}
-
-func (f countingFile) Write(p []byte) (int, error) {
-	n, err := f.File.Write(p)
-	f.c.writes.Add(1)
-	f.c.writeBytes.Add(int64(n))
-	return n, err
-}
-
-func (f countingFile) WriteAt(p []byte, off int64) (int, error) {
-	n, err := f.File.WriteAt(p, off)
-	f.c.writes.Add(1)
-	f.c.writeBytes.Add(int64(n))
-	return n, err
-}
-
-func (f countingFile) WriteString(s string) (int, error) { return f.Write([]byte(s)) }
-
-func (f countingFile) Sync() error {
-	f.c.syncs.Add(1)
-	if f.noSync {
-		return nil
-	}
-	return f.File.Sync()
-}
-
-// Fd lets the handle take a real flock on the wrapped OS file.
-func (f countingFile) Fd() uintptr { return f.File.(interface{ Fd() uintptr }).Fd() }
+// newCountingFs returns a file system over the OS one that counts its
+// I/O (benchfs); with noSync set, Sync does nothing (it is still counted):
+// for benchmarks that measure sizes, not durability, so that writing a log
+// with one flush per event does not take 260k fsyncs.
+func newCountingFs(noSync bool) (benchfs.FS, *benchfs.Counts) { return benchfs.New(noSync) }
 
 // Flush policies of writeSession.
 const (
@@ -231,24 +143,8 @@ func appendEvents(tb testing.TB, h handle.Handle, evs []workload.Event, every in
 }
 
 // cycled returns evs repeated until their plain-JSONL size reaches at
-// least target bytes; each repetition's times are shifted past the
-// previous one's last time.
-func cycled(evs []workload.Event, target int64) []workload.Event {
-	size := jsonlSize(evs)
-	var out []workload.Event
-	var shift int64
-	turn := 0
-	for total := int64(0); total < target; total += size {
-		for _, e := range evs {
-			e.Time += shift
-			e.Turn += turn
-			out = append(out, e)
-		}
-		shift = out[len(out)-1].Time + 1 - evs[0].Time
-		turn = out[len(out)-1].Turn
-	}
-	return out
-}
+// least target bytes (workload.Repeat).
+func cycled(evs []workload.Event, target int64) []workload.Event { return workload.Repeat(evs, target) }
 
 // fileSize returns the size of the file at path.
 func fileSize(tb testing.TB, path string) int64 {

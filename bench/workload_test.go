@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"os"
 	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/spf13/afero"
@@ -59,38 +58,6 @@ func turns(evs []workload.Event) [][]workload.Event {
 // by the handle).
 func toLog(e workload.Event) eventlog.Event {
 	return eventlog.Event{Type: e.Type, Time: e.Time, Data: e.Data}
-}
-
-// syncCountingFs counts fsyncs of files opened on the wrapped file system.
-type syncCountingFs struct {
-	afero.Fs
-	syncs *atomic.Int64
-}
-
-func (c syncCountingFs) OpenFile(name string, flag int, perm os.FileMode) (afero.File, error) {
-	f, err := c.Fs.OpenFile(name, flag, perm)
-	if err != nil {
-		return nil, err
-	}
-	return syncCountingFile{f, c.syncs}, nil
-}
-
-func (c syncCountingFs) Open(name string) (afero.File, error) {
-	f, err := c.Fs.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	return syncCountingFile{f, c.syncs}, nil
-}
-
-type syncCountingFile struct {
-	afero.File
-	syncs *atomic.Int64
-}
-
-func (f syncCountingFile) Sync() error {
-	f.syncs.Add(1)
-	return f.File.Sync()
 }
 
 // naiveEvent is how agent frameworks model a JSONL log line: a struct

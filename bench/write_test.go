@@ -5,11 +5,9 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"sync/atomic"
 	"testing"
 
-	"github.com/spf13/afero"
-
+	"github.com/sessionlog/sessionlog/bench/internal/benchfs"
 	"github.com/sessionlog/sessionlog/handle"
 )
 
@@ -52,13 +50,13 @@ func BenchmarkWrite(b *testing.B) {
 	sessionlog := func(flushAt func(i int) bool) func(b *testing.B) {
 		return func(b *testing.B) {
 			ctx := context.Background()
-			var syncs atomic.Int64
-			store := handle.NewFileStore(syncCountingFs{afero.NewOsFs(), &syncs}, filepath.Join(b.TempDir(), "s"))
+			fs, counts := benchfs.New(false)
+			store := handle.NewFileStore(fs, filepath.Join(b.TempDir(), "s"))
 			h, err := store.Create(ctx)
 			if err != nil {
 				b.Fatal(err)
 			}
-			syncs.Store(0)
+			counts.Reset()
 			b.SetBytes(bytesPerEvent)
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -77,7 +75,7 @@ func BenchmarkWrite(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.StopTimer()
-			n := syncs.Load()
+			n := counts.Syncs.Load()
 			if err := h.Close(); err != nil {
 				b.Fatal(err)
 			}

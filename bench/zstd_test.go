@@ -366,7 +366,7 @@ func BenchmarkZstdStat(b *testing.B) {
 					if v.store != raw && (info.LastSeq != want.LastSeq || info.LastType != want.LastType) {
 						b.Fatalf("Stat: last event %d %s, want %d %s", info.LastSeq, info.LastType, want.LastSeq, want.LastType)
 					}
-					counts.reset()
+					counts.Reset()
 					b.ReportAllocs()
 					b.ResetTimer()
 					for range b.N {
@@ -375,8 +375,8 @@ func BenchmarkZstdStat(b *testing.B) {
 						}
 					}
 					b.StopTimer()
-					b.ReportMetric(float64(counts.readBytes.Load())/float64(b.N), "B-read/op")
-					b.ReportMetric(float64(counts.reads.Load())/float64(b.N), "reads/op")
+					b.ReportMetric(float64(counts.ReadBytes.Load())/float64(b.N), "B-read/op")
+					b.ReportMetric(float64(counts.Reads.Load())/float64(b.N), "reads/op")
 					b.ReportMetric(float64(info.SizeBytes), "file-B")
 					b.ReportMetric(float64(info.Events), "events")
 				})

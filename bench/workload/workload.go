@@ -270,3 +270,31 @@ var tools = []tool{
 	{"edit_file", "write", "path", pathText, proseText},
 	{"write_file", "write", "path", pathText, proseText},
 }
+
+// Repeat returns evs repeated, whole passes, until their plain-JSONL size
+// reaches at least target bytes; each pass's times and turns follow the
+// previous pass's (seqs are left as they are: a log assigns its own).
+func Repeat(evs []Event, target int64) []Event {
+	var size int64
+	var line []byte
+	for i := range evs {
+		line = evs[i].AppendJSON(line[:0])
+		size += int64(len(line)) + 1
+	}
+	if size == 0 {
+		return nil
+	}
+	var out []Event
+	var shift int64
+	turn := 0
+	for total := int64(0); total < target; total += size {
+		for _, e := range evs {
+			e.Time += shift
+			e.Turn += turn
+			out = append(out, e)
+		}
+		shift = out[len(out)-1].Time + 1 - evs[0].Time
+		turn = out[len(out)-1].Turn
+	}
+	return out
+}

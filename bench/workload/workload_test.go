@@ -223,3 +223,34 @@ func TestAppendJSON(t *testing.T) {
 	require.Equal(t, `{"seq":0,"type":"x","time":0,"data":null}`, string((&Event{Type: "x"}).AppendJSON(nil)))
 	require.Equal(t, `"q\"\\\n\t\u0001<&>"`, string(appendString(nil, "q\"\\\n\t\x01<&>")))
 }
+
+func TestRepeat(t *testing.T) {
+	evs := Generate(Config{Seed: 1, Turns: 3})
+	var one bytes.Buffer
+	require.NoError(t, WriteJSONL(&one, evs))
+	size := int64(one.Len())
+	tests := []struct {
+		name   string
+		target int64
+		passes int
+	}{
+		{"a target within one pass takes one pass", size / 2, 1},
+		{"exactly one pass", size, 1},
+		{"just past one pass takes two", size + 1, 2},
+		{"three passes", 3 * size, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := Repeat(evs, tt.target)
+			require.Len(t, out, tt.passes*len(evs))
+			for i := 1; i < len(out); i++ {
+				require.GreaterOrEqual(t, out[i].Time, out[i-1].Time, "times never go back")
+				require.GreaterOrEqual(t, out[i].Turn, out[i-1].Turn, "turns never go back")
+			}
+			last := out[len(out)-1]
+			require.Equal(t, tt.passes*evs[len(evs)-1].Turn, last.Turn)
+			require.Equal(t, evs[len(evs)-1].Data, last.Data, "each pass is the same events")
+		})
+	}
+	require.Empty(t, Repeat(nil, 10))
+}

@@ -1,0 +1,338 @@
+package harness
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+)
+
+// column is one column of a table: a metric of each row's key, as
+// median [min–max] over the runs.
+type column struct {
+	header string
+	metric string
+	format func(float64) string
+	scale  float64 // multiplies the metric before formatting (0: 1)
+}
+
+// ratioColumn is a column of per-run ratios of a metric of each row to the
+// same metric of a reference row.
+type ratioColumn struct {
+	header string
+	metric string
+	ref    string // the reference row's key
+}
+
+// row is a table row: its label and its key in the results.
+type row struct{ label, key string }
+
+// table writes a markdown table of rows with the columns.
+func (r *Results) table(b *strings.Builder, rows []row, cols []column, ratios []ratioColumn) {
+	b.WriteString("| |")
+	for _, c := range cols {
+		b.WriteString(" " + c.header + " |")
+	}
+	for _, c := range ratios {
+		b.WriteString(" " + c.header + " |")
+	}
+	b.WriteString("\n|---|")
+	b.WriteString(strings.Repeat("---:|", len(cols)+len(ratios)))
+	b.WriteString("\n")
+	for _, rw := range rows {
+		b.WriteString("| " + rw.label + " |")
+		for _, c := range cols {
+			s := r.Series(rw.key, c.metric)
+			if c.scale != 0 {
+				for i := range s {
+					s[i] *= c.scale
+				}
+			}
+			b.WriteString(" " + Summarize(s).Format(c.format) + " |")
+		}
+		for _, c := range ratios {
+			b.WriteString(" " + Summarize(Ratios(r.Series(rw.key, c.metric), r.Series(c.ref, c.metric))).Format(Ratio) + " |")
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+}
+
+// target is one of issue 13's targets, computed run by run.
+type target struct {
+	name      string
+	value     func(run int) float64
+	atLeast   bool // met when the median is >= limit; else <= limit
+	limit     float64
+	format    func(float64) string
+	singleRun bool // measured once, not per run
+}
+
+func (r *Results) targets() []target {
+	cfg := r.Config
+	ak := func(n int, v string) string { return fmt.Sprintf("append/%d/%s", n, v) }
+	rk := func(v string) string { return "read/" + v }
+	ratio := func(a, b, metric string) func(int) float64 {
+		return func(run int) float64 { return r.Get(a, run, metric) / r.Get(b, run, metric) }
+	}
+	var ts []target
+	for _, n := range cfg.Appenders {
+		if n != 64 {
+			continue
+		}
+		ts = append(ts,
+			target{name: "durable append, 64 appenders: events/s ÷ the best alternative's", atLeast: true, limit: 2, format: Ratio,
+				value: func(run int) float64 {
+					best := math.NaN()
+					for _, v := range appendVariants[altStart():] {
+						if x := r.Get(ak(64, v.name), run, "events/s"); math.IsNaN(best) || x > best {
+							best = x
+						}
+					}
+					return r.Get(ak(64, rawVariant), run, "events/s") / best
+				}},
+			target{name: "durable append, 64 appenders: events per fsync", atLeast: true, limit: 50, format: Number,
+				value: func(run int) float64 { return r.Get(ak(64, rawVariant), run, "events/fsync") }},
+			target{name: "durable append, 64 appenders: events/s ÷ the same with no fsync", atLeast: true, limit: 0.5, format: Ratio,
+				value: ratio(ak(64, rawVariant), ak(64, noFsyncVariant), "events/s")},
+		)
+	}
+	ts = append(ts, target{name: "one appender: p50 latency ÷ bare write+fdatasync's (alternating event by event)", limit: 1.1, format: Ratio,
+		value: func(run int) float64 { return r.Get("paired/1", run, "p50-ratio") }})
+	for _, p := range projections {
+		ts = append(ts,
+			target{name: "replay into " + p.id + " ÷ sessionlog's own raw read (events/s)", atLeast: true, limit: 0.8, format: Ratio,
+				value: ratio(rk("sessionlog raw replay "+p.id), rk("sessionlog raw read"), "events/s")},
+			target{name: "replay into " + p.id + " ÷ encoding/json decode + the same apply", atLeast: true, limit: 5, format: Ratio,
+				value: ratio(rk("sessionlog raw replay "+p.id), rk("encoding/json decode + "+p.id), "events/s")},
+		)
+	}
+	ts = append(ts,
+		target{name: "raw read ÷ sonic decode (events/s)", atLeast: true, limit: 1.2, format: Ratio,
+			value: ratio(rk("sessionlog raw read"), rk("bytedance/sonic decode"), "events/s")},
+		target{name: "zstd read ÷ raw read", atLeast: true, limit: 0.8, format: Ratio,
+			value: ratio(rk("sessionlog zstd read"), rk("sessionlog raw read"), "events/s")},
+	)
+	for _, p := range projections {
+		ts = append(ts, target{name: "zstd replay into " + p.id + " ÷ raw replay", atLeast: true, limit: 0.8, format: Ratio,
+			value: ratio(rk("sessionlog zstd replay "+p.id), rk("sessionlog raw replay "+p.id), "events/s")})
+	}
+	for _, turns := range cfg.SizeTurns {
+		k := fmt.Sprintf("sizes/%d", turns)
+		ts = append(ts, target{name: fmt.Sprintf("recompressed size ÷ `zstd -3`, %d turns", turns), limit: 1, format: Ratio, singleRun: true,
+			value: func(run int) float64 { return r.Get(k, run, "recompressed-B") / r.Get(k, run, "zstd3-B") }})
+	}
+	if len(cfg.OpsSizes) > 1 {
+		small, big := cfg.OpsSizes[0], cfg.OpsSizes[len(cfg.OpsSizes)-1]
+		for _, v := range opsVariants {
+			if strings.HasPrefix(v, "copy") {
+				continue
+			}
+			ts = append(ts, target{name: fmt.Sprintf("%s: %s ÷ %s", v, Bytes(float64(big)), Bytes(float64(small))), limit: 2, format: Ratio,
+				value: ratio(fmt.Sprintf("ops/%d/%s", big, v), fmt.Sprintf("ops/%d/%s", small, v), "ns/op")})
+		}
+	}
+	return ts
+}
+
+// altStart is the index of the first alternative in appendVariants.
+func altStart() int {
+	for i, v := range appendVariants {
+		if v.name == firstAltVariant {
+			return i
+		}
+	}
+	return len(appendVariants)
+}
+
+// Markdown renders the results: the run, the machine and its load, the
+// targets, then a table per scenario.
+func (r *Results) Markdown(command string) string {
+	var b strings.Builder
+	cfg := r.Config
+	fmt.Fprintf(&b, "Generated by `%s` (mode %s: %d interleaved runs) on %s, in %s.\n",
+		command, cfg.Name, cfg.Runs, r.Start.Format("2006-01-02 15:04 UTC"), r.Wall.Round(time.Second))
+	if cfg.Only != nil {
+		fmt.Fprintf(&b, "Only the measurements matching `%s` ran; the other cells are empty.\n", cfg.Only)
+	}
+	b.WriteString("Each cell is the median over the runs [min–max]; a ratio is taken within each run, then summarised the same way.\n\n")
+	b.WriteString("| machine | |\n|---|---|\n")
+	fmt.Fprintf(&b, "| CPU | %s, %d cores |\n| kernel | %s |\n| file system measured | %s |\n| Go | %s |\n",
+		orDash(r.Machine.CPU), r.Machine.Cores, orDash(r.Machine.Kernel), orDash(r.Machine.FS), r.Machine.Go)
+	fmt.Fprintf(&b, "| load average (1, 5, 15 min) before / after | %s / %s |\n", orDash(r.LoadBefore), orDash(r.LoadAfter))
+	fmt.Fprintf(&b, "| CPU time the harness and its children got | %s over %s of wall time (%.2f cores) |\n",
+		r.CPU.Round(time.Millisecond), r.Wall.Round(time.Millisecond), r.CPU.Seconds()/r.Wall.Seconds())
+	if r.BusyKnown {
+		others := r.Busy - r.CPU
+		fmt.Fprintf(&b, "| CPU time the whole machine was busy (`/proc/stat`) | %s, of which others' (busy minus the harness's): %s (%.2f cores) |\n",
+			r.Busy.Round(time.Millisecond), others.Round(time.Millisecond), others.Seconds()/r.Wall.Seconds())
+	}
+	b.WriteString("\n")
+	if len(r.Errors) > 0 {
+		b.WriteString("Measurements that failed (left out of the tables):\n\n")
+		for _, e := range r.Errors {
+			b.WriteString("- " + strings.ReplaceAll(e, "\n", " ") + "\n")
+		}
+		b.WriteString("\n")
+	}
+
+	b.WriteString("### Targets (issue 13)\n\n| target | measured | limit | |\n|---|---:|---:|---|\n")
+	for _, t := range r.targets() {
+		runs := cfg.Runs
+		if t.singleRun {
+			runs = 1
+		}
+		vs := make([]float64, runs)
+		for i := range vs {
+			vs[i] = t.value(i)
+		}
+		s := Summarize(vs)
+		op, met := "≤", s.Median <= t.limit
+		if t.atLeast {
+			op, met = "≥", s.Median >= t.limit
+		}
+		verdict := "missed"
+		switch {
+		case s.N == 0:
+			verdict = "not measured"
+		case met:
+			verdict = "met"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s %s | %s |\n", t.name, s.Format(t.format), op, t.format(t.limit), verdict)
+	}
+	b.WriteString("\n")
+
+	b.WriteString("### Durable append\n\n")
+	fmt.Fprintf(&b, "Each appender appends the next workload event and waits until it is durable (sessionlog: `Append` + `Flush`), for %s per measurement. "+
+		"events/fsync counts the fsync calls made (sessionlog, bare) or the commits made (the alternatives behind the harness's group commit: one write and one fsync each as their libraries make it); bbolt does not say. "+
+		"The ratio column is events/s over sessionlog raw's in the same run.\n\n", cfg.AppendBudget)
+	for _, n := range cfg.Appenders {
+		fmt.Fprintf(&b, "**%d appender(s)**\n\n", n)
+		var rows []row
+		for _, v := range appendVariants {
+			rows = append(rows, row{v.name, fmt.Sprintf("append/%d/%s", n, v.name)})
+		}
+		r.table(&b, rows, []column{
+			{header: "events/s", metric: "events/s", format: Number},
+			{header: "events/fsync", metric: "events/fsync", format: Number},
+			{header: "p50", metric: "p50-ns", format: Duration},
+			{header: "p99", metric: "p99-ns", format: Duration},
+		}, []ratioColumn{{header: "events/s ÷ sessionlog raw", metric: "events/s", ref: fmt.Sprintf("append/%d/%s", n, rawVariant)}})
+	}
+
+	if slices.Contains(cfg.Appenders, 1) {
+		b.WriteString("**1 appender, sessionlog raw and bare write+fdatasync alternating event by event** (one goroutine appends each event to both, which goes first alternating: the pair sees the same fsync latency however the machine's load moves; the ratio is of the p50s within each run)\n\n")
+		fmt.Fprintf(&b, "| | p50 | p99 |\n|---|---:|---:|\n| sessionlog raw | %s | %s |\n| bare write+fdatasync | %s | %s |\n| sessionlog ÷ bare (p50) | %s | |\n\n",
+			Summarize(r.Series("paired/1", "p50-ns")).Format(Duration), Summarize(r.Series("paired/1", "p99-ns")).Format(Duration),
+			Summarize(r.Series("paired/1", "bare-p50-ns")).Format(Duration), Summarize(r.Series("paired/1", "bare-p99-ns")).Format(Duration),
+			Summarize(r.Series("paired/1", "p50-ratio")).Format(Ratio))
+	}
+
+	fmt.Fprintf(&b, "### Read and replay\n\nThe %d-turn workload (seed 1), warm in the page cache. sessionlog reads through a read-only handle opened outside the timer; a replay is `replay.Replay` into a new projection. "+
+		"The JSONL alternatives scan the same events as plain JSONL with `bufio.Scanner`, decode each line into `{seq,type,time,data json.RawMessage}` and, for \"+ apply\", pass it to the same projection's `Apply`. "+
+		"MB/s counts the plain-JSONL bytes for every row (so it compares as events/s does); a cell is the median of %d passes; peak RSS is the child process's. The ratio column is events/s over sessionlog raw read's in the same run.\n\n", cfg.ReadTurns, cfg.ReadReps)
+	var rows []row
+	for _, v := range readVariants() {
+		rows = append(rows, row{v, "read/" + v})
+	}
+	r.table(&b, rows, []column{
+		{header: "MB/s", metric: "MB/s", format: Number},
+		{header: "events/s", metric: "events/s", format: Number},
+		{header: "allocs/event", metric: "allocs/event", format: Number},
+		{header: "peak RSS", metric: "maxrss-B", format: Bytes},
+	}, []ratioColumn{{header: "÷ sessionlog raw read", metric: "events/s", ref: "read/sessionlog raw read"}})
+
+	if len(cfg.OpsSizes) > 0 {
+		r.opsSection(&b)
+	}
+	if len(cfg.SizeTurns) > 0 {
+		r.sizesSection(&b)
+	}
+	return b.String()
+}
+
+// opsSection writes the Stat, open, checkpoint and fork table.
+func (r *Results) opsSection(b *strings.Builder) {
+	cfg := r.Config
+	b.WriteString("### Stat, open, checkpoint, fork\n\n")
+	fmt.Fprintf(b, "Closed sessions of the workload repeated to the plain-JSONL size shown, a Flush per turn, each closed after a checkpoint (so its digest state is saved). A cell is the median of %d ops. "+
+		"\"writer open\": a write handle is held while Stat runs; \"first checkpoint after reopening\": the handle is opened (not timed) and the first `checkpoint.Create` timed; \"fork\": `Fork` at the last event + `Close`; \"copy + fsync\": the parent's file copied, fsynced with its folder.\n\n", cfg.OpsReps)
+	var orows []row
+	for _, v := range opsVariants {
+		orows = append(orows, row{v, v})
+	}
+	r.opsTable(b, orows)
+}
+
+// sizesSection writes the bytes-on-disk table.
+func (r *Results) sizesSection(b *strings.Builder) {
+	cfg := r.Config
+	b.WriteString("### Bytes on disk\n\nThe first turns of the workload (seed 1), written without fsync (sizes do not depend on it). Measured once: the sizes are the same in every run.")
+	fmt.Fprintf(b, " `zstd -N` is %s. The snapshot rows are what a framework that rewrites its whole transcript (the transcript/v1 state as JSON) after every turn keeps and writes.\n\n", r.zstdTool())
+	b.WriteString("| |")
+	for _, turns := range cfg.SizeTurns {
+		fmt.Fprintf(b, " %d turns | ÷ JSONL |", turns)
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---:|---:|", len(cfg.SizeTurns)) + "\n")
+	for _, sr := range sizeRows {
+		b.WriteString("| " + sr.label + " |")
+		for _, turns := range cfg.SizeTurns {
+			k := fmt.Sprintf("sizes/%d", turns)
+			v := r.Get(k, 0, sr.metric)
+			fmt.Fprintf(b, " %s | %s |", Bytes(v), Ratio(v/r.Get(k, 0, "jsonl-B")))
+		}
+		b.WriteString("\n")
+	}
+}
+
+// opsTable writes the ops table: a row per variant, a column per size,
+// and the per-run ratio of the largest size to the smallest.
+func (r *Results) opsTable(b *strings.Builder, rows []row) {
+	sizes := r.Config.OpsSizes
+	b.WriteString("| |")
+	for _, s := range sizes {
+		b.WriteString(" " + Bytes(float64(s)) + " |")
+	}
+	if len(sizes) > 1 {
+		fmt.Fprintf(b, " %s ÷ %s |", Bytes(float64(sizes[len(sizes)-1])), Bytes(float64(sizes[0])))
+	}
+	n := len(sizes)
+	if n > 1 {
+		n++
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---:|", n) + "\n")
+	for _, rw := range rows {
+		b.WriteString("| " + rw.label + " |")
+		for _, s := range sizes {
+			b.WriteString(" " + Summarize(r.Series(fmt.Sprintf("ops/%d/%s", s, rw.key), "ns/op")).Format(Duration) + " |")
+		}
+		if len(sizes) > 1 {
+			big := r.Series(fmt.Sprintf("ops/%d/%s", sizes[len(sizes)-1], rw.key), "ns/op")
+			small := r.Series(fmt.Sprintf("ops/%d/%s", sizes[0], rw.key), "ns/op")
+			b.WriteString(" " + Summarize(Ratios(big, small)).Format(Ratio) + " |")
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+}
+
+// zstdTool says what compressed the `zstd -N` rows.
+func (r *Results) zstdTool() string {
+	for _, turns := range r.Config.SizeTurns {
+		switch r.Get(fmt.Sprintf("sizes/%d", turns), 0, "zstd-cli") {
+		case 1:
+			return "the `zstd` command"
+		case 0:
+			return "klauspost/compress's encoder at `EncoderLevelFromZstd(N)` (no `zstd` command was found)"
+		}
+	}
+	return "—"
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}

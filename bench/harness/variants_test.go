@@ -1,0 +1,111 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionlog/sessionlog/bench/workload"
+)
+
+// TestEveryVariantRuns runs each measurement of every scenario in this
+// process, on tiny sizes, and checks that it measured what it names.
+func TestEveryVariantRuns(t *testing.T) {
+	ctx := context.Background()
+	const readTurns = 3
+	fixtures := t.TempDir()
+	opsSize := int64(50 << 10)
+	require.NoError(t, prepare(ctx, fixtures, readTurns, []int64{opsSize}))
+	readEvents := len(workload.Generate(workload.Config{Seed: 1, Turns: readTurns}))
+	evs := workload.Generate(workload.Config{Seed: 1, Turns: 2})
+
+	for _, v := range appendVariants {
+		t.Run("append/"+v.name, func(t *testing.T) {
+			m, err := runAppend(ctx, v.name, t.TempDir(), 4, 20*time.Millisecond, evs)
+			require.NoError(t, err)
+			require.Positive(t, m["events"])
+			require.Positive(t, m["events/s"])
+			require.LessOrEqual(t, m["p50-ns"], m["p99-ns"])
+			if fsyncs, ok := m["events/fsync"]; ok {
+				require.GreaterOrEqual(t, fsyncs, 1.0)
+			}
+		})
+	}
+	t.Run("paired", func(t *testing.T) {
+		m, err := runPaired(ctx, t.TempDir(), 20*time.Millisecond, evs)
+		require.NoError(t, err)
+		require.Positive(t, m["events"])
+		require.LessOrEqual(t, m["p50-ns"], m["p99-ns"])
+		require.LessOrEqual(t, m["bare-p50-ns"], m["bare-p99-ns"])
+		require.InDelta(t, m["p50-ns"]/m["bare-p50-ns"], m["p50-ratio"], 1e-9)
+	})
+	t.Run("append/unknown", func(t *testing.T) {
+		_, err := runAppend(ctx, "nope", t.TempDir(), 1, time.Millisecond, evs)
+		require.ErrorContains(t, err, "no append variant")
+	})
+	for _, v := range readVariants() {
+		t.Run("read/"+v, func(t *testing.T) {
+			m, err := runRead(ctx, v, fixtures, 2)
+			require.NoError(t, err)
+			require.Equal(t, float64(readEvents), m["events"], "a pass reads every event")
+			require.Positive(t, m["MB/s"])
+			require.Positive(t, m["allocs/event"])
+		})
+	}
+	for _, v := range opsVariants {
+		t.Run("ops/"+v, func(t *testing.T) {
+			m, err := runOps(ctx, v, fixtures, opsSize, 2)
+			require.NoError(t, err)
+			require.Positive(t, m["ns/op"])
+		})
+	}
+	t.Run("sizes", func(t *testing.T) {
+		m, err := runSizes(ctx, t.TempDir(), 2, true)
+		require.NoError(t, err)
+		for _, r := range sizeRows {
+			require.Positive(t, m[r.metric], r.metric)
+		}
+		require.Less(t, m["zstd-B"], m["raw-B"])
+		require.LessOrEqual(t, m["recompressed-B"], m["zstd-B"])
+		require.Less(t, m["zstd19-B"], m["jsonl-B"])
+		require.GreaterOrEqual(t, m["snapshot-written-B"], m["snapshot-B"])
+	})
+}
+
+// TestTargetsVerdicts checks the targets table on made-up results: a
+// target is met or missed on the median of its per-run ratios.
+func TestTargetsVerdicts(t *testing.T) {
+	r := &Results{Config: Config{Name: "test", Runs: 3, Appenders: []int{1, 64}}, ByKey: map[string][]Metrics{}}
+	set := func(key, metric string, vs ...float64) {
+		ms := r.ByKey[key]
+		for len(ms) < len(vs) {
+			ms = append(ms, Metrics{})
+		}
+		for i, v := range vs {
+			ms[i][metric] = v
+		}
+		r.ByKey[key] = ms
+	}
+	a64 := func(v string) string { return fmt.Sprintf("append/64/%s", v) }
+	set(a64(rawVariant), "events/s", 100, 200, 90)
+	set(a64(rawVariant), "events/fsync", 60, 40, 55)
+	set(a64(noFsyncVariant), "events/s", 1000, 1000, 1000)
+	for i, v := range appendVariants[altStart():] {
+		set(a64(v.name), "events/s", 40, 150, float64(10+i)) // best alternative: 40, 150, 10+last
+	}
+	set("paired/1", "p50-ratio", 1, 1.05, 2)
+	md := r.Markdown("cmd")
+	for _, want := range []string{
+		// ratios 2.5, 1.33, 90/14 = 6.43: median 2.5
+		"| durable append, 64 appenders: events/s ÷ the best alternative's | 2.50× [1.33×–6.43×] | ≥ 2.00× | met |",
+		"| durable append, 64 appenders: events per fsync | 55.0 [40.0–60.0] | ≥ 50.0 | met |",
+		"| durable append, 64 appenders: events/s ÷ the same with no fsync | 0.10× [0.09×–0.20×] | ≥ 0.50× | missed |",
+		"| one appender: p50 latency ÷ bare write+fdatasync's (alternating event by event) | 1.05× [1.00×–2.00×] | ≤ 1.10× | met |",
+		"| raw read ÷ sonic decode (events/s) | — | ≥ 1.20× | not measured |",
+	} {
+		require.Contains(t, md, want)
+	}
+}
