@@ -41,6 +41,9 @@ func (f *follower) poll(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if f.s.remote != nil {
+		return f.pollStore(ctx)
+	}
 	path, fi, err := f.current()
 	switch {
 	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, handle.ErrNotFound):
@@ -72,6 +75,31 @@ func (f *follower) poll(ctx context.Context) error {
 		return f.reopen(ctx, path, fi, fmt.Sprintf("%s was rewritten in place", path))
 	}
 	return f.drain(ctx)
+}
+
+// pollStore prints what a writer acknowledged since the last poll on a
+// JetStream store: there no file is replaced or cut (no convert, no
+// repair), and a read-only handle's Read follows the subject. A read that
+// fails (the connection reconnecting, say) is said once and tried again at
+// the next poll, from the first event not printed.
+func (f *follower) pollStore(ctx context.Context) error {
+	for e, err := range f.src.Read(ctx, f.next, handle.End) {
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if !f.stale {
+				f.a.note("%s cannot be read for now, looking again: %v", f.path, oneLine(err.Error()))
+				f.stale = true
+			}
+			return nil
+		}
+		if err := f.printed(e); err != nil {
+			return err
+		}
+	}
+	f.stale = false
+	return nil
 }
 
 // current is the file the session lives in now, and its description.
