@@ -80,8 +80,9 @@ func (f *follower) poll(ctx context.Context) error {
 // pollStore prints what a writer acknowledged since the last poll on a
 // JetStream store: there no file is replaced or cut (no convert, no
 // repair), and a read-only handle's Read follows the subject. A read that
-// fails (the connection reconnecting, say) is said once and tried again at
-// the next poll, from the first event not printed.
+// fails (the connection reconnecting, a fork's subject rewritten by a
+// detach) is said once; the session is opened anew, and the next poll
+// goes on from the first event not printed.
 func (f *follower) pollStore(ctx context.Context) error {
 	for e, err := range f.src.Read(ctx, f.next, handle.End) {
 		if err != nil {
@@ -91,6 +92,10 @@ func (f *follower) pollStore(ctx context.Context) error {
 			if !f.stale {
 				f.a.note("%s cannot be read for now, looking again: %v", f.path, oneLine(err.Error()))
 				f.stale = true
+			}
+			if src, err := f.a.openLog(ctx, f.s); err == nil {
+				f.src.Close()
+				f.src = src
 			}
 			return nil
 		}

@@ -287,6 +287,21 @@ func TestStoreNATSTail(t *testing.T) {
 	}
 	require.Equal(t, exitInterrupted, tf.stop(), "Ctrl-C ends tail -f with 130")
 	require.Equal(t, "logtool: interrupted\n", tf.stderr.String(), "nothing said but the interruption")
+
+	// A fork followed while its parent is deleted with its forks detached
+	// (its subject rewritten, the same logical log): tail goes on.
+	res = logtool(t, "", "--store", url, "fork", "--at", "5", id)
+	require.Equal(t, 0, res.code, res.stderr)
+	var forked struct{ ID string }
+	require.NoError(t, json.Unmarshal([]byte(res.stdout), &forked))
+	natsAppend(t, url, forked.ID, `{"type":"g","time":3}`)
+	tf = startTail(t, "--store", url, "tail", "-f", "-n", "1", "--json", forked.ID)
+	require.Equal(t, `{"seq":6,"type":"g","time":3,"data":null}`+"\n", tf.next())
+	jst := natsStore(t, url, "tail")
+	require.NoError(t, jst.Delete(t.Context(), id, handle.Detach()))
+	natsAppend(t, url, forked.ID, `{"type":"h","time":4}`)
+	require.Equal(t, `{"seq":7,"type":"h","time":4,"data":null}`+"\n", tf.next(), "followed across the detach")
+	require.Equal(t, exitInterrupted, tf.stop())
 }
 
 // gc on JetStream decides as on files: an old session goes; an old parent
@@ -320,13 +335,7 @@ func TestStoreNATSGC(t *testing.T) {
 	require.Equal(t, 0, res.code, res.stderr)
 
 	// A writer on another connection holds held's lease through both runs.
-	nc, err := nats.Connect("nats://" + hostOf(t, url))
-	require.NoError(t, err)
-	defer nc.Close()
-	js, err := natsjs.New(nc)
-	require.NoError(t, err)
-	jst, err := jetstream.New(t.Context(), js, jetstream.WithPrefix("gc"), jetstream.WithSyncAlways())
-	require.NoError(t, err)
+	jst := natsStore(t, url, "gc")
 	w, err := jst.Open(t.Context(), held, handle.ReadWrite)
 	require.NoError(t, err)
 	defer w.Close()
@@ -349,4 +358,18 @@ func TestStoreNATSGC(t *testing.T) {
 		require.Equal(t, 0, logtool(t, "", "--store", url, "stat", id).code, "kept: %s", id)
 	}
 	require.Equal(t, exitUsage, logtool(t, "", "--store", url, "stat", alone).code, "deleted")
+}
+
+// natsStore opens the JetStream store of prefix on the server of url, as
+// another process would, on its own connection closed when t ends.
+func natsStore(t *testing.T, url, prefix string) *jetstream.Store {
+	t.Helper()
+	nc, err := nats.Connect("nats://" + hostOf(t, url))
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	js, err := natsjs.New(nc)
+	require.NoError(t, err)
+	st, err := jetstream.New(t.Context(), js, jetstream.WithPrefix(prefix), jetstream.WithSyncAlways())
+	require.NoError(t, err)
+	return st
 }
