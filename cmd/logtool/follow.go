@@ -19,7 +19,8 @@ const exitInterrupted = 130
 // follower follows a session with tail -F semantics: it notices when the
 // session's file is replaced (convert, a repair, a writer that rewrote
 // it), cut (repair --salvage) or removed, reopens it, says so on stderr
-// and goes on from the next event it has not printed.
+// and goes on from the next event it has not printed. On a JetStream
+// store (s.remote set) it follows the subject instead (pollStore).
 type follower struct {
 	a     *app
 	arg   string
