@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -26,13 +26,15 @@ import (
 // the p50 and p99 latency of Append+Flush.
 //
 //   - appenders=N: sessionlog.
+//
 //   - appenders=N/no-fsync: the same with an fsync that does nothing: the
 //     ceiling that durability is measured against.
+//
 //   - bare-write+fdatasync: one appender writing the same row with
 //     f.Write and fdatasync, no library: the floor a lone appender's
 //     latency is measured against.
 //
-//	go test -run '^$' -bench BenchmarkAppend -benchtime 4000x -count 5 ./handle/
+//     go test -run '^$' -bench BenchmarkAppend -benchtime 4000x -count 5 ./handle/
 func BenchmarkAppend(b *testing.B) {
 	data := json.RawMessage(`{"text":"a streamed delta of about one hundred bytes, as an assistant chunk would carry it...."}`)
 	ev := eventlog.Event{Type: "assistant/chunk", Time: 1764450000000, Data: data}

@@ -27,16 +27,57 @@ type GCReport struct {
 	Leftovers []string `json:"leftovers"`
 }
 
+// Collectable is a store GC can collect: a Store that can tell, taking
+// nothing, whether a writer holds a session and which forks depend on it.
+// Both are what the store's Delete enforces under the session's writer
+// lock (or lease); a dry run asks them instead of deleting.
+type Collectable interface {
+	Store
+	// WriterHeld reports whether a writer holds session id now, without
+	// taking anything: asking never makes a writer fail. The answer may
+	// be stale as soon as it is given.
+	WriterHeld(ctx context.Context, id string) (bool, error)
+	// Dependents returns the IDs of the forks whose parent is id (children
+	// do not depend on their parent), sorted.
+	Dependents(ctx context.Context, id string) ([]string, error)
+}
+
 // GC deletes the sessions whose last activity (the time of their last
 // event, or their creation) is older than before, except those that a
 // session being kept forks from; then it removes leftovers: temp files and
 // derived files of sessions that are gone. With dryRun it only reports.
 // A session a writer holds is kept.
 func (s *FileStore) GC(ctx context.Context, before time.Time, dryRun bool) (GCReport, error) {
-	var rep GCReport
-	infos, err := s.List(ctx, SkipBroken(func(string, error) {}))
+	rep, live, err := collect(ctx, s, before, dryRun)
 	if err != nil {
 		return rep, err
+	}
+	gone := map[string]bool{}
+	for _, id := range rep.Deleted {
+		gone[id] = true
+	}
+	rep.Leftovers = s.leftovers(gone, live, dryRun)
+	return rep, nil
+}
+
+// Collect deletes the sessions of st whose last activity (the time of
+// their last event, or their creation) is older than before, except those
+// a writer holds and those that a session being kept forks from. With
+// dryRun it deletes nothing and reports what a real run would do: both
+// runs take the same decisions (see collectOne). It is the session part
+// of FileStore.GC, for any store; it removes no store-specific leftovers.
+func Collect(ctx context.Context, st Collectable, before time.Time, dryRun bool) (GCReport, error) {
+	rep, _, err := collect(ctx, st, before, dryRun)
+	return rep, err
+}
+
+// collect is Collect; it also returns the last activity of every session
+// listed, by ID.
+func collect(ctx context.Context, st Collectable, before time.Time, dryRun bool) (GCReport, map[string]int64, error) {
+	var rep GCReport
+	infos, err := st.List(ctx, SkipBroken(func(string, error) {}))
+	if err != nil {
+		return rep, nil, err
 	}
 	cutoff := before.UnixMilli()
 	old := map[string]bool{}
@@ -87,59 +128,68 @@ func (s *FileStore) GC(ctx context.Context, before time.Time, dryRun bool) (GCRe
 	gone := map[string]bool{}
 	for _, id := range victims {
 		if err := ctx.Err(); err != nil {
-			return rep, err
+			return rep, last, err
 		}
-		went, err := s.collect(ctx, id, gone, dryRun)
+		fate, err := collectOne(ctx, st, id, gone, dryRun)
 		if err != nil {
-			return rep, err
+			return rep, last, err
 		}
-		if went {
+		switch fate {
+		case collected:
 			rep.Deleted = append(rep.Deleted, id)
-		} else {
+		case kept:
 			rep.Kept = append(rep.Kept, id)
 		}
 	}
 	slices.Sort(rep.Kept)
-	rep.Leftovers = s.leftovers(gone, last, dryRun)
-	return rep, nil
+	return rep, last, nil
 }
 
-// collect deletes the old session id unless a writer holds it or a fork
-// that is not going (not in gone) depends on it, and reports whether it
-// went; gone gains it. It is the one decision of a real run and a dry run
-// alike, so that a dry run says exactly what gc would do: the dry run
-// probes the writer lock where the real run takes it (a dry run must not
-// make a writer's open fail), and removes nothing.
-func (s *FileStore) collect(ctx context.Context, id string, gone map[string]bool, dryRun bool) (bool, error) {
+// fate is what became of an old session.
+type fate int
+
+const (
+	collected fate = iota // deleted (or, in a dry run, would be)
+	kept                  // a writer holds it, or a fork that stays depends on it
+	vanished              // deleted by someone else meanwhile
+)
+
+// collectOne deletes the old session id unless a writer holds it or a
+// fork that is not going (not in gone) depends on it; gone gains it. It is
+// the one decision of a real run and a dry run alike, so that a dry run
+// says exactly what gc does: the real run leaves both checks to the
+// store's Delete, which makes them under the session's writer lock (or
+// lease), so that a writer opening meanwhile wins; the dry run asks the
+// same two questions without taking anything (a dry run must not make a
+// writer's open fail) and removes nothing.
+func collectOne(ctx context.Context, st Collectable, id string, gone map[string]bool, dryRun bool) (fate, error) {
 	if dryRun {
-		held, err := s.Writing(id)
+		held, err := st.WriterHeld(ctx, id)
 		if err != nil || held {
-			return false, err
+			return kept, err
+		}
+		deps, err := st.Dependents(ctx, id)
+		if err != nil {
+			return kept, err
+		}
+		if slices.ContainsFunc(deps, func(d string) bool { return !gone[d] }) {
+			return kept, nil
 		}
 	} else {
-		lock, err := lockFile(s.fs, s.lockPath(id))
-		if errors.Is(err, ErrLocked) {
-			return false, nil
-		}
-		if err != nil {
-			return false, err
-		}
-		defer lock.unlock()
-	}
-	deps, err := s.dependents(ctx, id)
-	if err != nil {
-		return false, err
-	}
-	if slices.ContainsFunc(deps, func(d string) bool { return !gone[d] }) {
-		return false, nil
-	}
-	if !dryRun {
-		if err := s.removeLog(id); err != nil {
-			return false, err
+		// The forks already collected are deleted: Delete refuses only
+		// for those that stay.
+		err := st.Delete(ctx, id)
+		switch {
+		case errors.Is(err, ErrLocked), errors.Is(err, ErrHasDependents):
+			return kept, nil
+		case errors.Is(err, ErrNotFound):
+			return vanished, nil
+		case err != nil:
+			return kept, err
 		}
 	}
 	gone[id] = true
-	return true, nil
+	return collected, nil
 }
 
 // leftovers removes temp files and derived files of sessions that are gone.
@@ -197,6 +247,19 @@ func (s *FileStore) removeLeftover(path string) error {
 	}
 	defer lock.unlock()
 	return s.fs.Remove(path)
+}
+
+var _ Collectable = (*FileStore)(nil)
+
+// WriterHeld is Writing, for Collectable.
+func (s *FileStore) WriterHeld(_ context.Context, id string) (bool, error) { return s.Writing(id) }
+
+// Dependents returns the forks whose parent is id, sorted; see Collectable.
+func (s *FileStore) Dependents(ctx context.Context, id string) ([]string, error) {
+	if err := checkID(id); err != nil {
+		return nil, err
+	}
+	return s.dependents(ctx, id)
 }
 
 // Writing reports whether a writer (in this process or another) holds

@@ -57,7 +57,7 @@ type fileHandle struct {
 	flushing  bool
 	flushDone chan struct{} // closed when the running flush ends
 	taken     int64         // last seq of the running flush's batch
-	gather              // the leader's wait for concurrent appenders
+	gather                  // the leader's wait for concurrent appenders
 	cutTorn   bool          // a torn tail must be cut before the next write
 	err       error         // poison: a write or fsync failed
 	closing   bool

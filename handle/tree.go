@@ -137,15 +137,28 @@ func (s *FileStore) Tree(ctx context.Context) ([]*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	nodes := make(map[string]*Node, len(hdrs))
-	for _, h := range hdrs {
-		nodes[h.hdr.ID] = &Node{Header: h.hdr, Path: h.path}
+	infos := make([]Info, len(hdrs))
+	for i, h := range hdrs {
+		infos[i] = Info{ID: h.hdr.ID, Path: h.path, Header: h.hdr}
+	}
+	return TreeOf(infos), nil
+}
+
+// TreeOf arranges sessions of any store (a List, or headers) as a forest
+// by the parents their headers name: roots (sessions without a parent, or
+// whose parent is not among infos) oldest first, each with its forks and
+// children, oldest first. Sessions whose chain of parents loops hang
+// under no root. Only ID, Path and Header of each Info are used.
+func TreeOf(infos []Info) []*Node {
+	nodes := make(map[string]*Node, len(infos))
+	for _, in := range infos {
+		nodes[in.Header.ID] = &Node{Header: in.Header, Path: in.Path}
 	}
 	var roots []*Node
-	for _, h := range hdrs {
-		n := nodes[h.hdr.ID]
-		if p := h.hdr.Parent; p != nil {
-			if parent, ok := nodes[p.ID]; ok && p.ID != h.hdr.ID {
+	for _, in := range infos {
+		n := nodes[in.Header.ID]
+		if p := in.Header.Parent; p != nil {
+			if parent, ok := nodes[p.ID]; ok && p.ID != in.Header.ID {
 				parent.Children = append(parent.Children, n)
 				continue
 			}
@@ -163,7 +176,7 @@ func (s *FileStore) Tree(ctx context.Context) ([]*Node, error) {
 		slices.SortFunc(n.Children, byAge)
 	}
 	slices.SortFunc(roots, byAge)
-	return roots, nil
+	return roots
 }
 
 // Children returns the headers of the sessions forked or spawned from id.

@@ -102,3 +102,54 @@ func TestTreeUsesHeaderIndex(t *testing.T) {
 	require.NoError(t, err)
 	require.LessOrEqual(t, indexed, fi.Size(), "the second query read the index alone")
 }
+
+// TreeOf arranges any store's sessions by their headers' parents: roots
+// and children oldest first (then by ID), a missing parent marked gone, a
+// session naming itself a root with its parent gone, and a loop under no
+// root.
+func TestTreeOf(t *testing.T) {
+	const a, b, c, d, e, f, g = "01JDX3N0Q3Z8Y6W2D1V5K7M9PA", "01JDX3N0Q3Z8Y6W2D1V5K7M9PB", "01JDX3N0Q3Z8Y6W2D1V5K7M9PC",
+		"01JDX3N0Q3Z8Y6W2D1V5K7M9PD", "01JDX3N0Q3Z8Y6W2D1V5K7M9PE", "01JDX3N0Q3Z8Y6W2D1V5K7M9PF", "01JDX3N0Q3Z8Y6W2D1V5K7M9PG"
+	info := func(id string, created int64, parent string) handle.Info {
+		h := eventlog.Header{ID: id, CreatedAt: created}
+		if parent != "" {
+			h.Parent = &eventlog.Parent{ID: parent, Seq: 0, Mode: eventlog.ModeFork}
+		}
+		return handle.Info{ID: id, Path: "p/" + id, Header: h}
+	}
+	// shape renders a forest as "ID(children)" with "!" for a gone parent.
+	var shape func(ns []*handle.Node) string
+	shape = func(ns []*handle.Node) string {
+		out := ""
+		for _, n := range ns {
+			out += n.Header.ID[len(n.Header.ID)-1:]
+			if n.ParentGone {
+				out += "!"
+			}
+			if len(n.Children) > 0 {
+				out += "(" + shape(n.Children) + ")"
+			}
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name  string
+		infos []handle.Info
+		want  string
+	}{
+		{"empty", nil, ""},
+		{"roots oldest first, then by ID", []handle.Info{info(c, 2, ""), info(b, 1, ""), info(a, 2, "")}, "BAC"},
+		{"children under their parent, oldest first", []handle.Info{info(d, 5, a), info(a, 1, ""), info(c, 3, a), info(b, 4, c)}, "A(C(B)D)"},
+		{"a parent not listed is gone", []handle.Info{info(b, 1, g)}, "B!"},
+		{"a session that is its own parent", []handle.Info{info(e, 1, e)}, "E!"},
+		{"a loop hangs under no root", []handle.Info{info(e, 1, f), info(f, 2, e), info(a, 3, "")}, "A"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			roots := handle.TreeOf(tc.infos)
+			require.Equal(t, tc.want, shape(roots))
+			for _, r := range roots {
+				require.Equal(t, "p/"+r.Header.ID, r.Path)
+			}
+		})
+	}
+}

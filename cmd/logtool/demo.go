@@ -64,10 +64,7 @@ func (a *app) runDemo(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	where := a.dir
-	if a.remote() {
-		where = a.storeURL
-	}
+	where := a.where()
 	if err := loop.Prepare(filepath.Join(a.dir, "work")); err != nil {
 		return err
 	}

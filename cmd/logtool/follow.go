@@ -19,7 +19,8 @@ const exitInterrupted = 130
 // follower follows a session with tail -F semantics: it notices when the
 // session's file is replaced (convert, a repair, a writer that rewrote
 // it), cut (repair --salvage) or removed, reopens it, says so on stderr
-// and goes on from the next event it has not printed.
+// and goes on from the next event it has not printed. On a JetStream
+// store (s.remote set) it follows the subject instead (pollStore).
 type follower struct {
 	a     *app
 	arg   string
@@ -40,6 +41,9 @@ type follower struct {
 func (f *follower) poll(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if f.s.remote != nil {
+		return f.pollStore(ctx)
 	}
 	path, fi, err := f.current()
 	switch {
@@ -72,6 +76,36 @@ func (f *follower) poll(ctx context.Context) error {
 		return f.reopen(ctx, path, fi, fmt.Sprintf("%s was rewritten in place", path))
 	}
 	return f.drain(ctx)
+}
+
+// pollStore prints what a writer acknowledged since the last poll on a
+// JetStream store: there no file is replaced or cut (no convert, no
+// repair), and a read-only handle's Read follows the subject. A read that
+// fails (the connection reconnecting, a fork's subject rewritten by a
+// detach) is said once; the session is opened anew, and the next poll
+// goes on from the first event not printed.
+func (f *follower) pollStore(ctx context.Context) error {
+	for e, err := range f.src.Read(ctx, f.next, handle.End) {
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if !f.stale {
+				f.a.note("%s cannot be read for now, looking again: %v", f.path, oneLine(err.Error()))
+				f.stale = true
+			}
+			if src, err := f.a.openLog(ctx, f.s); err == nil {
+				f.src.Close()
+				f.src = src
+			}
+			return nil
+		}
+		if err := f.printed(e); err != nil {
+			return err
+		}
+	}
+	f.stale = false
+	return nil
 }
 
 // current is the file the session lives in now, and its description.

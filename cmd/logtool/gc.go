@@ -18,11 +18,13 @@ func (a *app) newGCCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "gc --older-than D [--dry-run] [--json]",
 		Short: "Delete sessions inactive for longer than D (30d, 12h)",
-		Long: `Gc deletes the sessions of --dir whose last event (or creation) is older than
-D — a Go duration (90m, 12h) or a number of days (30d) — except those that a
-kept session forks from, and those a writer holds; then it removes leftovers
-(temp files of interrupted writes, derived files of sessions that are gone).
---dry-run only reports. It prints {"deleted":[…],"kept":[…],"leftovers":[…]}.`,
+		Long: `Gc deletes the sessions of --dir (or --store) whose last event (or creation)
+is older than D — a Go duration (90m, 12h) or a number of days (30d) — except
+those that a kept session forks from, and those a writer holds (its lock, or
+on JetStream its lease); then, in a folder, it removes leftovers (temp files
+of interrupted writes, derived files of sessions that are gone). --dry-run
+only reports, deciding as the real run does. It prints
+{"deleted":[…],"kept":[…],"leftovers":[…]}.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			d, err := parseAge(olderThan)
@@ -56,9 +58,13 @@ func parseAge(s string) (time.Duration, error) {
 }
 
 func (a *app) runGC(ctx context.Context, olderThan time.Duration, dryRun, asJSON bool) error {
+	st, err := a.sessions(ctx)
+	if err != nil {
+		return err
+	}
 	var rep handle.GCReport
-	err := a.busy("gc "+a.dir, func() (err error) {
-		rep, err = a.store().GC(ctx, a.now().Add(-olderThan), dryRun)
+	err = a.busy("gc "+a.where(), func() (err error) {
+		rep, err = st.GC(ctx, a.now().Add(-olderThan), dryRun)
 		return err
 	})
 	if err != nil {

@@ -30,10 +30,12 @@ const envStore = "SESSIONLOG_STORE"
 const cliLeaseTTL = 5 * time.Second
 
 // sessionStore is a store the commands work with: the file store of --dir
-// or a JetStream store named by --store. Both keep derived data.
+// or a JetStream store named by --store. Both keep derived data and
+// collect old sessions with one decision (handle.Collect).
 type sessionStore interface {
 	handle.Store
 	replay.Cache
+	GC(ctx context.Context, before time.Time, dryRun bool) (handle.GCReport, error)
 }
 
 var (
@@ -43,6 +45,15 @@ var (
 
 // remote reports whether --store names a JetStream store.
 func (a *app) remote() bool { return a.storeURL != "" }
+
+// where names the store the commands use, for messages: --store's URL or
+// --dir.
+func (a *app) where() string {
+	if a.remote() {
+		return a.storeURL
+	}
+	return a.dir
+}
 
 // sessions returns the store the commands use: --store's when it is given,
 // else the file store of --dir.
@@ -379,13 +390,11 @@ func copyOwn(ctx context.Context, dst, src handle.Handle) (int64, error) {
 
 // fileOnly are the commands (and flags) that work on files only: with
 // --store they would read --dir instead, so they refuse (docs/distributed.md,
-// "What JetStream sessions do not have yet").
+// "What JetStream sessions do not have"). Both are file operations: a
+// stream holds neither zstd frames nor torn tails to repair.
 var fileOnly = map[string]string{
-	"tail":    "",
 	"convert": "",
 	"repair":  "",
-	"gc":      "",
-	"ls":      "tree",
 	"serve":   "",
 }
 

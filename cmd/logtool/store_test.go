@@ -6,14 +6,20 @@ import (
 	"fmt"
 	neturl "net/url"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
+	"github.com/spf13/afero"
 	"github.com/stretchr/testify/require"
 	"github.com/synadia-io/orbit.go/jetstreamext"
 
+	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/jetstream"
 	"github.com/sessionlog/sessionlog/internal/natstest"
 )
 
@@ -165,18 +171,17 @@ func TestStoreNATSCheckpointVerified(t *testing.T) {
 	require.Contains(t, res.stdout, `"kind":"digest"`)
 }
 
-// Regression: with --store, the commands that work on folders only (ls
-// --tree, gc, tail, convert, repair) answered about --dir ("no sessions",
-// nothing to collect) or failed on a file path; they now refuse (exit 2).
+// Regression: with --store, the commands that work on folders only
+// answered about --dir ("no sessions", nothing to collect) or failed on a
+// file path; convert and repair, file operations, now refuse (exit 2).
+// (ls --tree, gc and tail work on either store: the tests below.)
 func TestStoreNATSFileOnlyCommandsRefuse(t *testing.T) {
 	url := natsURL(t, "fileonly")
 	id := "01JDX3N0Q3Z8Y6W2D1V5K7M9PA"
 	for _, args := range [][]string{
-		{"ls", "--tree"},
-		{"gc", "--older-than", "1h", "--dry-run"},
-		{"tail", id},
 		{"convert", "--encoding", "zstd", id},
 		{"repair", id},
+		{"serve"},
 	} {
 		res := logtool(t, "", append([]string{"--store", url}, args...)...)
 		require.Equal(t, 2, res.code, "%v: %s", args, res.stderr)
@@ -184,4 +189,188 @@ func TestStoreNATSFileOnlyCommandsRefuse(t *testing.T) {
 	}
 	res := logtool(t, "", "--store", url, "ls")
 	require.Equal(t, 0, res.code, res.stderr)
+}
+
+// natsNew creates a session on the store at url and returns its ID.
+func natsNew(t *testing.T, url string, args ...string) string {
+	t.Helper()
+	res := logtool(t, "", append([]string{"--store", url, "new"}, args...)...)
+	require.Equal(t, 0, res.code, res.stderr)
+	var created struct{ ID string }
+	require.NoError(t, json.Unmarshal([]byte(res.stdout), &created))
+	return created.ID
+}
+
+// natsAppend appends event lines to session id on the store at url.
+func natsAppend(t *testing.T, url, id string, lines ...string) {
+	t.Helper()
+	res := logtool(t, strings.Join(lines, "\n")+"\n", "--store", url, "append", id)
+	require.Equal(t, 0, res.code, res.stderr)
+}
+
+// ls --tree on JetStream shows the forest as on files: the same rows, in
+// the same order, for the same sessions copied from a folder.
+func TestStoreNATSTree(t *testing.T) {
+	url := natsURL(t, "tree")
+	dir := t.TempDir()
+	parent, _ := newSession(t, dir, "--label", "agent=a")
+	appendEvents(t, dir, parent, `{"type":"a","time":1}`, `{"type":"tool/call","time":2,"data":{"id":"c1"}}`)
+	fork, _ := forkSession(t, dir, "--at", "0", parent)
+	child, _ := newSession(t, dir, "--parent", parent, "--at", "1", "--mode", "child", "--call", "c1")
+	appendEvents(t, dir, child, `{"type":"x","time":3}`)
+	alone, _ := newSession(t, dir)
+	res := logtool(t, "", "copy", dir, url)
+	require.Equal(t, 0, res.code, res.stderr)
+
+	for _, form := range [][]string{{"ls", "--tree"}, {"ls", "--tree", "--json"}} {
+		files := logtool(t, "", append([]string{"--dir", dir}, form...)...)
+		require.Equal(t, 0, files.code, files.stderr)
+		stream := logtool(t, "", append([]string{"--store", url}, form...)...)
+		require.Equal(t, 0, stream.code, stream.stderr)
+		if form[len(form)-1] == "--json" {
+			f, s := jsonLines(t, files.stdout), jsonLines(t, stream.stdout)
+			require.Len(t, s, 4)
+			for i := range f {
+				require.Equal(t, f[i]["id"], s[i]["id"], "row %d", i)
+				require.Equal(t, f[i]["depth"], s[i]["depth"], "row %d", i)
+				require.Equal(t, f[i]["parent"], s[i]["parent"], "row %d", i)
+				require.Equal(t, f[i]["events"], s[i]["events"], "row %d", i)
+				require.Equal(t, "nats:tree.s."+s[i]["id"].(string), s[i]["path"])
+			}
+			continue
+		}
+		require.Equal(t, files.stdout, stream.stdout, "the same rendering")
+		require.Contains(t, stream.stdout, "\n  "+fork+" ")
+		require.Contains(t, stream.stdout, "\n  "+child+" ")
+		require.Contains(t, stream.stdout, "\n"+alone+" ")
+	}
+
+	// The parent purged behind the store's back: the child and the fork
+	// are roots whose parent is gone, as on files.
+	nc, err := nats.Connect("nats://" + hostOf(t, url))
+	require.NoError(t, err)
+	defer nc.Close()
+	js, err := natsjs.New(nc)
+	require.NoError(t, err)
+	st, err := js.Stream(t.Context(), "tree")
+	require.NoError(t, err)
+	require.NoError(t, st.Purge(t.Context(), natsjs.WithPurgeSubject("tree.s."+parent)))
+	res = logtool(t, "", "--store", url, "ls", "--tree")
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Regexp(t, `(?m)^`+child+` +child@1 call c1 +1 .*\(parent `+parent+` gone\)$`, res.stdout)
+	require.Regexp(t, `(?m)^`+fork+` +fork@0 `, res.stdout)
+}
+
+// hostOf returns the host:port of a --store URL.
+func hostOf(t *testing.T, url string) string {
+	t.Helper()
+	u, err := neturl.Parse(url)
+	require.NoError(t, err)
+	return u.Host
+}
+
+// tail on JetStream prints the last N events, and with -f what a writer
+// appends while it runs, until Ctrl-C (exit 130).
+func TestStoreNATSTail(t *testing.T) {
+	url := natsURL(t, "tail")
+	id := natsNew(t, url)
+	natsAppend(t, url, id, `{"type":"a","time":1}`, `{"type":"b","time":1}`, `{"type":"c","time":1}`)
+	res := logtool(t, "", "--store", url, "tail", "-n", "2", "--json", id)
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Equal(t, `{"seq":1,"type":"b","time":1,"data":null}`+"\n"+`{"seq":2,"type":"c","time":1,"data":null}`+"\n", res.stdout)
+
+	tf := startTail(t, "--store", url, "tail", "-f", "-n", "1", "--json", id)
+	next := tf.next
+	require.Equal(t, `{"seq":2,"type":"c","time":1,"data":null}`+"\n", next(), "tail is running: it printed the last event")
+	for i, typ := range []string{"d", "e", "f"} {
+		natsAppend(t, url, id, `{"type":"`+typ+`","time":2}`)
+		require.Equal(t, fmt.Sprintf(`{"seq":%d,"type":"%s","time":2,"data":null}`, 3+i, typ)+"\n", next())
+	}
+	require.Equal(t, exitInterrupted, tf.stop(), "Ctrl-C ends tail -f with 130")
+	require.Equal(t, "logtool: interrupted\n", tf.stderr.String(), "nothing said but the interruption")
+
+	// A fork followed while its parent is deleted with its forks detached
+	// (its subject rewritten, the same logical log): tail goes on.
+	res = logtool(t, "", "--store", url, "fork", "--at", "5", id)
+	require.Equal(t, 0, res.code, res.stderr)
+	var forked struct{ ID string }
+	require.NoError(t, json.Unmarshal([]byte(res.stdout), &forked))
+	natsAppend(t, url, forked.ID, `{"type":"g","time":3}`)
+	tf = startTail(t, "--store", url, "tail", "-f", "-n", "1", "--json", forked.ID)
+	require.Equal(t, `{"seq":6,"type":"g","time":3,"data":null}`+"\n", tf.next())
+	jst := natsStore(t, url, "tail")
+	require.NoError(t, jst.Delete(t.Context(), id, handle.Detach()))
+	natsAppend(t, url, forked.ID, `{"type":"h","time":4}`)
+	require.Equal(t, `{"seq":7,"type":"h","time":4,"data":null}`+"\n", tf.next(), "followed across the detach")
+	require.Equal(t, exitInterrupted, tf.stop())
+}
+
+// gc on JetStream decides as on files: an old session goes; an old parent
+// of a fresh fork stays, and so does an old session whose writer holds its
+// lease; the dry run says exactly that and deletes nothing.
+func TestStoreNATSGC(t *testing.T) {
+	url := natsURL(t, "gc")
+	dir := t.TempDir()
+	day := 24 * time.Hour
+	clock := time.Now().Add(-40 * day)
+	fst := handle.NewFileStore(afero.NewOsFs(), dir, handle.WithClock(func() time.Time { return clock }))
+	session := func(parent string) string {
+		t.Helper()
+		var h handle.Handle
+		var err error
+		if parent == "" {
+			h, err = fst.Create(t.Context())
+		} else {
+			h, err = fst.Fork(t.Context(), parent, 0)
+		}
+		require.NoError(t, err)
+		_, err = h.Append(t.Context(), eventlog.Event{Type: "x", Time: clock.UnixMilli()})
+		require.NoError(t, err)
+		require.NoError(t, h.Close())
+		return h.ID()
+	}
+	alone, parent, held := session(""), session(""), session("")
+	clock = time.Now()
+	fork := session(parent)
+	res := logtool(t, "", "copy", dir, url)
+	require.Equal(t, 0, res.code, res.stderr)
+
+	// A writer on another connection holds held's lease through both runs.
+	jst := natsStore(t, url, "gc")
+	w, err := jst.Open(t.Context(), held, handle.ReadWrite)
+	require.NoError(t, err)
+	defer w.Close()
+
+	type report struct{ Deleted, Kept, Leftovers []string }
+	gc := func(args ...string) report {
+		t.Helper()
+		res := logtool(t, "", append([]string{"--store", url, "gc", "--older-than", "30d"}, args...)...)
+		require.Equal(t, 0, res.code, res.stderr)
+		var rep report
+		require.NoError(t, json.Unmarshal([]byte(res.stdout), &rep))
+		return rep
+	}
+	want := report{Deleted: []string{alone}, Kept: []string{parent, held}, Leftovers: []string{}}
+	slices.Sort(want.Kept)
+	require.Equal(t, want, gc("--dry-run"))
+	require.Len(t, jsonLines(t, logtool(t, "", "--store", url, "ls", "--json").stdout), 4, "a dry run deletes nothing")
+	require.Equal(t, want, gc(), "the real run does what the dry run said")
+	for _, id := range []string{parent, held, fork} {
+		require.Equal(t, 0, logtool(t, "", "--store", url, "stat", id).code, "kept: %s", id)
+	}
+	require.Equal(t, exitUsage, logtool(t, "", "--store", url, "stat", alone).code, "deleted")
+}
+
+// natsStore opens the JetStream store of prefix on the server of url, as
+// another process would, on its own connection closed when t ends.
+func natsStore(t *testing.T, url, prefix string) *jetstream.Store {
+	t.Helper()
+	nc, err := nats.Connect("nats://" + hostOf(t, url))
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	js, err := natsjs.New(nc)
+	require.NoError(t, err)
+	st, err := jetstream.New(t.Context(), js, jetstream.WithPrefix(prefix), jetstream.WithSyncAlways())
+	require.NoError(t, err)
+	return st
 }

@@ -29,7 +29,8 @@ until interrupted (Ctrl-C: exit status 130). It follows the session, not the
 file, as tail -F does: when the file is replaced (logtool convert, a repair, a
 writer's rewrite), cut (repair --salvage) or removed for a while, it says so
 on stderr, opens the session's file anew and goes on from the first event it
-has not printed (or from where a cut log now ends).`,
+has not printed (or from where a cut log now ends). With --store it follows
+the session's subject: each look reads what was acknowledged since.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if n < 0 {
@@ -60,8 +61,10 @@ func (a *app) runTail(ctx context.Context, arg string, n int64, follow, asJSON b
 		return writeEventHuman(w, e)
 	}}
 	defer func() { f.src.Close() }()
-	if f.fi, err = a.fs.Stat(f.path); err != nil {
-		return err
+	if s.remote == nil {
+		if f.fi, err = a.fs.Stat(f.path); err != nil {
+			return err
+		}
 	}
 	f.next = max(0, src.Seq()+1-n)
 	for e, err := range src.Read(ctx, f.next, handle.End) {

@@ -82,22 +82,8 @@ func TestTailFollowsAcrossConvertAndCut(t *testing.T) {
 		require.Equal(t, 0, res.code, res.stderr)
 	}
 	appendTypes("a", "b")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	pr, pw := io.Pipe()
-	var stderr syncBuffer
-	done := make(chan int)
-	go func() {
-		done <- run(ctx, []string{"--dir", dir, "tail", "-f", "-n", "1", "--json", id}, strings.NewReader(""), pw, &stderr, func(string) string { return "" })
-		pw.Close()
-	}()
-	lines := bufio.NewReader(pr)
-	next := func() string {
-		t.Helper()
-		line, err := lines.ReadString('\n')
-		require.NoError(t, err, "stderr: %s", stderr.String())
-		return line
-	}
+	tf := startTail(t, "--dir", dir, "tail", "-f", "-n", "1", "--json", id)
+	next, stderr := tf.next, &tf.stderr
 	require.Equal(t, `{"seq":1,"type":"b","time":1,"data":null}`+"\n", next())
 
 	res := logtool(t, "", "--dir", dir, "convert", "--encoding", "zstd", id)
@@ -132,9 +118,45 @@ func TestTailFollowsAcrossConvertAndCut(t *testing.T) {
 	appendTypes("w")
 	require.Equal(t, `{"seq":5,"type":"w","time":1,"data":null}`+"\n", next(), "nothing printed twice")
 
-	cancel()
-	go io.Copy(io.Discard, pr)
-	require.Equal(t, exitInterrupted, <-done)
+	require.Equal(t, exitInterrupted, tf.stop())
+}
+
+// tailRun is a logtool tail -f running in the background.
+type tailRun struct {
+	t      *testing.T
+	cancel context.CancelFunc
+	out    *io.PipeReader
+	lines  *bufio.Reader
+	stderr syncBuffer
+	done   chan int
+}
+
+// startTail runs logtool with args (a tail -f) until stop.
+func startTail(t *testing.T, args ...string) *tailRun {
+	ctx, cancel := context.WithCancel(t.Context())
+	t.Cleanup(cancel)
+	pr, pw := io.Pipe()
+	tr := &tailRun{t: t, cancel: cancel, out: pr, lines: bufio.NewReader(pr), done: make(chan int)}
+	go func() {
+		tr.done <- run(ctx, args, strings.NewReader(""), pw, &tr.stderr, func(string) string { return "" })
+		pw.Close()
+	}()
+	return tr
+}
+
+// next waits for the next line tail prints.
+func (tr *tailRun) next() string {
+	tr.t.Helper()
+	line, err := tr.lines.ReadString('\n')
+	require.NoError(tr.t, err, "stderr: %s", tr.stderr.String())
+	return line
+}
+
+// stop interrupts tail (Ctrl-C) and returns its exit status.
+func (tr *tailRun) stop() int {
+	tr.cancel()
+	go io.Copy(io.Discard, tr.out)
+	return <-tr.done
 }
 
 func TestGCCommand(t *testing.T) {

@@ -33,25 +33,31 @@ type treeJSON struct {
 	Error      *string `json:"error,omitempty"` // the session could not be described
 }
 
-// runLsTree shows the sessions of dir as a forest: roots oldest first, each
-// fork and child under its parent, oldest first. The tree comes from the
-// headers alone (FileStore.Tree); counts and last activity from a Stat of
-// each session.
+// forest is what ls --tree shows, from either store: the sessions
+// arranged by the parents their headers name, how to describe each, and
+// the sessions the forest leaves out.
+type forest struct {
+	where string
+	roots []*handle.Node
+	stat  func(id string) (handle.Info, error)
+	// unshown reports the sessions that are not under any root (their
+	// chain of parents loops) or could not be placed (their header cannot
+	// be read), given those shown.
+	unshown func(shown map[string]bool) ([]error, error)
+}
+
+// runLsTree shows the sessions of dir (or of --store) as a forest: roots
+// oldest first, each fork and child under its parent, oldest first, with
+// counts and last activity from a Stat of each session.
 func (a *app) runLsTree(ctx context.Context, dir string, explicit, asJSON bool, out io.Writer) error {
-	fi, err := a.fs.Stat(dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist) && !explicit:
-		return nil
-	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("%w: no folder %q", handle.ErrNotFound, dir)
-	case err != nil:
-		return fmt.Errorf("list %q: %w", dir, err)
-	case !fi.IsDir():
-		return usageErrorf("%q is not a folder", dir)
+	var f forest
+	var err error
+	if a.remote() {
+		f, err = a.storeForest(ctx)
+	} else {
+		f, err = a.folderForest(ctx, dir, explicit)
 	}
-	st := handle.NewFileStore(a.fs, dir)
-	roots, err := st.Tree(ctx)
-	if err != nil {
+	if err != nil || f.roots == nil && f.unshown == nil {
 		return err
 	}
 	var rows []treeRow
@@ -63,7 +69,7 @@ func (a *app) runLsTree(ctx context.Context, dir string, explicit, asJSON bool, 
 		}
 		shown[n.Header.ID] = true
 		row := treeRow{node: n, depth: depth}
-		row.info, row.err = st.Stat(ctx, n.Header.ID)
+		row.info, row.err = f.stat(n.Header.ID)
 		if row.err != nil {
 			row.info = handle.Info{ID: n.Header.ID, Path: n.Path, Header: n.Header}
 		}
@@ -72,13 +78,13 @@ func (a *app) runLsTree(ctx context.Context, dir string, explicit, asJSON bool, 
 			walk(c, depth+1)
 		}
 	}
-	for _, r := range roots {
+	for _, r := range f.roots {
 		walk(r, 0)
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	broken, err := a.unshown(ctx, st, dir, shown)
+	broken, err := f.unshown(shown)
 	if err != nil {
 		return err
 	}
@@ -101,9 +107,78 @@ func (a *app) runLsTree(ctx context.Context, dir string, explicit, asJSON bool, 
 		fmt.Fprintf(a.stderr, "logtool: %s\n", oneLine(b.Error()))
 	}
 	if len(broken) > 0 {
-		return failedf("%s in %q could not be shown in full", plural(int64(len(broken)), "session"), dir)
+		return failedf("%s in %q could not be shown in full", plural(int64(len(broken)), "session"), f.where)
 	}
 	return nil
+}
+
+// folderForest is the forest of the folder dir, from the headers alone
+// (FileStore.Tree), so that a session whose tail cannot be read still
+// holds its forks; empty when dir does not exist and was not named.
+func (a *app) folderForest(ctx context.Context, dir string, explicit bool) (forest, error) {
+	fi, err := a.fs.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && !explicit:
+		return forest{}, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return forest{}, fmt.Errorf("%w: no folder %q", handle.ErrNotFound, dir)
+	case err != nil:
+		return forest{}, fmt.Errorf("list %q: %w", dir, err)
+	case !fi.IsDir():
+		return forest{}, usageErrorf("%q is not a folder", dir)
+	}
+	st := handle.NewFileStore(a.fs, dir)
+	roots, err := st.Tree(ctx)
+	if err != nil {
+		return forest{}, err
+	}
+	return forest{where: dir, roots: roots,
+		stat:    func(id string) (handle.Info, error) { return st.Stat(ctx, id) },
+		unshown: func(shown map[string]bool) ([]error, error) { return a.unshown(ctx, st, dir, shown) }}, nil
+}
+
+// storeForest is the forest of --store's sessions, from its List: a
+// session List cannot describe is reported, and its forks, whose parent
+// is there but unreadable, are roots not marked as orphans.
+func (a *app) storeForest(ctx context.Context) (forest, error) {
+	st, err := a.sessions(ctx)
+	if err != nil {
+		return forest{}, err
+	}
+	var broken []error
+	unreadable := map[string]bool{}
+	infos, err := st.List(ctx, handle.SkipBroken(func(id string, err error) {
+		broken = append(broken, fmt.Errorf("%s: %w", id, err))
+		unreadable[id] = true
+	}))
+	if err != nil {
+		return forest{}, err
+	}
+	roots := handle.TreeOf(infos)
+	for _, r := range roots {
+		if p := r.Header.Parent; p != nil && unreadable[p.ID] {
+			r.ParentGone = false
+		}
+	}
+	byID := make(map[string]handle.Info, len(infos))
+	for _, in := range infos {
+		byID[in.ID] = in
+	}
+	return forest{where: a.storeURL, roots: roots,
+		stat: func(id string) (handle.Info, error) { return byID[id], nil },
+		unshown: func(shown map[string]bool) ([]error, error) {
+			for _, in := range infos {
+				if !shown[in.ID] {
+					broken = append(broken, loopError(in.ID))
+				}
+			}
+			return broken, nil
+		}}, nil
+}
+
+// loopError says that session id is left out of the tree.
+func loopError(id string) error {
+	return fmt.Errorf("%s: not shown: its chain of parents loops", id)
 }
 
 // unshown reports the sessions of dir that the tree left out: those whose
@@ -125,7 +200,7 @@ func (a *app) unshown(ctx context.Context, st *handle.FileStore, dir string, sho
 		if _, err := st.Stat(ctx, id); err != nil {
 			broken = append(broken, fmt.Errorf("%s: %w", id, err))
 		} else {
-			broken = append(broken, fmt.Errorf("%s: not shown: its chain of parents loops", id))
+			broken = append(broken, loopError(id))
 		}
 	}
 	return broken, nil

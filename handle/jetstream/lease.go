@@ -105,3 +105,27 @@ func (l *lease) release() {
 		l.s.cfg.log.Warn("releasing a lease failed; it expires on its own", "id", l.key, "err", err)
 	}
 }
+
+// WriterHeld reports whether a writer holds session id's lease now (one
+// that has not expired by the store's clock), without taking it: asking
+// never makes a writer fail. With leases off it is always false. See
+// handle.Collectable.
+func (s *Store) WriterHeld(ctx context.Context, id string) (bool, error) {
+	if err := handle.CheckID(id); err != nil {
+		return false, err
+	}
+	if s.leases == nil {
+		return false, nil
+	}
+	e, err := s.leases.Get(ctx, id)
+	if errors.Is(err, natsjs.ErrKeyNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("jetstream: lease of %s: %w", id, err)
+	}
+	// As acquire decides: an unreadable entry is taken over, so it holds
+	// nothing.
+	var held leaseValue
+	return json.Unmarshal(e.Value(), &held) == nil && s.cfg.now().UnixMilli() < held.Until, nil
+}

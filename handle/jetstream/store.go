@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
@@ -58,7 +59,7 @@ type Store struct {
 	entropy io.Reader
 }
 
-var _ handle.Store = (*Store)(nil)
+var _ handle.Collectable = (*Store)(nil)
 
 // New returns the store on js named by WithPrefix, creating its stream
 // and lease bucket if they are missing. It refuses (ErrStream) a stream
@@ -482,6 +483,24 @@ func (s *Store) delete(ctx context.Context, id string, dp handle.DeleteParams, v
 	s.dropDerived(ctx, id)
 	s.cfg.log.Debug("session deleted", "id", id)
 	return nil
+}
+
+// Dependents returns the forks whose parent is id, sorted; see
+// handle.Collectable.
+func (s *Store) Dependents(ctx context.Context, id string) ([]string, error) {
+	if err := handle.CheckID(id); err != nil {
+		return nil, err
+	}
+	return s.dependents(ctx, id)
+}
+
+// GC deletes the sessions whose last activity is older than before,
+// except those a writer's lease holds and those that a session being kept
+// forks from, as handle.FileStore.GC decides (handle.Collect); with
+// dryRun it only reports. A stream has no leftovers: derived entries go
+// with their session's Delete.
+func (s *Store) GC(ctx context.Context, before time.Time, dryRun bool) (handle.GCReport, error) {
+	return handle.Collect(ctx, s, before, dryRun)
 }
 
 // dependents returns the forks whose parent is id.
