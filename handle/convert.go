@@ -138,7 +138,10 @@ type copyWriter struct {
 
 func (w *copyWriter) write(rows []byte) error {
 	var last int
-	w.out, last = w.dst.frames(w.out[:0], rows)
+	var err error
+	if w.out, last, err = w.dst.rewriteFrames(w.out[:0], rows); err != nil {
+		return err
+	}
 	if _, err := w.f.Write(w.out); err != nil {
 		return err
 	}

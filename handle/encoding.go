@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/sessionlog/sessionlog/eventlog"
 )
@@ -22,7 +23,22 @@ type encoding struct {
 	name string
 	ext  string
 	z    *eventlog.ZstdCodec // nil for raw
+
+	// The codec of whole-file rewrites (Compact, Convert, Detach): made on
+	// first use, at rewriteLevel. A rewrite runs once, off the append path,
+	// so it compresses harder than the per-flush frames, whose level keeps
+	// a flush cheap.
+	rewriteLevel int
+	rewriteOnce  sync.Once
+	rewriteZ     *eventlog.ZstdCodec
+	rewriteErr   error
 }
+
+// defaultRewriteLevel is the zstd level of rewrites when the store sets
+// none (WithZstdLevel): klauspost's "better" level, which in frames of
+// FrameTarget makes a session smaller than `zstd -3` makes its JSONL
+// whole (docs/performance.md).
+const defaultRewriteLevel = 7
 
 // reader returns a reader of the log in src that ends with ctx's error
 // once ctx is done (see ctxReader).
@@ -41,6 +57,21 @@ func (e *encoding) frames(dst, rows []byte) (out []byte, last int) {
 		return e.z.AppendFrames(dst, rows)
 	}
 	return append(dst, rows...), len(dst)
+}
+
+// rewriteFrames is frames for a whole-file rewrite: zstd at the rewrite
+// level.
+func (e *encoding) rewriteFrames(dst, rows []byte) (out []byte, last int, err error) {
+	if e.z == nil {
+		out, last = e.frames(dst, rows)
+		return out, last, nil
+	}
+	e.rewriteOnce.Do(func() { e.rewriteZ, e.rewriteErr = eventlog.NewZstdCodec(e.rewriteLevel) })
+	if e.rewriteErr != nil {
+		return dst, len(dst), e.rewriteErr
+	}
+	out, last = e.rewriteZ.AppendFrames(dst, rows)
+	return out, last, nil
 }
 
 func (e *encoding) tail(src io.ReaderAt, size int64, path string) (eventlog.Tail, error) {

@@ -68,6 +68,10 @@ func NewFileStore(fsys afero.Fs, dir string, opts ...Option) *FileStore {
 		entropy: ulid.Monotonic(rand.Reader, 0),
 	}
 	s.zst.z, s.zerr = eventlog.NewZstdCodec(cfg.zstdLevel)
+	s.zst.rewriteLevel = cfg.zstdLevel
+	if s.zst.rewriteLevel == 0 {
+		s.zst.rewriteLevel = defaultRewriteLevel
+	}
 	return s
 }
 

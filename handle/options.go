@@ -83,8 +83,11 @@ func WithPackTypes(types ...string) Option {
 // EncodingRaw (the default) or EncodingZstd. Existing sessions keep theirs.
 func WithEncoding(encoding string) Option { return func(c *config) { c.encoding = encoding } }
 
-// WithZstdLevel sets the zstd compression level (1 fastest … 22 best; the
-// default is a fast level).
+// WithZstdLevel sets the zstd compression level (1 fastest … 22 best) of
+// both the per-flush frames and whole-file rewrites (Compact, Convert,
+// Detach). By default flushes use a fast level and rewrites level 7, which
+// runs once, off the append path, and makes a session smaller than
+// `zstd -3` makes its JSONL.
 func WithZstdLevel(level int) Option { return func(c *config) { c.zstdLevel = level } }
 
 // WithCompactOnClose makes a zstd write handle rewrite its session into
