@@ -25,7 +25,6 @@ const modulePath = "github.com/sessionlog/sessionlog"
 // package, which spells the patterns it looks for.
 var exempt = []string{"internal/tracestest/", "internal/repocheck/"}
 
-
 // citation matches what only someone with the outside folder could follow:
 // the product contract's name and the folder beside the clone.
 var citation = regexp.MustCompile(`\bSPEC\b|\.\./shared\b|\bshared/(traces|workload)\b|\bshared folder\b`)
