@@ -95,6 +95,33 @@ func CheckReservedBatch(path string, batch []eventlog.Event, dig *eventlog.Diges
 // or it yielded an error): what a handle's Read does.
 type RangeReader func(ctx context.Context, from, to int64, depth int, yield func(eventlog.Event, error) bool) bool
 
+// ReadLogical is what every store's Read does around its own rows: it
+// yields the logical log's events from..to — a fork's inherited ones first,
+// through readParent, then own(from, to) for the rest — after checking
+// usable (a closed or poisoned handle's error is yielded). It returns false
+// when it stopped early (yield said so, or it yielded an error).
+func ReadLogical(ctx context.Context, hdr eventlog.Header, from, to int64, depth int, usable func() error,
+	readParent func(ctx context.Context, p eventlog.Parent, from, upto int64, depth int, yield func(eventlog.Event, error) bool) bool,
+	own func(from, to int64) bool, yield func(eventlog.Event, error) bool) bool {
+	if from > to {
+		return true
+	}
+	if err := usable(); err != nil {
+		yield(eventlog.Event{}, err)
+		return false
+	}
+	if p := hdr.Parent; p != nil && p.Mode == eventlog.ModeFork && from <= p.Seq {
+		if !readParent(ctx, *p, from, min(to, p.Seq), depth, yield) {
+			return false
+		}
+		from = p.Seq + 1
+	}
+	if from > to {
+		return true
+	}
+	return own(from, to)
+}
+
 // ReadInherited yields a fork's inherited events from..upto, read by the
 // parent's RangeReader (opened by parent on need), and checks that the
 // parent holds them all; path names the fork in errors. It returns false

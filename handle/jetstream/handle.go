@@ -358,25 +358,20 @@ func (h *jsHandle) Read(ctx context.Context, from, to int64) iter.Seq2[eventlog.
 // read yields the logical log's events from..to: for a fork, the parent's
 // first; it returns false when it stopped early.
 func (h *jsHandle) read(ctx context.Context, from, to int64, depth int, yield func(eventlog.Event, error) bool) bool {
-	if from > to {
-		return true
-	}
+	return handle.ReadLogical(ctx, h.hdr, from, to, depth, h.checkUsable, h.readParent,
+		func(from, to int64) bool { return h.readOwn(ctx, from, to, yield) }, yield)
+}
+
+// checkUsable is usable(false) under mu.
+func (h *jsHandle) checkUsable() error {
 	h.mu.Lock()
-	err := h.usable(false)
-	h.mu.Unlock()
-	if err != nil {
-		yield(eventlog.Event{}, err)
-		return false
-	}
-	if p := h.hdr.Parent; p != nil && p.Mode == eventlog.ModeFork && from <= p.Seq {
-		if !h.readParent(ctx, *p, from, min(to, p.Seq), depth, yield) {
-			return false
-		}
-		from = p.Seq + 1
-	}
-	if from > to {
-		return true
-	}
+	defer h.mu.Unlock()
+	return h.usable(false)
+}
+
+// readOwn yields the events of the handle's own rows from..to (and a
+// writer's unflushed ones); it returns false when it stopped early.
+func (h *jsHandle) readOwn(ctx context.Context, from, to int64, yield func(eventlog.Event, error) bool) bool {
 	h.mu.Lock()
 	if err := h.usable(false); err != nil {
 		h.mu.Unlock()
