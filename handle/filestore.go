@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"cmp"
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -13,10 +12,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 
-	"github.com/oklog/ulid/v2"
 	"github.com/spf13/afero"
 
 	"github.com/sessionlog/sessionlog/eventlog"
@@ -44,8 +41,7 @@ type FileStore struct {
 	raw, zst encoding
 	zerr     error // why zstd is unavailable, if it is
 
-	idMu    sync.Mutex // ulid's monotonic entropy is not safe for concurrent use
-	entropy io.Reader
+	ids *IDSource
 }
 
 var _ Store = (*FileStore)(nil)
@@ -59,13 +55,13 @@ func NewFileStore(fsys afero.Fs, dir string, opts ...Option) *FileStore {
 		o(&cfg)
 	}
 	s := &FileStore{
-		fs:      fsys,
-		dir:     filepath.Clean(dir),
-		cfg:     cfg,
-		enc:     eventlog.NewEncoder(cfg.packTypes),
-		raw:     encoding{name: EncodingRaw, ext: rawExt},
-		zst:     encoding{name: EncodingZstd, ext: zstExt},
-		entropy: ulid.Monotonic(rand.Reader, 0),
+		fs:  fsys,
+		dir: filepath.Clean(dir),
+		cfg: cfg,
+		enc: eventlog.NewEncoder(cfg.packTypes),
+		raw: encoding{name: EncodingRaw, ext: rawExt},
+		zst: encoding{name: EncodingZstd, ext: zstExt},
+		ids: NewIDSource(),
 	}
 	s.zst.z, s.zerr = eventlog.NewZstdCodec(cfg.zstdLevel)
 	s.zst.rewriteLevel = cfg.zstdLevel
@@ -107,15 +103,7 @@ func (s *FileStore) Path(id string) (string, error) {
 	return "", err
 }
 
-func (s *FileStore) newID() (string, error) {
-	s.idMu.Lock()
-	defer s.idMu.Unlock()
-	id, err := ulid.New(ulid.Timestamp(s.cfg.now()), s.entropy)
-	if err != nil {
-		return "", fmt.Errorf("handle: new session ID: %w", err)
-	}
-	return id.String(), nil
-}
+func (s *FileStore) newID() (string, error) { return s.ids.New(s.cfg.now()) }
 
 // Create makes a new session and returns a write handle on it. The header
 // is written to a temp file, fsynced, renamed into place and the folder

@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
-	"io"
 	"regexp"
 	"slices"
 	"strings"
@@ -17,7 +15,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
-	"github.com/oklog/ulid/v2"
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
@@ -55,8 +52,7 @@ type Store struct {
 	derivedMu sync.Mutex
 	derived   natsjs.KeyValue // created on first use
 
-	idMu    sync.Mutex
-	entropy io.Reader
+	idSrc *handle.IDSource
 }
 
 var _ handle.Collectable = (*Store)(nil)
@@ -74,7 +70,7 @@ func New(ctx context.Context, js natsjs.JetStream, opts ...Option) (*Store, erro
 		return nil, fmt.Errorf("jetstream: prefix %q: want letters, digits, '_' or '-'", cfg.prefix)
 	}
 	s := &Store{js: js, name: cfg.prefix, subj: cfg.prefix + ".s.", cfg: cfg,
-		enc: eventlog.NewEncoder(cfg.packTypes), entropy: ulid.Monotonic(rand.Reader, 0)}
+		enc: eventlog.NewEncoder(cfg.packTypes), idSrc: handle.NewIDSource()}
 	st, err := js.Stream(ctx, s.name)
 	if errors.Is(err, natsjs.ErrStreamNotFound) {
 		st, err = js.CreateStream(ctx, natsjs.StreamConfig{
@@ -149,15 +145,7 @@ func (s *Store) Subject(id string) string { return s.subj + id }
 // path names a session in messages and errors.
 func (s *Store) path(id string) string { return "nats:" + s.Subject(id) }
 
-func (s *Store) newID() (string, error) {
-	s.idMu.Lock()
-	defer s.idMu.Unlock()
-	id, err := ulid.New(ulid.Timestamp(s.cfg.now()), s.entropy)
-	if err != nil {
-		return "", fmt.Errorf("jetstream: new session ID: %w", err)
-	}
-	return id.String(), nil
-}
+func (s *Store) newID() (string, error) { return s.idSrc.New(s.cfg.now()) }
 
 // Create makes a new session, durable (acknowledged) when it returns, and
 // a write handle on it. The header is published expecting an empty
