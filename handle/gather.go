@@ -27,7 +27,7 @@ type gather struct {
 	expect  int           // Flush callers the next leader waits for
 	queued  int           // callers waiting for a flush that has not started
 	carried int           // callers the running flush will serve
-	last    time.Duration // how long the previous flush took
+	last    time.Duration // how long the previous flush took, at most maxGather: the next wait's deadline
 	cond    *sync.Cond    // signalled when the expected events are pending or the wait times out
 	waiting bool
 	expired bool
@@ -65,7 +65,7 @@ func (g *gather) wait(mu *sync.Mutex) bool {
 	g.waiting, g.expired = true, false
 	g.round++
 	round := g.round
-	t := time.AfterFunc(min(g.last, maxGather), func() {
+	t := time.AfterFunc(g.last, func() {
 		mu.Lock()
 		if g.round == round { // not a later wait's
 			g.expired = true
@@ -84,7 +84,7 @@ func (g *gather) wait(mu *sync.Mutex) bool {
 // flushed records a flush that took d: the callers it served and those
 // queued meanwhile are the concurrency the next leader expects.
 func (g *gather) flushed(d time.Duration) {
-	g.last = d
+	g.last = min(d, maxGather)
 	g.expect = g.carried + g.queued
 	g.carried = 0
 }

@@ -75,5 +75,7 @@ func TestGather(t *testing.T) {
 		g.flushed(time.Microsecond)
 		mu.Unlock()
 		require.Equal(t, 3, g.expect, "the next leader expects what this flush found")
+		g.flushed(time.Hour)
+		require.Equal(t, maxGather, g.last, "a slow flush waits at most maxGather")
 	})
 }
