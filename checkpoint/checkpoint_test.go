@@ -323,3 +323,24 @@ func TestVerifyReplaysOnlyNamedProjections(t *testing.T) {
 		})
 	}
 }
+
+// At writes the checkpoint at the expected seq or not at all: when another
+// appender got in after the caller took its state, nothing is written and
+// the error is a *handle.ConflictError.
+func TestCreateAt(t *testing.T) {
+	h, err := handle.NewFileStore(afero.NewMemMapFs(), "/s").Create(ctx)
+	require.NoError(t, err)
+	defer h.Close()
+	appendN(t, h, 0, 3)
+	next := h.Seq() + 1
+	appendN(t, h, 3, 1) // another appender got in
+	_, err = checkpoint.Create(ctx, h, checkpoint.At(next))
+	var ce *handle.ConflictError
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, next, ce.Expected)
+	require.Equal(t, next+1, ce.Next)
+	require.Equal(t, next, h.Seq(), "nothing written")
+	info, err := checkpoint.Create(ctx, h, checkpoint.At(next+1))
+	require.NoError(t, err)
+	require.Equal(t, next+1, info.Seq)
+}
