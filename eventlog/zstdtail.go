@@ -63,6 +63,16 @@ func ReadTail(src io.ReaderAt, size int64, path string) (Tail, error) {
 // last data frame, found through the tail frame or, after a crash, by
 // walking frame headers without decompressing).
 func ReadZstdTail(src io.ReaderAt, size int64, codec *ZstdCodec, path string) (Tail, error) {
+	return ReadZstdTailAfter(src, size, codec, path, Frame{})
+}
+
+// ReadZstdTailAfter is ReadZstdTail told where a data frame of the log
+// stands (known, from an earlier read of the same file; the zero Frame
+// when nothing is known): when there is no tail frame, it walks the frame
+// headers from the end of known instead of from the start, so the walk is
+// bounded by what was written since. known is a hint: when it does not
+// name a whole data frame of src, the headers are walked from the start.
+func ReadZstdTailAfter(src io.ReaderAt, size int64, codec *ZstdCodec, path string, known Frame) (Tail, error) {
 	var t Tail
 	hdrOff := int64(0)
 	for {
@@ -80,7 +90,7 @@ func ReadZstdTail(src io.ReaderAt, size int64, codec *ZstdCodec, path string) (T
 	if t.Header, err = r.Header(); err != nil {
 		return t, err
 	}
-	offs, viaTail, err := lastFrames(src, size)
+	offs, viaTail, err := lastFrames(src, size, known)
 	if err != nil {
 		return t, fmt.Errorf("eventlog: reading the tail of %q: %w", path, err)
 	}
@@ -106,7 +116,7 @@ func ReadZstdTail(src io.ReaderAt, size int64, codec *ZstdCodec, path string) (T
 			if viaTail {
 				// The frame the tail frame names holds no rows (an empty
 				// frame): the last event is in an earlier frame.
-				offs, viaTail = dataFrames(src, size), false
+				offs, viaTail = dataFrames(src, size, Frame{}), false
 				i = len(offs)
 			}
 			continue
@@ -168,8 +178,9 @@ func extentAt(src io.ReaderAt, off, size int64) (n int64, skippable bool, err er
 
 // lastFrames returns {offset, length} of data frames to try for the last
 // event, last one last: the one named by a tail frame at the very end
-// (viaTail), or every data frame found by walking the headers.
-func lastFrames(src io.ReaderAt, size int64) (offs [][2]int64, viaTail bool, err error) {
+// (viaTail), or the data frames found by walking the headers (from the
+// end of known, when it names a data frame: see dataFrames).
+func lastFrames(src io.ReaderAt, size int64, known Frame) (offs [][2]int64, viaTail bool, err error) {
 	if at := size - TailFrameSize; at >= 0 {
 		var b [TailFrameSize]byte
 		if _, err := src.ReadAt(b[:], at); err != nil {
@@ -182,13 +193,23 @@ func lastFrames(src io.ReaderAt, size int64) (offs [][2]int64, viaTail bool, err
 			}
 		}
 	}
-	return dataFrames(src, size), false, nil
+	return dataFrames(src, size, known), false, nil
 }
 
 // dataFrames returns {offset, length} of every data frame found by walking
-// the frame headers.
-func dataFrames(src io.ReaderAt, size int64) (offs [][2]int64) {
-	frames, _ := ZstdFrames(src, size)
+// the frame headers; when known names a whole data frame, of known and
+// the data frames after it only.
+func dataFrames(src io.ReaderAt, size int64, known Frame) (offs [][2]int64) {
+	var frames []Frame
+	if end := known.Offset + known.Len; known.Len > 0 && !known.Skippable && known.Offset >= 0 && end <= size {
+		if n, skippable, err := extentAt(src, known.Offset, end); err == nil && n == known.Len && !skippable {
+			after, _ := zstdFramesFrom(src, end, size)
+			frames = append([]Frame{known}, after...)
+		}
+	}
+	if frames == nil {
+		frames, _ = ZstdFrames(src, size)
+	}
 	for _, f := range frames {
 		if !f.Skippable {
 			offs = append(offs, [2]int64{f.Offset, f.Len})
@@ -220,7 +241,12 @@ type Frame struct {
 // that do not form a complete frame and returns their offset as end (size
 // when every byte belongs to a frame).
 func ZstdFrames(src io.ReaderAt, size int64) (frames []Frame, end int64) {
-	for end < size {
+	return zstdFramesFrom(src, 0, size)
+}
+
+// zstdFramesFrom is ZstdFrames from offset from.
+func zstdFramesFrom(src io.ReaderAt, from, size int64) (frames []Frame, end int64) {
+	for end = from; end < size; {
 		n, skippable, err := extentAt(src, end, size)
 		if err != nil || n <= 0 {
 			return frames, end

@@ -74,9 +74,11 @@ func (e *encoding) rewriteFrames(dst, rows []byte) (out []byte, last int, err er
 	return out, last, nil
 }
 
-func (e *encoding) tail(src io.ReaderAt, size int64, path string) (eventlog.Tail, error) {
+// tail reads the header and last event of the log in src; known is a
+// data frame the caller knows of (zstd, see eventlog.ReadZstdTailAfter).
+func (e *encoding) tail(src io.ReaderAt, size int64, path string, known eventlog.Frame) (eventlog.Tail, error) {
 	if e.z != nil {
-		return eventlog.ReadZstdTail(src, size, e.z, path)
+		return eventlog.ReadZstdTailAfter(src, size, e.z, path, known)
 	}
 	return eventlog.ReadTail(src, size, path)
 }

@@ -2,7 +2,12 @@ package handle
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"os"
 	"time"
+
+	"github.com/sessionlog/sessionlog/eventlog"
 )
 
 // WithTicker replaces the ticker of FlushInterval (tests only): the test
@@ -24,4 +29,53 @@ func ForgetAcknowledged(s *FileStore, id string) {
 	for _, key := range []string{digestKey, ackedKey} {
 		_ = s.DeleteDerived(context.Background(), id, key)
 	}
+}
+
+// CheckedRecord reports whether session id has a checked record that
+// names its log file as it is now (tests only), and, when it does, an
+// error unless the record says what a full check of the log finds: the
+// end of its rows, the next seq, the last zstd frame, and index entries
+// that are each the start of the row holding their seq.
+func CheckedRecord(ctx context.Context, s *FileStore, id string) (bool, error) {
+	rec, ok := s.loadChecked(ctx, id)
+	if !ok {
+		return false, nil
+	}
+	loc, err := s.locate(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	f, err := s.openLog(loc, os.O_RDONLY)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return false, err
+	}
+	if !rec.matches(f, identityOf(fi)) {
+		return false, nil
+	}
+	sc, err := scanLog(ctx, loc.enc, f, loc.path)
+	if err != nil {
+		return true, err
+	}
+	if rec.Next != sc.next || rec.File.Size != sc.end || loc.enc.z != nil && rec.LastFrame != sc.lastFrame {
+		return true, fmt.Errorf("record next %d, end %d, last frame %v; the log: %d, %d, %v",
+			rec.Next, rec.File.Size, rec.LastFrame, sc.next, sc.end, sc.lastFrame)
+	}
+	for _, e := range rec.Index {
+		r := loc.enc.reader(ctx, io.NewSectionReader(f, e[0], sc.end-e[0]), eventlog.WithStart(e[0], e[1]))
+		for ev, err := range r.All() {
+			if err != nil {
+				return true, fmt.Errorf("index entry %v: %w", e, err)
+			}
+			if ev.Seq != e[1] {
+				return true, fmt.Errorf("index entry %v: the row there holds seq %d", e, ev.Seq)
+			}
+			break
+		}
+	}
+	return true, nil
 }

@@ -76,7 +76,8 @@ func (s *FileStore) openLog(loc location, flag int) (afero.File, error) {
 // be in the store's folder nor be named after its session (an exported
 // file, say); its encoding is told by its name (EncodingOfPath). When the
 // name is <ID>.jsonl[.zst], the header's ID must match it. Like Open, it
-// checks the whole log.
+// checks the whole log (a file outside the store's folder has no checked
+// record: it is always read in full).
 func (s *FileStore) OpenPath(ctx context.Context, path string) (Handle, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -89,14 +90,7 @@ func (s *FileStore) OpenPath(ctx context.Context, path string) (Handle, error) {
 	if err != nil {
 		return nil, err
 	}
-	known := s.knownDurable(ctx, s.storeID(path, nameID))
-	sc, err := scanLog(ctx, loc.enc, f, path)
-	if err == nil {
-		err = checkAcked(known, path, sc.next, sc.torn)
-	}
-	if err == nil && nameID != "" && sc.hdr.ID != nameID {
-		err = &CorruptError{Path: path, Seq: -1, Reason: fmt.Sprintf("header id %s does not match the file name", sc.hdr.ID), Fix: idMismatchFix}
-	}
+	sc, err := s.checkLog(ctx, loc, f, s.storeID(path, nameID), nameID)
 	if err != nil {
 		f.Close()
 		return nil, err

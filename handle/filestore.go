@@ -402,14 +402,7 @@ func (s *FileStore) open(ctx context.Context, id string, flag int, lock writerLo
 			return nil, fmt.Errorf("handle: open %q: fsync: %w", loc.path, err)
 		}
 	}
-	known := s.knownDurable(ctx, id)
-	sc, err := scanLog(ctx, loc.enc, f, loc.path)
-	if err == nil {
-		err = checkAcked(known, loc.path, sc.next, sc.torn)
-	}
-	if err == nil && sc.hdr.ID != id {
-		err = &CorruptError{Path: loc.path, Seq: -1, Reason: fmt.Sprintf("header id %s does not match the file name", sc.hdr.ID), Fix: idMismatchFix}
-	}
+	sc, err := s.checkLog(ctx, loc, f, id, id)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -501,7 +494,14 @@ func (s *FileStore) statPath(ctx context.Context, id string, loc location) (Info
 		return Info{}, fmt.Errorf("handle: stat %q: %w", loc.path, err)
 	}
 	size := fi.Size()
-	t, err := loc.enc.tail(ctxReaderAt{ctx: ctx, r: f}, size, loc.path)
+	src := ctxReaderAt{ctx: ctx, r: f}
+	var known eventlog.Frame
+	if loc.enc.z != nil {
+		if rec, ok := s.loadChecked(ctx, id); ok && rec.holdsPrefix(src, identityOf(fi)) {
+			known = eventlog.Frame{Offset: rec.LastFrame[0], Len: rec.LastFrame[1]}
+		}
+	}
+	t, err := loc.enc.tail(src, size, loc.path, known)
 	if err != nil {
 		return Info{}, err
 	}

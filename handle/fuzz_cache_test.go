@@ -474,3 +474,81 @@ func FuzzGCNames(f *testing.F) {
 		require.Equal(t, "kept", string(kept))
 	})
 }
+
+// FuzzCheckedRecord: whatever bytes a session's checked record holds, as
+// a file or as the data of a sealed one, opening the session for reading
+// and for writing, reading it, its Stat and the record the writer leaves
+// are what a store without the record gives. (A record trusted without a
+// read names its file's exact identity, which these bytes cannot: the
+// log is written anew for each input; the property test covers records
+// that match.)
+func FuzzCheckedRecord(f *testing.F) {
+	type fixture struct {
+		log  []byte
+		path string
+		evs  []eventlog.Event
+		info handle.Info
+		id   string
+		enc  string
+	}
+	var fixtures []fixture
+	for _, enc := range []string{handle.EncodingRaw, handle.EncodingZstd} {
+		st := handle.NewFileStore(afero.NewMemMapFs(), crashDir, handle.WithEncoding(enc))
+		h, err := st.Create(f.Context())
+		require.NoError(f, err)
+		var evs []eventlog.Event
+		for i := range 30 {
+			e := bigEvent(i)
+			e.Seq, err = h.Append(f.Context(), e)
+			require.NoError(f, err)
+			evs = append(evs, e)
+			if i%7 == 0 {
+				require.NoError(f, h.Flush(f.Context()))
+			}
+		}
+		require.NoError(f, h.Close())
+		p, err := st.Path(h.ID())
+		require.NoError(f, err)
+		log, err := afero.ReadFile(st.Fs(), p)
+		require.NoError(f, err)
+		info, err := st.Stat(f.Context(), h.ID())
+		require.NoError(f, err)
+		rec, err := afero.ReadFile(st.Fs(), filepath.Join(crashDir, ".cache", h.ID()+".checked"))
+		require.NoError(f, err)
+		fixtures = append(fixtures, fixture{log: log, path: p, evs: evs, info: info, id: h.ID(), enc: enc})
+		for _, sealed := range []bool{false, true} {
+			f.Add(rec, uint8(len(fixtures)-1), sealed)
+			f.Add(payloadOf(rec), uint8(len(fixtures)-1), sealed)
+		}
+	}
+	for i, s := range []string{"", "null", "{}", `{"file":{"size":1,"mtime":0},"tail":"","next":0,"lastFrame":[0,0],"index":[[1,0]]}`,
+		`{"file":{"size":-1},"next":-5,"index":[[0,0],[0,0]]}`, `{"next":99999999999,"index":[],"extra":1}`} {
+		f.Add([]byte(s), uint8(i), i%2 == 0)
+	}
+	f.Fuzz(func(t *testing.T, rec []byte, which uint8, sealed bool) {
+		ctx := t.Context()
+		fx := fixtures[int(which)%len(fixtures)]
+		fsys := afero.NewMemMapFs()
+		st := handle.NewFileStore(fsys, crashDir, handle.WithEncoding(fx.enc))
+		require.NoError(t, afero.WriteFile(fsys, fx.path, fx.log, 0o600))
+		require.NoError(t, fsys.MkdirAll(filepath.Join(crashDir, ".cache"), 0o700))
+		if sealed {
+			rec = handle.SealDerived(rec)
+		}
+		require.NoError(t, afero.WriteFile(fsys, filepath.Join(crashDir, ".cache", fx.id+".checked"), rec, 0o600))
+
+		info, err := st.Stat(ctx, fx.id)
+		require.NoError(t, err)
+		require.Equal(t, fx.info, info)
+		for _, mode := range []handle.Mode{handle.ReadOnly, handle.ReadWrite} {
+			h, err := st.Open(ctx, fx.id, mode)
+			require.NoError(t, err)
+			require.Equal(t, int64(len(fx.evs)-1), h.Seq())
+			require.Equal(t, canonLines(fx.evs), canonLines(readWholeLog(t, h)))
+			require.NoError(t, h.Close())
+		}
+		ok, err := handle.CheckedRecord(ctx, st, fx.id)
+		require.NoError(t, err)
+		require.True(t, ok, "the writer left a record of the file as it is")
+	})
+}

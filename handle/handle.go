@@ -68,6 +68,10 @@ type fileHandle struct {
 	lastFrame [2]int64 // offset and length of the last data frame (zstd)
 	parts     []int    // the flush's parts, reused (see write)
 	wrote     bool     // frames were written: a zstd log needs a tail frame
+	// sinceChecked counts the bytes and frames written since the checked
+	// record was last refreshed (zstd; the leader's alone, see
+	// refreshChecked).
+	sinceChecked [2]int64
 
 	stop   chan struct{} // stops the interval flusher
 	stopWG sync.WaitGroup
@@ -275,6 +279,9 @@ func (h *fileHandle) lead() {
 	h.parts = parts
 	last := parts[len(parts)-1]
 	err := h.write(cut, at, out, parts)
+	if err == nil {
+		h.refreshChecked(at, out, parts, batch)
+	}
 
 	h.mu.Lock()
 	h.flushing, h.inflight = false, nil
@@ -441,11 +448,19 @@ func (h *fileHandle) Close() error {
 			h.saveAcked(context.Background())
 		}
 	}
+	var own *scanResult
+	if h.lock != nil && err == nil {
+		sc := h.ownScan()
+		own = &sc
+	}
 	h.mu.Lock()
 	h.closed = true
 	h.mu.Unlock()
 	if cerr := h.f.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("handle: close %q: %w", h.path, cerr)
+	}
+	if own != nil && err == nil {
+		h.saveOwnChecked(context.Background(), *own)
 	}
 	h.parentMu.Lock()
 	if h.parent != nil {

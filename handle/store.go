@@ -30,7 +30,10 @@ type Store interface {
 	// Open opens an existing session. A write handle takes the session's
 	// writer lock (ErrLocked if another writer holds it) and recovers the
 	// log: a torn tail is reported by Recovery and cut before the first
-	// new append; corruption fails the open with a *CorruptError.
+	// new append; corruption fails the open with a *CorruptError. The file
+	// store reads the whole log to find it, except when its checked record
+	// shows the file unchanged since it last did (docs/design.md, "Opening
+	// without reading").
 	Open(ctx context.Context, id string, mode Mode) (Handle, error)
 	// Stat describes a session from its header and its tail; its cost
 	// does not grow with the log's length (a zstd log whose writer did not

@@ -325,15 +325,22 @@ func (imp *importRun) appendTo(ctx context.Context, id string, events []eventlog
 	return imp.verify(ctx, id, events[len(events)-1].Seq+1)
 }
 
-// verify reopens session id, which reads and checks its whole log, and
-// checks that it holds events events.
+// verify reopens session id, reads and checks its whole log (every row,
+// whatever the open trusted), and checks that it holds events events.
 func (imp *importRun) verify(ctx context.Context, id string, events int64) error {
 	h, err := imp.st.Open(ctx, id, handle.ReadOnly)
 	if err != nil {
 		return fmt.Errorf("import: verifying %s: %w", id, err)
 	}
 	defer h.Close()
-	if got := h.Seq() + 1; got != events {
+	var got int64
+	for _, err := range h.Read(ctx, 0, handle.End) {
+		if err != nil {
+			return fmt.Errorf("import: verifying %s: %w", id, err)
+		}
+		got++
+	}
+	if got != events || h.Seq()+1 != events {
 		return fmt.Errorf("import: verifying %s: %d events, want %d", id, got, events)
 	}
 	return nil

@@ -208,8 +208,9 @@ func (a *app) verifyRemote(ctx context.Context, args []string, out func(verifyRe
 	return failed, len(ids), nil
 }
 
-// verifyHandle opens session id read-only (the open checks every row) and
-// checks its logical log and every checkpoint's digests.
+// verifyHandle opens session id read-only and checks its logical log and
+// every checkpoint's digests: checkpoint.Verify reads every row (the open
+// may trust the store's checked record; the read does not).
 func verifyHandle(ctx context.Context, st handle.Store, id string, res *verifyResult) error {
 	h, err := st.Open(ctx, id, handle.ReadOnly)
 	if err != nil {
