@@ -126,11 +126,20 @@ func (r *Results) targets() []target {
 	if len(cfg.OpsSizes) > 1 {
 		small, big := cfg.OpsSizes[0], cfg.OpsSizes[len(cfg.OpsSizes)-1]
 		for _, v := range opsVariants {
-			if strings.HasPrefix(v, "copy") {
+			if strings.HasPrefix(v, "copy") || fullCheck(v) {
 				continue
 			}
 			ts = append(ts, target{name: fmt.Sprintf("%s: %s ÷ %s", v, Bytes(float64(big)), Bytes(float64(small))), limit: 2, format: Ratio,
 				value: ratio(fmt.Sprintf("ops/%d/%s", big, v), fmt.Sprintf("ops/%d/%s", small, v), "ns/op")})
+		}
+	}
+	if cfg.HugeBytes > 0 {
+		size := Bytes(float64(cfg.HugeBytes))
+		ts = append(ts, target{name: "Stat on the " + size + " session", limit: 10e6, format: Duration,
+			value: func(run int) float64 { return r.Get("huge/Stat", run, "ns/op") }})
+		for _, v := range []string{"replay agent/v1", "replay transcript/v1", "verify"} {
+			ts = append(ts, target{name: fmt.Sprintf("%s on the %s session: peak RSS − the projection's state", v, size), limit: 64e6, format: Bytes,
+				value: func(run int) float64 { return r.Get("huge/"+v, run, "maxrss-B") - r.Get("huge/"+v, run, "state-B") }})
 		}
 	}
 	return ts
@@ -246,6 +255,9 @@ func (r *Results) Markdown(command string) string {
 	if len(cfg.OpsSizes) > 0 {
 		r.opsSection(&b)
 	}
+	if cfg.HugeBytes > 0 {
+		r.hugeSection(&b)
+	}
 	if len(cfg.SizeTurns) > 0 {
 		r.sizesSection(&b)
 	}
@@ -263,6 +275,48 @@ func (r *Results) opsSection(b *strings.Builder) {
 		orows = append(orows, row{v, v})
 	}
 	r.opsTable(b, orows)
+}
+
+// hugeSection writes the table of the huge session.
+func (r *Results) hugeSection(b *strings.Builder) {
+	cfg := r.Config
+	fmt.Fprintf(b, "### A %s session\n\n", Bytes(float64(cfg.HugeBytes)))
+	fmt.Fprintf(b, "One raw session of %s of plain JSONL (%s measured; workload seed 2, a Flush per turn, a `context/compacted` event every 800 KiB — about what a 200k-token context window holds: a session this long only exists with compactions —, a checkpoint with the agent/v1 state after every eighth), closed by its writer. "+
+		"Each operation runs in its own process, whose peak RSS (VmHWM) is shown. Stat and \"Open for writing\" are the median of %d; "+
+		"\"full check\" opens after the session's checked record was deleted (as after a crash: the whole log is read); a replay opens a read-only handle and runs `replay.Replay` into a new projection (what `logtool replay` does); verify is `checkpoint.Verify` with both built-in projections known (what `logtool verify` does). "+
+		"\"projection's state\" is the live heap after the operation and a GC, less the live heap before it.\n\n",
+		Bytes(float64(cfg.HugeBytes)), Bytes(r.Get("huge/replay agent/v1", 0, "jsonl-B")), cfg.HugeReps)
+	var rows []row
+	for _, v := range hugeVariants {
+		rows = append(rows, row{v, "huge/" + v})
+	}
+	for _, rw := range rows {
+		rss, state := r.Series(rw.key, "maxrss-B"), r.Series(rw.key, "state-B")
+		diff := make([]float64, len(rss))
+		for i := range rss {
+			diff[i] = rss[i] - state[i]
+		}
+		r.ByKey[rw.key] = withMetric(r.ByKey[rw.key], "rss-less-state-B", diff)
+	}
+	r.table(b, rows, []column{
+		{header: "time", metric: "ns/op", format: Duration},
+		{header: "MB/s", metric: "MB/s", format: Number},
+		{header: "events/s", metric: "events/s", format: Number},
+		{header: "peak RSS", metric: "maxrss-B", format: Bytes},
+		{header: "projection's state", metric: "state-B", format: Bytes},
+		{header: "peak RSS − state", metric: "rss-less-state-B", format: Bytes},
+	}, nil)
+}
+
+// withMetric returns ms with metric set to vs[i] in run i (runs that were
+// not measured stay nil).
+func withMetric(ms []Metrics, metric string, vs []float64) []Metrics {
+	for i := range ms {
+		if ms[i] != nil && i < len(vs) {
+			ms[i][metric] = vs[i]
+		}
+	}
+	return ms
 }
 
 // sizesSection writes the bytes-on-disk table.

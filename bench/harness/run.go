@@ -39,7 +39,11 @@ type Config struct {
 	// SnapshotEveryTurn bounds, in turns, the sessions whose full snapshot
 	// per turn is marshalled every turn (longer ones marshal the last only).
 	SnapshotEveryTurn int
-	Work              string // folder for fixtures and measurements (a temp folder is made in it)
+	// HugeBytes is the plain-JSONL size of the huge scenario's session
+	// (0: no huge scenario); HugeReps the ops per quick huge measurement.
+	HugeBytes int64
+	HugeReps  int
+	Work      string // folder for fixtures and measurements (a temp folder is made in it)
 	// Profiles, when set, is a folder where every child of the last run
 	// writes a CPU profile, named after its task (go tool pprof -top).
 	Profiles string
@@ -54,7 +58,7 @@ func Quick() Config {
 	return Config{
 		Name: "quick", Runs: 1, Appenders: []int{1, 8}, AppendBudget: 30 * time.Millisecond,
 		ReadTurns: 10, ReadReps: 1, OpsSizes: []int64{100 << 10}, OpsReps: 2,
-		SizeTurns: []int{10}, SnapshotEveryTurn: 10,
+		SizeTurns: []int{10}, SnapshotEveryTurn: 10, HugeBytes: 2 << 20, HugeReps: 2,
 	}
 }
 
@@ -69,11 +73,12 @@ func Standard() Config {
 	}
 }
 
-// Long is Standard with the 100 MB sessions for the ops and the 2,000-turn
-// read workload.
+// Long is Standard with the 100 MB sessions for the ops, the 2,000-turn
+// read workload and the 1 GiB session of the huge scenario.
 func Long() Config {
 	c := Standard()
 	c.Name, c.ReadTurns, c.OpsSizes = "long", 2000, []int64{1 << 20, 100 << 20}
+	c.HugeBytes, c.HugeReps = 1<<30, 5
 	return c
 }
 
@@ -101,6 +106,8 @@ func (t task) key() string {
 		return fmt.Sprintf("ops/%d/%s", t.Size, t.Variant)
 	case "sizes":
 		return fmt.Sprintf("sizes/%d", t.Turns)
+	case "huge":
+		return "huge/" + t.Variant
 	case "paired":
 		return "paired/1"
 	}
@@ -151,6 +158,8 @@ func (t task) run(ctx context.Context) (Metrics, error) {
 		return runOps(ctx, t.Variant, t.Fixtures, t.Size, t.Reps)
 	case "sizes":
 		return runSizes(ctx, t.Work, t.Turns, t.Every)
+	case "huge":
+		return runHuge(ctx, t.Variant, t.Fixtures, t.Reps)
 	}
 	return nil, fmt.Errorf("harness: no task kind %q", t.Kind)
 }
@@ -223,6 +232,12 @@ func Run(ctx context.Context, cfg Config, exe string) (*Results, error) {
 	if err := prepare(ctx, fixtures, cfg.ReadTurns, cfg.OpsSizes); err != nil {
 		return nil, fmt.Errorf("harness: fixtures: %w", err)
 	}
+	if cfg.HugeBytes > 0 {
+		logf("writing the huge session (%s of JSONL)", Bytes(float64(cfg.HugeBytes)))
+		if err := prepareHuge(ctx, fixtures, cfg.HugeBytes); err != nil {
+			return nil, fmt.Errorf("harness: huge fixture: %w", err)
+		}
+	}
 	do := func(run int, t task) {
 		if ctx.Err() != nil || cfg.Only != nil && !cfg.Only.MatchString(t.key()) {
 			return
@@ -271,6 +286,11 @@ func Run(ctx context.Context, cfg Config, exe string) (*Results, error) {
 		for _, size := range cfg.OpsSizes {
 			for _, v := range opsVariants {
 				do(run, task{Kind: "ops", Variant: v, Size: size, Reps: cfg.OpsReps})
+			}
+		}
+		if cfg.HugeBytes > 0 {
+			for _, v := range hugeVariants {
+				do(run, task{Kind: "huge", Variant: v, Reps: cfg.HugeReps})
 			}
 		}
 	}

@@ -53,6 +53,9 @@ func TestRunInterleavesChildrenAndReports(t *testing.T) {
 	for _, v := range opsVariants {
 		keys = append(keys, fmt.Sprintf("ops/%d/%s", cfg.OpsSizes[0], v))
 	}
+	for _, v := range hugeVariants {
+		keys = append(keys, "huge/"+v)
+	}
 	require.Len(t, res.ByKey, len(keys)+1, "every variant and the sizes")
 	for _, k := range keys {
 		require.Len(t, res.ByKey[k], cfg.Runs, k)
@@ -87,7 +90,7 @@ func TestRunInterleavesChildrenAndReports(t *testing.T) {
 		"(mode quick: 2 interleaved runs)", "| load average (1, 5, 15 min) before / after |",
 		"| CPU time the harness and its children got |", "| file system measured |",
 		"### Targets (issue 13)", "### Durable append", "alternating event by event", "### Read and replay",
-		"### Stat, open, checkpoint, fork", "### Bytes on disk",
+		"### Stat, open, checkpoint, fork", "### A 2.10 MB session", "### Bytes on disk",
 	} {
 		require.Contains(t, md, want)
 	}
