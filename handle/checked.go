@@ -32,7 +32,8 @@ import (
 // system — a disk returning other bytes for an unchanged file — is found by
 // verify and by every read that reaches it, never skipped. Any other open
 // (the file changed, was copied, restored, or its writer crashed before it
-// closed) reads the whole log, as before, and saves a new record.
+// closed) reads the whole log, as before; a writer's open then saves a new
+// record (a reader writes nothing into the store).
 //
 // The record is derived (sealed with a sum, not fsynced, deleted with the
 // cache): a missing, damaged or stale record costs one full check, never
@@ -211,10 +212,11 @@ func (s *FileStore) saveChecked(ctx context.Context, id string, f afero.File, wa
 
 // checkLog returns what a full check of the log file f at loc finds,
 // from its checked record when that names f unchanged, else by reading
-// every row (and then saving a record). id is the session's ID in this
-// store, or "" for a file outside it (no record is kept); nameID is the ID
-// the file's name says, if any, which the header must match.
-func (s *FileStore) checkLog(ctx context.Context, loc location, f afero.File, id, nameID string) (scanResult, error) {
+// every row (and then, for a writer, saving a record: a reader writes
+// nothing into the store). id is the session's ID in this store, or "" for
+// a file outside it (no record is kept); nameID is the ID the file's name
+// says, if any, which the header must match.
+func (s *FileStore) checkLog(ctx context.Context, loc location, f afero.File, id, nameID string, writer bool) (scanResult, error) {
 	var was fileIdentity
 	fi, err := f.Stat()
 	if err != nil {
@@ -246,7 +248,9 @@ func (s *FileStore) checkLog(ctx context.Context, loc location, f afero.File, id
 	if err != nil {
 		return sc, err
 	}
-	s.saveChecked(ctx, id, f, was, sc)
+	if writer {
+		s.saveChecked(ctx, id, f, was, sc)
+	}
 	return sc, nil
 }
 

@@ -90,7 +90,7 @@ func (s *FileStore) OpenPath(ctx context.Context, path string) (Handle, error) {
 	if err != nil {
 		return nil, err
 	}
-	sc, err := s.checkLog(ctx, loc, f, s.storeID(path, nameID), nameID)
+	sc, err := s.checkLog(ctx, loc, f, s.storeID(path, nameID), nameID, false)
 	if err != nil {
 		f.Close()
 		return nil, err

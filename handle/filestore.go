@@ -402,7 +402,7 @@ func (s *FileStore) open(ctx context.Context, id string, flag int, lock writerLo
 			return nil, fmt.Errorf("handle: open %q: fsync: %w", loc.path, err)
 		}
 	}
-	sc, err := s.checkLog(ctx, loc, f, id, id)
+	sc, err := s.checkLog(ctx, loc, f, id, id, lock != nil)
 	if err != nil {
 		f.Close()
 		return nil, err
