@@ -118,9 +118,17 @@ func RowSize(e Event) int {
 	return n + len(e.Data)
 }
 
+// intLen is len(strconv.AppendInt(nil, v, 10)), counted without writing
+// the digits: the writer sizes every row and packed element with it.
 func intLen(v int64) int {
-	var b [20]byte
-	return len(strconv.AppendInt(b[:0], v, 10))
+	n, u := 1, uint64(v)
+	if v < 0 {
+		n, u = 2, -u // the sign; -u is |v|, math.MinInt64 included
+	}
+	for ; u >= 10; u /= 10 {
+		n++
+	}
+	return n
 }
 
 // AppendCanon appends canon(e) (docs/format.md §6) to dst, without a newline:
