@@ -34,18 +34,27 @@ type Event struct {
 // data that is one valid JSON value. It does not check the row size; see
 // RowSize.
 func (e Event) Validate() error {
+	_, err := e.checkData()
+	return err
+}
+
+// checkData is Validate, and reports whether the data are compact (see
+// scanJSON): the data are scanned once, for both.
+func (e Event) checkData() (compact bool, err error) {
 	if err := ValidateType(e.Type); err != nil {
-		return err
+		return false, err
 	}
 	if e.Time < 0 {
-		return invalidf("time %d is negative", e.Time)
+		return false, invalidf("time %d is negative", e.Time)
 	}
-	if e.Data != nil {
-		if _, err := scanJSON(e.Data); err != nil {
-			return invalidf("data of type %q is not valid JSON: %v", e.Type, err)
-		}
+	if e.Data == nil {
+		return true, nil
 	}
-	return nil
+	compact, err = scanJSON(e.Data)
+	if err != nil {
+		return false, invalidf("data of type %q is not valid JSON: %v", e.Type, err)
+	}
+	return compact, nil
 }
 
 // ValidateType reports whether t is a valid event type: 1 to MaxTypeLen
@@ -87,12 +96,16 @@ func CompactData(data json.RawMessage) (json.RawMessage, error) {
 	if err != nil {
 		return nil, invalidf("data is not valid JSON: %v", err)
 	}
+	return compacted(data, compact), nil
+}
+
+// compacted returns the valid JSON value data without insignificant
+// whitespace: data itself when scanJSON found it compact, else a copy.
+func compacted(data json.RawMessage, compact bool) json.RawMessage {
 	if compact {
-		return data, nil
+		return data
 	}
-	out := make([]byte, 0, len(data))
-	out = appendCompact(out, data)
-	return out, nil
+	return appendCompact(make([]byte, 0, len(data)), data)
 }
 
 // RowSize is the size in bytes (without '\n') of the unpacked row that
@@ -105,9 +118,17 @@ func RowSize(e Event) int {
 	return n + len(e.Data)
 }
 
+// intLen is len(strconv.AppendInt(nil, v, 10)), counted without writing
+// the digits: the writer sizes every row and packed element with it.
 func intLen(v int64) int {
-	var b [20]byte
-	return len(strconv.AppendInt(b[:0], v, 10))
+	n, u := 1, uint64(v)
+	if v < 0 {
+		n, u = 2, -u // the sign; -u is |v|, math.MinInt64 included
+	}
+	for ; u >= 10; u /= 10 {
+		n++
+	}
+	return n
 }
 
 // AppendCanon appends canon(e) (docs/format.md §6) to dst, without a newline:
@@ -139,13 +160,13 @@ func Canon(e Event) []byte { return AppendCanon(make([]byte, 0, RowSize(e)), e) 
 // needs the log, is not checked. It is the one check handle.Append and the
 // importers share, so an import never writes what Append would refuse.
 func Storable(e Event) (Event, error) {
-	if err := e.Validate(); err != nil {
-		return e, err
-	}
-	d, err := CompactData(e.Data)
+	// One scan validates and finds whether the data need compacting: on
+	// the append path it is most of the CPU an event costs.
+	compact, err := e.checkData()
 	if err != nil {
 		return e, err
 	}
+	d := compacted(e.Data, compact)
 	switch e.Type {
 	case TypeCheckpoint:
 		_, err = ParseCheckpoint(d)

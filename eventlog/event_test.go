@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -341,5 +343,17 @@ func TestStorable(t *testing.T) {
 			require.True(t, json.Valid(got.Data))
 			require.LessOrEqual(t, len(got.Data), len(tt.e.Data), "compacted")
 		})
+	}
+}
+
+// intLen sizes rows: it must be the length of the digits AppendInt writes,
+// at every magnitude and sign.
+func TestIntLen(t *testing.T) {
+	vals := []int64{0, 1, -1, 9, 10, -9, -10, 99, 100, 1764450000000, 1 << 62, math.MaxInt64, math.MinInt64, math.MinInt64 + 1}
+	for p := int64(1); p <= math.MaxInt64/10; p *= 10 {
+		vals = append(vals, p-1, p, -p, -(p - 1))
+	}
+	for _, v := range vals {
+		require.Equal(t, len(strconv.AppendInt(nil, v, 10)), eventlog.IntLen(v), "%d", v)
 	}
 }

@@ -11,3 +11,6 @@ var TailFrameAt = tailFrameAt
 // Packable exposes packable: whether an event's data may sit in a packed
 // row.
 var Packable = packable
+
+// IntLen exposes intLen: the number of characters of a decimal int64.
+var IntLen = intLen

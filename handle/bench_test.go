@@ -23,7 +23,10 @@ import (
 // system: 1, 8, 64 and 256 concurrent appenders that each Append one event
 // and wait for their own Flush. It reports events/s, events/fsync (group
 // commit gathers concurrent appenders into one write and one fsync) and
-// the p50 and p99 latency of Append+Flush.
+// the p50 and p99 latency of Append+Flush, and the CPU time the process
+// used per event (cpu-µs/event, Linux): on a machine shared with other
+// work, where the fsync's latency and so events/s move between runs, the
+// CPU an event costs is what an A/B of the append path compares.
 //
 //   - appenders=N: sessionlog.
 //
@@ -62,6 +65,7 @@ func BenchmarkAppend(b *testing.B) {
 				var next atomic.Int64
 				var wg sync.WaitGroup
 				b.ResetTimer()
+				cpu0 := processCPU()
 				for i := range appenders {
 					wg.Add(1)
 					go func() {
@@ -82,6 +86,7 @@ func BenchmarkAppend(b *testing.B) {
 				}
 				wg.Wait()
 				b.StopTimer()
+				reportCPU(b, processCPU()-cpu0)
 				reportLatency(b, slices.Concat(lat...))
 				if syncs := counted.Syncs() - synced; syncs > 0 && !noSync {
 					b.ReportMetric(float64(b.N)/float64(syncs), "events/fsync")
@@ -113,6 +118,13 @@ func BenchmarkAppend(b *testing.B) {
 		reportLatency(b, lat)
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
 	})
+}
+
+// reportCPU reports the CPU time used per event, when it was measured.
+func reportCPU(b *testing.B, cpu time.Duration) {
+	if cpu > 0 {
+		b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/event")
+	}
 }
 
 // reportLatency reports the p50 and p99 of lat in microseconds.

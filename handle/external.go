@@ -77,7 +77,11 @@ func ResolveDelete(opts ...DeleteOption) DeleteParams {
 // copies whose data are compacted and owned by the caller, and whether the
 // batch holds a checkpoint.
 func PrepareBatch(path string, events []eventlog.Event) (batch []eventlog.Event, hasCheckpoint bool, err error) {
-	return prepareBatch(path, events)
+	batch = make([]eventlog.Event, len(events))
+	if hasCheckpoint, err = prepareBatch(path, events, batch); err != nil {
+		return nil, false, err
+	}
+	return batch, hasCheckpoint, nil
 }
 
 // CheckReservedBatch validates the reserved events of a batch whose seqs

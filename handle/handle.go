@@ -51,15 +51,16 @@ type fileHandle struct {
 	durable   int64            // last seq made durable
 	pending   []eventlog.Event // appended, not yet taken by a flush
 	inflight  []eventlog.Event // being written by the current flush
+	spare     []eventlog.Event // the last flush's batch, emptied: the next pending
 	size      int64            // bytes of complete rows on disk
 	index     []indexEntry
 	recent    indexEntry // where the last flush's rows start: reads of the newest events start there
 	flushing  bool
-	flushDone chan struct{} // closed when the running flush ends
-	taken     int64         // last seq of the running flush's batch
-	gather                  // the leader's wait for concurrent appenders
-	cutTorn   bool          // a torn tail must be cut before the next write
-	err       error         // poison: a write or fsync failed
+	flight    *flushRound // the running flush, or the last one
+	taken     int64       // last seq of the running flush's batch
+	gather                // the leader's wait for concurrent appenders
+	cutTorn   bool        // a torn tail must be cut before the next write
+	err       error       // poison: a write or fsync failed
 	closing   bool
 	closed    bool
 	recovery  Recovery
@@ -147,7 +148,12 @@ func (h *fileHandle) append(ctx context.Context, expected int64, events []eventl
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	batch, hasCheckpoint, err := prepareBatch(h.path, events)
+	var one [1]eventlog.Event // a one-event batch, the common case, is not allocated
+	batch := one[:]
+	if len(events) != 1 {
+		batch = make([]eventlog.Event, len(events))
+	}
+	hasCheckpoint, err := prepareBatch(h.path, events, batch)
 	if err != nil {
 		return 0, err
 	}
@@ -186,16 +192,17 @@ func (h *fileHandle) append(ctx context.Context, expected int64, events []eventl
 	return last, nil
 }
 
-// prepareBatch checks every event of a batch and returns copies whose data
-// are compacted and owned by the handle (one allocation for all of them),
-// and whether the batch holds a checkpoint.
-func prepareBatch(path string, events []eventlog.Event) (batch []eventlog.Event, hasCheckpoint bool, err error) {
-	batch = make([]eventlog.Event, len(events))
+// prepareBatch checks every event of a batch and sets batch (as long as
+// events) to copies whose data are compacted and owned by the handle (one
+// allocation for all of them); it reports whether the batch holds a
+// checkpoint. It runs in the appender's goroutine before the handle's
+// mutex is taken, so concurrent appenders check their events in parallel.
+func prepareBatch(path string, events, batch []eventlog.Event) (hasCheckpoint bool, err error) {
 	total := 0
 	for i, e := range events {
 		e, err := eventlog.Storable(e)
 		if err != nil {
-			return nil, false, &EventError{Path: path, Index: i, Seq: -1, Err: err}
+			return false, &EventError{Path: path, Index: i, Seq: -1, Err: err}
 		}
 		hasCheckpoint = hasCheckpoint || e.Type == eventlog.TypeCheckpoint
 		batch[i] = e
@@ -208,13 +215,22 @@ func prepareBatch(path string, events []eventlog.Event) (batch []eventlog.Event,
 			batch[i].Data = json.RawMessage(arena[len(arena)-len(d) : len(arena) : len(arena)])
 		}
 	}
-	return batch, hasCheckpoint, nil
+	return hasCheckpoint, nil
+}
+
+// flushRound is one flush as its waiters see it. err is set before done is
+// closed, so a waiter whose events the flush carries reads its outcome
+// without taking mu again: the callers one fsync serves wake all at once
+// and do not queue on the mutex on their way out.
+type flushRound struct {
+	done chan struct{}
+	err  error // the poison, when the flush failed
 }
 
 func (h *fileHandle) Flush(ctx context.Context) error {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	if h.closed {
+		h.mu.Unlock()
 		return fmt.Errorf("%w: %q", ErrClosed, h.path)
 	}
 	target := h.next - 1
@@ -225,25 +241,48 @@ func (h *fileHandle) Flush(ctx context.Context) error {
 	}
 	for {
 		if h.err != nil {
-			return h.err
+			err := h.err
+			h.mu.Unlock()
+			return err
 		}
 		if h.durable >= target {
+			h.mu.Unlock()
 			return nil
 		}
 		if err := ctx.Err(); err != nil {
+			h.mu.Unlock()
 			return err
 		}
 		if !h.flushing {
 			h.lead()
 			continue
 		}
-		done := h.flushDone
+		r, carried := h.flight, target <= h.taken
 		h.mu.Unlock()
-		select {
-		case <-done:
-		case <-ctx.Done():
+		if r.wait(ctx) && carried {
+			return r.err // the flush that made target durable, or failed
 		}
 		h.mu.Lock()
+	}
+}
+
+// wait waits for the flush to end or ctx to be done, and reports whether
+// the flush ended.
+func (r *flushRound) wait(ctx context.Context) bool {
+	if ctx.Done() == nil {
+		<-r.done
+		return true
+	}
+	select {
+	case <-r.done:
+		return true
+	case <-ctx.Done():
+	}
+	select {
+	case <-r.done:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -251,11 +290,11 @@ func (h *fileHandle) Flush(ctx context.Context) error {
 // with mu held; releases it during I/O.
 func (h *fileHandle) lead() {
 	h.flushing = true
-	done := make(chan struct{})
-	h.flushDone = done
+	round := &flushRound{done: make(chan struct{})}
+	h.flight = round
 	h.gather.wait(&h.mu)
 	batch := h.pending
-	h.pending, h.inflight = nil, batch
+	h.pending, h.inflight, h.spare = h.spare[:0], batch, nil
 	h.taken = h.next - 1
 	cut, at := h.cutTorn, h.size
 	h.mu.Unlock()
@@ -288,6 +327,7 @@ func (h *fileHandle) lead() {
 	h.gather.flushed(time.Since(started))
 	if err != nil {
 		h.err = &PoisonedError{Path: h.path, Err: err}
+		round.err = h.err
 		h.store.cfg.log.Error("flush failed; handle poisoned", "path", h.path, "err", err)
 	} else if len(batch) > 0 {
 		h.cutTorn = false
@@ -300,8 +340,11 @@ func (h *fileHandle) lead() {
 	}
 	if cap(h.buf) > 4<<20 {
 		h.buf, h.frameBuf = nil, nil // do not pin a large batch's buffers
+	} else {
+		clear(batch) // reused: holds no data of events already written
+		h.spare = batch
 	}
-	close(done)
+	close(round.done)
 }
 
 // write makes rows durable at offset at: cut a torn tail first if needed,
