@@ -418,17 +418,16 @@ func (t *Transcript) toolCall(e eventlog.Event) {
 }
 
 func (t *Transcript) toolResult(e eventlog.Event) {
-	d, ok := readOK[toolResultHead](&t.s.Degraded, e)
+	// The output is kept as it is: copied, not decoded again (the log's
+	// reader validated it), which is most of a replay's bytes.
+	d, ok := readOK[toolResultData](&t.s.Degraded, e)
 	if !ok {
 		return
 	}
-	// The output is kept as it is: copied, not decoded again (the log's
-	// reader validated it), which is most of a replay's bytes.
-	output, _ := eventlog.Member(e.Data, "output")
 	id := *d.ID
 	m := Message{
 		Seq: e.Seq, Role: RoleTool, Slot: t.s.CurrentSlot,
-		ToolCallID: id, Output: slices.Clip(slices.Clone(orNil(output))), Error: d.Error, Synthetic: d.Synthetic,
+		ToolCallID: id, Output: slices.Clip(orNil(d.Output)), Error: d.Error, Synthetic: d.Synthetic,
 	}
 	ref, known := t.callAt[id]
 	if known {
