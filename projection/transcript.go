@@ -282,7 +282,7 @@ func (t *Transcript) chunk(e eventlog.Event) {
 		if !ok || d.Text == nil {
 			return
 		}
-		text = *d.Text
+		text = []byte(*d.Text)
 	}
 	if t.streaming < 0 {
 		m := Message{Seq: e.Seq, Role: RoleAssistant, Slot: t.s.CurrentSlot, Partial: true}
