@@ -1,6 +1,7 @@
 package projection
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"reflect"
@@ -203,9 +204,10 @@ func unquote(v []byte) (string, bool) {
 	if body := v[1 : len(v)-1]; plain(body) {
 		return string(body), true
 	}
-	var buf [256]byte
-	b, ok := appendUnquoted(buf[:0], v)
-	return string(b), ok
+	// Unescaping only shortens the string (but for what encoding/json
+	// decodes): one allocation, which the string then owns.
+	b, ok := appendUnquoted(make([]byte, 0, len(v)-2), v)
+	return unsafe.String(unsafe.SliceData(b), len(b)), ok
 }
 
 // plain reports whether a string's body is printable ASCII without a
@@ -238,51 +240,47 @@ func plain(body []byte) bool {
 func zeroBytes(w uint64) uint64 { return (w - 0x0101010101010101) &^ w }
 
 // appendUnquoted appends the string the JSON string v holds to dst, as
-// encoding/json decodes it. It decodes the short escapes and valid UTF-8
-// itself and leaves a \u escape or an invalid byte to encoding/json. On
+// encoding/json decodes it. It decodes the short escapes of valid UTF-8
+// itself, from one backslash to the next, and leaves a \u escape or
+// invalid UTF-8 to encoding/json. It trusts v to be valid JSON (no
+// control byte or bare quote inside), as the log's reader checked. On
 // failure (v is not a string) it returns dst unchanged and false.
 func appendUnquoted(dst, v []byte) ([]byte, bool) {
 	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
 		return dst, false
 	}
-	n0 := len(dst)
 	body := v[1 : len(v)-1]
-	start := 0
-	for i := 0; i < len(body); {
-		switch c := body[i]; {
-		case c == '\\' && i+1 < len(body):
-			r := body[i+1]
-			switch r {
-			case '"', '\\', '/':
-			case 'b':
-				r = '\b'
-			case 'f':
-				r = '\f'
-			case 'n':
-				r = '\n'
-			case 'r':
-				r = '\r'
-			case 't':
-				r = '\t'
-			default:
-				return appendByEncodingJSON(dst[:n0], v)
-			}
-			dst = append(append(dst, body[start:i]...), r)
-			i += 2
-			start = i
-		case c < ' ' || c == '"' || c == '\\':
-			return appendByEncodingJSON(dst[:n0], v)
-		case c < utf8.RuneSelf:
-			i++
-		default:
-			r, size := utf8.DecodeRune(body[i:])
-			if r == utf8.RuneError && size == 1 {
-				return appendByEncodingJSON(dst[:n0], v)
-			}
-			i += size
-		}
+	if !utf8.Valid(body) {
+		return appendByEncodingJSON(dst, v)
 	}
-	return append(dst, body[start:]...), true
+	n0 := len(dst)
+	for {
+		i := bytes.IndexByte(body, '\\')
+		if i < 0 {
+			return append(dst, body...), true
+		}
+		if i+1 == len(body) {
+			return appendByEncodingJSON(dst[:n0], v)
+		}
+		r := body[i+1]
+		switch r {
+		case '"', '\\', '/':
+		case 'b':
+			r = '\b'
+		case 'f':
+			r = '\f'
+		case 'n':
+			r = '\n'
+		case 'r':
+			r = '\r'
+		case 't':
+			r = '\t'
+		default:
+			return appendByEncodingJSON(dst[:n0], v)
+		}
+		dst = append(append(dst, body[:i]...), r)
+		body = body[i+2:]
+	}
 }
 
 // appendByEncodingJSON appends the string v holds as decoded by
