@@ -167,7 +167,7 @@ func (f *field) set(p unsafe.Pointer, v []byte) bool {
 			return false
 		}
 	case kindRaw:
-		*(*json.RawMessage)(p) = append(make(json.RawMessage, 0, len(v)), v...)
+		*(*json.RawMessage)(p) = append(json.RawMessage(nil), v...) // no make: it would zero what is then copied
 	}
 	return true
 }

@@ -234,16 +234,21 @@ func hashString(h [sha256.Size]byte) string { return "sha256:" + hex.EncodeToStr
 
 // Apply folds one event into the state.
 func (t *Transcript) Apply(e eventlog.Event) {
-	if e.Type == typeAssistantChunk {
+	switch e.Type {
+	case typeAssistantChunk:
 		t.chunk(e)
+		return
+	case typeAssistantMessage:
+		// Not synced first: the message replaces the streamed text, which
+		// would be copied only to be dropped; a degraded one leaves it
+		// due, for the next event or read.
+		t.message(e, RoleAssistant)
 		return
 	}
 	t.sync()
 	switch e.Type {
 	case typeUserMessage:
 		t.message(e, RoleUser)
-	case typeAssistantMessage:
-		t.message(e, RoleAssistant)
 	case typeReasoning:
 		if d, ok := readOK[reasoningData](&t.s.Degraded, e); ok {
 			t.s.PendingReasoning = append(t.s.PendingReasoning, Reasoning{Text: *d.Text, Signature: d.Signature})
@@ -322,7 +327,7 @@ func (t *Transcript) unstream() {
 	if i < 0 {
 		return
 	}
-	t.streaming = -1
+	t.streaming, t.streamDue = -1, false
 	m := t.s.Messages[i]
 	t.s.PendingReasoning = append(m.Reasoning, t.s.PendingReasoning...)
 	t.stale(i)
