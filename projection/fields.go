@@ -250,6 +250,9 @@ func appendUnquoted(dst, v []byte) ([]byte, bool) {
 		return dst, false
 	}
 	body := v[1 : len(v)-1]
+	if plain(body) {
+		return append(dst, body...), true
+	}
 	if !utf8.Valid(body) {
 		return appendByEncodingJSON(dst, v)
 	}

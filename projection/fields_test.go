@@ -103,6 +103,7 @@ func FuzzFieldsMatchEncodingJSON(f *testing.F) {
 		for _, same := range decoders {
 			same(t, data)
 		}
+		sameChunkText(t, data)
 	})
 }
 
@@ -118,4 +119,31 @@ func FuzzPlain(f *testing.F) {
 		}
 		require.Equal(t, want, plain(body), "%q", body)
 	})
+}
+
+// sameChunkText checks appendChunkText, the transcript's way to a chunk's
+// text, against read[chunkData], wherever it answers.
+func sameChunkText(t *testing.T, data []byte) {
+	t.Helper()
+	prefix := []byte("so far: ")
+	got, found, ok := appendChunkText(append([]byte(nil), prefix...), data)
+	if !ok || !json.Valid(data) {
+		return
+	}
+	d, why := read[chunkData](data)
+	require.Empty(t, why, "appendChunkText took %q, which read rejects", data)
+	require.Equal(t, d.Text != nil, found, "data %q", data)
+	if found {
+		require.Equal(t, string(prefix)+*d.Text, string(got), "data %q", data)
+	} else {
+		require.Equal(t, string(prefix), string(got), "data %q", data)
+	}
+}
+
+func TestChunkTextPlainShapes(t *testing.T) {
+	for _, data := range []string{`{"text":"fox jumps over "}`, `{"index":3,"text":"line\n\"quoted\" é"}`, `{"delta":{"args":"{}"}}`} {
+		_, _, ok := appendChunkText(nil, []byte(data))
+		require.True(t, ok, "appendChunkText gave %q up", data)
+		sameChunkText(t, []byte(data))
+	}
 }

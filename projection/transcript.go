@@ -276,29 +276,64 @@ func (t *Transcript) Apply(e eventlog.Event) {
 }
 
 // chunk joins an assistant/chunk into the open step's streamed message,
-// starting one when the step has neither a message nor a call yet.
+// starting one when the step has neither a message nor a call yet. The
+// text is unquoted straight into streamText: no string per chunk.
 func (t *Transcript) chunk(e eventlog.Event) {
 	if !t.s.StepOpen || (t.streaming < 0 && t.holder() >= 0) {
 		return
 	}
-	text, ok := chunkText(e.Data)
+	// Without a streamed message, streamText is free: its last text was
+	// synced into its message or dropped with it.
+	keep := len(t.streamText)
+	if t.streaming < 0 {
+		keep = 0
+	}
+	text, found, ok := appendChunkText(t.streamText[:keep], e.Data)
 	if !ok {
 		d, ok := readOK[chunkData](&t.s.Degraded, e)
 		if !ok || d.Text == nil {
 			return
 		}
-		text = []byte(*d.Text)
+		text, found = append(t.streamText[:keep], *d.Text...), true
+	}
+	if !found {
+		return // a chunk without a text adds none
 	}
 	if t.streaming < 0 {
 		m := Message{Seq: e.Seq, Role: RoleAssistant, Slot: t.s.CurrentSlot, Partial: true}
 		m.Reasoning, t.s.PendingReasoning = t.s.PendingReasoning, nil
 		t.push(m)
 		t.streaming = len(t.s.Messages) - 1
-		t.streamText = t.streamText[:0]
 	}
-	t.streamText = append(t.streamText, text...)
+	t.streamText = text
 	t.streamDue = true
 	t.stale(t.streaming)
+}
+
+// appendChunkText appends the text of assistant/chunk data to dst, as
+// read[chunkData] would decode it, and whether it has one; ok is false
+// for data read must decide (an escaped key, a text that is not a
+// string, data that is not an object), and then dst's length is as it
+// was.
+func appendChunkText(dst, data []byte) (_ []byte, found, ok bool) {
+	var text []byte
+	plainKeys := true
+	wellFormed := eventlog.EachMember(data, func(key []byte, escaped bool, value []byte) {
+		switch {
+		case escaped:
+			plainKeys = false
+		case string(key) == "text":
+			text, found = value, true
+		}
+	})
+	switch {
+	case !wellFormed || !plainKeys:
+		return dst, false, false
+	case !found:
+		return dst, false, true
+	}
+	dst, ok = appendUnquoted(dst, text)
+	return dst, true, ok
 }
 
 // sync copies the streamed text into its message.

@@ -344,16 +344,3 @@ func orNil(raw json.RawMessage) json.RawMessage {
 
 // jsonKeys returns the JSON keys of the struct v points to.
 func jsonKeys(v any) []string { return fieldsOf(reflect.TypeOf(v).Elem()).keys }
-
-// chunkText reads the text of assistant/chunk data of the one common
-// shape, {"text":"…"} with a plain string (printable ASCII, no escape),
-// without a decoder: the text is the returned bytes, which point into data.
-// ok is false for any other bytes, which the caller decodes.
-func chunkText(data json.RawMessage) ([]byte, bool) {
-	const head, tail = `{"text":"`, `"}`
-	if len(data) < len(head)+len(tail) || string(data[:len(head)]) != head || string(data[len(data)-len(tail):]) != tail {
-		return nil, false
-	}
-	body := data[len(head) : len(data)-len(tail)]
-	return body, plain(body)
-}
