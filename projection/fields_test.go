@@ -79,7 +79,7 @@ func TestFieldsPlainShapes(t *testing.T) {
 var unusual = []string{
 	`{"text":"\u00e9\ud83d\ude00 \ud800 lone"}`,
 	"{\"text\":\"\xff\xfe invalid\"}",
-	`{"text":null}`, `{"text":1}`, `{"text":"a","text":"b"}`, `{"text":"a","text":null}`,
+	`{"text":null}`, `{"text":1}`, `{"text":"a","text":"b"}`, `{"text":"a","text":null}`, `{"text":0,"text":"0"}`,
 	`{"TEXT":"folded","text":"exact"}`, `{"t\u0065xt":"escaped key"}`,
 	`{"slot":null,"text":"t"}`, `{"slot":"","text":""}`,
 	`{"inputTokens":1e3,"outputTokens":1}`, `{"inputTokens":1.0,"outputTokens":1}`,

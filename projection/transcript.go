@@ -317,17 +317,20 @@ func (t *Transcript) chunk(e eventlog.Event) {
 // was.
 func appendChunkText(dst, data []byte) (_ []byte, found, ok bool) {
 	var text []byte
-	plainKeys := true
+	plain := true // every key without escapes, every text a string
 	wellFormed := eventlog.EachMember(data, func(key []byte, escaped bool, value []byte) {
 		switch {
 		case escaped:
-			plainKeys = false
+			plain = false
 		case string(key) == "text":
+			// Every text counts, not only the last: encoding/json reports
+			// an earlier one of the wrong type though a later one wins.
 			text, found = value, true
+			plain = plain && value[0] == '"'
 		}
 	})
 	switch {
-	case !wellFormed || !plainKeys:
+	case !wellFormed || !plain:
 		return dst, false, false
 	case !found:
 		return dst, false, true
