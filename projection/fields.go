@@ -34,7 +34,7 @@ const (
 	kindInt                        // int64: optional
 	kindIntPtr                     // *int64: required
 	kindBool                       // bool: optional
-	kindRaw                        // json.RawMessage: any value
+	kindRaw                        // json.RawMessage: any value, pointing into the data
 )
 
 // field is one member a data struct decodes: its key (from the json tag),
@@ -167,9 +167,21 @@ func (f *field) set(p unsafe.Pointer, v []byte) bool {
 			return false
 		}
 	case kindRaw:
-		*(*json.RawMessage)(p) = append(json.RawMessage(nil), v...) // no make: it would zero what is then copied
+		// Not copied: a projection copies what it keeps (owned), and the
+		// agent keeps no tool call's args.
+		*(*json.RawMessage)(p) = v
 	}
 	return true
+}
+
+// owned returns a copy of a raw value read from an event's data, which
+// decodeFields leaves pointing into that data: what a projection keeps
+// must not pin the event's bytes nor change if its caller reuses them.
+func owned(raw json.RawMessage) json.RawMessage {
+	if raw == nil {
+		return nil
+	}
+	return append(json.RawMessage(nil), raw...) // no make: it would zero what is then copied
 }
 
 // parseInt reads a JSON number that is a plain integer of at most 18

@@ -221,7 +221,8 @@ type checker[T any] interface {
 //
 // The data's members are decoded by decodeFields when they have the plain
 // shapes writers produce; otherwise by encoding/json, which gives an
-// unusual value or a wrong shape its exact meaning.
+// unusual value or a wrong shape its exact meaning. A RawMessage field
+// may point into data: what is kept must be copied (owned).
 func read[T any, P checker[T]](data json.RawMessage) (T, string) {
 	var v T
 	if isNull(data) || decodeFields(data, &v) {
