@@ -74,3 +74,20 @@ func memberValue(member []byte) []byte {
 	}
 	return bytes.TrimRight(member[i:], " \t\r\n")
 }
+
+// EachMember calls fn for every member of the JSON object data, in order,
+// with the raw bytes of its key (between the quotes), whether they hold an
+// escape, and the raw bytes of its value (no surrounding whitespace). As
+// with Pick, values are skipped, not validated: data read from a log was
+// validated once already, by the reader. It returns false when data is not
+// a well-formed object as far as it looks (keys and structure), and fn may
+// then have been called for some of its members. The slices fn is given
+// point into data.
+func EachMember(data []byte, fn func(key []byte, escaped bool, value []byte)) bool {
+	return eachMember(data, func(raw []byte, escaped bool, start, end int) {
+		// The key's closing quote is at start+1+len(raw); then ':' between
+		// whitespace, then the value, which ends at end.
+		i := skipWS(data, start+len(raw)+2)
+		fn(raw, escaped, data[skipWS(data, i+1):end])
+	})
+}

@@ -17,9 +17,11 @@ import (
 // for byte once marshalled), must never panic whatever the data, and must
 // carry unknown event types past untouched. Data is valid JSON, as a log's
 // reader and Append guarantee, so the built-in projections do not validate
-// again what they only copy (a tool result's output): given bytes that are
-// not JSON, they do not panic, but MarshalState may return an error. A known type whose data has the
-// wrong shape is recorded as degraded, with its seq.
+// it again: given bytes that are not JSON, they do not panic, but what they
+// make of them is unspecified and MarshalState may return an error. Apply
+// does not keep e.Data: the caller may reuse its bytes once Apply returns.
+// A known type whose data has the wrong shape is recorded as degraded,
+// with its seq.
 //
 // A Projection is not safe for concurrent use.
 type Projection interface {

@@ -234,16 +234,21 @@ func hashString(h [sha256.Size]byte) string { return "sha256:" + hex.EncodeToStr
 
 // Apply folds one event into the state.
 func (t *Transcript) Apply(e eventlog.Event) {
-	if e.Type == typeAssistantChunk {
+	switch e.Type {
+	case typeAssistantChunk:
 		t.chunk(e)
+		return
+	case typeAssistantMessage:
+		// Not synced first: the message replaces the streamed text, which
+		// would be copied only to be dropped; a degraded one leaves it
+		// due, for the next event or read.
+		t.message(e, RoleAssistant)
 		return
 	}
 	t.sync()
 	switch e.Type {
 	case typeUserMessage:
 		t.message(e, RoleUser)
-	case typeAssistantMessage:
-		t.message(e, RoleAssistant)
 	case typeReasoning:
 		if d, ok := readOK[reasoningData](&t.s.Degraded, e); ok {
 			t.s.PendingReasoning = append(t.s.PendingReasoning, Reasoning{Text: *d.Text, Signature: d.Signature})
@@ -271,29 +276,67 @@ func (t *Transcript) Apply(e eventlog.Event) {
 }
 
 // chunk joins an assistant/chunk into the open step's streamed message,
-// starting one when the step has neither a message nor a call yet.
+// starting one when the step has neither a message nor a call yet. The
+// text is unquoted straight into streamText: no string per chunk.
 func (t *Transcript) chunk(e eventlog.Event) {
 	if !t.s.StepOpen || (t.streaming < 0 && t.holder() >= 0) {
 		return
 	}
-	text, ok := chunkText(e.Data)
+	// Without a streamed message, streamText is free: its last text was
+	// synced into its message or dropped with it.
+	keep := len(t.streamText)
+	if t.streaming < 0 {
+		keep = 0
+	}
+	text, found, ok := appendChunkText(t.streamText[:keep], e.Data)
 	if !ok {
 		d, ok := readOK[chunkData](&t.s.Degraded, e)
 		if !ok || d.Text == nil {
 			return
 		}
-		text = *d.Text
+		text, found = append(t.streamText[:keep], *d.Text...), true
+	}
+	if !found {
+		return // a chunk without a text adds none
 	}
 	if t.streaming < 0 {
 		m := Message{Seq: e.Seq, Role: RoleAssistant, Slot: t.s.CurrentSlot, Partial: true}
 		m.Reasoning, t.s.PendingReasoning = t.s.PendingReasoning, nil
 		t.push(m)
 		t.streaming = len(t.s.Messages) - 1
-		t.streamText = t.streamText[:0]
 	}
-	t.streamText = append(t.streamText, text...)
+	t.streamText = text
 	t.streamDue = true
 	t.stale(t.streaming)
+}
+
+// appendChunkText appends the text of assistant/chunk data to dst, as
+// read[chunkData] would decode it, and whether it has one; ok is false
+// for data read must decide (an escaped key, a text that is not a
+// string, data that is not an object), and then dst's length is as it
+// was.
+func appendChunkText(dst, data []byte) (_ []byte, found, ok bool) {
+	var text []byte
+	plain := true // every key without escapes, every text a string
+	wellFormed := eventlog.EachMember(data, func(key []byte, escaped bool, value []byte) {
+		switch {
+		case escaped:
+			plain = false
+		case string(key) == "text":
+			// Every text counts, not only the last: encoding/json reports
+			// an earlier one of the wrong type though a later one wins.
+			text, found = value, true
+			plain = plain && value[0] == '"'
+		}
+	})
+	switch {
+	case !wellFormed || !plain:
+		return dst, false, false
+	case !found:
+		return dst, false, true
+	}
+	dst, ok = appendUnquoted(dst, text)
+	return dst, true, ok
 }
 
 // sync copies the streamed text into its message.
@@ -322,7 +365,7 @@ func (t *Transcript) unstream() {
 	if i < 0 {
 		return
 	}
-	t.streaming = -1
+	t.streaming, t.streamDue = -1, false
 	m := t.s.Messages[i]
 	t.s.PendingReasoning = append(m.Reasoning, t.s.PendingReasoning...)
 	t.stale(i)
@@ -398,7 +441,7 @@ func (t *Transcript) toolCall(e eventlog.Event) {
 		degrade(&t.s.Degraded, e, "duplicate call id "+quote(id))
 		return
 	}
-	call := ToolCall{ID: id, Name: *d.Name, Args: d.Args, Effect: d.Effect}
+	call := ToolCall{ID: id, Name: *d.Name, Args: owned(d.Args), Effect: d.Effect}
 	if h := t.holder(); h >= 0 {
 		m := &t.s.Messages[h]
 		m.ToolCalls = append(m.ToolCalls, call)
@@ -418,17 +461,16 @@ func (t *Transcript) toolCall(e eventlog.Event) {
 }
 
 func (t *Transcript) toolResult(e eventlog.Event) {
-	d, ok := readOK[toolResultHead](&t.s.Degraded, e)
+	// The output is kept as it is: copied, not decoded again (the log's
+	// reader validated it), which is most of a replay's bytes.
+	d, ok := readOK[toolResultData](&t.s.Degraded, e)
 	if !ok {
 		return
 	}
-	// The output is kept as it is: copied, not decoded again (the log's
-	// reader validated it), which is most of a replay's bytes.
-	output, _ := eventlog.Member(e.Data, "output")
 	id := *d.ID
 	m := Message{
 		Seq: e.Seq, Role: RoleTool, Slot: t.s.CurrentSlot,
-		ToolCallID: id, Output: slices.Clip(slices.Clone(orNil(output))), Error: d.Error, Synthetic: d.Synthetic,
+		ToolCallID: id, Output: slices.Clip(owned(orNil(d.Output))), Error: d.Error, Synthetic: d.Synthetic,
 	}
 	ref, known := t.callAt[id]
 	if known {

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"reflect"
 	"strconv"
-	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/sessionlog/sessionlog/eventlog"
@@ -73,12 +71,19 @@ type (
 		By       string  `json:"by"`
 	}
 	// toolResultHead is a tool/result without its output, which can be
-	// large: the agent does not keep it, the transcript keeps it as it is
-	// (eventlog.Member).
+	// large: the agent does not keep it, so its decoder skips it.
 	toolResultHead struct {
 		ID        *string `json:"id"`
 		Error     string  `json:"error"`
 		Synthetic bool    `json:"synthetic"`
+	}
+	// toolResultData is a whole tool/result: the transcript keeps the
+	// output as it is, copied, not decoded.
+	toolResultData struct {
+		ID        *string         `json:"id"`
+		Error     string          `json:"error"`
+		Synthetic bool            `json:"synthetic"`
+		Output    json.RawMessage `json:"output"`
 	}
 	usageData struct {
 		InputTokens  *int64 `json:"inputTokens"`
@@ -154,6 +159,8 @@ func (d *toolApprovalData) check() string {
 
 func (d *toolResultHead) check() string { return missing(d.ID == nil, "id") }
 
+func (d *toolResultData) check() string { return missing(d.ID == nil, "id") }
+
 func (d *usageData) check() string {
 	switch {
 	case d.InputTokens == nil:
@@ -211,8 +218,17 @@ type checker[T any] interface {
 // shape is wrong, or "" when it is right. Absent or null data reads as an
 // empty object. Whatever the bytes, read never panics; on a wrong shape
 // the value holds what could be decoded, which only the lifecycle types use.
+//
+// The data's members are decoded by decodeFields when they have the plain
+// shapes writers produce; otherwise by encoding/json, which gives an
+// unusual value or a wrong shape its exact meaning. A RawMessage field
+// may point into data: what is kept must be copied (owned).
 func read[T any, P checker[T]](data json.RawMessage) (T, string) {
 	var v T
+	if isNull(data) || decodeFields(data, &v) {
+		return v, P(&v).check()
+	}
+	v = *new(T)
 	if why := decode(data, P(&v)); why != "" {
 		return v, why
 	}
@@ -327,42 +343,5 @@ func orNil(raw json.RawMessage) json.RawMessage {
 	return raw
 }
 
-// keysOf caches the JSON keys of the data structs, by type: type
-// metadata, as encoding/json caches its own; never changed once stored.
-var keysOf sync.Map // reflect.Type → []string
-
 // jsonKeys returns the JSON keys of the struct v points to.
-func jsonKeys(v any) []string {
-	t := reflect.TypeOf(v).Elem()
-	if ks, ok := keysOf.Load(t); ok {
-		return ks.([]string)
-	}
-	var ks []string
-	if t.Kind() == reflect.Struct {
-		for i := range t.NumField() {
-			name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-			if name != "" && name != "-" {
-				ks = append(ks, name)
-			}
-		}
-	}
-	keysOf.Store(t, ks)
-	return ks
-}
-
-// chunkText reads the text of assistant/chunk data of the one common
-// shape, {"text":"…"} with no escape in the string, without a JSON
-// decoder; ok is false for any other bytes, which the caller decodes.
-func chunkText(data json.RawMessage) (string, bool) {
-	const head, tail = `{"text":"`, `"}`
-	if len(data) < len(head)+len(tail) || string(data[:len(head)]) != head || string(data[len(data)-len(tail):]) != tail {
-		return "", false
-	}
-	body := data[len(head) : len(data)-len(tail)]
-	for _, c := range body {
-		if c == '"' || c == '\\' || c < 0x20 {
-			return "", false
-		}
-	}
-	return string(body), true
-}
+func jsonKeys(v any) []string { return fieldsOf(reflect.TypeOf(v).Elem()).keys }
