@@ -128,12 +128,18 @@ func UpTo(seq int64) Option { return func(c *config) { c.upTo = seq } }
 // one that matches the log.
 func WithCache(c Cache) Option { return func(cfg *config) { cfg.cache = c } }
 
+// defaultMemLimit is WithMemoryLimit's default.
+const defaultMemLimit = 16 << 20
+
 // WithSnapshotEvery keeps a state in memory every n events (default 1024),
 // besides one at every checkpoint.
 func WithSnapshotEvery(n int) Option { return func(c *config) { c.snapEvery = max(n, 1) } }
 
-// WithMemoryLimit bounds the bytes of states kept in memory (default 64
-// MiB); past it every other kept state is dropped.
+// WithMemoryLimit bounds the bytes of states kept in memory (default 16
+// MiB); past it every other kept state is dropped. The default keeps a
+// replay's memory at what its projections hold plus a few tens of MB
+// however long the log (docs/performance.md, "A 1 GiB session"); a larger
+// limit keeps more states, so a rollback far back re-applies fewer events.
 func WithMemoryLimit(n int) Option { return func(c *config) { c.memLimit = n } }
 
 // CheckDigests recomputes the log digest of every checkpoint, and the
@@ -154,7 +160,7 @@ func WithLogger(l *slog.Logger) Option { return func(c *config) { c.log = l } }
 // the state right after Result.Seq. Replay is streaming: it holds one
 // event, plus the kept states.
 func Replay(ctx context.Context, src Source, ps []projection.Projection, opts ...Option) (Result, error) {
-	cfg := config{upTo: -2, snapEvery: 1024, memLimit: 64 << 20, log: slog.New(slog.DiscardHandler)}
+	cfg := config{upTo: -2, snapEvery: 1024, memLimit: defaultMemLimit, log: slog.New(slog.DiscardHandler)}
 	for _, o := range opts {
 		o(&cfg)
 	}
