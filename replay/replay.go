@@ -129,13 +129,13 @@ func UpTo(seq int64) Option { return func(c *config) { c.upTo = seq } }
 func WithCache(c Cache) Option { return func(cfg *config) { cfg.cache = c } }
 
 // defaultMemLimit is WithMemoryLimit's default.
-const defaultMemLimit = 16 << 20
+const defaultMemLimit = 8 << 20
 
 // WithSnapshotEvery keeps a state in memory every n events (default 1024),
 // besides one at every checkpoint.
 func WithSnapshotEvery(n int) Option { return func(c *config) { c.snapEvery = max(n, 1) } }
 
-// WithMemoryLimit bounds the bytes of states kept in memory (default 16
+// WithMemoryLimit bounds the bytes of states kept in memory (default 8
 // MiB); past it every other kept state is dropped. The default keeps a
 // replay's memory at what its projections hold plus a few tens of MB
 // however long the log (docs/performance.md, "A 1 GiB session"); a larger
