@@ -45,15 +45,7 @@ func BenchmarkReadPath(b *testing.B) {
 			b.ResetTimer()
 			cpu := startCPU()
 			for range b.N {
-				n := 0
-				for e, err := range h.Read(ctx, 0, handle.End) {
-					if err != nil {
-						b.Fatal(err)
-					}
-					sink += len(e.Data)
-					n++
-				}
-				if n != len(evs) {
+				if n := readHandle(ctx, b, h); n != len(evs) {
 					b.Fatalf("read %d events, want %d", n, len(evs))
 				}
 			}
@@ -68,31 +60,50 @@ func BenchmarkReadPath(b *testing.B) {
 		buf := make([]byte, 1<<20)
 		cpu := startCPU()
 		for range b.N {
-			f, err := os.Open(naivePath)
-			if err != nil {
-				b.Fatal(err)
-			}
-			sc := bufio.NewScanner(f)
-			sc.Buffer(buf, 64<<20)
-			n := 0
-			for sc.Scan() {
-				var e naiveEvent
-				if err := api.Unmarshal(sc.Bytes(), &e); err != nil {
-					b.Fatal(err)
-				}
-				sink += len(e.Data)
-				n++
-			}
-			if err := sc.Err(); err != nil {
-				b.Fatal(err)
-			}
-			f.Close()
-			if n != len(evs) {
+			if n := decodeJSONL(b, naivePath, buf, api.Unmarshal); n != len(evs) {
 				b.Fatalf("read %d events, want %d", n, len(evs))
 			}
 		}
 		cpu.report(b, workloadSize)
 	})
+}
+
+// readHandle reads every event of h and returns how many there were.
+func readHandle(ctx context.Context, b *testing.B, h handle.Handle) int {
+	n := 0
+	for e, err := range h.Read(ctx, 0, handle.End) {
+		if err != nil {
+			b.Fatal(err)
+		}
+		sink += len(e.Data)
+		n++
+	}
+	return n
+}
+
+// decodeJSONL decodes the JSONL file at path line by line with unmarshal
+// into a naiveEvent, scanning with buf, and returns how many lines it read.
+func decodeJSONL(b *testing.B, path string, buf []byte, unmarshal func([]byte, any) error) int {
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(buf, 64<<20)
+	n := 0
+	for sc.Scan() {
+		var e naiveEvent
+		if err := unmarshal(sc.Bytes(), &e); err != nil {
+			b.Fatal(err)
+		}
+		sink += len(e.Data)
+		n++
+	}
+	if err := sc.Err(); err != nil {
+		b.Fatal(err)
+	}
+	return n
 }
 
 // cpuClock measures the process's CPU time from its start.
