@@ -1,7 +1,9 @@
 package eventlog
 
 import (
+	"encoding/binary"
 	"errors"
+	"math/bits"
 	"strconv"
 	"unicode/utf8"
 )
@@ -138,12 +140,22 @@ func scanContainer(b []byte, i, depth int) (int, bool, error) {
 func scanString(b []byte, i int) (end int, escaped bool, err error) {
 	j := i + 1
 	for j < len(b) {
-		c := b[j]
-		if plainASCII[c] { // one lookup for the common byte
-			j++
-			continue
+		// Skip plain ASCII eight bytes at a time, then one at a time
+		// near the end of b.
+		for j+8 <= len(b) {
+			if m := stringStops(binary.LittleEndian.Uint64(b[j:])); m != 0 {
+				j += bits.TrailingZeros64(m) >> 3
+				break
+			}
+			j += 8
 		}
-		switch {
+		for j < len(b) && plainASCII[b[j]] {
+			j++
+		}
+		if j >= len(b) {
+			break
+		}
+		switch c := b[j]; {
 		case c >= utf8.RuneSelf:
 			r, size := utf8.DecodeRune(b[j:])
 			if r == utf8.RuneError && size == 1 {
@@ -178,6 +190,27 @@ func scanString(b []byte, i int) (end int, escaped bool, err error) {
 		}
 	}
 	return j, escaped, errEnd
+}
+
+// Byte lanes of a uint64.
+const (
+	lanes1 = 0x0101010101010101 // 0x01 in every byte
+	lanes8 = 0x8080808080808080 // the high bit of every byte
+)
+
+// stringStops returns a mask of x, eight bytes of a string loaded
+// little-endian, whose lowest set bit is the high bit of the first byte
+// that is not plain ASCII (plainASCII: a control byte, '"', '\\' or a
+// byte from 0x80), and 0 when all eight are plain. Bits above the lowest
+// may be spurious (a borrow carries into the next byte), so only the
+// lowest is meaningful.
+func stringStops(x uint64) uint64 {
+	q := x ^ (lanes1 * '"')
+	bs := x ^ (lanes1 * '\\')
+	ctl := (x - lanes1*0x20) &^ x    // bytes below 0x20
+	quote := (q - lanes1) &^ q       // bytes equal to '"'
+	backslash := (bs - lanes1) &^ bs // bytes equal to '\\'
+	return (ctl | quote | backslash | x) & lanes8
 }
 
 // plainASCII marks the bytes that stand for themselves in a JSON string:
