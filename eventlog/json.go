@@ -155,41 +155,49 @@ func scanString(b []byte, i int) (end int, escaped bool, err error) {
 		if j >= len(b) {
 			break
 		}
-		switch c := b[j]; {
-		case c >= utf8.RuneSelf:
-			r, size := utf8.DecodeRune(b[j:])
-			if r == utf8.RuneError && size == 1 {
-				return j, escaped, errBadUTF8
-			}
-			j += size
-		case c == '"':
+		if b[j] == '"' {
 			return j + 1, escaped, nil
-		case c == '\\':
-			escaped = true
-			if j+1 >= len(b) {
-				return j, escaped, errEnd
-			}
-			switch b[j+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				j += 2
-			case 'u':
-				if j+6 > len(b) {
-					return j, escaped, errEnd
-				}
-				for _, h := range b[j+2 : j+6] {
-					if !isHex(h) {
-						return j, escaped, errBadString
-					}
-				}
-				j += 6
-			default:
-				return j, escaped, errBadString
-			}
-		default: // c < 0x20
-			return j, escaped, errors.New("control character in string")
+		}
+		escaped = escaped || b[j] == '\\'
+		if j, err = scanStop(b, j); err != nil {
+			return j, escaped, err
 		}
 	}
 	return j, escaped, errEnd
+}
+
+// scanStop scans the string byte b[j] that is not plain ASCII, nor the
+// closing quote: a UTF-8 sequence or an escape, returning the index past
+// it; a control byte or a bad sequence is an error at j.
+func scanStop(b []byte, j int) (int, error) {
+	switch c := b[j]; {
+	case c >= utf8.RuneSelf:
+		r, size := utf8.DecodeRune(b[j:])
+		if r == utf8.RuneError && size == 1 {
+			return j, errBadUTF8
+		}
+		return j + size, nil
+	case c == '\\':
+		if j+1 >= len(b) {
+			return j, errEnd
+		}
+		switch b[j+1] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			return j + 2, nil
+		case 'u':
+			if j+6 > len(b) {
+				return j, errEnd
+			}
+			for _, h := range b[j+2 : j+6] {
+				if !isHex(h) {
+					return j, errBadString
+				}
+			}
+			return j + 6, nil
+		}
+		return j, errBadString
+	}
+	return j, errors.New("control character in string")
 }
 
 // Byte lanes of a uint64.
