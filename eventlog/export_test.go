@@ -11,3 +11,7 @@ var TailFrameAt = tailFrameAt
 // Packable exposes packable: whether an event's data may sit in a packed
 // row.
 var Packable = packable
+
+// SetMinAhead sets the smallest compressed frame a zstd Reader decodes
+// ahead: 1 decodes every buffered frame ahead, math.MaxInt none.
+func SetMinAhead(r *Reader, n int) { r.zs.minAhead = n }
