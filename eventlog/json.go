@@ -72,6 +72,21 @@ func scanLiteral(b []byte, i int, lit string) (int, bool, error) {
 }
 
 func scanContainer(b []byte, i, depth int) (int, bool, error) {
+	return scanContainerInto(b, i, depth, nil)
+}
+
+// elemSink collects the elements of an array as scanContainerInto scans
+// it: the first max of them, counting them all.
+type elemSink struct {
+	elems [][]byte
+	max   int
+	count int
+}
+
+// scanContainerInto is scanContainer, handing each element of an array
+// to sink when it is not nil, so that a caller that needs the elements
+// does not scan the array twice.
+func scanContainerInto(b []byte, i, depth int, sink *elemSink) (int, bool, error) {
 	closer, obj := byte(']'), b[i] == '{'
 	if obj {
 		closer = '}'
@@ -106,9 +121,16 @@ func scanContainer(b []byte, i, depth int) (int, bool, error) {
 		}
 		var inner bool
 		var err error
+		start := j
 		j, inner, err = scanDepth(b, j, depth+1)
 		if err != nil {
 			return j, ws, err
+		}
+		if sink != nil {
+			if sink.count < sink.max {
+				sink.elems = append(sink.elems, b[start:j])
+			}
+			sink.count++
 		}
 		ws = ws || inner
 		k = skipWS(b, j)
