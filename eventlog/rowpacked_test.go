@@ -1,6 +1,7 @@
 package eventlog_test
 
 import (
+	"bytes"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -94,4 +95,35 @@ func FuzzDecodeRowPackedOrder(f *testing.F) {
 	f.Fuzz(func(t *testing.T, n, time, data string) {
 		requireSameDecode(t, n, time, data)
 	})
+}
+
+// The events of a packed row share one allocation for their data, yet
+// each Data is the caller's: changing one, or appending to it, leaves the
+// others as they were, and none is touched by reading on.
+func TestReaderPackedDataIndependent(t *testing.T) {
+	want := packedEvents(0, 4)
+	want[2].Data = nil // a null in the packed data array
+	log := hdrLine + string(eventlog.NewEncoder(nil).AppendRows(nil, want)) + rows(4, 1)
+	r := eventlog.NewReader(strings.NewReader(log))
+	var got []eventlog.Event
+	for r.Next() {
+		e := r.Event()
+		require.Equal(t, len(e.Data), cap(e.Data), "Data of seq %d is capped at its length", e.Seq)
+		got = append(got, e)
+	}
+	require.NoError(t, r.Err())
+	require.Len(t, got, 5)
+	require.Nil(t, got[2].Data)
+	got[0].Data = append(got[0].Data, "XYZ"...)
+	got[1].Data[0] = '#'
+	for k, e := range got[:4] {
+		w := want[k].Data
+		switch k {
+		case 0:
+			w = append(bytes.Clone(w), "XYZ"...)
+		case 1:
+			w = append([]byte{'#'}, w[1:]...)
+		}
+		require.Equal(t, string(w), string(e.Data), "seq %d", e.Seq)
+	}
 }
