@@ -424,7 +424,9 @@ func (r *Reader) decodeAt(frame []byte, off int64, n int) ([]byte, error) {
 
 // NewZstdReader returns a Reader of a zstd-encoded log: a concatenation of
 // zstd frames whose decompressed bytes form a raw log. Frames are read one
-// at a time, so memory is bounded by one frame. Torn tail and corruption
+// at a time, the next one decoded ahead on a goroutine of the Reader's
+// while the rows of the current one are parsed when it is already buffered
+// (see prefetch), so memory is bounded by two frames. Torn tail and corruption
 // follow docs/format.md §9: a last frame that is incomplete or fails its checksum, or
 // trailing bytes that form no complete frame, are torn; a bad frame
 // followed by a valid one (a data frame that decodes, or a tail frame,
