@@ -238,6 +238,9 @@ func (r *Reader) readRow() {
 		return
 	}
 	r.cur.n, r.curIdx = 0, 0
+	if line != nil {
+		nul = bytes.IndexByte(line, 0) >= 0
+	}
 	if !nul {
 		r.fail(&CorruptError{Path: r.path, Offset: off, Seq: r.next, Reason: reason})
 		return
@@ -363,7 +366,10 @@ func (r *Reader) All() iter.Seq2[Event, error] {
 }
 
 // readLine returns the next line without its '\n', its offset, whether it
-// ended in '\n' and whether it held a NUL byte. A line longer than
+// ended in '\n' and whether it held a NUL byte — told for a line it
+// returns as nil or incomplete only: the caller of a complete line looks
+// for NULs only when the line is not a row (a row holds none: JSON has
+// no raw control bytes), so a good row is not scanned for them. A line longer than
 // MaxRowSize is consumed without being held and returned as nil (its length
 // in r.lastLen). At the end of the source it returns io.EOF.
 func (r *Reader) readLine() (line []byte, off int64, complete, nul bool, err error) {
@@ -374,10 +380,10 @@ func (r *Reader) readLine() (line []byte, off int64, complete, nul bool, err err
 		if i := bytes.IndexByte(r.buf[r.r+scanned:r.w], '\n'); i >= 0 {
 			n := scanned + i
 			line = r.buf[r.r : r.r+n]
-			nul = nul || bytes.IndexByte(line, 0) >= 0
 			r.consume(n + 1)
 			r.lastLen = int(dropped) + n + 1
 			if dropped > 0 {
+				nul = nul || bytes.IndexByte(line, 0) >= 0
 				line = nil
 			}
 			return line, off, true, nul, nil
