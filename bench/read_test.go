@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"os"
@@ -61,15 +60,7 @@ func BenchmarkRead(b *testing.B) {
 		b.ReportAllocs()
 		b.ResetTimer()
 		for range b.N {
-			n := 0
-			for e, err := range h.Read(ctx, 0, handle.End) {
-				if err != nil {
-					b.Fatal(err)
-				}
-				sink += len(e.Data)
-				n++
-			}
-			check(b, n)
+			check(b, readHandle(ctx, b, h))
 		}
 		b.StopTimer()
 		report(b)
@@ -83,14 +74,7 @@ func BenchmarkRead(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			n := 0
-			for e, err := range h.Read(ctx, 0, handle.End) {
-				if err != nil {
-					b.Fatal(err)
-				}
-				sink += len(e.Data)
-				n++
-			}
+			n := readHandle(ctx, b, h)
 			if err := h.Close(); err != nil {
 				b.Fatal(err)
 			}
@@ -132,26 +116,7 @@ func BenchmarkRead(b *testing.B) {
 		b.ReportAllocs()
 		buf := make([]byte, 1<<20)
 		for range b.N {
-			f, err := os.Open(naivePath)
-			if err != nil {
-				b.Fatal(err)
-			}
-			sc := bufio.NewScanner(f)
-			sc.Buffer(buf, 64<<20)
-			n := 0
-			for sc.Scan() {
-				var e naiveEvent
-				if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-					b.Fatal(err)
-				}
-				sink += len(e.Data)
-				n++
-			}
-			if err := sc.Err(); err != nil {
-				b.Fatal(err)
-			}
-			f.Close()
-			check(b, n)
+			check(b, decodeJSONL(b, naivePath, buf, json.Unmarshal))
 		}
 		b.StopTimer()
 		report(b)

@@ -173,15 +173,7 @@ func BenchmarkZstdRead(b *testing.B) {
 					b.ReportAllocs()
 					b.ResetTimer()
 					for range b.N {
-						n := 0
-						for e, err := range h.Read(ctx, 0, handle.End) {
-							if err != nil {
-								b.Fatal(err)
-							}
-							sink += len(e.Data)
-							n++
-						}
-						if n != len(w.evs) {
+						if n := readHandle(ctx, b, h); n != len(w.evs) {
 							b.Fatalf("read %d events, want %d", n, len(w.evs))
 						}
 					}

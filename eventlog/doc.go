@@ -55,5 +55,7 @@
 // CompactData and RowSize; the Encoder trusts what it is given.
 //
 // Everything in this package is safe for concurrent use except a Reader,
-// which belongs to one goroutine.
+// which belongs to one goroutine. A zstd Reader may decode its next frame
+// on a goroutine of its own while its caller parses the current one; that
+// goroutine ends with the decode, and ZstdCodec.Close waits for it.
 package eventlog

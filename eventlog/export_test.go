@@ -14,3 +14,7 @@ var Packable = packable
 
 // IntLen exposes intLen: the number of characters of a decimal int64.
 var IntLen = intLen
+
+// SetMinAhead sets the smallest compressed frame a zstd Reader decodes
+// ahead: 1 decodes every buffered frame ahead, math.MaxInt none.
+func SetMinAhead(r *Reader, n int) { r.zs.minAhead = n }

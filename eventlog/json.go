@@ -1,7 +1,9 @@
 package eventlog
 
 import (
+	"encoding/binary"
 	"errors"
+	"math/bits"
 	"strconv"
 	"unicode/utf8"
 )
@@ -70,6 +72,21 @@ func scanLiteral(b []byte, i int, lit string) (int, bool, error) {
 }
 
 func scanContainer(b []byte, i, depth int) (int, bool, error) {
+	return scanContainerInto(b, i, depth, nil)
+}
+
+// elemSink collects the elements of an array as scanContainerInto scans
+// it: the first max of them, counting them all.
+type elemSink struct {
+	elems [][]byte
+	max   int
+	count int
+}
+
+// scanContainerInto is scanContainer, handing each element of an array
+// to sink when it is not nil, so that a caller that needs the elements
+// does not scan the array twice.
+func scanContainerInto(b []byte, i, depth int, sink *elemSink) (int, bool, error) {
 	closer, obj := byte(']'), b[i] == '{'
 	if obj {
 		closer = '}'
@@ -104,9 +121,16 @@ func scanContainer(b []byte, i, depth int) (int, bool, error) {
 		}
 		var inner bool
 		var err error
+		start := j
 		j, inner, err = scanDepth(b, j, depth+1)
 		if err != nil {
 			return j, ws, err
+		}
+		if sink != nil {
+			if sink.count < sink.max {
+				sink.elems = append(sink.elems, b[start:j])
+			}
+			sink.count++
 		}
 		ws = ws || inner
 		k = skipWS(b, j)
@@ -138,46 +162,85 @@ func scanContainer(b []byte, i, depth int) (int, bool, error) {
 func scanString(b []byte, i int) (end int, escaped bool, err error) {
 	j := i + 1
 	for j < len(b) {
-		c := b[j]
-		if plainASCII[c] { // one lookup for the common byte
-			j++
-			continue
+		// Skip plain ASCII eight bytes at a time, then one at a time
+		// near the end of b.
+		for j+8 <= len(b) {
+			if m := stringStops(binary.LittleEndian.Uint64(b[j:])); m != 0 {
+				j += bits.TrailingZeros64(m) >> 3
+				break
+			}
+			j += 8
 		}
-		switch {
-		case c >= utf8.RuneSelf:
-			r, size := utf8.DecodeRune(b[j:])
-			if r == utf8.RuneError && size == 1 {
-				return j, escaped, errBadUTF8
-			}
-			j += size
-		case c == '"':
+		for j < len(b) && plainASCII[b[j]] {
+			j++
+		}
+		if j >= len(b) {
+			break
+		}
+		if b[j] == '"' {
 			return j + 1, escaped, nil
-		case c == '\\':
-			escaped = true
-			if j+1 >= len(b) {
-				return j, escaped, errEnd
-			}
-			switch b[j+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				j += 2
-			case 'u':
-				if j+6 > len(b) {
-					return j, escaped, errEnd
-				}
-				for _, h := range b[j+2 : j+6] {
-					if !isHex(h) {
-						return j, escaped, errBadString
-					}
-				}
-				j += 6
-			default:
-				return j, escaped, errBadString
-			}
-		default: // c < 0x20
-			return j, escaped, errors.New("control character in string")
+		}
+		escaped = escaped || b[j] == '\\'
+		if j, err = scanStop(b, j); err != nil {
+			return j, escaped, err
 		}
 	}
 	return j, escaped, errEnd
+}
+
+// scanStop scans the string byte b[j] that is not plain ASCII, nor the
+// closing quote: a UTF-8 sequence or an escape, returning the index past
+// it; a control byte or a bad sequence is an error at j.
+func scanStop(b []byte, j int) (int, error) {
+	switch c := b[j]; {
+	case c >= utf8.RuneSelf:
+		r, size := utf8.DecodeRune(b[j:])
+		if r == utf8.RuneError && size == 1 {
+			return j, errBadUTF8
+		}
+		return j + size, nil
+	case c == '\\':
+		if j+1 >= len(b) {
+			return j, errEnd
+		}
+		switch b[j+1] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			return j + 2, nil
+		case 'u':
+			if j+6 > len(b) {
+				return j, errEnd
+			}
+			for _, h := range b[j+2 : j+6] {
+				if !isHex(h) {
+					return j, errBadString
+				}
+			}
+			return j + 6, nil
+		}
+		return j, errBadString
+	}
+	return j, errors.New("control character in string")
+}
+
+// Byte lanes of a uint64.
+const (
+	lanes1 = 0x0101010101010101 // 0x01 in every byte
+	lanes8 = 0x8080808080808080 // the high bit of every byte
+)
+
+// stringStops returns a mask of x, eight bytes of a string loaded
+// little-endian, whose lowest set bit is the high bit of the first byte
+// that is not plain ASCII (plainASCII: a control byte, '"', '\\' or a
+// byte from 0x80), and 0 when all eight are plain. Bits above the lowest
+// may be spurious (a borrow carries into the next byte), so only the
+// lowest is meaningful.
+func stringStops(x uint64) uint64 {
+	q := x ^ (lanes1 * '"')
+	bs := x ^ (lanes1 * '\\')
+	ctl := (x - lanes1*0x20) &^ x    // bytes below 0x20
+	quote := (q - lanes1) &^ q       // bytes equal to '"'
+	backslash := (bs - lanes1) &^ bs // bytes equal to '\\'
+	return (ctl | quote | backslash | x) & lanes8
 }
 
 // plainASCII marks the bytes that stand for themselves in a JSON string:

@@ -43,10 +43,13 @@ type Reader struct {
 	from    int64 // events below it are decoded and checked, not returned
 	end     int64 // offset just past the last good row
 
-	cur    row
-	curIdx int // next event of cur to return
-	ev     Event
-	types  map[string]string
+	cur     row
+	curIdx  int    // next event of cur to return
+	curType string // cur's type, interned
+	slab    []byte // room for the data of cur's events still to return
+	slabbed bool   // slab is cur's (a packed row, once an event is returned)
+	ev      Event
+	types   map[string]string
 
 	lastLen int // bytes (with the newline) of the last line readLine returned
 
@@ -145,15 +148,28 @@ func (r *Reader) Next() bool {
 		if r.curIdx < r.cur.n {
 			k := r.curIdx
 			r.curIdx++
+			if k == 0 {
+				r.curType = r.intern(r.cur.typ)
+				r.slabbed = false
+			}
 			seq := r.cur.seq + int64(k)
 			if seq < r.from {
 				continue
+			}
+			if r.cur.n > 1 && !r.slabbed {
+				r.slab, r.slabbed = rowSlab(r.cur.datas[k:]), true
 			}
 			d := r.cur.datas[k]
 			if len(d) == 4 && string(d) == "null" {
 				d = nil
 			}
-			r.ev = Event{Seq: seq, Type: r.intern(r.cur.typ), Time: r.cur.times[k], Data: cloneData(d)}
+			var data []byte
+			if r.slabbed {
+				data, r.slab = takeData(r.slab, d)
+			} else {
+				data = cloneData(d)
+			}
+			r.ev = Event{Seq: seq, Type: r.curType, Time: r.cur.times[k], Data: data}
 			return true
 		}
 		if r.done {
@@ -222,6 +238,9 @@ func (r *Reader) readRow() {
 		return
 	}
 	r.cur.n, r.curIdx = 0, 0
+	if line != nil {
+		nul = bytes.IndexByte(line, 0) >= 0
+	}
 	if !nul {
 		r.fail(&CorruptError{Path: r.path, Offset: off, Seq: r.next, Reason: reason})
 		return
@@ -277,7 +296,33 @@ func (r *Reader) name() string {
 	return fmt.Sprintf("%q", r.path)
 }
 
-// Event returns the event Next advanced to. Its Data is the caller's.
+// rowSlab returns one buffer for the data of all the events of a packed
+// row, so that its n events cost one allocation rather than n.
+func rowSlab(datas [][]byte) []byte {
+	total := 0
+	for _, d := range datas {
+		total += len(d)
+	}
+	return make([]byte, 0, total)
+}
+
+// takeData copies d to the free end of slab (a buffer from rowSlab) and
+// returns the copy, capped at its length so that an append to it cannot
+// reach the next event's data, and slab without it. Nil stays nil.
+func takeData(slab, d []byte) (data, rest []byte) {
+	if d == nil {
+		return nil, slab
+	}
+	slab = append(slab, d...)
+	n := len(slab)
+	return slab[n-len(d) : n : n], slab[n:n:cap(slab)]
+}
+
+// Event returns the event Next advanced to. Its Data is the caller's: no
+// other event's Data and nothing the Reader reuses share its bytes, and it
+// is capped at its length, so that it may be changed or appended to. (The
+// events of a packed row have their Data in one allocation, which lives
+// as long as any of them is kept.)
 func (r *Reader) Event() Event { return r.ev }
 
 // Err returns the error that ended the read, or nil for a clean end or a
@@ -321,7 +366,10 @@ func (r *Reader) All() iter.Seq2[Event, error] {
 }
 
 // readLine returns the next line without its '\n', its offset, whether it
-// ended in '\n' and whether it held a NUL byte. A line longer than
+// ended in '\n' and whether it held a NUL byte — told for a line it
+// returns as nil or incomplete only: the caller of a complete line looks
+// for NULs only when the line is not a row (a row holds none: JSON has
+// no raw control bytes), so a good row is not scanned for them. A line longer than
 // MaxRowSize is consumed without being held and returned as nil (its length
 // in r.lastLen). At the end of the source it returns io.EOF.
 func (r *Reader) readLine() (line []byte, off int64, complete, nul bool, err error) {
@@ -332,10 +380,10 @@ func (r *Reader) readLine() (line []byte, off int64, complete, nul bool, err err
 		if i := bytes.IndexByte(r.buf[r.r+scanned:r.w], '\n'); i >= 0 {
 			n := scanned + i
 			line = r.buf[r.r : r.r+n]
-			nul = nul || bytes.IndexByte(line, 0) >= 0
 			r.consume(n + 1)
 			r.lastLen = int(dropped) + n + 1
 			if dropped > 0 {
+				nul = nul || bytes.IndexByte(line, 0) >= 0
 				line = nil
 			}
 			return line, off, true, nul, nil

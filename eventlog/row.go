@@ -15,6 +15,8 @@ type row struct {
 	n     int
 	times []int64
 	datas [][]byte // nil element: data absent
+
+	timeSink, dataSink elemSink // a packed row's elements, scanned once
 }
 
 const (
@@ -47,6 +49,7 @@ func decodeRow(line []byte, r *row) error {
 	var timeSpan, dataSpan []byte
 	r.n = 1
 	r.typ = nil
+	r.timeSink.count, r.dataSink.count = -1, -1 // nothing collected for this row
 	for first := true; ; first = false {
 		if i < len(line) && line[i] == '}' && first {
 			i++
@@ -73,7 +76,14 @@ func decodeRow(line []byte, r *row) error {
 		}
 		i = skipWS(line, i+1)
 		vStart := i
-		vEnd, _, err := scanValue(line, i)
+		var vEnd int
+		if sink := r.packedSink(key, seen, line, i); sink != nil {
+			// n came first, as our writer writes it: collect the
+			// elements of the packed time or data while validating.
+			vEnd, _, err = scanContainerInto(line, i, 0, sink)
+		} else {
+			vEnd, _, err = scanValue(line, i)
+		}
 		if err != nil {
 			return rowErrf("bad value of %q at byte %d: %v", key, vStart, err)
 		}
@@ -136,8 +146,8 @@ func decodeRow(line []byte, r *row) error {
 		}
 	}
 	r.times = r.times[:0]
-	r.datas = r.datas[:0]
 	if seen&keyN == 0 {
+		r.datas = r.datas[:0]
 		t, _, err := scanUint(timeSpan, 0)
 		if err != nil {
 			return rowErrf("time: %v", err)
@@ -156,6 +166,26 @@ func decodeRow(line []byte, r *row) error {
 		return err
 	}
 	return decodePackedData(dataSpan, r)
+}
+
+// packedSink returns the sink that collects the elements of the value at
+// line[i] of key, when key is "time" or "data" of a row whose n is known
+// (seen) and the value is an array; nil otherwise. It resets the sink.
+func (r *row) packedSink(key []byte, seen int, line []byte, i int) *elemSink {
+	if seen&keyN == 0 || i >= len(line) || line[i] != '[' {
+		return nil
+	}
+	var s *elemSink
+	switch string(key) {
+	case "time":
+		s = &r.timeSink
+	case "data":
+		s = &r.dataSink
+	default:
+		return nil
+	}
+	*s = elemSink{elems: s.elems[:0], max: r.n}
+	return s
 }
 
 func decodeType(tok []byte) ([]byte, error) {
@@ -203,8 +233,26 @@ func arrayElems(arr []byte, f func(elem []byte) error) error {
 	}
 }
 
+// packedElems calls f with each element of span, a packed row's time or
+// data array: from sink when it collected them as the row was scanned
+// (count >= 0), else by scanning span again.
+func packedElems(span []byte, sink *elemSink, f func(elem []byte) error) error {
+	if sink.count < 0 || span == nil {
+		return arrayElems(span, f)
+	}
+	for _, e := range sink.elems {
+		if err := f(e); err != nil {
+			return err
+		}
+	}
+	if sink.count > len(sink.elems) {
+		return errors.New("more elements than n")
+	}
+	return nil
+}
+
 func decodePackedTimes(span []byte, r *row) error {
-	err := arrayElems(span, func(e []byte) error {
+	err := packedElems(span, &r.timeSink, func(e []byte) error {
 		if len(r.times) >= r.n {
 			return errors.New("more elements than n")
 		}
@@ -225,7 +273,8 @@ func decodePackedTimes(span []byte, r *row) error {
 }
 
 func decodePackedData(span []byte, r *row) error {
-	err := arrayElems(span, func(e []byte) error {
+	r.datas = r.datas[:0]
+	err := packedElems(span, &r.dataSink, func(e []byte) error {
 		if len(r.datas) >= r.n {
 			return errors.New("more elements than n")
 		}

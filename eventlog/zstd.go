@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/klauspost/compress/zstd"
 )
@@ -46,10 +47,15 @@ var (
 // ZstdCodec compresses rows into zstd frames and decompresses them. One
 // codec serves any number of writers and readers: it is safe for
 // concurrent use, and its encoder and decoder are reused, so a small flush
-// does not pay for a new encoder.
+// does not pay for a new encoder. Close waits for the decodes under way
+// (a Reader may decode its next frame on a goroutine of its own: see
+// NewZstdReader); a decode after Close fails.
 type ZstdCodec struct {
 	enc *zstd.Encoder
 	dec *zstd.Decoder
+
+	mu     sync.RWMutex // held shared by each decode, exclusively by Close
+	closed bool
 }
 
 // NewZstdCodec returns a codec that compresses at the given zstd level
@@ -74,11 +80,20 @@ func NewZstdCodec(level int) (*ZstdCodec, error) {
 	return &ZstdCodec{enc: enc, dec: dec}, nil
 }
 
-// Close releases the codec's resources.
+// Close releases the codec's resources, once the decodes under way end.
 func (c *ZstdCodec) Close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return
+	}
+	c.closed = true
 	c.enc.Close()
 	c.dec.Close()
 }
+
+// errCodecClosed is the error of a decode after the codec's Close.
+var errCodecClosed = errors.New("zstd codec closed")
 
 // AppendFrames appends rows (whole rows, each ending in '\n') to dst as
 // zstd frames with content checksums: one frame, or several of about
@@ -145,6 +160,11 @@ func (c *ZstdCodec) decodeFrame(frame, dst []byte) ([]byte, error) {
 	}
 	if uint64(cap(dst)) < limit {
 		dst = make([]byte, 0, limit)
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.closed {
+		return dst[:0], errCodecClosed
 	}
 	out, err := c.dec.DecodeAll(frame, dst[:0])
 	if err != nil && !declared && unbounded && errors.Is(err, zstd.ErrDecoderSizeExceeded) {
@@ -326,11 +346,87 @@ type zstdState struct {
 	// skipHeader: the Reader starts at offset 0 with WithStart, so the
 	// first data frame's first row is the header, not an event.
 	skipHeader bool
+
+	// The frame decoded ahead (see prefetch): while pending, a goroutine
+	// owns spare and ahead.frame and sends its result on ahead.done.
+	ahead    aheadFrame
+	pending  bool
+	spare    []byte // the content buffer not in use
+	minAhead int    // the smallest frame decoded ahead (tests change it)
+}
+
+// aheadFrame is a data frame being decoded ahead of the rows that need
+// it: a copy of its bytes, where it stands, and where its result goes.
+type aheadFrame struct {
+	frame []byte
+	off   int64
+	n     int
+	done  chan decodedFrame
+}
+
+// decodedFrame is the result of decodeFrame.
+type decodedFrame struct {
+	content []byte
+	err     error
+}
+
+// minAhead is the smallest compressed frame worth decoding ahead: below
+// it, the goroutine and the hand-over cost about what the decode does.
+const minAhead = 2 << 10
+
+// prefetch starts decoding the data frame at the read position on a
+// goroutine of its own while the rows of the current frame are parsed —
+// when that frame is already buffered whole and not tiny. It reads
+// nothing from the source and decides nothing: nextFrame takes the result
+// in place of its own decode of the same bytes, so what a read finds
+// (rows, torn tails, corruption) is the same either way. At most one frame
+// is ahead; the goroutine ends with its decode, even if the Reader is
+// dropped.
+func (r *Reader) prefetch() {
+	zs := r.zs
+	if zs.pending {
+		return
+	}
+	b := r.buf[r.r:r.w]
+	n, skippable, need, err := frameExtent(b)
+	if err != nil || need != 0 || skippable || n > len(b) || n < zs.minAhead {
+		return
+	}
+	a := &zs.ahead
+	if a.done == nil {
+		a.done = make(chan decodedFrame, 1)
+	}
+	a.frame = append(a.frame[:0], b[:n]...)
+	a.off, a.n = r.bufOff, n
+	zs.pending = true
+	codec, frame, dst, done := zs.codec, a.frame, zs.spare, a.done
+	go func() {
+		content, err := codec.decodeFrame(frame, dst)
+		done <- decodedFrame{content, err}
+	}()
+}
+
+// decodeAt decodes frame, the n bytes at file offset off, into a content
+// buffer: the result decoded ahead when it is this frame's, else now.
+func (r *Reader) decodeAt(frame []byte, off int64, n int) ([]byte, error) {
+	zs := r.zs
+	if zs.pending {
+		d := <-zs.ahead.done
+		zs.pending = false
+		if zs.ahead.off == off && zs.ahead.n == n {
+			zs.spare = zs.content // its rows are all read
+			return d.content, d.err
+		}
+		zs.spare = d.content
+	}
+	return zs.codec.decodeFrame(frame, zs.content)
 }
 
 // NewZstdReader returns a Reader of a zstd-encoded log: a concatenation of
 // zstd frames whose decompressed bytes form a raw log. Frames are read one
-// at a time, so memory is bounded by one frame. Torn tail and corruption
+// at a time, the next one decoded ahead on a goroutine of the Reader's
+// while the rows of the current one are parsed when it is already buffered
+// (see prefetch), so memory is bounded by two frames. Torn tail and corruption
 // follow docs/format.md §9: a last frame that is incomplete or fails its checksum, or
 // trailing bytes that form no complete frame, are torn; a bad frame
 // followed by a valid one (a data frame that decodes, or a tail frame,
@@ -343,7 +439,7 @@ type zstdState struct {
 func NewZstdReader(src io.Reader, codec *ZstdCodec, opts ...ReaderOption) *Reader {
 	r := NewReader(src, opts...)
 	r.zs = &zstdState{codec: codec, frameOff: r.bufOff, frameEnd: r.bufOff, endSeq: r.next,
-		skipHeader: r.hdrDone && r.bufOff == 0}
+		skipHeader: r.hdrDone && r.bufOff == 0, minAhead: minAhead}
 	return r
 }
 
@@ -489,7 +585,11 @@ func (r *Reader) nextFrame() bool {
 			continue
 		}
 		frame := r.buf[r.r : r.r+n]
-		content, derr := zs.codec.decodeFrame(frame, zs.content)
+		content, derr := r.decodeAt(frame, off, n)
+		if errors.Is(derr, errCodecClosed) { // no fault of the file's
+			r.fail(fmt.Errorf("eventlog: reading %s at offset %d: %w", r.name(), off, derr))
+			return false
+		}
 		if errors.Is(derr, errFrameTooLarge) {
 			r.fail(&CorruptError{Path: r.path, Offset: off, Seq: r.next, Reason: derr.Error()})
 			return false
@@ -512,6 +612,7 @@ func (r *Reader) nextFrame() bool {
 		}
 		zs.content, zs.cpos, zs.frameOff, zs.frameEnd, zs.frameSeq = content, 0, off, off+int64(n), r.next
 		zs.framed = true
+		r.prefetch()
 		return true
 	}
 }
