@@ -35,6 +35,10 @@ func TestExactKeys(t *testing.T) {
 		{"escaped backslash before a quote", `{"x":"a\\","ID":1,"id":2}`, `{"id":2}`},
 		{"brackets in strings", `{"x":{"s":"}]","t":["{"]},"ID":1,"id":[{"a":"]"}]}`, `{"id":[{"a":"]"}]}`},
 		{"literals and numbers", `{"x":true,"y":null,"z":-1.5e3,"ID":false,"id":0}`, `{"id":0}`},
+		// encoding/json decodes text that is not UTF-8 (as U+FFFD): it is
+		// filtered as encoding/json reads it (regression: the folded key got through).
+		{"a key that is not UTF-8 beside a folded one", "{\"\xf5\":0,\"ID\":0}", "{}"},
+		{"a value that is not UTF-8, exact keys", "{\"id\":\"\xff\"}", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

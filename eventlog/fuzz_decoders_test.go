@@ -536,6 +536,7 @@ func FuzzParseRollback(f *testing.F) {
 		`{"TO":3}`, `{"to":3,"to":-3}`, `{"to":-3,"to":3}`, `{"to":3,"To":null}`,
 		`{"to":3,"label":2}`, `{"to":3}x`, ` {"to":3}`, `{"to":3} `, `{ "to" : 3 }`,
 		"{\"to\":3,\"reason\":\"\xff\"}",
+		"{\"\xf5\":0,\"tO\":0}", // a folded key beside a key that is not UTF-8 (regression)
 		`{}`, `null`, `[]`, `3`, ``,
 	} {
 		f.Add([]byte(s))
