@@ -232,7 +232,7 @@ func Run(ctx context.Context, cfg Config, exe string) (*Results, error) {
 	if err := prepare(ctx, fixtures, cfg.ReadTurns, cfg.OpsSizes); err != nil {
 		return nil, fmt.Errorf("harness: fixtures: %w", err)
 	}
-	if cfg.HugeBytes > 0 && slices.ContainsFunc(hugeVariants, func(v string) bool { return cfg.Only == nil || cfg.Only.MatchString("huge/" + v) }) {
+	if cfg.HugeBytes > 0 && slices.ContainsFunc(hugeVariants, func(v string) bool { return cfg.Only == nil || cfg.Only.MatchString("huge/"+v) }) {
 		logf("writing the huge session (%s of JSONL)", Bytes(float64(cfg.HugeBytes)))
 		if err := prepareHuge(ctx, fixtures, cfg.HugeBytes); err != nil {
 			return nil, fmt.Errorf("harness: huge fixture: %w", err)
