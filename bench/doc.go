@@ -28,5 +28,6 @@
 //	go run ./cmd/harness
 //
 // Each benchmark's comment gives the command behind its table. Results and
-// their reading: ../docs/performance.md.
+// their reading: ../docs/benchmarks.md (these benchmarks) and
+// ../docs/performance.md (the harness).
 package bench

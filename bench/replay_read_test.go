@@ -2,9 +2,7 @@ package bench
 
 import (
 	"context"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/projection"
@@ -73,13 +71,4 @@ func BenchmarkReplayVsRead(b *testing.B) {
 			b.ReportMetric(float64(want)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
 		})
 	}
-}
-
-// processCPU returns the CPU time of this process so far, every thread.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
