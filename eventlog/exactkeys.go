@@ -30,13 +30,14 @@ func ExactKeys(data []byte, known ...string) []byte {
 			}
 		})
 	}
+	orig := data
 	ok := scan(data)
 	if !ok && !utf8.Valid(data) && json.Valid(data) {
 		data = bytes.ToValidUTF8(data, []byte("\uFFFD"))
 		ok = scan(data)
 	}
 	if !ok || !foreign || !json.Valid(data) {
-		return data // invalid data keeps its error: nothing is filtered away
+		return orig // invalid data keeps its error: nothing is filtered away
 	}
 	out := []byte{'{'}
 	eachMember(data, func(raw []byte, escaped bool, start, end int) {
