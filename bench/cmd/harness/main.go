@@ -3,7 +3,7 @@
 // the generated section of docs/performance.md (package harness).
 //
 //	cd bench && go run ./cmd/harness            # five runs, ~7 min; rewrites ../docs/performance.md
-//	cd bench && go run ./cmd/harness -long      # 100 MB sessions too, the 2,000-turn read (~14 min)
+//	cd bench && go run ./cmd/harness -long      # 100 MB and 1 GiB sessions too, the 2,000-turn read (~10 min idle)
 //	cd bench && go run ./cmd/harness -quick -out -   # one run on small sizes, tables to stdout
 package main
 
@@ -32,7 +32,7 @@ func run() error {
 	var (
 		childTask = flag.String("child", "", "internal: run one measurement (JSON task) and print its metrics")
 		quick     = flag.Bool("quick", false, "one run on small sizes (what CI can afford)")
-		long      = flag.Bool("long", false, "add the 100 MB sessions and the 2,000-turn read workload")
+		long      = flag.Bool("long", false, "add the 100 MB sessions, the 1 GiB session and the 2,000-turn read workload")
 		runs      = flag.Int("runs", 0, "interleaved runs (default: the mode's)")
 		out       = flag.String("out", "../docs/performance.md", "markdown file whose generated section is replaced; - for stdout")
 		work      = flag.String("work", "", "folder for the fixtures and measurements (default: the system's temp folder)")
