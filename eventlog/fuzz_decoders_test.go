@@ -381,6 +381,14 @@ func FuzzReadZstdTail(f *testing.F) {
 			return // corrupt: a bounded read does not look for it
 		}
 		frames, _ := eventlog.ZstdFrames(bytes.NewReader(data), size)
+		// Told of any frame (a hint, from an earlier read), or of bytes that
+		// are none, ReadZstdTailAfter says what ReadZstdTail says.
+		hints := append([]eventlog.Frame{{Offset: 1, Len: 9}, {Offset: size, Len: 1}}, frames[:min(len(frames), 6)]...)
+		for _, hint := range hints {
+			ht, herr := eventlog.ReadZstdTailAfter(src, size, c, "p", func() eventlog.Frame { return hint })
+			require.Equal(t, tl, ht, "hint %+v", hint)
+			require.Equal(t, fmt.Sprint(err), fmt.Sprint(herr), "hint %+v", hint)
+		}
 		if named, used := tailNamed(data); used {
 			lastOff, _ := r.LastFrame()
 			if !slices.Contains(frames, named) || named.Offset < lastOff {

@@ -63,16 +63,17 @@ func ReadTail(src io.ReaderAt, size int64, path string) (Tail, error) {
 // last data frame, found through the tail frame or, after a crash, by
 // walking frame headers without decompressing).
 func ReadZstdTail(src io.ReaderAt, size int64, codec *ZstdCodec, path string) (Tail, error) {
-	return ReadZstdTailAfter(src, size, codec, path, Frame{})
+	return ReadZstdTailAfter(src, size, codec, path, nil)
 }
 
 // ReadZstdTailAfter is ReadZstdTail told where a data frame of the log
-// stands (known, from an earlier read of the same file; the zero Frame
-// when nothing is known): when there is no tail frame, it walks the frame
-// headers from the end of known instead of from the start, so the walk is
-// bounded by what was written since. known is a hint: when it does not
-// name a whole data frame of src, the headers are walked from the start.
-func ReadZstdTailAfter(src io.ReaderAt, size int64, codec *ZstdCodec, path string, known Frame) (Tail, error) {
+// stands: known, when not nil, is asked for it (from an earlier read of
+// the same file) only when there is no tail frame, and then the frame
+// headers are walked from the end of that frame instead of from the start,
+// so the walk is bounded by what was written since. What known returns is
+// a hint: when it does not name a whole data frame of src (the zero Frame
+// does not), the headers are walked from the start.
+func ReadZstdTailAfter(src io.ReaderAt, size int64, codec *ZstdCodec, path string, known func() Frame) (Tail, error) {
 	var t Tail
 	hdrOff := int64(0)
 	for {
@@ -90,7 +91,7 @@ func ReadZstdTailAfter(src io.ReaderAt, size int64, codec *ZstdCodec, path strin
 	if t.Header, err = r.Header(); err != nil {
 		return t, err
 	}
-	offs, viaTail, err := lastFrames(src, size, known)
+	offs, viaTail, partial, err := lastFrames(src, size, known)
 	if err != nil {
 		return t, fmt.Errorf("eventlog: reading the tail of %q: %w", path, err)
 	}
@@ -116,13 +117,18 @@ func ReadZstdTailAfter(src io.ReaderAt, size int64, codec *ZstdCodec, path strin
 			if viaTail {
 				// The frame the tail frame names holds no rows (an empty
 				// frame): the last event is in an earlier frame.
-				offs, viaTail = dataFrames(src, size, Frame{}), false
+				offs, _ = dataFrames(src, size, Frame{})
+				viaTail = false
 				i = len(offs)
 			}
 			continue
 		}
 		t.Last, t.Found, err = LastEvent(bytes.NewReader(content), int64(len(content)), 0)
 		return t, err
+	}
+	if partial {
+		// No rows from the known frame on: the last event is before it.
+		return ReadZstdTailAfter(src, size, codec, path, nil)
 	}
 	return t, nil
 }
@@ -179,32 +185,37 @@ func extentAt(src io.ReaderAt, off, size int64) (n int64, skippable bool, err er
 // lastFrames returns {offset, length} of data frames to try for the last
 // event, last one last: the one named by a tail frame at the very end
 // (viaTail), or the data frames found by walking the headers (from the
-// end of known, when it names a data frame: see dataFrames).
-func lastFrames(src io.ReaderAt, size int64, known Frame) (offs [][2]int64, viaTail bool, err error) {
+// end of known, when it names a data frame: partial, see dataFrames).
+func lastFrames(src io.ReaderAt, size int64, known func() Frame) (offs [][2]int64, viaTail, partial bool, err error) {
 	if at := size - TailFrameSize; at >= 0 {
 		var b [TailFrameSize]byte
 		if _, err := src.ReadAt(b[:], at); err != nil {
-			return nil, false, err
+			return nil, false, false, err
 		}
 		if off, n, ok := tailFrameAt(b[:], at); ok && off >= 0 && n > 0 && off <= at-n {
 			// A tail frame names a whole data frame, or it is not one.
 			if m, skippable, err := extentAt(src, off, off+n); err == nil && m == n && !skippable {
-				return [][2]int64{{off, n}}, true, nil
+				return [][2]int64{{off, n}}, true, false, nil
 			}
 		}
 	}
-	return dataFrames(src, size, known), false, nil
+	var hint Frame
+	if known != nil {
+		hint = known()
+	}
+	offs, partial = dataFrames(src, size, hint)
+	return offs, false, partial, nil
 }
 
 // dataFrames returns {offset, length} of every data frame found by walking
 // the frame headers; when known names a whole data frame, of known and
-// the data frames after it only.
-func dataFrames(src io.ReaderAt, size int64, known Frame) (offs [][2]int64) {
+// the data frames after it only (partial).
+func dataFrames(src io.ReaderAt, size int64, known Frame) (offs [][2]int64, partial bool) {
 	var frames []Frame
 	if end := known.Offset + known.Len; known.Len > 0 && !known.Skippable && known.Offset >= 0 && end <= size {
 		if n, skippable, err := extentAt(src, known.Offset, end); err == nil && n == known.Len && !skippable {
 			after, _ := zstdFramesFrom(src, end, size)
-			frames = append([]Frame{known}, after...)
+			frames, partial = append([]Frame{known}, after...), true
 		}
 	}
 	if frames == nil {
@@ -215,7 +226,7 @@ func dataFrames(src io.ReaderAt, size int64, known Frame) (offs [][2]int64) {
 			offs = append(offs, [2]int64{f.Offset, f.Len})
 		}
 	}
-	return offs
+	return offs, partial
 }
 
 // tailFrameAt reports whether b (TailFrameSize bytes) is a tail frame that

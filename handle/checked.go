@@ -120,8 +120,9 @@ func (s *FileStore) loadChecked(ctx context.Context, id string) (checkedRecord, 
 }
 
 // decodeChecked parses a checked record and checks that it is coherent:
-// an index that starts at or after the header and grows, entries within
-// the file.
+// an index that grows, entries and the last frame within the file. (That
+// the index starts after the header is checked against the header, by
+// checkLog.)
 func decodeChecked(b []byte) (checkedRecord, bool) {
 	var rec checkedRecord
 	d := json.NewDecoder(bytes.NewReader(b))
@@ -148,11 +149,7 @@ func decodeChecked(b []byte) (checkedRecord, bool) {
 // matches reports whether the log file f, whose identity is now, is the
 // file rec was taken of, unchanged.
 func (rec checkedRecord) matches(f io.ReaderAt, now fileIdentity) bool {
-	if now != rec.File {
-		return false
-	}
-	sum, err := tailSum(f, now.Size)
-	return err == nil && sum == rec.Tail
+	return now == rec.File && rec.holdsPrefix(f, now)
 }
 
 // holdsPrefix reports whether the log file f, whose identity is now, still
@@ -167,6 +164,12 @@ func (rec checkedRecord) holdsPrefix(f io.ReaderAt, now fileIdentity) bool {
 	return err == nil && sum == rec.Tail
 }
 
+// lastFrame returns the last data frame rec names, for a read of the
+// log's tail (see eventlog.ReadZstdTailAfter).
+func (rec checkedRecord) lastFrame() eventlog.Frame {
+	return eventlog.Frame{Offset: rec.LastFrame[0], Len: rec.LastFrame[1]}
+}
+
 // scan returns what rec says a full read of the log would find; hdr is
 // the log's header.
 func (rec checkedRecord) scan(hdr eventlog.Header) scanResult {
@@ -179,11 +182,11 @@ func (rec checkedRecord) scan(hdr eventlog.Header) scanResult {
 }
 
 // saveChecked keeps the checked record of session id's log file f, which
-// a check (or this store's writer) found to end cleanly at sc.end; was is
-// the file's identity before that check began. Nothing is saved when the
-// file changed meanwhile or holds more than sc says. A failure only costs
-// a later open one full check.
-func (s *FileStore) saveChecked(ctx context.Context, id string, f afero.File, was fileIdentity, sc scanResult) {
+// a check (or this store's writer) found to end cleanly at sc.end; was,
+// when not nil, is the file's identity before that check began. Nothing is
+// saved when the file changed meanwhile or holds more than sc says. A
+// failure only costs a later open one full check.
+func (s *FileStore) saveChecked(ctx context.Context, id string, f afero.File, was *fileIdentity, sc scanResult) {
 	if id == "" || sc.torn != nil || sc.end <= 0 {
 		return
 	}
@@ -192,7 +195,7 @@ func (s *FileStore) saveChecked(ctx context.Context, id string, f afero.File, wa
 		return
 	}
 	now := identityOf(fi)
-	if now != was || now.Size != sc.end {
+	if was != nil && now != *was || now.Size != sc.end {
 		return
 	}
 	sum, err := tailSum(f, now.Size)
@@ -217,18 +220,15 @@ func (s *FileStore) saveChecked(ctx context.Context, id string, f afero.File, wa
 // a file outside it (no record is kept); nameID is the ID the file's name
 // says, if any, which the header must match.
 func (s *FileStore) checkLog(ctx context.Context, loc location, f afero.File, id, nameID string, writer bool) (scanResult, error) {
-	var was fileIdentity
-	fi, err := f.Stat()
-	if err != nil {
-		id = "" // no identity, no record
-	} else {
-		was = identityOf(fi)
+	var was *fileIdentity // nil: no identity, so no record is used or kept
+	if fi, err := f.Stat(); err == nil {
+		id := identityOf(fi)
+		was = &id
 	}
-	if rec, ok := s.loadChecked(ctx, id); ok && rec.matches(f, was) {
+	if rec, ok := s.loadChecked(ctx, id); ok && was != nil && rec.matches(f, *was) {
 		// The header and the last event, a bounded read, must agree with
 		// the record: a record is trusted with the rest.
-		t, err := loc.enc.tail(ctxReaderAt{ctx: ctx, r: f}, was.Size, loc.path,
-			eventlog.Frame{Offset: rec.LastFrame[0], Len: rec.LastFrame[1]})
+		t, err := loc.enc.tail(ctxReaderAt{ctx: ctx, r: f}, was.Size, loc.path, rec.lastFrame)
 		next := t.Header.FirstSeq()
 		if t.Found {
 			next = t.Last.Seq + 1
@@ -248,7 +248,7 @@ func (s *FileStore) checkLog(ctx context.Context, loc location, f afero.File, id
 	if err != nil {
 		return sc, err
 	}
-	if writer {
+	if writer && was != nil {
 		s.saveChecked(ctx, id, f, was, sc)
 	}
 	return sc, nil
@@ -276,11 +276,7 @@ func (h *fileHandle) saveOwnChecked(ctx context.Context, sc scanResult) {
 		return
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return
-	}
-	h.store.saveChecked(ctx, h.hdr.ID, f, identityOf(fi), sc)
+	h.store.saveChecked(ctx, h.hdr.ID, f, nil, sc)
 }
 
 // refreshChecked keeps a zstd writer's checked record recent, so that a
@@ -298,12 +294,8 @@ func (h *fileHandle) refreshChecked(at int64, out []byte, parts []int, batch []e
 		return
 	}
 	h.sinceChecked = [2]int64{}
-	fi, err := h.f.Stat()
-	if err != nil {
-		return
-	}
 	last := parts[len(parts)-1]
 	sc := scanResult{hdr: h.hdr, end: at + int64(len(out)), next: batch[len(batch)-1].Seq + 1,
 		index: addIndex(slices.Clone(h.index), at, batch[0].Seq), lastFrame: [2]int64{at + int64(last), int64(len(out) - last)}}
-	h.store.saveChecked(context.Background(), h.hdr.ID, h.f, identityOf(fi), sc)
+	h.store.saveChecked(context.Background(), h.hdr.ID, h.f, nil, sc)
 }

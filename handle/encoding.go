@@ -74,9 +74,10 @@ func (e *encoding) rewriteFrames(dst, rows []byte) (out []byte, last int, err er
 	return out, last, nil
 }
 
-// tail reads the header and last event of the log in src; known is a
-// data frame the caller knows of (zstd, see eventlog.ReadZstdTailAfter).
-func (e *encoding) tail(src io.ReaderAt, size int64, path string, known eventlog.Frame) (eventlog.Tail, error) {
+// tail reads the header and last event of the log in src; known, when
+// not nil, tells a data frame the caller knows of (zstd, asked only when
+// needed: see eventlog.ReadZstdTailAfter).
+func (e *encoding) tail(src io.ReaderAt, size int64, path string, known func() eventlog.Frame) (eventlog.Tail, error) {
 	if e.z != nil {
 		return eventlog.ReadZstdTailAfter(src, size, e.z, path, known)
 	}

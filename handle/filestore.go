@@ -495,11 +495,11 @@ func (s *FileStore) statPath(ctx context.Context, id string, loc location) (Info
 	}
 	size := fi.Size()
 	src := ctxReaderAt{ctx: ctx, r: f}
-	var known eventlog.Frame
-	if loc.enc.z != nil {
+	known := func() eventlog.Frame { // asked only when no tail frame ends the log
 		if rec, ok := s.loadChecked(ctx, id); ok && rec.holdsPrefix(src, identityOf(fi)) {
-			known = eventlog.Frame{Offset: rec.LastFrame[0], Len: rec.LastFrame[1]}
+			return rec.lastFrame()
 		}
+		return eventlog.Frame{}
 	}
 	t, err := loc.enc.tail(src, size, loc.path, known)
 	if err != nil {

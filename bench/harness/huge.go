@@ -149,8 +149,7 @@ func runHuge(ctx context.Context, variant, fixtures string, reps int) (Metrics, 
 	case "Open for writing":
 		return timeOps(reps, noop, open, closeW)
 	case "Open for writing, full check":
-		// The checked record's derived-cache key (handle/checked.go).
-		return timeOps(1, func() error { return store.DeleteDerived(ctx, id, "checked") }, open, closeW)
+		return timeOps(1, func() error { return store.DeleteDerived(ctx, id, checkedKey) }, open, closeW)
 	case "replay agent/v1", "replay transcript/v1", "verify":
 	default:
 		return nil, fmt.Errorf("harness: no huge variant %q", variant)

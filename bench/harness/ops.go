@@ -43,6 +43,11 @@ var opsVariants = []string{
 	"copy + fsync raw",
 }
 
+// checkedKey is the derived-cache key of a session's checked record
+// (handle/checked.go): deleting it makes the next open read the whole log,
+// as after a crash.
+const checkedKey = "checked"
+
 // fullCheck reports whether an ops variant is one of the full-check ones.
 func fullCheck(variant string) bool { return strings.HasSuffix(variant, ", full check") }
 
@@ -85,7 +90,7 @@ func runOps(ctx context.Context, variant, fixtures string, size int64, reps int)
 	case "Open for writing raw", "Open for writing zstd", "Open for writing raw, full check":
 		var h handle.Handle
 		if fullCheck(variant) {
-			setup = func() error { return store.DeleteDerived(ctx, id, "checked") }
+			setup = func() error { return store.DeleteDerived(ctx, id, checkedKey) }
 		}
 		op = func() error { var err error; h, err = store.Open(ctx, id, handle.ReadWrite); return err }
 		cleanup = func() error { return h.Close() }
