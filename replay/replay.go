@@ -138,7 +138,7 @@ func WithSnapshotEvery(n int) Option { return func(c *config) { c.snapEvery = ma
 // WithMemoryLimit bounds the bytes of states kept in memory (default 8
 // MiB); past it every other kept state is dropped. The default keeps a
 // replay's memory at what its projections hold plus a few tens of MB
-// however long the log (docs/performance.md, "A 1 GiB session"); a larger
+// however long the log (docs/performance.md, the 1 GiB session); a larger
 // limit keeps more states, so a rollback far back re-applies fewer events.
 func WithMemoryLimit(n int) Option { return func(c *config) { c.memLimit = n } }
 
