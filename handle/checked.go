@@ -254,12 +254,9 @@ func (s *FileStore) checkLog(ctx context.Context, loc location, f afero.File, id
 	return sc, nil
 }
 
-// ownScan returns what a full check of h's log would find: the state of a
-// writer all of whose events are durable. Called by Close after the last
-// flush.
+// ownScan returns what a full check of h's log would find: where its
+// flushed rows end, the seq after the last durable event. Callers hold mu.
 func (h *fileHandle) ownScan() scanResult {
-	h.mu.Lock()
-	defer h.mu.Unlock()
 	return scanResult{hdr: h.hdr, end: h.size, next: h.durable + 1, index: slices.Clone(h.index), lastFrame: h.lastFrame}
 }
 
@@ -279,23 +276,19 @@ func (h *fileHandle) saveOwnChecked(ctx context.Context, sc scanResult) {
 	h.store.saveChecked(ctx, h.hdr.ID, f, nil, sc)
 }
 
-// refreshChecked keeps a zstd writer's checked record recent, so that a
-// Stat while it runs walks a bounded number of frames (see checkedStride).
-// Called by the leader right after a flush wrote frames (out, whose
-// frames start at parts) at offset at, before the next flush can write:
-// the leader alone changes index, so it reads it without mu.
-func (h *fileHandle) refreshChecked(at int64, out []byte, parts []int, batch []eventlog.Event) {
-	if h.enc.z == nil || len(batch) == 0 {
-		return
+// checkedDue reports whether a zstd writer's checked record is due for a
+// refresh after a flush of n bytes in frames frames (of events events), so
+// that a Stat while the writer runs walks a bounded number of frames (see
+// checkedStride). Called by the leader with mu held.
+func (h *fileHandle) checkedDue(n, frames, events int) bool {
+	if h.enc.z == nil || events == 0 {
+		return false
 	}
-	h.sinceChecked[0] += int64(len(out))
-	h.sinceChecked[1] += int64(len(parts))
+	h.sinceChecked[0] += int64(n)
+	h.sinceChecked[1] += int64(frames)
 	if h.sinceChecked[0] < checkedStride && h.sinceChecked[1] < checkedFrames {
-		return
+		return false
 	}
 	h.sinceChecked = [2]int64{}
-	last := parts[len(parts)-1]
-	sc := scanResult{hdr: h.hdr, end: at + int64(len(out)), next: batch[len(batch)-1].Seq + 1,
-		index: addIndex(slices.Clone(h.index), at, batch[0].Seq), lastFrame: [2]int64{at + int64(last), int64(len(out) - last)}}
-	h.store.saveChecked(context.Background(), h.hdr.ID, h.f, nil, sc)
+	return true
 }

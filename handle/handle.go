@@ -70,8 +70,7 @@ type fileHandle struct {
 	parts     []int    // the flush's parts, reused (see write)
 	wrote     bool     // frames were written: a zstd log needs a tail frame
 	// sinceChecked counts the bytes and frames written since the checked
-	// record was last refreshed (zstd; the leader's alone, see
-	// refreshChecked).
+	// record was last refreshed (zstd; under mu, see checkedDue).
 	sinceChecked [2]int64
 
 	stop   chan struct{} // stops the interval flusher
@@ -318,9 +317,6 @@ func (h *fileHandle) lead() {
 	h.parts = parts
 	last := parts[len(parts)-1]
 	err := h.write(cut, at, out, parts)
-	if err == nil {
-		h.refreshChecked(at, out, parts, batch)
-	}
 
 	h.mu.Lock()
 	h.flushing, h.inflight = false, nil
@@ -338,6 +334,11 @@ func (h *fileHandle) lead() {
 		h.lastFrame = [2]int64{at + int64(last), int64(len(out) - last)}
 		h.wrote = true
 	}
+	refresh := err == nil && h.checkedDue(len(out), len(parts), len(batch))
+	var sc scanResult
+	if refresh {
+		sc = h.ownScan()
+	}
 	if cap(h.buf) > 4<<20 {
 		h.buf, h.frameBuf = nil, nil // do not pin a large batch's buffers
 	} else {
@@ -345,6 +346,13 @@ func (h *fileHandle) lead() {
 		h.spare = batch
 	}
 	close(round.done)
+	if refresh {
+		// After the callers are woken, and outside mu: a flush that writes
+		// meanwhile makes the record stale, and saveChecked then keeps none.
+		h.mu.Unlock()
+		h.store.saveChecked(context.Background(), h.hdr.ID, h.f, nil, sc)
+		h.mu.Lock()
+	}
 }
 
 // write makes rows durable at offset at: cut a torn tail first if needed,
@@ -492,12 +500,12 @@ func (h *fileHandle) Close() error {
 		}
 	}
 	var own *scanResult
+	h.mu.Lock()
+	h.closed = true
 	if h.lock != nil && err == nil {
 		sc := h.ownScan()
 		own = &sc
 	}
-	h.mu.Lock()
-	h.closed = true
 	h.mu.Unlock()
 	if cerr := h.f.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("handle: close %q: %w", h.path, cerr)
