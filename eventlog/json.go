@@ -243,6 +243,25 @@ func stringStops(x uint64) uint64 {
 	return (ctl | quote | backslash | x) & lanes8
 }
 
+// PlainString reports whether body, the bytes between a JSON string's
+// quotes, is plain ASCII (printable, no quote, no backslash): its bytes are
+// then the string, with nothing to unescape. It looks at eight bytes at a
+// time, as the string scan does.
+func PlainString(body []byte) bool {
+	for len(body) >= 8 {
+		if stringStops(binary.LittleEndian.Uint64(body)) != 0 {
+			return false
+		}
+		body = body[8:]
+	}
+	for _, c := range body {
+		if !plainASCII[c] {
+			return false
+		}
+	}
+	return true
+}
+
 // plainASCII marks the bytes that stand for themselves in a JSON string:
 // ASCII from 0x20, except the quote and the backslash.
 var plainASCII = func() (t [256]bool) {

@@ -113,3 +113,19 @@ func FuzzScanString(f *testing.F) {
 		requireSameScan(t, append([]byte{'"'}, b...))
 	})
 }
+
+// FuzzPlainString: PlainString, eight bytes at a time, says what a byte at
+// a time check of the same rule says (moved from projection's FuzzPlain,
+// whose copy of the check it replaces).
+func FuzzPlainString(f *testing.F) {
+	for _, s := range []string{"", "plain ascii text, long enough", "0123456\"", "01234567\x1f", "\x7f\x20~~~~~~~~", "é........", "........\\", "\x00\x01\x02\x03\x04\x05\x06\x07\x08"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		want := true
+		for _, c := range body {
+			want = want && c >= ' ' && c < 0x80 && c != '\\' && c != '"'
+		}
+		require.Equal(t, want, PlainString(body), "%q", body)
+	})
+}

@@ -376,7 +376,8 @@ const minAhead = 2 << 10
 
 // prefetch starts decoding the data frame at the read position on a
 // goroutine of its own while the rows of the current frame are parsed —
-// when that frame is already buffered whole and not tiny. It reads
+// when that frame is already buffered whole, not tiny and not over
+// FrameTarget. It reads
 // nothing from the source and decides nothing: nextFrame takes the result
 // in place of its own decode of the same bytes, so what a read finds
 // (rows, torn tails, corruption) is the same either way. At most one frame
@@ -389,7 +390,7 @@ func (r *Reader) prefetch() {
 	}
 	b := r.buf[r.r:r.w]
 	n, skippable, need, err := frameExtent(b)
-	if err != nil || need != 0 || skippable || n > len(b) || n < zs.minAhead {
+	if err != nil || need != 0 || skippable || n > len(b) || n < zs.minAhead || n > FrameTarget {
 		return
 	}
 	a := &zs.ahead
@@ -414,7 +415,11 @@ func (r *Reader) decodeAt(frame []byte, off int64, n int) ([]byte, error) {
 		d := <-zs.ahead.done
 		zs.pending = false
 		if zs.ahead.off == off && zs.ahead.n == n {
-			zs.spare = zs.content // its rows are all read
+			if d.err == nil {
+				zs.spare = zs.content // its rows are all read
+			} else {
+				zs.spare = d.content // the current content stays the reader's
+			}
 			return d.content, d.err
 		}
 		zs.spare = d.content
@@ -426,7 +431,9 @@ func (r *Reader) decodeAt(frame []byte, off int64, n int) ([]byte, error) {
 // zstd frames whose decompressed bytes form a raw log. Frames are read one
 // at a time, the next one decoded ahead on a goroutine of the Reader's
 // while the rows of the current one are parsed when it is already buffered
-// (see prefetch), so memory is bounded by two frames. Torn tail and corruption
+// (see prefetch), so memory is bounded by two decoded frames and a copy
+// of the next compressed one (at most FrameTarget: a larger one is not
+// decoded ahead). Torn tail and corruption
 // follow docs/format.md §9: a last frame that is incomplete or fails its checksum, or
 // trailing bytes that form no complete frame, are torn; a bad frame
 // followed by a valid one (a data frame that decodes, or a tail frame,

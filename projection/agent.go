@@ -1,6 +1,7 @@
 package projection
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 
@@ -205,7 +206,7 @@ func (a *Agent) Apply(e eventlog.Event) {
 			if a.s.Providers == nil {
 				a.s.Providers = make(map[string]json.RawMessage)
 			}
-			a.s.Providers[*d.Provider] = owned(d.State)
+			a.s.Providers[*d.Provider] = bytes.Clone(d.State)
 		}
 	case typeSlotSwitch:
 		if d, ok := readOK[slotSwitchData](&a.s.Degraded, e); ok {
@@ -217,7 +218,7 @@ func (a *Agent) Apply(e eventlog.Event) {
 		}
 	case typePlanSet:
 		if d, ok := readOK[planSetData](&a.s.Degraded, e); ok {
-			a.s.Plan = owned(d.Plan)
+			a.s.Plan = bytes.Clone(d.Plan)
 		}
 	}
 }
@@ -287,7 +288,7 @@ func (a *Agent) memorySet(e eventlog.Event) {
 	if !exists {
 		m.CreatedAt, m.CreatedSeq = e.Time, e.Seq
 	}
-	m.Value, m.Metadata = owned(d.Value), owned(orNil(d.Metadata))
+	m.Value, m.Metadata = bytes.Clone(d.Value), bytes.Clone(orNil(d.Metadata))
 	m.UpdatedAt, m.UpdatedSeq = e.Time, e.Seq
 	a.s.Memory[*d.Key] = m
 }

@@ -2,7 +2,6 @@ package projection
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"reflect"
 	"strings"
@@ -16,7 +15,8 @@ import (
 // The fast path of read: decodeFields sets a data struct's fields member
 // by member, from data the log's reader validated already, so that nothing
 // is validated twice and what a projection does not read (a tool result's
-// output, a message's text for the agent) is skipped with a memchr. It
+// output, a message's text for the agent) is skipped, a string value with a
+// memchr to its closing quote. It
 // handles the shapes writers produce; for anything else (an escaped key, a
 // null, a value of the wrong type, a number that is not a plain integer)
 // it gives up, and read decodes the whole data again with encoding/json,
@@ -69,13 +69,14 @@ func fieldsOf(t reflect.Type) *structInfo {
 	if si.fast {
 		for i := range t.NumField() {
 			f := t.Field(i)
-			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
 			if name == "" || name == "-" {
 				continue
 			}
 			si.keys = append(si.keys, name)
 			k, ok := kindOf(f.Type)
-			si.fast = si.fast && ok
+			// An option that changes decoding (",string") is encoding/json's.
+			si.fast = si.fast && ok && (opts == "" || opts == "omitempty")
 			si.fields = append(si.fields, field{key: name, offset: f.Offset, kind: k})
 		}
 	}
@@ -174,16 +175,6 @@ func (f *field) set(p unsafe.Pointer, v []byte) bool {
 	return true
 }
 
-// owned returns a copy of a raw value read from an event's data, which
-// decodeFields leaves pointing into that data: what a projection keeps
-// must not pin the event's bytes nor change if its caller reuses them.
-func owned(raw json.RawMessage) json.RawMessage {
-	if raw == nil {
-		return nil
-	}
-	return append(json.RawMessage(nil), raw...) // no make: it would zero what is then copied
-}
-
 // parseInt reads a JSON number that is a plain integer of at most 18
 // digits (so it cannot overflow), as strconv.ParseInt would.
 func parseInt(v []byte) (int64, bool) {
@@ -213,43 +204,14 @@ func unquote(v []byte) (string, bool) {
 	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
 		return "", false
 	}
-	if body := v[1 : len(v)-1]; plain(body) {
+	if body := v[1 : len(v)-1]; eventlog.PlainString(body) {
 		return string(body), true
 	}
 	// Unescaping only shortens the string (but for what encoding/json
 	// decodes): one allocation, which the string then owns.
-	b, ok := appendUnquoted(make([]byte, 0, len(v)-2), v)
+	b, ok := appendUnescaped(make([]byte, 0, len(v)-2), v)
 	return unsafe.String(unsafe.SliceData(b), len(b)), ok
 }
-
-// plain reports whether a string's body is printable ASCII without a
-// backslash or quote: its bytes are the string. It looks at 8 bytes at a
-// time, since most of a replay's text passes through it.
-func plain(body []byte) bool {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	for len(body) >= 8 {
-		w := binary.LittleEndian.Uint64(body)
-		// bad has a high bit set if and only if a byte of w is from 0x80
-		// on (w), below 0x20 (w-0x2020…: a byte below it borrows, and no
-		// byte from 0x20 to 0x7f can set its high bit), '"' or '\\' (a
-		// zero byte of w^0x2222… or w^0x5c5c…).
-		bad := w | (w - 0x20*ones) | zeroBytes(w^('"'*ones)) | zeroBytes(w^('\\'*ones))
-		if bad&highs != 0 {
-			return false
-		}
-		body = body[8:]
-	}
-	for _, c := range body {
-		if c < ' ' || c >= utf8.RuneSelf || c == '\\' || c == '"' {
-			return false
-		}
-	}
-	return true
-}
-
-// zeroBytes has a high bit set (0x80 of some byte) if and only if w has a
-// zero byte: the classic test, exact as to whether, not as to which byte.
-func zeroBytes(w uint64) uint64 { return (w - 0x0101010101010101) &^ w }
 
 // appendUnquoted appends the string the JSON string v holds to dst, as
 // encoding/json decodes it. It decodes the short escapes of valid UTF-8
@@ -261,10 +223,16 @@ func appendUnquoted(dst, v []byte) ([]byte, bool) {
 	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
 		return dst, false
 	}
-	body := v[1 : len(v)-1]
-	if plain(body) {
+	if body := v[1 : len(v)-1]; eventlog.PlainString(body) {
 		return append(dst, body...), true
 	}
+	return appendUnescaped(dst, v)
+}
+
+// appendUnescaped is appendUnquoted for a string v that is known to be
+// quoted and not plain.
+func appendUnescaped(dst, v []byte) ([]byte, bool) {
+	body := v[1 : len(v)-1]
 	if !utf8.Valid(body) {
 		return appendByEncodingJSON(dst, v)
 	}

@@ -107,20 +107,6 @@ func FuzzFieldsMatchEncodingJSON(f *testing.F) {
 	})
 }
 
-// plain, 8 bytes at a time, says what a byte-by-byte check says.
-func FuzzPlain(f *testing.F) {
-	for _, s := range []string{"", "plain ascii text, long enough", "0123456\"", "01234567\x1f", "\x7f\x20~~~~~~~~", "é........", "........\\", "\x00\x01\x02\x03\x04\x05\x06\x07\x08"} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, body []byte) {
-		want := true
-		for _, c := range body {
-			want = want && c >= ' ' && c < 0x80 && c != '\\' && c != '"'
-		}
-		require.Equal(t, want, plain(body), "%q", body)
-	})
-}
-
 // sameChunkText checks appendChunkText, the transcript's way to a chunk's
 // text, against read[chunkData], wherever it answers.
 func sameChunkText(t *testing.T, data []byte) {

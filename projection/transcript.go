@@ -441,7 +441,7 @@ func (t *Transcript) toolCall(e eventlog.Event) {
 		degrade(&t.s.Degraded, e, "duplicate call id "+quote(id))
 		return
 	}
-	call := ToolCall{ID: id, Name: *d.Name, Args: owned(d.Args), Effect: d.Effect}
+	call := ToolCall{ID: id, Name: *d.Name, Args: bytes.Clone(d.Args), Effect: d.Effect}
 	if h := t.holder(); h >= 0 {
 		m := &t.s.Messages[h]
 		m.ToolCalls = append(m.ToolCalls, call)
@@ -470,7 +470,7 @@ func (t *Transcript) toolResult(e eventlog.Event) {
 	id := *d.ID
 	m := Message{
 		Seq: e.Seq, Role: RoleTool, Slot: t.s.CurrentSlot,
-		ToolCallID: id, Output: slices.Clip(owned(orNil(d.Output))), Error: d.Error, Synthetic: d.Synthetic,
+		ToolCallID: id, Output: slices.Clip(bytes.Clone(orNil(d.Output))), Error: d.Error, Synthetic: d.Synthetic,
 	}
 	ref, known := t.callAt[id]
 	if known {
