@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 
@@ -644,4 +645,26 @@ func TestReaderAll(t *testing.T) {
 		require.True(t, r.Next())
 		require.Equal(t, int64(1), r.Event().Seq)
 	})
+}
+
+// The events of a packed row share one allocation for their data, each
+// capped at its own length, in order (docs/design.md): one slab, however
+// many events the row holds, and an append to one event's data copies it
+// rather than overwrite the next one's.
+func TestPackedRowDataIsOneAllocation(t *testing.T) {
+	r := eventlog.NewReader(strings.NewReader(hdrLine + packedRow(0, 64)))
+	var evs []eventlog.Event
+	for r.Next() {
+		evs = append(evs, r.Event())
+	}
+	require.NoError(t, r.Err())
+	require.Len(t, evs, 64)
+	for i := range evs {
+		require.Equal(t, len(evs[i].Data), cap(evs[i].Data), "event %d: capped at its length", i)
+		if i > 0 {
+			prev := evs[i-1].Data
+			require.Equal(t, unsafe.Add(unsafe.Pointer(unsafe.SliceData(prev)), len(prev)), unsafe.Pointer(unsafe.SliceData(evs[i].Data)),
+				"event %d's data follows event %d's in one allocation", i, i-1)
+		}
+	}
 }
