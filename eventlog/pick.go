@@ -51,28 +51,15 @@ func Pick(data []byte, known ...string) (picked []byte, ok bool) {
 // well-formed object as far as Member looks.
 func Member(data []byte, key string) (value []byte, found bool) {
 	known := []string{key}
-	ok := eachMember(data, func(raw []byte, escaped bool, start, end int) {
+	ok := EachMember(data, func(raw []byte, escaped bool, v []byte) {
 		if keyOf(raw, escaped, known) == exact {
-			value, found = memberValue(data[start:end]), true
+			value, found = v, true
 		}
 	})
 	if !ok {
 		return nil, false
 	}
 	return value, found
-}
-
-// memberValue returns the value of one member, `"key" : value`.
-func memberValue(member []byte) []byte {
-	end, _, err := scanString(member, 0)
-	if err != nil {
-		return nil
-	}
-	i := skipWS(member, end)
-	if i < len(member) && member[i] == ':' {
-		i = skipWS(member, i+1)
-	}
-	return bytes.TrimRight(member[i:], " \t\r\n")
 }
 
 // EachMember calls fn for every member of the JSON object data, in order,
