@@ -13,7 +13,7 @@ import (
 // seed 1, 200 turns, 25,827 events, a Flush per turn) through a read-only
 // handle opened once, and replays it (replay.Replay into a new projection)
 // into agent/v1 and transcript/v1: the replay ÷ raw read ratio of issue
-// 13, with the CPU time of the process per pass (cpu-ns/op: every
+// 13, with the CPU time of the process per pass (cpu-ms/op: every
 // thread, the garbage collector's included) beside the wall time, which a
 // busy machine blurs. With -count, the three alternate.
 //
@@ -27,47 +27,36 @@ func BenchmarkReplayVsRead(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer h.Close()
+	replayInto := func(p projection.Projection) func(*testing.B) int {
+		return func(b *testing.B) int {
+			res, err := replay.Replay(ctx, h, []projection.Projection{p})
+			if err != nil {
+				b.Fatal(err)
+			}
+			return int(res.Events)
+		}
+	}
 	passes := []struct {
 		name string
-		pass func() (int, error)
+		pass func(*testing.B) int
 	}{
-		{"read", func() (int, error) {
-			n := 0
-			for e, err := range h.Read(ctx, 0, handle.End) {
-				if err != nil {
-					return n, err
-				}
-				sink += len(e.Data)
-				n++
-			}
-			return n, nil
-		}},
-		{"replay=agent", func() (int, error) {
-			res, err := replay.Replay(ctx, h, []projection.Projection{projection.NewAgent()})
-			return int(res.Events), err
-		}},
-		{"replay=transcript", func() (int, error) {
-			res, err := replay.Replay(ctx, h, []projection.Projection{projection.NewTranscript()})
-			return int(res.Events), err
-		}},
+		{"read", func(b *testing.B) int { return readHandle(ctx, b, h) }},
+		{"replay=agent", func(b *testing.B) int { return replayInto(projection.NewAgent())(b) }},
+		{"replay=transcript", func(b *testing.B) int { return replayInto(projection.NewTranscript())(b) }},
 	}
 	for _, p := range passes {
 		b.Run(p.name, func(b *testing.B) {
 			b.SetBytes(size)
 			b.ReportAllocs()
-			cpu0 := processCPU()
 			b.ResetTimer()
+			cpu := startCPU()
 			for range b.N {
-				n, err := p.pass()
-				if err != nil {
-					b.Fatal(err)
-				}
-				if n != want {
+				if n := p.pass(b); n != want {
 					b.Fatalf("%d events, want %d", n, want)
 				}
 			}
 			b.StopTimer()
-			b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+			cpu.report(b, size)
 			b.ReportMetric(float64(want)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
 		})
 	}
