@@ -92,7 +92,7 @@ func (s *FileStore) digestAt(ctx context.Context, p eventlog.Parent) (*eventlog.
 		return nil, fmt.Errorf("handle: the digest of parent %s at seq %d: %w", p.ID, p.Seq, err)
 	}
 	defer h.Close()
-	return h.(*fileHandle).digestUpTo(ctx, p.Seq)
+	return h.(*core).digestUpTo(ctx, p.Seq)
 }
 
 // eventCheck checks the events of a log written whole (CreateFrom) as

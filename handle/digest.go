@@ -32,7 +32,7 @@ func canonSum(e eventlog.Event) string {
 // far and the seq of the next event: the digest a checkpoint appended next
 // must carry. The first call may read the log (from a saved state, or once
 // from the start); afterwards Append keeps the digest current.
-func (h *fileHandle) LogDigest(ctx context.Context) (string, int64, error) {
+func (h *core) LogDigest(ctx context.Context) (string, int64, error) {
 	if err := h.initDigest(ctx); err != nil {
 		return "", 0, err
 	}
@@ -47,7 +47,7 @@ func (h *fileHandle) LogDigest(ctx context.Context) (string, int64, error) {
 // initDigest builds the running digest if it is not there yet: from the
 // saved state when it matches the log, else from the first event. Events
 // appended meanwhile are caught up before it is installed.
-func (h *fileHandle) initDigest(ctx context.Context) error {
+func (h *core) initDigest(ctx context.Context) error {
 	h.digMu.Lock()
 	defer h.digMu.Unlock()
 	h.mu.Lock()
@@ -84,7 +84,7 @@ func (h *fileHandle) initDigest(ctx context.Context) error {
 // digestUpTo returns the running digest of the logical log up to and
 // including seq upto: from the saved state when it matches the log and
 // does not pass upto, else from the first event.
-func (h *fileHandle) digestUpTo(ctx context.Context, upto int64) (*eventlog.Digest, error) {
+func (h *core) digestUpTo(ctx context.Context, upto int64) (*eventlog.Digest, error) {
 	d := h.loadDigest(ctx)
 	if d == nil || d.Next() > upto+1 {
 		d = eventlog.NewDigest()
@@ -103,7 +103,7 @@ func (h *fileHandle) digestUpTo(ctx context.Context, upto int64) (*eventlog.Dige
 
 // loadDigest returns the saved digest state if it matches the log, else
 // nil.
-func (h *fileHandle) loadDigest(ctx context.Context) *eventlog.Digest {
+func (h *core) loadDigest(ctx context.Context) *eventlog.Digest {
 	b, err := h.store.GetDerived(ctx, h.hdr.ID, digestKey)
 	if err != nil {
 		return nil
@@ -131,7 +131,7 @@ func (h *fileHandle) loadDigest(ctx context.Context) *eventlog.Digest {
 
 // saveDigest keeps the running digest's state in the derived cache; a
 // failure only costs a later writer one pass over the log.
-func (h *fileHandle) saveDigest(ctx context.Context) {
+func (h *core) saveDigest(ctx context.Context) {
 	h.mu.Lock()
 	if h.dig == nil || h.dig.Next() == 0 {
 		h.mu.Unlock()
@@ -152,7 +152,7 @@ func (h *fileHandle) saveDigest(ctx context.Context) {
 	}
 	b, _ := json.Marshal(savedDigest{Next: d.Next(), Last: canonSum(*last), State: state})
 	if err := h.store.PutDerived(ctx, h.hdr.ID, digestKey, b); err != nil {
-		h.store.cfg.log.Debug("saving the digest state failed", "path", h.path, "err", err)
+		h.log.Debug("saving the digest state failed", "path", h.path, "err", err)
 	}
 }
 

@@ -95,10 +95,7 @@ func (s *FileStore) OpenPath(ctx context.Context, path string) (Handle, error) {
 		f.Close()
 		return nil, err
 	}
-	h := newFileHandle(s, loc.enc, sc.hdr, path, f, nil, sc.end, sc.index)
-	h.next, h.durable = sc.next, sc.next-1
-	h.recovery = Recovery{Torn: sc.torn}
-	return h, nil
+	return s.handle(newFileBackend(s, loc.enc, sc.hdr, path, f, nil, sc.end, sc.next, sc.index), Recovery{Torn: sc.torn}), nil
 }
 
 // StatPath describes the log file at path, as Stat does for a session of

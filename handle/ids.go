@@ -31,3 +31,7 @@ func (s *IDSource) New(t time.Time) (string, error) {
 	}
 	return id.String(), nil
 }
+
+// CheckID returns an error wrapping ErrInvalidID unless id is an
+// upper-case ULID.
+func CheckID(id string) error { return checkID(id) }

@@ -102,8 +102,8 @@ type msgReader struct {
 
 // newMsgReader reads subj from the message at stream seq ss on, whose
 // payload is at offset off.
-func (h *jsHandle) newMsgReader(ctx context.Context, ss uint64, off int64) *msgReader {
-	next, stop := iter.Pull2(h.s.messages(ctx, h.subj, ss))
+func (s *Store) newMsgReader(ctx context.Context, subj string, ss uint64, off int64) *msgReader {
+	next, stop := iter.Pull2(s.messages(ctx, subj, ss))
 	return &msgReader{next: next, stop: stop, off: off}
 }
 

@@ -3,6 +3,8 @@ package jetstream
 import (
 	"log/slog"
 	"time"
+
+	"github.com/sessionlog/sessionlog/handle"
 )
 
 // Defaults.
@@ -28,8 +30,9 @@ type config struct {
 	maxMsg     int // payload bytes per message; 0: from the connection
 	maxBatch   int
 	packTypes  []string
+	policy     handle.FlushPolicy
 	retries    int
-	// ticker drives lease renewal; tests replace it.
+	// ticker drives lease renewal and FlushInterval; tests replace it.
 	ticker func(time.Duration) (<-chan time.Time, func())
 }
 
@@ -118,3 +121,8 @@ func WithMaxBatch(n int) Option {
 func WithPackTypes(types ...string) Option {
 	return func(c *config) { c.packTypes = append([]string{}, types...) }
 }
+
+// WithFlushPolicy sets the flush policy of the store's write handles
+// (handle.FlushEvery, handle.FlushInterval), as handle.WithFlushPolicy
+// does for files. By default they flush only when asked.
+func WithFlushPolicy(p handle.FlushPolicy) Option { return func(c *config) { c.policy = p } }

@@ -183,7 +183,8 @@ func (s *Store) Create(ctx context.Context, opts ...handle.CreateOption) (handle
 		return nil, fmt.Errorf("jetstream: create %s: %w", id, err)
 	}
 	s.cfg.log.Debug("session created", "id", id, "subject", msg.Subject)
-	return s.created(hdr, l, len(line), ack.Sequence), nil
+	_, h := s.created(hdr, l, len(line), ack.Sequence)
+	return h, nil
 }
 
 // Open opens session id; see handle.Store. A write handle takes the
@@ -206,12 +207,11 @@ func (s *Store) Open(ctx context.Context, id string, mode handle.Mode) (handle.H
 			return nil, err
 		}
 	}
-	h, err := s.open(ctx, id, mode == handle.ReadWrite, l)
+	_, h, err := s.open(ctx, id, mode == handle.ReadWrite, l)
 	if err != nil {
 		l.release()
 		return nil, err
 	}
-	h.startRenew()
 	return h, nil
 }
 
@@ -222,11 +222,11 @@ func (s *Store) notFound(id string, err error) error {
 	return fmt.Errorf("jetstream: %s: %w", s.path(id), err)
 }
 
-// open reads session id's whole log, checking every row.
-func (s *Store) open(ctx context.Context, id string, writer bool, l *lease) (*jsHandle, error) {
+// open reads session id's whole log, checking every row, and returns a
+// handle on it and its backend.
+func (s *Store) open(ctx context.Context, id string, writer bool, l *lease) (*jsBackend, handle.Handle, error) {
 	path := s.path(id)
-	h := &jsHandle{s: s, id: id, subj: s.Subject(id), path: path}
-	src := h.newMsgReader(ctx, 1, 0)
+	src := s.newMsgReader(ctx, s.Subject(id), 1, 0)
 	defer src.close()
 	r := eventlog.NewReader(src, eventlog.WithPath(path))
 	hdr, err := r.Header()
@@ -244,21 +244,18 @@ func (s *Store) open(ctx context.Context, id string, writer bool, l *lease) (*js
 	}
 	if err != nil {
 		if errors.Is(err, errNoMessages) || errors.Is(err, errIncomplete) {
-			return nil, fmt.Errorf("%w: %s in stream %s", handle.ErrNotFound, id, s.name)
+			return nil, nil, fmt.Errorf("%w: %s in stream %s", handle.ErrNotFound, id, s.name)
 		}
-		return nil, err
+		return nil, nil, err
 	}
-	nh := s.newHandle(hdr, writer, l)
-	nh.index, nh.last = src.refs, src.last
-	nh.size = r.End()
-	nh.next, nh.durable = r.NextSeq(), r.NextSeq()-1
+	b := s.newBackend(id, writer, l)
+	b.index, b.last, b.size = src.refs, src.last, r.End()
+	var rec handle.Recovery
 	if t := r.Torn(); t != nil {
-		nh.recovery = handle.Recovery{Torn: t}
-		nh.cutTorn = writer
-		nh.size = t.Offset
+		rec.Torn, b.torn, b.cutTorn, b.size = t, t, writer, t.Offset
 		s.cfg.log.Info("torn tail found", "path", path, "offset", t.Offset, "bytes", t.Bytes)
 	}
-	return nh, nil
+	return b, s.handle(b, hdr, r.NextSeq(), rec), nil
 }
 
 // Stat describes session id from its first and last messages; its cost
@@ -497,7 +494,7 @@ func (s *Store) Detach(ctx context.Context, id string) error {
 		return err
 	}
 	defer l.release()
-	h, err := s.open(ctx, id, false, nil)
+	b, h, err := s.open(ctx, id, false, nil)
 	if err != nil {
 		return err
 	}
@@ -519,9 +516,9 @@ func (s *Store) Detach(ctx context.Context, id string) error {
 		evs = append(evs, e)
 	}
 	line = append(line, '\n')
-	msgs := append([]*nats.Msg{{Subject: h.subj, Data: line, Header: nats.Header{}}},
-		s.split(h.subj, s.enc.AppendRows(nil, evs), int64(len(line)))...)
-	if err := s.replace(ctx, h.subj, h.last, msgs); err != nil {
+	msgs := append([]*nats.Msg{{Subject: b.subj, Data: line, Header: nats.Header{}}},
+		s.split(b.subj, s.enc.AppendRows(nil, evs), int64(len(line)))...)
+	if err := s.replace(ctx, b.subj, b.last, msgs); err != nil {
 		return fmt.Errorf("jetstream: detach %s: %w", id, err)
 	}
 	s.dropDerived(ctx, id)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -37,6 +38,10 @@ type Harness struct {
 	// Lose removes session id's stored log behind the store's back (a
 	// parent lost to a disk failure, say).
 	Lose func(t *testing.T, id string)
+	// WithPolicy returns a store on Store's storage whose write handles
+	// flush by policy p, FlushInterval's ticks being what the test sends
+	// on ticks.
+	WithPolicy func(t *testing.T, p handle.FlushPolicy, ticks chan time.Time) handle.Store
 }
 
 type testCase struct {
@@ -89,6 +94,7 @@ var cases = []testCase{
 	{"TreeChildrenAncestors", testTree},
 	{"DerivedData", testDerived},
 	{"GC", testGC},
+	{"FlushPolicies", testFlushPolicies},
 }
 
 var ctx = context.Background()
