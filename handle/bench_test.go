@@ -41,60 +41,7 @@ import (
 func BenchmarkAppend(b *testing.B) {
 	data := json.RawMessage(`{"text":"a streamed delta of about one hundred bytes, as an assistant chunk would carry it...."}`)
 	ev := eventlog.Event{Type: "assistant/chunk", Time: 1764450000000, Data: data}
-	for _, appenders := range []int{1, 8, 64, 256} {
-		for _, noSync := range []bool{false, true} {
-			name := fmt.Sprintf("appenders=%d", appenders)
-			if noSync {
-				name += "/no-fsync"
-			}
-			b.Run(name, func(b *testing.B) {
-				var fsys afero.Fs = afero.NewOsFs()
-				if noSync {
-					fsys = noSyncFs{fsys}
-				}
-				counted := countfs.New(fsys)
-				store := handle.NewFileStore(counted, filepath.Join(b.TempDir(), "s"))
-				ctx := context.Background()
-				h, err := store.Create(ctx)
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer h.Close()
-				synced := counted.Syncs()
-				lat := make([][]time.Duration, appenders)
-				var next atomic.Int64
-				var wg sync.WaitGroup
-				b.ResetTimer()
-				cpu0 := processCPU()
-				for i := range appenders {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						for next.Add(1) <= int64(b.N) {
-							t0 := time.Now()
-							if _, err := h.Append(ctx, ev); err != nil {
-								b.Error(err)
-								return
-							}
-							if err := h.Flush(ctx); err != nil {
-								b.Error(err)
-								return
-							}
-							lat[i] = append(lat[i], time.Since(t0))
-						}
-					}()
-				}
-				wg.Wait()
-				b.StopTimer()
-				reportCPU(b, processCPU()-cpu0)
-				reportLatency(b, slices.Concat(lat...))
-				if syncs := counted.Syncs() - synced; syncs > 0 && !noSync {
-					b.ReportMetric(float64(b.N)/float64(syncs), "events/fsync")
-				}
-				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
-			})
-		}
-	}
+	benchAppenders(b, ev, []int{1, 8, 64, 256})
 	b.Run("bare-write+fdatasync", func(b *testing.B) {
 		f, err := os.OpenFile(filepath.Join(b.TempDir(), "bare.jsonl"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 		if err != nil {
@@ -118,6 +65,78 @@ func BenchmarkAppend(b *testing.B) {
 		reportLatency(b, lat)
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
 	})
+}
+
+// BenchmarkAppendUnpacked is BenchmarkAppend with events of a type that is
+// not packed (tool/call, about 100 bytes): every row is one an appender
+// prepared in its own goroutine, the leader writes them as they are (a
+// chunk run is encoded when it ends: docs/design.md, "Group commit").
+//
+//	go test -run '^$' -bench BenchmarkAppendUnpacked -benchtime 20000x -count 5 ./handle/
+func BenchmarkAppendUnpacked(b *testing.B) {
+	data := json.RawMessage(`{"id":"call_0001","name":"read_file","args":{"path":"internal/server/handlers/session.go"}}`)
+	benchAppenders(b, eventlog.Event{Type: "tool/call", Time: 1764450000000, Data: data}, []int{1, 64, 256})
+}
+
+// benchAppenders runs BenchmarkAppend's appenders=N and
+// appenders=N/no-fsync cases for ev.
+func benchAppenders(b *testing.B, ev eventlog.Event, counts []int) {
+	for _, appenders := range counts {
+		for _, noSync := range []bool{false, true} {
+			name := fmt.Sprintf("appenders=%d", appenders)
+			if noSync {
+				name += "/no-fsync"
+			}
+			b.Run(name, func(b *testing.B) { benchAppend(b, ev, appenders, noSync) })
+		}
+	}
+}
+
+func benchAppend(b *testing.B, ev eventlog.Event, appenders int, noSync bool) {
+	var fsys afero.Fs = afero.NewOsFs()
+	if noSync {
+		fsys = noSyncFs{fsys}
+	}
+	counted := countfs.New(fsys)
+	store := handle.NewFileStore(counted, filepath.Join(b.TempDir(), "s"))
+	ctx := context.Background()
+	h, err := store.Create(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h.Close()
+	synced := counted.Syncs()
+	lat := make([][]time.Duration, appenders)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	cpu0 := processCPU()
+	for i := range appenders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for next.Add(1) <= int64(b.N) {
+				t0 := time.Now()
+				if _, err := h.Append(ctx, ev); err != nil {
+					b.Error(err)
+					return
+				}
+				if err := h.Flush(ctx); err != nil {
+					b.Error(err)
+					return
+				}
+				lat[i] = append(lat[i], time.Since(t0))
+			}
+		}()
+	}
+	wg.Wait()
+	b.StopTimer()
+	reportCPU(b, processCPU()-cpu0)
+	reportLatency(b, slices.Concat(lat...))
+	if syncs := counted.Syncs() - synced; syncs > 0 && !noSync {
+		b.ReportMetric(float64(b.N)/float64(syncs), "events/fsync")
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
 }
 
 // reportCPU reports the CPU time used per event, when it was measured.

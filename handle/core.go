@@ -2,7 +2,6 @@ package handle
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -33,22 +32,24 @@ type core struct {
 	log    *slog.Logger
 	ticker func(time.Duration) (<-chan time.Time, func())
 
-	mu       sync.Mutex
-	next     int64            // next seq to assign (writer) or to read (reader)
-	durable  int64            // last seq made durable
-	pending  []eventlog.Event // appended, not yet taken by a flush
-	inflight []eventlog.Event // being written by the current flush
-	spare    []eventlog.Event // the last flush's batch, emptied: the next pending
-	flushing bool
-	flight   *flushRound // the running flush, or the last one
-	taken    int64       // last seq of the running flush's batch
-	gather               // the leader's wait for concurrent appenders
-	err      error       // poison: a write or fsync failed
-	lost     error       // a conflict dropped queued events: Flush says so until the next Append
-	closing  bool
-	closed   bool
-	recovery Recovery
-	buf      []byte // the leader's encode buffer
+	mu        sync.Mutex
+	next      int64            // next seq to assign (writer) or to read (reader)
+	durable   int64            // last seq made durable
+	pending   []eventlog.Event // appended, not yet taken by a flush
+	rows      []byte           // the rows of pending[:open] (see queue)
+	open      int              // pending[open:] is a run of one packed type, not yet in rows
+	inflight  []eventlog.Event // being written by the current flush
+	spare     []eventlog.Event // the last flush's batch, emptied: the next pending
+	spareRows []byte           // the last flush's rows, emptied: the next rows
+	flushing  bool
+	flight    *flushRound // the running flush, or the last one
+	taken     int64       // last seq of the running flush's batch
+	gather                // the leader's wait for concurrent appenders
+	err       error       // poison: a write or fsync failed
+	lost      error       // a conflict dropped queued events: Flush says so until the next Append
+	closing   bool
+	closed    bool
+	recovery  Recovery
 
 	stop   chan struct{} // stops the interval flusher and the renewals
 	cancel context.CancelFunc
@@ -177,83 +178,6 @@ func (h *core) AppendAt(ctx context.Context, expected int64, events ...eventlog.
 	return h.append(ctx, expected, events)
 }
 
-// append validates and copies the batch, then queues it; expected < 0
-// means any next seq.
-func (h *core) append(ctx context.Context, expected int64, events []eventlog.Event) (int64, error) {
-	if err := ctx.Err(); err != nil {
-		return 0, err
-	}
-	var one [1]eventlog.Event // a one-event batch, the common case, is not allocated
-	batch := one[:]
-	if len(events) != 1 {
-		batch = make([]eventlog.Event, len(events))
-	}
-	hasCheckpoint, err := prepareBatch(h.path, events, batch)
-	if err != nil {
-		return 0, err
-	}
-	if hasCheckpoint {
-		if err := h.initDigest(ctx); err != nil {
-			return 0, err
-		}
-	}
-	h.mu.Lock()
-	if err := h.usable(true); err != nil {
-		h.mu.Unlock()
-		return 0, err
-	}
-	if expected >= 0 && expected != h.next || hasCheckpoint && h.dig == nil {
-		// (A conflict dropped the digest after initDigest built it.)
-		next := h.next
-		h.mu.Unlock()
-		return 0, &ConflictError{Path: h.path, Expected: max(expected, next), Next: next}
-	}
-	for i := range batch {
-		batch[i].Seq = h.next + int64(i)
-	}
-	dig, err := checkReserved(h.path, batch, h.dig, hasCheckpoint)
-	if err != nil {
-		h.mu.Unlock()
-		return 0, err
-	}
-	h.dig, h.lost = dig, nil
-	h.next += int64(len(batch))
-	last := h.next - 1
-	h.pending = append(h.pending, batch...)
-	flush := h.policy.everyN > 0 && len(h.pending) >= h.policy.everyN
-	h.mu.Unlock()
-	if flush {
-		return last, h.Flush(ctx)
-	}
-	return last, nil
-}
-
-// prepareBatch checks every event of a batch and sets batch (as long as
-// events) to copies whose data are compacted and owned by the handle (one
-// allocation for all of them); it reports whether the batch holds a
-// checkpoint. It runs in the appender's goroutine before the handle's
-// mutex is taken, so concurrent appenders check their events in parallel.
-func prepareBatch(path string, events, batch []eventlog.Event) (hasCheckpoint bool, err error) {
-	total := 0
-	for i, e := range events {
-		e, err := eventlog.Storable(e)
-		if err != nil {
-			return false, &EventError{Path: path, Index: i, Seq: -1, Err: err}
-		}
-		hasCheckpoint = hasCheckpoint || e.Type == eventlog.TypeCheckpoint
-		batch[i] = e
-		total += len(e.Data)
-	}
-	arena := make([]byte, 0, total)
-	for i := range batch {
-		if d := batch[i].Data; d != nil {
-			arena = append(arena, d...)
-			batch[i].Data = json.RawMessage(arena[len(arena)-len(d) : len(arena) : len(arena)])
-		}
-	}
-	return hasCheckpoint, nil
-}
-
 // flushRound is one flush as its waiters see it. err is set before done is
 // closed, so a waiter whose events the flush carries reads its outcome
 // without taking mu again: the callers one fsync serves wake all at once
@@ -327,14 +251,16 @@ func (r *flushRound) wait(ctx context.Context) bool {
 }
 
 // lead runs one flush: everything pending, one Write. Called with mu held;
-// releases it during I/O.
+// releases it during I/O. The rows are the appenders' (see queue): the
+// leader only encodes a run of packed events still open, then writes.
 func (h *core) lead() {
 	h.flushing = true
 	round := &flushRound{done: make(chan struct{})}
 	h.flight = round
 	h.gather.wait(&h.mu)
-	batch := h.pending
+	batch, rows, run := h.pending, h.rows, h.pending[h.open:]
 	h.pending, h.inflight, h.spare = h.spare[:0], batch, nil
+	h.rows, h.spareRows, h.open = h.spareRows[:0], nil, 0
 	h.taken = h.next - 1
 	h.mu.Unlock()
 	started := time.Now()
@@ -342,9 +268,11 @@ func (h *core) lead() {
 	var after func()
 	var err error
 	if len(batch) > 0 {
-		h.buf = h.enc.AppendRows(h.buf[:0], batch)
+		if len(run) > 0 {
+			rows = h.enc.AppendRows(rows, run)
+		}
 		// Not the leader's context: the flush is everyone's.
-		after, err = h.b.Write(context.Background(), h.buf, batch[0].Seq, batch[len(batch)-1].Seq)
+		after, err = h.b.Write(context.Background(), rows, batch[0].Seq, batch[len(batch)-1].Seq)
 	}
 
 	h.mu.Lock()
@@ -360,11 +288,9 @@ func (h *core) lead() {
 	case len(batch) > 0:
 		h.durable = batch[len(batch)-1].Seq
 	}
-	if cap(h.buf) > 4<<20 {
-		h.buf = nil // do not pin a large batch's buffer
-	} else {
+	if cap(rows) <= 4<<20 { // else not kept: do not pin a large batch's buffers
 		clear(batch) // reused: holds no data of events already written
-		h.spare = batch
+		h.spare, h.spareRows = batch, rows[:0]
 	}
 	close(round.done)
 	if after != nil {
@@ -378,14 +304,13 @@ func (h *core) lead() {
 // everything queued since are dropped, and the handle goes on from the
 // stored log's tail. Every Flush returns the conflict until the next
 // Append, so that a caller whose events were dropped learns it. Called
-// with mu held.
+// with mu held, which it keeps while it asks the backend for the tail: no
+// append may take a seq, and no flush start, before the tail is known.
 func (h *core) resync(batch []eventlog.Event) error {
 	dropped := len(batch) + len(h.pending)
 	expected := h.next - int64(dropped)
-	h.pending, h.dig = nil, nil
-	h.mu.Unlock()
+	h.pending, h.rows, h.open, h.dig = nil, nil, 0, nil
 	next, err := h.b.Tail(context.Background())
-	h.mu.Lock()
 	if err != nil {
 		h.err = &PoisonedError{Path: h.path, Err: err}
 		return h.err

@@ -159,7 +159,7 @@ func (c *eventCheck) check(e eventlog.Event) (eventlog.Event, error) {
 		}
 	}
 	batch := [1]eventlog.Event{e}
-	dig, err := checkReserved(c.path, batch[:], c.dig, e.Type == eventlog.TypeCheckpoint)
+	dig, err := checkReserved(c.path, batch[:], nil, c.dig, e.Type == eventlog.TypeCheckpoint)
 	if err != nil {
 		var ee *EventError
 		if errors.As(err, &ee) {

@@ -160,8 +160,11 @@ func (h *core) saveDigest(ctx context.Context) {
 // assigned (docs/format.md §7): a rollback's "to" below its own seq, a checkpoint's
 // log digest equal to the digest of everything before it. It returns the
 // digest to install after the batch; dig is the digest before it (nil when
-// not yet known: checkpoints are then checked when it is built).
-func checkReserved(path string, batch []eventlog.Event, dig *eventlog.Digest, hasCheckpoint bool) (*eventlog.Digest, error) {
+// not yet known: checkpoints are then checked when it is built). tails,
+// when not nil, holds the canon bytes after its seq of each event that is
+// not packed (see prepareBatch), which the digest hashes without encoding
+// the event again.
+func checkReserved(path string, batch []eventlog.Event, tails [][]byte, dig *eventlog.Digest, hasCheckpoint bool) (*eventlog.Digest, error) {
 	for i, e := range batch {
 		if e.Type == eventlog.TypeRollback {
 			rb, _ := eventlog.ParseRollback(e.Data) // parsed in prepare
@@ -186,7 +189,11 @@ func checkReserved(path string, batch []eventlog.Event, dig *eventlog.Digest, ha
 					Err: fmt.Errorf("%w: checkpoint log digest %s does not match the log before it (%s)", ErrInvalidEvent, cp.Log, want)}
 			}
 		}
-		d.Add(e)
+		if tails != nil && tails[i] != nil {
+			d.AddTail(e.Seq, tails[i])
+		} else {
+			d.Add(e)
+		}
 	}
 	return d, nil
 }
