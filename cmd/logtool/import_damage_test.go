@@ -14,6 +14,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/importer"
 	"github.com/sessionlog/sessionlog/importer/formats"
+	"github.com/sessionlog/sessionlog/ingest"
 )
 
 // damagedTraces are real JSONL traces to damage: format and file.
@@ -44,12 +45,11 @@ func wantRecords(t *testing.T, from string, src []byte) []string {
 	t.Helper()
 	imp, err := formats.Registry().Lookup(from)
 	require.NoError(t, err)
-	recs, err := imp.Records(src)
-	require.NoError(t, err)
 	var out []string
-	for _, r := range recs {
+	require.NoError(t, imp.Records(bytes.NewReader(src), func(r json.RawMessage) error {
 		out = append(out, string(r))
-	}
+		return nil
+	}))
 	return out
 }
 
@@ -122,7 +122,8 @@ func TestImportDamage(t *testing.T) {
 
 // TestImportFolderWithBadFile: a folder import imports every good file,
 // reports each bad one, exits 1, and leaves nothing behind for the files
-// it refused.
+// it refused; a copy of a file under another name is the same source:
+// unchanged.
 func TestImportFolderWithBadFile(t *testing.T) {
 	traces := tracesDir(t)
 	for _, tc := range []struct{ from, good, ext string }{
@@ -142,9 +143,14 @@ func TestImportFolderWithBadFile(t *testing.T) {
 			require.Contains(t, res.stderr, filepath.Join(src, "rollout-b"+tc.ext)+": ")
 			require.Contains(t, res.stderr, "not imported (nothing kept for it)")
 			out := importLines(t, res.stdout)
-			require.Len(t, out, 2, "both good files, the one after the bad one too")
+			require.Len(t, out, 3, "every file, the one after the bad one too")
+			require.Equal(t, []string{"created", "failed", "unchanged"}, []string{out[0].Status, out[1].Status, out[2].Status})
+			require.Equal(t, out[0].ID, out[2].ID, "the copy is the same session")
 			ids := map[string]bool{}
 			for _, o := range out {
+				if o.Status == "failed" {
+					continue
+				}
 				ids[o.ID] = true
 				v := logtool(t, "", "--dir", dir, "verify", o.ID)
 				require.Equal(t, 0, v.code, v.stdout+v.stderr)
@@ -186,20 +192,20 @@ func TestImportIdempotent(t *testing.T) {
 		require.Equal(t, wantStatus, out[0].Status)
 		return out[0]
 	}
-	first := importOnce(statusCreated)
-	require.Equal(t, first.ID, importOnce(statusUnchanged).ID)
+	first := importOnce(string(ingest.Created))
+	require.Equal(t, first.ID, importOnce(string(ingest.Unchanged)).ID)
 	before := catJSON(t, dir, first.ID)
 
 	writeFile(t, file, append(head, more)...) // the rollout grew
-	grown := importOnce(statusAppended)
+	grown := importOnce(string(ingest.Appended))
 	require.Equal(t, first.ID, grown.ID)
 	after := catJSON(t, dir, first.ID)
 	require.True(t, strings.HasPrefix(after, before), "appended, nothing rewritten")
 	require.Equal(t, wantRecords(t, "codex", []byte(strings.Join(append(head, more), ""))), sessionRecords(t, dir, "codex", first.ID))
-	require.Equal(t, first.ID, importOnce(statusUnchanged).ID, "the grown source is known now")
+	require.Equal(t, first.ID, importOnce(string(ingest.Unchanged)).ID, "the grown source is known now")
 
 	writeFile(t, file, head[0], more) // rewritten: not a prefix
-	other := importOnce(statusCreated)
+	other := importOnce(string(ingest.Created))
 	require.NotEqual(t, first.ID, other.ID)
 
 	ls := logtool(t, "", "--dir", dir, "ls", "--json", "--label", "source=codex", "--label", "sourceId=T")
@@ -224,7 +230,7 @@ func TestImportTwiceRealTrace(t *testing.T) {
 	again := importLines(t, res.stdout)
 	require.Len(t, again, 3)
 	for i := range again {
-		require.Equal(t, statusUnchanged, again[i].Status)
+		require.Equal(t, string(ingest.Unchanged), again[i].Status)
 		require.Equal(t, first[i].ID, again[i].ID)
 	}
 	ls := logtool(t, "", "--dir", dir, "ls", "--json", "--label", "source=claude")
@@ -238,10 +244,11 @@ func TestImportProgress(t *testing.T) {
 	file := filepath.Join(tracesDir(t), "codex", "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl")
 	res := logtool(t, "", "--dir", t.TempDir(), "import", "--from", "codex", "--progress", "always", file)
 	require.Equal(t, 0, res.code, res.stderr)
-	require.Contains(t, res.stderr, "import: 1/1 files, 386 records, 747.9 KB, 1 sessions")
+	require.Contains(t, res.stderr, "\rimport 1/1 files (1 created, 0 appended, 0 unchanged, 0 failed) [")
 	require.Regexp(t, `source bytes +raw bytes +zstd bytes +events +kept +records +status +file`, res.stderr)
 	require.Regexp(t, `\n +747877 +\d+ +\d+ +\d+ +386 +386 +created +rollout-`, res.stderr)
 	require.Regexp(t, `\n +747877 +\d+ +\d+ +\d+ +386 +386 +1 sessions`, res.stderr)
+	require.Contains(t, res.stderr, "\n1 created, 0 appended, 0 unchanged, 0 failed\n")
 
 	res = logtool(t, "", "--dir", t.TempDir(), "import", "--from", "codex", file)
 	require.Equal(t, 0, res.code, res.stderr)
@@ -341,11 +348,11 @@ func TestImportGrownTranscript(t *testing.T) {
 		out := importLines(t, res.stdout)
 		require.Len(t, out, 1)
 		if k == 0 {
-			require.Equal(t, statusCreated, out[0].Status)
+			require.Equal(t, string(ingest.Created), out[0].Status)
 			id = out[0].ID
 			continue
 		}
-		require.Equal(t, statusAppended, out[0].Status, "import %d", k+1)
+		require.Equal(t, string(ingest.Appended), out[0].Status, "import %d", k+1)
 		require.Equal(t, id, out[0].ID)
 	}
 	require.Equal(t, wantRecords(t, "claude", full), sessionRecords(t, dir, "claude", id), "every record of the whole file")
@@ -367,7 +374,7 @@ func TestImportGrownTranscript(t *testing.T) {
 
 	res = logtool(t, "", "--dir", dir, "import", "--from", "claude", file)
 	require.Equal(t, 0, res.code, res.stderr)
-	require.Equal(t, statusUnchanged, importLines(t, res.stdout)[0].Status)
+	require.Equal(t, string(ingest.Unchanged), importLines(t, res.stdout)[0].Status)
 }
 
 // stripSeqs drops the seqs and prefix hashes of a state, which differ
@@ -417,7 +424,9 @@ func TestImportDamagedTrajectory(t *testing.T) {
 			require.Equal(t, 1, res.code, res.stderr)
 			require.Contains(t, res.stderr, file+": not a SWE-agent trajectory")
 			require.Contains(t, res.stderr, "not imported (nothing kept for it)")
-			require.Empty(t, res.stdout)
+			out := importLines(t, res.stdout)
+			require.Len(t, out, 1)
+			require.Equal(t, "failed", out[0].Status)
 			entries, _ := os.ReadDir(dir)
 			for _, e := range entries {
 				require.Equal(t, ".cache", e.Name(), "nothing left for the refused file")
