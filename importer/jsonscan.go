@@ -21,6 +21,7 @@ type Scanner struct {
 	limit int
 	off   int64
 	buf   []byte
+	n     int // bytes of the value being read
 }
 
 // NewScanner returns a scanner of r that captures values of at most limit
@@ -69,21 +70,23 @@ func (s *Scanner) peek() (byte, error) {
 	}
 }
 
-// capture appends c to the value being captured, refusing it beyond the
-// limit.
+// capture takes c, the next byte of the value being read: appended to the
+// value when on, counted either way, and the value refused once it passes
+// the limit (one that large can never be stored, skipped or not).
 func (s *Scanner) capture(on bool, c byte) error {
-	if !on {
-		return nil
-	}
-	if len(s.buf) >= s.limit {
+	if s.n >= s.limit {
 		return FormatError(fmt.Errorf("offset %d: %w: more than the %d bytes a record may have", s.off, ErrTooLarge, s.limit))
 	}
-	s.buf = append(s.buf, c)
+	s.n++
+	if on {
+		s.buf = append(s.buf, c)
+	}
 	return nil
 }
 
 // value reads one value, capturing its bytes when asked.
 func (s *Scanner) value(capture bool) error {
+	s.n = 0
 	c, err := s.peek()
 	if err != nil {
 		if errors.Is(err, io.EOF) {

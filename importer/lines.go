@@ -91,6 +91,7 @@ func (l *lineReader) next() (line []byte, nl bool, err error) {
 			l.inLine = err != nil // the chunk did not end the line
 			return nil, false, errLong
 		}
+		l.grow(len(chunk))
 		l.buf = append(l.buf, chunk...)
 		switch {
 		case err == nil:
@@ -108,6 +109,20 @@ func (l *lineReader) next() (line []byte, nl bool, err error) {
 			return nil, false, err
 		}
 	}
+}
+
+// grow makes room in buf for n more bytes: doubling, so that a long line
+// costs few copies, and never past what a line may hold (append's own
+// growth, a quarter at a time for large slices, leaves several times a
+// long line's size behind it for the collector).
+func (l *lineReader) grow(n int) {
+	if cap(l.buf)-len(l.buf) >= n {
+		return
+	}
+	c := min(max(2*cap(l.buf), len(l.buf)+n, 64<<10), l.limit+2)
+	nb := make([]byte, len(l.buf), c)
+	copy(nb, l.buf)
+	l.buf = nb
 }
 
 // skip reads past the rest of a line next refused as too long, without

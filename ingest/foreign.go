@@ -151,7 +151,7 @@ func (r *run) foreign(ctx context.Context, imp importer.Importer, path string, e
 	if p := r.parentOf(s, earlier); p != nil {
 		opts = append(opts, handle.WithParent(*p))
 	}
-	info, err := createFrom(ctx, r.st, r.events(ctx, imp, path, sc), opts...)
+	info, err := r.st.CreateFrom(ctx, r.events(ctx, imp, path, sc), opts...)
 	if err != nil {
 		return failed(path, format, err), made{}
 	}

@@ -36,7 +36,7 @@ func (r *run) native(ctx context.Context, path string) Result {
 		if len(hdr.Labels) > 0 {
 			opts = append(opts, handle.WithLabels(hdr.Labels))
 		}
-		info, err := createFrom(ctx, r.st, events(0), opts...)
+		info, err := r.st.CreateFrom(ctx, events(0), opts...)
 		if err != nil {
 			return failed(path, Sessionlog, err)
 		}

@@ -3,44 +3,11 @@ package ingest
 import (
 	"context"
 	"errors"
-	"fmt"
 	"iter"
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 )
-
-// creator is a store that creates a session from its events all or
-// nothing (handle.Store.CreateFrom).
-type creator interface {
-	CreateFrom(ctx context.Context, events iter.Seq2[eventlog.Event, error], opts ...handle.CreateOption) (handle.Info, error)
-}
-
-// createFrom creates a session holding events, all or nothing, through
-// the store's CreateFrom. A store without one gets the session created,
-// appended to in batches and removed on any failure: all or nothing as
-// long as the process lives.
-func createFrom(ctx context.Context, st handle.Store, events iter.Seq2[eventlog.Event, error], opts ...handle.CreateOption) (handle.Info, error) {
-	if c, ok := st.(creator); ok {
-		return c.CreateFrom(ctx, events, opts...)
-	}
-	h, err := st.Create(ctx, opts...)
-	if err != nil {
-		return handle.Info{}, err
-	}
-	id := h.ID()
-	err = appendBatches(ctx, h, events)
-	if cerr := h.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		if derr := st.Delete(context.WithoutCancel(ctx), id); derr != nil {
-			return handle.Info{}, fmt.Errorf("%w (and removing the partial session %s failed: %v)", err, id, derr)
-		}
-		return handle.Info{}, err
-	}
-	return st.Stat(ctx, id)
-}
 
 // allAppender is a store that appends a batch durable all at once
 // (handle.FileStore.AppendAll).
