@@ -9,7 +9,7 @@ import (
 )
 
 // The generators write traces of a format with records of every type its
-// definition has — the types no real trace of ../shared/traces holds too —
+// definition has — the types no real trace at hand holds too —
 // in random orders and shapes, and say what they wrote: the Counts an
 // import of the trace must keep. A property test converts many of them
 // and compares (docs/cli.md's tables say what each record type becomes).
