@@ -164,8 +164,6 @@ func TestImportFolderWithBadFile(t *testing.T) {
 	}
 }
 
-
-
 // TestImportProgress: with --progress always, stderr shows the progress
 // line and the summary table (source, raw and zstd bytes, events, records
 // kept); piped (auto), nothing.
@@ -246,8 +244,6 @@ func replayMessages(t *testing.T, dir, projection, id string) []replayMessage {
 	require.NoError(t, json.Unmarshal([]byte(res.stdout), &st))
 	return st.Messages
 }
-
-
 
 // TestImportDamagedTrajectory: a .traj is one JSON document, so a torn or
 // garbled copy is not a trajectory: refused with the file named, exit 1,

@@ -499,5 +499,3 @@ func TestImportForeignErrors(t *testing.T) {
 	}
 	require.Equal(t, []string{"sessionlog", "claude", "codex", "dsh", "swe-agent"}, importFormats())
 }
-
-
