@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"hash"
 	"math"
 
@@ -229,5 +228,3 @@ func (c Config) Limit() int {
 	}
 	return eventlog.MaxRowSize
 }
-
-func (b *Builder) String() string { return fmt.Sprintf("builder at seq %d", b.next) }
