@@ -353,7 +353,7 @@ func TestSessionPage(t *testing.T) {
 	// The fork is linked, with a diff, and marked where it branches off.
 	require.Contains(t, body, `<a href="/s/`+f.fork+`">`)
 	require.Contains(t, body, "/diff?a="+f.main+"&amp;b="+f.fork)
-	require.Contains(t, body, `⑂ fork <a href="/s/`+f.fork+`">`)
+	require.Contains(t, body, `↗ fork <a href="/s/`+f.fork+`">`)
 	// Last turns first, numbered; the timeline has a bar a turn (the
 	// abandoned one grey) and a legend that says what the bars measure.
 	require.Less(t, strings.Index(body, `id="turn-13"`), strings.Index(body, `id="turn-0"`))
@@ -379,7 +379,7 @@ func TestSessionPage(t *testing.T) {
 	require.Contains(t, fork, "fork of <a href=\"/s/"+f.main+"\">")
 	require.Contains(t, fork, `class="item k-user inherited" id="seq-1"`)
 	require.Contains(t, fork, `class="item k-user" id="seq-10"`)
-	require.Contains(t, fork, "⑂ forked from <a href=\"/s/"+f.main+"\">"+f.main+"</a> after seq 8")
+	require.Contains(t, fork, "↗ forked from <a href=\"/s/"+f.main+"\">"+f.main+"</a> after seq 8")
 	require.Contains(t, fork, "what the fork asked")
 }
 
