@@ -223,7 +223,9 @@ type plainSource struct {
 	plainOff  int64  // plaintext offset of the end of what was handed out
 	spans     []plainSpan
 	fileEnd   int64 // past the last record read
-	content   []byte
+	content   []byte // a zstd frame's decoded rows
+	plain     []byte // the last record's plaintext
+	ad        []byte
 	envs      []Envelope
 	lastKey   uint32
 	uses      map[uint32]uint64
@@ -379,11 +381,14 @@ func (p *plainSource) open(rec record) ([]byte, error) {
 	if len(rec.sealed) < nonceSize+tagSize {
 		return nil, errAuth
 	}
-	ad := aad(nil, p.clear.ID, p.enc, rec.key, p.headerRow)
-	plain, err := k.aead.Open(nil, rec.sealed[:nonceSize], rec.sealed[nonceSize:], ad)
+	p.ad = aad(p.ad[:0], p.clear.ID, p.enc, rec.key, p.headerRow)
+	// The plaintext buffer is reused: its reader has copied all of the
+	// last record's before it asks for the next.
+	plain, err := k.aead.Open(p.plain[:0], rec.sealed[:nonceSize], rec.sealed[nonceSize:], p.ad)
 	if err != nil {
 		return nil, errAuth
 	}
+	p.plain = plain[:0:cap(plain)]
 	return plain, nil
 }
 
