@@ -117,3 +117,28 @@ func FuzzClearHeader(f *testing.F) {
 		require.Equal(t, c, c2)
 	})
 }
+
+// FuzzReadTail: ReadTail never panics, and on a file the Reader reads
+// clean it finds the Reader's last event.
+func FuzzReadTail(f *testing.F) {
+	for _, enc := range encodings {
+		f.Add(fuzzSeed(f, enc, 4), byte(enc))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, e byte) {
+		enc := Raw
+		if e%2 == 1 {
+			enc = Zstd
+		}
+		kr := NewKeyring(testID)
+		kr.AddKey(fuzzKey)
+		tail, err := ReadTail(bytes.NewReader(data), int64(len(data)), enc, kr, WithCodec(testCodec))
+		res := readAll(data, enc, kr)
+		if err != nil || res.err != nil || res.torn != nil {
+			return
+		}
+		require.Equal(t, len(res.events) > 0, tail.Found)
+		if tail.Found {
+			require.Equal(t, res.events[len(res.events)-1], tail.Last)
+		}
+	})
+}

@@ -222,7 +222,7 @@ type plainSource struct {
 	pending   []byte // plaintext not yet read
 	plainOff  int64  // plaintext offset of the end of what was handed out
 	spans     []plainSpan
-	fileEnd   int64 // past the last record read
+	fileEnd   int64  // past the last record read
 	content   []byte // a zstd frame's decoded rows
 	plain     []byte // the last record's plaintext
 	ad        []byte

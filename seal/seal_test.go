@@ -415,3 +415,42 @@ func TestCheckTornAndCorrupt(t *testing.T) {
 	require.True(t, errors.As(err, &ce))
 	require.Equal(t, f.records[1], ce.Offset)
 }
+
+func TestReadTail(t *testing.T) {
+	for _, enc := range encodings {
+		t.Run(enc.String(), func(t *testing.T) {
+			id := identity(t)
+			f := newSealed(t, enc, testEvents(10), 4, id.Recipient())
+			last := f.events[len(f.events)-1]
+			lastRec := f.records[len(f.records)-1]
+			withTail := f.data
+			if enc == Zstd {
+				withTail = eventlog.AppendTailFrame(bytes.Clone(f.data), int64(len(f.data)), lastRec, int64(len(f.data))-lastRec, last.Seq+1)
+			}
+			for name, data := range map[string][]byte{
+				"whole":           f.data,
+				"tail frame":      withTail,
+				"torn last flush": f.data[:len(f.data)-3],
+			} {
+				tail, err := ReadTail(bytes.NewReader(data), int64(len(data)), enc, NewKeyring(testID, id), WithCodec(testCodec))
+				require.NoError(t, err, name)
+				require.Equal(t, f.hdr, tail.Header, name)
+				require.True(t, tail.Found, name)
+				want := last
+				if name == "torn last flush" {
+					want = f.events[len(f.events)-3] // the flush before: events 4..7
+					if enc == Raw {
+						want = f.events[len(f.events)-2] // raw: rows are records
+					}
+				}
+				require.Equal(t, want, tail.Last, name)
+			}
+			empty := newSealed(t, enc, nil, 1, id.Recipient())
+			tail, err := ReadTail(bytes.NewReader(empty.data), int64(len(empty.data)), enc, NewKeyring(testID, id), WithCodec(testCodec))
+			require.NoError(t, err)
+			require.False(t, tail.Found)
+			_, err = ReadTail(bytes.NewReader(f.data), int64(len(f.data)), enc, NewKeyring(testID), WithCodec(testCodec))
+			require.ErrorIs(t, err, ErrNoKey)
+		})
+	}
+}
