@@ -2,7 +2,9 @@ package redact
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
+	"slices"
 )
 
 // The detection engine. Every detector looks at a decoded string s. Most
@@ -285,15 +287,24 @@ func merge(s []byte, spans []span) []span {
 	if len(spans) == 0 {
 		return spans
 	}
-	sortSpans(spans)
+	slices.SortStableFunc(spans, func(a, b span) int {
+		if a.start != b.start {
+			return cmp.Compare(a.start, b.start)
+		}
+		return cmp.Compare(b.end, a.end) // the longer first
+	})
 	var ms [][2]int
 	if bytes.Contains(s, markerPrefix) {
 		ms = markers(s)
 	}
 	out := spans[:0]
+	m := 0 // markers before ms[m] end before every span still to come
 	for _, sp := range spans {
-		if touchesMarker(ms, sp) {
-			continue
+		for m < len(ms) && ms[m][1] <= sp.start {
+			m++
+		}
+		if m < len(ms) && ms[m][0] < sp.end {
+			continue // it touches a marker
 		}
 		if k := len(out) - 1; k >= 0 && sp.start < out[k].end {
 			out[k].end = max(out[k].end, sp.end)
@@ -302,25 +313,6 @@ func merge(s []byte, spans []span) []span {
 		out = append(out, sp)
 	}
 	return out
-}
-
-func touchesMarker(ms [][2]int, sp span) bool {
-	for _, m := range ms {
-		if sp.start < m[1] && m[0] < sp.end {
-			return true
-		}
-	}
-	return false
-}
-
-// sortSpans is an insertion sort: there are few spans, mostly in order.
-func sortSpans(spans []span) {
-	for i := 1; i < len(spans); i++ {
-		for j := i; j > 0 && (spans[j].start < spans[j-1].start ||
-			spans[j].start == spans[j-1].start && spans[j].end > spans[j-1].end); j-- {
-			spans[j], spans[j-1] = spans[j-1], spans[j]
-		}
-	}
 }
 
 // minSecret is the length of the shortest string a detector can match
