@@ -142,3 +142,17 @@ func FuzzReadTail(f *testing.F) {
 		}
 	})
 }
+
+// FuzzOpenBlob: OpenBlob never panics, and opens only what SealBlob made.
+func FuzzOpenBlob(f *testing.F) {
+	blob, err := fuzzKey.SealBlob(testID, "p", []byte("derived"))
+	require.NoError(f, err)
+	f.Add(blob)
+	f.Add([]byte("SLBLOB01"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		plain, err := fuzzKey.OpenBlob(testID, "p", b)
+		if err == nil {
+			require.Equal(t, "derived", string(plain))
+		}
+	})
+}

@@ -454,3 +454,33 @@ func TestReadTail(t *testing.T) {
 		})
 	}
 }
+
+func TestBlob(t *testing.T) {
+	k, err := NewKey(3)
+	require.NoError(t, err)
+	blob, err := k.SealBlob(testID, "checked", []byte(marker))
+	require.NoError(t, err)
+	require.NotContains(t, string(blob), marker)
+	id, ok := BlobKey(blob)
+	require.True(t, ok)
+	require.Equal(t, uint32(3), id)
+	plain, err := k.OpenBlob(testID, "checked", blob)
+	require.NoError(t, err)
+	require.Equal(t, marker, string(plain))
+	other, err := NewKey(3)
+	require.NoError(t, err)
+	for name, open := range map[string]func() ([]byte, error){
+		"another purpose": func() ([]byte, error) { return k.OpenBlob(testID, "digest", blob) },
+		"another session": func() ([]byte, error) { return k.OpenBlob("01JDX2ZJ6M4B2T8V0C3N5Q7R9S", "checked", blob) },
+		"another key":     func() ([]byte, error) { return other.OpenBlob(testID, "checked", blob) },
+		"a flipped byte": func() ([]byte, error) {
+			d := bytes.Clone(blob)
+			d[len(d)-1] ^= 1
+			return k.OpenBlob(testID, "checked", d)
+		},
+		"cut short": func() ([]byte, error) { return k.OpenBlob(testID, "checked", blob[:10]) },
+	} {
+		_, err := open()
+		require.ErrorIs(t, err, ErrBlob, name)
+	}
+}
