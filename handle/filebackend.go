@@ -2,8 +2,11 @@ package handle
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"sync"
 	"time"
 
@@ -40,6 +43,10 @@ type fileBackend struct {
 	path  string
 	f     afero.File
 	lock  writerLock // nil for a read-only handle
+	// file is the writer's log file as it was opened, to check at every
+	// flush that the path still names it (see inPlace); nil when the file
+	// system cannot tell files apart (afero's memory files).
+	file fs.FileInfo
 
 	mu        sync.Mutex
 	size      int64 // bytes of complete rows on disk
@@ -65,8 +72,29 @@ func newFileBackend(s *FileStore, enc *encoding, hdr eventlog.Header, path strin
 	if index == nil {
 		index = []indexEntry{{off: size, seq: hdr.FirstSeq()}}
 	}
-	return &fileBackend{store: s, enc: enc, hdr: hdr, path: path, f: guardFile(f), lock: lock,
+	b := &fileBackend{store: s, enc: enc, hdr: hdr, path: path, f: guardFile(f), lock: lock,
 		size: size, next: next, index: index, recent: index[len(index)-1]}
+	if fi, err := f.Stat(); err == nil && lock != nil && os.SameFile(fi, fi) {
+		b.file = fi // os.SameFile can tell it from another file
+	}
+	return b
+}
+
+// inPlace returns an error wrapping ErrDisplaced unless the session's path
+// still names the writer's log file (docs/format.md §9: a writer
+// acknowledges only what a later open of the session finds).
+func (b *fileBackend) inPlace() error {
+	if b.file == nil {
+		return nil
+	}
+	fi, err := lstat(b.store.fs, b.path)
+	switch {
+	case err == nil && os.SameFile(b.file, fi):
+		return nil
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("checking that %q still names the log file: %w", b.path, err)
+	}
+	return fmt.Errorf("%w: %q was unlinked, renamed or replaced while its writer was open; nothing written since is acknowledged (reopen the session)", ErrDisplaced, b.path)
 }
 
 // handle returns the handle on b's session.
@@ -100,6 +128,9 @@ func (b *fileBackend) Write(_ context.Context, rows []byte, first, last int64) (
 	lastPart := parts[len(parts)-1]
 	if err := b.write(cut, at, out, parts); err != nil {
 		return nil, err
+	}
+	if err := b.inPlace(); err != nil {
+		return nil, err // written, and fsynced, into a file that is not the session's
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
