@@ -57,7 +57,10 @@ func (h *core) append(ctx context.Context, expected int64, events []eventlog.Eve
 		// (A conflict dropped the digest after initDigest built it.)
 		next := h.next
 		h.mu.Unlock()
-		return 0, &ConflictError{Path: h.path, Expected: max(expected, next), Next: next}
+		if expected < 0 {
+			expected = next
+		}
+		return 0, &ConflictError{Path: h.path, Expected: expected, Next: next}
 	}
 	for i := range batch {
 		batch[i].Seq = h.next + int64(i)

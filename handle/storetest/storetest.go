@@ -289,6 +289,7 @@ func testAppendAtConflict(t *testing.T, hs Harness) {
 		require.ErrorAs(t, err, &ce, "expected %d", expected)
 		require.ErrorIs(t, err, handle.ErrConflict)
 		require.Equal(t, int64(3), ce.Next)
+		require.Equal(t, expected, ce.Expected, "the error names the seq the caller expected")
 	}
 	require.NoError(t, h.Flush(ctx))
 	require.Equal(t, int64(2), h.Seq())
