@@ -65,12 +65,14 @@ func (h *core) append(ctx context.Context, expected int64, events []eventlog.Eve
 	for i := range batch {
 		batch[i].Seq = h.next + int64(i)
 	}
-	dig, err := checkReserved(h.path, batch, tails, h.dig, hasCheckpoint)
+	var marks []savedDigest
+	dig, err := checkReserved(h.path, batch, tails, h.dig, hasCheckpoint, &marks)
 	if err != nil {
 		h.mu.Unlock()
 		return 0, err
 	}
 	h.dig, h.lost = dig, nil
+	h.marks = append(h.marks, marks...)
 	h.queue(batch, tails)
 	h.next += int64(len(batch))
 	last := h.next - 1

@@ -226,3 +226,77 @@ func BenchmarkTree(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkForkDigest measures a fork's first LogDigest (what its first
+// checkpoint needs), cold: a new store on the folder (nothing in memory),
+// the parent of n ~100-byte events closed by its writer, with a checkpoint
+// every 100 events. at=last forks at the parent's last seq; at=after-cp+50
+// forks 50 events after a checkpoint in the middle of the log. B-read/op is
+// what the fork, its digest and its Close read from the store's files:
+// it must not grow with n (docs/design.md, "Digests").
+//
+//	go test -run '^$' -bench BenchmarkForkDigest -benchtime 20x -count 5 ./handle/
+func BenchmarkForkDigest(b *testing.B) {
+	ctx := context.Background()
+	data := json.RawMessage(`{"text":"a streamed delta of about one hundred bytes, as an assistant chunk would carry it...."}`)
+	for _, n := range []int{10_000, 100_000} {
+		dir := filepath.Join(b.TempDir(), "s")
+		counted := countfs.New(afero.NewOsFs())
+		h, err := handle.NewFileStore(counted, dir).Create(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for h.Seq()+1 < int64(n) {
+			evs := make([]eventlog.Event, 99)
+			for i := range evs {
+				evs[i] = eventlog.Event{Type: "tool/result", Time: 1764450000000, Data: data}
+			}
+			if _, err := h.Append(ctx, evs...); err != nil {
+				b.Fatal(err)
+			}
+			d, _, err := h.LogDigest(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := h.Append(ctx, eventlog.Event{Type: eventlog.TypeCheckpoint, Data: json.RawMessage(`{"log":"` + d + `"}`)}); err != nil {
+				b.Fatal(err)
+			}
+			if err := h.Flush(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+		last := h.Seq()
+		if err := h.Close(); err != nil {
+			b.Fatal(err)
+		}
+		for _, at := range []struct {
+			name string
+			seq  int64
+		}{{"last", last}, {"after-cp+50", int64(n/200*100) + 50}} {
+			b.Run(fmt.Sprintf("n=%d/at=%s", n, at.name), func(b *testing.B) {
+				var read int64
+				for range b.N {
+					store := handle.NewFileStore(counted, dir)
+					before := counted.BytesRead()
+					f, err := store.Fork(ctx, h.ID(), at.seq)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if _, next, err := f.LogDigest(ctx); err != nil || next != at.seq+1 {
+						b.Fatal(next, err)
+					}
+					if err := f.Close(); err != nil {
+						b.Fatal(err)
+					}
+					b.StopTimer()
+					read += counted.BytesRead() - before
+					if err := store.Delete(ctx, f.ID()); err != nil {
+						b.Fatal(err)
+					}
+					b.StartTimer()
+				}
+				b.ReportMetric(float64(read)/float64(b.N), "B-read/op")
+			})
+		}
+	}
+}

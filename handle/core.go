@@ -60,6 +60,7 @@ type core struct {
 
 	digMu sync.Mutex       // serializes the digest's initialisation
 	dig   *eventlog.Digest // running log digest (under mu), nil until first needed
+	marks []savedDigest    // its states at the checkpoints appended, saved on Close (under mu)
 }
 
 func newCore(b Backend, c HandleConfig) *core {
@@ -309,7 +310,7 @@ func (h *core) lead() {
 func (h *core) resync(batch []eventlog.Event) error {
 	dropped := len(batch) + len(h.pending)
 	expected := h.next - int64(dropped)
-	h.pending, h.rows, h.open, h.dig = nil, nil, 0, nil
+	h.pending, h.rows, h.open, h.dig, h.marks = nil, nil, 0, nil, nil
 	next, err := h.b.Tail(context.Background())
 	if err != nil {
 		h.err = &PoisonedError{Path: h.path, Err: err}

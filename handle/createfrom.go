@@ -92,7 +92,7 @@ func (s *FileStore) digestAt(ctx context.Context, p eventlog.Parent) (*eventlog.
 		return nil, fmt.Errorf("handle: the digest of parent %s at seq %d: %w", p.ID, p.Seq, err)
 	}
 	defer h.Close()
-	return h.(*core).digestUpTo(ctx, p.Seq)
+	return h.(*core).digestUpTo(ctx, p.Seq, 0)
 }
 
 // eventCheck checks the events of a log written whole (CreateFrom) as
@@ -159,7 +159,7 @@ func (c *eventCheck) check(e eventlog.Event) (eventlog.Event, error) {
 		}
 	}
 	batch := [1]eventlog.Event{e}
-	dig, err := checkReserved(c.path, batch[:], nil, c.dig, e.Type == eventlog.TypeCheckpoint)
+	dig, err := checkReserved(c.path, batch[:], nil, c.dig, e.Type == eventlog.TypeCheckpoint, nil)
 	if err != nil {
 		var ee *EventError
 		if errors.As(err, &ee) {
