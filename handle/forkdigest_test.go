@@ -15,7 +15,7 @@ import (
 )
 
 // writeWithCheckpoints appends n events to h, a checkpoint after every 99,
-// flushing each, and returns the logical log.
+// flushing each.
 func writeWithCheckpoints(t *testing.T, h handle.Handle, n int) {
 	t.Helper()
 	for h.Seq()+1 < int64(n) {

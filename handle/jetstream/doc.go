@@ -33,6 +33,11 @@
 // safe for concurrent use; Append and Flush callers of one handle share
 // publishes (group commit).
 //
+// Its handles are handle's write core (handle.NewHandle) over a backend
+// that publishes and fetches the subject's messages (handle.go): group
+// commit, flush policies (WithFlushPolicy), poisoning and digests are the
+// file store's, the same code.
+//
 // The package knows the handle contract and the row format of package
 // eventlog, nothing of what events mean, and nothing of the file store.
 package jetstream
