@@ -77,20 +77,13 @@ func (s *FileStore) Dir() string { return s.dir }
 // Fs returns the store's file system.
 func (s *FileStore) Fs() afero.Fs { return s.fs }
 
-func checkID(id string) error {
-	if !eventlog.ValidID(id) {
-		return fmt.Errorf("%w: %q (want 26 upper-case Crockford base32 characters)", ErrInvalidID, id)
-	}
-	return nil
-}
-
 // Path returns the file that holds session id: the existing one, or for a
 // session that does not exist, where a raw log would be. It fails with
 // ErrInvalidID for an ID that is not an upper-case ULID, so no path is ever
 // built from other text, and with ErrDuplicate, ErrNotRegular (or an I/O
 // error) when the session exists but the store would refuse to open it.
 func (s *FileStore) Path(id string) (string, error) {
-	if err := checkID(id); err != nil {
+	if err := CheckID(id); err != nil {
 		return "", err
 	}
 	loc, err := s.locate(context.Background(), id)
@@ -173,7 +166,7 @@ func (s *FileStore) newSession(ctx context.Context, opts []CreateOption) (eventl
 			return eventlog.Header{}, nil, err
 		}
 	}
-	if err := checkID(id); err != nil {
+	if err := CheckID(id); err != nil {
 		return eventlog.Header{}, nil, err
 	}
 	if cc.Encoding == "" {
@@ -349,7 +342,7 @@ func (s *FileStore) locate(ctx context.Context, id string) (location, error) {
 
 // existing returns where session id is, or ErrNotFound.
 func (s *FileStore) existing(ctx context.Context, id string) (location, error) {
-	if err := checkID(id); err != nil {
+	if err := CheckID(id); err != nil {
 		return location{}, err
 	}
 	return s.locate(ctx, id)
@@ -582,7 +575,7 @@ func (s *FileStore) delete(ctx context.Context, id string, dp DeleteParams, visi
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := checkID(id); err != nil {
+	if err := CheckID(id); err != nil {
 		return err
 	}
 	if _, err := s.existing(ctx, id); err != nil {
