@@ -61,10 +61,9 @@ type Cluster struct {
 }
 
 func freePort(tb testing.TB) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := pickPort()
 	require.NoError(tb, err)
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return port
 }
 
 // RunCluster starts three nodes (default sync interval: R3 quorum makes
