@@ -374,6 +374,9 @@ func (r *msgReader) Read(p []byte) (int, error) {
 			r.done = true
 			return 0, io.EOF
 		}
+		if err == nil && incomplete(m) {
+			err = errIncomplete
+		}
 		if err != nil {
 			r.err = err
 			return 0, err

@@ -67,7 +67,7 @@ type Store struct {
 	closeFn func()      // drains the connection OpenURL dialled
 }
 
-var _ handle.Collectable = (*Store)(nil)
+var _ handle.Store = (*Store)(nil)
 
 // New returns the store on js named by WithPrefix, creating its stream
 // and lease bucket if they are missing. It refuses (ErrStream) a stream
@@ -242,39 +242,16 @@ func (s *Store) Create(ctx context.Context, opts ...handle.CreateOption) (handle
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	cp := handle.ResolveCreate(opts...)
-	id := cp.ID
-	if !cp.IDSet {
-		var err error
-		if id, err = s.newID(); err != nil {
-			return nil, err
-		}
-	}
-	if err := handle.CheckID(id); err != nil {
+	hdr, err := s.newSession(ctx, opts)
+	if err != nil {
 		return nil, err
 	}
-	if cp.Encoding != "" && cp.Encoding != handle.EncodingRaw {
-		return nil, fmt.Errorf("jetstream: create %s: the store keeps raw logs, not %q", id, cp.Encoding)
-	}
-	if p := cp.Parent; p != nil {
-		info, err := s.Stat(ctx, p.ID)
-		if err != nil {
-			return nil, fmt.Errorf("jetstream: create with parent %s: %w", p.ID, err)
-		}
-		if p.Seq > info.LastSeq {
-			return nil, fmt.Errorf("%w: parent %s has no event %d (its events are 0..%d)", handle.ErrLineage, p.ID, p.Seq, info.LastSeq)
-		}
-	}
+	id := hdr.ID
 	if _, err := s.lastMsg(ctx, s.Subject(id)); err == nil {
 		return nil, fmt.Errorf("%w: %s in stream %s", handle.ErrExists, id, s.name)
 	} else if !errors.Is(err, natsjs.ErrMsgNotFound) {
 		return nil, fmt.Errorf("jetstream: create %s: %w", id, err)
 	}
-	hdr := eventlog.NewHeader(id, s.cfg.now().UnixMilli())
-	if cp.CreatedAt != nil {
-		hdr.CreatedAt = *cp.CreatedAt
-	}
-	hdr.Labels, hdr.Parent = cp.Labels, cp.Parent
 	line, err := eventlog.EncodeHeader(hdr)
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: create %s: %w", id, err)
@@ -294,12 +271,7 @@ func (s *Store) Create(ctx context.Context, opts ...handle.CreateOption) (handle
 		return nil, fmt.Errorf("jetstream: create %s: %w", id, err)
 	}
 	s.cfg.log.Debug("session created", "id", id, "subject", msg.Subject)
-	h := s.newHandle(hdr, true, l)
-	h.size = int64(len(line))
-	h.last = ss
-	h.index = []msgRef{{ss: ss, off: 0, seq: hdr.FirstSeq(), n: len(line)}}
-	h.startRenew()
-	return h, nil
+	return s.created(hdr, l, len(line), ss), nil
 }
 
 // Open opens session id; see handle.Store. A write handle takes the
@@ -312,8 +284,8 @@ func (s *Store) Open(ctx context.Context, id string, mode handle.Mode) (handle.H
 	if err := handle.CheckID(id); err != nil {
 		return nil, err
 	}
-	if _, err := s.lastMsg(ctx, s.Subject(id)); err != nil {
-		return nil, s.notFound(id, err)
+	if _, err := s.head(ctx, id); err != nil {
+		return nil, err
 	}
 	var l *lease
 	if mode == handle.ReadWrite {
@@ -332,17 +304,38 @@ func (s *Store) Open(ctx context.Context, id string, mode handle.Mode) (handle.H
 }
 
 func (s *Store) notFound(id string, err error) error {
-	if errors.Is(err, natsjs.ErrMsgNotFound) {
+	if errors.Is(err, natsjs.ErrMsgNotFound) || errors.Is(err, errIncomplete) {
 		return fmt.Errorf("%w: %s in stream %s", handle.ErrNotFound, id, s.name)
 	}
 	return fmt.Errorf("jetstream: %s: %w", s.path(id), err)
 }
 
-// open reads session id's whole log, checking every row.
+// head returns session id's first message (its header row) as the
+// stream's leader holds it: handle.ErrNotFound when there is none, or
+// while CreateFrom is still making the session.
+func (s *Store) head(ctx context.Context, id string) (*natsjs.RawStreamMsg, error) {
+	first, err := s.firstMsg(ctx, s.Subject(id))
+	if err == nil && incomplete(first) {
+		err = errIncomplete
+	}
+	if err != nil {
+		return nil, s.notFound(id, err)
+	}
+	return first, nil
+}
+
+// open reads session id's whole log, checking every row. It starts at the
+// first message the leader knows: a replica that has not yet applied a
+// rollup (Detach) or a CreateFrom's last purge still holds older messages
+// before it.
 func (s *Store) open(ctx context.Context, id string, writer bool, l *lease) (*jsHandle, error) {
 	path := s.path(id)
+	first, err := s.head(ctx, id)
+	if err != nil {
+		return nil, err
+	}
 	h := &jsHandle{s: s, id: id, subj: s.Subject(id), path: path}
-	src := h.newMsgReader(ctx, 1, 0)
+	src := h.newMsgReader(ctx, first.Sequence, 0)
 	defer src.close()
 	r := eventlog.NewReader(src, eventlog.WithPath(path))
 	hdr, err := r.Header()
@@ -358,10 +351,10 @@ func (s *Store) open(ctx context.Context, id string, writer bool, l *lease) (*js
 	// A failed fetch is what the reader saw end early: its verdict on
 	// the bytes (a missing header, a torn tail) is not about the log.
 	switch {
+	case len(src.refs) == 0 || errors.Is(src.err, errIncomplete):
+		return nil, s.notFound(id, natsjs.ErrMsgNotFound) // deleted meanwhile
 	case src.err != nil:
 		return nil, fmt.Errorf("jetstream: open %s: %w", path, src.err)
-	case len(src.refs) == 0:
-		return nil, fmt.Errorf("%w: %s in stream %s", handle.ErrNotFound, id, s.name)
 	case err == nil:
 		err = r.Err()
 	}
@@ -391,15 +384,13 @@ func (s *Store) Stat(ctx context.Context, id string) (handle.Info, error) {
 		return handle.Info{}, err
 	}
 	subj := s.Subject(id)
+	first, err := s.head(ctx, id)
+	if err != nil {
+		return handle.Info{}, err
+	}
 	last, err := s.lastMsg(ctx, subj)
 	if err != nil {
 		return handle.Info{}, s.notFound(id, err)
-	}
-	first := last
-	if last.Header.Get(hdrOff) != "" {
-		if first, err = s.firstMsg(ctx, subj); err != nil {
-			return handle.Info{}, s.notFound(id, err)
-		}
 	}
 	hdr, _, err := eventlog.ReadHeader(bytes.NewReader(first.Data), s.path(id))
 	if err != nil {
@@ -557,8 +548,7 @@ func (s *Store) delete(ctx context.Context, id string, dp handle.DeleteParams, v
 	if err != nil {
 		return err
 	}
-	purge := func(ctx context.Context) error { return s.stream.Purge(ctx, natsjs.WithPurgeSubject(s.Subject(id))) }
-	if err := s.do(ctx, "delete "+id, purge); err != nil {
+	if err := s.purge(ctx, natsjs.WithPurgeSubject(s.Subject(id))); err != nil {
 		return fmt.Errorf("jetstream: delete %s: %w", s.path(id), err)
 	}
 	s.dropDerived(ctx, id)
@@ -567,7 +557,7 @@ func (s *Store) delete(ctx context.Context, id string, dp handle.DeleteParams, v
 }
 
 // Dependents returns the forks whose parent is id, sorted; see
-// handle.Collectable.
+// handle.Store.
 func (s *Store) Dependents(ctx context.Context, id string) ([]string, error) {
 	if err := handle.CheckID(id); err != nil {
 		return nil, err
@@ -577,11 +567,15 @@ func (s *Store) Dependents(ctx context.Context, id string) ([]string, error) {
 
 // GC deletes the sessions whose last activity is older than before,
 // except those a writer's lease holds and those that a session being kept
-// forks from, as handle.FileStore.GC decides (handle.Collect); with
-// dryRun it only reports. A stream has no leftovers: derived entries go
-// with their session's Delete.
+// forks from, as handle.FileStore.GC decides (handle.Collect), then the
+// subjects a killed CreateFrom left (its leftovers: derived entries go with
+// their session's Delete); with dryRun it only reports.
 func (s *Store) GC(ctx context.Context, before time.Time, dryRun bool) (handle.GCReport, error) {
-	return handle.Collect(ctx, s, before, dryRun)
+	rep, err := handle.Collect(ctx, s, before, dryRun)
+	if err == nil {
+		rep.Leftovers, err = s.collectIncomplete(ctx, before, dryRun)
+	}
+	return rep, err
 }
 
 // dependents returns the forks whose parent is id.
@@ -668,4 +662,10 @@ func (s *Store) deleteMsg(ctx context.Context, ss uint64) error {
 		unknown = unknown || transient(err)
 		return err
 	})
+}
+
+// purge purges the stream as opts say, through transient failures (a
+// purge done twice is done once).
+func (s *Store) purge(ctx context.Context, opts ...natsjs.StreamPurgeOpt) error {
+	return s.do(ctx, "purge "+s.name, func(ctx context.Context) error { return s.stream.Purge(ctx, opts...) })
 }
