@@ -111,7 +111,7 @@ func (l *lease) write(ctx context.Context, rev uint64) error {
 	if err != nil {
 		return err
 	}
-	got, err := l.s.leases.Update(ctx, l.key, val, rev)
+	got, err := l.s.leaseUpdate(ctx, l.key, val, rev)
 	if err == nil {
 		l.rev, l.until = got, until
 		return nil

@@ -61,10 +61,12 @@ type Store struct {
 
 	idSrc *handle.IDSource
 
-	// pubOnce is one try of a publish (publishOnce; tests wrap it).
-	pubOnce func(context.Context, []*nats.Msg) (uint64, error)
-	healing atomic.Bool // a connection check is running (see heal)
-	closeFn func()      // drains the connection OpenURL dialled
+	// pubOnce is one try of a publish (publishOnce), leaseUpdate one of a
+	// lease's write (the bucket's Update); tests wrap them.
+	pubOnce     func(context.Context, []*nats.Msg) (uint64, error)
+	leaseUpdate func(ctx context.Context, key string, value []byte, rev uint64) (uint64, error)
+	healing     atomic.Bool // a connection check is running (see heal)
+	closeFn     func()      // drains the connection OpenURL dialled
 }
 
 var _ handle.Store = (*Store)(nil)
@@ -124,6 +126,7 @@ func New(ctx context.Context, js natsjs.JetStream, opts ...Option) (*Store, erro
 		if s.leases, err = s.bucket(ctx, cfg.prefix+"_leases", "sessionlog writer leases", replicas); err != nil {
 			return nil, err
 		}
+		s.leaseUpdate = s.leases.Update
 	}
 	return s, nil
 }

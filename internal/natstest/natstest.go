@@ -112,6 +112,12 @@ func (c *Cluster) Name(i int) string { return c.opts[i].ServerName }
 // URL returns node i's client URL.
 func (c *Cluster) URL(i int) string { return fmt.Sprintf("nats://127.0.0.1:%d", c.opts[i].Port) }
 
+// Hosts returns every node's host:port, comma-separated, as a store URL
+// names them.
+func (c *Cluster) Hosts() string {
+	return strings.ReplaceAll(c.URLs(), "nats://", "")
+}
+
 // URLs returns every node's client URL, comma-separated.
 func (c *Cluster) URLs() string { return strings.Join([]string{c.URL(0), c.URL(1), c.URL(2)}, ",") }
 
