@@ -227,6 +227,10 @@ func (s *Store) checkStream(c natsjs.StreamConfig) error {
 	return nil
 }
 
+// JetStream returns the JetStream context the store works on (and, through
+// it, its connection).
+func (s *Store) JetStream() natsjs.JetStream { return s.js }
+
 // Stream returns the name of the store's stream.
 func (s *Store) Stream() string { return s.name }
 

@@ -111,6 +111,9 @@ type proc struct {
 // logs under dir. n = 1 is a single server; more is a cluster named
 // "sessionlog".
 func StartProcs(bin, dir string, n int) (*Procs, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
 	p := &Procs{bin: bin, dir: dir}
 	var routes []string
 	for i := range n {
