@@ -149,7 +149,7 @@ func (l *lease) renew(ctx context.Context) error {
 			return ctx.Err()
 		case errors.Is(err, errLeaseRace):
 			return fmt.Errorf("%w: %s: the lease was taken by another writer", handle.ErrLocked, l.s.path(l.key))
-		case !transient(err):
+		case !l.s.transient(err):
 			return fmt.Errorf("jetstream: renewing the lease of %s: %w", l.s.path(l.key), err)
 		case l.s.cfg.now().UnixMilli() >= l.until:
 			return fmt.Errorf("jetstream: the lease of %s expired at %s without a renewal: %w: %w", l.s.path(l.key),

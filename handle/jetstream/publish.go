@@ -135,7 +135,7 @@ func (s *Store) publish(ctx context.Context, msgs []*nats.Msg, last uint64) (uin
 			// typically, for a millisecond or two.
 			wait = time.Duration(1<<min(waits, 7)) * time.Millisecond
 			waits++
-		case !transient(err):
+		case !s.transient(err):
 			return 0, err
 		default:
 			if timedOut(err) {

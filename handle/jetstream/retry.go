@@ -25,9 +25,13 @@ const (
 
 // transient reports whether err is a failure that ends on its own: a
 // request nobody answered in time, no server interested in it (a leader
-// gone, not yet replaced), a connection being re-established, or the
-// server saying that the cluster cannot answer for now.
-func transient(err error) bool {
+// gone, not yet replaced), a connection being re-established (a request
+// in flight when it moves fails "connection closed" while it is not), or
+// the server saying that the cluster cannot answer for now.
+func (s *Store) transient(err error) bool {
+	if errors.Is(err, nats.ErrConnectionClosed) {
+		return !s.js.Conn().IsClosed()
+	}
 	if inFlight(err) {
 		return true
 	}
@@ -75,11 +79,11 @@ func (s *Store) do(ctx context.Context, what string, op func(ctx context.Context
 		case err == nil:
 			return nil
 		case ctx.Err() != nil:
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) && transient(err) {
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) && s.transient(err) {
 				return unavailable(what, time.Since(start), err)
 			}
 			return ctx.Err()
-		case !transient(err):
+		case !s.transient(err):
 			return err
 		case time.Since(start) >= s.cfg.retryWindow:
 			return unavailable(what, time.Since(start), err)

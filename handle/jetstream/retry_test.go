@@ -41,6 +41,12 @@ func TestPublishRetriedOnce(t *testing.T) {
 			require.NoError(t, publish())
 			return wrongLast
 		}, 5},
+		// What a request in flight gets when the store moves its
+		// connection off a server that stopped answering.
+		{"stored, the connection moved", func(ctx context.Context, publish func() error) error {
+			require.NoError(t, publish())
+			return nats.ErrConnectionClosed
+		}, 10},
 		{"not stored, no responders", func(context.Context, func() error) error { return natsjs.ErrNoStreamResponse }, 10},
 		{"not stored, in flight", func(context.Context, func() error) error { return inFlight }, 10},
 	} {

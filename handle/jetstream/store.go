@@ -661,12 +661,12 @@ func (s *Store) deleteMsg(ctx context.Context, ss uint64) error {
 	unknown := false
 	return s.do(ctx, "delete a message of "+s.name, func(ctx context.Context) error {
 		err := s.stream.DeleteMsg(ctx, ss)
-		if err != nil && unknown && !transient(err) {
+		if err != nil && unknown && !s.transient(err) {
 			if _, gerr := s.leaderGet(ctx, s.name, msgGetReq{Seq: ss}); errors.Is(gerr, natsjs.ErrMsgNotFound) {
 				return nil
 			}
 		}
-		unknown = unknown || transient(err)
+		unknown = unknown || s.transient(err)
 		return err
 	})
 }
