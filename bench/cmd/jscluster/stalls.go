@@ -50,10 +50,12 @@ var faults = []fault{
 	}, func(*cluster, int) error { return nil }},
 }
 
-// cluster is three nodes and the writers appending through the faults:
-// writer w on a connection that starts on node w mod 3.
+// cluster is three nodes and, during a round, the writers appending
+// through its fault: writer w on a connection that starts on node w mod 3,
+// each on its own session.
 type cluster struct {
 	p      *natstest.Procs
+	ids    []string
 	stores []*jetstream.Store
 	ackAt  []atomic.Int64 // per writer: when its last flush was acknowledged (Unix ns)
 	from   []atomic.Int64 // per writer: when that flush began (Unix ns)
@@ -63,8 +65,8 @@ type cluster struct {
 	wg     sync.WaitGroup
 }
 
-// stallRow is one fault's stalls: per writer connected to the node hit,
-// and per writer elsewhere.
+// stallRow is one fault's stalls: of the writers connected to the node
+// hit, and of the writers elsewhere.
 type stallRow struct {
 	name          string
 	onVictim, far []time.Duration
@@ -77,18 +79,7 @@ func stalls(ctx context.Context, bin, dir string, writers, rounds int) ([]stallR
 		return nil, err
 	}
 	defer p.Close()
-	c := &cluster{p: p, ackAt: make([]atomic.Int64, writers), from: make([]atomic.Int64, writers), acks: make([]atomic.Int64, writers)}
-	for w := range writers {
-		st, err := c.open(ctx, w%p.N())
-		if err != nil {
-			return nil, err
-		}
-		defer st.Close()
-		c.stores = append(c.stores, st)
-	}
-	if err := c.run(ctx); err != nil {
-		return nil, err
-	}
+	c := &cluster{p: p}
 	var rows []stallRow
 	for _, f := range faults {
 		row := stallRow{name: f.name}
@@ -96,17 +87,21 @@ func stalls(ctx context.Context, bin, dir string, writers, rounds int) ([]stallR
 			if err := c.healthy(ctx); err != nil {
 				return nil, err
 			}
+			// Fresh connections each round, so that every node has a
+			// writer on it when the fault comes.
+			if err := c.start(ctx, writers); err != nil {
+				return nil, err
+			}
 			victim := f.victim(c)
 			on := make([]int, len(c.stores))
 			for w := range c.stores {
 				on[w] = c.connectedTo(w)
 			}
-			errs := c.errs.Load()
 			stalled, err := c.round(ctx, f, victim)
+			row.errs += c.end()
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", f.name, err)
 			}
-			row.errs += c.errs.Load() - errs
 			for w, d := range stalled {
 				if victim < 0 || on[w] == victim {
 					row.onVictim = append(row.onVictim, d)
@@ -117,8 +112,6 @@ func stalls(ctx context.Context, bin, dir string, writers, rounds int) ([]stallR
 		}
 		rows = append(rows, row)
 	}
-	c.stop.Store(true)
-	c.wg.Wait()
 	return rows, nil
 }
 
@@ -136,42 +129,89 @@ func (c *cluster) open(ctx context.Context, first int) (*jetstream.Store, error)
 	}
 }
 
-// run starts one writer per store, each on its own session, appending and
-// flushing one event at a time; a writer whose call fails counts the
-// error and reopens.
-func (c *cluster) run(ctx context.Context) error {
-	for w, st := range c.stores {
-		h, err := st.Create(ctx)
+// start opens the writers' stores and starts the writers, each appending
+// and flushing one event at a time (a writer whose call fails counts the
+// error and reopens), and waits until each has been acknowledged.
+func (c *cluster) start(ctx context.Context, writers int) error {
+	c.stop.Store(false)
+	c.stores = nil
+	c.ackAt, c.from, c.acks = make([]atomic.Int64, writers), make([]atomic.Int64, writers), make([]atomic.Int64, writers)
+	c.errs.Store(0)
+	for w := range writers {
+		st, err := c.open(ctx, w%c.p.N())
 		if err != nil {
 			return err
 		}
-		id := h.ID()
-		c.wg.Add(1)
-		go func() {
-			defer c.wg.Done()
-			defer func() { h.Close() }()
-			data := json.RawMessage(`{"text":"an event of the fault drill"}`)
-			for !c.stop.Load() {
-				start := time.Now().UnixNano()
-				_, err := h.Append(ctx, eventlog.Event{Type: "tool/call", Time: 1764450000000, Data: data})
-				if err == nil {
-					err = h.Flush(ctx)
-				}
-				if err != nil {
-					c.errs.Add(1)
-					h.Close()
-					for h, err = st.Open(ctx, id, handle.ReadWrite); err != nil && !c.stop.Load(); h, err = st.Open(ctx, id, handle.ReadWrite) {
-						time.Sleep(100 * time.Millisecond)
-					}
-					continue
-				}
-				c.from[w].Store(start)
-				c.ackAt[w].Store(time.Now().UnixNano())
-				c.acks[w].Add(1)
+		c.stores = append(c.stores, st)
+		if len(c.ids) <= w {
+			h, err := st.Create(ctx)
+			if err != nil {
+				return err
 			}
-		}()
+			c.ids = append(c.ids, h.ID())
+			h.Close()
+		}
+		h, err := st.Open(ctx, c.ids[w], handle.ReadWrite)
+		if err != nil {
+			return err
+		}
+		c.wg.Add(1)
+		go c.write(ctx, w, st, h)
 	}
-	return nil
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		ready := true
+		for w := range writers {
+			ready = ready && c.acks[w].Load() >= 20
+		}
+		if ready {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("writers not acknowledged within a minute")
+		}
+	}
+}
+
+func (c *cluster) write(ctx context.Context, w int, st *jetstream.Store, h handle.Handle) {
+	defer c.wg.Done()
+	defer func() {
+		if h != nil {
+			h.Close()
+		}
+	}()
+	data := json.RawMessage(`{"text":"an event of the fault drill"}`)
+	for !c.stop.Load() {
+		start := time.Now().UnixNano()
+		_, err := h.Append(ctx, eventlog.Event{Type: "tool/call", Time: 1764450000000, Data: data})
+		if err == nil {
+			err = h.Flush(ctx)
+		}
+		if err != nil {
+			c.errs.Add(1)
+			h.Close()
+			for h, err = st.Open(ctx, c.ids[w], handle.ReadWrite); err != nil; h, err = st.Open(ctx, c.ids[w], handle.ReadWrite) {
+				if c.stop.Load() {
+					return
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			continue
+		}
+		c.from[w].Store(start)
+		c.ackAt[w].Store(time.Now().UnixNano())
+		c.acks[w].Add(1)
+	}
+}
+
+// end stops the writers, closes their stores and returns the errors they
+// saw.
+func (c *cluster) end() int64 {
+	c.stop.Store(true)
+	c.wg.Wait()
+	for _, st := range c.stores {
+		st.Close()
+	}
+	return c.errs.Load()
 }
 
 // round applies f to victim and returns, per writer, the time from the
@@ -200,14 +240,15 @@ func (c *cluster) round(ctx context.Context, f fault, victim int) ([]time.Durati
 	return out, f.undo(c, victim)
 }
 
-// healthy waits until every node is healthy and the stream has a leader.
+// healthy waits until every node is healthy and the stream, once made,
+// has a leader.
 func (c *cluster) healthy(ctx context.Context) error {
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
 		ok := true
 		for i := range c.p.N() {
 			ok = ok && c.p.Healthy(i)
 		}
-		if ok && c.leader() >= 0 {
+		if ok && (len(c.ids) == 0 || c.leader() >= 0) { // no stream before the first round
 			return nil
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
