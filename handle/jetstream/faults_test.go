@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"log/slog"
+	"os"
 	"maps"
 	"slices"
 	"sync"
@@ -273,8 +274,8 @@ func (d *drill) checkThrough(st *Store, i int) {
 // acknowledged seq; afterwards every acknowledged event is read back, at
 // its seq, through the node that was hit.
 func TestClusterFaults(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts three server processes; not with -short")
+	if testing.Short() && os.Getenv("CI") != "true" {
+		t.Skip("starts three server processes: not with -short, unless CI=true")
 	}
 	d := newDrill(t)
 	d.run()
