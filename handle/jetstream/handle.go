@@ -131,18 +131,7 @@ func (b *jsBackend) Tail(ctx context.Context) (int64, error) {
 }
 
 // tailRef describes the subject's last message.
-func (b *jsBackend) tailRef(ctx context.Context) (msgRef, error) {
-	m, err := b.s.stream.GetLastMsgForSubject(ctx, b.subj)
-	if err != nil {
-		return msgRef{}, err
-	}
-	off, _ := msgOffset(m.Header)
-	seq := int64(-1)
-	if s, ok := rowSeq(m.Data); ok {
-		seq = s
-	}
-	return msgRef{ss: m.Sequence, off: off, seq: seq, n: len(m.Data)}, nil
-}
+func (b *jsBackend) tailRef(ctx context.Context) (msgRef, error) { return b.s.tailRef(ctx, b.subj) }
 
 // cut removes a torn tail before the first new publish: the messages
 // holding bytes at or past its offset are deleted; the complete rows of
@@ -162,14 +151,14 @@ func (b *jsBackend) cut(ctx context.Context) (prefix []byte, at int64, last uint
 	}
 	at = index[keep-1].off + int64(index[keep-1].n)
 	if keep < len(index) && index[keep].off < torn.Offset {
-		m, err := b.s.stream.GetMsg(ctx, index[keep].ss)
+		m, err := b.s.leaderMsg(ctx, msgGetReq{Seq: index[keep].ss})
 		if err != nil {
 			return nil, 0, 0, fmt.Errorf("jetstream: cutting the torn tail of %s: %w", b.path, err)
 		}
 		prefix = slices.Clone(m.Data[:torn.Offset-index[keep].off])
 	}
 	for _, m := range slices.Backward(index[keep:]) {
-		if err := b.s.stream.DeleteMsg(ctx, m.ss); err != nil {
+		if err := b.s.deleteMsg(ctx, m.ss); err != nil {
 			return nil, 0, 0, fmt.Errorf("jetstream: cutting the torn tail of %s: %w", b.path, err)
 		}
 	}
