@@ -11,6 +11,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/storetest"
 	"github.com/sessionlog/sessionlog/internal/countfs"
 )
 
@@ -105,4 +106,29 @@ func TestForkDigestFromSavedStates(t *testing.T) {
 		}
 		require.Equal(t, want.String(), got)
 	})
+}
+
+// A session CreateFrom made keeps the digest it computed, as a writer's
+// Close does: a writer's first digest on it reads one state and the last
+// rows, not the log (of about 5 MiB).
+func TestCreateFromSavesItsDigest(t *testing.T) {
+	ctx := t.Context()
+	counted := countfs.New(afero.NewOsFs())
+	st := handle.NewFileStore(counted, filepath.Join(t.TempDir(), "s"))
+	evs := make([]eventlog.Event, 20_000)
+	want := eventlog.NewDigest()
+	for i := range evs {
+		evs[i] = eventlog.Event{Seq: int64(i), Type: "tool/result", Time: 1, Data: json.RawMessage(fmt.Sprintf(`{"output":"%0200d"}`, i))}
+		want.Add(evs[i])
+	}
+	info, err := st.CreateFrom(ctx, storetest.Events(evs, nil))
+	require.NoError(t, err)
+	w, err := st.Open(ctx, info.ID, handle.ReadWrite)
+	require.NoError(t, err)
+	defer w.Close()
+	before := counted.BytesRead()
+	got, _, err := w.LogDigest(ctx)
+	require.NoError(t, err)
+	require.Equal(t, want.String(), got)
+	require.Less(t, counted.BytesRead()-before, int64(2<<20), "log of %d bytes", info.SizeBytes)
 }

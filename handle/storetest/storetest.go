@@ -90,6 +90,7 @@ var cases = []testCase{
 	{"CreateFromAllOrNothing", testCreateFromAllOrNothing},
 	{"CreateFromFork", testCreateFromFork},
 	{"CreateFromLarge", testCreateFromLarge},
+	{"CreateFromDigest", testCreateFromDigest},
 	{"Detach", testDetach},
 	{"TreeChildrenAncestors", testTree},
 	{"DerivedData", testDerived},
