@@ -18,8 +18,17 @@ import (
 // carry unknown event types past untouched. Data is valid JSON, as a log's
 // reader and Append guarantee, so the built-in projections do not validate
 // it again: given bytes that are not JSON, they do not panic, but what they
-// make of them is unspecified and MarshalState may return an error. Apply
-// does not keep e.Data: the caller may reuse its bytes once Apply returns.
+// make of them is unspecified and MarshalState may return an error.
+//
+// The caller hands e.Data over: it must not change those bytes once Apply
+// has them, and Apply may keep slices of them in its state (the built-in
+// projections keep a text, an output or a value in place when it is at
+// least half of its event's data, and copy a smaller piece, so that a
+// state keeps alive at most twice what it holds). A log's reader hands
+// out fresh data for every event, so a replay keeps what it reads without
+// copying it; a caller that reuses a buffer passes a copy. Apply never
+// changes e.Data.
+//
 // A known type whose data has the wrong shape is recorded as degraded,
 // with its seq.
 //

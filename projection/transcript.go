@@ -72,8 +72,10 @@ type Transcript struct {
 
 	// The streamed message: streaming is the index of the Partial message
 	// the open step's chunks are joined into, or -1 (derived by reindex);
-	// its text is streamText, copied into the message only when the state
-	// is read or another event comes (sync), so that n chunks cost O(n).
+	// its text is streamText, set into the message only when the state is
+	// read or another event comes (sync), so that n chunks cost O(n). The
+	// message's text points into streamText (bytes a later chunk appends
+	// after, never over), so each streamed message has a buffer of its own.
 	streaming  int
 	streamText []byte
 	streamDue  bool // streamText is ahead of the message
@@ -282,19 +284,19 @@ func (t *Transcript) chunk(e eventlog.Event) {
 	if !t.s.StepOpen || (t.streaming < 0 && t.holder() >= 0) {
 		return
 	}
-	// Without a streamed message, streamText is free: its last text was
-	// synced into its message or dropped with it.
-	keep := len(t.streamText)
+	// Without a streamed message, the next one gets a buffer of its own:
+	// the last one's text may point into streamText.
+	buf := t.streamText
 	if t.streaming < 0 {
-		keep = 0
+		buf = nil
 	}
-	text, found, ok := appendChunkText(t.streamText[:keep], e.Data)
+	text, found, ok := appendChunkText(buf, e.Data)
 	if !ok {
 		d, ok := readOK[chunkData](&t.s.Degraded, e)
 		if !ok || d.Text == nil {
 			return
 		}
-		text, found = append(t.streamText[:keep], *d.Text...), true
+		text, found = append(buf, *d.Text...), true
 	}
 	if !found {
 		return // a chunk without a text adds none
@@ -316,6 +318,14 @@ func (t *Transcript) chunk(e eventlog.Event) {
 // string, data that is not an object), and then dst's length is as it
 // was.
 func appendChunkText(dst, data []byte) (_ []byte, found, ok bool) {
+	// The shape writers write, {"text":"…"} with a plain text, needs no
+	// member scan: 81 % of a session's events are chunks.
+	const open, end = `{"text":"`, `"}`
+	if n := len(data); n >= len(open)+len(end) && string(data[:len(open)]) == open && string(data[n-len(end):]) == end {
+		if body := data[len(open) : n-len(end)]; eventlog.PlainString(body) {
+			return append(dst, body...), true, true
+		}
+	}
 	var text []byte
 	plain := true // every key without escapes, every text a string
 	wellFormed := eventlog.EachMember(data, func(key []byte, escaped bool, value []byte) {
@@ -339,10 +349,11 @@ func appendChunkText(dst, data []byte) (_ []byte, found, ok bool) {
 	return dst, true, ok
 }
 
-// sync copies the streamed text into its message.
+// sync sets the streamed text into its message, without a copy: the
+// bytes it points to are never written again (see streaming).
 func (t *Transcript) sync() {
 	if t.streamDue {
-		t.s.Messages[t.streaming].Text = string(t.streamText)
+		t.s.Messages[t.streaming].Text = unsafe.String(unsafe.SliceData(t.streamText), len(t.streamText))
 		t.streamDue = false
 	}
 }
@@ -353,7 +364,7 @@ func (t *Transcript) finishStream() {
 	if t.streaming >= 0 {
 		t.s.Messages[t.streaming].Partial = false
 		t.stale(t.streaming)
-		t.streaming = -1
+		t.streaming, t.streamText = -1, nil // the message holds the text
 	}
 }
 
@@ -365,7 +376,7 @@ func (t *Transcript) unstream() {
 	if i < 0 {
 		return
 	}
-	t.streaming, t.streamDue = -1, false
+	t.streaming, t.streamDue, t.streamText = -1, false, nil
 	m := t.s.Messages[i]
 	t.s.PendingReasoning = append(m.Reasoning, t.s.PendingReasoning...)
 	t.stale(i)
@@ -441,7 +452,7 @@ func (t *Transcript) toolCall(e eventlog.Event) {
 		degrade(&t.s.Degraded, e, "duplicate call id "+quote(id))
 		return
 	}
-	call := ToolCall{ID: id, Name: *d.Name, Args: bytes.Clone(d.Args), Effect: d.Effect}
+	call := ToolCall{ID: id, Name: *d.Name, Args: keepRaw(e.Data, d.Args), Effect: d.Effect}
 	if h := t.holder(); h >= 0 {
 		m := &t.s.Messages[h]
 		m.ToolCalls = append(m.ToolCalls, call)
@@ -461,8 +472,8 @@ func (t *Transcript) toolCall(e eventlog.Event) {
 }
 
 func (t *Transcript) toolResult(e eventlog.Event) {
-	// The output is kept as it is: copied, not decoded again (the log's
-	// reader validated it), which is most of a replay's bytes.
+	// The output is kept as it is, not decoded again (the log's reader
+	// validated it), and in place: it is most of a replay's bytes.
 	d, ok := readOK[toolResultData](&t.s.Degraded, e)
 	if !ok {
 		return
@@ -470,7 +481,7 @@ func (t *Transcript) toolResult(e eventlog.Event) {
 	id := *d.ID
 	m := Message{
 		Seq: e.Seq, Role: RoleTool, Slot: t.s.CurrentSlot,
-		ToolCallID: id, Output: slices.Clip(bytes.Clone(orNil(d.Output))), Error: d.Error, Synthetic: d.Synthetic,
+		ToolCallID: id, Output: keepRaw(e.Data, orNil(d.Output)), Error: d.Error, Synthetic: d.Synthetic,
 	}
 	ref, known := t.callAt[id]
 	if known {
@@ -535,7 +546,7 @@ func (t *Transcript) reindex() {
 		}
 	}
 	owner := -1 // the assistant message whose run of results is still going on
-	t.streaming, t.streamDue = -1, false
+	t.streaming, t.streamDue, t.streamText = -1, false, nil
 	for i := range msgs {
 		switch m := &msgs[i]; m.Role {
 		case RoleAssistant:
@@ -561,7 +572,7 @@ func (t *Transcript) reindex() {
 	if n := t.last; t.s.StepOpen && n >= 0 && msgs[n].Partial &&
 		msgs[n].Seq > t.s.StepStart && len(msgs[n].ToolCalls) == 0 {
 		t.streaming = n
-		t.streamText = append(t.streamText[:0], msgs[n].Text...)
+		t.streamText = append([]byte(nil), msgs[n].Text...) // its own: see streaming
 	}
 }
 
