@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 
 	"github.com/sessionlog/sessionlog/eventlog"
 )
@@ -61,6 +62,28 @@ func StateDigest(p Projection) (string, error) {
 	}
 	sum := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(sum[:]), nil
+}
+
+// StateWriter is an optional interface for projections with a large state:
+// WriteState writes to w the bytes MarshalState returns, as it makes them,
+// so that the state is never held whole as JSON (logtool replay prints a
+// transcript this way).
+type StateWriter interface {
+	WriteState(w io.Writer) error
+}
+
+// WriteState writes p's state to w as MarshalState returns it: streamed
+// when p is a StateWriter, else marshalled whole first.
+func WriteState(w io.Writer, p Projection) error {
+	if sw, ok := p.(StateWriter); ok {
+		return sw.WriteState(w)
+	}
+	b, err := p.MarshalState()
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
 }
 
 // Snapshotter is an optional interface for projections with a large state:

@@ -1,12 +1,12 @@
 package projection
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"hash"
+	"io"
 	"maps"
 	"slices"
 	"unsafe"
@@ -83,9 +83,8 @@ type Transcript struct {
 	// chain[i] is h_i (see PrefixHashes) for i < len(chain); messages from
 	// len(chain) on are not hashed yet. Hashing waits until a hash is
 	// read, so a message rewritten many times is hashed once.
-	chain   [][sha256.Size]byte
-	hasher  hash.Hash
-	scratch *bytes.Buffer
+	chain  [][sha256.Size]byte
+	hasher hash.Hash
 
 	// keep makes context/compacted add its summary after the messages
 	// instead of replacing them (the conversation projection).
@@ -153,7 +152,10 @@ type ToolCall struct {
 	Effect string          `json:"effect,omitempty"`
 }
 
-var _ Projection = (*Transcript)(nil)
+var (
+	_ Projection  = (*Transcript)(nil)
+	_ StateWriter = (*Transcript)(nil)
+)
 
 // NewTranscript returns a transcript projection in its empty state.
 func NewTranscript() *Transcript {
@@ -183,15 +185,22 @@ func (t *Transcript) Reset() {
 	t.chain = t.chain[:0]
 }
 
-// MarshalState returns the state as JSON.
+// MarshalState returns the state as JSON: json.Marshal of State(), written
+// by hand (transcriptjson.go).
 func (t *Transcript) MarshalState() ([]byte, error) {
 	t.sync()
-	t.hash()
-	b, err := json.Marshal(&t.s)
-	if err != nil {
-		return nil, fmt.Errorf("projection transcript: marshal state: %w", err)
+	o := stateOut{b: make([]byte, 0, 4096)}
+	if err := t.encodeState(&o); err != nil {
+		return nil, err
 	}
-	return b, nil
+	return o.b, nil
+}
+
+// WriteState writes to w what MarshalState returns, a piece at a time, so
+// that a large state is never held whole as JSON (StateWriter).
+func (t *Transcript) WriteState(w io.Writer) error {
+	t.sync()
+	return t.encodeState(&stateOut{b: make([]byte, 0, stateChunk+stateChunk/4), w: w})
 }
 
 // UnmarshalState replaces the state with one MarshalState returned; on
@@ -580,26 +589,37 @@ func (t *Transcript) reindex() {
 // sets PrefixHash.
 func (t *Transcript) hash() {
 	if msgs := t.s.Messages; len(t.chain) < len(msgs) {
-		if t.hasher == nil {
-			t.hasher, t.scratch = sha256.New(), new(bytes.Buffer)
-		}
-		enc := json.NewEncoder(t.scratch) // the bytes of json.Marshal, plus a newline
+		var b []byte
 		for i := len(t.chain); i < len(msgs); i++ {
-			t.scratch.Reset()
-			// Encoding a Message cannot fail: its raw fields were decoded
-			// from valid JSON. Were it to, the hash would cover what was
-			// written, which is still deterministic.
-			_ = enc.Encode(&msgs[i])
-			t.hasher.Reset()
-			if i > 0 {
-				t.hasher.Write(t.chain[i-1][:])
-			}
-			t.hasher.Write(bytes.TrimSuffix(t.scratch.Bytes(), []byte("\n")))
-			var h [sha256.Size]byte
-			t.hasher.Sum(h[:0])
-			t.chain = append(t.chain, h)
+			// Encoding a Message fails only for a raw field that is empty
+			// but not nil, which no event makes. Were it to, the hash would
+			// cover what was written, which is still deterministic.
+			b, _ = appendMessage(b[:0], &msgs[i])
+			t.extendChain(b)
 		}
 	}
+	t.setPrefixHash()
+}
+
+// extendChain appends to the hash chain the hash of the next message,
+// whose JSON (as MarshalState writes it) is m.
+func (t *Transcript) extendChain(m []byte) {
+	if t.hasher == nil {
+		t.hasher = sha256.New()
+	}
+	t.hasher.Reset()
+	if n := len(t.chain); n > 0 {
+		t.hasher.Write(t.chain[n-1][:])
+	}
+	t.hasher.Write(m)
+	var h [sha256.Size]byte
+	t.hasher.Sum(h[:0])
+	t.chain = append(t.chain, h)
+}
+
+// setPrefixHash sets PrefixHash from the chain, which covers every
+// message.
+func (t *Transcript) setPrefixHash() {
 	if len(t.chain) == 0 {
 		t.s.PrefixHash = ""
 	} else {
@@ -648,9 +668,9 @@ func (t *Transcript) Restore(snap any) error {
 	if !ok {
 		return fmt.Errorf("projection transcript: restore: a %T is not a transcript snapshot", snap)
 	}
-	hasher, scratch := t.hasher, t.scratch
+	hasher := t.hasher
 	*t = *u.clone()
-	t.hasher, t.scratch = hasher, scratch
+	t.hasher = hasher
 	return nil
 }
 
