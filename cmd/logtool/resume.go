@@ -8,9 +8,23 @@ import (
 	"github.com/sessionlog/sessionlog/recorder"
 )
 
-// facts reads a session's stop facts through a read-only handle.
+// facts reads a session's stop facts from the end of its log, as stat's
+// other facts are read: a file's through a handle.TailReader, which does
+// not read (or check) the rest of the log.
 func (a *app) facts(ctx context.Context, s session) (recorder.Facts, error) {
-	src, err := a.openLog(ctx, s)
+	var src interface {
+		recorder.Source
+		Close() error
+	}
+	var err error
+	switch {
+	case s.remote != nil:
+		src, err = a.openLog(ctx, s)
+	case s.store != nil:
+		src, err = s.store.OpenTail(ctx, s.id)
+	default:
+		src, err = s.free.OpenTailPath(ctx, s.path)
+	}
 	if err != nil {
 		return recorder.Facts{}, err
 	}
