@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
@@ -70,7 +71,9 @@ func NewZstdCodec(level int) (*ZstdCodec, error) {
 	if err != nil {
 		return nil, fmt.Errorf("eventlog: zstd encoder: %w", err)
 	}
-	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(2),
+	// A decoder per frame a Reader decodes ahead, and one for the frame
+	// it decodes in line.
+	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(framesAhead()+1),
 		zstd.WithDecoderMaxMemory(MaxFrameContent), zstd.WithDecoderMaxWindow(MaxFrameContent),
 		zstd.WithDecodeAllCapLimit(true)) // the output is bounded by cap(dst): see decodeFrame
 	if err != nil {
@@ -347,17 +350,20 @@ type zstdState struct {
 	// first data frame's first row is the header, not an event.
 	skipHeader bool
 
-	// The frame decoded ahead (see prefetch): while pending, a goroutine
-	// owns spare and ahead.frame and sends its result on ahead.done.
-	ahead    aheadFrame
-	pending  bool
-	spare    []byte // the content buffer not in use
-	minAhead int    // the smallest frame decoded ahead (tests change it)
+	// Frames decoded ahead (see prefetch), in file order: each on a
+	// goroutine of its own, which owns the job until it sends on done.
+	ahead      []*aheadJob
+	aheadBytes int      // compressed bytes of the frames in ahead
+	aheadEnd   int64    // file offset up to which frames were looked at for prefetch
+	spares     [][]byte // content buffers free for a decode
+	maxAhead   int      // at most this many frames ahead (tests change it)
+	minAhead   int      // the smallest frame decoded ahead (tests change it)
+	latch      *latchReader
 }
 
-// aheadFrame is a data frame being decoded ahead of the rows that need
-// it: a copy of its bytes, where it stands, and where its result goes.
-type aheadFrame struct {
+// aheadJob is a data frame being decoded ahead of the rows that need it:
+// a copy of its bytes, where it stands, and where its result goes.
+type aheadJob struct {
 	frame []byte
 	off   int64
 	n     int
@@ -370,70 +376,139 @@ type decodedFrame struct {
 	err     error
 }
 
-// minAhead is the smallest compressed frame worth decoding ahead: below
-// it, the goroutine and the hand-over cost about what the decode does.
-const minAhead = 2 << 10
+// Decoding ahead: a frame per flush is small (a turn is about 10 KB
+// compressed), so one frame ahead kept a second core busy only now and
+// then; several frames are decoded ahead at once, in file order, within a
+// bound of bytes.
+const (
+	// minAhead is the smallest compressed frame worth decoding ahead: below
+	// it, the goroutine and the hand-over cost about what the decode does.
+	minAhead = 2 << 10
+	// aheadBuffered is how many compressed bytes past the current frame
+	// the Reader reads ahead to find frames to decode.
+	aheadBuffered = 1 << 20
+	// aheadMaxBytes bounds the compressed bytes of the frames being decoded
+	// ahead (and so, with MaxFrameContent's ratio, their content).
+	aheadMaxBytes = 4 << 20
+)
 
-// prefetch starts decoding the data frame at the read position on a
-// goroutine of its own while the rows of the current frame are parsed —
-// when that frame is already buffered whole, not tiny and not over
-// FrameTarget. It reads
-// nothing from the source and decides nothing: nextFrame takes the result
-// in place of its own decode of the same bytes, so what a read finds
-// (rows, torn tails, corruption) is the same either way. At most one frame
-// is ahead; the goroutine ends with its decode, even if the Reader is
-// dropped.
+// framesAhead is how many frames a Reader decodes ahead: one per core
+// beyond the one parsing the rows, at least two, at most four.
+func framesAhead() int { return min(max(runtime.GOMAXPROCS(0), 2), 4) }
+
+// latchReader is the source of a zstd Reader: once a read fails, every
+// later read fails the same way without reading, so that an error met
+// reading ahead (prefetch) surfaces where the rows before it end, as it
+// would without reading ahead.
+type latchReader struct {
+	r   io.Reader
+	err error
+}
+
+func (l *latchReader) Read(p []byte) (int, error) {
+	if l.err != nil {
+		return 0, l.err
+	}
+	n, err := l.r.Read(p)
+	if err != nil && !errors.Is(err, io.EOF) {
+		l.err = err
+	}
+	return n, err
+}
+
+// prefetch starts decoding, each on a goroutine of its own, the data
+// frames that follow the read position, up to maxAhead frames and
+// aheadMaxBytes, reading up to aheadBuffered bytes ahead to find them. It
+// decides nothing: decodeAt takes a result in place of its own decode of
+// the same bytes, so what a read finds (rows, torn tails, corruption) is
+// the same either way; an I/O error met reading ahead is latched and
+// surfaces when the read reaches it. Frames under minAhead or over
+// FrameTarget are decoded in line. A goroutine ends with its decode, even
+// if the Reader is dropped.
 func (r *Reader) prefetch() {
 	zs := r.zs
-	if zs.pending {
-		return
+	for len(zs.ahead) < zs.maxAhead && zs.aheadBytes < aheadMaxBytes {
+		pos := max(zs.aheadEnd, r.bufOff)
+		b := r.buf[r.r+int(pos-r.bufOff) : r.w]
+		n, skippable, need, err := frameExtent(b)
+		if err != nil {
+			return // damage: the read in order finds what it is
+		}
+		if need != 0 || n > len(b) {
+			if r.eof || zs.latch.err != nil || r.w-r.r >= aheadBuffered || (skippable && n > maxBufferedSkip) {
+				return
+			}
+			if r.fill() != nil {
+				return // latched: surfaces in order
+			}
+			continue
+		}
+		zs.aheadEnd = pos + int64(n)
+		if skippable || n < zs.minAhead || n > FrameTarget {
+			continue
+		}
+		j := &aheadJob{frame: append([]byte(nil), b[:n]...), off: pos, n: n, done: make(chan decodedFrame, 1)}
+		var dst []byte
+		if k := len(zs.spares); k > 0 {
+			dst, zs.spares = zs.spares[k-1], zs.spares[:k-1]
+		}
+		zs.ahead = append(zs.ahead, j)
+		zs.aheadBytes += n
+		codec := zs.codec
+		go func() {
+			content, err := codec.decodeFrame(j.frame, dst)
+			j.done <- decodedFrame{content, err}
+		}()
 	}
-	b := r.buf[r.r:r.w]
-	n, skippable, need, err := frameExtent(b)
-	if err != nil || need != 0 || skippable || n > len(b) || n < zs.minAhead || n > FrameTarget {
-		return
-	}
-	a := &zs.ahead
-	if a.done == nil {
-		a.done = make(chan decodedFrame, 1)
-	}
-	a.frame = append(a.frame[:0], b[:n]...)
-	a.off, a.n = r.bufOff, n
-	zs.pending = true
-	codec, frame, dst, done := zs.codec, a.frame, zs.spare, a.done
-	go func() {
-		content, err := codec.decodeFrame(frame, dst)
-		done <- decodedFrame{content, err}
-	}()
 }
 
 // decodeAt decodes frame, the n bytes at file offset off, into a content
 // buffer: the result decoded ahead when it is this frame's, else now.
+// Results of frames before off (the read went another way: damage) are
+// dropped.
 func (r *Reader) decodeAt(frame []byte, off int64, n int) ([]byte, error) {
 	zs := r.zs
-	if zs.pending {
-		d := <-zs.ahead.done
-		zs.pending = false
-		if zs.ahead.off == off && zs.ahead.n == n {
+	for len(zs.ahead) > 0 && zs.ahead[0].off <= off {
+		j := zs.ahead[0]
+		zs.ahead[0] = nil
+		zs.ahead = zs.ahead[1:]
+		zs.aheadBytes -= j.n
+		d := <-j.done
+		if j.off == off && j.n == n {
 			if d.err == nil {
-				zs.spare = zs.content // its rows are all read
+				zs.spare(zs.content) // its rows are all read
 			} else {
-				zs.spare = d.content // the current content stays the reader's
+				zs.spare(d.content) // the current content stays the reader's
 			}
 			return d.content, d.err
 		}
-		zs.spare = d.content
+		zs.spare(d.content)
 	}
-	return zs.codec.decodeFrame(frame, zs.content)
+	var dst []byte
+	if k := len(zs.spares); k > 0 {
+		dst, zs.spares = zs.spares[k-1], zs.spares[:k-1]
+	}
+	content, err := zs.codec.decodeFrame(frame, dst)
+	if err == nil {
+		zs.spare(zs.content)
+	}
+	return content, err
+}
+
+// spare keeps a content buffer for a later decode: as many as can be in
+// use at once (the current frame's and one per frame ahead).
+func (zs *zstdState) spare(b []byte) {
+	if cap(b) > 0 && len(zs.spares) < zs.maxAhead+1 {
+		zs.spares = append(zs.spares, b[:0])
+	}
 }
 
 // NewZstdReader returns a Reader of a zstd-encoded log: a concatenation of
-// zstd frames whose decompressed bytes form a raw log. Frames are read one
-// at a time, the next one decoded ahead on a goroutine of the Reader's
-// while the rows of the current one are parsed when it is already buffered
-// (see prefetch), so memory is bounded by two decoded frames and a copy
-// of the next compressed one (at most FrameTarget: a larger one is not
-// decoded ahead). Torn tail and corruption
+// zstd frames whose decompressed bytes form a raw log. Frames are taken
+// one at a time, in order, while the next few (two to four, one per core)
+// are decoded ahead on goroutines of the Reader's (see prefetch), so
+// memory is bounded by those frames decoded, their compressed copies (at
+// most 4 MiB in all) and 1 MiB of the file read ahead. Torn tail and corruption
 // follow docs/format.md §9: a last frame that is incomplete or fails its checksum, or
 // trailing bytes that form no complete frame, are torn; a bad frame
 // followed by a valid one (a data frame that decodes, or a tail frame,
@@ -444,9 +519,10 @@ func (r *Reader) decodeAt(frame []byte, off int64, n int) ([]byte, error) {
 // frame, is damage like a bad data frame. A Reader started by WithStart at
 // offset 0 passes over the header row.
 func NewZstdReader(src io.Reader, codec *ZstdCodec, opts ...ReaderOption) *Reader {
-	r := NewReader(src, opts...)
+	latch := &latchReader{r: src}
+	r := NewReader(latch, opts...)
 	r.zs = &zstdState{codec: codec, frameOff: r.bufOff, frameEnd: r.bufOff, endSeq: r.next,
-		skipHeader: r.hdrDone && r.bufOff == 0, minAhead: minAhead}
+		skipHeader: r.hdrDone && r.bufOff == 0, maxAhead: framesAhead(), minAhead: minAhead, latch: latch}
 	return r
 }
 
