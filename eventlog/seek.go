@@ -107,20 +107,20 @@ type FrameRows struct {
 // none starts before it that FrameBefore must find). It searches backward
 // for a frame magic whose frame, walked, ends at end; a data frame must
 // also decode, its content checksum included, and hold whole rows, whose
-// seqs it returns (the header's row passed over when the frame starts at
-// from). A skippable frame (a tail frame, an index) holds no rows: rows
-// is zero. An error means no such frame: damage, for a full read to
-// classify.
-func FrameBefore(src io.ReaderAt, end, from int64, codec *ZstdCodec) (f Frame, rows FrameRows, err error) {
+// seqs it returns with its content (the header's row passed over when the
+// frame starts at from). A skippable frame (a tail frame, an index) holds
+// no rows: rows is zero. An error means no such frame: damage, for a full
+// read to classify.
+func FrameBefore(src io.ReaderAt, end, from int64, codec *ZstdCodec) (f Frame, rows FrameRows, content []byte, err error) {
 	var buf []byte
 	for w := int64(seekWindow); ; w *= 4 {
 		lo := max(from, end-w)
 		b, err := readWindow(src, &buf, lo, end-lo)
 		if err != nil {
-			return f, rows, err
+			return f, rows, nil, err
 		}
 		if int64(len(b)) != end-lo {
-			return f, rows, fmt.Errorf("eventlog: the log ends before offset %d", end)
+			return f, rows, nil, fmt.Errorf("eventlog: the log ends before offset %d", end)
 		}
 		// Candidates from the nearest to end: a false magic inside a
 		// frame's compressed bytes fails the walk or the decode.
@@ -140,30 +140,18 @@ func FrameBefore(src io.ReaderAt, end, from int64, codec *ZstdCodec) (f Frame, r
 						continue
 					}
 				}
-				return f, FrameRows{}, nil
+				return f, FrameRows{}, nil, nil
 			}
-			if rows, ok := frameRows(codec, b[i:], at == from); ok {
-				return f, rows, nil
+			if content, err := codec.decodeFrame(b[i:], nil); err == nil {
+				if rows, ok := FrameRowsOf(content, at == from); ok {
+					return f, rows, content, nil
+				}
 			}
 		}
 		if lo == from || w > maxFrameBytes {
-			return Frame{}, rows, fmt.Errorf("eventlog: no frame ends at offset %d", end)
+			return Frame{}, rows, nil, fmt.Errorf("eventlog: no frame ends at offset %d", end)
 		}
 	}
-}
-
-// FrameRowsAt decodes the data frame f and returns the seqs it holds (the
-// header's row passed over when header is true).
-func FrameRowsAt(src io.ReaderAt, f Frame, header bool, codec *ZstdCodec) (FrameRows, error) {
-	b := make([]byte, f.Len)
-	if _, err := src.ReadAt(b, f.Offset); err != nil {
-		return FrameRows{}, fmt.Errorf("eventlog: reading the frame at offset %d: %w", f.Offset, err)
-	}
-	rows, ok := frameRows(codec, b, header)
-	if !ok {
-		return rows, fmt.Errorf("eventlog: the frame at offset %d holds no whole rows", f.Offset)
-	}
-	return rows, nil
 }
 
 // magicAt reports whether b starts with a zstd or a skippable frame's
@@ -173,18 +161,18 @@ func magicAt(b []byte) bool {
 	return m == zstdMagic || m&0xFFFFFFF0 == skippableMagic
 }
 
-// frameRows decodes frame and reads the seqs of its first and last rows;
-// ok is false when it does not decode or does not hold whole rows.
-func frameRows(codec *ZstdCodec, frame []byte, header bool) (rows FrameRows, ok bool) {
-	content, err := codec.decodeFrame(frame, nil)
-	if err != nil || len(content) > 0 && content[len(content)-1] != '\n' {
+// FrameRowsOf reads the seqs of the first and last rows of a data frame's
+// content (the header's row passed over when header is true); ok is false
+// when it does not hold whole rows.
+func FrameRowsOf(content []byte, header bool) (rows FrameRows, ok bool) {
+	if len(content) > 0 && content[len(content)-1] != '\n' {
 		return rows, false
 	}
 	if header {
 		content = content[bytes.IndexByte(content, '\n')+1:]
 	}
 	if len(content) == 0 {
-		return rows, true // no rows: First == Next, unknown (zero)
+		return rows, true // no rows: First == Next (zero)
 	}
 	var r row
 	first := content[:bytes.IndexByte(content, '\n')]

@@ -50,9 +50,11 @@ type Tail struct {
 	HeaderEnd int64
 	// End is the offset just past the row (raw) or the data frame (zstd)
 	// holding the last event, HeaderEnd when there is none; LastFrame is
-	// that data frame (zstd).
-	End       int64
-	LastFrame Frame
+	// that data frame and LastContent its rows, decoded (zstd; the header
+	// row first when it is the header's frame).
+	End         int64
+	LastFrame   Frame
+	LastContent []byte
 }
 
 // ReadTail reads a raw log's header and last event, a bounded amount (see
@@ -138,7 +140,7 @@ func ReadZstdTailAfter(src io.ReaderAt, size int64, codec *ZstdCodec, path strin
 		}
 		t.Last, t.Found, err = LastEvent(bytes.NewReader(content), int64(len(content)), 0)
 		if t.Found {
-			t.End, t.LastFrame = offs[i][0]+offs[i][1], Frame{Offset: offs[i][0], Len: offs[i][1]}
+			t.End, t.LastFrame, t.LastContent = offs[i][0]+offs[i][1], Frame{Offset: offs[i][0], Len: offs[i][1]}, f.content
 		}
 		return t, err
 	}
@@ -147,6 +149,22 @@ func ReadZstdTailAfter(src io.ReaderAt, size int64, codec *ZstdCodec, path strin
 		return ReadZstdTailAfter(src, size, codec, path, nil)
 	}
 	return t, nil
+}
+
+// ReadFrame reads the frame at off (which must end by limit) and, for a
+// data frame, decodes it: its content checksum is checked, and a frame
+// over MaxFrameContent is refused.
+func ReadFrame(src io.ReaderAt, off, limit int64, codec *ZstdCodec, path string) (Frame, []byte, error) {
+	n, skippable, err := extentAt(src, off, limit)
+	if err != nil || n <= 0 {
+		return Frame{}, nil, &CorruptError{Path: path, Offset: off, Seq: -1, Reason: "no complete frame"}
+	}
+	f := Frame{Offset: off, Len: n, Skippable: skippable}
+	if skippable {
+		return f, nil, nil
+	}
+	fa, err := readFrameAt(src, off, limit, codec, path)
+	return f, fa.content, err
 }
 
 type frameAt struct {

@@ -1,6 +1,7 @@
 package handle
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -49,7 +50,10 @@ type TailReader struct {
 	index   []indexEntry // zstd: the checked record's, when it holds the file's prefix
 	before  map[int64]frameStep
 	blocks  blockCache // what seek read, for the next step back
-	parent  *TailReader
+	// zstd: frames decoded, by offset, the newest last in frameOrder.
+	frames     map[int64]decodedAt
+	frameOrder []int64
+	parent     *TailReader
 }
 
 // OpenTail opens a TailReader on session id.
@@ -126,10 +130,11 @@ func (s *FileStore) readTail(ctx context.Context, id, nameID string, loc locatio
 	}
 	if loc.enc.z != nil {
 		lf := t.tail.LastFrame
-		rows, err := eventlog.FrameRowsAt(src, lf, lf.Offset == t.tail.HeaderEnd, loc.enc.z)
-		if err != nil {
-			return nil, err
+		rows, ok := eventlog.FrameRowsOf(t.tail.LastContent, lf.Offset == t.tail.HeaderEnd)
+		if !ok {
+			return nil, &CorruptError{Path: loc.path, Offset: lf.Offset, Seq: -1, Reason: "the last frame holds no whole rows"}
 		}
+		t.cacheFrame(lf, t.tail.LastContent)
 		if lf.Offset > t.tail.HeaderEnd {
 			t.anchors = append(t.anchors, indexEntry{off: lf.Offset, seq: rows.First})
 			t.before = map[int64]frameStep{t.tail.End: {lf, rows}}
@@ -206,14 +211,97 @@ func (t *TailReader) read(ctx context.Context, from, to int64, depth int, yield 
 				yield(eventlog.Event{}, err)
 				return false
 			}
-			start := off
-			if t.enc.z != nil && off == t.tail.HeaderEnd {
-				start = 0 // the frames before the header's, then the header row, are passed over
+			if t.enc.z != nil {
+				return t.readFrames(ctx, off, seq, from, to, yield)
 			}
-			r := t.enc.reader(ctx, io.NewSectionReader(t.f, start, t.size-start), eventlog.WithPath(t.path),
-				eventlog.WithStart(start, seq), eventlog.WithFrom(from))
+			r := t.enc.reader(ctx, io.NewSectionReader(t.f, off, t.size-off), eventlog.WithPath(t.path),
+				eventlog.WithStart(off, seq), eventlog.WithFrom(from))
 			return YieldRows(ctx, r, func(int64) {}, nil, from, to, yield)
 		}, yield)
+}
+
+// readFrames yields the events from..to of a zstd log read frame by frame
+// from the frame at off, whose first row holds seq, through the frames
+// decoded last (a stop-facts walk reads windows of the same last frame),
+// up to to or the last complete frame.
+func (t *TailReader) readFrames(ctx context.Context, off, seq, from, to int64, yield func(eventlog.Event, error) bool) bool {
+	src := ctxReaderAt{ctx: ctx, r: t.f}
+	for off < t.size && seq <= to {
+		f, content, err := t.frame(src, off)
+		if err != nil {
+			if off < t.tail.End { // before the last event: damage
+				yield(eventlog.Event{}, err)
+				return false
+			}
+			return true // after it: a writer's frame in progress, or a torn tail
+		}
+		off += f.Len
+		if f.Skippable || len(content) == 0 {
+			continue
+		}
+		if f.Offset == t.tail.HeaderEnd {
+			content = content[bytes.IndexByte(content, '\n')+1:]
+		}
+		r := eventlog.NewReader(bytes.NewReader(content), eventlog.WithPath(t.path), eventlog.WithStart(0, seq), eventlog.WithFrom(from))
+		if !YieldRows(ctx, r, func(int64) {}, nil, from, to, func(e eventlog.Event, err error) bool {
+			if err != nil {
+				err = fmt.Errorf("handle: %q, in the frame at offset %d: %w", t.path, f.Offset, err)
+			}
+			return yield(e, err)
+		}) {
+			return false
+		}
+		if r.Torn() != nil {
+			yield(eventlog.Event{}, &CorruptError{Path: t.path, Offset: f.Offset, Seq: r.NextSeq(), Reason: "frame ends in the middle of a row"})
+			return false
+		}
+		seq = r.NextSeq()
+	}
+	return true
+}
+
+// frame returns the frame at off and its content, decoded once: the
+// frames decoded last are kept (tailFrames of them).
+func (t *TailReader) frame(src io.ReaderAt, off int64) (eventlog.Frame, []byte, error) {
+	t.mu.Lock()
+	c, ok := t.frames[off]
+	t.mu.Unlock()
+	if ok {
+		return c.f, c.content, nil
+	}
+	f, content, err := eventlog.ReadFrame(src, off, t.size, t.enc.z, t.path)
+	if err == nil {
+		t.mu.Lock()
+		t.cacheFrame(f, content)
+		t.mu.Unlock()
+	}
+	return f, content, err
+}
+
+// tailFrames is how many decoded frames a TailReader keeps.
+const tailFrames = 4
+
+// decodedAt is a frame and its content, kept by a TailReader.
+type decodedAt struct {
+	f       eventlog.Frame
+	content []byte
+}
+
+// cacheFrame keeps a decoded frame, dropping the oldest past tailFrames.
+// Called with mu held (or before the reader is shared).
+func (t *TailReader) cacheFrame(f eventlog.Frame, content []byte) {
+	if t.frames == nil {
+		t.frames = map[int64]decodedAt{}
+	}
+	if _, ok := t.frames[f.Offset]; ok {
+		return
+	}
+	if len(t.frameOrder) == tailFrames {
+		delete(t.frames, t.frameOrder[0])
+		t.frameOrder = t.frameOrder[1:]
+	}
+	t.frames[f.Offset] = decodedAt{f, content}
+	t.frameOrder = append(t.frameOrder, f.Offset)
 }
 
 // parentReader returns a TailReader on the fork's parent, opened on first
@@ -318,9 +406,12 @@ func (t *TailReader) frameBefore(src io.ReaderAt, hi indexEntry) (eventlog.Frame
 	if st, ok := t.before[hi.off]; ok {
 		return st.f, st.rows, nil
 	}
-	f, rows, err := eventlog.FrameBefore(src, hi.off, t.tail.HeaderEnd, t.enc.z)
+	f, rows, content, err := eventlog.FrameBefore(src, hi.off, t.tail.HeaderEnd, t.enc.z)
 	if err != nil {
 		return f, rows, fmt.Errorf("handle: reading the tail of %q: %w", t.path, err)
+	}
+	if !f.Skippable {
+		t.cacheFrame(f, content)
 	}
 	if rows.Next > rows.First && rows.Next != hi.seq {
 		return f, rows, &CorruptError{Path: t.path, Offset: f.Offset, Seq: rows.First,
