@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -101,7 +100,7 @@ func prepareCLI(ctx context.Context, fixtures string, sizes []int64) error {
 			if err := os.MkdirAll(zst.Dir(), 0o700); err != nil {
 				return err
 			}
-			if err := copyFile(src, filepath.Join(zst.Dir(), filepath.Base(src))); err != nil {
+			if err := copyFile(src, filepath.Join(zst.Dir(), filepath.Base(src)), false); err != nil {
 				return err
 			}
 			if err := zst.Convert(ctx, id, handle.EncodingZstd); err != nil {
@@ -121,21 +120,6 @@ func prepareCLI(ctx context.Context, fixtures string, sizes []int64) error {
 		}
 	}
 	return nil
-}
-
-// copyFile copies src to a new file dst (no fsync: fixtures).
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = io.Copy(out, in)
-	return errors.Join(err, out.Close())
 }
 
 // cliArgs returns the logtool command line of a variant, run on session id

@@ -157,7 +157,11 @@ func timeOps(n int, setup, op, cleanup func() error) (Metrics, error) {
 }
 
 // copyDurably copies src to a new file dst, fsyncs it and its folder.
-func copyDurably(src, dst string) error {
+func copyDurably(src, dst string) error { return copyFile(src, dst, true) }
+
+// copyFile copies src to a new file dst; durable, it fsyncs the file and
+// its folder.
+func copyFile(src, dst string, durable bool) error {
 	in, err := os.Open(src)
 	if err != nil {
 		return err
@@ -169,6 +173,9 @@ func copyDurably(src, dst string) error {
 	}
 	if _, err := io.Copy(out, in); err != nil {
 		return errors.Join(err, out.Close())
+	}
+	if !durable {
+		return out.Close()
 	}
 	if err := errors.Join(out.Sync(), out.Close()); err != nil {
 		return err
