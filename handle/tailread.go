@@ -39,6 +39,7 @@ import (
 type TailReader struct {
 	store *FileStore
 	id    string // "" for a file outside the store
+	loc   location
 	path  string
 	enc   *encoding
 	f     afero.File
@@ -102,7 +103,7 @@ func (s *FileStore) readTail(ctx context.Context, id, nameID string, loc locatio
 	if err != nil {
 		return nil, fmt.Errorf("handle: stat %q: %w", loc.path, err)
 	}
-	t := &TailReader{store: s, id: id, path: loc.path, enc: loc.enc, f: f, size: fi.Size()}
+	t := &TailReader{store: s, id: id, loc: loc, path: loc.path, enc: loc.enc, f: f, size: fi.Size()}
 	src := ctxReaderAt{ctx: ctx, r: f}
 	var rec checkedRecord
 	held := false
@@ -149,6 +150,16 @@ func (s *FileStore) readTail(ctx context.Context, id, nameID string, loc locatio
 	}
 	t.anchors = append(t.anchors, indexEntry{off: t.tail.End, seq: t.tail.Last.Seq + 1})
 	return t, nil
+}
+
+// Info describes the session as Stat does (StatPath, for a file outside
+// the store: its ID is the header's), from what the reader read at open.
+func (t *TailReader) Info() Info {
+	id := t.id
+	if id == "" {
+		id = t.tail.Header.ID
+	}
+	return infoOf(id, t.loc, t.size, t.tail)
 }
 
 // ID returns the session's ID (the header's).
