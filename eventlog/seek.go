@@ -110,10 +110,11 @@ type FrameRows struct {
 // seqs it returns with its content (the header's row passed over when the
 // frame starts at from). A skippable frame (a tail frame, an index) holds
 // no rows: rows is zero. An error means no such frame: damage, for a full
-// read to classify.
-func FrameBefore(src io.ReaderAt, end, from int64, codec *ZstdCodec) (f Frame, rows FrameRows, content []byte, err error) {
+// read to classify. hint, when above the first window, is the window
+// searched first (frames of one log are of like sizes).
+func FrameBefore(src io.ReaderAt, end, from, hint int64, codec *ZstdCodec) (f Frame, rows FrameRows, content []byte, err error) {
 	var buf []byte
-	for w := int64(seekWindow); ; w *= 4 {
+	for w := max(int64(seekWindow), hint); ; w *= 4 {
 		lo := max(from, end-w)
 		b, err := readWindow(src, &buf, lo, end-lo)
 		if err != nil {

@@ -91,7 +91,7 @@ func FuzzFrameBefore(f *testing.F) {
 				continue
 			}
 			end := want.Offset + want.Len
-			got, rows, _, err := eventlog.FrameBefore(bytes.NewReader(data), end, hdr, c)
+			got, rows, _, err := eventlog.FrameBefore(bytes.NewReader(data), end, hdr, int64(len(data)%3)*100, c)
 			if err != nil {
 				require.False(t, valid, "no frame found before offset %d of a valid log", end)
 				continue

@@ -51,9 +51,14 @@ type TailReader struct {
 	index   []indexEntry // zstd: the checked record's, when it holds the file's prefix
 	before  map[int64]frameStep
 	blocks  blockCache // what seek read, for the next step back
-	// zstd: frames decoded, by offset, the newest last in frameOrder.
+	// zstd: frames decoded, by offset, the newest last in frameOrder; the
+	// frames the checked record names, by the offset they end at; the
+	// longest frame seen (the first window FrameBefore searches is twice
+	// it).
 	frames     map[int64]decodedAt
 	frameOrder []int64
+	known      map[int64]eventlog.Frame
+	frameLen   int64
 	parent     *TailReader
 }
 
@@ -140,7 +145,11 @@ func (s *FileStore) readTail(ctx context.Context, id, nameID string, loc locatio
 			t.anchors = append(t.anchors, indexEntry{off: lf.Offset, seq: rows.First})
 			t.before = map[int64]frameStep{t.tail.End: {lf, rows}}
 		}
+		t.frameLen = lf.Len
 		if held {
+			if k := rec.lastFrame(); k.Len > 0 && k.Offset > t.tail.HeaderEnd {
+				t.known = map[int64]eventlog.Frame{k.Offset + k.Len: k}
+			}
 			for _, e := range rec.scan(t.tail.Header).index {
 				if e.off > t.tail.HeaderEnd && e.off < lf.Offset && e.seq < rows.First {
 					t.index = append(t.index, e)
@@ -417,12 +426,28 @@ func (t *TailReader) frameBefore(src io.ReaderAt, hi indexEntry) (eventlog.Frame
 	if st, ok := t.before[hi.off]; ok {
 		return st.f, st.rows, nil
 	}
-	f, rows, content, err := eventlog.FrameBefore(src, hi.off, t.tail.HeaderEnd, t.enc.z)
+	var f eventlog.Frame
+	var rows eventlog.FrameRows
+	var content []byte
+	err := errors.New("not known")
+	if k, ok := t.known[hi.off]; ok {
+		// The checked record names this frame: no search, if it is one.
+		if f, content, err = eventlog.ReadFrame(src, k.Offset, hi.off, t.enc.z, t.path); err == nil {
+			var whole bool
+			if rows, whole = eventlog.FrameRowsOf(content, f.Offset == t.tail.HeaderEnd); !whole || f.Offset+f.Len != hi.off || f.Skippable {
+				err = errors.New("not a data frame")
+			}
+		}
+	}
+	if err != nil {
+		f, rows, content, err = eventlog.FrameBefore(src, hi.off, t.tail.HeaderEnd, 2*t.frameLen, t.enc.z)
+	}
 	if err != nil {
 		return f, rows, fmt.Errorf("handle: reading the tail of %q: %w", t.path, err)
 	}
 	if !f.Skippable {
 		t.cacheFrame(f, content)
+		t.frameLen = max(t.frameLen, f.Len)
 	}
 	if rows.Next > rows.First && rows.Next != hi.seq {
 		return f, rows, &CorruptError{Path: t.path, Offset: f.Offset, Seq: rows.First,

@@ -183,7 +183,7 @@ func (r *Results) cliTargets() []target {
 		return figure{Bytes(float64(size)) + " " + v, key(size, v), "ns/op", Duration}
 	}
 	rss := func(v string) figure { return figure{"peak RSS", key(big, v), "cli-maxrss-B", Bytes} }
-	bigName := Bytes(float64(r.Get(key(big, "replay raw"), 0, "jsonl-B")))
+	bigName := Bytes(r.Get(key(big, "replay raw"), 0, "jsonl-B"))
 	if bigName == "—" {
 		bigName = Bytes(float64(big))
 	}
@@ -194,7 +194,7 @@ func (r *Results) cliTargets() []target {
 		ts = append(ts, t)
 	}
 	for _, enc := range []string{"raw", "zstd"} {
-		rp, cat := "replay "+enc, "cat --json "+enc
+		rp, cat := "replay "+enc+", no checkpoint", "cat --json "+enc+", no checkpoint"
 		t := r.ratioTarget(fmt.Sprintf("logtool replay ÷ cat --json, %s, %s", enc, bigName), false, 1.25, wall(big, rp), wall(big, cat))
 		t.keys = []string{"huge/replay transcript/v1"}
 		ts = append(ts, t, target{name: fmt.Sprintf("logtool replay, %s, %s: peak RSS − the state it prints", enc, bigName), limit: 64e6, format: Bytes,
@@ -203,7 +203,7 @@ func (r *Results) cliTargets() []target {
 				return r.Get(key(big, rp), run, "cli-maxrss-B") - r.Get(key(big, rp), run, "stdout-B")
 			}})
 	}
-	for _, v := range []string{"cat --json raw", "cat --json zstd", "show raw", "verify raw", "export raw"} {
+	for _, v := range []string{"cat --json raw, no checkpoint", "cat --json zstd, no checkpoint", "show raw", "verify raw", "export raw"} {
 		ts = append(ts, target{name: fmt.Sprintf("logtool %s, %s: peak RSS", v, bigName), limit: 64e6, format: Bytes,
 			value: func(run int) float64 { return r.Get(key(big, v), run, "cli-maxrss-B") }})
 	}
