@@ -223,7 +223,7 @@ func (e *engine) run() (Result, error) {
 	}
 	e.res.Seq = start
 	var spent Budget
-	for ev, err := range e.src.Read(e.ctx, start+1, e.cfg.upTo) {
+	for ev, err := range e.events(start+1, e.cfg.upTo) {
 		if err != nil {
 			return e.finish(), err
 		}
