@@ -18,11 +18,12 @@ import (
 // itself — a rollback re-reads the events it returns to — so the Source is
 // never read from two goroutines at once.
 
-// aheadBatch is how many events the reading goroutine hands over at once,
-// and aheadBatches how many batches it reads before the engine takes them.
+// aheadBatch is how many events the reading goroutine hands over at once
+// (each hand-over can wake a goroutine: a few per 100 ms of reading), and
+// aheadBatches how many batches it reads before the engine takes them.
 const (
-	aheadBatch   = 256
-	aheadBatches = 4
+	aheadBatch   = 1024
+	aheadBatches = 2
 )
 
 // batch is a run of events read, and the error that ended the read after
