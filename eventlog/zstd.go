@@ -162,7 +162,10 @@ func (c *ZstdCodec) decodeFrame(frame, dst []byte) ([]byte, error) {
 		limit = MaxFrameContent + maxBlockSize
 	}
 	if uint64(cap(dst)) < limit {
-		dst = make([]byte, 0, limit)
+		// Room for a frame a little larger than this one too, up to
+		// FrameTarget: a Reader decodes its next frames into the buffers of
+		// the last ones, which then need no new one.
+		dst = make([]byte, 0, max(limit, min(FrameTarget, 2*limit)))
 	}
 	c.mu.RLock()
 	defer c.mu.RUnlock()
@@ -361,9 +364,10 @@ type zstdState struct {
 	// Frames decoded ahead (see prefetch), in file order: each on a
 	// goroutine of its own, which owns the job until it sends on done.
 	ahead      []*aheadJob
-	aheadBytes int      // compressed bytes of the frames in ahead
+	aheadBytes int      // content bytes the frames in ahead may decode to
 	aheadEnd   int64    // file offset up to which frames were looked at for prefetch
 	spares     [][]byte // content buffers free for a decode
+	frameBufs  [][]byte // buffers free for a copy of a frame decoded ahead
 	maxAhead   int      // at most this many frames ahead (tests change it)
 	minAhead   int      // the smallest frame decoded ahead (tests change it)
 	latch      *latchReader
@@ -372,10 +376,20 @@ type zstdState struct {
 // aheadJob is a data frame being decoded ahead of the rows that need it:
 // a copy of its bytes, where it stands, and where its result goes.
 type aheadJob struct {
-	frame []byte
-	off   int64
-	n     int
-	done  chan decodedFrame
+	frame   []byte
+	off     int64
+	n       int
+	content int // what it may decode to (frameContentBound)
+	done    chan decodedFrame
+}
+
+// frameContentBound is what the data frame b may decode to: its declared
+// content size, else what its blocks can hold, at most MaxFrameContent.
+func frameContentBound(b []byte) int {
+	if size, ok := frameContentSize(b); ok {
+		return int(min(size, MaxFrameContent))
+	}
+	return int(min(contentBound(b), MaxFrameContent))
 }
 
 // decodedFrame is the result of decodeFrame.
@@ -395,8 +409,10 @@ const (
 	// aheadBuffered is how many compressed bytes past the current frame
 	// the Reader reads ahead to find frames to decode.
 	aheadBuffered = 1 << 20
-	// aheadMaxBytes bounds the compressed bytes of the frames being decoded
-	// ahead (and so, with MaxFrameContent's ratio, their content).
+	// aheadMaxBytes bounds what the frames being decoded ahead decode to
+	// (their declared content sizes, else what their blocks can hold) once
+	// one is: a frame of a rewrite holds FrameTarget, and one ahead
+	// overlaps its decode with its rows' parse.
 	aheadMaxBytes = 4 << 20
 )
 
@@ -435,7 +451,7 @@ func (l *latchReader) Read(p []byte) (int, error) {
 // if the Reader is dropped.
 func (r *Reader) prefetch() {
 	zs := r.zs
-	for len(zs.ahead) < zs.maxAhead && zs.aheadBytes < aheadMaxBytes {
+	for len(zs.ahead) < zs.maxAhead && (len(zs.ahead) == 0 || zs.aheadBytes < aheadMaxBytes) {
 		pos := max(zs.aheadEnd, r.bufOff)
 		b := r.buf[r.r+int(pos-r.bufOff) : r.w]
 		n, skippable, need, err := frameExtent(b)
@@ -455,13 +471,18 @@ func (r *Reader) prefetch() {
 		if skippable || n < zs.minAhead || n > FrameTarget {
 			continue
 		}
-		j := &aheadJob{frame: append([]byte(nil), b[:n]...), off: pos, n: n, done: make(chan decodedFrame, 1)}
+		var copyBuf []byte
+		if k := len(zs.frameBufs); k > 0 {
+			copyBuf, zs.frameBufs = zs.frameBufs[k-1], zs.frameBufs[:k-1]
+		}
+		j := &aheadJob{frame: append(copyBuf[:0], b[:n]...), off: pos, n: n, done: make(chan decodedFrame, 1)}
 		var dst []byte
 		if k := len(zs.spares); k > 0 {
 			dst, zs.spares = zs.spares[k-1], zs.spares[:k-1]
 		}
+		j.content = frameContentBound(j.frame)
 		zs.ahead = append(zs.ahead, j)
-		zs.aheadBytes += n
+		zs.aheadBytes += j.content
 		codec := zs.codec
 		go func() {
 			content, err := codec.decodeFrame(j.frame, dst)
@@ -480,8 +501,11 @@ func (r *Reader) decodeAt(frame []byte, off int64, n int) ([]byte, error) {
 		j := zs.ahead[0]
 		zs.ahead[0] = nil
 		zs.ahead = zs.ahead[1:]
-		zs.aheadBytes -= j.n
+		zs.aheadBytes -= j.content
 		d := <-j.done
+		if len(zs.frameBufs) < zs.maxAhead { // the goroutine is done with it
+			zs.frameBufs = append(zs.frameBufs, j.frame)
+		}
 		if j.off == off && j.n == n {
 			if d.err == nil {
 				zs.spare(zs.content) // its rows are all read
@@ -503,10 +527,11 @@ func (r *Reader) decodeAt(frame []byte, off int64, n int) ([]byte, error) {
 	return content, err
 }
 
-// spare keeps a content buffer for a later decode: as many as can be in
-// use at once (the current frame's and one per frame ahead).
+// spare keeps a content buffer for a later decode: one (the current
+// frame's is freed as the next one's decode is taken), so that a frame's
+// buffer is seldom allocated and a Reader holds at most one idle.
 func (zs *zstdState) spare(b []byte) {
-	if cap(b) > 0 && len(zs.spares) < zs.maxAhead+1 {
+	if cap(b) > 0 && len(zs.spares) < 1 {
 		zs.spares = append(zs.spares, b[:0])
 	}
 }
@@ -515,8 +540,8 @@ func (zs *zstdState) spare(b []byte) {
 // zstd frames whose decompressed bytes form a raw log. Frames are taken
 // one at a time, in order, while the next few (two to four, one per core)
 // are decoded ahead on goroutines of the Reader's (see prefetch), so
-// memory is bounded by those frames decoded, their compressed copies (at
-// most 4 MiB in all) and 1 MiB of the file read ahead. Torn tail and corruption
+// memory is bounded by those frames decoded (4 MiB in all, or one frame),
+// their compressed copies and 1 MiB of the file read ahead. Torn tail and corruption
 // follow docs/format.md §9: a last frame that is incomplete or fails its checksum, or
 // trailing bytes that form no complete frame, are torn; a bad frame
 // followed by a valid one (a data frame that decodes, or a tail frame,

@@ -641,25 +641,26 @@ const messageSize = int(unsafe.Sizeof(Message{}))
 // not the texts and outputs, which are never changed in place; the slices
 // inside messages are clipped, so an append to them reallocates instead of
 // writing into the other copy's array. The size counts the texts and
-// outputs it shares too: once the live state drops them (a compaction, a
-// replaced result) the snapshot alone keeps them, and the engine's memory
-// limit must see them.
+// outputs it shares too, twice: once the live state drops them (a
+// compaction, a replaced result) the snapshot alone keeps them, and with
+// them the event data they point into (at most twice their size: see
+// keepRaw), which the engine's memory limit must see.
 func (t *Transcript) Snapshot() (any, int) {
 	t.sync()
 	u := t.clone()
-	size := len(u.s.Messages)*messageSize + len(u.chain)*sha256.Size + len(u.results)*8 +
-		(len(u.callAt)+len(u.resultAt))*64
+	shared := 0
 	for i := range u.s.Messages {
 		m := &u.s.Messages[i]
-		size += len(m.Text) + len(m.Output) + len(m.Error)
+		shared += len(m.Text) + len(m.Output) + len(m.Error)
 		for _, r := range m.Reasoning {
-			size += len(r.Text) + len(r.Signature)
+			shared += len(r.Text) + len(r.Signature)
 		}
 		for _, c := range m.ToolCalls {
-			size += len(c.Args)
+			shared += len(c.Args)
 		}
 	}
-	return u, size
+	return u, len(u.s.Messages)*messageSize + len(u.chain)*sha256.Size + len(u.results)*8 +
+		(len(u.callAt)+len(u.resultAt))*64 + 2*shared
 }
 
 // Restore sets the state to a copy of snap, a Snapshot of a transcript.

@@ -24,6 +24,9 @@ import (
 const (
 	aheadBatch   = 1024
 	aheadBatches = 2
+	// aheadBatchBytes ends a batch early: a batch keeps its events' data
+	// alive until the engine has folded them.
+	aheadBatchBytes = 256 << 10
 )
 
 // batch is a run of events read, and the error that ended the read after
@@ -59,17 +62,18 @@ func readAhead(ctx context.Context, src Source, from, to int64) *aheadReader {
 			}
 		}
 		evs := make([]eventlog.Event, 0, aheadBatch)
+		size := 0
 		for ev, err := range src.Read(ctx, from, to) {
 			if err != nil {
 				send(batch{evs, err})
 				return
 			}
 			evs = append(evs, ev)
-			if len(evs) == aheadBatch {
+			if size += len(ev.Data); len(evs) == aheadBatch || size >= aheadBatchBytes {
 				if !send(batch{evs: evs}) {
 					return
 				}
-				evs = make([]eventlog.Event, 0, aheadBatch)
+				evs, size = make([]eventlog.Event, 0, aheadBatch), 0
 			}
 		}
 		if len(evs) > 0 {
