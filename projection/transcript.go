@@ -79,6 +79,7 @@ type Transcript struct {
 	streaming  int
 	streamText []byte
 	streamDue  bool // streamText is ahead of the message
+	streamLen  int  // the length of the last streamed text
 
 	// chain[i] is h_i (see PrefixHashes) for i < len(chain); messages from
 	// len(chain) on are not hashed yet. Hashing waits until a hash is
@@ -297,7 +298,9 @@ func (t *Transcript) chunk(e eventlog.Event) {
 	// the last one's text may point into streamText.
 	buf := t.streamText
 	if t.streaming < 0 {
-		buf = nil
+		// As long as the last streamed text, which this one is likely to
+		// be like: no copy as it grows.
+		buf = make([]byte, 0, max(256, t.streamLen))
 	}
 	text, found, ok := appendChunkText(buf, e.Data)
 	if !ok {
@@ -316,7 +319,7 @@ func (t *Transcript) chunk(e eventlog.Event) {
 		t.push(m)
 		t.streaming = len(t.s.Messages) - 1
 	}
-	t.streamText = text
+	t.streamText, t.streamLen = text, len(text)
 	t.streamDue = true
 	t.stale(t.streaming)
 }
