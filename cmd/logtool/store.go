@@ -5,13 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	natsjs "github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 
 	"github.com/sessionlog/sessionlog/checkpoint"
@@ -71,48 +68,22 @@ func (a *app) sessions(ctx context.Context) (sessionStore, error) {
 	return a.js, nil
 }
 
-// openStoreURL opens the store at a URL: nats://host:port[/prefix] for
-// JetStream (docs/distributed.md), anything else a folder of the file
-// store.
+// openStoreURL opens the store at a URL: nats://host:port[,host:port…][/prefix][?replicas=N&sync=always&lease=D]
+// for JetStream (jetstream.ParseURL, docs/distributed.md), anything else a
+// folder of the file store.
 func (a *app) openStoreURL(ctx context.Context, raw string) (sessionStore, func(), error) {
 	if !strings.HasPrefix(raw, "nats://") {
 		return handle.NewFileStore(a.fs, raw), func() {}, nil
 	}
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		return nil, nil, usageErrorf("store %q: want nats://host:port[/prefix]", raw)
+	st, err := jetstream.OpenURL(ctx, raw, jetstream.WithClientName("logtool"), jetstream.WithLeaseTTL(cliLeaseTTL),
+		jetstream.WithLogger(slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))))
+	if errors.Is(err, jetstream.ErrURL) {
+		return nil, nil, usageErrorf("store: %v", err)
 	}
-	prefix := strings.Trim(u.Path, "/")
-	if prefix == "" {
-		prefix = jetstream.DefaultPrefix
-	}
-	nc, err := nats.Connect("nats://"+u.Host, nats.Name("logtool"))
 	if err != nil {
-		return nil, nil, fmt.Errorf("store %q: %w", raw, err)
+		return nil, nil, fmt.Errorf("store: %w", err)
 	}
-	js, err := natsjs.New(nc)
-	if err != nil {
-		nc.Close()
-		return nil, nil, fmt.Errorf("store %q: %w", raw, err)
-	}
-	opts := []jetstream.Option{jetstream.WithPrefix(prefix),
-		jetstream.WithLogger(slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))}
-	if u.Query().Get("sync") == "always" {
-		opts = append(opts, jetstream.WithSyncAlways())
-	}
-	ttl := cliLeaseTTL
-	if v := u.Query().Get("lease"); v != "" {
-		if ttl, err = time.ParseDuration(v); err != nil || ttl <= 0 {
-			return nil, nil, usageErrorf("store %q: lease=%q: want a duration such as 5s", raw, v)
-		}
-	}
-	opts = append(opts, jetstream.WithLeaseTTL(ttl))
-	st, err := jetstream.New(ctx, js, opts...)
-	if err != nil {
-		nc.Close()
-		return nil, nil, fmt.Errorf("store %q: %w", raw, err)
-	}
-	return st, func() { nc.Drain() }, nil
+	return st, func() { st.Close() }, nil
 }
 
 // closeStores closes the connections the run opened.
