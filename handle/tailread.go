@@ -112,7 +112,7 @@ func (s *FileStore) readTail(ctx context.Context, id, nameID string, loc locatio
 	src := ctxReaderAt{ctx: ctx, r: f}
 	var rec checkedRecord
 	held := false
-	if id != "" {
+	if id != "" && loc.enc.z != nil { // a raw log's tail needs no record
 		if r, ok := s.loadChecked(ctx, id); ok && r.holdsPrefix(src, identityOf(fi)) {
 			rec, held = r, true
 		}
