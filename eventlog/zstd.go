@@ -361,26 +361,38 @@ type zstdState struct {
 	// first data frame's first row is the header, not an event.
 	skipHeader bool
 
-	// Frames decoded ahead (see prefetch), in file order: each on a
-	// goroutine of its own, which owns the job until it sends on done.
+	// Frames decoded ahead (see prefetch), in file order, in jobs: each
+	// job on a goroutine of its own, which owns it until it closes done.
 	ahead      []*aheadJob
 	aheadBytes int      // content bytes the frames in ahead may decode to
 	aheadEnd   int64    // file offset up to which frames were looked at for prefetch
 	spares     [][]byte // content buffers free for a decode
-	frameBufs  [][]byte // buffers free for a copy of a frame decoded ahead
-	maxAhead   int      // at most this many frames ahead (tests change it)
+	spareBytes int      // their capacity
+	jobBufs    [][]byte // buffers free for the copies of a job's frames
+	maxAhead   int      // at most this many jobs ahead (tests change it)
 	minAhead   int      // the smallest frame decoded ahead (tests change it)
 	latch      *latchReader
 }
 
-// aheadJob is a data frame being decoded ahead of the rows that need it:
-// a copy of its bytes, where it stands, and where its result goes.
+// aheadJob is a run of data frames being decoded ahead of the rows that
+// need them, in order: copies of their bytes, where they stand, and their
+// results, set before done is closed.
 type aheadJob struct {
-	frame   []byte
+	buf     []byte // the frames' bytes, end to end
+	frames  []aheadFrame
+	results []decodedFrame
+	next    int // the next frame to be taken
+	done    chan struct{}
+}
+
+// aheadFrame is a frame of an aheadJob: its offset and length in the file,
+// where its bytes start in the job's buf, a buffer for its content and
+// what it may decode to (frameContentBound).
+type aheadFrame struct {
 	off     int64
-	n       int
-	content int // what it may decode to (frameContentBound)
-	done    chan decodedFrame
+	n, at   int
+	dst     []byte
+	content int
 }
 
 // frameContentBound is what the data frame b may decode to: its declared
@@ -400,11 +412,11 @@ type decodedFrame struct {
 
 // Decoding ahead: a frame per flush is small (a turn is about 10 KB
 // compressed), so one frame ahead kept a second core busy only now and
-// then; several frames are decoded ahead at once, in file order, within a
-// bound of bytes.
+// then; frames are decoded ahead in jobs of several, in file order, within
+// a bound of bytes, a goroutine and a hand-over per job rather than per
+// frame.
 const (
-	// minAhead is the smallest compressed frame worth decoding ahead: below
-	// it, the goroutine and the hand-over cost about what the decode does.
+	// minAhead is the smallest compressed frame decoded ahead.
 	minAhead = 2 << 10
 	// aheadBuffered is how many compressed bytes past the current frame
 	// the Reader reads ahead to find frames to decode.
@@ -414,10 +426,16 @@ const (
 	// one is: a frame of a rewrite holds FrameTarget, and one ahead
 	// overlaps its decode with its rows' parse.
 	aheadMaxBytes = 4 << 20
+	// A job ends at aheadJobFrames frames or aheadJobBytes of content.
+	aheadJobFrames = 32
+	aheadJobBytes  = 512 << 10
+	// spareMaxBytes bounds the idle content buffers a Reader keeps (one,
+	// whatever its size).
+	spareMaxBytes = 1 << 20
 )
 
-// framesAhead is how many frames a Reader decodes ahead: one per core
-// beyond the one parsing the rows, at least two, at most four.
+// framesAhead is how many jobs a Reader decodes ahead at once: one per
+// core beyond the one parsing the rows, at least two, at most four.
 func framesAhead() int { return min(max(runtime.GOMAXPROCS(0), 2), 4) }
 
 // latchReader is the source of a zstd Reader: once a read fails, every
@@ -440,30 +458,53 @@ func (l *latchReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// prefetch starts decoding, each on a goroutine of its own, the data
-// frames that follow the read position, up to maxAhead frames and
-// aheadMaxBytes, reading up to aheadBuffered bytes ahead to find them. It
-// decides nothing: decodeAt takes a result in place of its own decode of
-// the same bytes, so what a read finds (rows, torn tails, corruption) is
-// the same either way; an I/O error met reading ahead is latched and
-// surfaces when the read reaches it. Frames under minAhead or over
-// FrameTarget are decoded in line. A goroutine ends with its decode, even
-// if the Reader is dropped.
+// prefetch starts decoding the data frames that follow the read position,
+// in jobs of several frames each on a goroutine of its own, up to maxAhead
+// jobs and aheadMaxBytes, reading up to aheadBuffered bytes ahead to find
+// them. It decides nothing: decodeAt takes a result in place of its own
+// decode of the same bytes, so what a read finds (rows, torn tails,
+// corruption) is the same either way; an I/O error met reading ahead is
+// latched and surfaces when the read reaches it. Frames under minAhead or
+// over FrameTarget are decoded in line. A goroutine ends with its decodes,
+// even if the Reader is dropped.
 func (r *Reader) prefetch() {
 	zs := r.zs
 	for len(zs.ahead) < zs.maxAhead && (len(zs.ahead) == 0 || zs.aheadBytes < aheadMaxBytes) {
+		j := r.collectJob()
+		if j == nil {
+			return
+		}
+		zs.ahead = append(zs.ahead, j)
+		codec := zs.codec
+		go func() {
+			for i, f := range j.frames {
+				content, err := codec.decodeFrame(j.buf[f.at:f.at+f.n], f.dst)
+				j.results[i] = decodedFrame{content, err}
+			}
+			close(j.done)
+		}()
+	}
+}
+
+// collectJob gathers the next frames to decode ahead into a job, reading
+// ahead as needed; nil when there are none (yet).
+func (r *Reader) collectJob() *aheadJob {
+	zs := r.zs
+	var j *aheadJob
+	content := 0
+	for j == nil || len(j.frames) < aheadJobFrames && content < aheadJobBytes && zs.aheadBytes < aheadMaxBytes {
 		pos := max(zs.aheadEnd, r.bufOff)
 		b := r.buf[r.r+int(pos-r.bufOff) : r.w]
 		n, skippable, need, err := frameExtent(b)
 		if err != nil {
-			return // damage: the read in order finds what it is
+			break // damage: the read in order finds what it is
 		}
 		if need != 0 || n > len(b) {
-			if r.eof || zs.latch.err != nil || r.w-r.r >= aheadBuffered || (skippable && n > maxBufferedSkip) {
-				return
+			if j != nil || r.eof || zs.latch.err != nil || r.w-r.r >= aheadBuffered || (skippable && n > maxBufferedSkip) {
+				break // a job goes with the frames buffered
 			}
 			if r.fill() != nil {
-				return // latched: surfaces in order
+				break // latched: surfaces in order
 			}
 			continue
 		}
@@ -471,24 +512,26 @@ func (r *Reader) prefetch() {
 		if skippable || n < zs.minAhead || n > FrameTarget {
 			continue
 		}
-		var copyBuf []byte
-		if k := len(zs.frameBufs); k > 0 {
-			copyBuf, zs.frameBufs = zs.frameBufs[k-1], zs.frameBufs[:k-1]
+		if j == nil {
+			j = &aheadJob{done: make(chan struct{})}
+			if k := len(zs.jobBufs); k > 0 {
+				j.buf, zs.jobBufs = zs.jobBufs[k-1][:0], zs.jobBufs[:k-1]
+			}
 		}
-		j := &aheadJob{frame: append(copyBuf[:0], b[:n]...), off: pos, n: n, done: make(chan decodedFrame, 1)}
-		var dst []byte
+		f := aheadFrame{off: pos, n: n, at: len(j.buf), content: frameContentBound(b[:n])}
 		if k := len(zs.spares); k > 0 {
-			dst, zs.spares = zs.spares[k-1], zs.spares[:k-1]
+			f.dst, zs.spares = zs.spares[k-1], zs.spares[:k-1]
+			zs.spareBytes -= cap(f.dst)
 		}
-		j.content = frameContentBound(j.frame)
-		zs.ahead = append(zs.ahead, j)
-		zs.aheadBytes += j.content
-		codec := zs.codec
-		go func() {
-			content, err := codec.decodeFrame(j.frame, dst)
-			j.done <- decodedFrame{content, err}
-		}()
+		j.buf = append(j.buf, b[:n]...)
+		j.frames = append(j.frames, f)
+		content += f.content
+		zs.aheadBytes += f.content
 	}
+	if j != nil {
+		j.results = make([]decodedFrame, len(j.frames))
+	}
+	return j
 }
 
 // decodeAt decodes frame, the n bytes at file offset off, into a content
@@ -497,16 +540,18 @@ func (r *Reader) prefetch() {
 // dropped.
 func (r *Reader) decodeAt(frame []byte, off int64, n int) ([]byte, error) {
 	zs := r.zs
-	for len(zs.ahead) > 0 && zs.ahead[0].off <= off {
+	for len(zs.ahead) > 0 {
 		j := zs.ahead[0]
-		zs.ahead[0] = nil
-		zs.ahead = zs.ahead[1:]
-		zs.aheadBytes -= j.content
-		d := <-j.done
-		if len(zs.frameBufs) < zs.maxAhead { // the goroutine is done with it
-			zs.frameBufs = append(zs.frameBufs, j.frame)
+		if j.frames[j.next].off > off {
+			break // decoded ahead, but later
 		}
-		if j.off == off && j.n == n {
+		<-j.done
+		for j.next < len(j.frames) && (j.frames[j.next].off < off || j.frames[j.next].off == off && j.frames[j.next].n != n) {
+			zs.takeAhead(j)
+			zs.spare(j.results[j.next-1].content)
+		}
+		if j.next < len(j.frames) && j.frames[j.next].off == off {
+			d := zs.takeAhead(j)
 			if d.err == nil {
 				zs.spare(zs.content) // its rows are all read
 			} else {
@@ -514,11 +559,11 @@ func (r *Reader) decodeAt(frame []byte, off int64, n int) ([]byte, error) {
 			}
 			return d.content, d.err
 		}
-		zs.spare(d.content)
 	}
 	var dst []byte
 	if k := len(zs.spares); k > 0 {
 		dst, zs.spares = zs.spares[k-1], zs.spares[:k-1]
+		zs.spareBytes -= cap(dst)
 	}
 	content, err := zs.codec.decodeFrame(frame, dst)
 	if err == nil {
@@ -527,12 +572,29 @@ func (r *Reader) decodeAt(frame []byte, off int64, n int) ([]byte, error) {
 	return content, err
 }
 
-// spare keeps a content buffer for a later decode: one (the current
-// frame's is freed as the next one's decode is taken), so that a frame's
-// buffer is seldom allocated and a Reader holds at most one idle.
+// takeAhead returns the result of the head job's next frame, and drops the
+// job once every frame of it is taken. The job is done.
+func (zs *zstdState) takeAhead(j *aheadJob) decodedFrame {
+	d := j.results[j.next]
+	zs.aheadBytes -= j.frames[j.next].content
+	j.next++
+	if j.next == len(j.frames) {
+		zs.ahead[0] = nil
+		zs.ahead = zs.ahead[1:]
+		if len(zs.jobBufs) < zs.maxAhead {
+			zs.jobBufs = append(zs.jobBufs, j.buf)
+		}
+	}
+	return d
+}
+
+// spare keeps a content buffer for a later decode, while the idle ones
+// hold at most spareMaxBytes (but one always), so that frames' buffers are
+// seldom allocated.
 func (zs *zstdState) spare(b []byte) {
-	if cap(b) > 0 && len(zs.spares) < 1 {
+	if cap(b) > 0 && (len(zs.spares) == 0 || zs.spareBytes+cap(b) <= spareMaxBytes) {
 		zs.spares = append(zs.spares, b[:0])
+		zs.spareBytes += cap(b)
 	}
 }
 

@@ -61,10 +61,16 @@ func requireSameRead(t testing.TB, c *eventlog.ZstdCodec, data []byte) {
 // decoded ahead, with the offsets of its frames.
 func aheadLog(t testing.TB, c *eventlog.ZstdCodec) zLog {
 	t.Helper()
+	return aheadLogOf(t, c, 12)
+}
+
+// aheadLogOf is aheadLog with the given number of flushes.
+func aheadLogOf(t testing.TB, c *eventlog.ZstdCodec, flushes int) zLog {
+	t.Helper()
 	rng := rand.New(rand.NewPCG(4, 2))
-	var flushes []string
+	var rows []string
 	seq := int64(0)
-	for range 12 {
+	for range flushes {
 		var b strings.Builder
 		for range 4 {
 			text := make([]byte, 800+rng.IntN(800))
@@ -74,9 +80,9 @@ func aheadLog(t testing.TB, c *eventlog.ZstdCodec) zLog {
 			b.WriteString(row(seq, "tool/result", testTime+seq, `{"out":"`+string(text)+`"}`))
 			seq++
 		}
-		flushes = append(flushes, b.String())
+		rows = append(rows, b.String())
 	}
-	l := buildZLog(c, hdrLine, flushes...)
+	l := buildZLog(c, hdrLine, rows...)
 	for i := 2; i < len(l.offs); i++ {
 		require.Greater(t, l.offs[i]-l.offs[i-1], int64(2<<10), "frame %d is decoded ahead by default", i-1)
 	}
@@ -140,9 +146,9 @@ func TestZstdAheadIOErrorWhereItWas(t *testing.T) {
 func TestZstdAheadReaderDroppedThenCodecClosed(t *testing.T) {
 	c, err := eventlog.NewZstdCodec(0)
 	require.NoError(t, err)
-	l := aheadLog(t, c)
+	l := aheadLogOf(t, c, 400) // more frames than are decoded ahead at once
 	r := eventlog.NewZstdReader(bytes.NewReader(l.data), c)
-	require.True(t, r.Next()) // the first event: the next frame is decoded ahead
+	require.True(t, r.Next()) // the first event: the next frames are decoded ahead
 	c.Close()
 	c.Close() // twice is fine
 	for r.Next() {
