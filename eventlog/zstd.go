@@ -422,8 +422,8 @@ const (
 	// the Reader reads ahead to find frames to decode.
 	aheadBuffered = 1 << 20
 	// aheadMaxBytes bounds what the frames being decoded ahead decode to
-	// (their declared content sizes, else what their blocks can hold) once
-	// one is: a frame of a rewrite holds FrameTarget, and one ahead
+	// (their declared content sizes, else what their blocks can hold), but
+	// for one: a frame of a rewrite holds up to FrameTarget, and one ahead
 	// overlaps its decode with its rows' parse.
 	aheadMaxBytes = 4 << 20
 	// A job ends at aheadJobFrames frames or aheadJobBytes of content.
@@ -469,7 +469,7 @@ func (l *latchReader) Read(p []byte) (int, error) {
 // even if the Reader is dropped.
 func (r *Reader) prefetch() {
 	zs := r.zs
-	for len(zs.ahead) < zs.maxAhead && (len(zs.ahead) == 0 || zs.aheadBytes < aheadMaxBytes) {
+	for len(zs.ahead) < zs.maxAhead {
 		j := r.collectJob()
 		if j == nil {
 			return
@@ -492,7 +492,7 @@ func (r *Reader) collectJob() *aheadJob {
 	zs := r.zs
 	var j *aheadJob
 	content := 0
-	for j == nil || len(j.frames) < aheadJobFrames && content < aheadJobBytes && zs.aheadBytes < aheadMaxBytes {
+	for j == nil || len(j.frames) < aheadJobFrames && content < aheadJobBytes {
 		pos := max(zs.aheadEnd, r.bufOff)
 		b := r.buf[r.r+int(pos-r.bufOff) : r.w]
 		n, skippable, need, err := frameExtent(b)
@@ -508,17 +508,22 @@ func (r *Reader) collectJob() *aheadJob {
 			}
 			continue
 		}
-		zs.aheadEnd = pos + int64(n)
 		if skippable || n < zs.minAhead || n > FrameTarget {
+			zs.aheadEnd = pos + int64(n)
 			continue
 		}
+		bound := frameContentBound(b[:n])
+		if zs.aheadBytes > 0 && zs.aheadBytes+bound > aheadMaxBytes {
+			break // later, once frames ahead are taken
+		}
+		zs.aheadEnd = pos + int64(n)
 		if j == nil {
 			j = &aheadJob{done: make(chan struct{})}
 			if k := len(zs.jobBufs); k > 0 {
 				j.buf, zs.jobBufs = zs.jobBufs[k-1][:0], zs.jobBufs[:k-1]
 			}
 		}
-		f := aheadFrame{off: pos, n: n, at: len(j.buf), content: frameContentBound(b[:n])}
+		f := aheadFrame{off: pos, n: n, at: len(j.buf), content: bound}
 		if k := len(zs.spares); k > 0 {
 			f.dst, zs.spares = zs.spares[k-1], zs.spares[:k-1]
 			zs.spareBytes -= cap(f.dst)
