@@ -5,20 +5,43 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/recorder"
+	"github.com/sessionlog/sessionlog/replay"
 )
 
-// facts reads a session's stop facts through a read-only handle.
-func (a *app) facts(ctx context.Context, s session) (recorder.Facts, error) {
-	src, err := a.openLog(ctx, s)
-	if err != nil {
-		return recorder.Facts{}, err
+// statFacts describes a session and reads its stop facts from the end of
+// its log: a file's both from one handle.TailReader, which does not read
+// (or check) the rest of the log.
+func (a *app) statFacts(ctx context.Context, s session) (handle.Info, recorder.Facts, error) {
+	if s.remote != nil {
+		info, err := a.stat(ctx, s)
+		if err != nil {
+			return info, recorder.Facts{}, err
+		}
+		src, err := a.openLog(ctx, s)
+		if err != nil {
+			return info, recorder.Facts{}, err
+		}
+		defer src.Close()
+		facts, err := recorder.ReadFacts(ctx, src, nil)
+		return info, facts, err
 	}
-	defer src.Close()
+	var tr *handle.TailReader
+	var err error
+	var cache replay.Cache
 	if s.store != nil {
-		return recorder.ReadFacts(ctx, src, s.store)
+		tr, err = s.store.OpenTail(ctx, s.id)
+		cache = s.store
+	} else {
+		tr, err = s.free.OpenTailPath(ctx, s.path)
 	}
-	return recorder.ReadFacts(ctx, src, nil)
+	if err != nil {
+		return handle.Info{}, recorder.Facts{}, err
+	}
+	defer tr.Close()
+	facts, err := recorder.ReadFacts(ctx, tr, cache)
+	return tr.Info(), facts, err
 }
 
 func (a *app) newResumeCmd() *cobra.Command {
