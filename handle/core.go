@@ -342,16 +342,15 @@ func (h *core) read(ctx context.Context, from, to int64, depth int, yield func(e
 		yield(eventlog.Event{}, err)
 		return false
 	}
-	if p := h.hdr.Parent; p != nil && p.Mode == eventlog.ModeFork && from <= p.Seq {
-		if !h.readParent(ctx, *p, from, min(to, p.Seq), depth, yield) {
-			return false
+	parent := func(ctx context.Context, p eventlog.Parent) (rangeReader, error) {
+		ph, err := h.parentHandle(ctx, p)
+		if err != nil {
+			return nil, err
 		}
-		from = p.Seq + 1
+		return ph.read, nil
 	}
-	if from > to {
-		return true
-	}
-	return h.readOwn(ctx, from, to, yield)
+	return readLogical(ctx, h.hdr, h.path, from, to, depth, parent,
+		func(from, to int64) bool { return h.readOwn(ctx, from, to, yield) }, yield)
 }
 
 // readOwn yields the events of the handle's own rows from..to (and a
@@ -377,33 +376,11 @@ func (h *core) readOwn(ctx context.Context, from, to int64, yield func(eventlog.
 	// starts there needs nothing from the backend (the Recorder catching up
 	// with a foreign append reads just that).
 	if from <= min(stored, to) {
-		more, stopped := true, false
+		ok := true
 		err := h.b.Read(ctx, from, func(r *eventlog.Reader) {
-			for n := 0; r.Next(); n++ {
-				if n%256 == 0 && ctx.Err() != nil {
-					yield(eventlog.Event{}, ctx.Err())
-					stopped = true
-					return
-				}
-				e := r.Event()
-				if e.Seq > min(stored, to) {
-					more = e.Seq <= to
-					return
-				}
-				if e.Seq < from {
-					continue
-				}
-				if !yield(e, nil) {
-					stopped = true
-					return
-				}
-			}
-			if err := r.Err(); err != nil {
-				yield(eventlog.Event{}, err)
-				stopped = true
-				return
-			}
-			if !h.writer {
+			var ended bool
+			ok, ended = yieldRows(ctx, r, from, min(stored, to), yield)
+			if ended && !h.writer {
 				h.seen(r.NextSeq())
 			}
 		})
@@ -411,11 +388,8 @@ func (h *core) readOwn(ctx context.Context, from, to int64, yield func(eventlog.
 			yield(eventlog.Event{}, err)
 			return false
 		}
-		if stopped {
+		if !ok {
 			return false
-		}
-		if !more {
-			return true
 		}
 	}
 	for _, e := range mem {
@@ -470,37 +444,6 @@ func (h *core) parentHandle(ctx context.Context, p eventlog.Parent) (*core, erro
 	}
 	h.parent = pc
 	return pc, nil
-}
-
-// readParent yields the parent's events from..upto and checks that the
-// parent holds them all.
-func (h *core) readParent(ctx context.Context, p eventlog.Parent, from, upto int64, depth int, yield func(eventlog.Event, error) bool) bool {
-	if depth >= maxForkDepth {
-		yield(eventlog.Event{}, &LineageError{Path: h.path, Parent: p.ID, Seq: p.Seq,
-			Reason: fmt.Sprintf("more than %d forks in a chain (a cycle?)", maxForkDepth)})
-		return false
-	}
-	ph, err := h.parentHandle(ctx, p)
-	if err != nil {
-		yield(eventlog.Event{}, err)
-		return false
-	}
-	next := from
-	ok := ph.read(ctx, from, upto, depth+1, func(e eventlog.Event, err error) bool {
-		if err == nil {
-			next = e.Seq + 1
-		}
-		return yield(e, err)
-	})
-	if !ok {
-		return false
-	}
-	if next != upto+1 {
-		yield(eventlog.Event{}, &LineageError{Path: h.path, Parent: p.ID, Seq: p.Seq,
-			Reason: fmt.Sprintf("the parent's log ends before seq %d", upto)})
-		return false
-	}
-	return true
 }
 
 func (h *core) Close() error {

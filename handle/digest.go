@@ -100,8 +100,7 @@ func (h *core) digestUpTo(ctx context.Context, upto int64, depth int) (*eventlog
 	d := eventlog.NewDigest()
 	if p := h.hdr.Parent; p != nil && p.Mode == eventlog.ModeFork {
 		if depth >= maxForkDepth {
-			return nil, &LineageError{Path: h.path, Parent: p.ID, Seq: p.Seq,
-				Reason: fmt.Sprintf("more than %d forks in a chain (a cycle?)", maxForkDepth)}
+			return nil, tooDeep(h.path, *p)
 		}
 		ph, err := h.parentHandle(ctx, *p)
 		if err != nil {
