@@ -24,7 +24,9 @@ import (
 // gets; each is checked as Append checks it (a rollback's "to" below its
 // own seq); checkpoints are refused (their digests would need the log
 // read twice). It costs a copy of the whole log: for batches that must
-// not be torn (a re-import's), not for appending as an agent runs.
+// not be torn (a re-import's), not for appending as an agent runs. Like
+// CreateFrom it stores the events as given, unredacted: the import
+// operation redacts what it converts.
 func (s *FileStore) AppendAll(ctx context.Context, id string, expected int64, events iter.Seq2[eventlog.Event, error]) (Info, error) {
 	if _, err := s.existing(ctx, id); err != nil {
 		return Info{}, err

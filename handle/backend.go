@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/redact"
 )
 
 // Backend is one open session's storage under the write core, the state
@@ -76,6 +77,11 @@ type HandleConfig struct {
 	Encoder *eventlog.Encoder
 	// Policy is the write handle's flush policy.
 	Policy FlushPolicy
+	// Redactor redacts every event a write handle appends before it is
+	// checked, digested and stored (docs/format.md §11); nil stores
+	// events as given. A store passes its own (on by default) unless the
+	// handle was opened without (Unredacted, OpenUnredacted).
+	Redactor *redact.Redactor
 	// Logger gets the handle's messages; nil is silent.
 	Logger *slog.Logger
 	// Ticker drives FlushInterval and renewals; nil is a time.Ticker.

@@ -95,7 +95,7 @@ func (s *FileStore) OpenPath(ctx context.Context, path string) (Handle, error) {
 		f.Close()
 		return nil, err
 	}
-	return s.handle(newFileBackend(s, loc.enc, sc.hdr, path, f, nil, sc.end, sc.next, sc.index), Recovery{Torn: sc.torn}), nil
+	return s.handle(newFileBackend(s, loc.enc, sc.hdr, path, f, nil, sc.end, sc.next, sc.index), Recovery{Torn: sc.torn}, false), nil
 }
 
 // StatPath describes the log file at path, as Stat does for a session of

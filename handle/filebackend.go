@@ -97,10 +97,15 @@ func (b *fileBackend) inPlace() error {
 	return fmt.Errorf("%w: %q was unlinked, renamed or replaced while its writer was open; nothing written since is acknowledged (reopen the session)", ErrDisplaced, b.path)
 }
 
-// handle returns the handle on b's session.
-func (s *FileStore) handle(b *fileBackend, rec Recovery) Handle {
+// handle returns the handle on b's session; unredacted turns the store's
+// redaction off for it.
+func (s *FileStore) handle(b *fileBackend, rec Recovery, unredacted bool) Handle {
+	red := s.cfg.redactor
+	if unredacted {
+		red = nil
+	}
 	return NewHandle(b, HandleConfig{Store: s, Header: b.hdr, Path: b.path, Writer: b.lock != nil,
-		Next: b.next, Recovery: rec, Encoder: s.enc, Policy: s.cfg.policy, Logger: s.cfg.log, Ticker: s.cfg.ticker})
+		Next: b.next, Recovery: rec, Encoder: s.enc, Policy: s.cfg.policy, Redactor: red, Logger: s.cfg.log, Ticker: s.cfg.ticker})
 }
 
 func (b *fileBackend) Write(_ context.Context, rows []byte, first, last int64) (func(), error) {

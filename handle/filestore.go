@@ -151,7 +151,7 @@ func (s *FileStore) Create(ctx context.Context, opts ...CreateOption) (Handle, e
 	s.cfg.log.Debug("session created", "id", id, "path", path, "encoding", enc.name)
 	b := newFileBackend(s, enc, hdr, path, f, lock, int64(len(data)), hdr.FirstSeq(), nil)
 	b.lastFrame = [2]int64{0, int64(len(data))}
-	return s.handle(b, Recovery{}), nil
+	return s.handle(b, Recovery{}, ResolveCreate(opts...).Unredacted), nil
 }
 
 // newSession applies the options of a Create or CreateFrom: the new
@@ -349,7 +349,7 @@ func (s *FileStore) existing(ctx context.Context, id string) (location, error) {
 }
 
 // Open opens session id. See Store.Open.
-func (s *FileStore) Open(ctx context.Context, id string, mode Mode) (Handle, error) {
+func (s *FileStore) Open(ctx context.Context, id string, mode Mode, opts ...OpenOption) (Handle, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -365,14 +365,14 @@ func (s *FileStore) Open(ctx context.Context, id string, mode Mode) (Handle, err
 		}
 		flag = os.O_RDWR
 	}
-	h, err := s.open(ctx, id, flag, lock)
+	h, err := s.open(ctx, id, flag, lock, ResolveOpen(opts...))
 	if err != nil && lock != nil {
 		lock.unlock()
 	}
 	return h, err
 }
 
-func (s *FileStore) open(ctx context.Context, id string, flag int, lock writerLock) (Handle, error) {
+func (s *FileStore) open(ctx context.Context, id string, flag int, lock writerLock, op OpenParams) (Handle, error) {
 	loc, err := s.locate(ctx, id) // again: under the lock, a convert may have run
 	if err != nil {
 		return nil, err
@@ -418,7 +418,7 @@ func (s *FileStore) open(ctx context.Context, id string, flag int, lock writerLo
 	if sc.torn != nil {
 		s.cfg.log.Info("torn tail found", "path", loc.path, "offset", sc.torn.Offset, "bytes", sc.torn.Bytes)
 	}
-	return s.handle(b, Recovery{Torn: sc.torn}), nil
+	return s.handle(b, Recovery{Torn: sc.torn}, op.Unredacted), nil
 }
 
 // removeDurably removes a file and fsyncs its folder.

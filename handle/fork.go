@@ -92,7 +92,7 @@ func (s *FileStore) Detach(ctx context.Context, id string) error {
 		return err
 	}
 	defer lock.unlock()
-	h, err := s.open(ctx, id, 0, nil)
+	h, err := s.open(ctx, id, 0, nil, OpenParams{})
 	if err != nil {
 		return err
 	}

@@ -413,3 +413,51 @@ func TestImportNative(t *testing.T) {
 	require.ErrorIs(t, r.Err, handle.ErrExists)
 	require.Len(t, w.events("01JDX3N0Q3Z8Y6W2D1V5K7M9PA"), 3, "untouched")
 }
+
+// A foreign trace's events are redacted as they are imported (on by
+// default): the session holds no secret, and importing the trace again —
+// unchanged, then grown — recognises the session by comparing both sides
+// redacted; so does a default import of a trace first imported without
+// redaction (its session keeps what it holds: redacting a stored log is
+// redact.Log's).
+func TestImportRedacts(t *testing.T) {
+	secret := "ghp_" + strings.Repeat("Zx9q", 9) // a GitHub token, built at run time
+	line := func(i int, text string) string {
+		return fmt.Sprintf(`{"type":"user","uuid":"u%d","timestamp":"2026-01-01T00:00:0%dZ","sessionId":"R","message":{"role":"user","content":%q}}`, i, i, text)
+	}
+	trace := line(1, "my token is "+secret) + "\n" + line(2, "thanks") + "\n"
+	for _, tc := range []struct {
+		name  string
+		first []ingest.Option
+	}{
+		{"redacted", nil},
+		{"first without redaction", []ingest.Option{ingest.WithoutRedaction()}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			w.write("/src/R.jsonl", []byte(trace))
+			sum := w.importAll([]string{"/src/R.jsonl"}, tc.first...)
+			require.Equal(t, []ingest.Status{ingest.Created}, statuses(sum))
+			id := sum.Results[0].ID
+			data := func() string {
+				var b strings.Builder
+				for _, e := range w.events(id) {
+					b.Write(e.Data)
+				}
+				return b.String()
+			}
+			require.Equal(t, tc.first == nil, !strings.Contains(data(), secret), data())
+
+			sum = w.importAll([]string{"/src/R.jsonl"})
+			require.Equal(t, []ingest.Status{ingest.Unchanged}, statuses(sum), sum.Results[0].Reason)
+
+			w.write("/src/R.jsonl", []byte(trace+line(3, "and "+secret+" again")+"\n"))
+			sum = w.importAll([]string{"/src/R.jsonl"})
+			require.Equal(t, []ingest.Status{ingest.Appended}, statuses(sum), sum.Results[0].Reason)
+			got := data()
+			require.Equal(t, tc.first == nil, !strings.Contains(got, secret), got)
+			require.Contains(t, got, `and [REDACTED:github-token] again`, "the events appended are redacted")
+			require.Equal(t, 1, w.sessions())
+		})
+	}
+}

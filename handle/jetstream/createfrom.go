@@ -172,7 +172,7 @@ func (s *Store) startBuild(ctx context.Context, hdr eventlog.Header, l *lease) (
 		s.purge(context.WithoutCancel(ctx), natsjs.WithPurgeSubject(subj))
 		return nil, nil, fmt.Errorf("jetstream: create %s: %w", s.path(id), err)
 	}
-	b, h := s.created(hdr, l, len(line), ss)
+	b, h := s.created(hdr, l, len(line), ss, true)
 	return b, h, nil
 }
 

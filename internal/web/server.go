@@ -29,7 +29,7 @@ const TokenCookie = "logtool_serve_token"
 type Store interface {
 	List(ctx context.Context, opts ...handle.ListOption) ([]handle.Info, error)
 	Stat(ctx context.Context, id string) (handle.Info, error)
-	Open(ctx context.Context, id string, mode handle.Mode) (handle.Handle, error)
+	Open(ctx context.Context, id string, mode handle.Mode, opts ...handle.OpenOption) (handle.Handle, error)
 }
 
 // API writes what the CLI prints for scripts, so /api/ answers with the
