@@ -40,12 +40,12 @@ func (s *FileStore) AppendAll(ctx context.Context, id string, expected int64, ev
 	if err != nil {
 		return Info{}, err
 	}
-	in, err := s.openLog(loc, os.O_RDONLY)
+	in, err := s.openLog(ctx, &loc, os.O_RDONLY)
 	if err != nil {
 		return Info{}, fmt.Errorf("handle: append all: %w", err)
 	}
 	defer in.Close()
-	r := loc.enc.reader(ctx, in, eventlog.WithPath(loc.path))
+	r := loc.reader(ctx, in, readOpts{})
 	hdr, err := r.Header()
 	if err != nil {
 		return Info{}, err
@@ -83,7 +83,11 @@ func (s *FileStore) AppendAll(ctx context.Context, id string, expected int64, ev
 			}
 		}
 	}
-	if err := s.rewrite(ctx, id, loc, loc.enc, hdr, all); err != nil {
+	plan, err := s.rewritePlan(ctx, loc, hdr, loc.enc)
+	if err != nil {
+		return Info{}, err
+	}
+	if err := s.rewrite(ctx, id, loc, loc.enc, hdr, plan, all); err != nil {
 		if refused != nil {
 			return Info{}, refused
 		}

@@ -38,7 +38,7 @@ type Backend interface {
 	// writer's reader ends where the rows its Writes stored end; a
 	// read-only handle's where the stored rows end when it gets there, so
 	// that it follows a writer.
-	Read(ctx context.Context, from int64, use func(*eventlog.Reader)) error
+	Read(ctx context.Context, from int64, use func(RowReader)) error
 	// Tail returns the seq that follows the last event stored, as the
 	// store holds it now.
 	Tail(ctx context.Context) (next int64, err error)
@@ -56,6 +56,18 @@ type Backend interface {
 	// derived records of it.
 	Close(ctx context.Context, flushed bool) error
 }
+
+// RowReader reads a session's rows, checking each: an *eventlog.Reader,
+// or a sealed log's *seal.Reader. Next advances to the next event; a read
+// that ends in an error (or a torn tail, for a writer) says so in Err.
+type RowReader interface {
+	Next() bool
+	Event() eventlog.Event
+	Err() error
+	NextSeq() int64
+}
+
+var _ RowReader = (*eventlog.Reader)(nil)
 
 // HandleConfig describes the session NewHandle opens a handle on.
 type HandleConfig struct {

@@ -379,7 +379,7 @@ func (h *core) readOwn(ctx context.Context, from, to int64, yield func(eventlog.
 	// with a foreign append reads just that).
 	if from <= min(stored, to) {
 		ok := true
-		err := h.b.Read(ctx, from, func(r *eventlog.Reader) {
+		err := h.b.Read(ctx, from, func(r RowReader) {
 			var ended bool
 			ok, ended = yieldRows(ctx, r, from, min(stored, to), yield)
 			if ended && !h.writer {

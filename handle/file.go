@@ -63,13 +63,23 @@ func (s *FileStore) pathLocation(path string) (location, string, error) {
 }
 
 // openLog opens the log file at loc with flag: a regular file only, a
-// link followed only for a freely named file (see openRegular).
-func (s *FileStore) openLog(loc location, flag int) (afero.File, error) {
+// link followed only for a freely named file (see openRegular). It tells
+// a sealed log by its first bytes and sets loc.sealed (see sniff): every
+// reader of the file is made from loc.
+func (s *FileStore) openLog(ctx context.Context, loc *location, flag int) (afero.File, error) {
 	f, err := openRegular(s.fs, loc.path, flag, loc.follow)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, ErrNotRegular) {
-		err = fmt.Errorf("handle: open %q: %w", loc.path, err)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, ErrNotRegular) {
+			err = fmt.Errorf("handle: open %q: %w", loc.path, err)
+		}
+		return f, err
 	}
-	return f, err
+	loc.sealed = nil
+	if err := s.sniff(ctx, loc, f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // OpenPath opens a read-only handle on the log file at path, which need not
@@ -86,7 +96,7 @@ func (s *FileStore) OpenPath(ctx context.Context, path string) (Handle, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := s.openLog(loc, os.O_RDONLY)
+	f, err := s.openLog(ctx, &loc, os.O_RDONLY)
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +105,7 @@ func (s *FileStore) OpenPath(ctx context.Context, path string) (Handle, error) {
 		f.Close()
 		return nil, err
 	}
-	return s.handle(newFileBackend(s, loc.enc, sc.hdr, path, f, nil, sc.end, sc.next, sc.index), Recovery{Torn: sc.torn}, false), nil
+	return s.handle(newFileBackend(s, loc, sc.hdr, f, nil, sc.end, sc.next, sc.index), Recovery{Torn: sc.torn}, false), nil
 }
 
 // StatPath describes the log file at path, as Stat does for a session of
@@ -141,14 +151,14 @@ func (s *FileStore) CheckPath(ctx context.Context, path string, fn func(eventlog
 		res.Err = err
 		return res
 	}
-	f, err := s.openLog(loc, os.O_RDONLY)
+	f, err := s.openLog(ctx, &loc, os.O_RDONLY)
 	if err != nil {
 		res.Err = err
 		return res
 	}
 	defer f.Close()
 	known := s.knownDurable(ctx, s.storeID(path, nameID))
-	r := loc.enc.reader(ctx, f, eventlog.WithPath(path))
+	r := loc.reader(ctx, f, readOpts{})
 	if res.Header, res.Err = r.Header(); res.Err != nil {
 		return res
 	}

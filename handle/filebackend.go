@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/seal"
 )
 
 // indexStride is how many bytes of log lie between two entries of a
@@ -60,20 +61,31 @@ type fileBackend struct {
 	// record was last refreshed (zstd; see checkedDue).
 	sinceChecked [2]int64
 
+	// A sealed log's head and keyring (nil for a clear log); the
+	// writer's Sealer; where the file's key records stand (see
+	// envelopesOf), for the checked record.
+	sealed *sealedFile
+	sealer *seal.Sealer
+	keys   [][2]int64
+
 	// Used by Write only (one at a time).
 	frameBuf []byte // the compression buffer (zstd)
+	sealBuf  []byte // a frame before it is sealed (sealed zstd)
 	parts    []int  // the write's parts (see write)
 }
 
-// newFileBackend returns the backend of the log file f at path, whose
+// loc returns where b's log is.
+func (b *fileBackend) loc() location { return location{path: b.path, enc: b.enc, sealed: b.sealed} }
+
+// newFileBackend returns the backend of the log file f at loc, whose
 // complete rows end at size (index: where rows start, nil for a log of
 // only its header) and hold the events before next.
-func newFileBackend(s *FileStore, enc *encoding, hdr eventlog.Header, path string, f afero.File, lock writerLock, size, next int64, index []indexEntry) *fileBackend {
+func newFileBackend(s *FileStore, loc location, hdr eventlog.Header, f afero.File, lock writerLock, size, next int64, index []indexEntry) *fileBackend {
 	if index == nil {
 		index = []indexEntry{{off: size, seq: hdr.FirstSeq()}}
 	}
-	b := &fileBackend{store: s, enc: enc, hdr: hdr, path: path, f: guardFile(f), lock: lock,
-		size: size, next: next, index: index, recent: index[len(index)-1]}
+	b := &fileBackend{store: s, enc: loc.enc, hdr: hdr, path: loc.path, f: guardFile(f), lock: lock,
+		size: size, next: next, index: index, recent: index[len(index)-1], sealed: loc.sealed}
 	if fi, err := f.Stat(); err == nil && lock != nil && os.SameFile(fi, fi) {
 		b.file = fi // os.SameFile can tell it from another file
 	}
@@ -113,21 +125,38 @@ func (b *fileBackend) Write(_ context.Context, rows []byte, first, last int64) (
 	cut, at := b.cutTorn, b.size
 	b.mu.Unlock()
 	out, parts := rows, append(b.parts[:0], 0)
-	if b.enc.z != nil {
+	var err error
+	switch {
+	case b.enc.z != nil:
 		// One frame per flush (docs/format.md §5): a batch larger than a
 		// frame is written as several flushes, each frame durable before
-		// the next is written, so at most the last frame can be torn.
+		// the next is written, so at most the last frame can be torn. A
+		// sealed log seals each frame, compressed (§11).
 		out, parts = b.frameBuf[:0], parts[:0]
-		for rest := rows; len(rest) > 0; {
+		for rest := rows; len(rest) > 0 && err == nil; {
 			n := eventlog.FrameCut(rest)
 			parts = append(parts, len(out))
-			out, _ = b.enc.z.AppendFrames(out, rest[:n])
+			if b.sealer == nil {
+				out, _ = b.enc.z.AppendFrames(out, rest[:n])
+			} else {
+				b.sealBuf, _ = b.enc.z.AppendFrames(b.sealBuf[:0], rest[:n])
+				out, err = b.sealer.AppendFrame(out, b.sealBuf)
+			}
 			rest = rest[n:]
 		}
 		b.frameBuf = out
 		if cap(b.frameBuf) > 4<<20 {
-			b.frameBuf = nil // do not pin a large batch's buffer
+			b.frameBuf, b.sealBuf = nil, nil // do not pin a large batch's buffers
 		}
+	case b.sealer != nil:
+		out, err = b.sealer.AppendRows(b.frameBuf[:0], rows)
+		b.frameBuf = out
+		if cap(b.frameBuf) > 4<<20 {
+			b.frameBuf = nil
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sealing rows: %w", err)
 	}
 	b.parts = parts
 	lastPart := parts[len(parts)-1]
@@ -187,7 +216,7 @@ func (b *fileBackend) write(cut bool, at int64, rows []byte, parts []int) error 
 	return nil
 }
 
-func (b *fileBackend) Read(ctx context.Context, from int64, use func(*eventlog.Reader)) error {
+func (b *fileBackend) Read(ctx context.Context, from int64, use func(RowReader)) error {
 	b.mu.Lock()
 	size := b.size
 	if b.lock == nil {
@@ -203,8 +232,7 @@ func (b *fileBackend) Read(ctx context.Context, from int64, use func(*eventlog.R
 		start = b.recent
 	}
 	b.mu.Unlock()
-	use(b.enc.reader(ctx, io.NewSectionReader(b.f, start.off, size-start.off),
-		eventlog.WithPath(b.path), eventlog.WithStart(start.off, start.seq), eventlog.WithFrom(from)))
+	use(b.loc().reader(ctx, io.NewSectionReader(b.f, start.off, size-start.off), readAt(start.off, start.seq, from)))
 	return nil
 }
 
@@ -258,7 +286,7 @@ func (b *fileBackend) finish() error {
 		return nil
 	}
 	if b.store.cfg.compactOnClose {
-		return b.store.rewriteFile(context.Background(), b.hdr.ID, location{path: b.path, enc: b.enc}, b.enc)
+		return b.store.rewriteFile(context.Background(), b.hdr.ID, b.loc(), b.enc)
 	}
 	b.mu.Lock()
 	at := b.size

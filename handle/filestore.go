@@ -12,11 +12,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/spf13/afero"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/seal"
 )
 
 // File name endings.
@@ -42,6 +44,9 @@ type FileStore struct {
 	zerr     error // why zstd is unavailable, if it is
 
 	ids *IDSource
+
+	sealMu   sync.Mutex
+	keyrings map[string]*sessionKeys // by session ID (see keyringFor)
 }
 
 var _ Store = (*FileStore)(nil)
@@ -105,7 +110,7 @@ func (s *FileStore) Create(ctx context.Context, opts ...CreateOption) (Handle, e
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	hdr, enc, err := s.newSession(ctx, opts)
+	hdr, enc, plan, err := s.newSession(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +120,15 @@ func (s *FileStore) Create(ctx context.Context, opts ...CreateOption) (Handle, e
 	if err != nil {
 		return nil, fmt.Errorf("handle: create %q: %w", path, err)
 	}
-	data, _ := enc.frames(nil, append(line, '\n'))
+	data, lastAt := enc.frames(nil, append(line, '\n'))
+	if plan != nil {
+		// Sealed: the clear header and key records, then the header row
+		// sealed (docs/format.md §11).
+		var scratch []byte
+		if data, lastAt, err = plan.seal(plan.records, append(line, '\n'), enc.z, &scratch); err != nil {
+			return nil, fmt.Errorf("handle: create %q: %w", path, err)
+		}
+	}
 	if err := s.makeDir(); err != nil {
 		return nil, err
 	}
@@ -144,58 +157,72 @@ func (s *FileStore) Create(ctx context.Context, opts ...CreateOption) (Handle, e
 		// could be opened and flushed and then vanish with its events.
 		return abandon(fmt.Errorf("handle: create %q: %w", path, err))
 	}
-	f, err := s.openLog(location{path: path, enc: enc}, os.O_RDWR)
+	loc := location{path: path, enc: enc}
+	if plan != nil {
+		s.remember(plan) // before the open: it finds the key kept
+	}
+	f, err := s.openLog(ctx, &loc, os.O_RDWR)
 	if err != nil {
 		return abandon(err)
 	}
-	s.cfg.log.Debug("session created", "id", id, "path", path, "encoding", enc.name)
-	b := newFileBackend(s, enc, hdr, path, f, lock, int64(len(data)), hdr.FirstSeq(), nil)
-	b.lastFrame = [2]int64{0, int64(len(data))}
+	s.cfg.log.Debug("session created", "id", id, "path", path, "encoding", enc.name, "sealed", plan != nil)
+	b := newFileBackend(s, loc, hdr, f, lock, int64(len(data)), hdr.FirstSeq(), nil)
+	b.lastFrame = [2]int64{int64(lastAt), int64(len(data) - lastAt)}
+	if plan != nil {
+		b.sealer, b.keys = plan.sealer, keysOf(plan.head.Envelopes)
+	}
 	return s.handle(b, Recovery{}, ResolveCreate(opts...).Unredacted), nil
 }
 
 // newSession applies the options of a Create or CreateFrom: the new
 // session's header and encoding, its ID checked and its parent found to
 // hold the fork or spawn point, durably.
-func (s *FileStore) newSession(ctx context.Context, opts []CreateOption) (eventlog.Header, *encoding, error) {
+func (s *FileStore) newSession(ctx context.Context, opts []CreateOption) (eventlog.Header, *encoding, *sealPlan, error) {
 	cc := ResolveCreate(opts...)
 	id := cc.ID
 	if !cc.IDSet {
 		var err error
 		if id, err = s.newID(); err != nil {
-			return eventlog.Header{}, nil, err
+			return eventlog.Header{}, nil, nil, err
 		}
 	}
 	if err := CheckID(id); err != nil {
-		return eventlog.Header{}, nil, err
+		return eventlog.Header{}, nil, nil, err
 	}
 	if cc.Encoding == "" {
 		cc.Encoding = s.cfg.encoding
 	}
 	enc, err := s.encodingNamed(cc.Encoding)
 	if err != nil {
-		return eventlog.Header{}, nil, err
+		return eventlog.Header{}, nil, nil, err
 	}
+	parentSealed := false
 	if p := cc.Parent; p != nil {
 		info, err := s.Stat(ctx, p.ID)
 		if err != nil {
-			return eventlog.Header{}, nil, fmt.Errorf("handle: create with parent %s: %w", p.ID, err)
+			return eventlog.Header{}, nil, nil, fmt.Errorf("handle: create with parent %s: %w", p.ID, err)
 		}
 		if p.Seq > info.LastSeq {
-			return eventlog.Header{}, nil, fmt.Errorf("%w: parent %s has no event %d (it %s)", ErrLineage, p.ID, p.Seq, holdsWords(info.LastSeq))
+			return eventlog.Header{}, nil, nil, fmt.Errorf("%w: parent %s has no event %d (it %s)", ErrLineage, p.ID, p.Seq, holdsWords(info.LastSeq))
 		}
 		// The parent's event p.Seq may have been written by its writer and
 		// not yet fsynced: make it durable before anything builds on it.
 		if err := syncFile(s.fs, info.Path); err != nil {
-			return eventlog.Header{}, nil, fmt.Errorf("handle: create with parent %s: %w", p.ID, err)
+			return eventlog.Header{}, nil, nil, fmt.Errorf("handle: create with parent %s: %w", p.ID, err)
 		}
+		parentSealed = info.Sealed && p.Mode == eventlog.ModeFork
 	}
 	hdr := eventlog.NewHeader(id, s.cfg.now().UnixMilli())
 	if cc.CreatedAt != nil {
 		hdr.CreatedAt = *cc.CreatedAt
 	}
 	hdr.Labels, hdr.Parent = cc.Labels, cc.Parent
-	return hdr, enc, nil
+	rs, err := s.sealFor(cc, parentSealed)
+	if err != nil || rs == nil {
+		return hdr, enc, nil, err
+	}
+	plan, err := newSealPlan(hdr, enc, rs)
+	return hdr, enc, plan, err
 }
 
 // writeAtomic writes data to path through a temp file: write, fsync,
@@ -291,6 +318,9 @@ type location struct {
 	enc    *encoding
 	stale  string // the other encoding's file, left by a crashed convert
 	follow bool   // a freely named file (an export): a link to it is followed
+	// sealed is the head and keyring of a sealed log, nil for a clear
+	// one: set by openLog, from the file's first bytes.
+	sealed *sealedFile
 }
 
 // locate finds session id's file. When both encodings exist (a convert
@@ -391,7 +421,7 @@ func (s *FileStore) open(ctx context.Context, id string, flag int, lock writerLo
 			return nil, err
 		}
 	}
-	f, err := s.openLog(loc, flag)
+	f, err := s.openLog(ctx, &loc, flag)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%w: %s in %q", ErrNotFound, id, s.dir)
@@ -412,9 +442,15 @@ func (s *FileStore) open(ctx context.Context, id string, flag int, lock writerLo
 		f.Close()
 		return nil, err
 	}
-	b := newFileBackend(s, loc.enc, sc.hdr, loc.path, f, lock, sc.end, sc.next, sc.index)
-	b.lastFrame = sc.lastFrame
+	b := newFileBackend(s, loc, sc.hdr, f, lock, sc.end, sc.next, sc.index)
+	b.lastFrame, b.keys = sc.lastFrame, keysOf(sc.envs)
 	b.cutTorn = sc.torn != nil && lock != nil
+	if loc.sealed != nil && lock != nil {
+		if b.sealer, err = loc.sealerFor(sc.envs, sc.end); err != nil {
+			f.Close()
+			return nil, err
+		}
+	}
 	if sc.torn != nil {
 		s.cfg.log.Info("torn tail found", "path", loc.path, "offset", sc.torn.Offset, "bytes", sc.torn.Bytes)
 	}
@@ -440,12 +476,24 @@ type scanResult struct {
 	torn      *eventlog.TornTail
 	index     []indexEntry
 	lastFrame [2]int64 // offset and length of the last data frame (zstd)
+	// envs are a sealed log's key records (before end), nil for a clear
+	// log.
+	envs []seal.Envelope
+}
+
+// keysOf returns where the key records envs stand: {offset, length}.
+func keysOf(envs []seal.Envelope) [][2]int64 {
+	var out [][2]int64
+	for _, e := range envs {
+		out = append(out, [2]int64{e.Offset, e.Len})
+	}
+	return out
 }
 
 // scanLog reads a whole log, checking every row, without keeping events.
-func scanLog(ctx context.Context, enc *encoding, f afero.File, path string) (scanResult, error) {
+func scanLog(ctx context.Context, loc location, f afero.File) (scanResult, error) {
 	var sc scanResult
-	r := enc.reader(ctx, io.NewSectionReader(f, 0, 1<<62), eventlog.WithPath(path))
+	r := loc.reader(ctx, io.NewSectionReader(f, 0, 1<<62), readOpts{})
 	hdr, err := r.Header()
 	if err != nil {
 		return sc, err
@@ -467,6 +515,7 @@ func scanLog(ctx context.Context, enc *encoding, f afero.File, path string) (sca
 	}
 	sc.end, sc.next, sc.torn = r.End(), r.NextSeq(), r.Torn()
 	sc.lastFrame[0], sc.lastFrame[1] = r.LastFrame()
+	sc.envs = envelopesOf(r)
 	return sc, nil
 }
 
@@ -484,7 +533,7 @@ func (s *FileStore) Stat(ctx context.Context, id string) (Info, error) {
 }
 
 func (s *FileStore) statPath(ctx context.Context, id string, loc location) (Info, error) {
-	f, err := s.openLog(loc, os.O_RDONLY)
+	f, err := s.openLog(ctx, &loc, os.O_RDONLY)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return Info{}, fmt.Errorf("%w: %s in %q", ErrNotFound, id, s.dir)
@@ -504,7 +553,16 @@ func (s *FileStore) statPath(ctx context.Context, id string, loc location) (Info
 		}
 		return eventlog.Frame{}
 	}
-	t, err := loc.enc.tail(src, size, loc.path, known)
+	t, err := loc.tail(src, size, known)
+	if errors.Is(err, seal.ErrNoKey) {
+		// The last row's key records may stand past the head (a
+		// rotation): the checked record says where.
+		if rec, ok := s.loadChecked(ctx, id); ok && rec.holdsPrefix(src, identityOf(fi)) && rec.Keys != nil {
+			if _, kerr := loc.readEnvelopes(src, rec.Keys); kerr == nil {
+				t, err = loc.tail(src, size, known)
+			}
+		}
+	}
 	if err != nil {
 		return Info{}, err
 	}
@@ -516,7 +574,7 @@ func (s *FileStore) statPath(ctx context.Context, id string, loc location) (Info
 func infoOf(id string, loc location, size int64, t eventlog.Tail) Info {
 	hdr := t.Header
 	info := Info{ID: id, Path: loc.path, Encoding: loc.enc.name, Header: hdr, SizeBytes: size,
-		LastSeq: hdr.FirstSeq() - 1, Events: hdr.FirstSeq()}
+		LastSeq: hdr.FirstSeq() - 1, Events: hdr.FirstSeq(), Sealed: loc.sealed != nil}
 	if t.Found {
 		info.LastSeq, info.LastType, info.LastTime, info.Events = t.Last.Seq, t.Last.Type, t.Last.Time, t.Last.Seq+1
 	}

@@ -106,7 +106,11 @@ func (s *FileStore) Detach(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	if err := s.rewrite(ctx, id, loc, loc.enc, hdr, h.Read(ctx, 0, End)); err != nil {
+	plan, err := s.rewritePlan(ctx, loc, hdr, loc.enc)
+	if err != nil {
+		return err
+	}
+	if err := s.rewrite(ctx, id, loc, loc.enc, hdr, plan, h.Read(ctx, 0, End)); err != nil {
 		return err
 	}
 	s.dropDerived(id)

@@ -2,6 +2,8 @@ package handle
 
 import (
 	"log/slog"
+
+	"filippo.io/age"
 	"maps"
 	"time"
 
@@ -42,6 +44,8 @@ type config struct {
 	zstdLevel      int
 	compactOnClose bool
 	redactor       *redact.Redactor // nil: no redaction
+	recipients     []age.Recipient  // new sessions are sealed for them (sealed.go)
+	identities     []age.Identity   // open sealed sessions
 	// ticker drives FlushInterval; tests replace it.
 	ticker func(time.Duration) (<-chan time.Time, func())
 }
@@ -123,6 +127,10 @@ type createConfig struct {
 	// unredacted turns redaction off for the handle Create or Fork
 	// returns.
 	unredacted bool
+	// sealFor, when sealSet, are the recipients the session is sealed
+	// for (SealedFor).
+	sealFor []age.Recipient
+	sealSet bool
 }
 
 // CreateOption configures Create.
@@ -231,6 +239,9 @@ type CreateParams struct {
 	Encoding  string // "" unless WithSessionEncoding was given
 	// Unredacted: the handle Create or Fork returns does not redact.
 	Unredacted bool
+	// SealFor, when Sealed, are the recipients SealedFor gave.
+	SealFor []age.Recipient
+	Sealed  bool
 }
 
 // ResolveCreate applies CreateOptions.
@@ -240,7 +251,7 @@ func ResolveCreate(opts ...CreateOption) CreateParams {
 		o(&c)
 	}
 	return CreateParams{ID: c.id, IDSet: c.idSet, CreatedAt: c.createdAt, Labels: maps.Clone(c.labels),
-		Parent: c.parent, Encoding: c.encoding, Unredacted: c.unredacted}
+		Parent: c.parent, Encoding: c.encoding, Unredacted: c.unredacted, SealFor: c.sealFor, Sealed: c.sealSet}
 }
 
 // ListParams is what a list of ListOptions says.

@@ -180,4 +180,6 @@ type Info struct {
 	LastType  string // "" when the log has no event of its own
 	LastTime  int64
 	SizeBytes int64
+	// Sealed is true for a sealed session (docs/format.md §11).
+	Sealed bool
 }

@@ -176,7 +176,7 @@ func (b *jsBackend) cut(ctx context.Context) (prefix []byte, at int64, last uint
 	return prefix, at, index[keep-1].ss, nil
 }
 
-func (b *jsBackend) Read(ctx context.Context, from int64, use func(*eventlog.Reader)) error {
+func (b *jsBackend) Read(ctx context.Context, from int64, use func(handle.RowReader)) error {
 	b.mu.Lock()
 	start := b.index[0]
 	for _, m := range b.index[1:] {
