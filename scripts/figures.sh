@@ -24,7 +24,10 @@ run() {
 run -run '^(TestCrashTornFlushSweep|TestCrashDuringCreate|TestCrashDuringFork|TestCrashDuringDetach|TestCrashDuringDeleteCascade|TestConvertCrash|TestCompactCrash|TestCrashDuringCheckpoint|TestCrashDuringRepair|TestKillWriter)$' ./handle/
 # (3) the corruption sweep, (4) ENOSPC on a tmpfs, (5) hostile inputs.
 run ./internal/figures/
-# (6) fuzzing, in the long version (CI runs scripts/fuzz.sh 1000x itself).
+# (6) peak RSS of importing a 400 MB line in every format (without the race
+# detector, whose shadow memory would be counted).
+run -run '^TestImportHugeLine$' ./ingest/
+# (7) fuzzing, in the long version (CI runs scripts/fuzz.sh 1000x itself).
 if [ "${SESSIONLOG_FIGURES:-}" = long ]; then
 	scripts/fuzz.sh "${SESSIONLOG_FUZZ_TIME:-10m}" || status=1
 fi
