@@ -121,7 +121,7 @@ func (a *app) runCat(ctx context.Context, arg string, o catOptions, out io.Write
 			err = ferr
 		}
 		for _, m := range check.mismatches {
-			fmt.Fprintf(a.stderr, "logtool: %s\n", m)
+			fmt.Fprintf(a.stderr, "logtool: %s\n", oneLine(m.Error()))
 		}
 		if err == nil && len(check.mismatches) > 0 {
 			err = failedf("%s do not match the events before them (logtool verify checks them all)",
@@ -164,26 +164,20 @@ func (a *app) beforeDamage(ctx context.Context, s session, ce *eventlog.CorruptE
 }
 
 // digestCheck checks the log digest of every checkpoint among events
-// read from the first, in order (docs/format.md, canonical bytes and
-// digests; docs/cli.md: cat checks the checkpoints it passes).
+// read from the first, in order, with the checker every reader of the
+// library uses (docs/cli.md: cat checks the checkpoints it passes), and
+// keeps every mismatch to report.
 type digestCheck struct {
 	d          *eventlog.Digest
-	mismatches []string
+	mismatches []error
 }
 
 func newDigestCheck() *digestCheck { return &digestCheck{d: eventlog.NewDigest()} }
 
 func (c *digestCheck) add(e eventlog.Event) {
-	if e.Type == eventlog.TypeCheckpoint && c.d.Next() == e.Seq {
-		cp, err := eventlog.ParseCheckpoint(e.Data)
-		switch {
-		case err != nil:
-			c.mismatches = append(c.mismatches, fmt.Sprintf("checkpoint at seq %d: %v", e.Seq, err))
-		case cp.Log != c.d.String():
-			c.mismatches = append(c.mismatches, fmt.Sprintf("checkpoint at seq %d: its log digest %s does not match the events before it (%s)", e.Seq, cp.Log, c.d.String()))
-		}
+	if err := c.d.AddChecked(e); err != nil {
+		c.mismatches = append(c.mismatches, err)
 	}
-	c.d.Add(e)
 }
 
 // salvage prints what can be read of the log past its damage (a fork's
