@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"strings"
 
 	"github.com/spf13/afero"
 	"github.com/spf13/cobra"
@@ -17,28 +18,6 @@ import (
 	"github.com/sessionlog/sessionlog/replay"
 	"github.com/sessionlog/sessionlog/replay/replaytest/golden"
 )
-
-// projections names the built-in projections logtool knows.
-var projectionNames = []string{"transcript", "agent", "conversation"}
-
-// newProjection returns a fresh built-in projection by name.
-func newProjection(name string) (projection.Projection, error) {
-	switch name {
-	case "transcript":
-		return projection.NewTranscript(), nil
-	case "agent":
-		return projection.NewAgent(), nil
-	case "conversation":
-		return projection.NewConversation(), nil
-	}
-	return nil, usageErrorf("--projection %q: want transcript, agent or conversation", name)
-}
-
-// builtins returns fresh instances of every built-in projection, for
-// verify's state digests.
-func builtins() []projection.Projection {
-	return []projection.Projection{projection.NewAgent(), projection.NewTranscript()}
-}
 
 // agentState rebuilds the agent/v1 state of a write handle's session up to
 // its last event, starting from the nearest stored state.
@@ -100,9 +79,9 @@ type replayOptions struct {
 }
 
 func (a *app) runReplay(ctx context.Context, arg string, o replayOptions, out io.Writer) error {
-	p, err := newProjection(o.projection)
+	p, err := projection.ByName(o.projection)
 	if err != nil {
-		return err
+		return usageErrorf("--projection %q: want one of %s", o.projection, strings.Join(projection.Names(), ", "))
 	}
 	s, src, err := a.openArg(ctx, arg)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/jetstream"
+	"github.com/sessionlog/sessionlog/projection"
 	"github.com/sessionlog/sessionlog/replay"
 )
 
@@ -224,7 +225,7 @@ func verifyHandle(ctx context.Context, st handle.Store, id string, res *verifyRe
 	if t := h.Recovery().Torn; t != nil {
 		res.Torn = &tornJSON{Offset: t.Offset, Bytes: t.Bytes}
 	}
-	rr, err := checkpoint.Verify(ctx, h, builtins()...)
+	rr, err := checkpoint.Verify(ctx, h, projection.Verifiable()...)
 	res.Checkpoints, res.Unchecked = int64(rr.Checkpoints), int64(rr.Unchecked)
 	return err
 }

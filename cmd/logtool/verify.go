@@ -14,6 +14,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/internal/chatview"
+	"github.com/sessionlog/sessionlog/projection"
 	"github.com/sessionlog/sessionlog/replay"
 )
 
@@ -194,7 +195,7 @@ func (a *app) verifyFile(ctx context.Context, path string) verifyResult {
 		return res
 	}
 	defer h.Close()
-	rr, err := checkpoint.Verify(ctx, h, builtins()...)
+	rr, err := checkpoint.Verify(ctx, h, projection.Verifiable()...)
 	res.Checkpoints, res.Unchecked = int64(rr.Checkpoints), int64(rr.Unchecked)
 	if err != nil {
 		res.Error = verifyErrorOf(err)
