@@ -5,21 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"slices"
-	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	natsjs "github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 
 	"github.com/sessionlog/sessionlog/checkpoint"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
-	"github.com/sessionlog/sessionlog/handle/jetstream"
 	"github.com/sessionlog/sessionlog/projection"
-	"github.com/sessionlog/sessionlog/replay"
+	"github.com/sessionlog/sessionlog/storeurl"
 )
 
 // envStore names the environment variable holding the default --store.
@@ -31,18 +26,8 @@ const envStore = "SESSIONLOG_STORE"
 const cliLeaseTTL = 5 * time.Second
 
 // sessionStore is a store the commands work with: the file store of --dir
-// or a JetStream store named by --store. Both keep derived data and
-// collect old sessions with one decision (handle.Collect).
-type sessionStore interface {
-	handle.Store
-	replay.Cache
-	GC(ctx context.Context, before time.Time, dryRun bool) (handle.GCReport, error)
-}
-
-var (
-	_ sessionStore = (*handle.FileStore)(nil)
-	_ sessionStore = (*jetstream.Store)(nil)
-)
+// or the store --store names (storeurl.Open).
+type sessionStore = storeurl.Store
 
 // remote reports whether --store names a JetStream store.
 func (a *app) remote() bool { return a.storeURL != "" }
@@ -72,48 +57,11 @@ func (a *app) sessions(ctx context.Context) (sessionStore, error) {
 	return a.js, nil
 }
 
-// openStoreURL opens the store at a URL: nats://host:port[/prefix] for
-// JetStream (docs/distributed.md), anything else a folder of the file
-// store.
+// openStoreURL opens the store at a URL or a folder (storeurl.Open),
+// with logtool's lease and its warnings on stderr.
 func (a *app) openStoreURL(ctx context.Context, raw string) (sessionStore, func(), error) {
-	if !strings.HasPrefix(raw, "nats://") {
-		return handle.NewFileStore(a.fs, raw), func() {}, nil
-	}
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		return nil, nil, usageErrorf("store %q: want nats://host:port[/prefix]", raw)
-	}
-	prefix := strings.Trim(u.Path, "/")
-	if prefix == "" {
-		prefix = jetstream.DefaultPrefix
-	}
-	nc, err := nats.Connect("nats://"+u.Host, nats.Name("logtool"))
-	if err != nil {
-		return nil, nil, fmt.Errorf("store %q: %w", raw, err)
-	}
-	js, err := natsjs.New(nc)
-	if err != nil {
-		nc.Close()
-		return nil, nil, fmt.Errorf("store %q: %w", raw, err)
-	}
-	opts := []jetstream.Option{jetstream.WithPrefix(prefix),
-		jetstream.WithLogger(slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))}
-	if u.Query().Get("sync") == "always" {
-		opts = append(opts, jetstream.WithSyncAlways())
-	}
-	ttl := cliLeaseTTL
-	if v := u.Query().Get("lease"); v != "" {
-		if ttl, err = time.ParseDuration(v); err != nil || ttl <= 0 {
-			return nil, nil, usageErrorf("store %q: lease=%q: want a duration such as 5s", raw, v)
-		}
-	}
-	opts = append(opts, jetstream.WithLeaseTTL(ttl))
-	st, err := jetstream.New(ctx, js, opts...)
-	if err != nil {
-		nc.Close()
-		return nil, nil, fmt.Errorf("store %q: %w", raw, err)
-	}
-	return st, func() { nc.Drain() }, nil
+	return storeurl.Open(ctx, raw, storeurl.WithFs(a.fs), storeurl.WithLeaseTTL(cliLeaseTTL), storeurl.WithClientName("logtool"),
+		storeurl.WithLogger(slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))))
 }
 
 // closeStores closes the connections the run opened.
