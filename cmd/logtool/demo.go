@@ -181,7 +181,7 @@ func (a *app) runDemo(ctx context.Context, out io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(out, "\n$ logtool verify %s\n", where)
-	return a.runVerify(ctx, []string{a.dir}, false, out)
+	return a.runVerify(ctx, []string{a.where()}, false, out)
 }
 
 // runAndKill runs the agent loop as a child process, stepping it, and kills

@@ -10,10 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sessionlog/sessionlog/checkpoint"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
-	"github.com/sessionlog/sessionlog/projection"
 	"github.com/sessionlog/sessionlog/storeurl"
 )
 
@@ -120,62 +118,6 @@ func (s session) writeStore() sessionStore {
 		return s.store
 	}
 	return nil
-}
-
-// verifyRemote verifies sessions of --store's store: the IDs given, or
-// every session when an argument is not an ID.
-func (a *app) verifyRemote(ctx context.Context, args []string, out func(verifyResult) error) (int, int, error) {
-	st, err := a.sessions(ctx)
-	if err != nil {
-		return 0, 0, err
-	}
-	ids := slices.Clone(args)
-	if slices.ContainsFunc(args, func(arg string) bool { return !eventlog.ValidID(arg) }) {
-		infos, err := st.List(ctx)
-		if err != nil {
-			return 0, 0, err
-		}
-		ids = nil
-		for _, info := range infos {
-			ids = append(ids, info.ID)
-		}
-	}
-	failed := 0
-	for _, id := range ids {
-		res := verifyResult{Path: id}
-		res.ID = &id
-		if err := verifyHandle(ctx, st, id, &res); err != nil {
-			res.Error = verifyErrorOf(err)
-			failed++
-		} else {
-			res.OK = true
-		}
-		if err := out(res); err != nil {
-			return failed, len(ids), err
-		}
-	}
-	return failed, len(ids), nil
-}
-
-// verifyHandle opens session id read-only and checks its logical log and
-// every checkpoint's digests: checkpoint.Verify reads every row (the open
-// may trust the store's checked record; the read does not).
-func verifyHandle(ctx context.Context, st handle.Store, id string, res *verifyResult) error {
-	h, err := st.Open(ctx, id, handle.ReadOnly)
-	if err != nil {
-		return err
-	}
-	defer h.Close()
-	res.Path = h.Path()
-	// The logical log, as stat and ls count it (docs/cli.md), and the
-	// session's own events.
-	res.Events, res.FileEvents = h.Seq()+1, h.Seq()+1-h.Header().FirstSeq()
-	if t := h.Recovery().Torn; t != nil {
-		res.Torn = &tornJSON{Offset: t.Offset, Bytes: t.Bytes}
-	}
-	rr, err := checkpoint.Verify(ctx, h, projection.Verifiable()...)
-	res.Checkpoints, res.Unchecked = int64(rr.Checkpoints), int64(rr.Unchecked)
-	return err
 }
 
 // copyResult is what `logtool copy` prints for each session.
