@@ -3,9 +3,7 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
-	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -13,6 +11,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/storeurl"
+	"github.com/sessionlog/sessionlog/transfer"
 )
 
 // envStore names the environment variable holding the default --store.
@@ -120,34 +119,36 @@ func (s session) writeStore() sessionStore {
 	return nil
 }
 
-// copyResult is what `logtool copy` prints for each session.
-type copyResult struct {
-	ID     string `json:"id"`
-	Events int64  `json:"events"` // the session's own events copied
-	Digest string `json:"digest"` // the log digest, the same on both sides
-}
-
 func (a *app) newCopyCmd() *cobra.Command {
 	var ids []string
+	var encoding string
 	cmd := &cobra.Command{
-		Use:   "copy [--id ID]... SRC DST",
+		Use:   "copy [--id ID]... [--encoding raw|zstd] SRC DST",
 		Short: "Copy sessions between stores (folders or nats://host:port[/prefix]), keeping every digest",
 		Long: `Copy copies the sessions of store SRC (every one, or those given with --id) to
 store DST. A store is a folder of the file store or nats://host:port[/prefix]
 for JetStream (docs/distributed.md). Each session keeps its ID, header, labels
 and lineage (parents are copied before their forks and children), and its log
-digest is checked to be the same on both sides. A session that exists in DST
-already is refused (exit 2, as for import) and nothing more is copied.`,
+digest is checked to be the same on both sides; it keeps its encoding unless
+--encoding says otherwise (a JetStream store keeps raw logs only). Each copy is
+all or nothing: killed at any instant, the session is absent from DST or
+complete, and the same copy run again goes on. A session that exists in DST
+already is refused (exit 2, as for import) and nothing more is copied. It
+prints one line {"id","events","digest"} a session ("events": its own).`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.runCopy(cmd.Context(), args[0], args[1], ids)
+			if encoding != "" && encoding != handle.EncodingRaw && encoding != handle.EncodingZstd {
+				return usageErrorf("--encoding %q: want raw or zstd", encoding)
+			}
+			return a.runCopy(cmd.Context(), args[0], args[1], ids, encoding)
 		},
 	}
 	cmd.Flags().StringSliceVar(&ids, "id", nil, "copy only this session (repeatable)")
+	cmd.Flags().StringVar(&encoding, "encoding", "", "store the copies as raw or zstd (default: each session's own)")
 	return cmd
 }
 
-func (a *app) runCopy(ctx context.Context, srcURL, dstURL string, ids []string) error {
+func (a *app) runCopy(ctx context.Context, srcURL, dstURL string, ids []string, encoding string) error {
 	src, closeSrc, err := a.openStoreURL(ctx, srcURL)
 	if err != nil {
 		return err
@@ -158,126 +159,22 @@ func (a *app) runCopy(ctx context.Context, srcURL, dstURL string, ids []string) 
 		return err
 	}
 	defer closeDst()
-	infos, err := src.List(ctx)
-	if err != nil {
-		return err
-	}
+	var opts []transfer.Option
 	if len(ids) > 0 {
-		infos = slices.DeleteFunc(infos, func(i handle.Info) bool { return !slices.Contains(ids, i.ID) })
-		if len(infos) != len(ids) {
-			return fmt.Errorf("%w: %d of the %d sessions given are not in %s", handle.ErrNotFound, len(ids)-len(infos), len(ids), srcURL)
-		}
+		opts = append(opts, transfer.IDs(ids...))
 	}
-	for _, info := range lineageOrder(infos) {
-		res, err := copySession(ctx, src, dst, info.ID)
+	if encoding != "" {
+		opts = append(opts, transfer.WithEncoding(encoding))
+	}
+	for res, err := range transfer.Copy(ctx, src, dst, opts...) {
 		if err != nil {
-			return fmt.Errorf("copy %s: %w", info.ID, err)
+			return err
 		}
 		if err := writeJSON(a.stdout, res); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// lineageOrder puts every session after its parent, when both are there;
-// otherwise oldest first.
-func lineageOrder(infos []handle.Info) []handle.Info {
-	slices.Reverse(infos) // List is newest first
-	in := map[string]bool{}
-	for _, i := range infos {
-		in[i.ID] = true
-	}
-	done := map[string]bool{}
-	var out []handle.Info
-	for len(out) < len(infos) {
-		for _, i := range infos {
-			p := i.Header.Parent
-			if !done[i.ID] && (p == nil || !in[p.ID] || done[p.ID]) {
-				done[i.ID] = true
-				out = append(out, i)
-			}
-		}
-	}
-	return out
-}
-
-// copySession copies session id's own rows from src to dst under the same
-// header, and checks that the logical logs have the same digest.
-func copySession(ctx context.Context, src, dst handle.Store, id string) (copyResult, error) {
-	r, err := src.Open(ctx, id, handle.ReadOnly)
-	if err != nil {
-		return copyResult{}, err
-	}
-	defer r.Close()
-	hdr := r.Header()
-	opts := []handle.CreateOption{handle.WithID(id), handle.WithCreatedAt(hdr.CreatedAt), handle.WithLabels(hdr.Labels)}
-	if hdr.Parent != nil {
-		opts = append(opts, handle.WithParent(*hdr.Parent))
-	}
-	w, err := dst.Create(ctx, opts...)
-	if err != nil {
-		return copyResult{}, err
-	}
-	n, err := copyOwn(ctx, w, r)
-	if cerr := w.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		if derr := dst.Delete(context.WithoutCancel(ctx), id); derr != nil && !errors.Is(derr, handle.ErrNotFound) {
-			err = errors.Join(err, derr)
-		}
-		return copyResult{}, err
-	}
-	want, _, err := r.LogDigest(ctx)
-	if err != nil {
-		return copyResult{}, err
-	}
-	c, err := dst.Open(ctx, id, handle.ReadOnly)
-	if err != nil {
-		return copyResult{}, err
-	}
-	defer c.Close()
-	got, _, err := c.LogDigest(ctx)
-	if err != nil {
-		return copyResult{}, err
-	}
-	if got != want {
-		return copyResult{}, fmt.Errorf("the copy's log digest %s differs from the source's %s", got, want)
-	}
-	return copyResult{ID: id, Events: n, Digest: got}, nil
-}
-
-// copyOwn appends src's own events (a fork's inherited ones are its
-// parent's) to the fresh write handle dst, each batch checked to land at
-// its seq.
-func copyOwn(ctx context.Context, dst, src handle.Handle) (int64, error) {
-	first := src.Header().FirstSeq()
-	var batch []eventlog.Event
-	n := int64(0)
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		if _, err := dst.AppendAt(ctx, batch[0].Seq, batch...); err != nil {
-			return err
-		}
-		n += int64(len(batch))
-		batch = batch[:0]
-		return dst.Flush(ctx)
-	}
-	for e, err := range src.Read(ctx, first, handle.End) {
-		if err != nil {
-			return n, err
-		}
-		batch = append(batch, e)
-		if len(batch) >= batchEvents {
-			if err := flush(); err != nil {
-				return n, err
-			}
-		}
-	}
-	return n, flush()
 }
 
 // fileOnly are the commands (and flags) that work on files only: with

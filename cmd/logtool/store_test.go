@@ -21,6 +21,7 @@ import (
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/jetstream"
 	"github.com/sessionlog/sessionlog/internal/natstest"
+	"github.com/sessionlog/sessionlog/transfer"
 )
 
 // natsURL starts an embedded nats-server (see natstest.Run), shut down
@@ -81,7 +82,7 @@ func TestStoreNATS(t *testing.T) {
 	require.Equal(t, 3.0, lines[0]["events"])
 	require.Equal(t, forked.ID, lines[1]["id"])
 	require.Equal(t, 0.0, lines[1]["events"], "a fork's inherited events stay its parent's")
-	copied := copyResult{Digest: lines[0]["digest"].(string)}
+	copied := transfer.Result{Digest: lines[0]["digest"].(string)}
 	res = logtool(t, "", "--dir", dir, "cat", "--json", id)
 	require.Equal(t, 0, res.code, res.stderr)
 	require.Equal(t, cat, res.stdout)
