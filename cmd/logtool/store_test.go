@@ -289,21 +289,6 @@ func TestStoreNATSTail(t *testing.T) {
 	}
 	require.Equal(t, exitInterrupted, tf.stop(), "Ctrl-C ends tail -f with 130")
 	require.Equal(t, "logtool: interrupted\n", tf.stderr.String(), "nothing said but the interruption")
-
-	// A fork followed while its parent is deleted with its forks detached
-	// (its subject rewritten, the same logical log): tail goes on.
-	res = logtool(t, "", "--store", url, "fork", "--at", "5", id)
-	require.Equal(t, 0, res.code, res.stderr)
-	var forked struct{ ID string }
-	require.NoError(t, json.Unmarshal([]byte(res.stdout), &forked))
-	natsAppend(t, url, forked.ID, `{"type":"g","time":3}`)
-	tf = startTail(t, "--store", url, "tail", "-f", "-n", "1", "--json", forked.ID)
-	require.Equal(t, `{"seq":6,"type":"g","time":3,"data":null}`+"\n", tf.next())
-	jst := natsStore(t, url, "tail")
-	require.NoError(t, jst.Delete(t.Context(), id, handle.Detach()))
-	natsAppend(t, url, forked.ID, `{"type":"h","time":4}`)
-	require.Equal(t, `{"seq":7,"type":"h","time":4,"data":null}`+"\n", tf.next(), "followed across the detach")
-	require.Equal(t, exitInterrupted, tf.stop())
 }
 
 // gc on JetStream decides as on files: an old session goes; an old parent
