@@ -75,7 +75,7 @@ func (s *FileStore) rewriteFile(ctx context.Context, id string, loc location, ds
 func (s *FileStore) rewrite(ctx context.Context, id string, loc location, dst *encoding, hdr eventlog.Header, events iter.Seq2[eventlog.Event, error]) error {
 	dstPath := filepath.Join(s.dir, id+dst.ext)
 	tmp := dstPath + tmpExt
-	want, err := s.writeCopy(ctx, hdr, events, dst, tmp)
+	want, _, err := s.writeCopy(ctx, hdr, events, dst, tmp)
 	if err == nil {
 		var got []byte
 		got, err = s.logDigest(ctx, location{path: tmp, enc: dst})
@@ -105,11 +105,12 @@ func (s *FileStore) rewrite(ctx context.Context, id string, loc location, dst *e
 }
 
 // writeCopy streams hdr and events into tmp in encoding dst, fsyncs it,
-// and returns the digest of the events' canonical lines.
-func (s *FileStore) writeCopy(ctx context.Context, hdr eventlog.Header, events iter.Seq2[eventlog.Event, error], dst *encoding, tmp string) ([]byte, error) {
+// and returns the digest of the events' canonical lines and the file's
+// size.
+func (s *FileStore) writeCopy(ctx context.Context, hdr eventlog.Header, events iter.Seq2[eventlog.Event, error], dst *encoding, tmp string) ([]byte, int64, error) {
 	out, err := openRegular(s.fs, tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, false)
 	if err != nil {
-		return nil, fmt.Errorf("handle: rewrite: %w", err)
+		return nil, 0, fmt.Errorf("handle: writing %q: %w", tmp, err)
 	}
 	w := &copyWriter{f: out, dst: dst, enc: s.enc}
 	sum, err := w.copyLog(ctx, hdr, events)
@@ -120,9 +121,9 @@ func (s *FileStore) writeCopy(ctx context.Context, hdr eventlog.Header, events i
 		err = cerr
 	}
 	if err != nil {
-		return nil, fmt.Errorf("handle: rewrite %q: %w", tmp, err)
+		return nil, 0, fmt.Errorf("handle: writing %q: %w", tmp, err)
 	}
-	return sum, nil
+	return sum, w.off, nil
 }
 
 // copyWriter writes a log in an encoding, in frames of about
@@ -202,6 +203,7 @@ func (w *copyWriter) copyLog(ctx context.Context, hdr eventlog.Header, events it
 		if _, err := w.f.Write(tail); err != nil {
 			return nil, err
 		}
+		w.off += int64(len(tail))
 	}
 	return sum.Sum(nil), nil
 }

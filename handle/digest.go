@@ -81,6 +81,26 @@ func (h *fileHandle) initDigest(ctx context.Context) error {
 	}
 }
 
+// digestUpTo returns the running digest of the logical log up to and
+// including seq upto: from the saved state when it matches the log and
+// does not pass upto, else from the first event.
+func (h *fileHandle) digestUpTo(ctx context.Context, upto int64) (*eventlog.Digest, error) {
+	d := h.loadDigest(ctx)
+	if d == nil || d.Next() > upto+1 {
+		d = eventlog.NewDigest()
+	}
+	for e, err := range h.Read(ctx, d.Next(), upto) {
+		if err != nil {
+			return nil, fmt.Errorf("handle: computing the log digest of %q: %w", h.path, err)
+		}
+		d.Add(e)
+	}
+	if d.Next() != upto+1 {
+		return nil, fmt.Errorf("handle: computing the log digest of %q: the log ends at seq %d, before %d", h.path, d.Next()-1, upto)
+	}
+	return d, nil
+}
+
 // loadDigest returns the saved digest state if it matches the log, else
 // nil.
 func (h *fileHandle) loadDigest(ctx context.Context) *eventlog.Digest {

@@ -112,44 +112,12 @@ func (s *FileStore) Create(ctx context.Context, opts ...CreateOption) (Handle, e
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	cc := createConfig{encoding: s.cfg.encoding}
-	for _, o := range opts {
-		o(&cc)
-	}
-	id := cc.id
-	if !cc.idSet {
-		var err error
-		if id, err = s.newID(); err != nil {
-			return nil, err
-		}
-	}
-	if err := checkID(id); err != nil {
-		return nil, err
-	}
-	enc, err := s.encodingNamed(cc.encoding)
+	hdr, enc, err := s.newSession(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
-	if p := cc.parent; p != nil {
-		info, err := s.Stat(ctx, p.ID)
-		if err != nil {
-			return nil, fmt.Errorf("handle: create with parent %s: %w", p.ID, err)
-		}
-		if p.Seq > info.LastSeq {
-			return nil, fmt.Errorf("%w: parent %s has no event %d (it %s)", ErrLineage, p.ID, p.Seq, holdsWords(info.LastSeq))
-		}
-		// The parent's event p.Seq may have been written by its writer and
-		// not yet fsynced: make it durable before anything builds on it.
-		if err := syncFile(s.fs, info.Path); err != nil {
-			return nil, fmt.Errorf("handle: create with parent %s: %w", p.ID, err)
-		}
-	}
+	id := hdr.ID
 	path := filepath.Join(s.dir, id+enc.ext)
-	hdr := eventlog.NewHeader(id, s.cfg.now().UnixMilli())
-	if cc.createdAt != nil {
-		hdr.CreatedAt = *cc.createdAt
-	}
-	hdr.Labels, hdr.Parent = cc.labels, cc.parent
 	line, err := eventlog.EncodeHeader(hdr)
 	if err != nil {
 		return nil, fmt.Errorf("handle: create %q: %w", path, err)
@@ -191,6 +159,50 @@ func (s *FileStore) Create(ctx context.Context, opts ...CreateOption) (Handle, e
 	h := newFileHandle(s, enc, hdr, path, f, lock, int64(len(data)), nil)
 	h.lastFrame = [2]int64{0, int64(len(data))}
 	return h, nil
+}
+
+// newSession applies the options of a Create or CreateFrom: the new
+// session's header and encoding, its ID checked and its parent found to
+// hold the fork or spawn point, durably.
+func (s *FileStore) newSession(ctx context.Context, opts []CreateOption) (eventlog.Header, *encoding, error) {
+	cc := createConfig{encoding: s.cfg.encoding}
+	for _, o := range opts {
+		o(&cc)
+	}
+	id := cc.id
+	if !cc.idSet {
+		var err error
+		if id, err = s.newID(); err != nil {
+			return eventlog.Header{}, nil, err
+		}
+	}
+	if err := checkID(id); err != nil {
+		return eventlog.Header{}, nil, err
+	}
+	enc, err := s.encodingNamed(cc.encoding)
+	if err != nil {
+		return eventlog.Header{}, nil, err
+	}
+	if p := cc.parent; p != nil {
+		info, err := s.Stat(ctx, p.ID)
+		if err != nil {
+			return eventlog.Header{}, nil, fmt.Errorf("handle: create with parent %s: %w", p.ID, err)
+		}
+		if p.Seq > info.LastSeq {
+			return eventlog.Header{}, nil, fmt.Errorf("%w: parent %s has no event %d (it %s)", ErrLineage, p.ID, p.Seq, holdsWords(info.LastSeq))
+		}
+		// The parent's event p.Seq may have been written by its writer and
+		// not yet fsynced: make it durable before anything builds on it.
+		if err := syncFile(s.fs, info.Path); err != nil {
+			return eventlog.Header{}, nil, fmt.Errorf("handle: create with parent %s: %w", p.ID, err)
+		}
+	}
+	hdr := eventlog.NewHeader(id, s.cfg.now().UnixMilli())
+	if cc.createdAt != nil {
+		hdr.CreatedAt = *cc.createdAt
+	}
+	hdr.Labels, hdr.Parent = cc.labels, cc.parent
+	return hdr, enc, nil
 }
 
 // writeAtomic writes data to path through a temp file: write, fsync,

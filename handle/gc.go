@@ -27,21 +27,6 @@ type GCReport struct {
 	Leftovers []string `json:"leftovers"`
 }
 
-// Collectable is a store GC can collect: a Store that can tell, taking
-// nothing, whether a writer holds a session and which forks depend on it.
-// Both are what the store's Delete enforces under the session's writer
-// lock (or lease); a dry run asks them instead of deleting.
-type Collectable interface {
-	Store
-	// WriterHeld reports whether a writer holds session id now, without
-	// taking anything: asking never makes a writer fail. The answer may
-	// be stale as soon as it is given.
-	WriterHeld(ctx context.Context, id string) (bool, error)
-	// Dependents returns the IDs of the forks whose parent is id (children
-	// do not depend on their parent), sorted.
-	Dependents(ctx context.Context, id string) ([]string, error)
-}
-
 // GC deletes the sessions whose last activity (the time of their last
 // event, or their creation) is older than before, except those that a
 // session being kept forks from; then it removes leftovers: temp files and
@@ -66,14 +51,14 @@ func (s *FileStore) GC(ctx context.Context, before time.Time, dryRun bool) (GCRe
 // dryRun it deletes nothing and reports what a real run would do: both
 // runs take the same decisions (see collectOne). It is the session part
 // of FileStore.GC, for any store; it removes no store-specific leftovers.
-func Collect(ctx context.Context, st Collectable, before time.Time, dryRun bool) (GCReport, error) {
+func Collect(ctx context.Context, st Store, before time.Time, dryRun bool) (GCReport, error) {
 	rep, _, err := collect(ctx, st, before, dryRun)
 	return rep, err
 }
 
 // collect is Collect; it also returns the last activity of every session
 // listed, by ID.
-func collect(ctx context.Context, st Collectable, before time.Time, dryRun bool) (GCReport, map[string]int64, error) {
+func collect(ctx context.Context, st Store, before time.Time, dryRun bool) (GCReport, map[string]int64, error) {
 	var rep GCReport
 	infos, err := st.List(ctx, SkipBroken(func(string, error) {}))
 	if err != nil {
@@ -162,7 +147,7 @@ const (
 // lease), so that a writer opening meanwhile wins; the dry run asks the
 // same two questions without taking anything (a dry run must not make a
 // writer's open fail) and removes nothing.
-func collectOne(ctx context.Context, st Collectable, id string, gone map[string]bool, dryRun bool) (fate, error) {
+func collectOne(ctx context.Context, st Store, id string, gone map[string]bool, dryRun bool) (fate, error) {
 	if dryRun {
 		held, err := st.WriterHeld(ctx, id)
 		if err != nil || held {
@@ -249,12 +234,10 @@ func (s *FileStore) removeLeftover(path string) error {
 	return s.fs.Remove(path)
 }
 
-var _ Collectable = (*FileStore)(nil)
-
-// WriterHeld is Writing, for Collectable.
+// WriterHeld is Writing; see Store.
 func (s *FileStore) WriterHeld(_ context.Context, id string) (bool, error) { return s.Writing(id) }
 
-// Dependents returns the forks whose parent is id, sorted; see Collectable.
+// Dependents returns the forks whose parent is id, sorted; see Store.
 func (s *FileStore) Dependents(ctx context.Context, id string) ([]string, error) {
 	if err := checkID(id); err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"iter"
 	"math"
+	"time"
 
 	"github.com/sessionlog/sessionlog/eventlog"
 )
@@ -21,12 +22,25 @@ const (
 	ReadWrite
 )
 
-// Store is the contract every session store implements (the file store
-// here; others later). Implementations are safe for concurrent use.
+// Store is the contract every session store implements: the file store
+// here, the JetStream store in handle/jetstream. Everything a caller may
+// ask of a store is here, so that no caller asks which store it has.
+// Implementations are safe for concurrent use.
 type Store interface {
 	// Create makes a new session, durable when Create returns, and
 	// returns a write handle on it.
 	Create(ctx context.Context, opts ...CreateOption) (Handle, error)
+	// CreateFrom makes a new session holding exactly events, all or
+	// nothing: when it returns nil the session is durable and complete;
+	// when it fails, or the process dies at any instant, the session is
+	// absent or complete — never partial — and a retry succeeds. Each
+	// event's Seq must be the seq it gets (the first is the header's first
+	// seq: 0, or the fork point + 1); every event is checked as Append
+	// checks it. The options say ID, labels, parent, encoding, createdAt.
+	// What a killed CreateFrom leaves (a temp file, an incomplete
+	// subject) is invisible to every reader and removed by the retry or
+	// by GC.
+	CreateFrom(ctx context.Context, events iter.Seq2[eventlog.Event, error], opts ...CreateOption) (Info, error)
 	// Open opens an existing session. A write handle takes the session's
 	// writer lock (ErrLocked if another writer holds it) and recovers the
 	// log: a torn tail is reported by Recovery and cut before the first
@@ -50,6 +64,42 @@ type Store interface {
 	// holds it, and with a *DependentsError while forks depend on it,
 	// unless Detach or Cascade says what to do with them.
 	Delete(ctx context.Context, id string, opts ...DeleteOption) error
+	// Detach makes the fork id stand alone: it is rewritten, atomically
+	// and under its writer lock, to hold its whole logical log with no
+	// parent. Its logical log, and so every digest, is unchanged. A
+	// session that is not a fork is left as it is.
+	Detach(ctx context.Context, id string) error
+	// Dependents returns the IDs of the forks whose parent is id (children
+	// do not depend on their parent), sorted.
+	Dependents(ctx context.Context, id string) ([]string, error)
+	// WriterHeld reports whether a writer holds session id now, without
+	// taking anything: asking never makes a writer fail. The answer may
+	// be stale as soon as it is given.
+	WriterHeld(ctx context.Context, id string) (bool, error)
+	// GC deletes the sessions whose last activity is older than before,
+	// except those a writer holds and those a session being kept forks
+	// from (one decision for every store: Collect), then removes what
+	// interrupted operations left; with dryRun it only reports.
+	GC(ctx context.Context, before time.Time, dryRun bool) (GCReport, error)
+	// Tree returns the store's sessions as a forest, from their headers
+	// alone (see TreeOf), so that a session whose tail cannot be read
+	// still holds its forks.
+	Tree(ctx context.Context) ([]*Node, error)
+	// Children returns the headers of the sessions forked or spawned from
+	// id, sorted by ID.
+	Children(ctx context.Context, id string) ([]eventlog.Header, error)
+	// Ancestors returns the headers of id's parent, its parent's parent,
+	// and so on, nearest first. A parent that is gone ends the chain:
+	// gone is its ID.
+	Ancestors(ctx context.Context, id string) (chain []eventlog.Header, gone string, err error)
+	// GetDerived, PutDerived and DeleteDerived keep derived data beside
+	// session id (replay's stored states, digest states): a cache that
+	// can always be rebuilt from the log, so callers check that what they
+	// get matches the log before they trust it. GetDerived fails with an
+	// error wrapping ErrNotFound when there is none.
+	GetDerived(ctx context.Context, id, key string) ([]byte, error)
+	PutDerived(ctx context.Context, id, key string, data []byte) error
+	DeleteDerived(ctx context.Context, id, key string) error
 }
 
 // Handle is an open session. A write handle is the session's only writer;

@@ -184,18 +184,11 @@ func (s *FileStore) Children(ctx context.Context, id string) ([]eventlog.Header,
 	if err := checkID(id); err != nil {
 		return nil, err
 	}
-	hdrs, err := s.headers(ctx)
+	hdrs, err := s.headerList(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var out []eventlog.Header
-	for _, h := range hdrs {
-		if p := h.hdr.Parent; p != nil && p.ID == id {
-			out = append(out, h.hdr)
-		}
-	}
-	slices.SortFunc(out, func(a, b eventlog.Header) int { return strings.Compare(a.ID, b.ID) })
-	return out, nil
+	return ChildrenIn(hdrs, id), nil
 }
 
 // Ancestors returns the headers of id's parent, its parent's parent, and
@@ -205,25 +198,63 @@ func (s *FileStore) Ancestors(ctx context.Context, id string) (chain []eventlog.
 	if err := checkID(id); err != nil {
 		return nil, "", err
 	}
-	hdrs, err := s.headers(ctx)
+	hdrs, err := s.headerList(ctx)
 	if err != nil {
 		return nil, "", err
 	}
+	chain, gone, ok := AncestorsIn(hdrs, id)
+	if !ok {
+		return nil, "", fmt.Errorf("%w: %s in %q", ErrNotFound, id, s.dir)
+	}
+	return chain, gone, nil
+}
+
+// headerList returns the header of every session in the store.
+func (s *FileStore) headerList(ctx context.Context) ([]eventlog.Header, error) {
+	hdrs, err := s.headers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]eventlog.Header, len(hdrs))
+	for i, h := range hdrs {
+		out[i] = h.hdr
+	}
+	return out, nil
+}
+
+// ChildrenIn returns the headers among hdrs (the sessions of a store)
+// whose parent is id, sorted by ID: Store.Children for any store.
+func ChildrenIn(hdrs []eventlog.Header, id string) []eventlog.Header {
+	var out []eventlog.Header
+	for _, h := range hdrs {
+		if p := h.Parent; p != nil && p.ID == id {
+			out = append(out, h)
+		}
+	}
+	slices.SortFunc(out, func(a, b eventlog.Header) int { return strings.Compare(a.ID, b.ID) })
+	return out
+}
+
+// AncestorsIn returns the chain of parents of session id among hdrs (the
+// sessions of a store), nearest first, and the ID of the parent that ends
+// it by being gone: Store.Ancestors for any store. ok is false when id is
+// not among hdrs.
+func AncestorsIn(hdrs []eventlog.Header, id string) (chain []eventlog.Header, gone string, ok bool) {
 	byID := make(map[string]eventlog.Header, len(hdrs))
 	for _, h := range hdrs {
-		byID[h.hdr.ID] = h.hdr
+		byID[h.ID] = h
 	}
 	cur, ok := byID[id]
 	if !ok {
-		return nil, "", fmt.Errorf("%w: %s in %q", ErrNotFound, id, s.dir)
+		return nil, "", false
 	}
 	for cur.Parent != nil && len(chain) < maxForkDepth {
 		p, ok := byID[cur.Parent.ID]
 		if !ok {
-			return chain, cur.Parent.ID, nil
+			return chain, cur.Parent.ID, true
 		}
 		chain = append(chain, p)
 		cur = p
 	}
-	return chain, "", nil
+	return chain, "", true
 }

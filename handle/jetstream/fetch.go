@@ -116,6 +116,9 @@ func (r *msgReader) Read(p []byte) (int, error) {
 		if !ok || (r.upto > 0 && m != nil && m.Sequence > r.upto) {
 			return 0, io.EOF
 		}
+		if err == nil && incomplete(m) {
+			err = errIncomplete
+		}
 		if err != nil {
 			r.err = err
 			return 0, err

@@ -63,6 +63,17 @@ func (s *Store) newHandle(hdr eventlog.Header, writer bool, l *lease) *jsHandle 
 		writer: writer, lease: l, next: first, durable: first - 1}
 }
 
+// created returns a write handle on a session whose header row, n bytes,
+// was just published as stream seq ss, holding its lease l.
+func (s *Store) created(hdr eventlog.Header, l *lease, n int, ss uint64) *jsHandle {
+	h := s.newHandle(hdr, true, l)
+	h.size = int64(n)
+	h.last = ss
+	h.index = []msgRef{{ss: ss, off: 0, seq: hdr.FirstSeq(), n: n}}
+	h.startRenew()
+	return h
+}
+
 // startRenew renews a write handle's lease every third of its TTL.
 func (h *jsHandle) startRenew() {
 	if h.lease == nil {

@@ -55,7 +55,7 @@ type Store struct {
 	idSrc *handle.IDSource
 }
 
-var _ handle.Collectable = (*Store)(nil)
+var _ handle.Store = (*Store)(nil)
 
 // New returns the store on js named by WithPrefix, creating its stream
 // and lease bucket if they are missing. It refuses (ErrStream) a stream
@@ -154,39 +154,16 @@ func (s *Store) Create(ctx context.Context, opts ...handle.CreateOption) (handle
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	cp := handle.ResolveCreate(opts...)
-	id := cp.ID
-	if !cp.IDSet {
-		var err error
-		if id, err = s.newID(); err != nil {
-			return nil, err
-		}
-	}
-	if err := handle.CheckID(id); err != nil {
+	hdr, err := s.newSession(ctx, opts)
+	if err != nil {
 		return nil, err
 	}
-	if cp.Encoding != "" && cp.Encoding != handle.EncodingRaw {
-		return nil, fmt.Errorf("jetstream: create %s: the store keeps raw logs, not %q", id, cp.Encoding)
-	}
-	if p := cp.Parent; p != nil {
-		info, err := s.Stat(ctx, p.ID)
-		if err != nil {
-			return nil, fmt.Errorf("jetstream: create with parent %s: %w", p.ID, err)
-		}
-		if p.Seq > info.LastSeq {
-			return nil, fmt.Errorf("%w: parent %s has no event %d (its events are 0..%d)", handle.ErrLineage, p.ID, p.Seq, info.LastSeq)
-		}
-	}
+	id := hdr.ID
 	if _, err := s.stream.GetLastMsgForSubject(ctx, s.Subject(id)); err == nil {
 		return nil, fmt.Errorf("%w: %s in stream %s", handle.ErrExists, id, s.name)
 	} else if !errors.Is(err, natsjs.ErrMsgNotFound) {
 		return nil, fmt.Errorf("jetstream: create %s: %w", id, err)
 	}
-	hdr := eventlog.NewHeader(id, s.cfg.now().UnixMilli())
-	if cp.CreatedAt != nil {
-		hdr.CreatedAt = *cp.CreatedAt
-	}
-	hdr.Labels, hdr.Parent = cp.Labels, cp.Parent
 	line, err := eventlog.EncodeHeader(hdr)
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: create %s: %w", id, err)
@@ -206,12 +183,7 @@ func (s *Store) Create(ctx context.Context, opts ...handle.CreateOption) (handle
 		return nil, fmt.Errorf("jetstream: create %s: %w", id, err)
 	}
 	s.cfg.log.Debug("session created", "id", id, "subject", msg.Subject)
-	h := s.newHandle(hdr, true, l)
-	h.size = int64(len(line))
-	h.last = ack.Sequence
-	h.index = []msgRef{{ss: ack.Sequence, off: 0, seq: hdr.FirstSeq(), n: len(line)}}
-	h.startRenew()
-	return h, nil
+	return s.created(hdr, l, len(line), ack.Sequence), nil
 }
 
 // Open opens session id; see handle.Store. A write handle takes the
@@ -271,7 +243,7 @@ func (s *Store) open(ctx context.Context, id string, writer bool, l *lease) (*js
 		err = cmp.Or(src.err, r.Err())
 	}
 	if err != nil {
-		if errors.Is(err, errNoMessages) {
+		if errors.Is(err, errNoMessages) || errors.Is(err, errIncomplete) {
 			return nil, fmt.Errorf("%w: %s in stream %s", handle.ErrNotFound, id, s.name)
 		}
 		return nil, err
@@ -300,6 +272,9 @@ func (s *Store) Stat(ctx context.Context, id string) (handle.Info, error) {
 	}
 	subj := s.Subject(id)
 	first, err := s.stream.GetMsg(ctx, 1, natsjs.WithGetMsgSubject(subj))
+	if err == nil && incomplete(first) {
+		err = natsjs.ErrMsgNotFound
+	}
 	if err != nil {
 		return handle.Info{}, s.notFound(id, err)
 	}
@@ -474,7 +449,7 @@ func (s *Store) delete(ctx context.Context, id string, dp handle.DeleteParams, v
 }
 
 // Dependents returns the forks whose parent is id, sorted; see
-// handle.Collectable.
+// handle.Store.
 func (s *Store) Dependents(ctx context.Context, id string) ([]string, error) {
 	if err := handle.CheckID(id); err != nil {
 		return nil, err
@@ -484,11 +459,15 @@ func (s *Store) Dependents(ctx context.Context, id string) ([]string, error) {
 
 // GC deletes the sessions whose last activity is older than before,
 // except those a writer's lease holds and those that a session being kept
-// forks from, as handle.FileStore.GC decides (handle.Collect); with
-// dryRun it only reports. A stream has no leftovers: derived entries go
-// with their session's Delete.
+// forks from, as handle.FileStore.GC decides (handle.Collect), then the
+// subjects a killed CreateFrom left (its leftovers: derived entries go with
+// their session's Delete); with dryRun it only reports.
 func (s *Store) GC(ctx context.Context, before time.Time, dryRun bool) (handle.GCReport, error) {
-	return handle.Collect(ctx, s, before, dryRun)
+	rep, err := handle.Collect(ctx, s, before, dryRun)
+	if err == nil {
+		rep.Leftovers, err = s.collectIncomplete(ctx, before, dryRun)
+	}
+	return rep, err
 }
 
 // dependents returns the forks whose parent is id.

@@ -81,6 +81,14 @@ var cases = []testCase{
 	{"DeleteProtectsForks", testDeleteProtection},
 	{"LostParentIsLineageError", testLostParent},
 	{"DigestCoversInheritedPrefix", testForkDigest},
+	{"CreateFromRoundTrip", testCreateFromRoundTrip},
+	{"CreateFromAllOrNothing", testCreateFromAllOrNothing},
+	{"CreateFromFork", testCreateFromFork},
+	{"CreateFromLarge", testCreateFromLarge},
+	{"Detach", testDetach},
+	{"TreeChildrenAncestors", testTree},
+	{"DerivedData", testDerived},
+	{"GC", testGC},
 }
 
 var ctx = context.Background()

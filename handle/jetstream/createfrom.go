@@ -1,0 +1,282 @@
+package jetstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	natsjs "github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/handle"
+)
+
+// A session made by CreateFrom is all or nothing (handle.Store.CreateFrom)
+// although a stream cannot publish a whole log at once nor rename a
+// subject. Its subject starts with a mark: a message with no payload (so
+// the payloads still concatenate to the raw log) and the header Sl-Building.
+// Every reader takes a subject whose first message is a mark for a session
+// that does not exist: Stat and Open answer handle.ErrNotFound, List and
+// Tree leave it out. The log is published after the mark, through a write
+// handle holding the session's lease; once its last flush is acknowledged,
+// one purge of the subject up to the header's message removes the mark,
+// and the session exists whole. A CreateFrom killed before the purge
+// leaves a marked subject: the retry (once the dead builder's lease has
+// expired) and GC remove it.
+
+// hdrBuilding marks the first message of a session CreateFrom is still
+// publishing.
+const hdrBuilding = "Sl-Building"
+
+// errIncomplete: a subject whose first message is a CreateFrom's mark.
+var errIncomplete = errors.New("jetstream: the session is still being created")
+
+// incomplete reports whether m is a CreateFrom's mark.
+func incomplete(m *natsjs.RawStreamMsg) bool { return m.Header.Get(hdrBuilding) != "" }
+
+// createFromFlush is how many bytes of events CreateFrom appends between
+// two flushes.
+const createFromFlush = 4 << 20
+
+// newSession applies the options of a Create or CreateFrom: the header of
+// the new session, its ID checked and its parent found to hold the fork or
+// spawn point.
+func (s *Store) newSession(ctx context.Context, opts []handle.CreateOption) (eventlog.Header, error) {
+	cp := handle.ResolveCreate(opts...)
+	id := cp.ID
+	if !cp.IDSet {
+		var err error
+		if id, err = s.newID(); err != nil {
+			return eventlog.Header{}, err
+		}
+	}
+	if err := handle.CheckID(id); err != nil {
+		return eventlog.Header{}, err
+	}
+	if cp.Encoding != "" && cp.Encoding != handle.EncodingRaw {
+		return eventlog.Header{}, fmt.Errorf("jetstream: create %s: the store keeps raw logs, not %q", id, cp.Encoding)
+	}
+	if p := cp.Parent; p != nil {
+		info, err := s.Stat(ctx, p.ID)
+		if err != nil {
+			return eventlog.Header{}, fmt.Errorf("jetstream: create with parent %s: %w", p.ID, err)
+		}
+		if p.Seq > info.LastSeq {
+			return eventlog.Header{}, fmt.Errorf("%w: parent %s has no event %d (its events are 0..%d)", handle.ErrLineage, p.ID, p.Seq, info.LastSeq)
+		}
+	}
+	hdr := eventlog.NewHeader(id, s.cfg.now().UnixMilli())
+	if cp.CreatedAt != nil {
+		hdr.CreatedAt = *cp.CreatedAt
+	}
+	hdr.Labels, hdr.Parent = cp.Labels, cp.Parent
+	return hdr, nil
+}
+
+// CreateFrom makes a session holding exactly events, all or nothing; see
+// handle.Store.CreateFrom and the comment above for how.
+func (s *Store) CreateFrom(ctx context.Context, events iter.Seq2[eventlog.Event, error], opts ...handle.CreateOption) (handle.Info, error) {
+	if err := ctx.Err(); err != nil {
+		return handle.Info{}, err
+	}
+	hdr, err := s.newSession(ctx, opts)
+	if err != nil {
+		return handle.Info{}, err
+	}
+	id, subj := hdr.ID, s.Subject(hdr.ID)
+	if first, err := s.stream.GetMsg(ctx, 1, natsjs.WithGetMsgSubject(subj)); err == nil && !incomplete(first) {
+		// Before the lease: a session with a writer exists too.
+		return handle.Info{}, fmt.Errorf("%w: %s in stream %s", handle.ErrExists, id, s.name)
+	}
+	l, err := s.acquire(ctx, id)
+	if err != nil {
+		return handle.Info{}, err
+	}
+	h, err := s.startBuild(ctx, hdr, l)
+	if err != nil {
+		l.release()
+		return handle.Info{}, err
+	}
+	headerSS := h.index[0].ss
+	last, err := appendAll(ctx, h, hdr.FirstSeq(), events)
+	if err == nil {
+		err = h.Flush(ctx)
+	}
+	if err == nil {
+		// The mark goes: from here on the session exists, whole.
+		err = s.stream.Purge(ctx, natsjs.WithPurgeSubject(subj), natsjs.WithPurgeSequence(headerSS))
+		if err != nil {
+			err = fmt.Errorf("jetstream: create %s: %w", s.path(id), err)
+		}
+	}
+	if err != nil {
+		// Nothing of it may stay; if this purge fails too, the mark keeps
+		// it invisible until the retry or GC.
+		s.stream.Purge(context.WithoutCancel(ctx), natsjs.WithPurgeSubject(subj))
+		h.Close()
+		return handle.Info{}, err
+	}
+	info := handle.Info{ID: id, Path: s.path(id), Encoding: handle.EncodingRaw, Header: hdr,
+		LastSeq: h.DurableSeq(), Events: h.DurableSeq() + 1, SizeBytes: h.size}
+	if last != nil {
+		info.LastType, info.LastTime = last.Type, last.Time
+	}
+	// Told, not read back: once the mark is gone CreateFrom must not fail
+	// (and the lease's release cannot make it).
+	h.Close()
+	s.cfg.log.Debug("session created from events", "id", id, "subject", subj)
+	return info, nil
+}
+
+// startBuild publishes the mark and the header of a session CreateFrom
+// makes, holding its lease l, and returns a write handle on it. What a
+// killed CreateFrom left on the subject is removed first: the lease is
+// ours, so its builder is gone.
+func (s *Store) startBuild(ctx context.Context, hdr eventlog.Header, l *lease) (*jsHandle, error) {
+	id, subj := hdr.ID, s.Subject(hdr.ID)
+	first, err := s.stream.GetMsg(ctx, 1, natsjs.WithGetMsgSubject(subj))
+	switch {
+	case err == nil && !incomplete(first):
+		return nil, fmt.Errorf("%w: %s in stream %s", handle.ErrExists, id, s.name)
+	case err == nil:
+		s.cfg.log.Info("removing what a killed CreateFrom left", "id", id)
+		if err := s.stream.Purge(ctx, natsjs.WithPurgeSubject(subj)); err != nil {
+			return nil, fmt.Errorf("jetstream: create %s: %w", s.path(id), err)
+		}
+	case !errors.Is(err, natsjs.ErrMsgNotFound):
+		return nil, fmt.Errorf("jetstream: create %s: %w", s.path(id), err)
+	}
+	line, err := eventlog.EncodeHeader(hdr)
+	if err != nil {
+		return nil, fmt.Errorf("jetstream: create %s: %w", id, err)
+	}
+	line = append(line, '\n')
+	mark := &nats.Msg{Subject: subj, Header: nats.Header{}}
+	mark.Header.Set(hdrBuilding, nuid.Next())
+	ack, err := s.js.PublishMsg(ctx, mark, natsjs.WithExpectLastSequencePerSubject(0))
+	if err == nil {
+		msg := &nats.Msg{Subject: subj, Data: line, Header: nats.Header{}}
+		ack, err = s.js.PublishMsg(ctx, msg, natsjs.WithExpectLastSequencePerSubject(ack.Sequence))
+	}
+	if err != nil {
+		if isWrongLast(err) {
+			return nil, fmt.Errorf("%w: %s in stream %s", handle.ErrExists, id, s.name)
+		}
+		s.stream.Purge(context.WithoutCancel(ctx), natsjs.WithPurgeSubject(subj))
+		return nil, fmt.Errorf("jetstream: create %s: %w", s.path(id), err)
+	}
+	return s.created(hdr, l, len(line), ack.Sequence), nil
+}
+
+// appendAll appends events, which must carry the seqs they get from first
+// on, to the write handle h, flushing every createFromFlush bytes; it
+// returns the last event, or nil when there was none.
+func appendAll(ctx context.Context, h handle.Handle, first int64, events iter.Seq2[eventlog.Event, error]) (*eventlog.Event, error) {
+	var batch []eventlog.Event
+	var last *eventlog.Event
+	size := 0
+	put := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		_, err := h.AppendAt(ctx, batch[0].Seq, batch...)
+		if ee := (*handle.EventError)(nil); errors.As(err, &ee) {
+			ee.Index += int(batch[0].Seq - first) // of the events, not of the batch
+		}
+		if err != nil {
+			return err
+		}
+		e := batch[len(batch)-1]
+		last, batch, size = &e, batch[:0], 0
+		return h.Flush(ctx)
+	}
+	next := first
+	for e, err := range events {
+		if err != nil {
+			return nil, err
+		}
+		if e.Seq != next {
+			return nil, &handle.EventError{Path: h.Path(), Index: int(next - first), Seq: e.Seq,
+				Err: fmt.Errorf("%w: seq %d where %d was expected (the events carry the seqs they get, from the header's first)", handle.ErrInvalidEvent, e.Seq, next)}
+		}
+		next++
+		batch = append(batch, e)
+		if size += len(e.Data) + len(e.Type); size >= createFromFlush {
+			if err := put(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return last, put()
+}
+
+// collectIncomplete removes (or, in a dry run, lists) the subjects a
+// killed CreateFrom left: marked, and no builder holding their lease (with
+// leases off: marked before before).
+func (s *Store) collectIncomplete(ctx context.Context, before time.Time, dryRun bool) ([]string, error) {
+	ids, err := s.ids(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, id := range ids {
+		first, err := s.stream.GetMsg(ctx, 1, natsjs.WithGetMsgSubject(s.Subject(id)))
+		if errors.Is(err, natsjs.ErrMsgNotFound) || err == nil && !incomplete(first) {
+			continue
+		}
+		if err != nil {
+			return out, fmt.Errorf("jetstream: gc: %s: %w", s.path(id), err)
+		}
+		if s.leases == nil && !first.Time.Before(before) {
+			continue
+		}
+		if dryRun {
+			held, err := s.WriterHeld(ctx, id)
+			if err != nil {
+				return out, err
+			}
+			if !held {
+				out = append(out, s.path(id))
+			}
+			continue
+		}
+		if gone, err := s.dropIncomplete(ctx, id); err != nil || !gone {
+			if err != nil {
+				return out, err
+			}
+			continue
+		}
+		out = append(out, s.path(id))
+	}
+	return out, nil
+}
+
+// dropIncomplete removes session id's subject if it still starts with a
+// mark once its lease is taken (a builder finishing meanwhile removed the
+// mark before it let the lease go); it reports whether it did.
+func (s *Store) dropIncomplete(ctx context.Context, id string) (bool, error) {
+	l, err := s.acquire(ctx, id)
+	if errors.Is(err, handle.ErrLocked) {
+		return false, nil // its builder is at work
+	}
+	if err != nil {
+		return false, err
+	}
+	defer l.release()
+	subj := s.Subject(id)
+	first, err := s.stream.GetMsg(ctx, 1, natsjs.WithGetMsgSubject(subj))
+	if errors.Is(err, natsjs.ErrMsgNotFound) || err == nil && !incomplete(first) {
+		return false, nil
+	}
+	if err == nil {
+		err = s.stream.Purge(ctx, natsjs.WithPurgeSubject(subj))
+	}
+	if err != nil {
+		return false, fmt.Errorf("jetstream: gc: %s: %w", s.path(id), err)
+	}
+	return true, nil
+}

@@ -1,0 +1,117 @@
+package jetstream
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	natsjs "github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/storetest"
+)
+
+// TestCreateFromKilled builds, on a stream, each state a CreateFrom killed
+// at some instant leaves (its lease then expires): only the mark; the mark
+// and the header; the mark, the header and part of the events. In each no
+// reader finds the session, a Create of its ID is refused, GC removes it
+// (its dry run lists it and removes nothing) unless a builder holds its
+// lease, and the retry succeeds with the whole log.
+func TestCreateFromKilled(t *testing.T) {
+	st := newStore(t, connect(t, runServer(t)))
+	evs := make([]eventlog.Event, 40)
+	for i := range evs {
+		evs[i] = ev(0, i)
+		evs[i].Seq = int64(i)
+	}
+	for i, tc := range []struct {
+		name   string
+		header bool
+		events int
+	}{
+		{"mark only", false, 0},
+		{"mark and header", true, 0},
+		{"part of the events", true, 25},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			id := fmt.Sprintf("01JDX3N0Q3Z8Y6W2D1V5K7M9P%d", i)
+			l, err := st.acquire(ctx, id)
+			require.NoError(t, err)
+			if tc.header {
+				h, err := st.startBuild(ctx, eventlog.NewHeader(id, 1), l)
+				require.NoError(t, err)
+				_, err = appendAll(ctx, h, 0, storetest.Events(evs[:tc.events], nil))
+				require.NoError(t, err)
+				require.NoError(t, h.Close()) // killed: its lease expires
+			} else {
+				mark := &nats.Msg{Subject: st.Subject(id), Header: nats.Header{}}
+				mark.Header.Set(hdrBuilding, nuid.Next())
+				_, err := st.js.PublishMsg(ctx, mark)
+				require.NoError(t, err)
+				l.release()
+			}
+
+			_, err = st.Stat(ctx, id)
+			require.ErrorIs(t, err, handle.ErrNotFound)
+			for _, mode := range []handle.Mode{handle.ReadOnly, handle.ReadWrite} {
+				_, err = st.Open(ctx, id, mode)
+				require.ErrorIs(t, err, handle.ErrNotFound)
+			}
+			infos, err := st.List(ctx)
+			require.NoError(t, err)
+			require.Empty(t, infos)
+			roots, err := st.Tree(ctx)
+			require.NoError(t, err)
+			require.Empty(t, roots)
+			_, err = st.Create(ctx, handle.WithID(id))
+			require.ErrorIs(t, err, handle.ErrExists, "the retry is CreateFrom's")
+
+			// A builder at work (its lease held) is left alone.
+			busy, err := st.acquire(ctx, id)
+			require.NoError(t, err)
+			rep, err := st.GC(ctx, time.Now(), false)
+			require.NoError(t, err)
+			require.Empty(t, rep.Leftovers)
+			busy.release()
+			dry, err := st.GC(ctx, time.Now(), true)
+			require.NoError(t, err)
+			require.Equal(t, []string{st.path(id)}, dry.Leftovers)
+			if i%2 == 0 {
+				rep, err = st.GC(ctx, time.Now(), false)
+				require.NoError(t, err)
+				require.Equal(t, dry.Leftovers, rep.Leftovers)
+				_, err = st.stream.GetMsg(ctx, 1, natsjs.WithGetMsgSubject(st.Subject(id)))
+				require.ErrorIs(t, err, natsjs.ErrMsgNotFound, "GC purged it")
+			}
+
+			info, err := st.CreateFrom(ctx, storetest.Events(evs, nil), handle.WithID(id))
+			require.NoError(t, err, "the retry succeeds")
+			require.Equal(t, int64(39), info.LastSeq)
+			r, err := st.Open(ctx, id, handle.ReadOnly)
+			require.NoError(t, err)
+			require.Len(t, readAll(t, r), 40)
+			require.NoError(t, r.Close())
+			require.NoError(t, st.Delete(ctx, id))
+		})
+	}
+}
+
+// TestCreateFromLeavesNoMark: a session CreateFrom made starts with its
+// header, as one Create made: the payloads concatenate to the raw log.
+func TestCreateFromLeavesNoMark(t *testing.T) {
+	st := newStore(t, connect(t, runServer(t)))
+	info, err := st.CreateFrom(ctx, storetest.Events([]eventlog.Event{{Seq: 0, Type: "x", Data: json.RawMessage(`1`)}}, nil))
+	require.NoError(t, err)
+	s := load(t, st, info.ID)
+	require.Empty(t, s.msgs[0].Header.Get(hdrBuilding))
+	hdr, _, err := eventlog.ReadHeader(bytes.NewReader(s.log), "")
+	require.NoError(t, err)
+	require.Equal(t, info.ID, hdr.ID)
+	require.Equal(t, info.SizeBytes, int64(len(s.log)))
+}
