@@ -14,21 +14,6 @@ import (
 
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/jetstream"
-	"github.com/sessionlog/sessionlog/replay"
-)
-
-// Store is what Open returns: a session store that also keeps derived
-// data (replay's stored states) and collects old sessions. Both stores
-// are one.
-type Store interface {
-	handle.Store
-	replay.Cache
-	GC(ctx context.Context, before time.Time, dryRun bool) (handle.GCReport, error)
-}
-
-var (
-	_ Store = (*handle.FileStore)(nil)
-	_ Store = (*jetstream.Store)(nil)
 )
 
 type config struct {
@@ -62,7 +47,7 @@ func IsURL(where string) bool { return strings.HasPrefix(where, "nats://") }
 // else the folder of a file store (which need not exist yet: the first
 // Create makes it). close releases what Open took (the connection) once
 // nothing uses the store; it is never nil when err is nil.
-func Open(ctx context.Context, where string, opts ...Option) (st Store, close func(), err error) {
+func Open(ctx context.Context, where string, opts ...Option) (st handle.Store, close func(), err error) {
 	c := config{fs: afero.NewOsFs(), name: "sessionlog"}
 	for _, o := range opts {
 		o(&c)
@@ -75,7 +60,7 @@ func Open(ctx context.Context, where string, opts ...Option) (st Store, close fu
 
 // openJetStream dials nats://host:port[/prefix][?sync=always&lease=D]
 // (docs/distributed.md).
-func openJetStream(ctx context.Context, raw string, c config) (Store, func(), error) {
+func openJetStream(ctx context.Context, raw string, c config) (handle.Store, func(), error) {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {
 		return nil, nil, fmt.Errorf("storeurl: %q: want nats://host:port[/prefix]", raw)

@@ -34,7 +34,7 @@ func TestOpenFolder(t *testing.T) {
 // are two stores.
 func TestOpenNATS(t *testing.T) {
 	s := natstest.Run(t)
-	open := func(prefix string) storeurl.Store {
+	open := func(prefix string) handle.Store {
 		st, closeFn, err := storeurl.Open(t.Context(), fmt.Sprintf("nats://%s/%s?sync=always&lease=2s", s.Addr(), prefix))
 		require.NoError(t, err)
 		t.Cleanup(closeFn)

@@ -3,7 +3,6 @@ package transfer
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"iter"
 	"slices"
@@ -170,7 +169,8 @@ func copySession(ctx context.Context, src, dst handle.Store, id string, c config
 			yield(eventlog.Event{}, fmt.Errorf("%s: the log ended at seq %d, before seq %d", r.Path(), want.Next()-1, last))
 		}
 	}
-	if err := createFrom(ctx, dst, own, opts); err != nil {
+	// All or nothing: a copy killed at any instant is absent or complete.
+	if _, err := dst.CreateFrom(ctx, own, opts...); err != nil {
 		return Result{}, err
 	}
 	got, err := digestOf(ctx, dst, id)
@@ -192,55 +192,4 @@ func digestOf(ctx context.Context, st handle.Store, id string) (string, error) {
 	defer h.Close()
 	d, _, err := h.LogDigest(ctx)
 	return d, err
-}
-
-// Batches of createFrom: at most this many events or about this many
-// bytes.
-const (
-	batchEvents = 1024
-	batchBytes  = 1 << 20
-)
-
-// createFrom creates the session of opts in dst holding events, and
-// removes it again when that fails.
-func createFrom(ctx context.Context, dst handle.Store, events iter.Seq2[eventlog.Event, error], opts []handle.CreateOption) (err error) {
-	w, err := dst.Create(ctx, opts...)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := w.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			if derr := dst.Delete(context.WithoutCancel(ctx), w.ID()); derr != nil && !errors.Is(derr, handle.ErrNotFound) {
-				err = errors.Join(err, derr)
-			}
-		}
-	}()
-	var batch []eventlog.Event
-	size := 0
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		if _, err := w.AppendAt(ctx, batch[0].Seq, batch...); err != nil {
-			return err
-		}
-		batch, size = batch[:0], 0
-		return w.Flush(ctx)
-	}
-	for e, err := range events {
-		if err != nil {
-			return err
-		}
-		batch = append(batch, e)
-		size += eventlog.RowSize(e)
-		if len(batch) >= batchEvents || size >= batchBytes {
-			if err := flush(); err != nil {
-				return err
-			}
-		}
-	}
-	return flush()
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -160,31 +161,33 @@ func TestCopyStopsAtAnExistingSession(t *testing.T) {
 	require.Len(t, res, 2)
 }
 
-// A copy that fails part way (the destination's disk fails) leaves no
-// session behind, and the same copy succeeds once the fault is gone.
+// A copy that fails part way (the destination's disk fails its fsync, or
+// the rename that publishes it) leaves no session behind, and the same copy
+// succeeds once the fault is gone.
 func TestCopyFailureLeavesNothing(t *testing.T) {
 	src := handle.NewFileStore(afero.NewMemMapFs(), "/src")
 	id := session(t, src, 5000)
-	ffs := faultfs.New(afero.NewMemMapFs())
-	dst := handle.NewFileStore(ffs, "/dst")
-	syncs := 0
-	ffs.SetHook(func(op faultfs.Op, name string) error {
-		if op == faultfs.OpSync {
-			if syncs++; syncs == 3 {
-				return errors.New("injected: fsync failed")
-			}
-		}
-		return nil
-	})
-	_, err := transfer.Session(t.Context(), src, dst, id)
-	require.ErrorContains(t, err, "injected")
-	_, err = dst.Stat(t.Context(), id)
-	require.ErrorIs(t, err, handle.ErrNotFound, "no partial session")
-	ffs.SetHook(nil)
-	res, err := transfer.Session(t.Context(), src, dst, id)
-	require.NoError(t, err)
-	require.Equal(t, int64(5001), res.Events)
-	require.Equal(t, canon(t, src, id), canon(t, dst, id))
+	for _, op := range []faultfs.Op{faultfs.OpWrite, faultfs.OpSync, faultfs.OpRename} {
+		t.Run(op.String(), func(t *testing.T) {
+			ffs := faultfs.New(afero.NewMemMapFs())
+			dst := handle.NewFileStore(ffs, "/dst")
+			ffs.SetHook(func(o faultfs.Op, name string) error {
+				if o == op && strings.HasPrefix(filepath.Base(name), id) {
+					return errors.New("injected: " + op.String() + " failed")
+				}
+				return nil
+			})
+			_, err := transfer.Session(t.Context(), src, dst, id)
+			require.ErrorContains(t, err, "injected")
+			_, err = dst.Stat(t.Context(), id)
+			require.ErrorIs(t, err, handle.ErrNotFound, "no partial session")
+			ffs.SetHook(nil)
+			res, err := transfer.Session(t.Context(), src, dst, id)
+			require.NoError(t, err)
+			require.Equal(t, int64(5001), res.Events)
+			require.Equal(t, canon(t, src, id), canon(t, dst, id))
+		})
+	}
 }
 
 // Folder → JetStream → folder keeps every byte of the logical logs; a

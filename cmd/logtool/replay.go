@@ -95,8 +95,8 @@ func (a *app) runReplay(ctx context.Context, arg string, o replayOptions, out io
 	// A golden check replays from the first event: a stored snapshot was
 	// made by the projection's code of its day and could hide a change in
 	// behaviour, and a fixture's folder gets no derived files.
-	if s.store != nil && o.golden == "" {
-		opts = append(opts, replay.WithCache(s.store))
+	if s.st != nil && o.golden == "" {
+		opts = append(opts, replay.WithCache(s.st))
 	}
 	if o.golden != "" {
 		// As replaytest does: the log digests first, so that an edited
@@ -183,8 +183,8 @@ func (a *app) checkGolden(p projection.Projection, o replayOptions, out io.Write
 // turn and no writer holds the session (docs/format.md §8).
 func (a *app) closeInMemory(ctx context.Context, s session, src replay.Source, p projection.Projection) error {
 	var cache replay.Cache
-	if s.store != nil {
-		cache = s.store
+	if s.st != nil {
+		cache = s.st
 	}
 	agent, ok := p.(*projection.Agent)
 	if !ok {
@@ -204,8 +204,8 @@ func (a *app) closeInMemory(ctx context.Context, s session, src replay.Source, p
 	if !st.TurnOpen {
 		return nil
 	}
-	if s.store != nil {
-		if writing, err := s.store.Writing(s.id); err != nil || writing {
+	if s.st != nil {
+		if writing, err := s.st.WriterHeld(ctx, s.id); err != nil || writing {
 			fmt.Fprintln(a.stderr, "logtool: the last turn is open and a writer holds the session: a turn in progress, shown as it is")
 			return err
 		}

@@ -15,8 +15,8 @@ func (a *app) facts(ctx context.Context, s session) (recorder.Facts, error) {
 		return recorder.Facts{}, err
 	}
 	defer src.Close()
-	if s.store != nil {
-		return recorder.ReadFacts(ctx, src, s.store)
+	if s.st != nil {
+		return recorder.ReadFacts(ctx, src, s.st)
 	}
 	return recorder.ReadFacts(ctx, src, nil)
 }
@@ -70,14 +70,11 @@ func (a *app) newRepairCmd() *cobra.Command {
 }
 
 func (a *app) runRepair(ctx context.Context, arg string, salvage, asJSON bool) error {
-	s, err := a.resolve(arg)
+	s, err := a.fileSession(ctx, arg, "repair")
 	if err != nil {
 		return err
 	}
-	if s.store == nil {
-		return usageErrorf("%q: repair works on a session of a store, a file named <ID>.jsonl or <ID>.jsonl.zst", s.path)
-	}
-	rep, err := s.store.Repair(ctx, s.id, salvage)
+	rep, err := s.file.Repair(ctx, s.id, salvage)
 	if err != nil {
 		return err
 	}

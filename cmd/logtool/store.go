@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/storeurl"
 	"github.com/sessionlog/sessionlog/transfer"
@@ -24,34 +23,45 @@ const cliLeaseTTL = 5 * time.Second
 
 // sessionStore is a store the commands work with: the file store of --dir
 // or the store --store names (storeurl.Open).
-type sessionStore = storeurl.Store
+type sessionStore = handle.Store
 
-// remote reports whether --store names a JetStream store.
-func (a *app) remote() bool { return a.storeURL != "" }
-
-// where names the store the commands use, for messages: --store's URL or
-// --dir.
-func (a *app) where() string {
-	if a.remote() {
+// location names the store the commands use: --store when it is given
+// (a URL, or a folder), else --dir.
+func (a *app) location() string {
+	if a.storeURL != "" {
 		return a.storeURL
 	}
 	return a.dir
 }
 
-// sessions returns the store the commands use: --store's when it is given,
-// else the file store of --dir.
-func (a *app) sessions(ctx context.Context) (sessionStore, error) {
-	if !a.remote() {
-		return a.store(), nil
-	}
-	if a.js == nil {
-		st, closeFn, err := a.openStoreURL(ctx, a.storeURL)
+// sessions returns the store the commands use (location), opened once a
+// run.
+func (a *app) sessions(ctx context.Context) (handle.Store, error) {
+	if a.st == nil {
+		st, closeFn, err := a.openStoreURL(ctx, a.location())
 		if err != nil {
 			return nil, err
 		}
-		a.js, a.closers = st, append(a.closers, closeFn)
+		a.st, a.closers = st, append(a.closers, closeFn)
 	}
-	return a.js, nil
+	return a.st, nil
+}
+
+// folder returns the file store the file operations (convert, repair,
+// serve) work on: the store of location when its sessions are files, else
+// a usage error (docs/distributed.md: a stream holds neither zstd frames
+// nor torn tails, and serve reads a folder through a read-only file
+// system).
+func (a *app) folder(ctx context.Context, cmd string) (*handle.FileStore, error) {
+	st, err := a.sessions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	fst, ok := st.(*handle.FileStore)
+	if !ok {
+		return nil, usageErrorf("%s works on a folder store only, not on %s (docs/distributed.md)", cmd, a.location())
+	}
+	return fst, nil
 }
 
 // openStoreURL opens the store at a URL or a folder (storeurl.Open),
@@ -66,38 +76,22 @@ func (a *app) closeStores() {
 	for _, c := range a.closers {
 		c()
 	}
-	a.closers, a.js = nil, nil
+	a.closers, a.st = nil, nil
 }
 
-// resolveRemote turns a SESSION argument into a session of --store's
-// store: an ID only.
-func (a *app) resolveRemote(arg string) (session, error) {
-	ctx := a.ctx
-	if !eventlog.ValidID(arg) {
-		return session{}, usageErrorf("%q: with --store, SESSION is a session ID (26 upper-case Crockford base32 characters)", arg)
-	}
-	st, err := a.sessions(ctx)
-	if err != nil {
-		return session{}, err
-	}
-	info, err := st.Stat(ctx, arg)
-	if err != nil {
-		return session{}, err
-	}
-	return session{path: info.Path, id: arg, remote: st}, nil
-}
-
-// openAfterKill opens session id for writing once the lease of a killed
-// writer expired: on files the lock dies with its process, on JetStream the
-// lease lasts its TTL.
-func (a *app) openAfterKill(ctx context.Context, st sessionStore, id string, say func(string, ...any)) (handle.Handle, error) {
+// openAfterKill opens session id for writing once the writer lock of a
+// killed writer is free: a file lock dies with its process, a JetStream
+// lease lasts its TTL (at most cliLeaseTTL here), so it waits that long at
+// most.
+func (a *app) openAfterKill(ctx context.Context, st handle.Store, id string, say func(string, ...any)) (handle.Handle, error) {
+	deadline := a.now().Add(cliLeaseTTL + time.Second)
 	for waited := false; ; waited = true {
 		h, err := st.Open(ctx, id, handle.ReadWrite)
-		if !errors.Is(err, handle.ErrLocked) || !a.remote() {
+		if !errors.Is(err, handle.ErrLocked) || a.now().After(deadline) {
 			return h, err
 		}
 		if !waited {
-			say("the killed agent's lease is still held: waiting for it to expire (at most %s)", cliLeaseTTL)
+			say("the killed agent's writer lock is still held (a lease outlives its process): waiting for it to expire (at most %s)", cliLeaseTTL)
 		}
 		select {
 		case <-ctx.Done():
@@ -109,15 +103,7 @@ func (a *app) openAfterKill(ctx context.Context, st sessionStore, id string, say
 
 // writeStore returns the store s can be written through, or nil for a
 // freely named file.
-func (s session) writeStore() sessionStore {
-	switch {
-	case s.remote != nil:
-		return s.remote
-	case s.store != nil:
-		return s.store
-	}
-	return nil
-}
+func (s session) writeStore() handle.Store { return s.st }
 
 func (a *app) newCopyCmd() *cobra.Command {
 	var ids []string
@@ -173,34 +159,6 @@ func (a *app) runCopy(ctx context.Context, srcURL, dstURL string, ids []string, 
 		if err := writeJSON(a.stdout, res); err != nil {
 			return err
 		}
-	}
-	return nil
-}
-
-// fileOnly are the commands (and flags) that work on files only: with
-// --store they would read --dir instead, so they refuse (docs/distributed.md,
-// "What JetStream sessions do not have"). Both are file operations: a
-// stream holds neither zstd frames nor torn tails to repair.
-var fileOnly = map[string]string{
-	"convert": "",
-	"repair":  "",
-	"serve":   "",
-}
-
-// checkRemote refuses, with --store, a command that works on files only,
-// rather than let it answer about --dir.
-func (a *app) checkRemote(cmd *cobra.Command) error {
-	if !a.remote() {
-		return nil
-	}
-	flag, ok := fileOnly[cmd.Name()]
-	switch {
-	case !ok:
-		return nil
-	case flag == "":
-		return usageErrorf("%s works on a folder store only, not with --store %s (docs/distributed.md)", cmd.Name(), a.storeURL)
-	case cmd.Flags().Changed(flag):
-		return usageErrorf("%s --%s works on a folder store only, not with --store %s (docs/distributed.md)", cmd.Name(), flag, a.storeURL)
 	}
 	return nil
 }

@@ -114,7 +114,8 @@ func TestDemoNATS(t *testing.T) {
 		"resume appended seq",
 		"rolled back to checkpoint turn-1",
 		"forked ",
-		"$ logtool ls --store",
+		"$ logtool ls --tree",
+		"fork@20",
 		"$ logtool verify",
 	} {
 		require.Contains(t, res.stdout, want)

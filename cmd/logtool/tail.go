@@ -110,7 +110,7 @@ func (a *app) followTarget(s session) follow.Target {
 	if st := s.writeStore(); st != nil {
 		return follow.Session(st, s.id)
 	}
-	return follow.File(s.free, s.path)
+	return follow.File(s.file, s.path)
 }
 
 // note says something on stderr, one line starting with "logtool: ".
