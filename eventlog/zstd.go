@@ -173,6 +173,14 @@ func (c *ZstdCodec) decodeFrame(frame, dst []byte) ([]byte, error) {
 	return out, err
 }
 
+// DecodeFrame decompresses one whole data frame into dst[:0] with the
+// limits a Reader applies (MaxFrameContent: a larger frame is refused
+// without allocating it). It is for containers that hold zstd frames of
+// a log in their own framing (a sealed log).
+func (c *ZstdCodec) DecodeFrame(frame, dst []byte) ([]byte, error) {
+	return c.decodeFrame(frame, dst)
+}
+
 // errFrameTooLarge is the error of decodeFrame for a frame whose content
 // exceeds MaxFrameContent.
 var errFrameTooLarge = errors.New("frame too large (a decompression bomb?)")

@@ -12,7 +12,12 @@ import (
 // End, as the upper bound of Read, means "to the last event".
 const End int64 = math.MaxInt64
 
-// Mode says how a session is opened.
+// Mode says how a session is opened: ReadOnly (any number of readers,
+// each seeing what is on disk, a writer's new rows as they land) or
+// ReadWrite (the session's one writer: it takes the writer lock across
+// processes, ErrLocked for a second one, and recovers the log, cutting a
+// torn tail before its first append; this is how a program reopens its
+// session after a crash).
 type Mode int
 
 const (

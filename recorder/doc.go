@@ -34,6 +34,13 @@
 // recorded as its assistant/message before its first tool call or its end
 // (docs/format.md §8, "Streamed text").
 //
+// Each recording method's doc says whether it is durable when it returns;
+// DurableSeq says how far the log is. EndTurn's checkpoint is labelled
+// "turn-N", N the turns of the live branch so far (see EndTurn). A loop
+// finds its session again after a crash with handle.OpenOrCreate (by its
+// labels, no ID stored), reopens it for writing and calls Resume
+// (Example_reopenAfterCrash).
+//
 // Stop facts (Facts) say how a session stopped and whether it may go on,
 // deny by default: every answer carries its reason in words.
 //

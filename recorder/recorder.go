@@ -25,6 +25,7 @@ type Handle interface {
 	Writer
 	Append(ctx context.Context, events ...eventlog.Event) (int64, error)
 	LogDigest(ctx context.Context) (string, int64, error)
+	DurableSeq() int64
 	Close() error
 }
 
@@ -43,6 +44,16 @@ type Handle interface {
 // never slip an event between the state it took and the event it writes.
 // Checking costs one comparison per call when the Recorder is the only
 // writer (see docs/design.md).
+//
+// Each recording method's doc says whether it is durable when it returns:
+// "Durable when it returns" means that once it returns nil, its event and
+// every event before it survive a kill or a power cut (the handle's Flush
+// returned); "not durable when it returns" means that its event is in the
+// log (its seq assigned, this handle reads it) and becomes durable with
+// the next durable call, Flush or Close: a crash before that loses it
+// (Resume then closes the turn). DurableSeq says how far the log is
+// durable. The durable calls are the loop's points of no return: before
+// the model is called, before a tool runs, at a step's and a turn's end.
 //
 // Its methods are safe for concurrent use.
 type Recorder struct {
@@ -100,8 +111,13 @@ func (r *Recorder) State() projection.AgentState {
 // Handle returns the handle the Recorder writes through.
 func (r *Recorder) Handle() Handle { return r.h }
 
-// Close flushes and closes the Recorder's handle.
+// Close flushes and closes the Recorder's handle. Durable when it returns.
 func (r *Recorder) Close() error { return r.h.Close() }
+
+// DurableSeq returns the last seq that is durable: covered by a flush that
+// returned (the handle's DurableSeq). A seq a recording method returned is
+// durable once DurableSeq is at least that seq.
+func (r *Recorder) DurableSeq() int64 { return r.h.DurableSeq() }
 
 // rebuild replays the log into fresh projections, up to the handle's last
 // seq.
@@ -219,7 +235,8 @@ func (r *Recorder) record(ctx context.Context, typ string, data any, flush bool)
 	return seq, nil
 }
 
-// Flush makes every event recorded so far durable.
+// Flush makes every event recorded so far durable. Durable when it
+// returns.
 func (r *Recorder) Flush(ctx context.Context) error { return r.h.Flush(ctx) }
 
 type object = map[string]any
@@ -232,34 +249,41 @@ func withOpt(m object, key string, v any, set bool) object {
 }
 
 // BeginTurn records turn/start; input, when not nil, is recorded as its
-// "input".
+// "input". Not durable when it returns: BeginStep makes it durable.
 func (r *Recorder) BeginTurn(ctx context.Context, input any) (int64, error) {
 	return r.record(ctx, "turn/start", withOpt(object{}, "input", input, input != nil), false)
 }
 
-// UserMessage records user/message; slot may be "".
+// UserMessage records user/message; slot may be "". Not durable when it
+// returns: BeginStep makes it durable, before the model sees it.
 func (r *Recorder) UserMessage(ctx context.Context, text, slot string) (int64, error) {
 	return r.record(ctx, "user/message", withOpt(object{"text": text}, "slot", slot, slot != ""), false)
 }
 
 // BeginStep records step/start and flushes: the request is durable before
-// the model is called.
+// the model is called. Durable when it returns.
 func (r *Recorder) BeginStep(ctx context.Context) (int64, error) {
 	return r.record(ctx, "step/start", object{}, true)
 }
 
 // Chunk records a streamed assistant/chunk. It is cheap: not flushed, and
-// runs of chunks are packed into one row when flushed.
+// runs of chunks are packed into one row when flushed. Not durable when it
+// returns: the step's next ToolCall or its EndStep makes it durable (and
+// records the joined text as the step's assistant/message if the caller
+// recorded none).
 func (r *Recorder) Chunk(ctx context.Context, text string) (int64, error) {
 	return r.record(ctx, "assistant/chunk", object{"text": text}, false)
 }
 
-// Reasoning records assistant/reasoning; signature may be "".
+// Reasoning records assistant/reasoning; signature may be "". Not durable
+// when it returns.
 func (r *Recorder) Reasoning(ctx context.Context, text, signature string) (int64, error) {
 	return r.record(ctx, "assistant/reasoning", withOpt(object{"text": text}, "signature", signature, signature != ""), false)
 }
 
-// AssistantMessage records assistant/message; slot may be "".
+// AssistantMessage records assistant/message; slot may be "". Not durable
+// when it returns: the step's next ToolCall or its EndStep makes it
+// durable.
 func (r *Recorder) AssistantMessage(ctx context.Context, text, slot string) (int64, error) {
 	return r.record(ctx, "assistant/message", withOpt(object{"text": text}, "slot", slot, slot != ""), false)
 }
@@ -273,7 +297,7 @@ type Call struct {
 }
 
 // ToolCall records tool/call and flushes: the call is durable before the
-// tool runs or approval is asked.
+// tool runs or approval is asked. Durable when it returns.
 func (r *Recorder) ToolCall(ctx context.Context, c Call) (int64, error) {
 	args := c.Args
 	if args == nil {
@@ -283,7 +307,7 @@ func (r *Recorder) ToolCall(ctx context.Context, c Call) (int64, error) {
 }
 
 // ToolApproval records tool/approval ("approved" or "denied") and flushes:
-// the decision is durable before the tool runs.
+// the decision is durable before the tool runs. Durable when it returns.
 func (r *Recorder) ToolApproval(ctx context.Context, id, decision, by string) (int64, error) {
 	return r.record(ctx, "tool/approval", withOpt(object{"id": id, "decision": decision}, "by", by, by != ""), true)
 }
@@ -295,7 +319,8 @@ type Result struct {
 	Error  string // recorded as "error" when not ""
 }
 
-// ToolResult records tool/result. It is made durable at the step's end.
+// ToolResult records tool/result. Not durable when it returns: EndStep
+// makes the step's results durable together.
 func (r *Recorder) ToolResult(ctx context.Context, res Result) (int64, error) {
 	m := withOpt(object{"id": res.ID}, "output", res.Output, res.Output != nil)
 	return r.record(ctx, "tool/result", withOpt(m, "error", res.Error, res.Error != ""), false)
@@ -310,20 +335,28 @@ type Usage struct {
 	Model        string `json:"model,omitempty"`
 }
 
-// Usage records usage.
+// Usage records usage. Not durable when it returns.
 func (r *Recorder) Usage(ctx context.Context, u Usage) (int64, error) {
 	return r.record(ctx, "usage", u, false)
 }
 
 // EndStep records step/end and flushes: a step's results are durable at
-// its end.
+// its end. Durable when it returns.
 func (r *Recorder) EndStep(ctx context.Context) (int64, error) {
 	return r.record(ctx, "step/end", object{}, true)
 }
 
 // EndTurn records turn/end with a stop kind (Completed, Interrupted, …)
 // and flushes, then takes a checkpoint (unless WithoutAutoCheckpoint):
-// the only place a checkpoint is taken automatically.
+// the only place a checkpoint is taken automatically. Durable when it
+// returns, the checkpoint too.
+//
+// The checkpoint is labelled "turn-N", N the number of turns on the live
+// branch up to and including this one: the turn/start events that replay
+// of the log counts (agent/v1's Turns), rollbacks applied, a fork's
+// inherited turns included. After RollbackTo("turn-2") the next turn is
+// turn 3 again, so two checkpoints may carry one label; RollbackTo takes
+// the latest on the live branch, the one of the turn that is live.
 func (r *Recorder) EndTurn(ctx context.Context, kind, reason string) (int64, error) {
 	seq, err := r.record(ctx, "turn/end", withOpt(object{"kind": kind}, "reason", reason, reason != ""), true)
 	if err != nil || !r.cfg.autoCheckpoint {
@@ -334,7 +367,8 @@ func (r *Recorder) EndTurn(ctx context.Context, kind, reason string) (int64, err
 }
 
 // Checkpoint appends a checkpoint with the agent/v1 state digest and
-// flushes it. It is refused with ErrMidTurn while a turn is open.
+// flushes it. It is refused with ErrMidTurn while a turn is open. Durable
+// when it returns.
 func (r *Recorder) Checkpoint(ctx context.Context, label string) (checkpoint.Info, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -361,33 +395,34 @@ func (r *Recorder) Checkpoint(ctx context.Context, label string) (checkpoint.Inf
 	}
 }
 
-// MemorySet records memory/set; metadata may be nil.
+// MemorySet records memory/set; metadata may be nil. Not durable when it
+// returns.
 func (r *Recorder) MemorySet(ctx context.Context, key string, value, metadata any) (int64, error) {
 	return r.record(ctx, "memory/set", withOpt(object{"key": key, "value": value}, "metadata", metadata, metadata != nil), false)
 }
 
-// MemoryDelete records memory/delete.
+// MemoryDelete records memory/delete. Not durable when it returns.
 func (r *Recorder) MemoryDelete(ctx context.Context, key string) (int64, error) {
 	return r.record(ctx, "memory/delete", object{"key": key}, false)
 }
 
-// SetPlan records plan/set.
+// SetPlan records plan/set. Not durable when it returns.
 func (r *Recorder) SetPlan(ctx context.Context, plan any) (int64, error) {
 	return r.record(ctx, "plan/set", object{"plan": plan}, false)
 }
 
 // Compacted records context/compacted: the transcript's earlier messages
-// are replaced by the summary.
+// are replaced by the summary. Not durable when it returns.
 func (r *Recorder) Compacted(ctx context.Context, summary string) (int64, error) {
 	return r.record(ctx, "context/compacted", object{"summary": summary}, false)
 }
 
-// SwitchSlot records slot/switch.
+// SwitchSlot records slot/switch. Not durable when it returns.
 func (r *Recorder) SwitchSlot(ctx context.Context, slot string) (int64, error) {
 	return r.record(ctx, "slot/switch", object{"slot": slot}, false)
 }
 
-// ProviderState records provider/state.
+// ProviderState records provider/state. Not durable when it returns.
 func (r *Recorder) ProviderState(ctx context.Context, provider string, state any) (int64, error) {
 	return r.record(ctx, "provider/state", object{"provider": provider, "state": state}, false)
 }
@@ -395,7 +430,7 @@ func (r *Recorder) ProviderState(ctx context.Context, provider string, state any
 // Resume closes a turn that a crash left open, durably, as the package's
 // Resume does, and returns what it appended and the verdict; the
 // Recorder's state then includes the closers. A second Resume appends
-// nothing.
+// nothing. Durable when it returns.
 func (r *Recorder) Resume(ctx context.Context) (ResumeResult, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -423,13 +458,14 @@ func (r *Recorder) Resume(ctx context.Context) (ResumeResult, error) {
 }
 
 // Rollback appends a rollback to seq to and flushes it (checkpoint.Rollback);
-// the Recorder's state becomes the state right after event to.
+// the Recorder's state becomes the state right after event to. Durable
+// when it returns.
 func (r *Recorder) Rollback(ctx context.Context, to int64, opts ...checkpoint.Option) (int64, error) {
 	return r.rollback(ctx, func() (int64, error) { return checkpoint.Rollback(ctx, r.h, to, opts...) })
 }
 
 // RollbackTo rolls back to the latest checkpoint labelled label on the live
-// branch (checkpoint.RollbackTo).
+// branch (checkpoint.RollbackTo). Durable when it returns.
 func (r *Recorder) RollbackTo(ctx context.Context, label string, opts ...checkpoint.Option) (int64, error) {
 	return r.rollback(ctx, func() (int64, error) { return checkpoint.RollbackTo(ctx, r.h, label, opts...) })
 }
@@ -453,7 +489,8 @@ type Forker interface {
 // Fork flushes, forks the Recorder's session at seq at (its logical log is
 // this one's events 0..at) and returns a Recorder on the fork's write
 // handle, with the options of this one and then opts. Close the new
-// Recorder (which closes its handle) when done with it.
+// Recorder (which closes its handle) when done with it. Durable when it
+// returns: this log is flushed first, and the fork exists durably.
 func (r *Recorder) Fork(ctx context.Context, s Forker, at int64, opts ...Option) (*Recorder, error) {
 	if err := r.h.Flush(ctx); err != nil {
 		return nil, err

@@ -194,102 +194,70 @@ func browser(t *testing.T) string {
 // TestServeInABrowser drives headless Chromium through the pages:
 // the list loads, a session shows its conversation (markup in a tool
 // result as text), a rollback's abandoned branch is marked, the diff shows
-// where the fork parts, an event appended while the page is open appears.
+// where the fork parts, an event appended while the page is open appears
+// in its turn.
 func TestServeInABrowser(t *testing.T) {
-	exe := browser(t)
+	b := newTab(t, 1100, 760)
 	dir, main, fork := serveStore(t)
 	u := startServe(t, dir)
 	base := "http://" + u.Host
-	shots := t.TempDir()
-
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(exe), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1100, 760))
-	defer cancelA()
-	bctx, cancelB := chromedp.NewContext(actx)
-	defer cancelB()
-	ctx, cancel := context.WithTimeout(bctx, 2*time.Minute)
-	defer cancel()
-	do := func(a chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		_, err := chromedp.Run(ctx, a)
-		require.NoError(t, err)
-	}
-	text := func(sel string) string {
-		t.Helper()
-		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
-		require.NoError(t, err)
-		return s
-	}
-	shot := func(name string) []byte {
-		t.Helper()
-		b, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
-		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(filepath.Join(shots, name), b, 0o600))
-		return b
-	}
 
 	// The list: both sessions, the fork under its parent, stop and
 	// verdict filled in from /api/stat.
-	do(chromedp.Navigate(u.String() + "&sort=tree"))
-	do(chromedp.WaitVisible(chromedp.CSS(`tr.session td.verdict[title]`)))
-	require.Contains(t, text(`tr.depth-0 td.id`), main)
-	require.Contains(t, text(`tr.depth-1 td.id`), fork)
-	require.Equal(t, "completed", text(`tr.depth-0 td.stop`))
-	require.Equal(t, "may continue", text(`tr.depth-0 td.verdict`))
-	shot("list.png")
+	b.do(chromedp.Navigate(u.String() + "&sort=tree"))
+	b.do(chromedp.WaitVisible(chromedp.CSS(`tr.session td.verdict[title]`)))
+	require.Contains(t, b.text(`tr.depth-0 td.id`), main)
+	require.Contains(t, b.text(`tr.depth-1 td.id`), fork)
+	require.Equal(t, "completed", b.text(`tr.depth-0 td.stop`))
+	require.Equal(t, "may continue", b.text(`tr.depth-0 td.verdict`))
+	b.shot("list.png")
 
 	// The session: its conversation, the tool result's markup as text.
-	do(chromedp.Navigate(base + "/s/" + main))
-	do(chromedp.WaitVisible(chromedp.CSS(`#seq-19`)))
-	require.Contains(t, text(`#seq-19`), "Just add the newline.")
-	require.Contains(t, text(`#seq-21`), "Done: one line changed.")
+	b.do(chromedp.Navigate(base + "/s/" + main))
+	b.do(chromedp.WaitVisible(chromedp.CSS(`#seq-19`)))
+	require.Contains(t, b.text(`#seq-19`), "Just add the newline.")
+	require.Contains(t, b.text(`#seq-21`), "Done: one line changed.")
 	// Usage: the live branch's in total, and what the abandoned one spent.
-	require.Contains(t, text(`.usage-total`), "usage in total: in 2600 · out 120 · $0.0081")
-	require.Contains(t, text(`.usage-total`), "spent with the abandoned branches: in 4100 · out 1020 · $0.0172")
-	readme := shot("session.png")
-	do(chromedp.Click(chromedp.CSS(`#seq-4 summary`)))
-	require.Contains(t, text(`#seq-4 .result`), "<script>window.pwned=1</script>")
-	pwned, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.pwned === 1`))
-	require.NoError(t, err)
-	require.False(t, pwned, "a tool result's <script> ran")
+	require.Contains(t, b.text(`.usage-total`), "usage in total: 2,600 in · 120 out · $0.0081")
+	require.Contains(t, b.text(`.usage-total`), "spent with the abandoned branches: 4,100 in · 1,020 out · $0.0172")
+	readme := b.shot("session.png")
+	b.do(chromedp.Click(chromedp.CSS(`#seq-5 summary`)))
+	require.Contains(t, b.text(`#seq-5 pre`), "<script>window.pwned=1</script>")
+	require.False(t, evaluate[bool](b, `window.pwned === 1`), "a tool result's <script> ran")
 	// The rollback's abandoned branch is marked; the live branch is not.
-	n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll(".item.abandoned").length`))
-	require.NoError(t, err)
-	require.Equal(t, 7, n, "seqs 10..16 are abandoned")
-	cls, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("seq-11").className + "|" + document.getElementById("seq-19").className`))
-	require.NoError(t, err)
-	require.Equal(t, "item k-user abandoned|item k-user", cls)
-	require.Contains(t, text(`#seq-17`), "rollback to seq 9")
-	shot("session-call.png")
+	// Seqs 10..16 are abandoned: the turn's heading, its message, answer,
+	// usage and stop (step markers show nothing), and the branch's marker.
+	require.Equal(t, 5, evaluate[int](b, `document.querySelectorAll(".item.abandoned").length`))
+	require.Equal(t, "item k-user abandoned|item k-user", evaluate[string](b, `document.getElementById("seq-11").className + "|" + document.getElementById("seq-19").className`))
+	require.Contains(t, b.text(`#seq-17`), "rollback to seq 9")
+	b.shot("session-call.png")
 
-	// Live: an event appended while the page is open appears in place.
+	// Live: an event appended while the page is open appears at the end of
+	// its turn, and the count follows.
 	st := handle.NewFileStore(afero.NewOsFs(), dir)
 	h, err := st.Open(t.Context(), main, handle.ReadWrite)
 	require.NoError(t, err)
 	_, err = h.Append(t.Context(), eventlog.Event{Type: "user/message", Time: time.Now().UnixMilli(), Data: json.RawMessage(`{"text":"appended <b>live</b>"}`)})
 	require.NoError(t, err)
 	require.NoError(t, h.Close())
-	do(chromedp.WaitVisible(chromedp.CSS(`#live #seq-25`)))
-	require.Contains(t, text(`#live #seq-25`), "appended <b>live</b>")
-	shot("live.png")
+	b.do(chromedp.WaitVisible(chromedp.CSS(`#turn-18 #seq-25`)))
+	require.Contains(t, b.text(`#seq-25`), "appended <b>live</b>")
+	require.Equal(t, "26 events", b.text(`#events`))
+	b.shot("live.png")
 
 	// The diff of the fork and its parent: where they part, what each did.
-	do(chromedp.Navigate(base + "/diff?a=" + main + "&b=" + fork))
-	do(chromedp.WaitVisible(chromedp.CSS(`#parts`)))
-	require.Equal(t, "10 events in common; they part at seq 10 of A (seq 10 of B)", text(`#parts`))
-	require.Contains(t, text(`.side:nth-child(1)`), "Rewrite the parser.")
-	require.Contains(t, text(`.side:nth-child(2)`), "Make the test accept both.")
-	shot("diff.png")
+	b.do(chromedp.Navigate(base + "/diff?a=" + main + "&b=" + fork))
+	b.do(chromedp.WaitVisible(chromedp.CSS(`#parts`)))
+	require.Equal(t, "10 events in common; they part at seq 10 of A (seq 10 of B)", b.text(`#parts`))
+	require.Contains(t, b.text(`.side:nth-child(1)`), "Rewrite the parser.")
+	require.Contains(t, b.text(`.side:nth-child(2)`), "Make the test accept both.")
+	b.shot("diff.png")
 
 	// Verify on demand.
-	do(chromedp.Navigate(base + "/s/" + fork + "/verify"))
-	do(chromedp.WaitVisible(chromedp.CSS(`#result`)))
-	require.True(t, strings.HasPrefix(text(`#result`), "ok: "), text(`#result`))
-	shot("verify.png")
-	t.Logf("screenshots in %s", shots)
+	b.do(chromedp.Navigate(base + "/s/" + fork + "/verify"))
+	b.do(chromedp.WaitVisible(chromedp.CSS(`#result`)))
+	require.True(t, strings.HasPrefix(b.text(`#result`), "ok: "), b.text(`#result`))
+	b.shot("verify.png")
 
 	if *updateScreenshot {
 		require.NoError(t, os.WriteFile(filepath.Join("..", "..", "docs", "serve.png"), readme, 0o644))

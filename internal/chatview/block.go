@@ -1,6 +1,9 @@
 package chatview
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"fmt"
+)
 
 // Kind says what a Block shows.
 type Kind int
@@ -13,10 +16,11 @@ const (
 	// KindUser is a user message: Text.
 	KindUser
 	// KindAssistant is an assistant message: Text; Streamed when it is a
-	// step's chunks joined (the step had no assistant/message), Partial
-	// when that step never ended.
+	// step's chunks joined (the step had no assistant/message: Count
+	// chunks, the last at Last), Partial when that step never ended.
 	KindAssistant
-	// KindReasoning is the model's reasoning, folded: Text.
+	// KindReasoning is the model's reasoning, folded: Text (a run of
+	// reasoning events joined, the last at Last).
 	KindReasoning
 	// KindToolCall is a tool call: Name, CallID, Args, Effect.
 	KindToolCall
@@ -49,8 +53,10 @@ const (
 	KindRelated
 	// KindCompacted is a compaction: Text, the summary.
 	KindCompacted
-	// KindOther is any other event: Type and Data, as stored; Count
-	// events of that type in a row, Data the first one's.
+	// KindOther is any other event (a foreign record, or a known type
+	// of the wrong shape): Type and Data, as stored. A run of events of
+	// one type in a row is one block: Count events, Data the first
+	// one's, Last the last one's seq.
 	KindOther
 )
 
@@ -59,6 +65,7 @@ const (
 type Block struct {
 	Kind Kind
 	Seq  int64 // the event it comes from (a streamed message: its first chunk)
+	Last int64 // the last event it stands for (Seq, but for a run or a streamed message)
 	Time int64 // Unix milliseconds
 	// Abandoned is set for an event on a branch that a later rollback
 	// abandoned; AbandonedBy is that rollback.
@@ -98,6 +105,23 @@ type Usage struct {
 	CachedTokens int64  `json:"cachedTokens"`
 	CostMicros   int64  `json:"costMicros"`
 	Model        string `json:"model"`
+}
+
+// Words says the usage as a person reads it: "26,450 in (11,442 cached)
+// · 9 out · $0.0042 · model".
+func (u Usage) Words() string {
+	s := Thousands(u.InputTokens) + " in"
+	if u.CachedTokens > 0 {
+		s += " (" + Thousands(u.CachedTokens) + " cached)"
+	}
+	s += " · " + Thousands(u.OutputTokens) + " out"
+	if u.CostMicros > 0 {
+		s += fmt.Sprintf(" · $%.4f", float64(u.CostMicros)/1e6)
+	}
+	if u.Model != "" {
+		s += " · " + u.Model
+	}
+	return s
 }
 
 // Related is a session that starts at an event of the one shown: a fork

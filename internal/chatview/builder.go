@@ -1,7 +1,9 @@
 package chatview
 
 import (
+	"cmp"
 	"encoding/json"
+	"slices"
 	"strings"
 
 	"github.com/sessionlog/sessionlog/eventlog"
@@ -37,6 +39,8 @@ type Builder struct {
 	stepMessage bool // the step has an assistant/message
 	chunks      strings.Builder
 	chunkAt     eventlog.Event // the first chunk not yet shown
+	chunkLast   int64          // the last one's seq
+	chunkN      int64          // how many
 	hasChunks   bool
 	names       map[string]string // call id → tool name
 	lastCall    string            // the call id of the last block, if it was a call (or its approval)
@@ -60,7 +64,12 @@ func (b *Builder) block(kind Kind, e eventlog.Event) Block {
 	if kind != KindApproval {
 		b.lastCall = ""
 	}
-	blk := Block{Kind: kind, Seq: e.Seq, Time: e.Time}
+	return b.mark(kind, e)
+}
+
+// mark is block without its effect on the Builder.
+func (b *Builder) mark(kind Kind, e eventlog.Event) Block {
+	blk := Block{Kind: kind, Seq: e.Seq, Last: e.Seq, Time: e.Time}
 	if r, ok := b.opts.Branches.AbandonedBy(e.Seq); ok {
 		blk.Abandoned, blk.AbandonedBy = true, r
 	}
@@ -143,6 +152,7 @@ func (b *Builder) fold(e eventlog.Event) {
 		if r := b.reasoning; r != nil {
 			if a, ok := b.opts.Branches.AbandonedBy(e.Seq); ok == r.Abandoned && a == r.AbandonedBy {
 				r.Text += *d.Text
+				r.Last = e.Seq
 				return
 			}
 			b.flushReasoning()
@@ -179,9 +189,11 @@ func (b *Builder) fold(e eventlog.Event) {
 			return // the step's message says it all
 		}
 		if !b.hasChunks {
-			b.chunkAt, b.hasChunks = e, true
+			b.chunkAt, b.hasChunks, b.chunkN = e, true, 0
 		}
 		b.chunks.WriteString(*d.Text)
+		b.chunkN++
+		b.chunkLast = e.Seq
 	case "step/start":
 		b.flushChunks(true)
 		b.inStep, b.stepMessage = true, false
@@ -303,6 +315,7 @@ func (b *Builder) other(e eventlog.Event) {
 	if o := b.others; o != nil {
 		if a, ok := b.opts.Branches.AbandonedBy(e.Seq); o.Type == e.Type && ok == o.Abandoned && a == o.AbandonedBy {
 			o.Count++
+			o.Last = e.Seq
 			return
 		}
 		b.flushOthers()
@@ -342,10 +355,38 @@ func (b *Builder) flushChunks(partial bool) {
 	if !b.hasChunks {
 		return
 	}
-	blk := b.block(KindAssistant, b.chunkAt)
-	blk.Text, blk.Streamed, blk.Partial = b.chunks.String(), true, partial
+	b.lastCall = ""
+	blk := b.streamed(partial)
 	b.dropChunks()
 	b.emit(blk)
+}
+
+// streamed is the step's joined chunks as a Block.
+func (b *Builder) streamed(partial bool) Block {
+	blk := b.mark(KindAssistant, b.chunkAt)
+	blk.Text, blk.Streamed, blk.Partial = b.chunks.String(), true, partial
+	blk.Count, blk.Last = b.chunkN, b.chunkLast
+	return blk
+}
+
+// Held returns the Blocks the Builder holds back because the events to
+// come may still add to them — a run of reasoning or of other events, a
+// step's streamed text — as Finish(true) would show them, in seq order,
+// without showing them: the Builder goes on as if Held was not called. A
+// live view shows them as they grow, and replaces them when they are
+// shown (handed to emit) or grow again.
+func (b *Builder) Held() []Block {
+	var out []Block
+	if b.hasChunks {
+		out = append(out, b.streamed(b.inStep))
+	}
+	for _, r := range []*Block{b.reasoning, b.others} {
+		if r != nil {
+			out = append(out, *r)
+		}
+	}
+	slices.SortStableFunc(out, func(x, y Block) int { return cmp.Compare(x.Seq, y.Seq) })
+	return out
 }
 
 func (b *Builder) dropChunks() {

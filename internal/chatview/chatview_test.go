@@ -2,7 +2,10 @@ package chatview
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -209,4 +212,56 @@ func TestTextNoTrailingBlanks(t *testing.T) {
 	var out bytes.Buffer
 	require.NoError(t, NewText(&out, 80, false).Write(Block{Kind: KindToolResult, Text: "a\n\nb", CallID: "c", Adjacent: true}))
 	require.Equal(t, "result  a\n\n        b\n", out.String())
+}
+
+func TestBuilderRunsSayTheirLastSeq(t *testing.T) {
+	evs := events(t,
+		`step/start`, `assistant/chunk {"text":"Hel"}`, `assistant/chunk {"text":"lo"}`, `x/y 1`, `x/y 2`, `x/y 3`,
+		`assistant/reasoning {"text":"a"}`, `assistant/reasoning {"text":"b"}`, `step/end`, `user/message {"text":"u"}`)
+	blocks := build(evs, Options{}, true)
+	require.Len(t, blocks, 4)
+	other, reasoning, streamed, user := blocks[0], blocks[1], blocks[2], blocks[3]
+	require.Equal(t, []int64{3, 5, 3}, []int64{other.Seq, other.Last, other.Count})
+	require.Equal(t, []int64{6, 7}, []int64{reasoning.Seq, reasoning.Last})
+	require.Equal(t, []int64{1, 2, 2}, []int64{streamed.Seq, streamed.Last, streamed.Count})
+	require.Equal(t, "Hello", streamed.Text)
+	require.Equal(t, user.Seq, user.Last, "a block of one event")
+}
+
+// TestHeldIsWhatFinishWouldShow: after any prefix of a log, Held returns
+// exactly the blocks Finish(true) would then show, and calling it changes
+// nothing the Builder shows later.
+func TestHeldIsWhatFinishWouldShow(t *testing.T) {
+	kinds := []string{`step/start`, `step/end`, `turn/start`, `turn/end {"kind":"completed"}`,
+		`assistant/chunk {"text":"c"}`, `assistant/reasoning {"text":"r"}`, `assistant/message {"text":"m"}`,
+		`tool/call {"id":"k","name":"n","args":{}}`, `tool/result {"id":"k","output":"o"}`, `x/y 1`, `x/z 2`, `user/message {"text":"u"}`}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range 200 {
+		var lines []string
+		for range 30 {
+			lines = append(lines, kinds[rng.IntN(len(kinds))])
+		}
+		evs := events(t, lines...)
+		var probed []Block
+		withHeld := NewBuilder(Options{}, func(blk Block) { probed = append(probed, blk) })
+		for i, e := range evs {
+			withHeld.Add(e)
+			held := withHeld.Held()
+			var shown []Block
+			fresh := NewBuilder(Options{}, func(blk Block) { shown = append(shown, blk) })
+			for _, e := range evs[:i+1] {
+				fresh.Add(e)
+			}
+			before := len(shown)
+			fresh.Finish(true)
+			finished := shown[before:]
+			slices.SortStableFunc(finished, func(x, y Block) int { return cmp.Compare(x.Seq, y.Seq) })
+			if len(finished) == 0 {
+				finished = nil
+			}
+			require.Equal(t, finished, held, "round %d, after seq %d", round, i)
+		}
+		withHeld.Finish(true)
+		require.Equal(t, build(evs, Options{}, true), probed, "round %d: Held changed what the Builder shows", round)
+	}
 }

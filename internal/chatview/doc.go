@@ -5,10 +5,12 @@
 // and the branches they abandoned, and the forks and child sessions that
 // start at an event.
 //
-// It has two halves, so that another front end (a web view) can reuse the
-// first: a Builder folds events, in seq order, into Blocks — plain data,
-// one a thing a person sees — and Text lays Blocks out for a terminal, at a
-// fixed width, with or without ANSI colours.
+// It has two halves, so that logtool show and serve's pages show the same
+// things: a Builder folds events, in seq order, into Blocks — plain data,
+// one a thing a person sees, a run of foreign records of one type and a
+// step's streamed chunks one Block each — and Text lays Blocks out for a
+// terminal, at a fixed width, with or without ANSI colours (internal/web
+// lays them out as HTML). Held shows a live view what is still growing.
 //
 // It knows eventlog.Event and the agent vocabulary (the event types of
 // docs/cli.md's import table and docs/format.md's reserved events) and

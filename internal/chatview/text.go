@@ -189,7 +189,7 @@ func (t *Text) layout(b Block, width int) []line {
 			head += "  (" + strings.Join(tags, ", ") + ")"
 		}
 		out := []line{{label: "call", labelStyle: styleTool, text: cut(clean(head), width-labelWidth), style: styleTool}}
-		if args := compact(b.Args); args != "" && args != "{}" && args != "null" {
+		if args := Compact(b.Args); args != "" && args != "{}" && args != "null" {
 			out = append(out, labelled("", "", args, styleNone, width, MaxArgsLines, seeAll)...)
 		}
 		return out
@@ -231,19 +231,7 @@ func (t *Text) layout(b Block, width int) []line {
 		}
 		return out
 	case KindUsage:
-		u := b.Usage
-		s := fmt.Sprintf("%s in", Thousands(u.InputTokens))
-		if u.CachedTokens > 0 {
-			s += fmt.Sprintf(" (%s cached)", Thousands(u.CachedTokens))
-		}
-		s += fmt.Sprintf(" · %s out", Thousands(u.OutputTokens))
-		if u.CostMicros > 0 {
-			s += fmt.Sprintf(" · $%.4f", float64(u.CostMicros)/1e6)
-		}
-		if u.Model != "" {
-			s += " · " + u.Model
-		}
-		return []line{{label: "usage", labelStyle: styleDim, text: cut(clean(s), width-labelWidth), style: styleDim}}
+		return []line{{label: "usage", labelStyle: styleDim, text: cut(clean(b.Usage.Words()), width-labelWidth), style: styleDim}}
 	case KindStop:
 		s := b.Stop
 		if b.Text != "" {
@@ -297,7 +285,7 @@ func (t *Text) layout(b Block, width int) []line {
 	case KindCompacted:
 		return labelled("summary", styleDim, b.Text, styleDim, width, MaxArgsLines, seeAll)
 	default:
-		data := compact(b.Data)
+		data := Compact(b.Data)
 		if data == "" {
 			data = "null"
 		}
@@ -309,8 +297,9 @@ func (t *Text) layout(b Block, width int) []line {
 	}
 }
 
-// compact is a JSON value on one line ("" for none).
-func compact(v json.RawMessage) string {
+// Compact is a JSON value on one line ("" for none; v itself when it is
+// not JSON).
+func Compact(v json.RawMessage) string {
 	if len(v) == 0 {
 		return ""
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/internal/chatview"
 )
 
 // diffSide is one session of a diff from where the two part.
@@ -140,25 +141,19 @@ func walkEqual(ctx context.Context, a, b handle.Handle, as, bs int64) (same, par
 	}
 }
 
-// sideItems renders up to diffShown events of h from seq from, the
-// branches that later rollbacks abandon marked.
+// sideItems renders up to diffShown events of h from seq from as the
+// session page does (records folded, streamed text joined), the branches
+// that later rollbacks abandon marked.
 func (s *Server) sideItems(ctx context.Context, h handle.Handle, from int64) ([]*item, bool, error) {
 	to := from + diffShown - 1
-	evs, rb, err := s.window(ctx, h, from, to)
+	evs, rb, last, err := s.window(ctx, h, from, to, handle.End)
 	if err != nil {
 		return nil, false, err
 	}
-	b := newBuilder(-1, rb)
+	pb := newPageBuilder(h.ID(), chatview.Options{Branches: chatview.NewBranches(last, rb)}, -1, from)
 	for _, e := range evs {
-		b.add(e)
+		pb.add(e)
 	}
-	return flatten(b.turns), h.Seq() > to, nil
-}
-
-func flatten(ts []*turn) []*item {
-	var out []*item
-	for _, t := range ts {
-		out = append(out, t.Items...)
-	}
-	return out
+	pb.finish(last <= to)
+	return flatten(pb.groups), last > to, nil
 }

@@ -1,9 +1,11 @@
 // Package web is the HTTP side of `logtool serve`: a read-only, local web
 // view of a session store (docs/cli.md, serve). It renders the session list,
 // a session's conversation with its branches, the diff of two sessions or
-// two seqs, verify results and a live view that follows a log as tail -f
-// does, with html/template (every piece of event data is escaped) and a
-// little plain JavaScript, all embedded.
+// two seqs, events as stored, verify results and a live view that follows a
+// log as tail -f does, with html/template (every piece of event data is
+// escaped) and a little plain JavaScript, all embedded. What a page shows of
+// the events is what logtool show shows: both fold them with
+// internal/chatview's Builder.
 //
 // It reads sessions through the narrow Store interface (handle.FileStore is
 // one) and only ever opens them read-only; what the CLI prints as JSON

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/chatview"
 )
 
 // FuzzRender feeds any event type and data to the page builder and the
@@ -33,29 +34,38 @@ func FuzzRender(f *testing.F) {
 	tpl, err := parsePages()
 	require.NoError(f, err)
 	f.Fuzz(func(t *testing.T, typ string, data []byte, seq int64) {
-		if seq < 0 {
-			seq = -seq
-		}
-		if seq < 0 {
-			seq = 0
+		if seq < 1 {
+			seq = 1 // after the call at 0
 		}
 		e := eventlog.Event{Seq: seq, Type: typ, Time: 1, Data: json.RawMessage(data)}
-		b := newBuilder(-1, nil)
-		if r, ok := rollbackRange(e); ok {
-			require.Less(t, r[1], seq)
-			b.branches = append(b.branches, r)
+		var rb []chatview.Rollback
+		if r, err := eventlog.ParseRollback(e.Data); err == nil && typ == eventlog.TypeRollback {
+			rb = append(rb, chatview.Rollback{Seq: seq, To: r.To})
 		}
-		b.add(eventlog.Event{Seq: seq, Type: "tool/call", Time: 1, Data: json.RawMessage(`{"id":"c"}`)})
+		b := newPageBuilder("01ARZ3NDEKTSV4RRFFQ69G5FAV", chatview.Options{Branches: chatview.NewBranches(seq, rb)}, -1, 0)
+		b.add(eventlog.Event{Seq: 0, Type: "tool/call", Time: 1, Data: json.RawMessage(`{"id":"c","name":"n"}`)})
 		b.add(e)
-		timeline(b.turns)
-		for _, it := range flatten(b.turns) {
+		b.held()
+		timeline(b.groups)
+		for _, g := range b.groups {
+			var buf bytes.Buffer
+			require.NoError(t, tpl.ExecuteTemplate(&buf, "group", g))
+			requireNoMarkup(t, buf.String())
+		}
+		b.finish(true)
+		for _, it := range flatten(b.groups) {
 			var buf bytes.Buffer
 			require.NoError(t, tpl.ExecuteTemplate(&buf, "item", it))
-			out := strings.ToLower(buf.String())
-			// Tags the template itself never writes.
-			for _, tag := range []string{"<script", "<img", "<svg", "<iframe", "<x", "<k", "<style", "<form"} {
-				require.NotContains(t, out, tag)
-			}
+			requireNoMarkup(t, buf.String())
 		}
 	})
+}
+
+// requireNoMarkup fails for tags the templates never write.
+func requireNoMarkup(t *testing.T, page string) {
+	t.Helper()
+	out := strings.ToLower(page)
+	for _, tag := range []string{"<script", "<img", "<svg", "<iframe", "<x", "<k", "<style", "<form"} {
+		require.NotContains(t, out, tag)
+	}
 }

@@ -2,28 +2,39 @@ package web
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 )
 
-// handleLive streams the events after seq ?after=S as server-sent events,
-// following the log as tail -f does: it reads to the end, waits, reads
-// again. Each message is one event rendered as the page renders it (the
-// same escaping), its id the seq, so a reconnecting browser goes on from
-// Last-Event-ID.
+// handleLive follows a session for the session page that shows its last
+// events (?from=F&after=S: the page shows seqs F..S), as server-sent
+// events, the way tail -f does: it reads to the end, waits, reads again.
+// It first folds the page's events again, so that it knows what the page
+// shows (its turns, their totals, the streamed text and the runs still
+// growing), then sends, after each read that found events, one message:
+// the new items in their turn, the page's facts and totals, and what is
+// still growing, each rendered by the page's own templates (the same
+// escaping). Its id is the last seq, so a reconnecting browser goes on
+// from Last-Event-ID. A rollback changes what earlier items mean: the
+// message then asks the page to reload.
 func (s *Server) handleLive(w http.ResponseWriter, r *http.Request, id string) {
 	ctx := r.Context()
-	after, err := strconv.ParseInt(r.URL.Query().Get("after"), 10, 64)
+	q := r.URL.Query()
+	from, errF := strconv.ParseInt(q.Get("from"), 10, 64)
+	after, errA := strconv.ParseInt(q.Get("after"), 10, 64)
 	if v, e := strconv.ParseInt(r.Header.Get("Last-Event-ID"), 10, 64); e == nil {
-		after, err = v, nil
+		after, errA = v, nil
 	}
-	if err != nil {
-		http.Error(w, "after: a seq is needed", http.StatusBadRequest)
+	if errF != nil || errA != nil || from < 0 || after < from-1 {
+		http.Error(w, "from and after: the seqs the page shows are needed (from ≥ 0, after ≥ from-1)", http.StatusBadRequest)
 		return
 	}
 	fl, canFlush := w.(http.Flusher)
@@ -31,11 +42,21 @@ func (s *Server) handleLive(w http.ResponseWriter, r *http.Request, id string) {
 		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
 		return
 	}
+	info, err := s.store.Stat(ctx, id)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
 	h, ok := s.open(w, r, id)
 	if !ok {
 		return
 	}
 	defer h.Close()
+	lv, err := s.newLive(ctx, h, info, from, after)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
 	if r.Method == http.MethodHead {
@@ -52,21 +73,20 @@ func (s *Server) handleLive(w http.ResponseWriter, r *http.Request, id string) {
 				fl.Flush()
 				return
 			}
-			b := newBuilder(-1, nil) // a result shows by itself: its call is already on the page
-			b.add(e)
-			var buf bytes.Buffer
-			if len(b.turns) > 0 && len(b.turns[0].Items) > 0 {
-				if err := s.pages.ExecuteTemplate(&buf, "item", b.turns[0].Items[0]); err != nil {
-					s.log.Warn("serve: live", "err", err)
-					return
-				}
-			}
-			fmt.Fprintf(w, "id: %d\n", e.Seq)
-			for line := range strings.SplitSeq(buf.String(), "\n") {
-				fmt.Fprintf(w, "data: %s\n", line)
-			}
-			fmt.Fprint(w, "\n")
+			lv.add(e)
 			after = e.Seq
+		}
+		if lv.changed {
+			msg, err := lv.update(ctx)
+			if err != nil {
+				s.log.Warn("serve: live", "err", err)
+				return
+			}
+			fmt.Fprintf(w, "id: %d\ndata: %s\n\n", after, msg)
+			if lv.reload {
+				fl.Flush()
+				return
+			}
 		}
 		fl.Flush()
 		select {
@@ -78,3 +98,124 @@ func (s *Server) handleLive(w http.ResponseWriter, r *http.Request, id string) {
 }
 
 func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }
+
+// live is what the live view knows of the page it updates.
+type live struct {
+	s        *Server
+	info     handle.Info
+	pr       pageRange
+	pb       *pageBuilder
+	children []eventlog.Header
+	groups   int  // groups the page shows; the last may get more items
+	changed  bool // events came since the last update
+	reload   bool // a rollback came: earlier items changed meaning
+}
+
+// newLive folds the page's events from..after again, as the page did.
+func (s *Server) newLive(ctx context.Context, h handle.Handle, info handle.Info, from, after int64) (*live, error) {
+	pr := pageRange{first: info.Header.FirstSeq(), from: from, to: after, last: after}
+	if info.Header.Parent != nil {
+		pr.first = 0
+	}
+	children := s.children(ctx, info.ID)
+	pb, err := s.buildPage(ctx, h, info.Header, children, pr, after)
+	if err != nil {
+		return nil, err
+	}
+	lv := &live{s: s, info: info, pr: pr, pb: pb, children: children, groups: len(pb.groups)}
+	lv.shown()
+	return lv, nil
+}
+
+func (l *live) add(e eventlog.Event) {
+	l.pb.add(e)
+	l.pr.to, l.pr.last = e.Seq, e.Seq
+	l.changed = true
+	l.reload = l.reload || e.Type == eventlog.TypeRollback
+}
+
+// shown forgets the items the page now has: they are never sent again
+// (a group keeps its totals for the page's heading and chart).
+func (l *live) shown() {
+	for _, g := range l.pb.groups {
+		g.Items = nil
+	}
+	l.groups = len(l.pb.groups)
+	l.changed = false
+}
+
+// liveUpdate is one message of the live view: HTML the page's templates
+// rendered.
+type liveUpdate struct {
+	Reload bool        `json:"reload,omitempty"`
+	Facts  string      `json:"facts,omitempty"` // replaces #facts
+	Usage  string      `json:"usage,omitempty"` // replaces #usage
+	Chart  string      `json:"chart,omitempty"` // replaces #chart
+	Pager  string      `json:"pager,omitempty"` // replaces #pager
+	Groups []liveGroup `json:"groups,omitempty"`
+	Held   string      `json:"held,omitempty"`   // replaces #held, in the section HeldIn
+	HeldIn string      `json:"heldIn,omitempty"` // a section's id
+}
+
+// liveGroup is what changed in one group: a new one whole (Section, put
+// first, as the page shows the last turns first), or an existing one's
+// heading and the items to add at its end.
+type liveGroup struct {
+	ID      string `json:"id"`
+	Section string `json:"section,omitempty"`
+	Head    string `json:"head,omitempty"`
+	Items   string `json:"items,omitempty"`
+}
+
+// update renders what changed since the last update as a JSON message.
+func (l *live) update(ctx context.Context) ([]byte, error) {
+	if l.reload {
+		return json.Marshal(liveUpdate{Reload: true})
+	}
+	if info, err := l.s.store.Stat(ctx, l.info.ID); err == nil {
+		l.info = info // the size and count in the heading
+	}
+	l.pb.held()
+	p := l.s.page(l.info, l.pb, l.pr)
+	p.Children = l.children
+	var u liveUpdate
+	var err error
+	exec := func(name string, data any) string {
+		var buf bytes.Buffer
+		if err == nil {
+			err = l.s.pages.ExecuteTemplate(&buf, name, data)
+		}
+		return buf.String()
+	}
+	u.Facts, u.Usage, u.Chart, u.Pager = exec("facts", p), exec("usage", p), exec("chart", p), exec("pager", p)
+	if len(l.pb.groups) == 0 { // events that show nothing (yet)
+		l.shown()
+		return json.Marshal(u)
+	}
+	last := l.pb.last()
+	held := last.Held
+	last.Held = nil // sent on its own: it is replaced, not added to
+	for i, g := range l.pb.groups {
+		switch {
+		case i < l.groups-1:
+			continue
+		case i == l.groups-1:
+			lg := liveGroup{ID: "turn-" + itoa(g.Seq), Head: exec("grouphead", g)}
+			for _, it := range g.Items {
+				lg.Items += exec("item", it)
+			}
+			u.Groups = append(u.Groups, lg)
+		default:
+			u.Groups = append(u.Groups, liveGroup{ID: "turn-" + itoa(g.Seq), Section: exec("group", g)})
+		}
+	}
+	last.Held = held
+	if len(held) > 0 {
+		u.Held, u.HeldIn = exec("held", last), "turn-"+itoa(last.Seq)
+	}
+	if err != nil {
+		return nil, err
+	}
+	l.shown()
+	return json.Marshal(u)
+}

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"html/template"
 	"net/http"
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/internal/chatview"
 )
 
 func parsePages() (*template.Template, error) {
@@ -17,6 +19,16 @@ func parsePages() (*template.Template, error) {
 		"time": fmtTime,
 		"cost": fmtCost,
 		"mode": describeParent,
+		"num":  chatview.Thousands,
+		"plural": func(n any, one string) string {
+			switch n := n.(type) {
+			case int:
+				return chatview.Plural(int64(n), one, "")
+			case int64:
+				return chatview.Plural(n, one, "")
+			}
+			return fmt.Sprint(n, " ", one)
+		},
 	}).ParseFS(assets, "assets/*.html")
 }
 

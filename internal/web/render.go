@@ -4,247 +4,126 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"strconv"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/chatview"
 )
 
 // maxShown is how much of one text, argument or result a page shows; the
 // rest is cut with a note of the full size (the log keeps it all).
 const maxShown = 64 << 10
 
-// item is one event as a page shows it. Every string is escaped by
-// html/template when rendered.
+// previewWidth is how many characters of a folded item's content its
+// summary line shows.
+const previewWidth = 160
+
+// item is one chatview.Block as a page shows it: what to show is the
+// Block's (the same folding as logtool show: a run of records of one
+// type is one item with its count, a step's chunks one message), how to
+// show it is the page's. Every string is escaped by html/template.
 type item struct {
-	Seq       int64
-	Type      string
-	Time      string
-	Kind      string // user, assistant, reasoning, call, result, usage, checkpoint, rollback, turn, step, other
-	Text      string
-	Name      string // tool name
-	CallID    string
-	Args      string
-	Result    string
-	ResultSeq int64
-	Failed    bool // the tool result is an error
-	Synthetic bool
-	Tokens    string
-	Label     string
-	To        int64 // a rollback's target
-	Chunks    int   // assistant/chunk events folded into this item
-	LastSeq   int64 // the last chunk's seq
-	Abandoned bool  // in a branch a later rollback abandoned
-	Inherited bool  // a fork's event inherited from its parent
+	chatview.Block
+	Class     string // what it is: the CSS class k-<Class>
+	Body      string // the text shown (clipped)
+	Preview   string // one line of a folded item's content
+	Args      string // a call's arguments, indented
+	Size      string // a result's or a record's size in words
+	Tokens    string // a usage in words
+	Call      int64  // the seq of a result's call on the page, -1 when not on it
+	Raw       string // the page of the events it stands for, as stored
+	Inherited bool   // a fork's event inherited from its parent
+	Held      bool   // still growing: the events to come may add to it
+	Mark      bool   // a marker beside its event's own item (no anchor, no seq of its own)
 }
 
-// turn is the events from one turn/start to the next.
-type turn struct {
-	Seq       int64 // the turn/start's seq, or the first event's when the page starts mid-turn
-	Items     []*item
-	In, Out   int64 // tokens spent in the turn, an abandoned branch's too
-	Cost      int64
-	live      [3]int64 // in, out, cost of the events on the live branch
-	Start     int64    // ms
-	End       int64    // ms
-	Stop      string
-	Abandoned bool // every event of the turn is abandoned
-	Rollback  bool // the group starts with a rollback (not a turn)
-}
+// Clock is the item's time of day; its title has the date.
+func (it *item) Clock() string { return time.UnixMilli(it.Time).UTC().Format("15:04:05") }
 
-// Tokens is the turn's input and output tokens.
-func (t *turn) Tokens() int64 { return t.In + t.Out }
+// Stamp is the item's time in full.
+func (it *item) Stamp() string { return fmtTime(it.Time) }
 
-// Duration says how long the turn took, from its first event's time to its
-// last's.
-func (t *turn) Duration() string {
-	return (time.Duration(t.End-t.Start) * time.Millisecond).Round(time.Millisecond).String()
-}
-
-// branches holds the abandoned ranges of the rollbacks read.
-type branches [][2]int64 // [from, to] inclusive
-
-func (b branches) abandoned(seq int64) bool {
-	for _, r := range b {
-		if seq >= r[0] && seq <= r[1] {
-			return true
+// newItem makes the item of blk, in session id (for its links).
+func newItem(id string, blk chatview.Block, inherit int64) *item {
+	it := &item{Block: blk, Call: -1, Inherited: blk.Seq <= inherit,
+		Raw: "/s/" + id + "/events?" + url.Values{"from": {itoa(blk.Seq)}, "to": {itoa(blk.Last)}}.Encode()}
+	switch blk.Kind {
+	case chatview.KindTurn:
+		it.Class, it.Body = "turn", clip(blk.Text)
+	case chatview.KindUser:
+		it.Class, it.Body = "user", clip(blk.Text)
+	case chatview.KindAssistant:
+		it.Class, it.Body = "assistant", clip(blk.Text)
+	case chatview.KindReasoning:
+		it.Class, it.Body, it.Preview = "reasoning", clip(blk.Text), preview(blk.Text)
+		it.Size = chatview.Plural(int64(len([]rune(blk.Text))), "character", "")
+	case chatview.KindToolCall:
+		it.Class, it.Args = "call", pretty(blk.Args)
+		it.Preview = preview(chatview.Compact(blk.Args))
+	case chatview.KindApproval:
+		it.Class = "approval"
+	case chatview.KindToolResult:
+		it.Class = "result"
+		text := blk.Text
+		if blk.Error != "" && text != "" {
+			text = blk.Error + "\n\n" + text
+		} else if blk.Error != "" {
+			text = blk.Error
 		}
-	}
-	return false
-}
-
-// eventData is the union of the §8 keys a page shows; a wrong shape
-// leaves fields empty and the raw data is shown instead.
-type eventData struct {
-	Text         json.RawMessage `json:"text"`
-	ID           string          `json:"id"`
-	Name         string          `json:"name"`
-	Args         json.RawMessage `json:"args"`
-	Output       json.RawMessage `json:"output"`
-	Error        json.RawMessage `json:"error"`
-	Synthetic    bool            `json:"synthetic"`
-	Decision     string          `json:"decision"`
-	InputTokens  int64           `json:"inputTokens"`
-	OutputTokens int64           `json:"outputTokens"`
-	CachedTokens int64           `json:"cachedTokens"`
-	CostMicros   int64           `json:"costMicros"`
-	Model        string          `json:"model"`
-	Kind         string          `json:"kind"`
-	Reason       string          `json:"reason"`
-	Label        string          `json:"label"`
-	To           *int64          `json:"to"`
-	Summary      string          `json:"summary"`
-	Key          string          `json:"key"`
-}
-
-// rollbackRange returns the seqs a rollback event abandons, ok false for
-// any other event or a malformed rollback.
-func rollbackRange(e eventlog.Event) (r [2]int64, ok bool) {
-	if e.Type != "rollback" {
-		return r, false
-	}
-	var d eventData
-	if json.Unmarshal(e.Data, &d) != nil || d.To == nil || *d.To < 0 || *d.To >= e.Seq {
-		return r, false
-	}
-	return [2]int64{*d.To + 1, e.Seq - 1}, true
-}
-
-// build groups events into turns; results are attached to their calls
-// when both are on the page.
-type builder struct {
-	turns    []*turn
-	calls    map[string]*item
-	inherit  int64 // last inherited seq, -1 for none
-	branches branches
-}
-
-func newBuilder(inherit int64, b branches) *builder {
-	return &builder{calls: map[string]*item{}, inherit: inherit, branches: b}
-}
-
-func (b *builder) cur(e eventlog.Event) *turn {
-	// A rollback closes the group it ends: the branch before it reads as
-	// abandoned, and what follows is the live branch again.
-	if len(b.turns) == 0 || e.Type == "turn/start" || e.Type == "rollback" {
-		b.turns = append(b.turns, &turn{Seq: e.Seq, Start: e.Time, Abandoned: true, Rollback: e.Type == "rollback"})
-	}
-	return b.turns[len(b.turns)-1]
-}
-
-func (b *builder) add(e eventlog.Event) {
-	t := b.cur(e)
-	t.End = e.Time
-	it := &item{Seq: e.Seq, Type: e.Type, Time: fmtTime(e.Time), Kind: "other",
-		Abandoned: b.branches.abandoned(e.Seq), Inherited: e.Seq <= b.inherit}
-	if !it.Abandoned {
-		t.Abandoned = false
-	}
-	var d eventData
-	shaped := len(e.Data) == 0 || json.Unmarshal(e.Data, &d) == nil
-	switch {
-	case !shaped:
-		it.Text = clip(string(e.Data))
-	case e.Type == "turn/start" || e.Type == "step/start" || e.Type == "step/end":
-		it.Kind = "step"
-	case e.Type == "turn/end":
-		it.Kind = "turn"
-		it.Text = d.Kind
-		if d.Reason != "" {
-			it.Text += ": " + d.Reason
-		}
-		t.Stop = d.Kind
-	case e.Type == "assistant/chunk" && b.foldChunk(t, it, d):
-		return // folded into the chunks before it
-	case e.Type == "user/message" || e.Type == "assistant/message" || e.Type == "assistant/reasoning" || e.Type == "assistant/chunk":
-		it.Kind = map[string]string{"user/message": "user", "assistant/message": "assistant",
-			"assistant/reasoning": "reasoning", "assistant/chunk": "chunk"}[e.Type]
-		it.Text = textOf(d.Text)
-		if it.Kind == "chunk" {
-			it.Chunks, it.LastSeq = 1, e.Seq
-		}
-	case e.Type == "tool/call":
-		it.Kind = "call"
-		it.Name, it.CallID, it.Args = d.Name, d.ID, pretty(d.Args)
-		b.calls[d.ID] = it
-	case e.Type == "tool/result":
-		res, failed := pretty(d.Output), len(d.Error) > 0 && string(d.Error) != "null"
-		if failed {
-			res = pretty(d.Error)
-		}
-		if c := b.calls[d.ID]; c != nil && d.ID != "" {
-			c.Result, c.ResultSeq, c.Failed, c.Synthetic = res, e.Seq, failed, d.Synthetic
-			return // shown with its call
-		}
-		it.Kind = "result"
-		it.CallID, it.Result, it.Failed, it.Synthetic = d.ID, res, failed, d.Synthetic
-	case e.Type == "tool/approval":
-		it.Text = d.ID + " " + d.Decision
-	case e.Type == "usage":
-		it.Kind = "usage"
-		it.Tokens = fmt.Sprintf("in %d · out %d", d.InputTokens, d.OutputTokens)
-		if d.CachedTokens > 0 {
-			it.Tokens += fmt.Sprintf(" · cached %d", d.CachedTokens)
-		}
-		if d.CostMicros > 0 {
-			it.Tokens += " · " + fmtCost(d.CostMicros)
-		}
-		if d.Model != "" {
-			it.Tokens += " · " + d.Model
-		}
-		t.In += d.InputTokens
-		t.Out += d.OutputTokens
-		t.Cost += d.CostMicros
-		if !it.Abandoned {
-			t.live[0] += d.InputTokens
-			t.live[1] += d.OutputTokens
-			t.live[2] += d.CostMicros
-		}
-	case e.Type == "checkpoint":
-		it.Kind, it.Label = "checkpoint", d.Label
-	case e.Type == "rollback":
-		it.Kind, it.Label, it.Text = "rollback", d.Label, d.Reason
-		if d.To != nil {
-			it.To = *d.To
-		}
-	case e.Type == "context/compacted":
-		it.Text = clip(d.Summary)
+		it.Body, it.Preview = clip(text), preview(text)
+		it.Size = lines(text)
+	case chatview.KindUsage:
+		it.Class, it.Tokens = "usage", blk.Usage.Words()
+	case chatview.KindStop:
+		it.Class, it.Body = "stop", blk.Text
+	case chatview.KindCheckpoint:
+		it.Class = "checkpoint"
+	case chatview.KindRollback:
+		it.Class, it.Body = "rollback", blk.Text
+	case chatview.KindBranch:
+		it.Class, it.Mark = "branch", true
+	case chatview.KindForkPoint:
+		it.Class, it.Mark = "forkpoint", true
+	case chatview.KindRelated:
+		it.Class, it.Mark = "related", true
+	case chatview.KindCompacted:
+		it.Class, it.Body, it.Preview = "compacted", clip(blk.Text), preview(blk.Text)
 	default:
-		it.Text = clip(string(e.Data))
+		it.Class = "other"
+		data := blk.Data
+		if len(data) == 0 {
+			data = json.RawMessage("null")
+		}
+		it.Body, it.Preview, it.Size = pretty(data), preview(chatview.Compact(data)), chatview.Size(int64(len(data)))
 	}
-	t.Items = append(t.Items, it)
+	return it
 }
 
-// foldChunk adds a streamed chunk to the chunks just before it in the
-// turn (same branch), so a stream of hundreds of deltas is one item; it
-// reports whether it did.
-func (b *builder) foldChunk(t *turn, it *item, d eventData) bool {
-	if len(t.Items) == 0 {
-		return false
+// lines says how long a text is: "83 lines, 3.8 KiB".
+func lines(s string) string {
+	if s == "" {
+		return "empty"
 	}
-	prev := t.Items[len(t.Items)-1]
-	if prev.Kind != "chunk" || prev.Abandoned != it.Abandoned || prev.Inherited != it.Inherited {
-		return false
-	}
-	if len(prev.Text) <= maxShown {
-		prev.Text = clip(prev.Text + textOf(d.Text))
-	}
-	prev.Chunks++
-	prev.LastSeq = it.Seq
-	return true
+	n := int64(strings.Count(strings.TrimRight(s, "\n"), "\n") + 1)
+	return chatview.Plural(n, "line", "") + ", " + chatview.Size(int64(len(s)))
 }
 
-// textOf returns a text key's string, or its raw JSON when it is not one
-// (wrong shape, docs/format.md §8: shown, never trusted).
-func textOf(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return clip(s)
+// preview is the first line of s with text, cut to previewWidth.
+func preview(s string) string {
+	for l := range strings.SplitSeq(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			if r := []rune(l); len(r) > previewWidth {
+				return string(r[:previewWidth-1]) + "…"
+			}
+			return l
+		}
 	}
-	return clip(string(raw))
+	return ""
 }
 
-// pretty indents JSON for a collapsible block; a string is shown as is.
+// pretty indents JSON for a folded block; a string is shown as is.
 func pretty(raw json.RawMessage) string {
 	if len(raw) == 0 || string(raw) == "null" {
 		return ""
@@ -264,7 +143,7 @@ func clip(s string) string {
 	if len(s) <= maxShown {
 		return s
 	}
-	return s[:maxShown] + "\n… (" + strconv.Itoa(len(s)) + " bytes; logtool cat shows all)"
+	return s[:maxShown] + "\n… (" + chatview.Size(int64(len(s))) + " in all; the seq's link shows the event as stored)"
 }
 
 func fmtTime(ms int64) string {
@@ -273,16 +152,152 @@ func fmtTime(ms int64) string {
 
 func fmtCost(micros int64) string { return fmt.Sprintf("$%.4f", float64(micros)/1e6) }
 
-func fmtSize(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+func fmtSize(n int64) string { return chatview.Size(n) }
+
+// group is what the session page shows under one heading: a turn (from its
+// turn/start to the next), the events after a rollback, or the events
+// before the page's first turn/start.
+type group struct {
+	Seq       int64 // its turn/start's or rollback's seq; the page's first seq otherwise
+	Head      *item // the turn/start's item, nil for another group
+	Turn      int   // the turn's number, 0 when not known
+	Rollback  bool  // the group starts with a rollback
+	Begun     bool  // no turn/start: the page starts in a turn begun before it
+	Items     []*item
+	Held      []*item // items still growing, at the end (the live page's last group)
+	In, Out   int64   // tokens spent in the group, an abandoned branch's too
+	Cost      int64
+	live      [3]int64 // in, out, cost on the live branch
+	Start     int64    // ms
+	End       int64    // ms
+	Stop      string
+	Abandoned bool // every event of the group is abandoned
+	blocks    int  // blocks it holds, its head among them
+}
+
+// Tokens is the group's input and output tokens.
+func (g *group) Tokens() int64 { return g.In + g.Out }
+
+// Duration says how long the group took, from its first event's time to
+// its last's.
+func (g *group) Duration() string {
+	return (time.Duration(g.End-g.Start) * time.Millisecond).Round(time.Millisecond).String()
+}
+
+// pageBuilder folds events into groups of items through a
+// chatview.Builder, so that a page shows what logtool show shows.
+type pageBuilder struct {
+	id      string
+	inherit int64 // the last inherited seq of a fork, -1 for none
+	from    int64 // the first seq read
+	midLog  bool  // events come before from: the first group may be part of a turn
+	groups  []*group
+	calls   map[string]int64 // call id → the seq of its item
+	cv      *chatview.Builder
+}
+
+func newPageBuilder(id string, opts chatview.Options, inherit, from int64) *pageBuilder {
+	p := &pageBuilder{id: id, inherit: inherit, from: from, calls: map[string]int64{}}
+	p.cv = chatview.NewBuilder(opts, p.emit)
+	return p
+}
+
+func (p *pageBuilder) add(e eventlog.Event) { p.cv.Add(e) }
+
+// finish shows what the Builder holds; atEnd says the last event added is
+// the log's last.
+func (p *pageBuilder) finish(atEnd bool) { p.cv.Finish(atEnd) }
+
+// held puts what the Builder holds back (still growing) in the last
+// group's Held, for a page that follows the log.
+func (p *pageBuilder) held() {
+	blocks := p.cv.Held()
+	if len(blocks) == 0 {
+		if len(p.groups) > 0 {
+			p.last().Held = nil
+		}
+		return
 	}
-	return fmt.Sprintf("%d B", n)
+	g := p.current()
+	g.Held = g.Held[:0]
+	for _, blk := range blocks {
+		it := p.item(blk)
+		it.Held = true
+		g.Held = append(g.Held, it)
+	}
+}
+
+func (p *pageBuilder) last() *group { return p.groups[len(p.groups)-1] }
+
+// current is the last group, made when there is none.
+func (p *pageBuilder) current() *group {
+	if len(p.groups) == 0 {
+		p.groups = append(p.groups, &group{Seq: p.from, Begun: p.midLog, Abandoned: true, Start: -1})
+	}
+	return p.last()
+}
+
+func (p *pageBuilder) item(blk chatview.Block) *item {
+	it := newItem(p.id, blk, p.inherit)
+	if blk.Kind == chatview.KindToolResult {
+		if seq, ok := p.calls[blk.CallID]; ok {
+			it.Call = seq
+		}
+	}
+	return it
+}
+
+func (p *pageBuilder) emit(blk chatview.Block) {
+	if blk.Kind == chatview.KindTurn || blk.Kind == chatview.KindRollback {
+		// A rollback closes the group it ends: the branch before it reads
+		// as abandoned, and what follows is the live branch again.
+		p.groups = append(p.groups, &group{Seq: blk.Seq, Turn: blk.Turn, Rollback: blk.Kind == chatview.KindRollback,
+			Abandoned: true, Start: -1})
+	}
+	g := p.current()
+	it := p.item(blk)
+	g.blocks++
+	if g.Start < 0 {
+		g.Start = blk.Time
+	}
+	g.End = max(g.End, blk.Time)
+	if !blk.Abandoned {
+		g.Abandoned = false
+	}
+	switch blk.Kind {
+	case chatview.KindTurn:
+		g.Head = it
+		if blk.Text == "" {
+			return // its heading says it all
+		}
+	case chatview.KindToolCall:
+		p.calls[blk.CallID] = blk.Seq
+	case chatview.KindUsage:
+		u := blk.Usage
+		g.In, g.Out, g.Cost = g.In+u.InputTokens, g.Out+u.OutputTokens, g.Cost+u.CostMicros
+		if !blk.Abandoned {
+			g.live[0] += u.InputTokens
+			g.live[1] += u.OutputTokens
+			g.live[2] += u.CostMicros
+		}
+	case chatview.KindStop:
+		g.Stop = blk.Stop
+	}
+	g.Items = append(g.Items, it)
+}
+
+// flatten lists the items of groups, each turn's head first (for the
+// diff, which has no headings).
+func flatten(gs []*group) []*item {
+	var out []*item
+	for _, g := range gs {
+		if g.Head != nil && g.Head.Body == "" {
+			out = append(out, g.Head)
+		}
+		out = append(out, g.Items...)
+		out = append(out, g.Held...)
+	}
+	return out
 }
 
 // bar is one turn in the timeline chart.
@@ -293,44 +308,79 @@ type bar struct {
 	Abandoned  bool
 }
 
+// chart is the timeline: a bar a turn and the legend that says what the
+// bars measure.
+type chart struct {
+	Bars     []bar
+	ByTokens bool  // bar heights are tokens (otherwise durations)
+	Most     int64 // the tallest bar's tokens or milliseconds
+	Grey     bool  // some bar is an abandoned turn
+	Width    int   // of the drawing
+}
+
+// MostWords says what the tallest bar stands for.
+func (c chart) MostWords() string {
+	if c.ByTokens {
+		return chatview.Plural(c.Most, "token", "")
+	}
+	return (time.Duration(c.Most) * time.Millisecond).Round(time.Millisecond).String()
+}
+
+// Chart dimensions: bars are at most maxBarWidth wide, so that a page of
+// two turns does not show two slabs.
+const (
+	chartWidth  = 600
+	chartHeight = 60
+	maxBarWidth = 24
+	// minChartWidth keeps a chart of one bar wide enough to read as one.
+	minChartWidth = 120
+)
+
 // timeline draws one bar a turn, its height the turn's tokens (the
-// duration when no turn has usage), in a 600×60 box. A rollback's group
-// is no turn and gets no bar.
-func timeline(groups []*turn) []bar {
-	var turns []*turn
-	for _, t := range groups {
-		if !t.Rollback {
-			turns = append(turns, t)
+// duration when no turn has usage); the events before a page's first
+// turn/start are a turn begun before the page, unless the page starts
+// the log. A rollback's group is no turn and gets no bar.
+func timeline(groups []*group) chart {
+	var turns []*group
+	for _, g := range groups {
+		if g.Head != nil || g.Begun {
+			turns = append(turns, g)
 		}
 	}
+	var c chart
 	if len(turns) == 0 {
-		return nil
+		return c
 	}
-	var most int64
-	byTokens := false
 	for _, t := range turns {
-		if t.Tokens() > 0 {
-			byTokens = true
-		}
+		c.ByTokens = c.ByTokens || t.Tokens() > 0
 	}
-	val := func(t *turn) int64 {
-		if byTokens {
+	val := func(t *group) int64 {
+		if c.ByTokens {
 			return t.Tokens()
 		}
 		return max(t.End-t.Start, 0)
 	}
 	for _, t := range turns {
-		most = max(most, val(t))
+		c.Most = max(c.Most, val(t))
+		c.Grey = c.Grey || t.Abandoned
 	}
-	w := max(600/len(turns), 1)
-	out := make([]bar, 0, len(turns))
+	w := min(max(chartWidth/len(turns), 1), maxBarWidth)
+	c.Width = max(w*len(turns), minChartWidth)
+	c.Bars = make([]bar, 0, len(turns))
 	for i, t := range turns {
 		h := 1
-		if most > 0 {
-			h = max(int(val(t)*58/most), 1)
+		if c.Most > 0 {
+			h = max(int(val(t)*(chartHeight-2)/c.Most), 1)
 		}
-		out = append(out, bar{X: i * w, Y: 60 - h, W: max(w-1, 1), H: h, Seq: t.Seq, Abandoned: t.Abandoned,
-			Title: fmt.Sprintf("turn at seq %d: %s, %d tokens", t.Seq, t.Duration(), t.Tokens())})
+		name := "turn at seq " + itoa(t.Seq)
+		switch {
+		case t.Head == nil:
+			name = "a turn begun before the page, from seq " + itoa(t.Seq)
+		case t.Turn > 0:
+			name = fmt.Sprintf("turn %d (seq %d)", t.Turn, t.Seq)
+		}
+		c.Bars = append(c.Bars, bar{X: i * w, Y: chartHeight - h, W: max(w-1, 1), H: h, Seq: t.Seq, Abandoned: t.Abandoned,
+			Title: fmt.Sprintf("%s: %s, %s", name, t.Duration(), chatview.Plural(t.Tokens(), "token", ""))})
 	}
-	return out
+	return c
 }

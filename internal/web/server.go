@@ -175,6 +175,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /{$}", s.handleList)
 	mux.HandleFunc("GET /s/{id}", s.withID(s.handleSession))
 	mux.HandleFunc("GET /s/{id}/live", s.withID(s.handleLive))
+	mux.HandleFunc("GET /s/{id}/events", s.withID(s.handleEvents))
 	mux.HandleFunc("GET /s/{id}/verify", s.withID(s.handleVerifyPage))
 	mux.HandleFunc("GET /diff", s.handleDiff)
 	mux.HandleFunc("GET /api/ls", s.handleAPILs)

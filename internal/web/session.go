@@ -4,24 +4,26 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/internal/chatview"
 )
 
 // sessionPage is what the session page shows.
 type sessionPage struct {
 	Info      handle.Info
 	Children  []eventlog.Header
-	Turns     []*turn
-	Bars      []bar
+	Groups    []*group // last first
+	Chart     chart
 	From, To  int64 // the seqs shown
-	First     int64 // the log's first seq
 	Older     string
 	Newer     string
-	Live      bool  // the page shows the last event and follows the log
-	In, Out   int64 // usage on the live branch
+	Follow    string // the live view's URL, when the page shows the last event
+	In, Out   int64  // usage on the live branch
 	Cost      int64
 	SpentIn   int64 // usage of every event shown, abandoned branches too
 	SpentOut  int64
@@ -31,6 +33,11 @@ type sessionPage struct {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// pageRange is the seqs a session page shows: from..to of a log whose
+// first seq is first (0 for a fork: it shows its inherited events too)
+// and last is last.
+type pageRange struct{ first, from, to, last int64 }
 
 // handleSession shows a session's last events (?before=S: the page of
 // events before seq S), grouped into turns. It reads from the start of the
@@ -48,64 +55,121 @@ func (s *Server) handleSession(w http.ResponseWriter, r *http.Request, id string
 		return
 	}
 	defer h.Close()
-	first := info.Header.FirstSeq()
+	pr := pageRange{first: info.Header.FirstSeq(), last: h.Seq()}
 	if info.Header.Parent != nil {
-		first = 0
+		pr.first = 0
 	}
-	last := h.Seq()
-	to := last
-	if b, err := strconv.ParseInt(r.URL.Query().Get("before"), 10, 64); err == nil && b-1 < last {
-		to = max(b-1, first-1)
+	pr.to = pr.last
+	if b, err := strconv.ParseInt(r.URL.Query().Get("before"), 10, 64); err == nil && b-1 < pr.last {
+		pr.to = max(b-1, pr.first-1)
 	}
-	from := max(to-int64(s.pageEvents)+1, first)
-	p := sessionPage{Info: info, From: from, To: to, First: first, Live: to == last, Whole: from == first}
-	evs, rb, err := s.window(ctx, h, from, to)
+	pr.from = max(pr.to-int64(s.pageEvents)+1, pr.first)
+	children := s.children(ctx, id)
+	pb, err := s.buildPage(ctx, h, info.Header, children, pr, handle.End)
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	inherit := int64(-1)
-	if par := info.Header.Parent; par != nil && par.Mode == "fork" {
-		inherit = par.Seq
+	if pr.to == pr.last {
+		pb.held() // the live view goes on from here
+	} else {
+		pb.finish(false)
 	}
-	b := newBuilder(inherit, rb)
-	for _, e := range evs {
-		b.add(e)
-	}
-	p.Turns, p.Rollbacks = b.turns, len(rb)
-	for _, t := range p.Turns {
-		p.In, p.Out, p.Cost = p.In+t.live[0], p.Out+t.live[1], p.Cost+t.live[2]
-		p.SpentIn, p.SpentOut, p.SpentCost = p.SpentIn+t.In, p.SpentOut+t.Out, p.SpentCost+t.Cost
-	}
-	p.Bars = timeline(p.Turns)
-	slicesReverse(p.Turns) // last turns first
-	if from > first {
-		p.Older = "/s/" + id + "?" + url.Values{"before": {itoa(from)}}.Encode()
-	}
-	if to < last {
-		p.Newer = "/s/" + id + "?" + url.Values{"before": {itoa(min(to+1+int64(s.pageEvents), last+1))}}.Encode()
-	}
-	p.Children = s.children(ctx, id)
+	p := s.page(info, pb, pr)
+	p.Children = children
 	s.render(w, "session.html", p)
 }
 
-// window reads events from..to, and the rollbacks from there to the end
-// of the log.
-func (s *Server) window(ctx context.Context, h handle.Handle, from, to int64) ([]eventlog.Event, branches, error) {
-	var evs []eventlog.Event
-	var rb branches
-	for e, err := range h.Read(ctx, from, handle.End) {
-		if err != nil {
-			return nil, nil, err
+// buildPage folds the events pr.from..pr.to of h into a pageBuilder, the
+// rollbacks up to seq rollbacksTo deciding which are abandoned.
+func (s *Server) buildPage(ctx context.Context, h handle.Handle, hdr eventlog.Header, children []eventlog.Header, pr pageRange, rollbacksTo int64) (*pageBuilder, error) {
+	evs, rollbacks, last, err := s.window(ctx, h, pr.from, pr.to, rollbacksTo)
+	if err != nil {
+		return nil, err
+	}
+	opts := chatview.Options{Branches: chatview.NewBranches(last, rollbacks), Related: related(children)}
+	if pr.from == pr.first {
+		opts.FirstTurn = 1 // counting the turns before the page would read the log from its start
+	}
+	inherit := int64(-1)
+	if par := hdr.Parent; par != nil && par.Mode == eventlog.ModeFork {
+		inherit = par.Seq
+		opts.Fork = par
+	}
+	pb := newPageBuilder(hdr.ID, opts, inherit, pr.from)
+	pb.midLog = pr.from > pr.first
+	for _, e := range evs {
+		pb.add(e)
+	}
+	return pb, nil
+}
+
+// page is what a session page shows of pb.
+func (s *Server) page(info handle.Info, pb *pageBuilder, pr pageRange) sessionPage {
+	id := info.ID
+	p := sessionPage{Info: info, From: pr.from, To: pr.to, Whole: pr.from == pr.first}
+	p.Groups = slices.Clone(pb.groups)
+	for _, g := range p.Groups {
+		p.In, p.Out, p.Cost = p.In+g.live[0], p.Out+g.live[1], p.Cost+g.live[2]
+		p.SpentIn, p.SpentOut, p.SpentCost = p.SpentIn+g.In, p.SpentOut+g.Out, p.SpentCost+g.Cost
+		if g.Rollback {
+			p.Rollbacks++
 		}
-		if r, ok := rollbackRange(e); ok {
-			rb = append(rb, r)
+	}
+	p.Chart = timeline(p.Groups)
+	slices.Reverse(p.Groups) // last turns first
+	if pr.from > pr.first {
+		p.Older = "/s/" + id + "?" + url.Values{"before": {itoa(pr.from)}}.Encode()
+	}
+	if pr.to < pr.last {
+		p.Newer = "/s/" + id + "?" + url.Values{"before": {itoa(min(pr.to+1+int64(s.pageEvents), pr.last+1))}}.Encode()
+	} else {
+		p.Follow = "/s/" + id + "/live?" + url.Values{"from": {itoa(pr.from)}, "after": {itoa(pr.to)}}.Encode()
+	}
+	return p
+}
+
+// window reads the events from..to, and the rollbacks from there to seq
+// rollbacksTo; last is the last seq read.
+func (s *Server) window(ctx context.Context, h handle.Handle, from, to, rollbacksTo int64) ([]eventlog.Event, []chatview.Rollback, int64, error) {
+	var evs []eventlog.Event
+	var rb []chatview.Rollback
+	last := from - 1
+	for e, err := range h.Read(ctx, from, max(to, rollbacksTo)) {
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		last = e.Seq
+		if e.Type == eventlog.TypeRollback {
+			if r, err := eventlog.ParseRollback(e.Data); err == nil {
+				rb = append(rb, chatview.Rollback{Seq: e.Seq, To: r.To})
+			}
 		}
 		if e.Seq <= to {
 			evs = append(evs, e)
 		}
 	}
-	return evs, rb, nil
+	return evs, rb, last, nil
+}
+
+// related lists children (forks and child sessions) for the Builder, which
+// marks where each branches off.
+func related(children []eventlog.Header) []chatview.Related {
+	out := make([]chatview.Related, 0, len(children))
+	for _, c := range children {
+		if c.Parent == nil {
+			continue
+		}
+		var labels []string
+		for _, k := range []string{"agent", "title"} { // what names it; the rest is on its page
+			if v, ok := c.Labels[k]; ok {
+				labels = append(labels, k+"="+v)
+			}
+		}
+		out = append(out, chatview.Related{ID: c.ID, Mode: c.Parent.Mode, Seq: c.Parent.Seq, Call: c.Parent.Call,
+			Label: strings.Join(labels, " ")})
+	}
+	return out
 }
 
 // children lists the sessions forked or spawned from id, from the store's
@@ -129,10 +193,4 @@ func (s *Server) children(ctx context.Context, id string) []eventlog.Header {
 		hs[i] = info.Header
 	}
 	return hs
-}
-
-func slicesReverse[T any](s []T) {
-	for i, j := 0, len(s)-1; i < j; i, j = i+1, j-1 {
-		s[i], s[j] = s[j], s[i]
-	}
 }

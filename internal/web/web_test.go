@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -294,7 +295,13 @@ func TestBadIDs(t *testing.T) {
 		{"/api/replay/" + f.main + "?projection=../x", http.StatusBadRequest},
 		{"/s/" + f.main + "/live", http.StatusBadRequest},
 		{"/s/" + unknown, http.StatusNotFound},
-		{"/s/" + unknown + "/live?after=0", http.StatusNotFound},
+		{"/s/" + unknown + "/live?from=0&after=0", http.StatusNotFound},
+		{"/s/" + f.main + "/live?from=5&after=3", http.StatusBadRequest},
+		{"/s/abc/events?from=0", http.StatusBadRequest},
+		{"/s/" + f.main + "/events?from=x", http.StatusBadRequest},
+		{"/s/" + f.main + "/events?from=5&to=4", http.StatusBadRequest},
+		{"/s/" + f.main + "/events?from=99", http.StatusNotFound},
+		{"/s/" + unknown + "/events?from=0", http.StatusNotFound},
 		{"/diff?a=" + unknown + "&b=" + f.main, http.StatusNotFound},
 		{"/nothing", http.StatusNotFound},
 	}
@@ -329,32 +336,50 @@ func TestSessionPage(t *testing.T) {
 	w := f.get(t, "/s/"+f.main)
 	require.Equal(t, http.StatusOK, w.Code)
 	body := w.Body.String()
-	// The conversation: messages, folded reasoning, the call with its result.
+	// The conversation: messages, folded reasoning, the call and its result.
 	require.Contains(t, body, "the live question")
-	require.Contains(t, body, `<details class="reasoning"><summary>reasoning</summary><pre>think first</pre></details>`)
-	require.Contains(t, body, "tool <b>ls</b> <code>c1</code> → result at 5")
-	require.Contains(t, body, "usage: in 100 · out 7 · $0.0015")
-	require.Contains(t, body, "usage in total: in 100 · out 7 · $0.0015 · 1 rollbacks")
+	require.Contains(t, body, `<details class="reasoning"><summary>reasoning <span class="note">11 characters</span> <span class="preview">think first</span></summary><pre>think first</pre></details>`)
+	require.Contains(t, body, `<summary>call <b>ls</b>`)
+	require.Contains(t, body, `<summary>result of <a href="#seq-4">ls</a> <span class="note">1 line, 25 B</span>`)
+	require.Contains(t, body, "usage: 100 in · 7 out · $0.0015")
+	require.Contains(t, body, "usage in total: 100 in · 7 out · $0.0015 · 1 rollback;")
 	// The rollback's abandoned branch (seqs 9..11) is marked, the rest not.
 	require.Contains(t, body, `class="item k-user abandoned" id="seq-10"`)
 	require.Contains(t, body, `class="item k-user" id="seq-14"`)
 	require.Contains(t, body, `class="item k-user" id="seq-1"`)
 	require.Contains(t, body, `<section class="turn abandoned" id="turn-9">`)
 	require.Contains(t, body, "rollback to <a href=\"#seq-8\">seq 8</a>")
-	// The fork is linked, with a diff.
+	require.Contains(t, body, "abandoned branch: the rollback at <a href=\"#seq-12\">seq 12</a> returns over it to seq 8")
+	// The fork is linked, with a diff, and marked where it branches off.
 	require.Contains(t, body, `<a href="/s/`+f.fork+`">`)
 	require.Contains(t, body, "/diff?a="+f.main+"&amp;b="+f.fork)
-	// Last turns first; the timeline has a bar a turn (the abandoned one grey).
-	require.Less(t, strings.Index(body, "turn at seq 13"), strings.Index(body, "turn at seq 0 "))
+	require.Contains(t, body, `↗ fork <a href="/s/`+f.fork+`">`)
+	// Last turns first, numbered; the timeline has a bar a turn (the
+	// abandoned one grey) and a legend that says what the bars measure.
+	require.Less(t, strings.Index(body, `id="turn-13"`), strings.Index(body, `id="turn-0"`))
+	require.Contains(t, body, `<h2>turn 3 <span class="muted">at seq 13 · `)
 	require.Equal(t, 3, strings.Count(body, "<rect "))
 	require.Equal(t, 1, strings.Count(body, `class="bar abandoned"`))
+	require.Contains(t, body, "its height: its tokens (in + out), the tallest 107 tokens")
+	require.Contains(t, body, `<span class="swatch bar abandoned"></span> abandoned by a rollback`)
+	// Every event is one click from itself as stored; step markers show
+	// nothing of their own.
+	require.Contains(t, body, `<a href="/s/`+f.main+`/events?from=14&amp;to=14" title="seq 14 as stored">14</a>`)
+	require.NotContains(t, body, `id="seq-2"`, "step/start")
+	// Every anchor is unique (a marker has none of its own).
+	ids := map[string]int{}
+	for _, m := range regexp.MustCompile(` id="([^"]+)"`).FindAllStringSubmatch(body, -1) {
+		ids[m[1]]++
+		require.Equal(t, 1, ids[m[1]], m[1])
+	}
 	// The newest page follows the log.
-	require.Contains(t, body, `data-follow="/s/`+f.main+`/live?after=15"`)
+	require.Contains(t, body, `data-follow="/s/`+f.main+`/live?after=15&amp;from=0"`)
 
 	fork := f.get(t, "/s/"+f.fork).Body.String()
 	require.Contains(t, fork, "fork of <a href=\"/s/"+f.main+"\">")
 	require.Contains(t, fork, `class="item k-user inherited" id="seq-1"`)
 	require.Contains(t, fork, `class="item k-user" id="seq-10"`)
+	require.Contains(t, fork, "↗ forked from <a href=\"/s/"+f.main+"\">"+f.main+"</a> after seq 8")
 	require.Contains(t, fork, "what the fork asked")
 }
 
@@ -365,7 +390,9 @@ func TestSessionPaging(t *testing.T) {
 	require.Contains(t, last, `href="/s/`+f.main+`?before=11" class="older"`)
 	require.NotContains(t, last, "think first")
 	// The rollback at 12 marks 11 on this page though the turn began earlier.
-	require.Contains(t, last, `class="item k-turn abandoned" id="seq-11"`)
+	require.Contains(t, last, `class="item k-stop abandoned" id="seq-11"`)
+	require.Contains(t, last, `<h2>a turn begun before this page <span class="muted">from seq 11 · `, "the page starts mid-turn")
+	require.Contains(t, last, `<h2>turn <span class="muted">at seq 13 · `, "turns before the page are not counted")
 
 	older := f.get(t, "/s/"+f.main+"?before=11").Body.String()
 	require.Contains(t, older, "showing seqs 6–10")
@@ -374,6 +401,7 @@ func TestSessionPaging(t *testing.T) {
 	// A rollback after the page still marks the branch on it.
 	require.Contains(t, older, `class="item k-user abandoned" id="seq-10"`)
 	require.Contains(t, older, `class="item k-usage" id="seq-6"`)
+	require.Contains(t, older, "usage on this page (seqs 6–10): 100 in")
 
 	first := f.get(t, "/s/"+f.main+"?before=3").Body.String()
 	require.Contains(t, first, "showing seqs 0–2")
@@ -507,22 +535,7 @@ func TestListPages(t *testing.T) {
 // after the stream started arrives, rendered and escaped.
 func TestLive(t *testing.T) {
 	f := newFixture(t, web.WithFollowEvery(time.Millisecond))
-	ts := httptest.NewServer(f.handler)
-	defer ts.Close()
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, ts.URL+"/s/"+f.fork+"/live?after=10", nil)
-	require.NoError(t, err)
-	req.Host = addr
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode)
-	require.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
-	lines := bufio.NewScanner(resp.Body)
-	require.True(t, lines.Scan())
-	require.Equal(t, ": following", lines.Text())
+	lines := follow(t, f.handler, "/s/"+f.fork+"/live?from=0&after=10", "")
 
 	h, err := f.store.Open(t.Context(), f.fork, handle.ReadWrite)
 	require.NoError(t, err)
@@ -530,18 +543,53 @@ func TestLive(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, h.Close())
 
-	var got []string
+	id, u := nextUpdate(t, lines)
+	require.Equal(t, "11", id)
+	// The message goes at the end of the turn it belongs to (seq 9's),
+	// escaped; the count in the heading is current.
+	require.Len(t, u.Groups, 1)
+	require.Equal(t, "turn-9", u.Groups[0].ID)
+	require.Contains(t, u.Groups[0].Items, `<div class="item k-assistant" id="seq-11"`)
+	require.Contains(t, u.Groups[0].Items, "&lt;script&gt;live&lt;/script&gt;")
+	require.NotContains(t, u.Groups[0].Items, "<script>")
+	require.Contains(t, u.Facts, `<span id="events">12 events</span>`)
+}
+
+// update is a message of the live view, as the page reads it.
+type update struct {
+	Reload bool   `json:"reload"`
+	Facts  string `json:"facts"`
+	Usage  string `json:"usage"`
+	Chart  string `json:"chart"`
+	Pager  string `json:"pager"`
+	Groups []struct {
+		ID, Section, Head, Items string
+	} `json:"groups"`
+	Held   string `json:"held"`
+	HeldIn string `json:"heldIn"`
+}
+
+// nextUpdate reads the next message of a live stream: its id and update.
+func nextUpdate(t *testing.T, lines *bufio.Scanner) (string, update) {
+	t.Helper()
+	var id, data string
 	for lines.Scan() {
-		got = append(got, lines.Text())
-		if lines.Text() == "" && len(got) > 1 {
-			break
+		l := lines.Text()
+		if l == "" && data != "" {
+			var u update
+			require.NoError(t, json.Unmarshal([]byte(data), &u), data)
+			return id, u
+		}
+		if v, ok := strings.CutPrefix(l, "id: "); ok {
+			id = v
+		}
+		if v, ok := strings.CutPrefix(l, "data: "); ok {
+			data += v
 		}
 	}
-	msg := strings.Join(got, "\n")
-	require.Contains(t, msg, "id: 11")
-	require.Contains(t, msg, `data: <div class="item k-assistant" id="seq-11"`)
-	require.Contains(t, msg, "&lt;script&gt;live&lt;/script&gt;")
-	require.NotContains(t, msg, "<script>")
+	require.NoError(t, lines.Err())
+	t.Fatal("the stream ended")
+	return "", update{}
 }
 
 // TestDamagedSession: a log with a corrupt row in the middle is refused
@@ -554,7 +602,7 @@ func TestDamagedSession(t *testing.T) {
 	damaged := strings.Replace(string(b), `"the abandoned question"`, `"the abandoned question"}}`, 1)
 	require.NotEqual(t, string(b), damaged)
 	require.NoError(t, afero.WriteFile(f.fs, path, []byte(damaged), 0o600))
-	for _, target := range []string{"/s/" + f.main, "/diff?a=" + f.main + "&b=" + f.fork, "/s/" + f.main + "/live?after=0"} {
+	for _, target := range []string{"/s/" + f.main, "/diff?a=" + f.main + "&b=" + f.fork, "/s/" + f.main + "/live?from=0&after=0"} {
 		w := f.get(t, target)
 		require.Equal(t, http.StatusUnprocessableEntity, w.Code, target)
 		require.Contains(t, w.Body.String(), path, target)
@@ -566,7 +614,7 @@ func TestDamagedSession(t *testing.T) {
 // instead of following the log.
 func TestHeadOfLiveReturns(t *testing.T) {
 	f := newFixture(t)
-	r := httptest.NewRequest(http.MethodHead, "/s/"+f.main+"/live?after=0", nil)
+	r := httptest.NewRequest(http.MethodHead, "/s/"+f.main+"/live?from=0&after=0", nil)
 	r.Host = addr
 	r.Header.Set("Authorization", "Bearer "+token)
 	w := httptest.NewRecorder()
@@ -612,8 +660,69 @@ func TestChunksFold(t *testing.T) {
 	srv, err := web.New(handle.NewFileStore(afero.NewReadOnlyFs(fsys), "/s"), fakeAPI{}, addr, web.WithToken(token))
 	require.NoError(t, err)
 	body := (&fixture{handler: srv.Handler()}).get(t, "/s/"+h.ID()).Body.String()
-	require.Equal(t, 2, strings.Count(body, `class="item k-chunk`))
-	require.Contains(t, body, `id="seq-1" data-seq="1">`)
-	require.Contains(t, body, "<summary>streamed: 3 chunks, to seq 3</summary><pre>Hello &lt;b&gt;</pre>")
-	require.Contains(t, body, "<summary>streamed: 1 chunk</summary><pre>again</pre>")
+	require.Equal(t, 1, strings.Count(body, `class="item k-assistant`), "the message says what the chunks did")
+	require.Contains(t, body, "<pre>Hello &lt;b&gt;</pre>")
+	require.Contains(t, body, "<code>assistant/chunk</code> <span class=\"preview\">{}</span>", "a chunk of the wrong shape shows as stored")
+	require.NotContains(t, body, "again", "after the step's message, its chunks are not its text")
+
+	// A step with chunks only: one message of their joined text, at the
+	// first chunk's seq, however many deltas it took.
+	h, err = st.Create(ctx)
+	require.NoError(t, err)
+	evs := []eventlog.Event{ev("turn/start", `{}`), ev("step/start", `{}`)}
+	for i := range 300 {
+		evs = append(evs, ev("assistant/chunk", fmt.Sprintf(`{"text":"w%d "}`, i)))
+	}
+	_, err = h.Append(ctx, append(evs, ev("step/end", `{}`))...)
+	require.NoError(t, err)
+	require.NoError(t, h.Close())
+	body = (&fixture{handler: srv.Handler()}).get(t, "/s/"+h.ID()).Body.String()
+	require.Equal(t, 1, strings.Count(body, `class="item k-assistant`))
+	require.Contains(t, body, `id="seq-2"`)
+	require.Contains(t, body, `streamed: 300 chunks</span></b><pre>w0 w1 w2 `)
+	require.Contains(t, body, `w299 </pre>`)
+}
+
+// TestForeignRecordsFold: a run of records of a type the page does not
+// know is one line with its count and the first one's content, as
+// logtool show folds it; a click opens the run as stored, a page at a
+// time.
+func TestForeignRecordsFold(t *testing.T) {
+	ctx := t.Context()
+	fsys := afero.NewMemMapFs()
+	st := handle.NewFileStore(fsys, "/s")
+	h, err := st.Create(ctx)
+	require.NoError(t, err)
+	evs := []eventlog.Event{ev("turn/start", `{}`), ev("user/message", `{"text":"go"}`)}
+	for i := range 150 {
+		evs = append(evs, ev("claude/progress", fmt.Sprintf(`{"hook":"<b>PostToolUse</b>","n":%d}`, i)))
+	}
+	evs = append(evs, ev("assistant/message", `{"text":"done"}`), ev("claude/system", `{"level":"info"}`))
+	_, err = h.Append(ctx, evs...)
+	require.NoError(t, err)
+	require.NoError(t, h.Close())
+	srv, err := web.New(handle.NewFileStore(afero.NewReadOnlyFs(fsys), "/s"), fakeAPI{}, addr, web.WithToken(token))
+	require.NoError(t, err)
+	f := &fixture{handler: srv.Handler()}
+	body := f.get(t, "/s/"+h.ID()).Body.String()
+	require.Equal(t, 2, strings.Count(body, `class="item k-other`), "150 records in a row, then one")
+	require.Contains(t, body, `<code>claude/progress</code> <b class="count">×150</b> <span class="preview">{&#34;hook&#34;:&#34;&lt;b&gt;PostToolUse&lt;/b&gt;&#34;,&#34;n&#34;:0}</span>`)
+	require.Contains(t, body, `the first of 150 records in a row (seqs 2–151), 35 B — <a href="/s/`+h.ID()+`/events?from=2&amp;to=151">open all 150 as stored</a>`)
+	require.Contains(t, body, `<code>claude/system</code> <span class="preview">`)
+	require.Contains(t, body, "done")
+
+	run := f.get(t, "/s/"+h.ID()+"/events?from=2&to=151")
+	require.Equal(t, http.StatusOK, run.Code)
+	page := run.Body.String()
+	require.Equal(t, 100, strings.Count(page, `<div class="raw"`), "a page at a time")
+	require.Contains(t, page, "&#34;n&#34;: 99")
+	require.NotContains(t, page, "&#34;n&#34;: 100")
+	require.Contains(t, page, `<a href="/s/`+h.ID()+`/events?from=102&amp;to=151">next →</a>`)
+	require.NotContains(t, page, "<b>PostToolUse", "escaped")
+	rest := f.get(t, "/s/"+h.ID()+"/events?from=102&to=151").Body.String()
+	require.Equal(t, 50, strings.Count(rest, `<div class="raw"`))
+	require.NotContains(t, rest, "next →")
+	one := f.get(t, "/s/"+h.ID()+"/events?from=152").Body.String()
+	require.Contains(t, one, "<code>assistant/message</code>")
+	require.Contains(t, one, `<a href="/s/`+h.ID()+`?before=153#seq-152" title="in the conversation">seq 152</a>`)
 }
