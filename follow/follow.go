@@ -180,7 +180,7 @@ func (f *Follower) look(ctx context.Context, yield func(eventlog.Event, error) b
 	case info.Path != f.path:
 		f.reopen(ctx, info, Note{Kind: Moved, Path: info.Path}, yield)
 		return
-	case info.SizeBytes < was.SizeBytes || info.LastSeq < f.next-1:
+	case info.SizeBytes < was.SizeBytes || f.shown.n > 0 && info.LastSeq < f.next-1:
 		f.reopen(ctx, info, Note{Kind: Cut, Path: info.Path, Size: info.SizeBytes, WasSize: was.SizeBytes}, yield)
 		return
 	case sameInfo(info, was):

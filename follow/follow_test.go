@@ -110,6 +110,19 @@ func TestFollowAppends(t *testing.T) {
 	}
 }
 
+// A start past the end of the log waits for the log to reach it, and is
+// no cut.
+func TestFollowFromPastTheEnd(t *testing.T) {
+	_, st := fileStore(t)
+	x := newFixture(t, st, follow.From(3))
+	require.Equal(t, "", x.poll())
+	x.add("c")
+	require.Equal(t, "", x.poll())
+	x.add("d", "e")
+	require.Equal(t, "3:d 4:e", x.poll())
+	require.Empty(t, x.said())
+}
+
 // A convert moves the session to another file: the Follower says so and
 // follows it there, and back, yielding nothing twice.
 func TestFollowConvert(t *testing.T) {
