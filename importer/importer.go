@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"math"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -24,7 +22,9 @@ import (
 // not a trace of the format it was read as.
 var ErrFormat = errors.New("importer: not a trace of this format")
 
-// Session is one foreign trace converted to sessionlog events.
+// Session is what a conversion found out about one foreign trace: all but
+// its events, which it hands to Emit as it makes them (Parse collects
+// them into Events).
 type Session struct {
 	// Source is the file the session came from.
 	Source string
@@ -35,8 +35,11 @@ type Session struct {
 	// (the file's base name) and whatever the format tells (sourceId,
 	// cwd, model, title, and keys prefixed with the format's name).
 	Labels map[string]string
-	// Events are the logical log, seqs from 0.
-	Events []eventlog.Event
+	// ID is the trace's own identity, as stable as the format allows (its
+	// session id, with Key for a sub-session), "" when it has none: what
+	// makes a later import of the same trace, from any path, the same
+	// session.
+	ID string
 	// Key is how a parent's Spawns name this session ("" for none):
 	// Claude Code's agentId of a subagent transcript.
 	Key string
@@ -47,8 +50,8 @@ type Session struct {
 	// forked_from_id), "" for none: the caller links the two when it
 	// imports both.
 	ForkOf string
-	// Parent is the index, in the slice Convert returns, of the session
-	// that spawned this one, and where; nil for none (set by Convert).
+	// Parent is the index, among the sessions of one unit, of the session
+	// that spawned this one, and where; nil for none (set by the caller).
 	Parent *Link
 	// Unmapped counts, by kind, the parts of source records that no event
 	// of the vocabulary stands for (a blank text block, say). Each is
@@ -57,14 +60,19 @@ type Session struct {
 	// Records is how many source records were read; every one is kept
 	// (RecordOf finds it again).
 	Records int
+	// Count is how many events the conversion made.
+	Count int64
+	// Events are the events, seqs from 0, when Parse made the session;
+	// nil from a Convert, which hands them to Emit instead.
+	Events []eventlog.Event
 	// Bytes and Digest ("sha256:<hex>") are those of the source bytes the
-	// session was made of (set by Convert): the file, without a torn last
-	// line; for a Partial session, the lines before the bad one.
+	// session was made of: the file, without a torn last line; for a
+	// Partial session, the lines before the bad one.
 	Bytes  int64
 	Digest string
 	// Partial is the bad record the session stops before (nil when it
 	// holds the whole file); Skipped are the bad records SkipBad went past;
-	// Torn is a torn last line left out. Set by Convert.
+	// Torn is a torn last line left out.
 	Partial *RecordError
 	Skipped []*RecordError
 	Torn    *Torn
@@ -89,30 +97,70 @@ type Importer interface {
 	// Name is the format's name: the --from value and the "source" label
 	// ("claude").
 	Name() string
-	// Match reports whether a file met in a folder walk is of the format,
-	// by its path (Claude Code: *.jsonl; Codex: rollout-*.jsonl).
+	// Match reports whether a file met in a folder walk may be of the
+	// format, by its path (Claude Code: *.jsonl; Codex: *.jsonl).
 	Match(path string) bool
-	// Parse converts one file. name is its path, for messages and labels.
-	Parse(ctx context.Context, r io.Reader, name string, cfg Config) (Session, error)
+	// Sniff reports whether a file whose first bytes are head is of the
+	// format, by its content alone. head is at most SniffBytes long and
+	// may end inside a record.
+	Sniff(head []byte) bool
+	// Convert converts one file, handing each event to emit as soon as
+	// the source record it comes from is read: it holds one record at a
+	// time, whatever the file's length. name is the file's path, for
+	// messages and labels. A file not of the format is an ErrFormat error;
+	// damage inside one is cut as Lines says (Session.Partial, Skipped,
+	// Torn). The same bytes give the same events and Session.
+	Convert(ctx context.Context, src io.ReadSeeker, name string, cfg Config, emit Emit) (Session, error)
 	// Children lists the files beside path that hold the sub-sessions of
 	// path's session (Claude Code's subagents), sorted; nil when there
 	// are none.
 	Children(fsys afero.Fs, path string) ([]string, error)
-	// Records splits a file's bytes into its source records, in the order
-	// the session made by Parse keeps them (RecordOf): what an import of
-	// the file must give back, record by record.
-	Records(data []byte) ([]json.RawMessage, error)
+	// Records calls fn with a file's source records, in the order the
+	// session made by Convert keeps them (RecordOf): what an import of the
+	// file must give back, record by record.
+	Records(src io.ReadSeeker, fn func(json.RawMessage) error) error
 }
 
-// Config is what a caller may ask of a Parse; the zero Config is the
-// default. Build one with options (see Convert).
+// SniffBytes is how much of a file's head Sniff is given: enough for the
+// first record of every format, but for records of unusual size.
+const SniffBytes = 64 << 10
+
+// Config is what a caller may ask of a conversion; the zero Config is the
+// default. Build one with options (see NewConfig).
 type Config struct {
 	// SkipBad: go on past bad records (see SkipBad).
 	SkipBad bool
+	// MaxLine is the longest record read, 0 for eventlog.MaxRowSize
+	// (see Limit).
+	MaxLine int
 }
 
-// Option configures Convert (and through it each Parse).
+// Option configures a conversion.
 type Option func(*Config)
+
+// NewConfig returns the Config of opts.
+func NewConfig(opts ...Option) Config {
+	var c Config
+	for _, o := range opts {
+		o(&c)
+	}
+	return c
+}
+
+// Parse converts src with imp and collects its events into the session's
+// Events: for tests and small traces (Convert streams).
+func Parse(ctx context.Context, imp Importer, src io.ReadSeeker, name string, cfg Config) (Session, error) {
+	var events []eventlog.Event
+	s, err := imp.Convert(ctx, src, name, cfg, func(e eventlog.Event) error {
+		events = append(events, e)
+		return nil
+	})
+	if err != nil {
+		return Session{}, err
+	}
+	s.Events = events
+	return s, nil
+}
 
 // Registry finds importers by format name. It is built once and read
 // only after: safe for concurrent use.
@@ -152,20 +200,33 @@ func (r *Registry) Lookup(name string) (Importer, error) {
 // Names returns the format names, sorted.
 func (r *Registry) Names() []string { return slices.Clone(r.names) }
 
-// Format is an Importer made of its parts, for formats whose files are
-// told by their names. A Format holds no state: safe for concurrent use.
+// Sniff returns the importers whose Sniff takes head, in name order.
+func (r *Registry) Sniff(head []byte) []Importer {
+	var out []Importer
+	for _, name := range r.names {
+		if imp := r.byName[name]; imp.Sniff(head) {
+			out = append(out, imp)
+		}
+	}
+	return out
+}
+
+// Format is an Importer made of its parts. A Format holds no state: safe
+// for concurrent use.
 type Format struct {
 	// Label is the format's Name.
 	Label string
 	// Prefix and Suffix are how the base names of its files start and end
-	// (Codex: "rollout-" and ".jsonl"); "" matches any.
+	// (".jsonl"); "" matches any.
 	Prefix, Suffix string
-	// ParseFunc is Parse.
-	ParseFunc func(ctx context.Context, r io.Reader, name string, cfg Config) (Session, error)
+	// SniffFunc is Sniff.
+	SniffFunc func(head []byte) bool
+	// ConvertFunc is Convert.
+	ConvertFunc func(ctx context.Context, src io.ReadSeeker, name string, cfg Config, emit Emit) (Session, error)
 	// ChildrenFunc is Children; nil means no format file has children.
 	ChildrenFunc func(fsys afero.Fs, path string) ([]string, error)
 	// RecordsFunc is Records; nil means JSONL (LineRecords).
-	RecordsFunc func(data []byte) ([]json.RawMessage, error)
+	RecordsFunc func(src io.ReadSeeker, fn func(json.RawMessage) error) error
 }
 
 var _ Importer = Format{}
@@ -179,17 +240,20 @@ func (f Format) Match(path string) bool {
 	return strings.HasPrefix(base, f.Prefix) && strings.HasSuffix(base, f.Suffix)
 }
 
-// Parse calls f.ParseFunc.
-func (f Format) Parse(ctx context.Context, r io.Reader, name string, cfg Config) (Session, error) {
-	return f.ParseFunc(ctx, r, name, cfg)
+// Sniff calls f.SniffFunc.
+func (f Format) Sniff(head []byte) bool { return f.SniffFunc != nil && f.SniffFunc(head) }
+
+// Convert calls f.ConvertFunc.
+func (f Format) Convert(ctx context.Context, src io.ReadSeeker, name string, cfg Config, emit Emit) (Session, error) {
+	return f.ConvertFunc(ctx, src, name, cfg, emit)
 }
 
 // Records calls f.RecordsFunc, or LineRecords without one.
-func (f Format) Records(data []byte) ([]json.RawMessage, error) {
+func (f Format) Records(src io.ReadSeeker, fn func(json.RawMessage) error) error {
 	if f.RecordsFunc == nil {
-		return LineRecords(data), nil
+		return LineRecords(src, eventlog.MaxRowSize, fn)
 	}
-	return f.RecordsFunc(data)
+	return f.RecordsFunc(src, fn)
 }
 
 // Children calls f.ChildrenFunc, or returns nil without one.
@@ -200,103 +264,13 @@ func (f Format) Children(fsys afero.Fs, path string) ([]string, error) {
 	return f.ChildrenFunc(fsys, path)
 }
 
-// Unit is a file and the files of its sub-sessions, imported together:
-// the file's session first, so a child can name its parent.
-type Unit []string
+// LineBased is implemented by importers of JSONL formats, whose records
+// are lines (Format: those without a RecordsFunc): their damage is cut at
+// a line; a file of another format is read whole or refused.
+type LineBased interface{ LineBased() bool }
 
-// ErrNoFiles is returned by Units for a folder that holds no file of the
-// format.
-var ErrNoFiles = errors.New("importer: no file of the format")
-
-// Units turns a FILE or DIR argument into the units to import: a file is
-// one unit (with its children); a folder is walked recursively, in
-// lexical order, and every file whose name ends in f.Ext is imported,
-// each child with its parent (a child whose parent is not in the folder
-// is a unit of its own).
-func Units(fsys afero.Fs, f Importer, path string) ([]Unit, error) {
-	fi, err := fsys.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if !fi.IsDir() {
-		u := Unit{path}
-		kids, err := f.Children(fsys, path)
-		if err != nil {
-			return nil, err
-		}
-		return []Unit{append(u, kids...)}, nil
-	}
-	var files []string
-	err = afero.Walk(fsys, path, func(p string, info fs.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		if info.Mode().IsRegular() && f.Match(p) {
-			files = append(files, p)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if len(files) == 0 {
-		return nil, fmt.Errorf("%w in %q (%s)", ErrNoFiles, path, f.Name())
-	}
-	kids := map[string][]string{}
-	taken := map[string]bool{}
-	for _, p := range files {
-		ks, err := f.Children(fsys, p)
-		if err != nil {
-			return nil, err
-		}
-		for _, k := range ks {
-			if slices.Contains(files, k) && !taken[k] {
-				kids[p] = append(kids[p], k)
-				taken[k] = true
-			}
-		}
-	}
-	var units []Unit
-	for _, p := range files {
-		if !taken[p] {
-			units = append(units, append(Unit{p}, kids[p]...))
-		}
-	}
-	return units, nil
-}
-
-// Convert parses the files of a unit and links each child to the session
-// that spawned it: the first session before it whose Spawns hold its Key.
-// A child without such a parent stands alone. A file that cannot be read
-// or is not of the format is refused: it makes no session, and its error
-// (naming the file) is among refused; damage inside a file is cut as the
-// importer package says (Session.Partial, Skipped, Torn).
-func Convert(ctx context.Context, fsys afero.Fs, f Importer, u Unit, opts ...Option) (sessions []Session, refused []error) {
-	var cfg Config
-	for _, o := range opts {
-		o(&cfg)
-	}
-	for _, path := range u {
-		if err := ctx.Err(); err != nil {
-			return sessions, append(refused, err)
-		}
-		s, err := parseFile(ctx, fsys, f, path, cfg)
-		if err != nil {
-			refused = append(refused, err)
-			continue
-		}
-		if s.Key != "" {
-			for i := range sessions {
-				if sp, ok := sessions[i].Spawns[s.Key]; ok {
-					s.Parent = &Link{Index: i, Spawn: sp}
-					break
-				}
-			}
-		}
-		sessions = append(sessions, s)
-	}
-	return sessions, refused
-}
+// LineBased reports whether f's records are lines.
+func (f Format) LineBased() bool { return f.RecordsFunc == nil }
 
 // Formatf returns an error about a file's content: errors.Is(err,
 // ErrFormat) holds.
@@ -340,86 +314,6 @@ func (s *Session) SetLabel(key, value string) {
 	}
 }
 
-// Builder collects events, seqs from 0, each with data marshalled as
-// compact JSON without HTML escapes. It checks each event as the log does
-// on append (eventlog.Event.Validate, and a row within
-// eventlog.MaxRowSize): the first event that cannot be marshalled or
-// stored is Events' error, a format error (a trace can hold a value too
-// large, or too deeply nested, to be stored once converted).
-type Builder struct {
-	events []eventlog.Event
-	last   int64 // time of the last event
-	err    error
-
-	// the current source record (see Record), and the builder as it was
-	// before it (see Drop)
-	line    int
-	raw     json.RawMessage
-	taken   bool
-	records int
-	mark    struct {
-		events int
-		last   int64
-		err    error
-	}
-}
-
-// Add appends an event of type typ at time t (Unix ms; a negative t means
-// "the time of the previous event") and returns its seq. data is
-// marshalled (a json.RawMessage is kept as it is).
-func (b *Builder) Add(typ string, t int64, data any) int64 {
-	if t < 0 {
-		t = b.last
-	}
-	seq := int64(len(b.events))
-	raw, err := Marshal(data)
-	if err != nil && b.err == nil {
-		b.err = Formatf("seq %d: %s: %w", seq, typ, err)
-	}
-	e := eventlog.Event{Seq: seq, Type: typ, Time: t, Data: raw}
-	if err == nil && b.err == nil {
-		b.err = storable(e)
-	}
-	b.events = append(b.events, e)
-	b.last = t
-	return seq
-}
-
-// storable returns a format error unless the log takes e: a valid event
-// whose row, at the widest seq a row can hold, is within
-// eventlog.MaxRowSize (what handle.Append checks).
-func storable(e eventlog.Event) error {
-	if _, err := eventlog.Storable(e); err != nil {
-		return Formatf("seq %d: %v", e.Seq, err)
-	}
-	return nil
-}
-
-// Err returns the first error Events would return.
-func (b *Builder) Err() error { return b.err }
-
-// Tokens is the sum of token counts; ok is false when a count is negative
-// or the sum is beyond int64.
-func Tokens(counts ...int64) (sum int64, ok bool) {
-	for _, n := range counts {
-		if n < 0 || sum > math.MaxInt64-n {
-			return 0, false
-		}
-		sum += n
-	}
-	return sum, true
-}
-
-// Last returns the time of the last event (0 before one).
-func (b *Builder) Last() int64 { return b.last }
-
-// Next returns the seq the next event gets.
-func (b *Builder) Next() int64 { return int64(len(b.events)) }
-
-// Events returns the events, and the error of the first event that cannot
-// be marshalled or stored.
-func (b *Builder) Events() ([]eventlog.Event, error) { return b.events, b.err }
-
 // Obj is a JSON object whose keys keep the order given: key, value, key,
 // value… A nil value (a nil interface, pointer, map, slice or
 // json.RawMessage) leaves its key out; Opt and OptInt make optional keys.
@@ -439,6 +333,14 @@ func OptInt(n int64) any {
 		return nil
 	}
 	return n
+}
+
+// OptTrue is true, or nil (the key left out) when b is false.
+func OptTrue(b bool) any {
+	if !b {
+		return nil
+	}
+	return true
 }
 
 // MarshalJSON writes the object.
@@ -522,45 +424,6 @@ func ParseTime(s string) (ms int64, ok bool) {
 		return 0, false
 	}
 	return t.UnixMilli(), true
-}
-
-// Lines reads r's lines and calls fn with each non-blank one (without its
-// end of line) and its number, from 1, each a record (Record is called
-// before fn; fn ends it with Keep). A line fn fails on, or whose events
-// the log would refuse, is a bad record: its events are dropped and Lines
-// stops with a *RecordError naming it. A last line without a newline
-// that is not valid JSON is a torn tail (a writer was cut off while
-// writing it): it is not passed to fn, and Lines returns it. Lines may be
-// up to maxLine bytes.
-func (b *Builder) Lines(r io.Reader, maxLine int, fn func(n int, line []byte) error) (*Torn, error) {
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return nil, err
-	}
-	data, torn := tornTail(data)
-	n := 0
-	for len(data) > 0 {
-		n++
-		line, rest, _ := bytes.Cut(data, []byte("\n"))
-		data = rest
-		line = bytes.TrimSuffix(line, []byte("\r"))
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		if len(line) > maxLine {
-			return torn, &RecordError{Line: n, Err: Formatf("%d bytes, more than the %d a line may have", len(line), maxLine)}
-		}
-		b.Record(n, line)
-		err := fn(n, line)
-		if err == nil {
-			err = b.Err()
-		}
-		if err != nil {
-			b.Drop()
-			return torn, &RecordError{Line: n, Err: err}
-		}
-	}
-	return torn, nil
 }
 
 // Text joins the text parts of a message with blank lines between them.

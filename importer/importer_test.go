@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spf13/afero"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/eventlog"
@@ -27,75 +26,135 @@ func TestObj(t *testing.T) {
 	_, err = importer.Marshal(importer.Obj{"odd"})
 	require.Error(t, err)
 
-	var bld importer.Builder
+	var got []eventlog.Event
+	bld := importer.NewBuilder(importer.Config{}, func(e eventlog.Event) error {
+		got = append(got, e)
+		return nil
+	})
 	require.Equal(t, int64(0), bld.Add("a", 5, importer.Obj{}))
 	require.Equal(t, int64(1), bld.Add("b", -1, json.RawMessage(nil)))
-	es, err := bld.Events()
-	require.NoError(t, err)
-	require.Equal(t, int64(5), es[1].Time, "a negative time is the previous event's")
-	require.Equal(t, "null", string(es[1].Data))
+	require.NoError(t, bld.Flush())
+	require.Equal(t, int64(5), got[1].Time, "a negative time is the previous event's")
+	require.Equal(t, "null", string(got[1].Data))
+}
+
+// lines runs Lines over in with fn (nil: nothing but the record), and
+// returns the lines fn saw, the events and the session.
+func lines(t *testing.T, in string, cfg importer.Config, fn func(b *importer.Builder, n int) error) (seen []string, events []eventlog.Event, s importer.Session, err error) {
+	t.Helper()
+	b := importer.NewBuilder(cfg, func(e eventlog.Event) error {
+		events = append(events, e)
+		return nil
+	})
+	err = b.Lines(t.Context(), strings.NewReader(in), func(n int, line []byte) error {
+		seen = append(seen, string(line))
+		if fn != nil {
+			if err := fn(b, n); err != nil {
+				return err
+			}
+		}
+		b.Keep("t/line", 1)
+		return nil
+	})
+	if err == nil {
+		require.NoError(t, b.Done(&s))
+	}
+	return seen, events, s, err
 }
 
 func TestLines(t *testing.T) {
-	var got []string
-	var b importer.Builder
-	torn, err := b.Lines(strings.NewReader("{\"a\":1}\r\n\n  \n{\"b\":2}\n{\"c\""), 100, func(n int, line []byte) error {
-		got = append(got, string(line))
-		return nil
-	})
+	seen, events, s, err := lines(t, "{\"a\":1}\r\n\n  \n{\"b\":2}\n{\"c\"", importer.Config{}, nil)
 	require.NoError(t, err)
-	require.Equal(t, &importer.Torn{Line: 5, Offset: 21, Bytes: 4}, torn)
-	require.Equal(t, []string{`{"a":1}`, `{"b":2}`}, got)
+	require.Equal(t, &importer.Torn{Line: 5, Offset: 21, Bytes: 4}, s.Torn)
+	require.Equal(t, []string{`{"a":1}`, `{"b":2}`}, seen)
+	require.Len(t, events, 2, "each line kept as its record")
+	require.Equal(t, int64(21), s.Bytes, "the bytes read, without the torn line")
+	require.Equal(t, 2, s.Records)
 
-	_, err = b.Lines(strings.NewReader(strings.Repeat("x", 101)+"\n"), 100, func(int, []byte) error { return nil })
+	// A line over the limit: the first, and the file is refused; a later
+	// one cuts the session before it, or is skipped.
+	_, _, _, err = lines(t, strings.Repeat("x", 101)+"\n", importer.Config{MaxLine: 100}, nil)
 	require.True(t, errors.Is(err, importer.ErrFormat))
 	var re *importer.RecordError
 	require.ErrorAs(t, err, &re)
 	require.Equal(t, 1, re.Line)
+	long := "{}\n" + strings.Repeat("x", 300) + "\n{}\n"
+	seen, _, s, err = lines(t, long, importer.Config{MaxLine: 100}, nil)
+	require.NoError(t, err)
+	require.Equal(t, []string{"{}"}, seen)
+	require.Equal(t, 2, s.Partial.Line)
+	seen, _, s, err = lines(t, long, importer.Config{MaxLine: 100, SkipBad: true}, nil)
+	require.NoError(t, err)
+	require.Equal(t, []string{"{}", "{}"}, seen)
+	require.Len(t, s.Skipped, 1)
+	require.Contains(t, s.Skipped[0].Error(), "line 2: more than the 100 bytes")
 
 	// A line fn fails on: its events are dropped, the error names it.
-	var c importer.Builder
-	_, err = c.Lines(strings.NewReader("{}\n{}\n"), 100, func(n int, line []byte) error {
-		c.Add("a", 1, importer.Obj{})
+	seen, events, s, err = lines(t, "{}\n{}\n{}\n", importer.Config{}, func(b *importer.Builder, n int) error {
+		b.Add("a", 1, importer.Obj{})
 		if n == 2 {
 			return importer.Formatf("no")
 		}
 		return nil
 	})
-	require.ErrorAs(t, err, &re)
-	require.Equal(t, 2, re.Line)
-	require.Equal(t, "line 2: no", err.Error())
-	es, berr := c.Events()
-	require.NoError(t, berr)
-	require.Len(t, es, 1, "the bad line's event dropped")
-	require.Equal(t, 1, c.Records())
+	require.NoError(t, err)
+	require.Equal(t, "line 2: no", s.Partial.Error())
+	require.Len(t, seen, 2, "stops at the bad line")
+	require.Len(t, events, 2, "the bad line's events dropped")
+	require.Equal(t, 1, s.Records)
+
+	// Emit's error stops the conversion as it is.
+	boom := errors.New("boom")
+	b := importer.NewBuilder(importer.Config{}, func(eventlog.Event) error { return boom })
+	err = b.Lines(t.Context(), strings.NewReader("{}\n{}\n"), func(int, []byte) error {
+		b.Keep("t/line", 1)
+		return nil
+	})
+	require.ErrorIs(t, err, boom)
+	require.False(t, errors.Is(err, importer.ErrFormat))
 }
 
-func TestUnits(t *testing.T) {
-	fs := afero.NewMemMapFs()
-	require.NoError(t, afero.WriteFile(fs, "/d/b/x.traj", []byte("{}"), 0o600))
-	require.NoError(t, afero.WriteFile(fs, "/d/a.traj", []byte("{}"), 0o600))
-	require.NoError(t, afero.WriteFile(fs, "/d/notes.txt", []byte("hi"), 0o600))
-	require.NoError(t, fs.MkdirAll("/e", 0o700))
-	f := refusing
-	units, err := importer.Units(fs, f, "/d")
+// TestLinesRefusesALongLineEarly: a line over the limit is refused as
+// soon as the limit is crossed: Lines reads hardly more of it.
+func TestLinesRefusesALongLineEarly(t *testing.T) {
+	src := &countingReader{r: endless('x')}
+	b := importer.NewBuilder(importer.Config{MaxLine: 1 << 20}, nil)
+	err := b.Lines(t.Context(), io.MultiReader(strings.NewReader("{}\n"), src), func(int, []byte) error {
+		b.Keep("t/line", 1)
+		return nil
+	})
 	require.NoError(t, err)
-	require.Equal(t, []importer.Unit{{"/d/a.traj"}, {"/d/b/x.traj"}}, units)
-	_, err = importer.Units(fs, f, "/e")
-	require.ErrorIs(t, err, importer.ErrNoFiles)
-	_, err = importer.Units(fs, f, "/none")
-	require.Error(t, err)
-	ss, refused := importer.Convert(t.Context(), fs, f, units[0])
-	require.Empty(t, ss)
-	require.Len(t, refused, 1)
-	require.ErrorIs(t, refused[0], importer.ErrFormat)
-	require.Equal(t, "/d/a.traj: no", refused[0].Error())
+	var s importer.Session
+	require.NoError(t, b.Done(&s))
+	require.Equal(t, 2, s.Partial.Line)
+	require.Less(t, src.n, int64(1<<20+200<<10), "read %d bytes of an endless line", src.n)
+}
+
+// endless is a reader of one byte, for ever.
+type endless byte
+
+func (e endless) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = byte(e)
+	}
+	return len(p), nil
+}
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // Regression: Builder made events the log refuses (an invalid type, a row
 // beyond MaxRowSize) without an error, so `logtool import` failed on
 // append, and reported data it could not marshal (nested too deeply once
-// wrapped) as an error that was not ErrFormat. Now Events reports the
+// wrapped) as an error that was not ErrFormat. Now Flush reports the
 // first such event, by seq, as a format error.
 func TestBuilderChecksEvents(t *testing.T) {
 	for name, add := range map[string]func(*importer.Builder){
@@ -108,20 +167,19 @@ func TestBuilderChecksEvents(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			var b importer.Builder
+			b := importer.NewBuilder(importer.Config{}, nil)
 			b.Add("ok", 0, importer.Obj{})
-			add(&b)
+			add(b)
 			b.Add("ok", 2, importer.Obj{})
-			_, err := b.Events()
+			err := b.Flush()
 			require.ErrorIs(t, err, importer.ErrFormat)
 			require.Contains(t, err.Error(), "seq 1: ")
 			require.Equal(t, err, b.Err())
 		})
 	}
-	var b importer.Builder
+	b := importer.NewBuilder(importer.Config{}, nil)
 	b.Add("x", 0, importer.Obj{"text", strings.Repeat("a", eventlog.MaxRowSize-100)})
-	_, err := b.Events()
-	require.NoError(t, err, "a row within the limit")
+	require.NoError(t, b.Flush(), "a row within the limit")
 }
 
 func TestTokens(t *testing.T) {
@@ -145,9 +203,11 @@ func TestTokens(t *testing.T) {
 }
 
 // refusing is an importer of *.traj files that refuses every file.
-var refusing = importer.Format{Label: "t", Suffix: ".traj", ParseFunc: func(context.Context, io.Reader, string, importer.Config) (importer.Session, error) {
-	return importer.Session{}, importer.Formatf("no")
-}}
+var refusing = importer.Format{Label: "t", Suffix: ".traj",
+	SniffFunc: func(head []byte) bool { return strings.HasPrefix(string(head), "t:") },
+	ConvertFunc: func(context.Context, io.ReadSeeker, string, importer.Config, importer.Emit) (importer.Session, error) {
+		return importer.Session{}, importer.Formatf("no")
+	}}
 
 func TestRegistry(t *testing.T) {
 	r, err := importer.NewRegistry(refusing)
@@ -161,6 +221,8 @@ func TestRegistry(t *testing.T) {
 	require.ErrorIs(t, err, importer.ErrUnknownFormat)
 	require.Contains(t, err.Error(), "want one of t")
 	require.Equal(t, []string{"t"}, r.Names())
+	require.Len(t, r.Sniff([]byte("t: yes")), 1)
+	require.Empty(t, r.Sniff([]byte("no")))
 	_, err = importer.NewRegistry(refusing, refusing)
 	require.Error(t, err, "two importers of one name")
 }

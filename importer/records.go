@@ -28,53 +28,6 @@ import (
 // record it came from.
 const SourceKey = "source"
 
-// Record begins the events of one source record: its line (or index,
-// from 1) and its bytes. Each record must be ended by Keep before the next
-// begins.
-func (b *Builder) Record(line int, raw json.RawMessage) {
-	b.mark.events, b.mark.last, b.mark.err = len(b.events), b.last, b.err
-	b.line, b.raw, b.taken = line, raw, false
-	b.records++
-}
-
-// Drop undoes the current record: its events, and an error they caused.
-func (b *Builder) Drop() {
-	b.events, b.last, b.err = b.events[:b.mark.events], b.mark.last, b.mark.err
-	b.raw, b.taken = nil, false
-	b.records--
-}
-
-// Src is the "source" value of an event made from the current record:
-// {"line","record"} for the first event that asks, {"line"} after. Use it
-// only in the data of an event added at once.
-func (b *Builder) Src() Obj {
-	if b.taken || b.raw == nil {
-		return Obj{"line", int64(b.line)}
-	}
-	b.taken = true
-	return Obj{"line", int64(b.line), "record", b.raw}
-}
-
-// Taken reports whether an event took the current record.
-func (b *Builder) Taken() bool { return b.taken }
-
-// AddRecord adds an event of type typ at time t (see Add) whose data is
-// the current record, unless an event took it already. typ must be of
-// the format's namespace (see Namespace).
-func (b *Builder) AddRecord(typ string, t int64) {
-	if !b.taken && b.raw != nil {
-		b.Add(typ, t, b.raw)
-		b.taken = true
-	}
-}
-
-// Keep ends the current record: when no event took it (Src), it adds an
-// event of type typ at time t whose data is the record (AddRecord).
-func (b *Builder) Keep(typ string, t int64) {
-	b.AddRecord(typ, t)
-	b.raw, b.taken = nil, false
-}
-
 // vocabulary are the event types of docs/format.md §8.
 var vocabulary = map[string]bool{
 	"turn/start": true, "user/message": true, "step/start": true, "assistant/chunk": true,
@@ -87,9 +40,6 @@ var vocabulary = map[string]bool{
 // IsVocabulary reports whether typ is a type of the agent vocabulary
 // (docs/format.md §8).
 func IsVocabulary(typ string) bool { return vocabulary[typ] }
-
-// Records returns how many records Record began.
-func (b *Builder) Records() int { return b.records }
 
 // Namespace returns the type of an event that holds a record of format
 // whose own type is typ: "<format>/<typ>", or "<format>/record" when typ
@@ -121,27 +71,6 @@ func RecordOf(format string, e eventlog.Event) (json.RawMessage, bool) {
 		return nil, false
 	}
 	return d.Source.Record, true
-}
-
-// LineRecords splits JSONL data into its records: each line that is not
-// blank, compacted as the log stores data (a line that is not JSON is
-// left as it is), but a torn last line (see Lines). These are what an
-// import of a JSONL format keeps.
-func LineRecords(data []byte) []json.RawMessage {
-	var out []json.RawMessage
-	for len(data) > 0 {
-		line, rest, found := bytes.Cut(data, []byte("\n"))
-		data = rest
-		line = bytes.TrimSuffix(line, []byte("\r"))
-		if len(bytes.TrimSpace(line)) == 0 || (!found && !json.Valid(line)) {
-			continue
-		}
-		if c, err := Marshal(json.RawMessage(line)); err == nil {
-			line = c
-		}
-		out = append(out, line)
-	}
-	return out
 }
 
 // Without returns the JSON object obj without its top-level members

@@ -4,12 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	natsjs "github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/afero"
 
 	"github.com/sessionlog/sessionlog/handle"
@@ -41,12 +38,17 @@ func WithLeaseTTL(d time.Duration) Option { return func(c *config) { c.leaseTTL 
 func WithClientName(name string) Option { return func(c *config) { c.name = name } }
 
 // IsURL reports whether where names a store by URL rather than a folder.
-func IsURL(where string) bool { return strings.HasPrefix(where, "nats://") }
+func IsURL(where string) bool {
+	return len(where) >= len("nats://") && strings.EqualFold(where[:len("nats://")], "nats://")
+}
 
-// Open opens the store where names: a nats:// URL for JetStream, anything
-// else the folder of a file store (which need not exist yet: the first
-// Create makes it). close releases what Open took (the connection) once
-// nothing uses the store; it is never nil when err is nil.
+// Open opens the store where names: a nats:// URL for JetStream
+// (jetstream.OpenURL: seeds, prefix, replicas, sync, lease; a URL that does
+// not parse wraps jetstream.ErrURL, no server answering
+// handle.ErrUnavailable), anything else the folder of a file store (which
+// need not exist yet: the first Create makes it). close releases what Open
+// took (the connection) once nothing uses the store; it is never nil when
+// err is nil.
 func Open(ctx context.Context, where string, opts ...Option) (st handle.Store, close func(), err error) {
 	c := config{fs: afero.NewOsFs(), name: "sessionlog"}
 	for _, o := range opts {
@@ -55,49 +57,16 @@ func Open(ctx context.Context, where string, opts ...Option) (st handle.Store, c
 	if !IsURL(where) {
 		return handle.NewFileStore(c.fs, where), func() {}, nil
 	}
-	return openJetStream(ctx, where, c)
-}
-
-// openJetStream dials nats://host:port[/prefix][?sync=always&lease=D]
-// (docs/distributed.md).
-func openJetStream(ctx context.Context, raw string, c config) (handle.Store, func(), error) {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		return nil, nil, fmt.Errorf("storeurl: %q: want nats://host:port[/prefix]", raw)
-	}
-	prefix := strings.Trim(u.Path, "/")
-	if prefix == "" {
-		prefix = jetstream.DefaultPrefix
-	}
-	jopts := []jetstream.Option{jetstream.WithPrefix(prefix)}
+	jopts := []jetstream.Option{jetstream.WithClientName(c.name)}
 	if c.log != nil {
 		jopts = append(jopts, jetstream.WithLogger(c.log))
 	}
-	if u.Query().Get("sync") == "always" {
-		jopts = append(jopts, jetstream.WithSyncAlways())
+	if c.leaseTTL > 0 {
+		jopts = append(jopts, jetstream.WithLeaseTTL(c.leaseTTL)) // the URL's lease= overrides it
 	}
-	ttl := c.leaseTTL
-	if v := u.Query().Get("lease"); v != "" {
-		if ttl, err = time.ParseDuration(v); err != nil || ttl <= 0 {
-			return nil, nil, fmt.Errorf("storeurl: %q: lease=%q: want a duration such as 5s", raw, v)
-		}
-	}
-	if ttl > 0 {
-		jopts = append(jopts, jetstream.WithLeaseTTL(ttl))
-	}
-	nc, err := nats.Connect("nats://"+u.Host, nats.Name(c.name))
+	js, err := jetstream.OpenURL(ctx, where, jopts...)
 	if err != nil {
-		return nil, nil, fmt.Errorf("storeurl: %q: %w", raw, err)
+		return nil, nil, fmt.Errorf("storeurl: %w", err)
 	}
-	js, err := natsjs.New(nc)
-	if err != nil {
-		nc.Close()
-		return nil, nil, fmt.Errorf("storeurl: %q: %w", raw, err)
-	}
-	st, err := jetstream.New(ctx, js, jopts...)
-	if err != nil {
-		nc.Close()
-		return nil, nil, fmt.Errorf("storeurl: %q: %w", raw, err)
-	}
-	return st, func() { nc.Drain() }, nil
+	return js, func() { js.Close() }, nil
 }

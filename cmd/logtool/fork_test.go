@@ -129,7 +129,7 @@ func TestForkExportImportFlow(t *testing.T) {
 			other := t.TempDir()
 			res = logtool(t, "", "--dir", other, "import", out)
 			require.Equal(t, 0, res.code, res.stderr)
-			require.JSONEq(t, `{"id":"`+fork+`","path":"`+filepath.Join(other, fork+".jsonl")+`","events":9,"source":"`+out+`"}`, res.stdout)
+			require.JSONEq(t, `{"id":"`+fork+`","path":"`+filepath.Join(other, fork+".jsonl")+`","events":9,"source":"`+out+`","format":"sessionlog","status":"created"}`, res.stdout)
 			require.Equal(t, forkCat, catJSON(t, other, fork))
 			v = logtool(t, "", "--dir", other, "verify", "--json", fork)
 			require.Equal(t, 0, v.code, v.stdout)
@@ -336,28 +336,43 @@ func TestImport(t *testing.T) {
 	writeFile(t, corrupt, `{"format":"sessionlog","version":1,"id":"01JDX3N0Q3Z8Y6W2D1V5K7M9PA","createdAt":1}`+"\n",
 		`{"seq":0,"type":"a","time":1}`+"\n", `{"seq":5,"type":"a","time":1}`+"\n", `{"seq":6,"type":"a","time":1}`+"\n")
 
+	// Its ID is its identity: imported again it is unchanged. What cannot
+	// be imported fails, a line saying why, or (exit 2) nothing runs.
 	tests := []struct {
-		name string
-		args []string
-		code int
-		msg  string
+		name   string
+		args   []string
+		code   int
+		status string // of the one line printed; "" for none
+		msg    string
 	}{
-		{"existing id", []string{path}, 2, "exists"},
-		{"another format", []string{"--from", "claude", path}, 1, "not a Claude Code transcript"},
-		{"codex", []string{"--from", "codex", path}, 1, "not a Codex rollout line"},
-		{"unknown format", []string{"--from", "word", path}, 2, "want one of"},
-		{"a folder", []string{dir}, 2, "exists"},
-		{"missing file", []string{filepath.Join(dir, "none.jsonl")}, 2, "not found"},
-		{"corrupt file", []string{corrupt}, 1, "corrupt"},
+		{"existing id", []string{path}, 0, "unchanged", ""},
+		{"another format", []string{"--from", "claude", path}, 1, "failed", "not a Claude Code transcript"},
+		{"codex", []string{"--from", "codex", path}, 1, "failed", "not a Codex rollout line"},
+		{"unknown format", []string{"--from", "word", path}, 2, "", "want one of"},
+		{"a folder", []string{dir}, 0, "unchanged", ""},
+		{"missing file", []string{filepath.Join(dir, "none.jsonl")}, 2, "", "not found"},
+		{"corrupt file", []string{corrupt}, 1, "failed", "corrupt"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			res := logtool(t, "", append([]string{"--dir", other, "import"}, tt.args...)...)
 			require.Equal(t, tt.code, res.code, res.stderr)
 			require.Contains(t, res.stderr, tt.msg)
-			require.Empty(t, res.stdout)
+			if tt.status == "" {
+				require.Empty(t, res.stdout)
+				return
+			}
+			out := importLines(t, res.stdout)
+			require.Len(t, out, 1)
+			require.Equal(t, tt.status, out[0].Status)
 		})
 	}
+	// Another log under the same ID: a conflict, the session untouched.
+	clash := filepath.Join(t.TempDir(), "clash.jsonl")
+	writeFile(t, clash, `{"format":"sessionlog","version":1,"id":"`+id+`","createdAt":1}`+"\n", `{"seq":0,"type":"z","time":9}`+"\n")
+	res = logtool(t, "", "--dir", other, "import", clash)
+	require.Equal(t, 2, res.code, res.stderr)
+	require.Contains(t, res.stderr, "session exists: "+id)
 	after, err := os.ReadFile(filepath.Join(other, id+".jsonl"))
 	require.NoError(t, err)
 	require.Equal(t, before, after, "the session already there is untouched")
@@ -502,7 +517,7 @@ func TestImportFork(t *testing.T) {
 	res = logtool(t, "", "--dir", third, "import", alone)
 	require.Equal(t, 1, res.code, res.stderr)
 	require.Contains(t, res.stderr, "lineage")
-	require.Empty(t, res.stdout)
+	require.Equal(t, "failed", importLines(t, res.stdout)[0].Status)
 	entries, err := os.ReadDir(third)
 	require.NoError(t, err)
 	for _, e := range entries {

@@ -74,6 +74,8 @@ func humanImport(r importResult) string {
 		s = fmt.Sprintf("unchanged: %s was imported as %s already", r.Source, r.ID)
 	case "appended":
 		s = fmt.Sprintf("appended to %s what %s gained: %s now", r.ID, r.Source, chatview.Plural(r.Events, "event", ""))
+	case "failed":
+		return fmt.Sprintf("failed: %s: %s", r.Source, r.Reason)
 	}
 	if r.Partial > 0 {
 		s += fmt.Sprintf(" (partial: cut before line %d)", r.Partial)

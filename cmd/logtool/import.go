@@ -4,25 +4,22 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
+	"slices"
 	"strings"
 
-	"github.com/spf13/afero"
 	"github.com/spf13/cobra"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/importer"
 	"github.com/sessionlog/sessionlog/importer/formats"
+	"github.com/sessionlog/sessionlog/ingest"
 )
 
 // importFormats are the --from values: sessionlog, then the formats of the
 // built-in importers.
 func importFormats() []string {
-	return append([]string{"sessionlog"}, formats.Registry().Names()...)
+	return append([]string{ingest.Sessionlog}, formats.Registry().Names()...)
 }
 
 func (a *app) newImportCmd() *cobra.Command {
@@ -31,89 +28,77 @@ func (a *app) newImportCmd() *cobra.Command {
 		skipBad, asJSON bool
 	)
 	cmd := &cobra.Command{
-		Use:   "import [--from sessionlog|claude|codex|dsh|swe-agent] [--skip-bad] [--json] FILE|DIR",
-		Short: "Import a sessionlog file, or a Claude Code, Codex, dsh or SWE-agent trace, into --dir",
-		Long: `Import creates sessions in --dir from FILE, or from every file of the format
-in DIR, and prints one line {"id","path","events","source",…} per session
-("source" is the file it came from).
+		Use:   "import [--from sessionlog|claude|codex|dsh|swe-agent] [--skip-bad] [--progress auto|always|never] [--json] FILE|DIR...",
+		Short: "Import sessionlog files and Claude Code, Codex, dsh or SWE-agent traces into --dir",
+		Long: `Import brings each FILE, and every file of a known format under each DIR
+(walked recursively), into --dir, and prints one line per session:
+{"id","path","events","source","format","status",…}. Without --from, each
+file's format is found by its content (an unknown or ambiguous file fails,
+naming the formats tried); --from reads every file as one format.
 
---from sessionlog (the default) reads a sessionlog log file (an export, say;
-raw, or zstd when its name ends in .zst) and creates the session under the
-same ID, with the same labels and createdAt, holding its logical log: every
-event, appended in batches and flushed, so its cat --json equals the file's.
-It names no parent: a fork's inherited events (read from the file's folder)
-become its own rows. An ID that --dir holds already is refused (exit 2). A
-DIR is every *.jsonl and *.jsonl.zst directly in it.
+A session's identity is the source's own session id, not its path: importing
+a source again — from another path, or after it grew — finds its session:
+"status" is "unchanged" (nothing written) or "appended" (the new events,
+written at once or not at all). A new source is "created", all or nothing
+whenever the process dies. A source that cannot be imported is "failed",
+with its "reason", and the others are imported.
 
---from claude (Claude Code transcripts, *.jsonl; a transcript's subagents in
-<name>/subagents/ come with it, each a child session of the tool call that
-ran it), --from dsh (DeepSeek Harness session logs, *.jsonl) and --from
-swe-agent (SWE-agent trajectories, *.traj) convert the trace into the agent
-vocabulary (docs/cli.md tells the mapping) and create each session under a
-new ID, labelled source=<format> and sourceFile=<name>. A DIR is walked
-recursively. --from codex reads Codex CLI rollouts (rollout-*.jsonl); a fork
-whose parent rollout is in the same import becomes its child session. Every
-source record is kept: the source can be rebuilt from the session.
+sessionlog files (an export, say; raw or zstd) keep their ID, labels and
+createdAt and hold their logical log. Foreign traces are converted into the
+agent vocabulary; every source record is kept, so the source can be rebuilt
+from the session (docs/cli.md tells each format's mapping). A damaged JSONL
+trace is imported up to its first bad line, or past each with --skip-bad; a
+torn last line is left out; each is reported on stderr.
 
-A foreign import goes file by file. A bad line N stops that file's import
-before it: the lines before it are imported, verified and labelled partial=N,
-and stderr names the file, the line and what to do; --skip-bad imports past
-each bad line instead, reporting it. A torn last line is left out and
-reported. A file that is not of the format is refused (nothing is kept of
-it) and the others are imported. The exit status is 1 when a file was
-refused or cut short. Importing a source again skips it when nothing
-changed ("status":"unchanged") and appends the new events when it grew
-("status":"appended"). On a terminal, stderr shows progress and a summary
-table (--progress always|never to force it either way).
-
-A sessionlog import is all or nothing: a file that is not a log (or is
-corrupt) exits 1, and every session the import created is removed. A missing
-file or a folder without files of the format exits 2.`,
-		Args: cobra.ExactArgs(1),
+On a terminal, stderr shows a progress bar and, at the end, a summary table
+(--progress always|never to force it either way). Exit 0 when every source
+was imported whole, 1 when one failed or was cut short, 2 for a missing path,
+a folder without a file to import or an unknown --from.`,
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.runImport(cmd.Context(), args[0], from, skipBad, progress, asJSON)
+			return a.runImport(cmd.Context(), args, from, skipBad, progress, asJSON)
 		},
 	}
-	cmd.Flags().StringVar(&from, "from", "sessionlog", "format of FILE|DIR: sessionlog, claude, codex, dsh or swe-agent")
+	cmd.Flags().StringVar(&from, "from", "", "read every file as this format (sessionlog, claude, codex, dsh, swe-agent); default: found by content")
 	cmd.Flags().BoolVar(&skipBad, "skip-bad", false, "import past the bad lines of a trace, each reported, instead of stopping before the first")
 	cmd.Flags().StringVar(&progress, "progress", "auto", "progress and a summary on stderr: auto (on a terminal), always or never")
 	jsonFlag(cmd, &asJSON)
 	return cmd
 }
 
-// importResult is what `logtool import` prints for each session.
+// importResult is what `logtool import` prints for each session's source.
 type importResult struct {
-	ID     string `json:"id"`
-	Path   string `json:"path"`
-	Events int64  `json:"events"`
+	ID     string `json:"id,omitempty"`
+	Path   string `json:"path,omitempty"`
+	Events int64  `json:"events,omitempty"`
 	Source string `json:"source"`
-	// Of a foreign trace only (docs/cli.md): created, appended or
-	// unchanged; the source's records and bytes, the records kept; the
-	// line a damaged source was cut before.
-	Status      string `json:"status,omitempty"`
-	Records     int    `json:"records,omitempty"`
-	Kept        int    `json:"kept,omitempty"`
-	SourceBytes int64  `json:"sourceBytes,omitempty"`
-	Partial     int    `json:"partial,omitempty"`
+	Format string `json:"format,omitempty"`
+	Status string `json:"status"`
+	Reason string `json:"reason,omitempty"`
+	// Of a foreign trace only (docs/cli.md): the source's records and
+	// bytes, the records kept; the line a damaged source was cut before.
+	Records     int   `json:"records,omitempty"`
+	Kept        int   `json:"kept,omitempty"`
+	SourceBytes int64 `json:"sourceBytes,omitempty"`
+	Partial     int   `json:"partial,omitempty"`
 }
 
-func (a *app) runImport(ctx context.Context, path, from string, skipBad bool, progress string, asJSON bool) (err error) {
-	f, ferr := formats.Registry().Lookup(from)
-	foreign := ferr == nil
-	if from != "sessionlog" && !foreign {
+func resultOf(r ingest.Result) importResult {
+	out := importResult{ID: r.ID, Path: r.Path, Events: r.Events, Source: r.Source, Format: r.Format,
+		Status: string(r.Status), Reason: r.Reason, Records: r.Records, Kept: r.Kept, SourceBytes: r.SourceBytes}
+	if r.Partial != nil {
+		out.Partial = r.Partial.Line
+	}
+	if r.Status == ingest.Failed {
+		out.Reason = oneLine(r.Reason)
+	}
+	return out
+}
+
+func (a *app) runImport(ctx context.Context, paths []string, from string, skipBad bool, progress string, asJSON bool) error {
+	if from != "" && !slices.Contains(importFormats(), from) {
 		return usageErrorf("--from %q: want one of %s", from, strings.Join(importFormats(), ", "))
 	}
-	fi, err := a.fs.Stat(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("%w: no file or folder %q", handle.ErrNotFound, path)
-	case err != nil:
-		return fmt.Errorf("%q: %w", path, err)
-	case !fi.IsDir() && !fi.Mode().IsRegular():
-		// Never opened: a FIFO's open would block, a device be endless.
-		return fmt.Errorf("%w: %q is not a file or folder (%s)", handle.ErrNotRegular, path, fi.Mode().Type())
-	}
-
 	show, err := a.showProgress(progress)
 	if err != nil {
 		return err
@@ -122,129 +107,88 @@ func (a *app) runImport(ctx context.Context, path, from string, skipBad bool, pr
 	if err != nil {
 		return err
 	}
-	imp := &importRun{st: st, stderr: a.stderr, keys: map[string]eventlog.Parent{}, progress: newImportProgress(a.stderr, show)}
-	if foreign {
-		var opts []importer.Option
-		if skipBad {
-			opts = append(opts, importer.SkipBad())
+	bar := a.importBar(show)
+	opts := []ingest.Option{ingest.WithFs(a.fs), ingest.WithProgress(bar.update)}
+	if from != "" {
+		opts = append(opts, ingest.From(from))
+	}
+	if skipBad {
+		opts = append(opts, ingest.SkipBad())
+	}
+	sum, err := ingest.Import(ctx, st, paths, opts...)
+	bar.finish()
+	switch {
+	case errors.Is(err, ingest.ErrUsage):
+		return usageError(err)
+	case err != nil:
+		return err
+	}
+	cut := 0
+	for _, r := range sum.Results {
+		a.notes(r)
+		if r.Partial != nil {
+			cut++
 		}
-		err = imp.foreign(ctx, a.fs, f, path, opts...)
-	} else {
-		err = imp.sessionlogs(ctx, a.fs, path, fi.IsDir())
-	}
-	if err != nil {
-		imp.progress.clear()
-		return imp.undo(ctx, err)
-	}
-	results := imp.done
-	if foreign {
-		results = imp.results
-	}
-	for _, r := range results {
-		if err := a.printResult(asJSON, r, func() string { return humanImport(r) }); err != nil {
+		res := resultOf(r)
+		if err := a.printResult(asJSON, res, func() string { return humanImport(res) }); err != nil {
 			return err
 		}
 	}
-	if err := imp.progress.summary(ctx, imp.st, results); err != nil {
+	if err := a.importSummary(ctx, show, st, sum); err != nil {
 		return err
 	}
-	if imp.failed > 0 {
-		return failedf("import --from %s: %d of the files could not be imported whole (see above)", from, imp.failed)
+	if sum.Failed > 0 || cut > 0 {
+		return &exitError{code: importExit(sum), err: fmt.Errorf("import: %d of %s not imported whole (see above)",
+			sum.Failed+cut, plural(int64(len(sum.Results)), "source"))}
 	}
 	return nil
 }
 
-// importRun creates the sessions of one import and remembers them, so a
-// failure can remove them all.
-type importRun struct {
-	st     sessionStore
-	stderr io.Writer                  // for the notes of damaged traces
-	done   []importResult             // sessions created, for undo
-	keys   map[string]eventlog.Parent // Session.Key → its session and last seq
-
-	results  []importResult // of a foreign import: every session, whatever its status
-	failed   int            // files refused or cut short
-	progress *importProgress
+// importExit is the exit status of an import some source of which failed
+// or was cut short: 1 when each was for its content (not of the format,
+// damaged, corrupt), else the status of the first other error (2 for the
+// environment: a full disk, a session of the same ID in the way…).
+func importExit(sum ingest.Summary) int {
+	for _, r := range sum.Results {
+		if r.Status != ingest.Failed || contentError(r.Err) {
+			continue
+		}
+		if code := exitCode(r.Err); code != exitOK {
+			return code
+		}
+	}
+	return exitFailed
 }
 
-// undo removes the sessions created so far, children before their parents,
-// and returns err.
-func (imp *importRun) undo(ctx context.Context, err error) error {
-	ctx = context.WithoutCancel(ctx) // leave nothing behind, even when interrupted
-	for i := len(imp.done) - 1; i >= 0; i-- {
-		id := imp.done[i].ID
-		if derr := imp.st.Delete(ctx, id); derr != nil {
-			return fmt.Errorf("%w (and removing the imported session %s failed: %v)", err, id, derr)
+// contentError reports whether err is about what a source holds.
+func contentError(err error) bool {
+	for _, target := range []error{importer.ErrFormat, ingest.ErrUnknownFormat, ingest.ErrAmbiguous, eventlog.ErrCorrupt, eventlog.ErrVersion} {
+		if errors.Is(err, target) {
+			return true
 		}
 	}
-	imp.done = nil
-	return err
+	return false
 }
 
-// sessionlogs imports a sessionlog file, or every *.jsonl[.zst] directly in
-// a folder, in name order.
-func (imp *importRun) sessionlogs(ctx context.Context, fsys afero.Fs, path string, isDir bool) error {
-	files := []string{path}
-	if isDir {
-		entries, err := afero.ReadDir(fsys, path)
-		if err != nil {
-			return err
-		}
-		files = nil
-		for _, e := range entries {
-			if e.Mode().IsRegular() && (strings.HasSuffix(e.Name(), rawExt) || strings.HasSuffix(e.Name(), zstdExt)) {
-				files = append(files, filepath.Join(path, e.Name()))
-			}
-		}
-		if len(files) == 0 {
-			return usageErrorf("no *%s or *%s file in %q", rawExt, zstdExt, path)
-		}
+// notes says on stderr what was cut from a source, and how to get it
+// back, or why it failed.
+func (a *app) notes(r ingest.Result) {
+	note := func(format string, args ...any) {
+		fmt.Fprintf(a.stderr, "logtool: import: %s\n", oneLine(fmt.Sprintf(format, args...)))
 	}
-	for _, file := range files {
-		if err := imp.sessionlog(ctx, fsys, file); err != nil {
-			return err
-		}
+	if r.Status == ingest.Failed {
+		note("%s: %s: not imported (nothing kept for it)", r.Source, strings.TrimPrefix(r.Reason, r.Source+": "))
+		return
 	}
-	return nil
-}
-
-// sessionlog imports one sessionlog file under its own ID.
-func (imp *importRun) sessionlog(ctx context.Context, fsys afero.Fs, file string) error {
-	src, err := handle.NewFileStore(fsys, filepath.Dir(file)).OpenPath(ctx, file)
-	if err != nil {
-		return err
+	for _, bad := range r.Skipped {
+		note("%v: skipped (--skip-bad); the rest of the file is in %s", bad, r.ID)
 	}
-	defer src.Close()
-	last := src.Seq() // the log as it is now
-	hdr := src.Header()
-
-	opts := []handle.CreateOption{handle.WithID(hdr.ID), handle.WithCreatedAt(hdr.CreatedAt)}
-	if len(hdr.Labels) > 0 {
-		opts = append(opts, handle.WithLabels(hdr.Labels))
+	if t := r.Torn; t != nil {
+		note("%s: line %d: torn last line (%d bytes at offset %d, no newline: a writer was cut off) left out; import again once it is whole", r.Source, t.Line, t.Bytes, t.Offset)
 	}
-	dst, err := imp.st.Create(ctx, opts...)
-	if err != nil {
-		return err
+	if p := r.Partial; p != nil {
+		note("%v: imported the %d records before it as %s, labelled %s=%d; fix the line and import again, or pass --skip-bad to import past it", p, r.Records, r.ID, ingest.LabelPartial, p.Line)
 	}
-	res := importResult{ID: dst.ID(), Path: dst.Path(), Source: file}
-	res.Events, err = copyEvents(ctx, dst, src, last)
-	return imp.finish(ctx, dst, res, err)
-}
-
-// finish closes a session just written; it counts as created (so undo
-// removes it) when that went well, and is removed at once otherwise.
-func (imp *importRun) finish(ctx context.Context, dst handle.Handle, res importResult, err error) error {
-	if cerr := dst.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		if derr := imp.st.Delete(context.WithoutCancel(ctx), dst.ID()); derr != nil {
-			return fmt.Errorf("%w (and removing the partial session %s failed: %v)", err, dst.ID(), derr)
-		}
-		return err
-	}
-	imp.done = append(imp.done, res)
-	return nil
 }
 
 // showProgress decides whether import shows progress and a summary on
@@ -265,37 +209,4 @@ func (a *app) showProgress(mode string) (bool, error) {
 		return err == nil && fi.Mode()&os.ModeCharDevice != 0, nil
 	}
 	return false, usageErrorf("--progress %q: want auto, always or never", mode)
-}
-
-// copyEvents appends src's logical log, events 0..last, to the empty write
-// handle dst in batches, each checked to land at its seq (AppendAt) and
-// flushed, and returns how many events it copied.
-func copyEvents(ctx context.Context, dst, src handle.Handle, last int64) (int64, error) {
-	return eachBatch(ctx, src, last, func(batch []eventlog.Event) error {
-		if _, err := dst.AppendAt(ctx, batch[0].Seq, batch...); err != nil {
-			return err
-		}
-		return dst.Flush(ctx)
-	})
-}
-
-// appendBatches appends events (contiguous seqs, the first the next of
-// dst's) to the write handle dst in batches of at most batchEvents events
-// or about batchBytes bytes, each checked to land at its seq and flushed.
-func appendBatches(ctx context.Context, dst handle.Handle, events []eventlog.Event) error {
-	for start := 0; start < len(events); {
-		end, size := start, 0
-		for end < len(events) && end-start < batchEvents && size < batchBytes {
-			size += eventlog.RowSize(events[end])
-			end++
-		}
-		if _, err := dst.AppendAt(ctx, events[start].Seq, events[start:end]...); err != nil {
-			return err
-		}
-		if err := dst.Flush(ctx); err != nil {
-			return err
-		}
-		start = end
-	}
-	return nil
 }

@@ -14,8 +14,8 @@ import (
 )
 
 // TestFailedImportLeavesNothing: an import that runs out of space while
-// writing the events removes the session it created, its lock file too
-// (regression: <ID>.lock was left behind).
+// writing the session leaves nothing of it — no session, temp or lock file
+// (regression: <ID>.lock was left behind) — and exits 2 (the environment).
 func TestFailedImportLeavesNothing(t *testing.T) {
 	mem := afero.NewMemMapFs()
 	const src = "/src/01JDX3N0Q3Z8Y6W2D1V5K7M9PA.jsonl"
@@ -24,8 +24,8 @@ func TestFailedImportLeavesNothing(t *testing.T) {
 			`{"seq":0,"type":"x","time":1,"data":null}`+"\n"), 0o600))
 	fsys := faultfs.New(mem)
 	fsys.SetHook(func(op faultfs.Op, name string) error {
-		if op == faultfs.OpWrite && strings.HasPrefix(name, "/s/") && strings.HasSuffix(name, ".jsonl") {
-			return syscall.ENOSPC // the events' flush, not the header's temp file
+		if op == faultfs.OpWrite && strings.HasPrefix(name, "/s/") && strings.Contains(name, ".jsonl") {
+			return syscall.ENOSPC // the session's file, while it is built
 		}
 		return nil
 	})

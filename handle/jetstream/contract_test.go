@@ -24,7 +24,9 @@ type stored struct {
 func load(t *testing.T, st *Store, id string) stored {
 	t.Helper()
 	var s stored
-	for m, err := range st.messages(context.Background(), st.Subject(id), 1) {
+	tail, err := st.lastMsg(context.Background(), st.Subject(id))
+	require.NoError(t, err)
+	for m, err := range st.messages(context.Background(), st.Subject(id), 1, tail.Sequence) {
 		require.NoError(t, err)
 		s.msgs = append(s.msgs, m)
 		s.log = append(s.log, m.Data...)

@@ -88,7 +88,7 @@ func (s *Store) CreateFrom(ctx context.Context, events iter.Seq2[eventlog.Event,
 		return handle.Info{}, err
 	}
 	id, subj := hdr.ID, s.Subject(hdr.ID)
-	if first, err := s.stream.GetMsg(ctx, 1, natsjs.WithGetMsgSubject(subj)); err == nil && !incomplete(first) {
+	if first, err := s.firstMsg(ctx, subj); err == nil && !incomplete(first) {
 		// Before the lease: a session with a writer exists too.
 		return handle.Info{}, fmt.Errorf("%w: %s in stream %s", handle.ErrExists, id, s.name)
 	}
@@ -108,7 +108,7 @@ func (s *Store) CreateFrom(ctx context.Context, events iter.Seq2[eventlog.Event,
 	}
 	if err == nil {
 		// The mark goes: from here on the session exists, whole.
-		err = s.stream.Purge(ctx, natsjs.WithPurgeSubject(subj), natsjs.WithPurgeSequence(headerSS))
+		err = s.purge(ctx, natsjs.WithPurgeSubject(subj), natsjs.WithPurgeSequence(headerSS))
 		if err != nil {
 			err = fmt.Errorf("jetstream: create %s: %w", s.path(id), err)
 		}
@@ -116,7 +116,7 @@ func (s *Store) CreateFrom(ctx context.Context, events iter.Seq2[eventlog.Event,
 	if err != nil {
 		// Nothing of it may stay; if this purge fails too, the mark keeps
 		// it invisible until the retry or GC.
-		s.stream.Purge(context.WithoutCancel(ctx), natsjs.WithPurgeSubject(subj))
+		s.purge(context.WithoutCancel(ctx), natsjs.WithPurgeSubject(subj))
 		h.Close()
 		return handle.Info{}, err
 	}
@@ -138,13 +138,13 @@ func (s *Store) CreateFrom(ctx context.Context, events iter.Seq2[eventlog.Event,
 // ours, so its builder is gone.
 func (s *Store) startBuild(ctx context.Context, hdr eventlog.Header, l *lease) (*jsHandle, error) {
 	id, subj := hdr.ID, s.Subject(hdr.ID)
-	first, err := s.stream.GetMsg(ctx, 1, natsjs.WithGetMsgSubject(subj))
+	first, err := s.firstMsg(ctx, subj)
 	switch {
 	case err == nil && !incomplete(first):
 		return nil, fmt.Errorf("%w: %s in stream %s", handle.ErrExists, id, s.name)
 	case err == nil:
 		s.cfg.log.Info("removing what a killed CreateFrom left", "id", id)
-		if err := s.stream.Purge(ctx, natsjs.WithPurgeSubject(subj)); err != nil {
+		if err := s.purge(ctx, natsjs.WithPurgeSubject(subj)); err != nil {
 			return nil, fmt.Errorf("jetstream: create %s: %w", s.path(id), err)
 		}
 	case !errors.Is(err, natsjs.ErrMsgNotFound):
@@ -157,19 +157,19 @@ func (s *Store) startBuild(ctx context.Context, hdr eventlog.Header, l *lease) (
 	line = append(line, '\n')
 	mark := &nats.Msg{Subject: subj, Header: nats.Header{}}
 	mark.Header.Set(hdrBuilding, nuid.Next())
-	ack, err := s.js.PublishMsg(ctx, mark, natsjs.WithExpectLastSequencePerSubject(0))
+	ss, err := s.publish(ctx, []*nats.Msg{mark}, 0)
 	if err == nil {
 		msg := &nats.Msg{Subject: subj, Data: line, Header: nats.Header{}}
-		ack, err = s.js.PublishMsg(ctx, msg, natsjs.WithExpectLastSequencePerSubject(ack.Sequence))
+		ss, err = s.publish(ctx, []*nats.Msg{msg}, ss)
 	}
 	if err != nil {
-		if isWrongLast(err) {
+		if errors.Is(err, errConflict) {
 			return nil, fmt.Errorf("%w: %s in stream %s", handle.ErrExists, id, s.name)
 		}
-		s.stream.Purge(context.WithoutCancel(ctx), natsjs.WithPurgeSubject(subj))
+		s.purge(context.WithoutCancel(ctx), natsjs.WithPurgeSubject(subj))
 		return nil, fmt.Errorf("jetstream: create %s: %w", s.path(id), err)
 	}
-	return s.created(hdr, l, len(line), ack.Sequence), nil
+	return s.created(hdr, l, len(line), ss), nil
 }
 
 // appendAll appends events, which must carry the seqs they get from first
@@ -224,7 +224,7 @@ func (s *Store) collectIncomplete(ctx context.Context, before time.Time, dryRun 
 	}
 	var out []string
 	for _, id := range ids {
-		first, err := s.stream.GetMsg(ctx, 1, natsjs.WithGetMsgSubject(s.Subject(id)))
+		first, err := s.firstMsg(ctx, s.Subject(id))
 		if errors.Is(err, natsjs.ErrMsgNotFound) || err == nil && !incomplete(first) {
 			continue
 		}
@@ -268,12 +268,12 @@ func (s *Store) dropIncomplete(ctx context.Context, id string) (bool, error) {
 	}
 	defer l.release()
 	subj := s.Subject(id)
-	first, err := s.stream.GetMsg(ctx, 1, natsjs.WithGetMsgSubject(subj))
+	first, err := s.firstMsg(ctx, subj)
 	if errors.Is(err, natsjs.ErrMsgNotFound) || err == nil && !incomplete(first) {
 		return false, nil
 	}
 	if err == nil {
-		err = s.stream.Purge(ctx, natsjs.WithPurgeSubject(subj))
+		err = s.purge(ctx, natsjs.WithPurgeSubject(subj))
 	}
 	if err != nil {
 		return false, fmt.Errorf("jetstream: gc: %s: %w", s.path(id), err)

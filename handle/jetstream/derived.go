@@ -27,14 +27,9 @@ func (s *Store) derivedBucket(ctx context.Context) (natsjs.KeyValue, error) {
 	if s.derived != nil {
 		return s.derived, nil
 	}
-	name := s.cfg.prefix + "_derived"
-	kv, err := s.js.KeyValue(ctx, name)
-	if errors.Is(err, natsjs.ErrBucketNotFound) {
-		kv, err = s.js.CreateKeyValue(ctx, natsjs.KeyValueConfig{Bucket: name, Storage: natsjs.FileStorage,
-			Replicas: s.stream.CachedInfo().Config.Replicas, Description: "sessionlog derived data (rebuildable)"})
-	}
+	kv, err := s.bucket(ctx, s.cfg.prefix+"_derived", "sessionlog derived data (rebuildable)", s.stream.CachedInfo().Config.Replicas)
 	if err != nil {
-		return nil, fmt.Errorf("jetstream: derived bucket %s: %w", name, err)
+		return nil, err
 	}
 	s.derived = kv
 	return kv, nil
@@ -50,7 +45,11 @@ func (s *Store) GetDerived(ctx context.Context, id, key string) ([]byte, error) 
 	if err != nil {
 		return nil, err
 	}
-	e, err := kv.Get(ctx, derivedKey(id, key))
+	var e natsjs.KeyValueEntry
+	err = s.do(ctx, "derived data of "+id, func(ctx context.Context) error {
+		e, err = kv.Get(ctx, derivedKey(id, key))
+		return err
+	})
 	if errors.Is(err, natsjs.ErrKeyNotFound) {
 		return nil, fmt.Errorf("%w: no derived %q for %s", handle.ErrNotFound, key, id)
 	}
@@ -72,8 +71,10 @@ func (s *Store) PutDerived(ctx context.Context, id, key string, data []byte) err
 	if err != nil {
 		return err
 	}
-	_, err = kv.Put(ctx, derivedKey(id, key), data)
-	return err
+	return s.do(ctx, "derived data of "+id, func(ctx context.Context) error {
+		_, err := kv.Put(ctx, derivedKey(id, key), data)
+		return err
+	})
 }
 
 // DeleteDerived drops the derived data under key for session id.
@@ -85,7 +86,7 @@ func (s *Store) DeleteDerived(ctx context.Context, id, key string) error {
 	if err != nil {
 		return err
 	}
-	return kv.Purge(ctx, derivedKey(id, key))
+	return s.do(ctx, "derived data of "+id, func(ctx context.Context) error { return kv.Purge(ctx, derivedKey(id, key)) })
 }
 
 // dropDerived drops every derived value of session id, if the bucket

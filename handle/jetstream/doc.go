@@ -33,6 +33,17 @@
 // safe for concurrent use; Append and Flush callers of one handle share
 // publishes (group commit).
 //
+// # Clusters
+//
+// A store URL (ParseURL, OpenURL) names several seeds and the replicas.
+// Bulk reads are served by any replica, but how far a read must go is
+// asked of the stream's leader, so that no read misses an acknowledged
+// flush (fetch.go). A publish whose outcome is unknown is retried with the
+// same expected seq and settled by what follows on the leader, so that it
+// is stored once and never reported lost (publish.go). Failures that end
+// on their own are retried for a window; what outlasts it wraps
+// handle.ErrUnavailable (retry.go).
+//
 // The package knows the handle contract and the row format of package
 // eventlog, nothing of what events mean, and nothing of the file store.
 package jetstream

@@ -85,12 +85,22 @@ func (h *jsHandle) startRenew() {
 		defer h.stopWG.Done()
 		ticks, stop := h.s.cfg.ticker(h.s.cfg.leaseTTL / 3)
 		defer stop()
+		// Close ends a renewal that is still retrying.
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go func() {
+			<-h.stop
+			cancel()
+		}()
 		for {
 			select {
 			case <-h.stop:
 				return
 			case <-ticks:
-				if err := h.lease.renew(context.Background()); err != nil {
+				if err := h.lease.renew(ctx); err != nil {
+					if ctx.Err() != nil {
+						return
+					}
 					h.s.cfg.log.Error("lease lost; handle poisoned", "path", h.path, "err", err)
 					h.mu.Lock()
 					if h.err == nil {
@@ -311,18 +321,7 @@ func (h *jsHandle) resync(ctx context.Context, batch []eventlog.Event) error {
 }
 
 // tailRef describes the subject's last message.
-func (h *jsHandle) tailRef(ctx context.Context) (msgRef, error) {
-	m, err := h.s.stream.GetLastMsgForSubject(ctx, h.subj)
-	if err != nil {
-		return msgRef{}, err
-	}
-	off, _ := msgOffset(m.Header)
-	seq := int64(-1)
-	if s, ok := rowSeq(m.Data); ok {
-		seq = s
-	}
-	return msgRef{ss: m.Sequence, off: off, seq: seq, n: len(m.Data)}, nil
-}
+func (h *jsHandle) tailRef(ctx context.Context) (msgRef, error) { return h.s.tailRef(ctx, h.subj) }
 
 // cut removes a torn tail before the first new publish: the messages
 // holding bytes at or past its offset are deleted; the complete rows of
@@ -342,14 +341,14 @@ func (h *jsHandle) cut(ctx context.Context) (prefix []byte, at int64, last uint6
 	}
 	at = index[keep-1].off + int64(index[keep-1].n)
 	if keep < len(index) && index[keep].off < torn.Offset {
-		m, err := h.s.stream.GetMsg(ctx, index[keep].ss)
+		m, err := h.s.leaderMsg(ctx, msgGetReq{Seq: index[keep].ss})
 		if err != nil {
 			return nil, 0, 0, fmt.Errorf("jetstream: cutting the torn tail of %s: %w", h.path, err)
 		}
 		prefix = slices.Clone(m.Data[:torn.Offset-index[keep].off])
 	}
 	for _, m := range slices.Backward(index[keep:]) {
-		if err := h.s.stream.DeleteMsg(ctx, m.ss); err != nil {
+		if err := h.s.deleteMsg(ctx, m.ss); err != nil {
 			return nil, 0, 0, fmt.Errorf("jetstream: cutting the torn tail of %s: %w", h.path, err)
 		}
 	}

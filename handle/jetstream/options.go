@@ -3,6 +3,8 @@ package jetstream
 import (
 	"log/slog"
 	"time"
+
+	"github.com/nats-io/nats.go"
 )
 
 // Defaults.
@@ -14,6 +16,15 @@ const (
 	// DefaultMaxBatch is the server's default limit of messages in one
 	// atomic batch (jetstream.limits.max_batch_size).
 	DefaultMaxBatch = 1000
+	// DefaultRequestTimeout bounds one request to the servers; one that
+	// gets no answer in time is retried (see WithRetryWindow).
+	DefaultRequestTimeout = 2 * time.Second
+	// DefaultRetryWindow is how long transient failures are retried.
+	DefaultRetryWindow = 30 * time.Second
+	// MinReplicatedLeaseTTL is the shortest lease on a replicated stream:
+	// a renewal must be able to wait out an election of the lease bucket's
+	// leader (4 to 9 s in nats-server) and still be within the lease.
+	MinReplicatedLeaseTTL = 15 * time.Second
 )
 
 type config struct {
@@ -23,25 +34,37 @@ type config struct {
 	leaseTTL   time.Duration
 	noLease    bool
 	replicas   int
+	replicaSet bool // replicas was asked for, not defaulted
 	syncAlways bool
 	strict     bool
 	maxMsg     int // payload bytes per message; 0: from the connection
 	maxBatch   int
 	packTypes  []string
-	retries    int
+	clientName string // OpenURL's connection, and its options
+	connOpts   []nats.Option
+	// reqTimeout bounds one try of a request; retryWindow how long
+	// transient failures are retried; probeTimeout the ping that tells a
+	// paused server from a slow answer (see Store.heal).
+	reqTimeout   time.Duration
+	retryWindow  time.Duration
+	probeTimeout time.Duration
 	// ticker drives lease renewal; tests replace it.
 	ticker func(time.Duration) (<-chan time.Time, func())
 }
 
 func defaultConfig() config {
 	return config{
-		prefix:   DefaultPrefix,
-		log:      slog.New(slog.DiscardHandler),
-		now:      time.Now,
-		leaseTTL: DefaultLeaseTTL,
-		replicas: 1,
-		maxBatch: DefaultMaxBatch,
-		retries:  8,
+		prefix:     DefaultPrefix,
+		clientName: "sessionlog",
+		log:        slog.New(slog.DiscardHandler),
+		now:        time.Now,
+		leaseTTL:   DefaultLeaseTTL,
+		replicas:   1,
+		maxBatch:   DefaultMaxBatch,
+
+		reqTimeout:   DefaultRequestTimeout,
+		retryWindow:  DefaultRetryWindow,
+		probeTimeout: 500 * time.Millisecond,
 		ticker: func(d time.Duration) (<-chan time.Time, func()) {
 			t := time.NewTicker(d)
 			return t.C, t.Stop
@@ -70,8 +93,10 @@ func WithLogger(l *slog.Logger) Option {
 func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
 
 // WithLeaseTTL sets how long a writer's lease lasts unless renewed; the
-// handle renews it every third of that. It must exceed the clock skew
-// between the machines sharing the store.
+// handle renews it every third of that, retrying a renewal that fails
+// transiently until the lease would expire. It must exceed the clock skew
+// between the machines sharing the store; on a replicated stream it is
+// raised to MinReplicatedLeaseTTL if shorter.
 func WithLeaseTTL(d time.Duration) Option {
 	return func(c *config) {
 		if d > 0 {
@@ -85,9 +110,12 @@ func WithLeaseTTL(d time.Duration) Option {
 // keeps the log whole (the loser of a race gets a *handle.ConflictError).
 func WithoutLease() Option { return func(c *config) { c.noLease = true } }
 
-// WithReplicas sets the replicas of the stream and bucket New creates (1,
-// 3 or 5); an existing stream keeps its own.
-func WithReplicas(n int) Option { return func(c *config) { c.replicas = n } }
+// WithReplicas sets the replicas of the stream and the buckets New creates
+// (1 to 5; 3 rides out the loss of one node). New fails with ErrReplicas
+// when the cluster cannot place them, or when the store's stream exists
+// with another count. Without it, an existing stream keeps its own and a
+// new one gets 1; the buckets follow the stream.
+func WithReplicas(n int) Option { return func(c *config) { c.replicas, c.replicaSet = n, true } }
 
 // WithSyncAlways states that the server fsyncs every write
 // (jetstream.sync_interval: always), which a client cannot see: a stream
@@ -117,4 +145,29 @@ func WithMaxBatch(n int) Option {
 // eventlog.DefaultPackTypes), as handle.WithPackTypes does for files.
 func WithPackTypes(types ...string) Option {
 	return func(c *config) { c.packTypes = append([]string{}, types...) }
+}
+
+// WithRequestTimeout bounds one request to the servers (default
+// DefaultRequestTimeout). A request that got no answer in time is retried;
+// if the server the connection is on does not answer a ping either, the
+// connection moves to another server first.
+func WithRequestTimeout(d time.Duration) Option {
+	return func(c *config) {
+		if d > 0 {
+			c.reqTimeout = d
+		}
+	}
+}
+
+// WithRetryWindow sets how long a failure that ends on its own (no
+// answer, no leader during an election, a connection being re-established)
+// is retried before the call fails with an error wrapping
+// handle.ErrUnavailable (default DefaultRetryWindow). It should exceed the
+// cluster's election time; a context's deadline still ends a call sooner.
+func WithRetryWindow(d time.Duration) Option {
+	return func(c *config) {
+		if d > 0 {
+			c.retryWindow = d
+		}
+	}
 }

@@ -24,12 +24,20 @@ const (
 // errConflict: the subject's last message was not the one expected.
 var errConflict = errors.New("jetstream: the session was appended to by another writer")
 
-// isWrongLast reports a failed expected-last-subject-sequence check
-// (10071 on one replica, 10164 on replicated streams).
+// isWrongLast reports a failed expected-last-subject-sequence check: the
+// subject's last message is another (10071).
 func isWrongLast(err error) bool {
 	var ae *natsjs.APIError
-	return errors.As(err, &ae) &&
-		(ae.ErrorCode == natsjs.JSErrCodeStreamWrongLastSequence || ae.ErrorCode == natsjs.JSErrCodeStreamWrongLastSequenceConstant)
+	return errors.As(err, &ae) && ae.ErrorCode == natsjs.JSErrCodeStreamWrongLastSequence
+}
+
+// inFlight reports the check not made because a message of the subject is
+// still being committed (10164, replicated streams only). It is no
+// conflict: the server acknowledges a publish before it forgets it was in
+// flight, so the next publish of one writer can meet its own previous one.
+func inFlight(err error) bool {
+	var ae *natsjs.APIError
+	return errors.As(err, &ae) && ae.ErrorCode == natsjs.JSErrCodeStreamWrongLastSequenceConstant
 }
 
 // msgOffset returns a data message's Sl-Off.
@@ -78,41 +86,118 @@ func (s *Store) split(subj string, rows []byte, off int64) []*nats.Msg {
 // publish stores msgs, all or none, as the messages following stream seq
 // last on their subject (the expected-sequence check is on the first), and
 // returns the stream seq of the last. More than one message go as one
-// atomic batch. A publish whose outcome is unknown (a timeout, a lost
-// connection) is retried: if an earlier try landed, the retry's conflict
-// is recognised by the publish ID on the subject's last message.
-// errConflict means another writer's messages follow last.
+// atomic batch. errConflict means another writer's messages follow last.
+//
+// A try whose outcome is unknown (a timeout, a connection lost, no leader)
+// is retried with the same expected seq until the store's retry window has
+// passed. A failed expected-seq check is never taken at its word: an
+// earlier try may have landed, and a leader frozen and resumed answers
+// from its older state until it learns it was replaced. So the stream's
+// leader is asked which message follows last (see landed): the publish's
+// own (its Sl-Flush ID) means it was stored, once; another writer's means a
+// conflict; none yet means a try is still being committed or the answer
+// was stale, and the publish is tried again. So a stored batch is never
+// reported as lost, nor stored twice.
 func (s *Store) publish(ctx context.Context, msgs []*nats.Msg, last uint64) (uint64, error) {
 	id := nuid.Next()
 	for _, m := range msgs {
 		m.Header.Set(hdrFlush, id)
 	}
 	msgs[0].Header.Set(natsjs.ExpectedLastSubjSeqHeader, strconv.FormatUint(last, 10))
-	var err error
+	subj := msgs[0].Subject
+	start, waits, shrunk := time.Now(), 0, 0
 	for try := 0; ; try++ {
-		var seq uint64
-		if seq, err = s.publishOnce(ctx, msgs); err == nil {
+		tctx, cancel := context.WithTimeout(ctx, s.cfg.reqTimeout)
+		seq, err := s.pubOnce(tctx, msgs)
+		cancel()
+		wait := backoff(try)
+		switch {
+		case err == nil:
 			return seq, nil
-		}
-		if isWrongLast(err) {
-			if try > 0 {
-				if m, gerr := s.stream.GetLastMsgForSubject(ctx, msgs[0].Subject); gerr == nil && m.Header.Get(hdrFlush) == id {
-					return m.Sequence, nil
+		case isWrongLast(err):
+			seq, state, lerr := s.landed(ctx, subj, last, id, len(msgs))
+			switch {
+			case lerr != nil:
+				return 0, lerr
+			case state == landedOurs:
+				return seq, nil
+			case state == landedShrunk:
+				// The subject ends before last. Persistently so is
+				// no stale answer: the session was cut or purged.
+				if shrunk++; shrunk > lagTries {
+					return 0, errConflict
 				}
 			}
-			return 0, errConflict
-		}
-		var ae *natsjs.APIError
-		if errors.As(err, &ae) || try >= s.cfg.retries || ctx.Err() != nil {
+		case ctx.Err() != nil:
+			return 0, fmt.Errorf("jetstream: publish to %s, outcome unknown: %w", subj, ctx.Err())
+		case inFlight(err):
+			// A message is being committed: ours from the last flush,
+			// typically, for a millisecond or two.
+			wait = time.Duration(1<<min(waits, 7)) * time.Millisecond
+			waits++
+		case !s.transient(err):
 			return 0, err
+		default:
+			if timedOut(err) {
+				s.heal()
+			}
+			s.cfg.log.Warn("publish failed, retrying", "subject", subj, "try", try+1, "err", err)
 		}
-		s.cfg.log.Warn("publish failed, retrying", "subject", msgs[0].Subject, "try", try+1, "err", err)
-		select {
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		case <-time.After(time.Duration(25<<min(try, 5)) * time.Millisecond):
+		if time.Since(start) >= s.cfg.retryWindow {
+			return 0, unavailable("publish to "+subj+", outcome unknown", time.Since(start), err)
+		}
+		if err := sleep(ctx, wait); err != nil {
+			return 0, fmt.Errorf("jetstream: publish to %s, outcome unknown: %w", subj, err)
 		}
 	}
+}
+
+// What landed found after stream seq last.
+const (
+	landedNone   = iota // nothing yet: a try in flight, or a stale answer
+	landedOurs          // the publish's own messages
+	landedShrunk        // the subject ends before last
+)
+
+// landed asks the stream's leader, after a publish failed its expected-seq
+// check, whether a try of publish id (n messages following stream seq last
+// on subj) was stored: landedOurs and the stream seq of its last message
+// if so, errConflict if another writer's message follows last. Only a
+// message seen decides: what a stale leader holds is a prefix of the
+// stream, so a message it shows is there, while its "nothing" may not be
+// true.
+func (s *Store) landed(ctx context.Context, subj string, last uint64, id string, n int) (uint64, int, error) {
+	m, err := s.leaderMsg(ctx, msgGetReq{Seq: last + 1, NextFor: subj})
+	if errors.Is(err, natsjs.ErrMsgNotFound) {
+		t, err := s.lastMsg(ctx, subj)
+		switch {
+		case errors.Is(err, natsjs.ErrMsgNotFound) || (err == nil && t.Sequence < last):
+			return 0, landedShrunk, nil
+		case err != nil:
+			return 0, 0, err
+		}
+		return 0, landedNone, nil
+	}
+	if err != nil {
+		return 0, 0, err
+	}
+	if m.Header.Get(hdrFlush) != id {
+		return 0, 0, errConflict
+	}
+	// An atomic batch is stored as consecutive stream seqs; walk them
+	// should another subject's message stand between.
+	for i := 1; i < n; i++ {
+		next, err := s.leaderMsg(ctx, msgGetReq{Seq: m.Sequence + 1, NextFor: subj})
+		if err != nil {
+			return 0, 0, fmt.Errorf("jetstream: publish to %s: message %d of a stored batch: %w", subj, i+1, err)
+		}
+		if next.Header.Get(hdrFlush) != id {
+			return 0, 0, fmt.Errorf("jetstream: publish to %s: a stored batch of %d messages holds %d", subj, n, i)
+		}
+		m = next
+	}
+	s.cfg.log.Info("a retried publish had landed", "subject", subj, "seq", m.Sequence)
+	return m.Sequence, landedOurs, nil
 }
 
 func (s *Store) publishOnce(ctx context.Context, msgs []*nats.Msg) (uint64, error) {

@@ -30,6 +30,12 @@ var ErrNotDurable = errors.New("jetstream: stream does not keep acknowledged wri
 // (atomic publish, direct get, rollups).
 var ErrStream = errors.New("jetstream: stream not usable as a session store")
 
+// ErrReplicas: the replicas asked for (WithReplicas, ?replicas= in a store
+// URL) cannot be had: the cluster has too few JetStream servers to place
+// them (a single server has one), or the store's stream or a bucket exists
+// with another count. Never a silent single replica.
+var ErrReplicas = errors.New("jetstream: the replicas asked for cannot be placed")
+
 var prefixRE = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
 // headerRoom is what New leaves of max_payload for a message's headers.
@@ -39,6 +45,7 @@ const headerRoom = 1024
 // layout). It is safe for concurrent use.
 type Store struct {
 	js     natsjs.JetStream
+	api    string // the JetStream API's subject prefix ($JS.API.)
 	stream natsjs.Stream
 	name   string // the stream
 	subj   string // subject prefix: <prefix>.s.
@@ -53,6 +60,13 @@ type Store struct {
 	derived   natsjs.KeyValue // created on first use
 
 	idSrc *handle.IDSource
+
+	// pubOnce is one try of a publish (publishOnce), leaseUpdate one of a
+	// lease's write (the bucket's Update); tests wrap them.
+	pubOnce     func(context.Context, []*nats.Msg) (uint64, error)
+	leaseUpdate func(ctx context.Context, key string, value []byte, rev uint64) (uint64, error)
+	healing     atomic.Bool // a connection check is running (see heal)
+	closeFn     func()      // drains the connection OpenURL dialled
 }
 
 var _ handle.Store = (*Store)(nil)
@@ -69,11 +83,14 @@ func New(ctx context.Context, js natsjs.JetStream, opts ...Option) (*Store, erro
 	if !prefixRE.MatchString(cfg.prefix) {
 		return nil, fmt.Errorf("jetstream: prefix %q: want letters, digits, '_' or '-'", cfg.prefix)
 	}
-	s := &Store{js: js, name: cfg.prefix, subj: cfg.prefix + ".s.", cfg: cfg,
+	if cfg.replicas < 1 || cfg.replicas > 5 {
+		return nil, fmt.Errorf("%w: %d replicas: JetStream keeps 1 to 5", ErrReplicas, cfg.replicas)
+	}
+	s := &Store{js: js, api: apiPrefix(js.Options()), name: cfg.prefix, subj: cfg.prefix + ".s.", cfg: cfg,
 		enc: eventlog.NewEncoder(cfg.packTypes), idSrc: handle.NewIDSource()}
-	st, err := js.Stream(ctx, s.name)
-	if errors.Is(err, natsjs.ErrStreamNotFound) {
-		st, err = js.CreateStream(ctx, natsjs.StreamConfig{
+	s.pubOnce = s.publishOnce
+	st, err := s.openStream(ctx, s.name, func() natsjs.StreamConfig {
+		return natsjs.StreamConfig{
 			Name:               s.name,
 			Description:        "sessionlog sessions: one subject per session (docs/distributed.md)",
 			Subjects:           []string{s.subj + "*"},
@@ -82,12 +99,16 @@ func New(ctx context.Context, js natsjs.JetStream, opts ...Option) (*Store, erro
 			AllowAtomicPublish: true,
 			AllowDirect:        true,
 			AllowRollup:        true,
-		})
-	}
+		}
+	})
 	if err != nil {
-		return nil, fmt.Errorf("jetstream: stream %s: %w", s.name, err)
+		return nil, err
 	}
 	s.stream = st
+	replicas := st.CachedInfo().Config.Replicas
+	if replicas > 1 && s.cfg.leaseTTL < MinReplicatedLeaseTTL {
+		s.cfg.leaseTTL = MinReplicatedLeaseTTL
+	}
 	if err := s.checkStream(st.CachedInfo().Config); err != nil {
 		return nil, err
 	}
@@ -102,18 +123,88 @@ func New(ctx context.Context, js natsjs.JetStream, opts ...Option) (*Store, erro
 		return nil, fmt.Errorf("jetstream: messages of %d bytes are too small", s.maxMsg)
 	}
 	if !cfg.noLease {
-		bucket := cfg.prefix + "_leases"
-		kv, err := js.KeyValue(ctx, bucket)
-		if errors.Is(err, natsjs.ErrBucketNotFound) {
-			kv, err = js.CreateKeyValue(ctx, natsjs.KeyValueConfig{Bucket: bucket, Storage: natsjs.FileStorage,
-				Replicas: cfg.replicas, Description: "sessionlog writer leases"})
+		if s.leases, err = s.bucket(ctx, cfg.prefix+"_leases", "sessionlog writer leases", replicas); err != nil {
+			return nil, err
 		}
-		if err != nil {
-			return nil, fmt.Errorf("jetstream: lease bucket %s: %w", bucket, err)
-		}
-		s.leases = kv
+		s.leaseUpdate = s.leases.Update
 	}
 	return s, nil
+}
+
+// apiPrefix is the subject prefix of js's JetStream API.
+func apiPrefix(o natsjs.JetStreamOptions) string {
+	switch {
+	case o.APIPrefix != "" && strings.HasSuffix(o.APIPrefix, "."):
+		return o.APIPrefix
+	case o.APIPrefix != "":
+		return o.APIPrefix + "."
+	case o.Domain != "":
+		return "$JS." + o.Domain + ".API."
+	}
+	return "$JS.API."
+}
+
+// openStream returns stream name, creating it from want() if it is
+// missing, and checks that it has the replicas asked for.
+func (s *Store) openStream(ctx context.Context, name string, want func() natsjs.StreamConfig) (natsjs.Stream, error) {
+	var st natsjs.Stream
+	err := s.do(ctx, "stream "+name, func(ctx context.Context) error {
+		var err error
+		st, err = s.js.Stream(ctx, name)
+		if errors.Is(err, natsjs.ErrStreamNotFound) {
+			st, err = s.js.CreateStream(ctx, want())
+		}
+		return err
+	})
+	if err != nil {
+		return nil, s.placementError("stream "+name, s.cfg.replicas, err)
+	}
+	if got := st.CachedInfo().Config.Replicas; s.cfg.replicaSet && got != s.cfg.replicas {
+		return nil, fmt.Errorf("%w: stream %s exists with %d replica(s), %d asked for (change the stream, e.g. `nats stream edit %s --replicas %d`, or ask for none)",
+			ErrReplicas, name, got, s.cfg.replicas, name, s.cfg.replicas)
+	}
+	return st, nil
+}
+
+// bucket returns KV bucket name, creating it with replicas if it is
+// missing, and checks that it has the replicas asked for.
+func (s *Store) bucket(ctx context.Context, name, description string, replicas int) (natsjs.KeyValue, error) {
+	var kv natsjs.KeyValue
+	var status natsjs.KeyValueStatus
+	err := s.do(ctx, "bucket "+name, func(ctx context.Context) error {
+		var err error
+		kv, err = s.js.KeyValue(ctx, name)
+		if errors.Is(err, natsjs.ErrBucketNotFound) {
+			kv, err = s.js.CreateKeyValue(ctx, natsjs.KeyValueConfig{Bucket: name, Storage: natsjs.FileStorage,
+				Replicas: replicas, Description: description})
+		}
+		if err == nil {
+			status, err = kv.Status(ctx)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, s.placementError("bucket "+name, replicas, err)
+	}
+	if bs, ok := status.(*natsjs.KeyValueBucketStatus); ok && s.cfg.replicaSet {
+		if got := bs.StreamInfo().Config.Replicas; got != s.cfg.replicas {
+			return nil, fmt.Errorf("%w: bucket %s exists with %d replica(s), %d asked for (change it, e.g. `nats stream edit KV_%s --replicas %d`, or ask for none)",
+				ErrReplicas, name, got, s.cfg.replicas, name, s.cfg.replicas)
+		}
+	}
+	return kv, nil
+}
+
+// placementError says so when err is the cluster refusing the replicas.
+func (s *Store) placementError(what string, replicas int, err error) error {
+	var ae *natsjs.APIError
+	if errors.As(err, &ae) {
+		switch ae.ErrorCode {
+		case 10005, 10023, 10074: // no suitable peers; insufficient resources; not clustered
+			return fmt.Errorf("%w: %s with %d replicas: %s (each replica needs its own JetStream server)", ErrReplicas, what, replicas, ae.Description)
+		}
+	}
+	return fmt.Errorf("jetstream: %s: %w", what, err)
 }
 
 // checkStream refuses a stream the store cannot use, and says what an
@@ -135,6 +226,10 @@ func (s *Store) checkStream(c natsjs.StreamConfig) error {
 		"stream", c.Name, "replicas", c.Replicas)
 	return nil
 }
+
+// JetStream returns the JetStream context the store works on (and, through
+// it, its connection).
+func (s *Store) JetStream() natsjs.JetStream { return s.js }
 
 // Stream returns the name of the store's stream.
 func (s *Store) Stream() string { return s.name }
@@ -159,7 +254,7 @@ func (s *Store) Create(ctx context.Context, opts ...handle.CreateOption) (handle
 		return nil, err
 	}
 	id := hdr.ID
-	if _, err := s.stream.GetLastMsgForSubject(ctx, s.Subject(id)); err == nil {
+	if _, err := s.lastMsg(ctx, s.Subject(id)); err == nil {
 		return nil, fmt.Errorf("%w: %s in stream %s", handle.ErrExists, id, s.name)
 	} else if !errors.Is(err, natsjs.ErrMsgNotFound) {
 		return nil, fmt.Errorf("jetstream: create %s: %w", id, err)
@@ -174,16 +269,16 @@ func (s *Store) Create(ctx context.Context, opts ...handle.CreateOption) (handle
 		return nil, err
 	}
 	msg := &nats.Msg{Subject: s.Subject(id), Data: line, Header: nats.Header{}}
-	ack, err := s.js.PublishMsg(ctx, msg, natsjs.WithExpectLastSequencePerSubject(0))
+	ss, err := s.publish(ctx, []*nats.Msg{msg}, 0)
 	if err != nil {
 		l.release()
-		if isWrongLast(err) {
+		if errors.Is(err, errConflict) {
 			return nil, fmt.Errorf("%w: %s in stream %s", handle.ErrExists, id, s.name)
 		}
 		return nil, fmt.Errorf("jetstream: create %s: %w", id, err)
 	}
 	s.cfg.log.Debug("session created", "id", id, "subject", msg.Subject)
-	return s.created(hdr, l, len(line), ack.Sequence), nil
+	return s.created(hdr, l, len(line), ss), nil
 }
 
 // Open opens session id; see handle.Store. A write handle takes the
@@ -196,8 +291,8 @@ func (s *Store) Open(ctx context.Context, id string, mode handle.Mode) (handle.H
 	if err := handle.CheckID(id); err != nil {
 		return nil, err
 	}
-	if _, err := s.stream.GetLastMsgForSubject(ctx, s.Subject(id)); err != nil {
-		return nil, s.notFound(id, err)
+	if _, err := s.head(ctx, id); err != nil {
+		return nil, err
 	}
 	var l *lease
 	if mode == handle.ReadWrite {
@@ -216,17 +311,38 @@ func (s *Store) Open(ctx context.Context, id string, mode handle.Mode) (handle.H
 }
 
 func (s *Store) notFound(id string, err error) error {
-	if errors.Is(err, natsjs.ErrMsgNotFound) {
+	if errors.Is(err, natsjs.ErrMsgNotFound) || errors.Is(err, errIncomplete) {
 		return fmt.Errorf("%w: %s in stream %s", handle.ErrNotFound, id, s.name)
 	}
 	return fmt.Errorf("jetstream: %s: %w", s.path(id), err)
 }
 
-// open reads session id's whole log, checking every row.
+// head returns session id's first message (its header row) as the
+// stream's leader holds it: handle.ErrNotFound when there is none, or
+// while CreateFrom is still making the session.
+func (s *Store) head(ctx context.Context, id string) (*natsjs.RawStreamMsg, error) {
+	first, err := s.firstMsg(ctx, s.Subject(id))
+	if err == nil && incomplete(first) {
+		err = errIncomplete
+	}
+	if err != nil {
+		return nil, s.notFound(id, err)
+	}
+	return first, nil
+}
+
+// open reads session id's whole log, checking every row. It starts at the
+// first message the leader knows: a replica that has not yet applied a
+// rollup (Detach) or a CreateFrom's last purge still holds older messages
+// before it.
 func (s *Store) open(ctx context.Context, id string, writer bool, l *lease) (*jsHandle, error) {
 	path := s.path(id)
+	first, err := s.head(ctx, id)
+	if err != nil {
+		return nil, err
+	}
 	h := &jsHandle{s: s, id: id, subj: s.Subject(id), path: path}
-	src := h.newMsgReader(ctx, 1, 0)
+	src := h.newMsgReader(ctx, first.Sequence, 0)
 	defer src.close()
 	r := eventlog.NewReader(src, eventlog.WithPath(path))
 	hdr, err := r.Header()
@@ -239,13 +355,17 @@ func (s *Store) open(ctx context.Context, id string, writer bool, l *lease) (*js
 			err = ctx.Err()
 		}
 	}
-	if err == nil {
-		err = cmp.Or(src.err, r.Err())
+	// A failed fetch is what the reader saw end early: its verdict on
+	// the bytes (a missing header, a torn tail) is not about the log.
+	switch {
+	case len(src.refs) == 0 || errors.Is(src.err, errIncomplete):
+		return nil, s.notFound(id, natsjs.ErrMsgNotFound) // deleted meanwhile
+	case src.err != nil:
+		return nil, fmt.Errorf("jetstream: open %s: %w", path, src.err)
+	case err == nil:
+		err = r.Err()
 	}
 	if err != nil {
-		if errors.Is(err, errNoMessages) || errors.Is(err, errIncomplete) {
-			return nil, fmt.Errorf("%w: %s in stream %s", handle.ErrNotFound, id, s.name)
-		}
 		return nil, err
 	}
 	nh := s.newHandle(hdr, writer, l)
@@ -271,28 +391,23 @@ func (s *Store) Stat(ctx context.Context, id string) (handle.Info, error) {
 		return handle.Info{}, err
 	}
 	subj := s.Subject(id)
-	first, err := s.stream.GetMsg(ctx, 1, natsjs.WithGetMsgSubject(subj))
-	if err == nil && incomplete(first) {
-		err = natsjs.ErrMsgNotFound
+	first, err := s.head(ctx, id)
+	if err != nil {
+		return handle.Info{}, err
 	}
+	last, err := s.lastMsg(ctx, subj)
 	if err != nil {
 		return handle.Info{}, s.notFound(id, err)
 	}
-	s.read.Add(int64(len(first.Data)))
 	hdr, _, err := eventlog.ReadHeader(bytes.NewReader(first.Data), s.path(id))
 	if err != nil {
 		return handle.Info{}, err
 	}
-	last, err := s.stream.GetLastMsgForSubject(ctx, subj)
-	if err != nil {
-		return handle.Info{}, s.notFound(id, err)
-	}
 	info := handle.Info{ID: id, Path: s.path(id), Encoding: handle.EncodingRaw, Header: hdr,
 		LastSeq: hdr.FirstSeq() - 1, Events: hdr.FirstSeq(), SizeBytes: int64(len(first.Data))}
-	if last.Sequence == first.Sequence {
+	if last.Sequence <= first.Sequence {
 		return info, nil
 	}
-	s.read.Add(int64(len(last.Data)))
 	off, _ := msgOffset(last.Header)
 	info.SizeBytes = off + int64(len(last.Data))
 	e, found, err := s.lastEvent(ctx, subj, first.Sequence, last)
@@ -318,22 +433,17 @@ func (s *Store) lastEvent(ctx context.Context, subj string, headerSS uint64, las
 		if len(tail) > eventlog.MaxRowSize+s.maxMsg {
 			return e, false, nil
 		}
-		prev, err := s.before(ctx, subj, m.Sequence)
+		at, _ := msgOffset(m.Header)
+		prev, err := s.before(ctx, subj, m.Sequence, at)
+		if errors.Is(err, natsjs.ErrMsgNotFound) {
+			return eventlog.Event{}, false, nil
+		}
 		if err != nil || prev.Sequence <= headerSS {
 			return eventlog.Event{}, false, err
 		}
-		s.read.Add(int64(len(prev.Data)))
 		tail = slices.Concat(prev.Data, tail)
 		m = prev
 	}
-}
-
-// before returns the message of subj just before stream seq ss.
-func (s *Store) before(ctx context.Context, subj string, ss uint64) (*natsjs.RawStreamMsg, error) {
-	for m, err := range s.lastMsgsFor(ctx, subj, ss-1) {
-		return m, err
-	}
-	return nil, natsjs.ErrMsgNotFound
 }
 
 // List describes the store's sessions, newest first; each costs two
@@ -374,7 +484,12 @@ func (s *Store) List(ctx context.Context, opts ...handle.ListOption) ([]handle.I
 
 // ids returns the IDs of the sessions on the stream.
 func (s *Store) ids(ctx context.Context) ([]string, error) {
-	info, err := s.stream.Info(ctx, natsjs.WithSubjectFilter(s.subj+"*"))
+	var info *natsjs.StreamInfo
+	err := s.do(ctx, "list "+s.name, func(ctx context.Context) error {
+		var err error
+		info, err = s.stream.Info(ctx, natsjs.WithSubjectFilter(s.subj+"*"))
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: list stream %s: %w", s.name, err)
 	}
@@ -416,7 +531,7 @@ func (s *Store) delete(ctx context.Context, id string, dp handle.DeleteParams, v
 	if err := handle.CheckID(id); err != nil {
 		return err
 	}
-	if _, err := s.stream.GetLastMsgForSubject(ctx, s.Subject(id)); err != nil {
+	if _, err := s.lastMsg(ctx, s.Subject(id)); err != nil {
 		return s.notFound(id, err)
 	}
 	if visited[id] {
@@ -440,7 +555,7 @@ func (s *Store) delete(ctx context.Context, id string, dp handle.DeleteParams, v
 	if err != nil {
 		return err
 	}
-	if err := s.stream.Purge(ctx, natsjs.WithPurgeSubject(s.Subject(id))); err != nil {
+	if err := s.purge(ctx, natsjs.WithPurgeSubject(s.Subject(id))); err != nil {
 		return fmt.Errorf("jetstream: delete %s: %w", s.path(id), err)
 	}
 	s.dropDerived(ctx, id)
@@ -538,4 +653,26 @@ func (s *Store) replace(ctx context.Context, subj string, last uint64, msgs []*n
 	msgs[0].Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject)
 	_, err := s.publish(ctx, msgs, last)
 	return err
+}
+
+// deleteMsg deletes the message at stream seq ss (a torn tail's cut). A
+// retry finding it gone after a try whose outcome was unknown succeeds.
+func (s *Store) deleteMsg(ctx context.Context, ss uint64) error {
+	unknown := false
+	return s.do(ctx, "delete a message of "+s.name, func(ctx context.Context) error {
+		err := s.stream.DeleteMsg(ctx, ss)
+		if err != nil && unknown && !s.transient(err) {
+			if _, gerr := s.leaderGet(ctx, s.name, msgGetReq{Seq: ss}); errors.Is(gerr, natsjs.ErrMsgNotFound) {
+				return nil
+			}
+		}
+		unknown = unknown || s.transient(err)
+		return err
+	})
+}
+
+// purge purges the stream as opts say, through transient failures (a
+// purge done twice is done once).
+func (s *Store) purge(ctx context.Context, opts ...natsjs.StreamPurgeOpt) error {
+	return s.do(ctx, "purge "+s.name, func(ctx context.Context) error { return s.stream.Purge(ctx, opts...) })
 }

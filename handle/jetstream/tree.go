@@ -23,7 +23,7 @@ func (s *Store) headers(ctx context.Context) ([]eventlog.Header, error) {
 	}
 	var out []eventlog.Header
 	for _, id := range ids {
-		first, err := s.stream.GetMsg(ctx, 1, natsjs.WithGetMsgSubject(s.Subject(id)))
+		first, err := s.firstMsg(ctx, s.Subject(id))
 		switch {
 		case errors.Is(err, natsjs.ErrMsgNotFound):
 			continue // deleted meanwhile

@@ -13,7 +13,6 @@ import (
 
 	"github.com/spf13/afero"
 
-	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/importer"
 )
 
@@ -23,11 +22,17 @@ const Name = "claude"
 // New returns the importer of Claude Code transcripts (*.jsonl), each
 // with its subagents.
 func New() importer.Importer {
-	return importer.Format{Label: Name, Suffix: ".jsonl", ParseFunc: parse, ChildrenFunc: Subagents}
+	return importer.Format{Label: Name, Suffix: ".jsonl", SniffFunc: Sniff, ConvertFunc: convert, ChildrenFunc: Subagents}
 }
 
-func parse(_ context.Context, r io.Reader, name string, _ importer.Config) (importer.Session, error) {
-	return Parse(r, name)
+func convert(ctx context.Context, r io.ReadSeeker, name string, cfg importer.Config, emit importer.Emit) (importer.Session, error) {
+	return Convert(ctx, r, name, cfg, emit)
+}
+
+// Parse converts one transcript, its events collected in the session (for
+// tests and small traces).
+func Parse(r io.ReadSeeker, name string) (importer.Session, error) {
+	return importer.Parse(context.Background(), New(), r, name, importer.Config{})
 }
 
 // Subagents lists the subagent transcripts of the session in path:
@@ -45,26 +50,64 @@ func Subagents(fsys afero.Fs, path string) ([]string, error) {
 	return files, nil
 }
 
+// recordTypes are the line types Claude Code writes (docs/cli.md lists
+// what each becomes). A file whose first line is one of them is a
+// transcript (Sniff); a file of these lines only, without a conversation,
+// is still one (it is imported as claude/* events).
+var recordTypes = []string{
+	"user", "assistant", "system", "summary", "progress", "attachment",
+	"file-history-snapshot", "queue-operation", "custom-title", "ai-title", "agent-name",
+	"last-prompt", "pr-link", "permission-mode", "agent-setting", "bridge-session",
+	"worktree-state", "tag", "content-replacement", "speculation-accept",
+	"attribution-snapshot", "marble-origami-commit", "marble-origami-snapshot",
+}
+
+// Sniff reports whether head starts like a Claude Code transcript: a JSON
+// object with a "type" and a field only Claude Code lines have, the type
+// one Claude Code writes — or any, beside a sessionId (a type of a later
+// version).
+func Sniff(head []byte) bool {
+	m, ok := importer.Head(head)
+	typ := importer.HeadString(m, "type")
+	if !ok || typ == "" {
+		return false
+	}
+	if _, payload := m["payload"]; !slices.Contains(recordTypes, typ) && (payload || importer.HeadString(m, "sessionId") == "") {
+		return false
+	}
+	for _, k := range []string{"sessionId", "uuid", "parentUuid", "leafUuid", "messageId", "isSidechain"} {
+		if _, ok := m[k]; ok {
+			return true
+		}
+	}
+	return false
+}
+
 // line is what the converter reads of a transcript line.
 type line struct {
-	Type             string          `json:"type"`
-	Subtype          string          `json:"subtype"`
-	UUID             string          `json:"uuid"`
-	Timestamp        string          `json:"timestamp"`
-	SessionID        string          `json:"sessionId"`
-	AgentID          string          `json:"agentId"`
-	Cwd              string          `json:"cwd"`
-	Version          string          `json:"version"`
-	GitBranch        string          `json:"gitBranch"`
-	Slug             string          `json:"slug"`
-	IsMeta           bool            `json:"isMeta"`
-	IsSidechain      bool            `json:"isSidechain"`
-	IsCompactSummary bool            `json:"isCompactSummary"`
-	Message          *message        `json:"message"`
-	ToolUseResult    json.RawMessage `json:"toolUseResult"`
-	Summary          string          `json:"summary"`
-	Content          json.RawMessage `json:"content"`
-	Level            string          `json:"level"`
+	Type                      string          `json:"type"`
+	Subtype                   string          `json:"subtype"`
+	UUID                      string          `json:"uuid"`
+	Timestamp                 string          `json:"timestamp"`
+	SessionID                 string          `json:"sessionId"`
+	AgentID                   string          `json:"agentId"`
+	Cwd                       string          `json:"cwd"`
+	Version                   string          `json:"version"`
+	GitBranch                 string          `json:"gitBranch"`
+	Slug                      string          `json:"slug"`
+	IsMeta                    bool            `json:"isMeta"`
+	IsSidechain               bool            `json:"isSidechain"`
+	IsCompactSummary          bool            `json:"isCompactSummary"`
+	IsVisibleInTranscriptOnly bool            `json:"isVisibleInTranscriptOnly"`
+	IsAPIErrorMessage         bool            `json:"isApiErrorMessage"`
+	Message                   *message        `json:"message"`
+	ToolUseResult             json.RawMessage `json:"toolUseResult"`
+	Summary                   string          `json:"summary"`
+	CustomTitle               string          `json:"customTitle"`
+	AITitle                   string          `json:"aiTitle"`
+	AgentName                 string          `json:"agentName"`
+	Content                   json.RawMessage `json:"content"`
+	Attachment                *attachment     `json:"attachment"`
 }
 
 type message struct {
@@ -79,6 +122,12 @@ type usage struct {
 	OutputTokens  int64 `json:"output_tokens"`
 	CacheCreation int64 `json:"cache_creation_input_tokens"`
 	CacheRead     int64 `json:"cache_read_input_tokens"`
+}
+
+type attachment struct {
+	Type   string          `json:"type"`
+	Prompt json.RawMessage `json:"prompt"`
+	IsMeta bool            `json:"isMeta"`
 }
 
 // block is one content block of a message.
@@ -99,13 +148,13 @@ type block struct {
 // (an API error, "No response requested.").
 const synthetic = "<synthetic>"
 
-const interruptPrefix = "[Request interrupted by user"
-
-// Parse converts one Claude Code transcript.
-func Parse(r io.Reader, name string) (importer.Session, error) {
-	p := &parser{s: importer.NewSession(Name, name), pending: map[string]bool{}, calls: map[string]int64{}}
+// Convert converts one Claude Code transcript, handing its events to emit
+// record by record (see the package doc).
+func Convert(ctx context.Context, r io.Reader, name string, cfg importer.Config, emit importer.Emit) (importer.Session, error) {
+	p := &parser{s: importer.NewSession(Name, name), calls: map[string]int64{}}
+	p.b = importer.NewBuilder(cfg, emit)
 	seen := false
-	torn, err := p.b.Lines(r, eventlog.MaxRowSize, func(n int, raw []byte) error {
+	err := p.b.Lines(ctx, r, func(n int, raw []byte) error {
 		var l line
 		err := json.Unmarshal(raw, &l)
 		switch {
@@ -128,43 +177,46 @@ func Parse(r io.Reader, name string) (importer.Session, error) {
 	if err != nil {
 		return importer.Session{}, err
 	}
-	p.s.Torn = torn
 	if !p.messages {
 		// Claude Code leaves files of bookkeeping lines only (summaries of
 		// other sessions, say): a transcript without a conversation.
-		for _, typ := range slices.Sorted(maps.Keys(p.s.Unmapped)) {
-			if !slices.Contains(bookkeeping, typ) {
+		for _, typ := range slices.Sorted(maps.Keys(p.other)) {
+			if !slices.Contains(recordTypes, typ) {
 				return importer.Session{}, importer.Formatf("no user or assistant line, and lines of type %q: not a Claude Code transcript", typ)
 			}
 		}
-		if !p.known {
+		if len(p.other) == 0 {
 			return importer.Session{}, importer.Formatf("no user or assistant line: not a Claude Code transcript")
 		}
 	}
 	p.finish()
-	p.s.Records = p.b.Records()
-	p.s.Events, err = p.b.Events()
-	return p.s, err
+	p.labels()
+	if err := p.b.Done(&p.s); err != nil {
+		return importer.Session{}, err
+	}
+	return p.s, nil
 }
 
 // parser converts lines, keeping what the next line needs.
 type parser struct {
 	s importer.Session
-	b importer.Builder
+	b *importer.Builder
 	t int64 // time of the current line (-1: none)
 
-	messages   bool   // a user or assistant line was seen
-	known      bool   // a line of a type Claude Code writes was seen
-	sidechain  bool   // isSidechain of the first user or assistant line
-	timeSet    bool   // createdAt is set
-	turnOpen   bool   // a turn/start without its turn/end
-	answered   bool   // the open turn has assistant lines
-	step       string // message.id of the open step, "" when none
+	messages   bool           // a user or assistant line was seen
+	other      map[string]int // lines of other types, by type
+	sidechain  bool           // isSidechain of the first user or assistant line
+	timeSet    bool           // createdAt is set
+	turnOpen   bool           // a turn/start without its turn/end
+	lastAnswer bool           // the last event of the turn came from a model response
+	step       string         // message.id of the open step, "" when none
 	stepUsage  *usage
 	stepModel  string
-	lastAnswer bool             // the last event came from an assistant line
-	pending    map[string]bool  // call ids without a result
+	pending    importer.Calls   // calls of the turn without a result
 	calls      map[string]int64 // call id → seq of its tool/call
+
+	sessionID, agentID                 string
+	customTitle, aiTitle, summaryTitle string
 }
 
 func (p *parser) line(l line) error {
@@ -175,6 +227,9 @@ func (p *parser) line(l line) error {
 		if !p.timeSet {
 			p.s.CreatedAt, p.timeSet = ms, true
 		}
+	}
+	if p.sessionID == "" {
+		p.sessionID = l.SessionID
 	}
 	switch l.Type {
 	case "user", "assistant":
@@ -190,39 +245,70 @@ func (p *parser) line(l line) error {
 			p.s.Unmapped["sidechain "+l.Type]++
 			return nil
 		}
-		p.labels(l)
+		p.envelope(l)
 		if l.Type == "user" {
 			return p.user(l, t)
 		}
 		return p.assistant(l, t)
+	}
+	if p.other == nil {
+		p.other = map[string]int{}
+	}
+	p.other[l.Type]++
+	switch l.Type {
 	case "system":
 		p.system(l, t)
+	case "attachment":
+		p.attachment(l, t)
 	case "summary":
-		p.s.SetLabel("title", l.Summary)
+		if p.summaryTitle == "" {
+			p.summaryTitle = l.Summary
+		}
+	case "custom-title":
+		p.customTitle = l.CustomTitle
+	case "ai-title":
+		p.aiTitle = l.AITitle
+	case "agent-name":
+		p.s.Labels["claude.agentName"] = l.AgentName
+		if l.AgentName == "" {
+			delete(p.s.Labels, "claude.agentName")
+		}
 	default:
 		p.s.Unmapped[l.Type]++
-	}
-	if slices.Contains(bookkeeping, l.Type) || l.Type == "system" || l.Type == "summary" {
-		p.known = true
 	}
 	return nil
 }
 
-// bookkeeping are the line types of the UI's bookkeeping, dropped.
-var bookkeeping = []string{"progress", "file-history-snapshot", "queue-operation"}
-
-func (p *parser) labels(l line) {
+// envelope takes the labels a user or assistant line tells.
+func (p *parser) envelope(l line) {
 	p.s.SetLabel("sourceId", l.SessionID)
 	p.s.SetLabel("cwd", l.Cwd)
 	p.s.SetLabel("claude.version", l.Version)
 	p.s.SetLabel("claude.gitBranch", l.GitBranch)
 	p.s.SetLabel("claude.slug", l.Slug)
 	if l.AgentID != "" && p.s.Key == "" {
-		p.s.Key = l.AgentID
+		p.s.Key, p.agentID = l.AgentID, l.AgentID
 		p.s.SetLabel("claude.agentId", l.AgentID)
 	}
 	if l.Type == "assistant" && l.Message.Model != synthetic {
 		p.s.SetLabel("model", l.Message.Model)
+	}
+}
+
+// labels sets what only the whole file tells: the title (the user's own,
+// else Claude Code's, else the first summary) and the session's identity.
+func (p *parser) labels() {
+	for _, t := range []string{p.customTitle, p.aiTitle, p.summaryTitle} {
+		if t != "" {
+			p.s.Labels["title"] = t
+			break
+		}
+	}
+	if p.sessionID != "" {
+		p.s.ID = p.sessionID
+		if p.agentID != "" {
+			p.s.ID += "/agent-" + p.agentID
+		}
 	}
 }
 
@@ -263,36 +349,68 @@ func (p *parser) user(l line, t int64) error {
 		return nil
 	}
 	text := importer.Text(texts)
-	switch {
-	case l.IsCompactSummary:
+	switch kind := Kind(l.IsMeta, l.IsCompactSummary, l.IsVisibleInTranscriptOnly, text); kind {
+	case KindCompactSummary:
 		p.closeStep()
 		p.b.Add("context/compacted", t, importer.Obj{"summary", text, "source", p.b.Src()})
 		p.lastAnswer = false
-	case l.IsMeta:
-		p.openTurn(t)
-		p.b.Add("user/message", t, importer.Obj{"text", text, "meta", true, "source", p.b.Src()})
-	case strings.HasPrefix(text, interruptPrefix):
-		p.openTurn(t)
-		p.b.Add("user/message", t, importer.Obj{"text", text, "source", p.b.Src()})
-		p.endTurn("interrupted", t)
-	case results > 0:
-		// Text beside tool results: said to the model within the turn.
-		p.openTurn(t)
-		p.b.Add("user/message", t, importer.Obj{"text", text, "source", p.b.Src()})
-		p.lastAnswer = false
-	default:
-		if p.turnOpen && p.answered {
-			kind := "completed"
-			if len(p.pending) > 0 {
-				kind = "interrupted"
-			}
-			p.endTurn(kind, -1)
+	case KindInterrupt:
+		if p.turnOpen {
+			p.endTurn("interrupted", text, true, t)
+			return nil
 		}
-		p.openTurn(t)
+		p.context(kind, text, t)
+	case KindPrompt:
+		if results == 0 {
+			p.newTurn(t)
+		} else {
+			p.openTurn(t) // typed while the tools ran: said within the turn
+		}
 		p.b.Add("user/message", t, importer.Obj{"text", text, "source", p.b.Src()})
 		p.lastAnswer = false
+	case KindTaskNotification:
+		// A background task's end makes the model answer: a turn of its
+		// own, which no one typed.
+		p.newTurn(t)
+		p.context(kind, text, t)
+	default:
+		p.context(kind, text, t)
 	}
 	return nil
+}
+
+// context adds a context/message of the current line.
+func (p *parser) context(kind, text string, t int64) {
+	p.b.Add(importer.TypeContext, t, importer.Obj{"text", text, "kind", kind, "source", p.b.Src()})
+}
+
+// attachment reads an attachment line: a prompt queued while the model
+// was answering is a user/message; every other attachment is context
+// kept as claude/attachment.
+func (p *parser) attachment(l line, t int64) {
+	a := l.Attachment
+	if a == nil || a.Type != "queued_command" || a.IsMeta || l.IsMeta {
+		return
+	}
+	bs, err := blocks(a.Prompt)
+	if err != nil {
+		return
+	}
+	var texts []string
+	for _, b := range bs {
+		switch b.Type {
+		case "text":
+			texts = append(texts, b.Text)
+		case "image", "document":
+			texts = append(texts, "["+b.Type+"]")
+		}
+	}
+	if len(texts) == 0 {
+		return
+	}
+	p.openTurn(t)
+	p.b.Add("user/message", t, importer.Obj{"text", importer.Text(texts), "queued", true, "source", p.b.Src()})
+	p.lastAnswer = false
 }
 
 func (p *parser) toolResult(l line, t int64, b block, first bool) {
@@ -302,9 +420,8 @@ func (p *parser) toolResult(l line, t int64, b block, first bool) {
 	if b.IsError {
 		key = "error"
 	}
-	data := importer.Obj{"id", b.ToolUseID, key, out, "source", p.b.Src()}
-	p.b.Add("tool/result", t, data)
-	delete(p.pending, b.ToolUseID)
+	p.b.Add("tool/result", t, importer.Obj{"id", b.ToolUseID, key, out, "source", p.b.Src()})
+	p.pending.Result(b.ToolUseID)
 	p.lastAnswer = false
 	if !first {
 		return
@@ -351,8 +468,21 @@ func (p *parser) assistant(l line, t int64) error {
 	if err != nil {
 		return err
 	}
+	if l.Message.Model == synthetic || l.IsAPIErrorMessage {
+		// Claude Code's own words (an API error, "No response
+		// requested."): not the model's.
+		kind := KindSynthetic
+		if l.IsAPIErrorMessage {
+			kind = KindAPIError
+		}
+		for _, b := range bs {
+			if b.Type == "text" && strings.TrimSpace(b.Text) != "" {
+				p.context(kind, b.Text, t)
+			}
+		}
+		return nil
+	}
 	p.openTurn(t)
-	p.answered = true
 	id := l.Message.ID
 	if id == "" {
 		id = "uuid:" + l.UUID
@@ -378,46 +508,75 @@ func (p *parser) assistant(l line, t int64) error {
 				continue
 			}
 			p.b.Add("assistant/message", t, importer.Obj{"text", b.Text, "source", p.b.Src()})
-		case "tool_use", "server_tool_use":
+		case "tool_use", "server_tool_use", "mcp_tool_use":
 			args := b.Input
 			if len(bytes.TrimSpace(args)) == 0 {
 				args = json.RawMessage("{}")
 			}
 			p.calls[b.ID] = p.b.Add("tool/call", t, importer.Obj{"id", b.ID, "name", b.Name, "args", args, "source", p.b.Src()})
-			p.pending[b.ID] = true
+			p.pending.Call(b.ID)
 		default:
 			if strings.HasSuffix(b.Type, "_tool_result") {
 				p.b.Add("tool/result", t, importer.Obj{"id", b.ToolUseID, "output", b.Content, "source", p.b.Src()})
-				delete(p.pending, b.ToolUseID)
+				p.pending.Result(b.ToolUseID)
 				continue
 			}
 			p.s.Unmapped["assistant block "+b.Type]++
-			continue
 		}
 	}
 	p.lastAnswer = true
 	return nil
 }
 
-// system reads a system line: hooks and turn durations end an answered
-// turn; the line itself is kept as claude/system (compaction boundaries
-// among them).
+// system reads a system line: a turn's duration ends it, and so does the
+// Stop hooks' summary of an answered turn; a compaction boundary closes
+// the open step; text a system line carries is context. The line itself
+// is kept as claude/system.
 func (p *parser) system(l line, t int64) {
 	switch l.Subtype {
-	case "stop_hook_summary", "turn_duration":
-		if p.turnOpen && p.answered && len(p.pending) == 0 {
-			p.endTurn("completed", t)
+	case "turn_duration":
+		if p.turnOpen {
+			p.endTurn(p.closingKind(), "", false, t)
 		}
-	case "compact_boundary":
+	case "stop_hook_summary":
+		if p.turnOpen && p.lastAnswer && p.pending.Len() == 0 {
+			p.endTurn("completed", "", false, t)
+		}
+	case "compact_boundary", "microcompact_boundary":
 		p.closeStep()
 	}
+	var text string
+	if json.Unmarshal(l.Content, &text) == nil && strings.TrimSpace(text) != "" {
+		kind := "system"
+		if l.Subtype != "" {
+			kind += ":" + l.Subtype
+		}
+		p.context(kind, text, t)
+	}
+}
+
+// closingKind is how the open turn ends when its end comes now: completed,
+// or interrupted when calls are without a result.
+func (p *parser) closingKind() string {
+	if p.pending.Len() > 0 {
+		return "interrupted"
+	}
+	return "completed"
+}
+
+// newTurn ends the open turn (see closingKind) and starts one.
+func (p *parser) newTurn(t int64) {
+	if p.turnOpen {
+		p.endTurn(p.closingKind(), "", false, -1)
+	}
+	p.openTurn(t)
 }
 
 // openTurn starts a turn unless one is open.
 func (p *parser) openTurn(t int64) {
 	if !p.turnOpen {
 		p.b.Add("turn/start", t, importer.Obj{})
-		p.turnOpen, p.answered = true, false
+		p.turnOpen, p.lastAnswer = true, false
 	}
 }
 
@@ -426,7 +585,7 @@ func (p *parser) closeStep() {
 	if p.step == "" {
 		return
 	}
-	if u := p.stepUsage; u != nil && p.stepModel != synthetic {
+	if u := p.stepUsage; u != nil {
 		in, ok := importer.Tokens(u.InputTokens, u.CacheCreation, u.CacheRead)
 		if ok && u.OutputTokens >= 0 {
 			p.b.Add("usage", -1, importer.Obj{
@@ -444,21 +603,36 @@ func (p *parser) closeStep() {
 	p.step, p.stepUsage, p.stepModel = "", nil, ""
 }
 
-// endTurn closes the open step and turn, the turn/end at time t (-1: the
-// time of the event before).
-func (p *parser) endTurn(kind string, t int64) {
+// endTurn closes the open step and turn: calls still without a result get
+// a synthetic one first, and the turn/end, at time t (-1: the time of the
+// event before), says reason (when set) and carries the current line
+// when asked (the interruption marker it is).
+func (p *parser) endTurn(kind, reason string, carry bool, t int64) {
+	if p.pending.Len() > 0 {
+		p.b.Unanswered(&p.pending, -1)
+	}
 	p.closeStep()
 	if p.turnOpen {
-		p.b.Add("turn/end", t, importer.Obj{"kind", kind})
+		data := importer.Obj{"kind", kind, "reason", importer.Opt(reason)}
+		if carry {
+			data = append(data, "source", p.b.Src())
+		}
+		p.b.Add("turn/end", t, data)
 	}
-	p.turnOpen, p.answered, p.lastAnswer = false, false, false
+	p.turnOpen, p.lastAnswer = false, false
 }
 
-// finish closes what the end of the file closes (see the package doc).
+// finish closes what the end of the file leaves open: every turn is
+// closed, completed when the model had the last word, else interrupted
+// (the trace stops mid-turn: its calls get synthetic results).
 func (p *parser) finish() {
-	if p.turnOpen && p.answered && p.lastAnswer && len(p.pending) == 0 {
-		p.endTurn("completed", -1)
+	if !p.turnOpen {
+		p.closeStep()
 		return
 	}
-	p.closeStep()
+	if p.lastAnswer && p.pending.Len() == 0 {
+		p.endTurn("completed", "", false, -1)
+		return
+	}
+	p.endTurn("interrupted", importer.ReasonTraceEnds, false, -1)
 }

@@ -1,7 +1,6 @@
 package claude_test
 
 import (
-	"encoding/json"
 	"errors"
 	"path/filepath"
 	"strings"
@@ -103,30 +102,34 @@ func TestTurns(t *testing.T) {
 		`turn/end {"kind":"completed"}`,
 		`turn/start {}`,
 		`user/message {"text":"more\n\n[image]","source":{"line":3,"record":@}}`,
-		`user/message {"text":"<local-command-stdout>ok</local-command-stdout>","meta":true,"source":{"line":4,"record":@}}`,
+		// Claude Code's own words are context, not a prompt.
+		`context/message {"text":"<local-command-stdout>ok</local-command-stdout>","kind":"meta","source":{"line":4,"record":@}}`,
 		`step/start {}`,
 		`tool/call {"id":"t1","name":"Task","args":{"prompt":"look"},"source":{"line":5,"record":@}}`,
-		// The user interrupts: the call keeps no result, the turn ends.
-		`user/message {"text":"[Request interrupted by user]","source":{"line":6,"record":@}}`,
+		// The user interrupts: the call gets a synthetic result, the turn
+		// ends, its reason the marker.
+		`tool/result {"id":"t1","error":"no result in the trace: it ends before this call's result was recorded","synthetic":true}`,
 		`usage {"inputTokens":18,"outputTokens":7,"cachedTokens":10,"cacheWriteTokens":5,"model":"claude-x"}`,
 		`step/end {}`,
-		`turn/end {"kind":"interrupted"}`,
+		`turn/end {"kind":"interrupted","reason":"[Request interrupted by user]","source":{"line":6,"record":@}}`,
 		`turn/start {}`,
 		`user/message {"text":"Fix it","source":{"line":7,"record":@}}`,
 		`step/start {}`,
 		`assistant/message {"text":"Done <ok>","source":{"line":8,"record":@}}`,
 		`usage {"inputTokens":1,"outputTokens":2,"model":"claude-x"}`,
 		`step/end {}`,
-		// The compaction boundary and the API error are kept as records.
-		`claude/system @`,
+		// What system lines say is context; the boundary closes the step.
+		`context/message {"text":"Conversation compacted","kind":"system:compact_boundary","source":{"line":9,"record":@}}`,
 		`context/compacted {"summary":"Summary: fixed","source":{"line":10,"record":@}}`,
-		`claude/system @`,
+		`context/message {"text":"overloaded","kind":"system:api_error","source":{"line":11,"record":@}}`,
 		`claude/assistant @`, // the sidechain line
-		// The call at the end has no result: the turn stays open.
+		// The call at the end has no result: the trace ends mid-turn.
 		`step/start {}`,
 		`tool/call {"id":"t1","name":"Task","args":{"prompt":"look"},"source":{"line":13,"record":@}}`,
+		`tool/result {"id":"t1","error":"no result in the trace: it ends before this call's result was recorded","synthetic":true}`,
 		`usage {"inputTokens":18,"outputTokens":7,"cachedTokens":10,"cacheWriteTokens":5,"model":"claude-x"}`,
 		`step/end {}`,
+		`turn/end {"kind":"interrupted","reason":"the trace ends mid-turn"}`,
 	}, events(t, s.Events))
 	require.Equal(t, 1, s.Unmapped["sidechain assistant"])
 }
@@ -136,7 +139,6 @@ func TestParseErrors(t *testing.T) {
 		"empty":       "",
 		"text":        "hello\n",
 		"no messages": `{"type":"session","version":0}` + "\n" + `{"type":"turn/start"}` + "\n",
-		"bad line":    prompt + "\n" + "{oops\n" + answer + "\n",
 		"bad content": `{"type":"user","message":{"content":5}}` + "\n",
 		"not object":  `[1,2]` + "\n",
 	} {
@@ -159,54 +161,40 @@ func TestParseErrors(t *testing.T) {
 	require.Equal(t, &importer.Torn{Line: 3, Offset: int64(len(prompt) + len(answer) + 2), Bytes: 15}, s.Torn)
 }
 
-func TestSubagentsUnit(t *testing.T) {
+func TestSubagents(t *testing.T) {
 	fs := afero.NewMemMapFs()
-	write := func(path string, lines ...string) {
-		require.NoError(t, afero.WriteFile(fs, path, []byte(strings.Join(lines, "\n")+"\n"), 0o600))
-	}
-	sub := strings.Replace(prompt, `"uuid":"u1"`, `"uuid":"s1","isSidechain":true,"agentId":"abc"`, 1)
-	subAnswer := strings.Replace(answer, `"uuid":"a3"`, `"uuid":"s2","isSidechain":true,"agentId":"abc"`, 1)
-	write("/p/S.jsonl", prompt, call, result, answer)
-	write("/p/S/subagents/agent-abc.jsonl", sub, subAnswer)
-	write("/p/S/subagents/agent-acompact-1.jsonl", strings.Replace(sub, "abc", "acompact-1", 1), strings.Replace(subAnswer, "abc", "acompact-1", 1))
-	write("/p/T.jsonl", prompt, answer)
+	write := func(path string) { require.NoError(t, afero.WriteFile(fs, path, []byte(prompt+"\n"), 0o600)) }
+	write("/p/S.jsonl")
+	write("/p/S/subagents/agent-abc.jsonl")
+	write("/p/S/subagents/agent-acompact-1.jsonl")
+	write("/p/S/subagents/notes.txt")
+	kids, err := claude.Subagents(fs, "/p/S.jsonl")
+	require.NoError(t, err)
+	require.Equal(t, []string{filepath.Join("/p/S/subagents", "agent-abc.jsonl"), filepath.Join("/p/S/subagents", "agent-acompact-1.jsonl")}, kids)
+	none, err := claude.Subagents(fs, "/p/S/subagents/agent-abc.jsonl")
+	require.NoError(t, err)
+	require.Nil(t, none, "a subagent has none")
 
-	units, err := importer.Units(fs, claude.New(), "/p")
-	require.NoError(t, err)
-	require.Equal(t, []importer.Unit{
-		{"/p/S.jsonl", "/p/S/subagents/agent-abc.jsonl", "/p/S/subagents/agent-acompact-1.jsonl"},
-		{"/p/T.jsonl"},
-	}, units)
-	file, err := importer.Units(fs, claude.New(), "/p/S.jsonl")
-	require.NoError(t, err)
-	require.Equal(t, units[:1], file, "a transcript brings its subagents")
-	alone, err := importer.Units(fs, claude.New(), "/p/S/subagents/agent-abc.jsonl")
-	require.NoError(t, err)
-	require.Equal(t, []importer.Unit{{"/p/S/subagents/agent-abc.jsonl"}}, alone)
-	inner, err := importer.Units(fs, claude.New(), "/p/S")
-	require.NoError(t, err)
-	require.Len(t, inner, 2, "subagents whose transcript is not in the folder stand alone")
-
-	ss, refused := importer.Convert(t.Context(), fs, claude.New(), units[0])
-	require.Empty(t, refused)
-	require.Len(t, ss, 3)
-	require.Nil(t, ss[0].Parent)
-	require.Equal(t, &importer.Link{Index: 0, Spawn: importer.Spawn{Seq: 3, Call: "t1"}}, ss[1].Parent)
-	require.Equal(t, "tool/call", ss[0].Events[3].Type)
-	require.Nil(t, ss[2].Parent, "no call names the compaction run")
-	require.Equal(t, "acompact-1", ss[2].Labels["claude.agentId"])
-	require.Equal(t, filepath.Join("/p/S/subagents", "agent-abc.jsonl"), ss[1].Source)
-
-	var d map[string]any
-	require.NoError(t, json.Unmarshal(ss[1].Events[1].Data, &d))
-	require.Equal(t, "Fix it", d["text"])
+	// The subagent's session: its key, the Task call's spawn in the parent.
+	parent := parse(t, prompt, call, result, answer)
+	require.Equal(t, map[string]importer.Spawn{"abc": {Seq: 3, Call: "t1"}}, parent.Spawns)
+	sub := parse(t, strings.Replace(prompt, `"uuid":"u1"`, `"uuid":"s1","isSidechain":true,"agentId":"abc"`, 1))
+	require.Equal(t, "abc", sub.Key)
+	require.Equal(t, "S/agent-abc", sub.ID, "its identity: the session's id and its agent's")
+	require.Equal(t, "S", parent.ID)
 }
 
 // Regression: an error about a line's content, not its JSON, named no line.
+// A bad line after the first cuts the session before it (Partial).
 func TestErrorNamesLine(t *testing.T) {
-	_, err := claude.Parse(strings.NewReader(prompt+"\n"+`{"type":"user","message":{"content":5}}`+"\n"), "f.jsonl")
-	require.ErrorIs(t, err, importer.ErrFormat)
-	require.Equal(t, "line 2: message content is neither a string nor an array of blocks", err.Error())
+	s, err := claude.Parse(strings.NewReader(prompt+"\n"+`{"type":"user","message":{"content":5}}`+"\n"+answer+"\n"), "f.jsonl")
+	require.NoError(t, err)
+	require.ErrorIs(t, s.Partial, importer.ErrFormat)
+	require.Equal(t, "line 2: message content is neither a string nor an array of blocks", s.Partial.Error())
+	require.Equal(t, 1, s.Records, "the lines before it")
+	s, err = claude.Parse(strings.NewReader(prompt+"\n{oops\n"+answer+"\n"), "f.jsonl")
+	require.NoError(t, err)
+	require.Equal(t, 2, s.Partial.Line)
 }
 
 // Regression: a usage's counts were summed unchecked, so a sum beyond int64
@@ -248,15 +236,16 @@ func TestEventTooLarge(t *testing.T) {
 	for _, tc := range []struct {
 		name, text, want string
 	}{
-		{"too large once converted", strings.Repeat("a", eventlog.MaxRowSize/2+1), `line 2: seq 2: eventlog: row too large: the row of a "user/message" event would be `},
-		{"invalid UTF-8", "\xff\xfe", `line 2: seq 2: eventlog: invalid event: data of type "user/message" is not valid JSON: invalid UTF-8 in string`},
+		{"too large once converted", strings.Repeat("a", eventlog.MaxRowSize/2+1), `line 2: seq 4: eventlog: row too large: the row of a "user/message" event would be `},
+		{"invalid UTF-8", "\xff\xfe", `line 2: seq 4: eventlog: invalid event: data of type "user/message" is not valid JSON: invalid UTF-8 in string`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := prompt + "\n" + `{"type":"user","message":{"content":"` + tc.text + `"}}` + "\n"
 			require.Less(t, len(in), eventlog.MaxRowSize, "the line itself is within the limit")
-			_, err := claude.Parse(strings.NewReader(in), "f.jsonl")
-			require.ErrorIs(t, err, importer.ErrFormat)
-			require.Contains(t, err.Error(), tc.want)
+			s, err := claude.Parse(strings.NewReader(in), "f.jsonl")
+			require.NoError(t, err)
+			require.ErrorIs(t, s.Partial, importer.ErrFormat)
+			require.Contains(t, s.Partial.Error(), tc.want)
 		})
 	}
 }

@@ -17,56 +17,51 @@
 //
 // Lines are read in file order (the parentUuid tree is not rebuilt; Claude
 // Code appends in time order, a rewound branch stays where it was written).
+// docs/cli.md has the table of every record type; in short:
 //
-//   - A user line with text (a string, or text blocks) that is neither
-//     isMeta nor isCompactSummary is a prompt: it ends the open turn (with
-//     turn/end {"kind":"completed"}, or "interrupted" when calls are still
-//     without results) once the assistant has answered in it, then
-//     turn/start {} and user/message {"text"}. Prompts with no assistant
-//     line between them share one turn. An isMeta line is a user/message
-//     {"text","meta":true} in the current turn. Text that starts with
-//     "[Request interrupted by user" is a user/message that ends the turn
-//     with kind "interrupted". Image and document blocks become "[image]"
-//     and "[document]" in the text.
-//   - An isCompactSummary user line is context/compacted {"summary"}.
+//   - A user line's text is classified by its flags and the way it starts
+//     (Kind): only what the user typed — a prompt, a /command, a ! command
+//     — is a user/message. It ends the open turn (completed, or interrupted
+//     with calls still unanswered, which get synthetic results) and starts
+//     one; text beside tool results, and a prompt queued while the model
+//     answered (attachment queued_command), is a user/message within the
+//     turn. isMeta, isVisibleInTranscriptOnly, local-command and bash
+//     output, system reminders and hook output are context/message {"text",
+//     "kind"}; a task notification starts a turn of its own as context; an
+//     interruption marker ends the turn, interrupted, its text the reason;
+//     an isCompactSummary line is context/compacted {"summary"}.
 //   - A run of assistant lines with one message.id is one step: step/start
 //     {} before its first block; step/end {} when the next model response,
-//     prompt, compaction or turn end comes, so the step holds the results
-//     of its calls as well; usage {"inputTokens","outputTokens",
-//     "cachedTokens"?,"cacheWriteTokens"?,"model"} just before step/end,
-//     from the run's last line (inputTokens counts cached and
-//     cache-creation tokens too, cachedTokens the cache reads; a usage
+//     prompt, compaction or turn end comes, so the step holds the results of
+//     its calls as well; usage {"inputTokens","outputTokens","cachedTokens"?,
+//     "cacheWriteTokens"?,"model"} just before step/end, from the run's last
+//     line (inputTokens counts cached and cache-creation tokens too; a usage
 //     with a negative count, or a sum beyond int64, makes no event and is
-//     counted in Session.Unmapped as "usage out of range"). Blocks:
-//     thinking → assistant/reasoning {"text","signature"?}; redacted_thinking
-//     → assistant/reasoning {"text":"","redacted":true}; text →
-//     assistant/message {"text"} (whitespace-only text blocks, a streaming
-//     artefact, make none); tool_use and server_tool_use → tool/call
-//     {"id","name","args"}; a *_tool_result block → tool/result. An
-//     assistant line outside a turn opens one (turn/start {}).
-//   - A tool_result block → tool/result {"id","output"} or, with is_error,
-//     {"id","error"}: the content string, or its text blocks joined.
-//   - system stop_hook_summary and turn_duration end an answered turn
-//     (turn/end {"kind":"completed"}); compact_boundary closes the open
-//     step.
-//   - At the end of the file an answered turn whose calls all have results
-//     and whose last event is the assistant's is closed as completed; one
-//     that ends with calls without results, or waiting for the model, stays
-//     open (`logtool resume` closes it as interrupted).
+//     counted in Session.Unmapped). Blocks: thinking and redacted_thinking →
+//     assistant/reasoning; text → assistant/message (whitespace-only blocks
+//     make none); tool_use, server_tool_use and mcp_tool_use → tool/call;
+//     *_tool_result → tool/result. A <synthetic> or isApiErrorMessage line is
+//     Claude Code's own words: context/message.
+//   - tool_result → tool/result {"id","output"} or, with is_error,
+//     {"id","error"}.
+//   - system turn_duration ends the turn; stop_hook_summary ends a turn the
+//     model had the last word in; compact_boundary closes the open step; a
+//     system line's text is context/message {"kind":"system:<subtype>"}.
+//   - At the end of the file the open turn is closed: completed when the
+//     model had the last word and no call waits, else interrupted (reason
+//     "the trace ends mid-turn", synthetic results for its calls).
 //   - User and assistant lines whose isSidechain differs from the first
 //     one's (older Claude Code wrote a subagent's lines into the main
-//     transcript), progress, file-history-snapshot, queue-operation,
-//     system and summary lines, and lines of other types make no
-//     vocabulary event: each is kept as claude/<type> (below); a
-//     "summary" line gives the "title" label.
+//     transcript), and every other line type, make no vocabulary event:
+//     each is kept as claude/<type> (below). summary, custom-title and
+//     ai-title lines give the "title" label (the user's title first).
 //   - A file without user or assistant lines is still a transcript when
-//     its lines are of the types above (Claude Code leaves files holding
-//     only summaries of other sessions): it gives a session without a
-//     conversation, of claude/* events only. Otherwise it is not a
-//     transcript (ErrFormat).
+//     its lines are of Claude Code's types (Claude Code leaves files holding
+//     only summaries of other sessions): a session of claude/* events only.
+//     Otherwise it is not a transcript (ErrFormat).
 //   - A line that cannot be read, or whose event the log would refuse (a
-//     row beyond eventlog.MaxRowSize once converted), is an ErrFormat
-//     error naming the line ("line N: …").
+//     row beyond eventlog.MaxRowSize once converted), is a bad line (see
+//     the importer package).
 //
 // # Lossless
 //
@@ -82,7 +77,9 @@
 // without one takes the previous event's time. createdAt is the first
 // timestamp. Labels: source "claude", sourceFile, sourceId (sessionId),
 // cwd, model (the first real model), title, claude.version,
-// claude.gitBranch, claude.slug and, for a subagent, claude.agentId.
+// claude.gitBranch, claude.slug, claude.agentName and, for a subagent,
+// claude.agentId. The session's identity (Session.ID) is its sessionId,
+// a subagent's with "/agent-<agentId>".
 //
 // A tool_result whose line's toolUseResult names an agentId (the Task or
 // Agent tool) records a Spawn under that agentId, so the subagent's

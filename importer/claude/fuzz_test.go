@@ -70,7 +70,7 @@ func FuzzParse(f *testing.F) {
 var claudeTypes = map[string]bool{
 	"turn/start": true, "turn/end": true, "step/start": true, "step/end": true, "usage": true,
 	"user/message": true, "assistant/reasoning": true, "assistant/message": true,
-	"tool/call": true, "tool/result": true, "context/compacted": true,
+	"tool/call": true, "tool/result": true, "context/compacted": true, "context/message": true,
 }
 
 // checkOrder checks the shape the package documents: turns do not nest,
@@ -128,9 +128,15 @@ func checkOrder(t *testing.T, es []eventlog.Event) {
 		case "context/compacted":
 			require.False(t, step, "seq %d: compaction in a step", i)
 			require.Contains(t, d, "summary")
+		case "context/message":
+			var text, kind string
+			require.NoError(t, json.Unmarshal(d["text"], &text), "seq %d: text", i)
+			require.NoError(t, json.Unmarshal(d["kind"], &kind), "seq %d: kind", i)
+			require.NotEqual(t, claude.KindPrompt, kind, "seq %d: a prompt is a user/message", i)
 		}
 	}
 	require.False(t, step, "the end of the file closes the step")
+	require.False(t, turn, "the end of the file closes the turn")
 }
 
 // checkTokens checks a usage's counts: none negative (a wrapped sum would

@@ -68,12 +68,15 @@ func TestParse(t *testing.T) {
 		},
 		want: []string{
 			`turn/start {"source":{"line":1,"record":@}}`,
-			`user/message {"text":"rules","role":"developer","source":{"line":2,"record":@}}`,
+			`context/message {"text":"rules","kind":"developer","role":"developer","source":{"line":2,"record":@}}`,
 			`step/start {}`,
 			`assistant/reasoning {"text":"look","source":{"line":3,"record":@}}`,
 			`tool/call {"id":"c1","name":"exec_command","args":{"cmd":"ls"},"source":{"line":4,"record":@}}`,
 			`tool/result {"id":"c1","output":"a.go","source":{"line":5,"record":@}}`,
 			`assistant/message {"text":"Done","source":{"line":6,"record":@}}`,
+			// The task never completed: the rollout ends mid-turn.
+			`step/end {}`,
+			`turn/end {"kind":"interrupted","reason":"the trace ends mid-turn"}`,
 		},
 	}, {
 		name: "arguments that are no JSON stay a string; custom tools; web search",
@@ -91,6 +94,9 @@ func TestParse(t *testing.T) {
 			`tool/result {"id":"c3","output":"ok","source":{"line":4,"record":@}}`,
 			`tool/call {"id":"web_search-1","name":"web_search","args":{"type":"search","query":"q"},"source":{"line":5,"record":@}}`,
 			`tool/result {"id":"web_search-1","output":"completed","source":{"line":5}}`,
+			`tool/result {"id":"c2","error":"no result in the trace: it ends before this call's result was recorded","synthetic":true}`,
+			`step/end {}`,
+			`turn/end {"kind":"interrupted","reason":"the trace ends mid-turn"}`,
 		},
 	}, {
 		name: "token_count: per-call deltas of the running total, a repeat makes none",
@@ -115,6 +121,7 @@ func TestParse(t *testing.T) {
 			`usage {"inputTokens":150,"outputTokens":5,"cachedTokens":90,"model":"gpt-5","source":{"line":7,"record":@}}`,
 			`step/end {}`,
 			`codex/event_msg/token_count @`,
+			`turn/end {"kind":"interrupted","reason":"the trace ends mid-turn"}`,
 		},
 	}, {
 		name:  "compacted",
@@ -122,6 +129,7 @@ func TestParse(t *testing.T) {
 		want: []string{
 			`turn/start {"source":{"line":1,"record":@}}`,
 			`context/compacted {"summary":"Summary so far","source":{"line":2,"record":@}}`,
+			`turn/end {"kind":"interrupted","reason":"the trace ends mid-turn"}`,
 		},
 	}, {
 		name: "thread_rolled_back: a rollback to the event before the dropped turns",
@@ -150,7 +158,7 @@ func TestParse(t *testing.T) {
 			`codex/event_msg/thread_rolled_back @`,
 		},
 	}, {
-		name: "a new task while one is open interrupts it; UI events are kept as records",
+		name: "a new task while one is open interrupts it; the UI's record of a prompt is one (Desktop)",
 		lines: []string{turn,
 			rec(2, "event_msg", `{"type":"user_message","message":"Fix it"}`),
 			turn,
@@ -158,10 +166,72 @@ func TestParse(t *testing.T) {
 		},
 		want: []string{
 			`turn/start {"source":{"line":1,"record":@}}`,
-			`codex/event_msg/user_message @`,
-			`turn/end {"kind":"interrupted"}`,
+			`user/message {"text":"Fix it","source":{"line":2,"record":@}}`,
+			`turn/end {"kind":"interrupted","reason":"a new task started"}`,
 			`turn/start {"source":{"line":3,"record":@}}`,
-			`turn/end {"kind":"interrupted","source":{"line":4,"record":@}}`,
+			`turn/end {"kind":"interrupted","reason":"interrupted","source":{"line":4,"record":@}}`,
+		},
+	}, {
+		name: "a prompt recorded twice (item, then event) is one user/message; what Codex wrote is context",
+		lines: []string{turn,
+			rec(2, "response_item", `{"type":"message","role":"user","content":[{"type":"input_text","text":"# AGENTS.md instructions for /w\n\n<INSTRUCTIONS>x</INSTRUCTIONS>"},{"type":"input_text","text":"<environment_context>e</environment_context>"}]}`),
+			user,
+			rec(2, "event_msg", `{"type":"user_message","message":"Fix it","images":[]}`),
+			rec(3, "event_msg", `{"type":"user_message","message":"<user_instructions>u</user_instructions>","kind":"user_instructions"}`),
+			rec(4, "event_msg", `{"type":"item_completed","item":{"type":"UserMessage","content":[{"type":"text","text":"and this"}]}}`),
+			done,
+		},
+		want: []string{
+			`turn/start {"source":{"line":1,"record":@}}`,
+			`context/message {"text":"# AGENTS.md instructions for /w\n\n<INSTRUCTIONS>x</INSTRUCTIONS>","kind":"instructions","role":"user","source":{"line":2,"record":@}}`,
+			`context/message {"text":"<environment_context>e</environment_context>","kind":"environment","role":"user","source":{"line":2}}`,
+			`user/message {"text":"Fix it","source":{"line":3,"record":@}}`,
+			`codex/event_msg/user_message @`,
+			`context/message {"text":"<user_instructions>u</user_instructions>","kind":"instructions","role":"user","source":{"line":5,"record":@}}`,
+			`user/message {"text":"and this","source":{"line":6,"record":@}}`,
+			`turn/end {"kind":"completed","source":{"line":7,"record":@}}`,
+		},
+	}, {
+		name: "the first rollouts: a header, bare items, state markers; a turn a prompt",
+		lines: []string{`{"id":"L1","timestamp":"2025-06-01T10:00:00Z","instructions":null}`, `{"record_type":"state"}`,
+			`{"type":"message","role":"user","content":[{"type":"input_text","text":"one"}]}`,
+			`{"type":"message","role":"assistant","content":[{"type":"output_text","text":"1"}]}`,
+			`{"type":"message","role":"user","content":[{"type":"input_text","text":"two"}]}`,
+			`{"type":"function_call","name":"shell","arguments":"{}","call_id":"k"}`,
+			`{"type":"function_call_output","call_id":"k","output":{"content":"denied","success":false}}`,
+			`{"type":"message","role":"assistant","content":[{"type":"output_text","text":"2"}]}`,
+		},
+		want: []string{
+			`codex/session_meta @`,
+			`codex/state @`,
+			`turn/start {}`,
+			`user/message {"text":"one","source":{"line":3,"record":@}}`,
+			`step/start {}`,
+			`assistant/message {"text":"1","source":{"line":4,"record":@}}`,
+			`step/end {}`,
+			`turn/end {"kind":"completed"}`,
+			`turn/start {}`,
+			`user/message {"text":"two","source":{"line":5,"record":@}}`,
+			`step/start {}`,
+			`tool/call {"id":"k","name":"shell","args":{},"source":{"line":6,"record":@}}`,
+			`tool/result {"id":"k","error":"denied","source":{"line":7,"record":@}}`,
+			`assistant/message {"text":"2","source":{"line":8,"record":@}}`,
+			`step/end {}`,
+			`turn/end {"kind":"completed"}`,
+		},
+	}, {
+		name:  "no task events: a turn_context starts each turn",
+		lines: []string{ctx, user, rec(3, "response_item", `{"type":"message","role":"assistant","content":[{"type":"output_text","text":"a"}]}`), ctx, user},
+		want: []string{
+			`turn/start {"source":{"line":1,"record":@}}`,
+			`user/message {"text":"Fix it","source":{"line":2,"record":@}}`,
+			`step/start {}`,
+			`assistant/message {"text":"a","source":{"line":3,"record":@}}`,
+			`step/end {}`,
+			`turn/end {"kind":"completed"}`,
+			`turn/start {"source":{"line":4,"record":@}}`,
+			`user/message {"text":"Fix it","source":{"line":5,"record":@}}`,
+			`turn/end {"kind":"interrupted","reason":"the trace ends mid-turn"}`,
 		},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -187,7 +257,6 @@ func TestParseErrors(t *testing.T) {
 	for name, in := range map[string]string{
 		"not json":      "hello\n",
 		"no type":       `{"timestamp":"x"}` + "\n",
-		"bad line":      rec(0, "session_meta", meta) + "\n{oops\n",
 		"claude record": `{"type":"user","message":{"content":"hi"}}` + "\n",
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -195,8 +264,12 @@ func TestParseErrors(t *testing.T) {
 			importertest.CheckError(t, err, []byte(in), importer.ErrFormat)
 		})
 	}
+	// A bad line after the first cuts the session before it.
+	s, err := codex.Parse(strings.NewReader(rec(0, "session_meta", meta)+"\n{oops\n"), "rollout-x.jsonl")
+	require.NoError(t, err)
+	require.Equal(t, 2, s.Partial.Line)
 	// A torn last line (no newline, not JSON) is left out and counted.
-	s, err := codex.Parse(strings.NewReader(rec(0, "session_meta", meta)+"\n"+`{"timestamp":"2026`), "rollout-x.jsonl")
+	s, err = codex.Parse(strings.NewReader(rec(0, "session_meta", meta)+"\n"+`{"timestamp":"2026`), "rollout-x.jsonl")
 	require.NoError(t, err)
 	require.Equal(t, &importer.Torn{Line: 2, Offset: int64(len(rec(0, "session_meta", meta)) + 1), Bytes: 18}, s.Torn)
 	require.Len(t, s.Events, 1)

@@ -43,7 +43,7 @@
 // also rewrites the data of those types into the docs/format.md §8 shapes (see
 // Vocabulary), which lets the transcript rebuild the real conversation.
 //
-// # The mapping of the import (Parse)
+// # The mapping of the import (Convert)
 //
 // The header row is kept as dsh/session. Every dsh event of a type of the
 // vocabulary becomes one event of the same type, with the data Vocabulary
@@ -60,6 +60,11 @@
 //     cache reads (cacheReadTokens) and writes apart from inputTokens, §8
 //     counts them in it, cachedTokens being the reads; the model is the
 //     message's (dsh's usage object is in the row).
+//
+// Convert streams (row by row, one row held) and keeps dsh's own turn
+// events; a log that ends mid-turn is closed as `logtool resume` would
+// (synthetic results, step/end, turn/end interrupted). Its identity
+// (Session.ID) is the ULID derived from its header.
 //
 // Lossless: the first vocabulary event made from a row carries the row as
 // "source":{"line","record"}, the row's other events "source":{"line"}

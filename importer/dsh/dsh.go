@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 
+	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/importer"
 )
 
@@ -15,125 +15,217 @@ const Name = "dsh"
 
 // New returns the importer of DeepSeek Harness session logs (*.jsonl).
 func New() importer.Importer {
-	return importer.Format{Label: Name, Suffix: ".jsonl", ParseFunc: parse}
+	return importer.Format{Label: Name, Suffix: ".jsonl", SniffFunc: Sniff, ConvertFunc: convert}
 }
 
-func parse(_ context.Context, r io.Reader, name string, _ importer.Config) (importer.Session, error) {
-	return Parse(r, name)
+func convert(ctx context.Context, r io.ReadSeeker, name string, cfg importer.Config, emit importer.Emit) (importer.Session, error) {
+	return Convert(ctx, r, name, cfg, emit)
 }
 
-// Parse converts one dsh session log.
-func Parse(r io.Reader, name string) (importer.Session, error) {
-	data, err := io.ReadAll(r)
+// Sniff reports whether head starts with a dsh header
+// {"type":"session","version","createdAt",…}.
+func Sniff(head []byte) bool {
+	m, ok := importer.Head(head)
+	if !ok || importer.HeadString(m, "type") != "session" {
+		return false
+	}
+	_, v := m["version"]
+	_, c := m["createdAt"]
+	return v && c
+}
+
+// Parse converts one dsh session log, its events collected in the session (for
+// tests and small traces).
+func Parse(r io.ReadSeeker, name string) (importer.Session, error) {
+	return importer.Parse(context.Background(), New(), r, name, importer.Config{})
+}
+
+// Convert converts one dsh session log, handing its events to emit row by
+// row (see the package doc).
+func Convert(ctx context.Context, r io.Reader, name string, cfg importer.Config, emit importer.Emit) (importer.Session, error) {
+	s := importer.NewSession(Name, name)
+	b := importer.NewBuilder(cfg, emit)
+	var (
+		lg   Log
+		p    *parser
+		open turnState
+	)
+	err := b.Lines(ctx, r, func(n int, row []byte) error {
+		if p == nil {
+			h, err := parseHeader(row)
+			if err != nil {
+				return importer.FormatError(err)
+			}
+			lg, p = h, &parser{s: &lg, lastTime: h.CreatedAt, both: true}
+			setHeader(&s, lg)
+			b.Keep(importer.Namespace(Name, "session"), s.CreatedAt)
+			return nil
+		}
+		next, last, was := p.next, p.lastTime, open.clone()
+		p.line = n
+		p.emit = func(orig, voc eventlog.Event) error {
+			event(&s, b, orig, voc)
+			open.see(voc)
+			return nil
+		}
+		if err := p.row(row); err != nil {
+			p.next, p.lastTime, open = next, last, was // the row is not kept
+			return rowError{err}
+		}
+		b.Keep(importer.Namespace(Name, "record"), b.Last())
+		return nil
+	})
 	if err != nil {
 		return importer.Session{}, err
 	}
-	raw, err := ParseLog(bytes.NewReader(data))
-	if err != nil {
-		return importer.Session{}, importer.FormatError(err)
+	if p == nil {
+		return importer.Session{}, importer.Formatf("%v: empty", ErrFormat)
 	}
-	voc, err := ParseLog(bytes.NewReader(data), Vocabulary())
-	if err != nil {
-		return importer.Session{}, importer.FormatError(err)
+	open.close(b)
+	s.ID = lg.ID
+	if err := b.Done(&s); err != nil {
+		return importer.Session{}, err
 	}
-	if len(raw.Events) != len(voc.Events) {
-		return importer.Session{}, fmt.Errorf("dsh: %d events read, then %d", len(raw.Events), len(voc.Events))
-	}
+	return s, nil
+}
 
-	s := importer.NewSession(Name, name)
-	s.CreatedAt = raw.CreatedAt
-	s.SetLabel("sourceId", raw.Labels["dsh.id"])
-	s.SetLabel("cwd", raw.Labels["dsh.cwd"])
-	for k, v := range raw.Labels {
+// turnState is what the log's own lifecycle events leave open: a log that
+// stops mid-turn is closed at its end, as `logtool resume` would.
+type turnState struct {
+	turn, step bool
+	calls      importer.Calls
+}
+
+func (o turnState) clone() turnState {
+	var c turnState
+	c.turn, c.step = o.turn, o.step
+	for _, id := range o.calls.IDs() {
+		c.calls.Call(id)
+	}
+	return c
+}
+
+// see follows one event in the vocabulary's shape.
+func (o *turnState) see(e eventlog.Event) {
+	switch e.Type {
+	case "turn/start":
+		o.turn = true
+	case "turn/end":
+		o.turn, o.step = false, false
+		o.calls.Clear()
+	case "step/start":
+		o.step = true
+	case "step/end":
+		o.step = false
+	case "tool/call", "tool/result":
+		var d struct {
+			ID string `json:"id"`
+		}
+		if json.Unmarshal(e.Data, &d) != nil || d.ID == "" {
+			return
+		}
+		if e.Type == "tool/call" {
+			o.calls.Call(d.ID)
+		} else {
+			o.calls.Result(d.ID)
+		}
+	}
+}
+
+// close ends what the end of the log leaves open: synthetic results for
+// calls without one, step/end, turn/end {"kind":"interrupted"}.
+func (o *turnState) close(b *importer.Builder) {
+	if !o.turn {
+		return
+	}
+	b.Unanswered(&o.calls, -1)
+	if o.step {
+		b.Add("step/end", -1, importer.Obj{})
+	}
+	b.Add("turn/end", -1, importer.Obj{"kind", "interrupted", "reason", importer.ReasonTraceEnds})
+}
+
+// setHeader sets the session's createdAt and labels from the log's header.
+func setHeader(s *importer.Session, lg Log) {
+	s.CreatedAt = lg.CreatedAt
+	s.SetLabel("sourceId", lg.Labels["dsh.id"])
+	s.SetLabel("cwd", lg.Labels["dsh.cwd"])
+	for k, v := range lg.Labels {
 		switch k {
 		case "source", "dsh.id", "dsh.cwd":
 		default:
 			s.SetLabel(k, v)
 		}
 	}
+}
 
-	var b importer.Builder
-	rows := bytes.Split(data, []byte("\n"))
-	record := func(line int) json.RawMessage { return bytes.TrimSuffix(rows[line-1], []byte("\r")) }
-	b.Record(1, record(1))
-	b.Keep(importer.Namespace(Name, "session"), s.CreatedAt)
-	line := 0
-	for i, e := range voc.Events {
-		orig := raw.Events[i]
-		if l := raw.Lines[i]; l != line {
-			b.Keep(importer.Namespace(Name, "record"), e.Time)
-			line = l
-			b.Record(line, record(line))
-		}
-		switch e.Type {
-		case "request/header":
-			var d struct {
-				Header struct {
-					Config struct {
-						Model string `json:"model"`
-					} `json:"config"`
-				} `json:"header"`
-			}
-			_ = json.Unmarshal(orig.Data, &d) // another shape: no model
-			s.SetLabel("model", d.Header.Config.Model)
-		case "session/title":
-			var d struct {
-				Title string `json:"title"`
-			}
-			_ = json.Unmarshal(orig.Data, &d)
-			s.SetLabel("title", d.Title)
-		}
-		rewritten := !bytes.Equal(e.Data, orig.Data)
-		if !importer.IsVocabulary(e.Type) {
-			// dsh's own types: the row itself, in dsh's namespace.
-			b.AddRecord(importer.Namespace(Name, e.Type), e.Time)
-			if b.Taken() {
-				continue
-			}
-		}
-		if e.Type == "assistant/chunk" && b.Taken() {
-			// The packed row's later deltas: its first carries the row.
-			b.Add(e.Type, e.Time, e.Data)
-			continue
-		}
-		if e.Type != "assistant/message" || !rewritten {
-			if !canCarry(e.Data) {
-				// Data that can hold no "source": the row kept beside it.
-				b.AddRecord(importer.Namespace(Name, "record"), e.Time)
-				b.Add(e.Type, e.Time, e.Data)
-				continue
-			}
-			b.Add(e.Type, e.Time, withSource(e.Data, b.Src()))
-			continue
-		}
+// event adds the events of one dsh event: orig as the log has it, voc
+// with its data in the vocabulary's shape.
+func event(s *importer.Session, b *importer.Builder, orig, e eventlog.Event) {
+	switch e.Type {
+	case "request/header":
 		var d struct {
-			Message struct {
-				Content []struct {
-					Type string `json:"type"`
-					Text string `json:"text"`
-				} `json:"content"`
-				Source struct {
+			Header struct {
+				Config struct {
 					Model string `json:"model"`
-				} `json:"source"`
-			} `json:"message"`
-			Usage json.RawMessage `json:"usage"`
+				} `json:"config"`
+			} `json:"header"`
 		}
-		_ = json.Unmarshal(orig.Data, &d) // the vocabulary read it: it is an object
-		for _, p := range d.Message.Content {
-			if p.Type == "reasoning" {
-				b.Add("assistant/reasoning", e.Time, importer.Obj{"text", p.Text, "source", b.Src()})
-			}
+		_ = json.Unmarshal(orig.Data, &d) // another shape: no model
+		s.SetLabel("model", d.Header.Config.Model)
+	case "session/title":
+		var d struct {
+			Title string `json:"title"`
 		}
-		b.Add(e.Type, e.Time, withSource(e.Data, b.Src()))
-		s.SetLabel("model", d.Message.Source.Model)
-		if u, ok := usage(d.Usage, d.Message.Source.Model, b.Src()); ok {
-			b.Add("usage", e.Time, u)
+		_ = json.Unmarshal(orig.Data, &d)
+		s.SetLabel("title", d.Title)
+	}
+	rewritten := !bytes.Equal(e.Data, orig.Data)
+	if !importer.IsVocabulary(e.Type) {
+		// dsh's own types: the row itself, in dsh's namespace.
+		b.AddRecord(importer.Namespace(Name, e.Type), e.Time)
+		if b.Taken() {
+			return
 		}
 	}
-	b.Keep(importer.Namespace(Name, "record"), b.Last())
-	s.Records = b.Records()
-	s.Events, err = b.Events()
-	return s, err
+	if e.Type == "assistant/chunk" && b.Taken() {
+		// The packed row's later deltas: its first carries the row.
+		b.Add(e.Type, e.Time, e.Data)
+		return
+	}
+	if e.Type != "assistant/message" || !rewritten {
+		if !canCarry(e.Data) {
+			// Data that can hold no "source": the row kept beside it.
+			b.AddRecord(importer.Namespace(Name, "record"), e.Time)
+			b.Add(e.Type, e.Time, e.Data)
+			return
+		}
+		b.Add(e.Type, e.Time, withSource(e.Data, b.Src()))
+		return
+	}
+	var d struct {
+		Message struct {
+			Content []struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"content"`
+			Source struct {
+				Model string `json:"model"`
+			} `json:"source"`
+		} `json:"message"`
+		Usage json.RawMessage `json:"usage"`
+	}
+	_ = json.Unmarshal(orig.Data, &d) // the vocabulary read it: it is an object
+	for _, p := range d.Message.Content {
+		if p.Type == "reasoning" {
+			b.Add("assistant/reasoning", e.Time, importer.Obj{"text", p.Text, "source", b.Src()})
+		}
+	}
+	b.Add(e.Type, e.Time, withSource(e.Data, b.Src()))
+	s.SetLabel("model", d.Message.Source.Model)
+	if u, ok := usage(d.Usage, d.Message.Source.Model, b.Src()); ok {
+		b.Add("usage", e.Time, u)
+	}
 }
 
 // canCarry reports whether data is an object without a "source" key of

@@ -64,7 +64,6 @@ func TestParseErrors(t *testing.T) {
 	for name, in := range map[string]string{
 		"empty":  ``,
 		"claude": `{"type":"user","message":{"content":"hi"}}`,
-		"gap":    "{\"type\":\"session\",\"version\":0,\"createdAt\":1}\n{\"type\":\"a\",\"seq\":1}",
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := dsh.Parse(strings.NewReader(in), "s.jsonl")
@@ -72,6 +71,11 @@ func TestParseErrors(t *testing.T) {
 			require.True(t, errors.Is(err, importer.ErrFormat), "%v", err)
 		})
 	}
+	// A bad row after the header cuts the session before it.
+	s, err := dsh.Parse(strings.NewReader("{\"type\":\"session\",\"version\":0,\"createdAt\":1}\n{\"type\":\"a\",\"seq\":1}\n"), "s.jsonl")
+	require.NoError(t, err)
+	require.ErrorIs(t, s.Partial, importer.ErrFormat)
+	require.Contains(t, s.Partial.Error(), "line 2: seq 1, want 0")
 }
 
 // Regression: a usage's counts were summed unchecked, so a sum beyond int64
@@ -102,7 +106,8 @@ func TestDeepArgs(t *testing.T) {
 	deep := strings.Repeat("[", 10000) + strings.Repeat("]", 10000)
 	in := `{"type":"session","version":0,"id":"abc","createdAt":1000}` + "\n" +
 		`{"type":"tool/call","data":{"callId":"c","name":"f","arguments":"` + deep + `"}}`
-	_, err := dsh.Parse(strings.NewReader(in), "s.jsonl")
-	require.ErrorIs(t, err, importer.ErrFormat)
-	require.Contains(t, err.Error(), "line 2: ")
+	s, err := dsh.Parse(strings.NewReader(in), "s.jsonl")
+	require.NoError(t, err)
+	require.ErrorIs(t, s.Partial, importer.ErrFormat)
+	require.Contains(t, s.Partial.Error(), "line 2: ")
 }

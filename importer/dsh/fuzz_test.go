@@ -43,9 +43,13 @@ func FuzzParse(f *testing.F) {
 		// and a "source" (or, for data that can hold none, beside the row
 		// as dsh/record); before a rewritten assistant/message its
 		// reasoning, after it its usage.
-		raw, err := dsh.ParseLog(bytes.NewReader(in))
+		// Compared with the faithful reading of the bytes the session was
+		// made of: the file without a torn last line, or the lines before
+		// the bad one.
+		made := in[:s.Bytes]
+		raw, err := dsh.ParseLog(bytes.NewReader(made))
 		require.NoError(t, err, "the importer took what the converter refuses")
-		voc, err := dsh.ParseLog(bytes.NewReader(in), dsh.Vocabulary())
+		voc, err := dsh.ParseLog(bytes.NewReader(made), dsh.Vocabulary())
 		require.NoError(t, err, "the importer took what the converter refuses")
 		require.Equal(t, voc.CreatedAt, s.CreatedAt)
 		require.Equal(t, voc.Labels["dsh.id"], s.Labels["sourceId"])
@@ -90,7 +94,22 @@ func FuzzParse(f *testing.F) {
 				j++
 			}
 		}
-		require.Equal(t, len(s.Events), j, "events the mapping does not explain")
+		// Then what closes a turn the log leaves open: synthetic results, a
+		// step/end, turn/end interrupted.
+		for ; j < len(s.Events); j++ {
+			e := s.Events[j]
+			d := importertest.Fields(e)
+			switch e.Type {
+			case "tool/result":
+				require.Equal(t, "true", string(d["synthetic"]), "seq %d: a closer", j)
+			case "step/end":
+			case "turn/end":
+				require.Equal(t, `"interrupted"`, string(d["kind"]))
+				require.Equal(t, len(s.Events)-1, j, "the turn/end last")
+			default:
+				t.Fatalf("seq %d (%s): an event the mapping does not explain", j, e.Type)
+			}
+		}
 	})
 }
 

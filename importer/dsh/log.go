@@ -114,6 +114,15 @@ func ParseLog(r io.Reader, opts ...LogOption) (Log, error) {
 		return s, err
 	}
 	p := &parser{s: &s, cfg: cfg, lastTime: s.CreatedAt}
+	p.emit = func(orig, voc eventlog.Event) error {
+		e := orig
+		if cfg.vocabulary {
+			e = voc
+		}
+		s.Events = append(s.Events, e)
+		s.Lines = append(s.Lines, p.line)
+		return nil
+	}
 	line := 2
 	for ; sc.Scan(); line++ {
 		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
@@ -183,12 +192,18 @@ func parseHeader(line []byte) (Log, error) {
 	return Log{ID: id.String(), CreatedAt: *h.CreatedAt, Labels: labels, Report: Report{DroppedKeys: map[string]int{}}}, nil
 }
 
-// parser converts rows, keeping what the next row needs.
+// parser converts rows, keeping what the next row needs. It hands each
+// event to emit twice over: as the source has it (orig) and its data
+// reshaped into the vocabulary (voc, the same event when there is
+// nothing to reshape).
 type parser struct {
 	s        *Log
 	cfg      config
 	lastTime int64
-	line     int // of the row being read
+	line     int   // of the row being read
+	next     int64 // seq of the next event
+	emit     func(orig, voc eventlog.Event) error
+	both     bool // both readings must be storable (the import's)
 }
 
 // eventKeys are the keys of a dsh row that a sessionlog event keeps.
@@ -236,7 +251,7 @@ func (p *parser) row(line []byte) error {
 
 // place gives e its seq and time: the source's, or the next ones.
 func (p *parser) place(e *eventlog.Event, seq, t *int64) error {
-	e.Seq = int64(len(p.s.Events))
+	e.Seq = p.next
 	switch {
 	case seq == nil:
 		p.s.Report.SeqsAssigned++
@@ -256,9 +271,9 @@ func (p *parser) place(e *eventlog.Event, seq, t *int64) error {
 	return nil
 }
 
-// add appends e, its data reshaped with the vocabulary option, unless the
-// log would refuse it: data that is not valid (nested too deeply), or a row
-// beyond maxRow.
+// add hands e to emit, with its data reshaped into the vocabulary,
+// unless the log would refuse either: data that is not valid (nested too
+// deeply), or a row beyond maxRow.
 func (p *parser) add(e eventlog.Event) error {
 	// The source's data is checked as it is: reshaping goes through
 	// encoding/json, which would replace bytes that are not UTF-8 with
@@ -266,18 +281,22 @@ func (p *parser) add(e eventlog.Event) error {
 	if _, err := eventlog.Storable(e); err != nil {
 		return fmt.Errorf("seq %d: %v", e.Seq, err)
 	}
-	if p.cfg.vocabulary {
-		if data, ok := reshape(e.Type, e.Data); ok {
-			e.Data = data
+	voc := e
+	if data, ok := reshape(e.Type, e.Data); ok {
+		voc.Data = data
+		if p.cfg.vocabulary {
 			p.s.Report.Reshaped++
-			if _, err := eventlog.Storable(e); err != nil {
+		}
+		if _, err := eventlog.Storable(voc); err != nil {
+			if !p.cfg.vocabulary && !p.both {
+				voc = e // the faithful reading needs no reshaped data
+			} else {
 				return fmt.Errorf("seq %d: %v", e.Seq, err)
 			}
 		}
 	}
-	p.s.Events = append(p.s.Events, e)
-	p.s.Lines = append(p.s.Lines, p.line)
-	return nil
+	p.next++
+	return p.emit(e, voc)
 }
 
 // packedData is the data of a packed row.

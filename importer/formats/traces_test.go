@@ -28,7 +28,9 @@ var realTraces = []struct {
 
 // TestRealTracesLossless imports every real trace and rebuilds its source
 // records from the imported session: record by record, they are the
-// source's.
+// source's. The session holds every prompt, assistant text, call and
+// result of the source (counted apart from the importer), no other
+// user/message, and no turn left open.
 func TestRealTracesLossless(t *testing.T) {
 	reg := formats.Registry()
 	for _, tc := range realTraces {
@@ -45,10 +47,14 @@ func TestRealTracesLossless(t *testing.T) {
 			t.Run(tc.format+"/"+filepath.Base(path), func(t *testing.T) {
 				src, err := os.ReadFile(path)
 				require.NoError(t, err)
-				s, err := imp.Parse(t.Context(), bytes.NewReader(src), path, importer.Config{})
+				s, err := importer.Parse(t.Context(), imp, bytes.NewReader(src), path, importer.Config{})
 				require.NoError(t, err)
 				importertest.CheckSession(t, s, tc.format)
 				importertest.CheckLossless(t, imp, src, s)
+				want, err := importertest.SourceCounts(tc.format, src)
+				require.NoError(t, err)
+				importertest.CheckCounts(t, want, importertest.SessionCounts(s.Events), path)
+				importertest.CheckClosed(t, s.Events)
 				if lb, ok := imp.(importer.LineBased); ok && lb.LineBased() {
 					// The real JSONL traces are compact: the records
 					// rebuilt from the session, one a line, are the file
@@ -83,8 +89,11 @@ func TestRealTrajectoriesReassemble(t *testing.T) {
 			Trajectory []json.RawMessage `json:"trajectory"`
 		}
 		require.NoError(t, json.Unmarshal(src, &doc))
-		recs, err := imp.Records(src)
-		require.NoError(t, err)
+		var recs []json.RawMessage
+		require.NoError(t, imp.Records(bytes.NewReader(src), func(r json.RawMessage) error {
+			recs = append(recs, r)
+			return nil
+		}))
 		require.Len(t, recs, len(doc.History)+len(doc.Trajectory)+1)
 		var rest map[string]any
 		require.NoError(t, json.Unmarshal(recs[len(recs)-1], &rest))

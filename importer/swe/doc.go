@@ -12,6 +12,13 @@
 // "model_stats" {"instance_cost","tokens_sent","tokens_received",
 // "api_calls"}. Nothing in it is timestamped.
 //
+// The document is never held: Convert reads it three times from its start
+// (its outline — the rest of the document and how many entries each array
+// has —, then its history, then its trajectory) with an importer.Scanner,
+// holding one entry at a time; an entry over the limit is refused as soon
+// as it is crossed. The session's identity (Session.ID) is the digest of
+// the history entries before the model's first answer: the task as posed.
+//
 // # The mapping
 //
 // The history is the conversation; one turn holds the whole run:
@@ -53,7 +60,9 @@
 //     "reason"} from info.exit_status: one that names cost, context or a
 //     limit (exit_cost, "submitted (exit_context)") → budget, else
 //     "submitted…" → completed, any other → failed; the reason is the
-//     exit status. Without an exit status the turn stays open.
+//     exit status. Without an exit status the run was cut off: turn/end
+//     {"kind":"interrupted"}. Calls still without a result get a synthetic
+//     one first: every turn is closed.
 //
 // # Lossless
 //

@@ -90,7 +90,7 @@ func checkShape(t *testing.T, es []eventlog.Event) {
 			require.Equal(t, len(es)-1, i, "turn/end is the last event")
 			var kind string
 			require.NoError(t, json.Unmarshal(d["kind"], &kind))
-			require.Contains(t, []string{"completed", "budget", "failed"}, kind)
+			require.Contains(t, []string{"completed", "budget", "failed", "interrupted"}, kind)
 			turn, ended = false, true
 		case "step/start":
 			require.True(t, turn, "seq %d: step/start outside the turn", i)

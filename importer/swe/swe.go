@@ -1,7 +1,10 @@
 package swe
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/importer"
 )
 
@@ -17,19 +21,28 @@ const Name = "swe-agent"
 
 // New returns the importer of SWE-agent trajectories (*.traj).
 func New() importer.Importer {
-	return importer.Format{Label: Name, Suffix: ".traj", ParseFunc: parse, RecordsFunc: Records}
+	return importer.Format{Label: Name, Suffix: ".traj", SniffFunc: Sniff, ConvertFunc: Convert, RecordsFunc: Records}
 }
 
-func parse(_ context.Context, r io.Reader, name string, _ importer.Config) (importer.Session, error) {
-	return Parse(r, name)
-}
-
-type traj struct {
-	Environment  json.RawMessage `json:"environment"`
-	Trajectory   []step          `json:"trajectory"`
-	History      []message       `json:"history"`
-	Info         json.RawMessage `json:"info"`
-	ReplayConfig json.RawMessage `json:"replay_config"`
+// Sniff reports whether head starts like a trajectory: a JSON object
+// whose first keys are a trajectory's (environment, trajectory, history,
+// info, replay_config).
+func Sniff(head []byte) bool {
+	s := importer.NewScanner(bytes.NewReader(head), len(head)+1)
+	if c, err := s.Peek(); err != nil || c != '{' {
+		return false
+	}
+	ours, others := 0, 0
+	_ = s.Object(func(key string) error {
+		switch key {
+		case "environment", "trajectory", "history", "info", "replay_config":
+			ours++
+		default:
+			others++
+		}
+		return s.Skip()
+	})
+	return ours > 0 && ours >= others
 }
 
 type step struct {
@@ -66,77 +79,167 @@ type info struct {
 	} `json:"model_stats"`
 }
 
-// parts are a trajectory's records: its history and trajectory entries,
-// and the document without them.
-type parts struct {
-	history, trajectory []json.RawMessage
-	rest                json.RawMessage
+// outline is what a first read of a trajectory finds, holding neither of
+// its long arrays: how many entries each has, and the rest of the
+// document (environment, info, replay_config…) as one record.
+type outline struct {
+	history, trajectory int
+	rest                json.RawMessage // the document without its two arrays, compacted
+	environment, info   json.RawMessage
+	replayConfig        json.RawMessage
 }
 
-// split reads a trajectory's records.
-func split(data []byte) (parts, error) {
-	var doc struct {
-		History    []json.RawMessage `json:"history"`
-		Trajectory []json.RawMessage `json:"trajectory"`
+// notTrajectory is the error about a document that is not a trajectory.
+func notTrajectory(err error) error {
+	return importer.Formatf("not a SWE-agent trajectory (a JSON object with \"history\" and \"trajectory\"): %v", err)
+}
+
+// scan reads the outline of the trajectory in src, from its start; sum,
+// when set, sees every byte.
+func scan(src io.ReadSeeker, limit int, sum func([]byte)) (outline, error) {
+	if _, err := src.Seek(0, io.SeekStart); err != nil {
+		return outline{}, err
 	}
-	if err := json.Unmarshal(data, &doc); err != nil {
-		return parts{}, importer.Formatf("not a SWE-agent trajectory (a JSON object with \"history\" and \"trajectory\"): %v", err)
+	var r io.Reader = src
+	if sum != nil {
+		r = io.TeeReader(src, writerFunc(sum))
 	}
-	if doc.History == nil || doc.Trajectory == nil {
-		return parts{}, importer.Formatf(`not a SWE-agent trajectory: no "history" or no "trajectory"`)
+	s := importer.NewScanner(r, limit)
+	var o outline
+	var rest bytes.Buffer
+	rest.WriteByte('{')
+	seenH, seenT := false, false
+	if c, err := s.Peek(); err != nil || c != '{' {
+		return o, notTrajectory(fmt.Errorf("it does not start with an object"))
 	}
-	rest, err := importer.Without(data, "history", "trajectory")
-	if err != nil {
-		return parts{}, importer.FormatError(err)
-	}
-	p := parts{rest: rest}
-	for _, h := range doc.History {
-		c, err := importer.Marshal(h)
-		if err != nil {
-			return parts{}, importer.FormatError(err)
+	err := s.Object(func(key string) error {
+		switch key {
+		case "history", "trajectory":
+			if c, err := s.Peek(); err == nil && c == 'n' {
+				return s.Skip() // null: as if missing
+			}
+			n := 0
+			err := s.Array(func() error {
+				n++
+				return s.Skip()
+			})
+			if key == "history" {
+				o.history, seenH = n, true
+			} else {
+				o.trajectory, seenT = n, true
+			}
+			return err
 		}
-		p.history = append(p.history, c)
-	}
-	for _, h := range doc.Trajectory {
-		c, err := importer.Marshal(h)
+		raw, err := s.Raw()
 		if err != nil {
-			return parts{}, importer.FormatError(err)
+			return err
 		}
-		p.trajectory = append(p.trajectory, c)
+		v, err := importer.Marshal(raw)
+		if err != nil {
+			return importer.FormatError(err)
+		}
+		switch key {
+		case "environment":
+			o.environment = v
+		case "info":
+			o.info = v
+		case "replay_config":
+			o.replayConfig = v
+		}
+		if rest.Len() > 1 {
+			rest.WriteByte(',')
+		}
+		k, _ := importer.Marshal(key)
+		rest.Write(k)
+		rest.WriteByte(':')
+		rest.Write(v)
+		return nil
+	})
+	if err == nil {
+		err = s.End()
 	}
-	return p, nil
-}
-
-// Records returns a trajectory's records in the order an import keeps
-// them: each history entry, each trajectory entry, then the document
-// without those two arrays (environment, info, replay_config…), each
-// compacted.
-func Records(data []byte) ([]json.RawMessage, error) {
-	p, err := split(data)
 	if err != nil {
-		return nil, err
+		return o, notTrajectory(err)
 	}
-	return append(append(p.history, p.trajectory...), p.rest), nil
+	if !seenH || !seenT {
+		return o, importer.Formatf(`not a SWE-agent trajectory: no "history" or no "trajectory"`)
+	}
+	rest.WriteByte('}')
+	o.rest = rest.Bytes()
+	return o, nil
 }
 
-// Parse converts one trajectory.
-func Parse(r io.Reader, name string) (importer.Session, error) {
-	data, err := io.ReadAll(r)
+type writerFunc func([]byte)
+
+func (f writerFunc) Write(p []byte) (int, error) { f(p); return len(p), nil }
+
+// entries calls fn with each entry (compacted) of the array key of the
+// trajectory in src, read from its start.
+func entries(src io.ReadSeeker, limit int, key string, fn func(i int, raw json.RawMessage) error) error {
+	if _, err := src.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	s := importer.NewScanner(src, limit)
+	return s.Object(func(k string) error {
+		if k != key {
+			return s.Skip()
+		}
+		if c, err := s.Peek(); err == nil && c == 'n' {
+			return s.Skip()
+		}
+		i := 0
+		return s.Array(func() error {
+			raw, err := s.Raw()
+			if err != nil {
+				return err
+			}
+			c, err := importer.Marshal(raw)
+			if err != nil {
+				return importer.FormatError(err)
+			}
+			i++
+			return fn(i, c)
+		})
+	})
+}
+
+// Records calls fn with a trajectory's records in the order an import
+// keeps them: each history entry, each trajectory entry, then the
+// document without those two arrays (environment, info, replay_config…),
+// each compacted.
+func Records(src io.ReadSeeker, fn func(json.RawMessage) error) error {
+	o, err := scan(src, eventlog.MaxRowSize, nil)
+	if err != nil {
+		return err
+	}
+	for _, key := range []string{"history", "trajectory"} {
+		if err := entries(src, eventlog.MaxRowSize, key, func(_ int, raw json.RawMessage) error { return fn(raw) }); err != nil {
+			return err
+		}
+	}
+	return fn(o.rest)
+}
+
+// Parse converts one trajectory, its events collected in the session (for
+// tests and small traces).
+func Parse(r io.ReadSeeker, name string) (importer.Session, error) {
+	return importer.Parse(context.Background(), New(), r, name, importer.Config{})
+}
+
+// Convert converts one trajectory, reading it three times from its start
+// (its outline, its history, its trajectory) and holding one entry at a
+// time, and hands the events to emit entry by entry.
+func Convert(ctx context.Context, src io.ReadSeeker, name string, cfg importer.Config, emit importer.Emit) (importer.Session, error) {
+	b := importer.NewBuilder(cfg, emit)
+	limit := cfg.Limit()
+	o, err := scan(src, limit, b.Read)
 	if err != nil {
 		return importer.Session{}, err
-	}
-	recs, err := split(data)
-	if err != nil {
-		return importer.Session{}, err
-	}
-	var t traj
-	if err := json.Unmarshal(data, &t); err != nil {
-		return importer.Session{}, importer.Formatf("not a SWE-agent trajectory: %v", err)
 	}
 	s := importer.NewSession(Name, name)
 	s.SetLabel("sourceId", strings.TrimSuffix(filepath.Base(name), ".traj"))
 	var env string
-	if json.Unmarshal(t.Environment, &env) == nil {
+	if json.Unmarshal(o.environment, &env) == nil {
 		s.SetLabel("swe-agent.environment", env)
 	}
 	var rc struct {
@@ -147,15 +250,15 @@ func Parse(r io.Reader, name string) (importer.Session, error) {
 		} `json:"agent"`
 	}
 	var rcs string
-	if json.Unmarshal(t.ReplayConfig, &rcs) == nil {
+	if json.Unmarshal(o.replayConfig, &rcs) == nil {
 		_ = json.Unmarshal([]byte(rcs), &rc) // replay_config is a string of JSON
 	} else {
-		_ = json.Unmarshal(t.ReplayConfig, &rc)
+		_ = json.Unmarshal(o.replayConfig, &rc)
 	}
 	s.SetLabel("model", rc.Agent.Model.Name)
 	var in info
-	if len(t.Info) > 0 {
-		if err := json.Unmarshal(t.Info, &in); err != nil {
+	if len(o.info) > 0 && string(o.info) != "null" {
+		if err := json.Unmarshal(o.info, &in); err != nil {
 			return importer.Session{}, importer.Formatf("info: %v", err)
 		}
 	}
@@ -163,19 +266,64 @@ func Parse(r io.Reader, name string) (importer.Session, error) {
 		s.SetLabel("swe-agent.exitStatus", *in.ExitStatus)
 	}
 
-	c := &conv{uses: map[string]int{}, alias: map[string]string{}, taken: map[string]bool{}, parts: recs}
-	c.history(t)
-	if !c.end(t, in, rc.Agent.Model.Name) {
+	c := &conv{b: b, uses: map[string]int{}, alias: map[string]string{}, taken: map[string]bool{}}
+	// Identity: the task as posed, the records before the model's first
+	// answer (a trace has no id of its own).
+	id := sha256.New()
+	answered := false
+	err = entries(src, limit, "history", func(i int, raw json.RawMessage) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		var m message
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return importer.Formatf("history entry %d: %v", i, err)
+		}
+		if m.Role == "assistant" && !m.IsDemo {
+			answered = true
+		}
+		if !answered {
+			id.Write(raw)
+		}
+		b.Record(i, raw)
+		c.message(m)
+		b.Keep(importer.Namespace(Name, "history"), b.Next())
+		return b.Flush()
+	})
+	if err != nil {
+		return importer.Session{}, err
+	}
+	err = entries(src, limit, "trajectory", func(i int, raw json.RawMessage) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		b.Record(o.history+i, raw)
+		if i == o.trajectory && len(c.pending) > 0 && c.actions == o.trajectory {
+			// The last observation is only in the trajectory.
+			var st step
+			if json.Unmarshal(raw, &st) == nil {
+				c.result(c.pending[0], st.Observation, b.Src())
+			}
+		}
+		b.Keep(importer.Namespace(Name, "trajectory"), b.Next())
+		return b.Flush()
+	})
+	if err != nil {
+		return importer.Session{}, err
+	}
+	if !c.end(o, in, rc.Agent.Model.Name) {
 		s.Unmapped["usage out of range"]++
 	}
-	s.Records = c.b.Records()
-	s.Events, err = c.b.Events()
-	return s, err
+	s.ID = "sha256:" + hex.EncodeToString(id.Sum(nil))
+	if err := b.Done(&s); err != nil {
+		return importer.Session{}, err
+	}
+	return s, nil
 }
 
 // conv converts the history, keeping what the next message needs.
 type conv struct {
-	b        importer.Builder
+	b        *importer.Builder
 	turnOpen bool
 	stepOpen bool
 	pending  []string          // call ids without a result, oldest first
@@ -183,7 +331,6 @@ type conv struct {
 	uses     map[string]int    // source call id → calls that used it
 	alias    map[string]string // source call id → the id of its latest call
 	taken    map[string]bool   // ids of the tool/calls made
-	parts    parts             // the records
 }
 
 // add adds an event at the next time: the trace has none.
@@ -225,23 +372,6 @@ func (c *conv) endStep() {
 	if c.stepOpen {
 		c.add("step/end", importer.Obj{})
 		c.stepOpen = false
-	}
-}
-
-func (c *conv) history(t traj) {
-	for i, m := range t.History {
-		c.b.Record(i+1, c.parts.history[i])
-		c.message(m)
-		c.b.Keep(importer.Namespace(Name, "history"), c.b.Next())
-	}
-	// The last observation is only in the trajectory.
-	last := len(t.Trajectory) - 1
-	for i := range t.Trajectory {
-		c.b.Record(len(t.History)+i+1, c.parts.trajectory[i])
-		if i == last && len(c.pending) > 0 && c.actions == len(t.Trajectory) {
-			c.result(c.pending[0], t.Trajectory[i].Observation, c.b.Src())
-		}
-		c.b.Keep(importer.Namespace(Name, "trajectory"), c.b.Next())
 	}
 }
 
@@ -335,9 +465,9 @@ func (c *conv) result(id, output string, src importer.Obj) {
 // end closes the run; usageOK is false when info.model_stats counted calls
 // with numbers out of range (negative, or a cost beyond int64 micros): no
 // usage is made of them.
-func (c *conv) end(t traj, in info, model string) (usageOK bool) {
+func (c *conv) end(o outline, in info, model string) (usageOK bool) {
 	c.endStep()
-	c.b.Record(len(t.History)+len(t.Trajectory)+1, c.parts.rest)
+	c.b.Record(o.history+o.trajectory+1, o.rest)
 	c.b.Keep(importer.Namespace(Name, "document"), c.b.Next())
 	usageOK = true
 	if ms := in.ModelStats; ms != nil && (ms.APICalls > 0 || ms.TokensSent > 0 || ms.TokensReceived > 0) {
@@ -353,7 +483,16 @@ func (c *conv) end(t traj, in info, model string) (usageOK bool) {
 			})
 		}
 	}
-	if in.ExitStatus == nil || !c.turnOpen {
+	if !c.turnOpen {
+		return usageOK
+	}
+	for _, id := range c.pending {
+		// Calls the trace holds no result for: closed as resume would.
+		c.add("tool/result", importer.Obj{"id", id, "error", importer.MsgNoResult, "synthetic", true})
+	}
+	c.pending = nil
+	if in.ExitStatus == nil {
+		c.add("turn/end", importer.Obj{"kind", "interrupted", "reason", importer.ReasonTraceEnds})
 		return usageOK
 	}
 	status := *in.ExitStatus

@@ -110,10 +110,11 @@ func TestExitStatus(t *testing.T) {
 		require.Equal(t, "turn/end", last.Type)
 		require.JSONEq(t, `{"kind":"`+kind+`","reason":"`+status+`"}`, string(last.Data))
 	}
-	// No exit status: the run was cut short, the turn stays open.
+	// No exit status: the run was cut short; its turn is closed so.
 	s, err := swe.Parse(strings.NewReader(`{"trajectory":[],"history":[{"role":"user","content":"Go"}]}`), "a.traj")
 	require.NoError(t, err)
-	require.Equal(t, []string{"turn/start", "user/message", "swe-agent/document"}, types(s.Events), "no turn/end")
+	require.Equal(t, []string{"turn/start", "user/message", "swe-agent/document", "turn/end"}, types(s.Events))
+	require.JSONEq(t, `{"kind":"interrupted","reason":"the trace ends mid-turn"}`, string(s.Events[3].Data))
 }
 
 func types(es []eventlog.Event) []string {

@@ -57,10 +57,13 @@ func TestCheckError(t *testing.T) {
 func TestCheckSession(t *testing.T) {
 	good := func() importer.Session {
 		s := importer.NewSession("x", "/a/f.jsonl")
-		var b importer.Builder
+		b := importer.NewBuilder(importer.Config{}, func(e eventlog.Event) error {
+			s.Events = append(s.Events, e)
+			return nil
+		})
 		b.Add("tool/call", 1, importer.Obj{"id", "c"})
 		b.Add("b", 2, importer.Obj{})
-		s.Events, _ = b.Events()
+		require.NoError(t, b.Done(&s))
 		s.Spawns["k"] = importer.Spawn{Seq: 0, Call: "c"}
 		return s
 	}

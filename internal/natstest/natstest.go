@@ -61,10 +61,9 @@ type Cluster struct {
 }
 
 func freePort(tb testing.TB) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := pickPort()
 	require.NoError(tb, err)
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return port
 }
 
 // RunCluster starts three nodes (default sync interval: R3 quorum makes
@@ -112,6 +111,12 @@ func (c *Cluster) Name(i int) string { return c.opts[i].ServerName }
 
 // URL returns node i's client URL.
 func (c *Cluster) URL(i int) string { return fmt.Sprintf("nats://127.0.0.1:%d", c.opts[i].Port) }
+
+// Hosts returns every node's host:port, comma-separated, as a store URL
+// names them.
+func (c *Cluster) Hosts() string {
+	return strings.ReplaceAll(c.URLs(), "nats://", "")
+}
 
 // URLs returns every node's client URL, comma-separated.
 func (c *Cluster) URLs() string { return strings.Join([]string{c.URL(0), c.URL(1), c.URL(2)}, ",") }

@@ -1,0 +1,232 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/spf13/afero"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/importer"
+	"github.com/sessionlog/sessionlog/importer/formats"
+)
+
+// Sessionlog is the name of sessionlog's own format, beside the foreign
+// formats of the importer registry.
+const Sessionlog = "sessionlog"
+
+// Status says what an import did with one source.
+type Status string
+
+// The statuses of a Result.
+const (
+	Created   Status = "created"   // a new session holds the source
+	Appended  Status = "appended"  // the source grew: its new events were appended to its session
+	Unchanged Status = "unchanged" // its session holds the source already: nothing written
+	Failed    Status = "failed"    // nothing written for it: Reason says why
+)
+
+// Labels an import writes beside the format's own.
+const (
+	LabelImportKey    = "importKey"    // the source's identity: <format>:<its own session id>
+	LabelSourceDigest = "sourceDigest" // sha256 of the source bytes first imported
+	LabelPartial      = "partial"      // the line a damaged source was cut before
+)
+
+// Result is what an import did with one session's source.
+type Result struct {
+	// Source is the file; Format the format it was read as ("" when
+	// none was found).
+	Source, Format string
+	Status         Status
+	// Reason says why a source failed (Err is the error), and for one
+	// that did not, what was cut from it ("" when nothing was).
+	Reason string
+	Err    error
+	// ID and Path name the session (not for a failure); Events is how
+	// many events it holds after the import.
+	ID, Path string
+	Events   int64
+	// Of a foreign trace: its records, those the session keeps, its
+	// bytes, and its damage (see importer.Session).
+	Records, Kept int
+	SourceBytes   int64
+	Partial       *importer.RecordError
+	Skipped       []*importer.RecordError
+	Torn          *importer.Torn
+}
+
+// Summary is what an Import did, source by source, and the count of each
+// status.
+type Summary struct {
+	Results                              []Result
+	Created, Appended, Unchanged, Failed int
+}
+
+func (s *Summary) add(r Result) {
+	s.Results = append(s.Results, r)
+	switch r.Status {
+	case Created:
+		s.Created++
+	case Appended:
+		s.Appended++
+	case Unchanged:
+		s.Unchanged++
+	default:
+		s.Failed++
+	}
+}
+
+// Progress is where an Import is, as told to WithProgress: files and
+// bytes done of all, and the sessions so far by status.
+type Progress struct {
+	Files, FilesDone int
+	Bytes, BytesDone int64
+	Summary          *Summary
+	// Current is the file being imported, "" once all are done.
+	Current string
+}
+
+// ErrUsage is wrapped by the errors about what Import was asked: a path
+// that does not exist or is not a file or folder, a folder without a
+// file of the format, an unknown format. Nothing was imported.
+var ErrUsage = errors.New("ingest: nothing to import")
+
+// Option configures Import.
+type Option func(*config)
+
+type config struct {
+	from     string
+	fs       afero.Fs
+	reg      *importer.Registry
+	progress func(Progress)
+	log      *slog.Logger
+	conv     []importer.Option
+}
+
+// From reads every file as the format name (Sessionlog, or a name of the
+// registry) instead of finding each file's format by its content.
+func From(name string) Option { return func(c *config) { c.from = name } }
+
+// SkipBad makes a JSONL trace's import go past its bad lines, each
+// reported, instead of stopping before the first (importer.SkipBad).
+func SkipBad() Option { return func(c *config) { c.conv = append(c.conv, importer.SkipBad()) } }
+
+// WithFs reads the sources from fsys (default: the OS file system).
+func WithFs(fsys afero.Fs) Option { return func(c *config) { c.fs = fsys } }
+
+// WithRegistry sets the foreign formats (default: formats.Registry()).
+func WithRegistry(r *importer.Registry) Option { return func(c *config) { c.reg = r } }
+
+// WithProgress makes Import call fn when a file starts and when it is
+// done, from Import's goroutine.
+func WithProgress(fn func(Progress)) Option { return func(c *config) { c.progress = fn } }
+
+// WithLogger sets the logger (default: silent).
+func WithLogger(l *slog.Logger) Option { return func(c *config) { c.log = l } }
+
+// WithConvert passes options to every conversion (importer.MaxLine…).
+func WithConvert(opts ...importer.Option) Option {
+	return func(c *config) { c.conv = append(c.conv, opts...) }
+}
+
+// Import imports the files and folders of paths into st (see the package
+// doc) and reports each session's source. Its error is about what it was
+// asked (ErrUsage: nothing was imported) or the context's; a source that
+// cannot be imported is a Failed result, and the others are imported.
+func Import(ctx context.Context, st handle.Store, paths []string, opts ...Option) (Summary, error) {
+	cfg := config{fs: afero.NewOsFs(), log: slog.New(slog.DiscardHandler)}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.reg == nil {
+		cfg.reg = formats.Registry()
+	}
+	if cfg.from != "" && cfg.from != Sessionlog {
+		if _, err := cfg.reg.Lookup(cfg.from); err != nil {
+			return Summary{}, fmt.Errorf("%w: %w", ErrUsage, err)
+		}
+	}
+	plan, err := planOf(ctx, &cfg, paths)
+	if err != nil {
+		return Summary{}, err
+	}
+	run := &run{cfg: &cfg, st: st, keys: map[string]eventlog.Parent{}}
+	run.progress.Files, run.progress.Bytes, run.progress.Summary = plan.files, plan.bytes, &run.sum
+	for _, u := range plan.units {
+		if err := ctx.Err(); err != nil {
+			return run.sum, err
+		}
+		if err := run.unit(ctx, u); err != nil {
+			return run.sum, err
+		}
+	}
+	run.progress.Current = ""
+	run.tell()
+	return run.sum, nil
+}
+
+// run is one Import: its results so far, and what a later session may
+// link to.
+type run struct {
+	cfg      *config
+	st       handle.Store
+	sum      Summary
+	progress Progress
+	// keys maps a session's importer.Session.Key to its session and last
+	// seq, for the forks (Codex's forked_from_id) of a later source.
+	keys map[string]eventlog.Parent
+}
+
+func (r *run) tell() {
+	if r.cfg.progress != nil {
+		r.cfg.progress(r.progress)
+	}
+}
+
+// unit imports the files of one unit: a file, then its sub-sessions,
+// each linked to the session that spawned it.
+func (r *run) unit(ctx context.Context, u unit) error {
+	if u.err != nil {
+		r.start(u.files[0])
+		r.done(u.files[0], failed(u.files[0].path, u.format, u.err))
+		return nil
+	}
+	if u.format == Sessionlog {
+		r.start(u.files[0])
+		r.done(u.files[0], r.native(ctx, u.files[0].path))
+		return ctx.Err()
+	}
+	imp, _ := r.cfg.reg.Lookup(u.format) // planOf plans known formats only
+	var sessions []made
+	for _, f := range u.files {
+		r.start(f)
+		res, m := r.foreign(ctx, imp, f.path, sessions)
+		sessions = append(sessions, m)
+		r.done(f, res)
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *run) start(f file) {
+	r.progress.Current = f.path
+	r.tell()
+}
+
+func (r *run) done(f file, res Result) {
+	r.sum.add(res)
+	r.progress.FilesDone++
+	r.progress.BytesDone += f.size
+	r.tell()
+}
+
+// failed is the Result of a source nothing was written for.
+func failed(source, format string, err error) Result {
+	return Result{Source: source, Format: format, Status: Failed, Reason: err.Error(), Err: err}
+}

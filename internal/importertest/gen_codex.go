@@ -1,0 +1,372 @@
+package importertest
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// The Codex rollouts GenCodex writes, one per seed: as each version and
+// originator records a session.
+const (
+	codexLegacy    = iota // the first rollouts: a header line, then bare response items and state markers
+	codexNoTasks          // no task events: a turn_context a turn; prompts as item and event (kind plain)
+	codexCLI              // task events; each prompt as a response item, then as an event
+	codexDesktop          // task events; prompts as events only
+	codexExec             // `codex exec`: the event before the item
+	codexPaginated        // turn_started/turn_complete; prompts as item_completed UserMessage events
+	codexVariants
+)
+
+// GenCodex writes a Codex rollout of one of the variants above, with
+// every rollout line type (session_meta, turn_context, response_item,
+// event_msg, compacted and the newer ones), response items of every type
+// (messages of every role and phase, reasoning, function, custom, local
+// shell, web search, image generation and tool search calls and their
+// outputs, agent messages, compactions), the event messages the UI
+// records beside them, token counts, aborts, compactions and rollbacks,
+// and a rollout that ends mid-turn now and then.
+func GenCodex(seed uint64) ([]byte, Counts) {
+	g := newTrace(seed)
+	variant := int(seed % codexVariants)
+	thread := fmt.Sprintf("019e%04x-0000-7000-8000-%012x", seed&0xffff, seed)
+	line := func(typ string, payload any) {
+		if variant == codexLegacy {
+			if typ != "response_item" {
+				return // the first rollouts recorded response items only
+			}
+			g.line(payload)
+			return
+		}
+		g.line(obj{"timestamp": g.stamp(), "type": typ, "payload": payload})
+	}
+	if variant == codexLegacy {
+		g.line(obj{"id": thread, "timestamp": g.stamp(), "instructions": nil})
+		g.line(obj{"record_type": "state"})
+	} else {
+		originator := map[int]string{codexDesktop: "Codex Desktop", codexExec: "codex_exec"}[variant]
+		if originator == "" {
+			originator = "codex_cli_rs"
+		}
+		line("session_meta", obj{"id": thread, "timestamp": g.stamp(), "cwd": "/w", "originator": originator,
+			"cli_version": "0.130.0", "source": "cli", "model_provider": "openai", "base_instructions": obj{"text": "You are Codex."},
+			"git": obj{"branch": "main"}})
+	}
+	msg := func(role string, texts ...string) obj {
+		var content []obj
+		kind := "input_text"
+		if role == "assistant" {
+			kind = "output_text"
+		}
+		for _, t := range texts {
+			content = append(content, obj{"type": kind, "text": t})
+		}
+		return obj{"type": "message", "role": role, "content": content}
+	}
+	tasks := variant == codexCLI || variant == codexDesktop || variant == codexExec || variant == codexPaginated
+	var total [3]int
+	tokenCount := func() {
+		total[0] += 100 + g.r.IntN(1000)
+		total[1] += g.r.IntN(100)
+		total[2] += 1 + g.r.IntN(300)
+		usage := obj{"input_tokens": total[0], "cached_input_tokens": total[1], "output_tokens": total[2], "reasoning_output_tokens": 0, "total_tokens": total[0] + total[2]}
+		line("event_msg", obj{"type": "token_count", "info": obj{"total_token_usage": usage, "last_token_usage": usage, "model_context_window": 258400}, "rate_limits": nil})
+	}
+	prompt := func() {
+		text := g.words()
+		if g.chance(0.1) && variant != codexPaginated {
+			text = "" // an image alone
+		}
+		item := msg("user", text)
+		shown := text
+		if text == "" {
+			item = obj{"type": "message", "role": "user", "content": []obj{{"type": "input_image", "image_url": "data:image/png;base64,x"}}}
+			shown = "[image]"
+		}
+		event := obj{"type": "user_message", "message": text, "images": []string{}, "local_images": []string{}, "text_elements": []any{}}
+		if text == "" {
+			event["images"] = []string{"data:image/png;base64,x"}
+		}
+		switch variant {
+		case codexLegacy:
+			line("response_item", item)
+		case codexNoTasks:
+			event["kind"] = "plain"
+			line("response_item", item)
+			line("event_msg", event)
+		case codexCLI:
+			line("response_item", item)
+			line("event_msg", event)
+		case codexDesktop:
+			line("event_msg", event)
+		case codexExec:
+			line("event_msg", event)
+			line("response_item", item)
+		case codexPaginated:
+			line("response_item", item)
+			line("event_msg", obj{"type": "item_completed", "thread_id": thread, "turn_id": "t", "item": obj{"type": "UserMessage", "id": g.id("u"), "content": []obj{{"type": "text", "text": text, "text_elements": []any{}}}}})
+		}
+		g.want.Prompts = append(g.want.Prompts, shown)
+	}
+	turns := 1 + g.r.IntN(4)
+	for turn := 0; turn < turns; turn++ {
+		turnID := g.id("turn-")
+		if tasks {
+			typ := "task_started"
+			if variant == codexPaginated {
+				typ = "turn_started"
+			}
+			line("event_msg", obj{"type": typ, "turn_id": turnID, "model_context_window": 258400})
+		}
+		if turn == 0 || g.chance(0.2) {
+			line("response_item", msg("developer", "<permissions instructions>\nsandbox: workspace-write\n</permissions instructions>"))
+			line("response_item", msg("user", "# AGENTS.md instructions for /w\n\n<INSTRUCTIONS>\nbe brief\n</INSTRUCTIONS>", "<environment_context>\n  <cwd>/w</cwd>\n</environment_context>"))
+			if variant == codexNoTasks {
+				line("event_msg", obj{"type": "user_message", "message": "<user_instructions>be brief</user_instructions>", "kind": "user_instructions"})
+			}
+		}
+		line("turn_context", obj{"turn_id": turnID, "cwd": "/w", "approval_policy": "on-request", "sandbox_policy": obj{"type": "workspace-write"}, "model": "gpt-5.5", "summary": "auto"})
+		prompt()
+		if g.chance(0.15) {
+			line("event_msg", obj{"type": "agent_reasoning", "text": g.words()})
+		}
+		steps := 1 + g.r.IntN(3)
+		aborted := false
+		for s := 0; s < steps; s++ {
+			if g.chance(0.5) {
+				line("response_item", obj{"type": "reasoning", "summary": []obj{{"type": "summary_text", "text": g.words()}}, "content": nil, "encrypted_content": "gAAAA"})
+			}
+			if g.chance(0.6) {
+				text := g.words()
+				m := msg("assistant", text)
+				m["phase"] = "commentary"
+				line("event_msg", obj{"type": "agent_message", "message": text, "phase": "commentary"})
+				line("response_item", m)
+				g.want.Assistant = append(g.want.Assistant, text)
+			}
+			for c := g.r.IntN(3); c > 0; c-- {
+				call := g.id("call_")
+				switch g.r.IntN(7) {
+				case 0:
+					line("response_item", obj{"type": "function_call", "name": "exec_command", "arguments": `{"cmd":"ls"}`, "call_id": call})
+					g.want.Calls++
+					if turn == turns-1 && s == steps-1 && g.chance(0.3) {
+						aborted = true // no output: the rollout ends mid-turn, or the user aborts
+						continue
+					}
+					line("event_msg", obj{"type": "exec_command_end", "call_id": call, "stdout": "ok", "exit_code": 0})
+					out := any("ok")
+					if g.chance(0.3) {
+						out = obj{"content": "failed", "success": false}
+					}
+					line("response_item", obj{"type": "function_call_output", "call_id": call, "output": out})
+					g.want.Results++
+				case 1:
+					line("response_item", obj{"type": "custom_tool_call", "status": "completed", "call_id": call, "name": "apply_patch", "input": "*** Begin Patch\n*** End Patch"})
+					line("event_msg", obj{"type": "patch_apply_end", "call_id": call, "success": true})
+					line("response_item", obj{"type": "custom_tool_call_output", "call_id": call, "output": []obj{{"type": "input_text", "text": "Success"}}})
+					g.want.Calls++
+					g.want.Results++
+				case 2:
+					line("response_item", obj{"type": "local_shell_call", "call_id": call, "status": "completed", "action": obj{"type": "exec", "command": []string{"ls"}}})
+					line("response_item", obj{"type": "function_call_output", "call_id": call, "output": "a.go"})
+					g.want.Calls++
+					g.want.Results++
+				case 3:
+					line("event_msg", obj{"type": "web_search_end", "call_id": call, "query": "go"})
+					line("response_item", obj{"type": "web_search_call", "status": "completed", "action": obj{"type": "search", "query": "go"}})
+					g.want.Calls++
+					g.want.Results++
+				case 4:
+					line("response_item", obj{"type": "image_generation_call", "id": "ig_" + call, "status": "completed", "revised_prompt": "a cat", "result": "iVBOR"})
+					g.want.Calls++
+					g.want.Results++
+				case 5:
+					line("response_item", obj{"type": "tool_search_call", "call_id": call, "status": "completed", "execution": "client", "arguments": obj{"query": "calendar"}})
+					line("response_item", obj{"type": "tool_search_output", "call_id": call, "status": "completed", "execution": "client", "tools": []obj{{"name": "calendar.create"}}})
+					g.want.Calls++
+					g.want.Results++
+				default:
+					line("response_item", obj{"type": "agent_message", "author": "/root/a", "recipient": "/root", "content": []obj{{"type": "input_text", "text": "sub-agent done"}}})
+				}
+			}
+			if g.chance(0.8) {
+				tokenCount()
+			}
+		}
+		if g.chance(0.1) {
+			line("compacted", obj{"message": "summary: " + g.words(), "replacement_history": []any{}})
+			line("event_msg", obj{"type": "context_compacted"})
+		}
+		if g.chance(0.1) {
+			line("response_item", obj{"type": "ghost_snapshot", "ghost_commit": obj{"id": "c"}})
+		}
+		if g.chance(0.1) {
+			line("world_state", obj{"snapshot": obj{}})
+		}
+		if g.chance(0.1) {
+			line("event_msg", obj{"type": "a_later_event", "what": g.words()}) // unknown: kept
+		}
+		last := turn == turns-1
+		switch {
+		case aborted && last && g.chance(0.5):
+			return g.bytes(), g.want // the rollout stops mid-turn
+		case aborted:
+			if tasks {
+				line("event_msg", obj{"type": "turn_aborted", "turn_id": turnID, "reason": "interrupted"})
+			}
+		default:
+			text := g.words()
+			line("event_msg", obj{"type": "agent_message", "message": text, "phase": "final_answer"})
+			m := msg("assistant", text)
+			m["phase"] = "final_answer"
+			line("response_item", m)
+			g.want.Assistant = append(g.want.Assistant, text)
+			tokenCount()
+			if tasks {
+				typ := "task_complete"
+				if variant == codexPaginated {
+					typ = "turn_complete"
+				}
+				line("event_msg", obj{"type": typ, "turn_id": turnID, "last_agent_message": text})
+			}
+		}
+		if !last && tasks && g.chance(0.1) {
+			line("event_msg", obj{"type": "thread_rolled_back", "num_turns": 1})
+		}
+	}
+	return g.bytes(), g.want
+}
+
+// GenDsh writes a dsh session log: the header, then turns of every event
+// type dsh writes (user, assistant and tool events in dsh's shapes,
+// packed text, reasoning and tool-call chunk rows, unpacked chunks, and
+// dsh's own types), a log that ends mid-turn now and then.
+func GenDsh(seed uint64) ([]byte, Counts) {
+	g := newTrace(seed)
+	g.line(obj{"type": "session", "version": 0, "id": fmt.Sprintf("s-%d", seed), "createdAt": g.now.UnixMilli(), "cwd": "/w"})
+	ev := func(typ string, data any) { g.line(obj{"type": typ, "time": g.now.UnixMilli(), "data": data}) }
+	turns := 1 + g.r.IntN(3)
+	for turn := 1; turn <= turns; turn++ {
+		g.stamp()
+		ev("turn/start", obj{"turn": turn})
+		text := g.words()
+		ev("user/message", obj{"content": []obj{{"type": "text", "text": text}}})
+		g.want.Prompts = append(g.want.Prompts, text)
+		if turn == 1 {
+			ev("session/title", obj{"title": g.words()})
+		}
+		ev("request/header", obj{"header": obj{"config": obj{"model": "deepseek-v4"}}})
+		steps := 1 + g.r.IntN(3)
+		for s := 1; s <= steps; s++ {
+			ev("step/start", obj{"turn": turn, "step": s})
+			n := 2 + g.r.IntN(4)
+			texts := make([]string, n)
+			dt := make([]int, n-1)
+			for i := range texts {
+				texts[i] = g.words()
+			}
+			g.line(obj{"type": "text-chunks", "time0": g.now.UnixMilli(), "data": obj{"turn": turn, "step": s, "index": 0, "dt": dt, "texts": texts}})
+			if g.chance(0.3) {
+				g.line(obj{"type": "reasoning-chunks", "time0": g.now.UnixMilli(), "data": obj{"turn": turn, "step": s, "index": 0, "dt": []int{}, "texts": []string{g.words()}}})
+			}
+			if g.chance(0.2) {
+				ev("assistant/chunk", obj{"turn": turn, "step": s, "chunk": obj{"type": "text-delta", "index": 0, "text": g.words()}})
+			}
+			answer := g.words()
+			ev("assistant/message", obj{"message": obj{"content": []obj{{"type": "reasoning", "text": "hm"}, {"type": "text", "text": answer}}, "source": obj{"model": "deepseek-v4"}},
+				"usage": obj{"inputTokens": 10, "outputTokens": 5, "cacheReadTokens": 2}})
+			g.want.Assistant = append(g.want.Assistant, answer)
+			if g.chance(0.6) {
+				call := g.id("call_")
+				g.line(obj{"type": "tool-call-chunks", "time0": g.now.UnixMilli(), "data": obj{"turn": turn, "step": s, "index": 1, "dt": []int{1}, "id": call, "name": "sh", "args": []string{`{"cmd":`, `"ls"}`}}})
+				ev("tool/call", obj{"callId": call, "name": "sh", "arguments": `{"cmd":"ls"}`})
+				g.want.Calls++
+				if turn == turns && s == steps && g.chance(0.3) {
+					return g.bytes(), g.want // the log ends mid-turn, the call without a result
+				}
+				ev("command/run", obj{"callId": call, "command": "ls"})
+				ev("tool/result", obj{"message": obj{"source": obj{"callId": call}, "content": []obj{{"type": "tool-result", "toolCallId": call, "content": []obj{{"type": "text", "text": "a.go"}}, "isError": g.chance(0.2)}}}})
+				g.want.Results++
+				ev("command/done", obj{"callId": call, "exitCode": 0})
+			}
+			if g.chance(0.2) {
+				ev("approval/asked", obj{"callId": "x"})
+				ev("approval/decided", obj{"callId": "x", "decision": "approved"})
+			}
+			ev("step/end", obj{"turn": turn, "step": s})
+		}
+		if g.chance(0.2) {
+			ev("goal/change", obj{"goal": g.words()})
+		}
+		ev("turn/end", obj{"turn": turn, "reason": obj{"kind": "completed"}})
+	}
+	return g.bytes(), g.want
+}
+
+// GenSWE writes a SWE-agent trajectory, in the tool-calling format or the
+// action format: a system prompt, demonstrations, the task, the model's
+// steps (thought, action or tool calls) and the observations, the
+// trajectory of every step, info with an exit status of each kind (or
+// none), and the last observation only in the trajectory now and then.
+func GenSWE(seed uint64) ([]byte, Counts) {
+	g := newTrace(seed)
+	calls := g.chance(0.5) // the function-calling format
+	var history, trajectory []obj
+	history = append(history, obj{"role": "system", "content": "You are an agent.", "agent": "main"})
+	if g.chance(0.5) {
+		d := g.words()
+		history = append(history, obj{"role": "user", "content": d, "agent": "main", "is_demo": true, "message_type": "demonstration"})
+		g.want.Prompts = append(g.want.Prompts, d)
+		a := g.words()
+		history = append(history, obj{"role": "assistant", "content": a, "agent": "main", "is_demo": true})
+		g.want.Assistant = append(g.want.Assistant, a)
+	}
+	task := "Fix: " + g.words()
+	history = append(history, obj{"role": "user", "content": []obj{{"type": "text", "text": task}}, "agent": "main"})
+	g.want.Prompts = append(g.want.Prompts, task)
+	steps := 1 + g.r.IntN(6)
+	lastOnlyInTrajectory := g.chance(0.3)
+	for s := 0; s < steps; s++ {
+		thought := g.words()
+		action := "edit " + g.words()
+		m := obj{"role": "assistant", "content": "thinking: " + thought, "thought": thought, "action": action, "agent": "main"}
+		id := g.id("call_")
+		if calls {
+			m["tool_calls"] = []obj{{"id": id, "type": "function", "function": obj{"name": "edit", "arguments": `{"path":"a.py"}`}}}
+		}
+		history = append(history, m)
+		g.want.Assistant = append(g.want.Assistant, thought)
+		g.want.Calls++
+		observation := "edited " + g.words()
+		trajectory = append(trajectory, obj{"action": action, "observation": observation, "response": thought, "thought": thought, "state": "{}", "execution_time": 0.5})
+		if s == steps-1 && lastOnlyInTrajectory {
+			g.want.Results++ // the importer takes it from the trajectory
+			break
+		}
+		if calls {
+			history = append(history, obj{"role": "tool", "content": []obj{{"type": "text", "text": observation}}, "agent": "main", "tool_call_ids": []string{id}})
+		} else {
+			history = append(history, obj{"role": "user", "content": observation, "agent": "main"})
+		}
+		g.want.Results++
+	}
+	doc := obj{"environment": "swe_main", "trajectory": trajectory, "history": history}
+	switch g.r.IntN(5) {
+	case 0:
+		doc["info"] = obj{"exit_status": "submitted", "submission": "diff", "model_stats": obj{"instance_cost": 0.5, "tokens_sent": 1000, "tokens_received": 100, "api_calls": steps}}
+	case 1:
+		doc["info"] = obj{"exit_status": "exit_cost", "model_stats": obj{"instance_cost": 3.0, "tokens_sent": 9000, "tokens_received": 900, "api_calls": steps}}
+	case 2:
+		doc["info"] = obj{"exit_status": "early_exit"}
+	case 3:
+		doc["info"] = obj{} // no exit status: the run was cut off
+	default:
+		doc["info"] = obj{"exit_status": "submitted (exit_context)"}
+		doc["replay_config"] = `{"agent":{"model":{"name":"gpt-4"}}}`
+	}
+	b, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		panic(err)
+	}
+	return b, g.want
+}
