@@ -53,18 +53,24 @@ func TestOpenNATS(t *testing.T) {
 	require.Equal(t, h.ID(), info.ID)
 }
 
-// A URL Open cannot use is refused before anything is dialled (or, for a
-// server that does not answer, with the dial's error), naming the URL.
+// A URL Open cannot use is refused before anything is dialled, wrapping
+// jetstream.ErrURL; a server that does not answer is handle.ErrUnavailable.
+// A URL's scheme is read in any case.
 func TestOpenRefuses(t *testing.T) {
 	for _, tc := range []struct{ url, msg string }{
-		{"nats://", "want nats://host:port[/prefix]"},
+		{"nats://", "an empty host"},
 		{"nats://127.0.0.1:4222/x?lease=soon", `lease="soon": want a duration`},
-		{"nats://127.0.0.1:4222/x?lease=-1s", `lease="-1s": want a duration`},
-		{"nats://127.0.0.1:1/x", `"nats://127.0.0.1:1/x"`},
+		{"NATS://127.0.0.1:4222/x?lease=-1s", `lease="-1s": want a duration`},
+		{"nats://127.0.0.1:4222/x?sync=never", `sync="never"`},
 	} {
 		t.Run(tc.url, func(t *testing.T) {
+			require.True(t, storeurl.IsURL(tc.url))
 			_, _, err := storeurl.Open(t.Context(), tc.url)
+			require.ErrorIs(t, err, jetstream.ErrURL)
 			require.ErrorContains(t, err, tc.msg)
 		})
 	}
+	_, _, err := storeurl.Open(t.Context(), "nats://127.0.0.1:1/x")
+	require.ErrorIs(t, err, handle.ErrUnavailable)
+	require.False(t, storeurl.IsURL("./nats"))
 }
