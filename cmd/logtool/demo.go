@@ -230,7 +230,7 @@ func (a *app) runAndKill(ctx context.Context, id string, say func(string, ...any
 }
 
 // printTranscript prints the transcript of a session, one message a line.
-func (a *app) printTranscript(ctx context.Context, st sessionStore, id string, out io.Writer) error {
+func (a *app) printTranscript(ctx context.Context, st handle.Store, id string, out io.Writer) error {
 	r, err := st.Open(ctx, id, handle.ReadOnly)
 	if err != nil {
 		return err

@@ -139,46 +139,6 @@ func (a *app) stat(ctx context.Context, s session) (handle.Info, error) {
 	return s.file.StatPath(ctx, s.path)
 }
 
-// Batches of eachBatch: at most this many events or about this many bytes.
-const (
-	batchEvents = 1024
-	batchBytes  = 1 << 20
-)
-
-// eachBatch reads src's logical log, events 0..last, and hands it to fn in
-// batches (a new slice each: fn may keep it); it checks that the events
-// come contiguous and all of them, and returns how many it read.
-func eachBatch(ctx context.Context, src handle.Handle, last int64, fn func([]eventlog.Event) error) (int64, error) {
-	var batch []eventlog.Event
-	size, n := 0, int64(0)
-	for e, err := range src.Read(ctx, 0, last) {
-		if err != nil {
-			return n, err
-		}
-		if e.Seq != n {
-			return n, fmt.Errorf("%s: event %d where %d was expected", src.Path(), e.Seq, n)
-		}
-		batch = append(batch, e)
-		size += eventlog.RowSize(e)
-		n++
-		if len(batch) >= batchEvents || size >= batchBytes {
-			if err := fn(batch); err != nil {
-				return n, err
-			}
-			batch, size = nil, 0
-		}
-	}
-	if len(batch) > 0 {
-		if err := fn(batch); err != nil {
-			return n, err
-		}
-	}
-	if n != last+1 {
-		return n, fmt.Errorf("%s: the log ended at seq %d, before seq %d", src.Path(), n-1, last)
-	}
-	return n, nil
-}
-
 // fileSession resolves arg for a file operation (convert, repair): a
 // session whose log is a file in a store's folder. On a store whose
 // sessions are not files it refuses before looking the session up.

@@ -21,10 +21,6 @@ const envStore = "SESSIONLOG_STORE"
 // (?lease= in the URL changes it).
 const cliLeaseTTL = 5 * time.Second
 
-// sessionStore is a store the commands work with: the file store of --dir
-// or the store --store names (storeurl.Open).
-type sessionStore = handle.Store
-
 // location names the store the commands use: --store when it is given
 // (a URL, or a folder), else --dir.
 func (a *app) location() string {
@@ -66,7 +62,7 @@ func (a *app) folder(ctx context.Context, cmd string) (*handle.FileStore, error)
 
 // openStoreURL opens the store at a URL or a folder (storeurl.Open),
 // with logtool's lease and its warnings on stderr.
-func (a *app) openStoreURL(ctx context.Context, raw string) (sessionStore, func(), error) {
+func (a *app) openStoreURL(ctx context.Context, raw string) (handle.Store, func(), error) {
 	return storeurl.Open(ctx, raw, storeurl.WithFs(a.fs), storeurl.WithLeaseTTL(cliLeaseTTL), storeurl.WithClientName("logtool"),
 		storeurl.WithLogger(slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))))
 }
