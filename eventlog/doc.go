@@ -55,7 +55,7 @@
 // CompactData and RowSize; the Encoder trusts what it is given.
 //
 // Everything in this package is safe for concurrent use except a Reader,
-// which belongs to one goroutine. A zstd Reader may decode its next frame
-// on a goroutine of its own while its caller parses the current one; that
-// goroutine ends with the decode, and ZstdCodec.Close waits for it.
+// which belongs to one goroutine. A zstd Reader decodes its next few frames
+// on goroutines of its own while its caller parses the current one; each
+// ends with its decode, and ZstdCodec.Close waits for them.
 package eventlog

@@ -18,3 +18,7 @@ var IntLen = intLen
 // SetMinAhead sets the smallest compressed frame a zstd Reader decodes
 // ahead: 1 decodes every buffered frame ahead, math.MaxInt none.
 func SetMinAhead(r *Reader, n int) { r.zs.minAhead = n }
+
+// SetMaxAhead sets how many frames a zstd Reader decodes ahead at most
+// (tests only).
+func SetMaxAhead(r *Reader, n int) { r.zs.maxAhead = n }

@@ -17,6 +17,13 @@ const tailWindow = 16 << 10
 // offset just past the header row: no row is looked for before it. found
 // is false when the log holds no row.
 func LastEvent(src io.ReaderAt, size, headerEnd int64) (last Event, found bool, err error) {
+	last, _, found, err = lastEvent(src, size, headerEnd)
+	return last, found, err
+}
+
+// lastEvent is LastEvent that also returns the offset just past the last
+// row (its '\n' included).
+func lastEvent(src io.ReaderAt, size, headerEnd int64) (last Event, rowEnd int64, found bool, err error) {
 	end := size // lines are searched in [headerEnd, end)
 	window := int64(tailWindow)
 	var buf []byte
@@ -29,13 +36,13 @@ func LastEvent(src io.ReaderAt, size, headerEnd int64) (last Event, found bool, 
 		}
 		b := buf[:n]
 		if _, err := src.ReadAt(b, start); err != nil && err != io.EOF {
-			return last, false, fmt.Errorf("eventlog: reading the tail at offset %d: %w", start, err)
+			return last, 0, false, fmt.Errorf("eventlog: reading the tail at offset %d: %w", start, err)
 		}
 		// Skip bytes after the last '\n' (a partial row).
 		nl := bytes.LastIndexByte(b, '\n')
 		if nl < 0 {
 			if start == headerEnd {
-				return last, false, nil
+				return last, 0, false, nil
 			}
 			end = start // all of it belongs to the partial last line
 			continue
@@ -53,10 +60,11 @@ func LastEvent(src io.ReaderAt, size, headerEnd int64) (last Event, found bool, 
 				if len(d) == 4 && string(d) == "null" {
 					d = nil
 				}
-				return Event{Seq: r.seq + int64(k), Type: string(r.typ), Time: r.times[k], Data: cloneData(d)}, true, nil
+				rowEnd := start + int64(len(b)) + 1
+				return Event{Seq: r.seq + int64(k), Type: string(r.typ), Time: r.times[k], Data: cloneData(d)}, rowEnd, true, nil
 			}
 			if prev < 0 {
-				return last, false, nil
+				return last, 0, false, nil
 			}
 			b = b[:prev]
 		}
@@ -69,7 +77,7 @@ func LastEvent(src io.ReaderAt, size, headerEnd int64) (last Event, found bool, 
 		end = start + int64(len(b)) + 1
 		window = 2 * max(window, int64(len(b))+1)
 	}
-	return last, false, nil
+	return last, 0, false, nil
 }
 
 // headWindow is the first amount ReadHeader reads.

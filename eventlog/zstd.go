@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
@@ -70,7 +71,9 @@ func NewZstdCodec(level int) (*ZstdCodec, error) {
 	if err != nil {
 		return nil, fmt.Errorf("eventlog: zstd encoder: %w", err)
 	}
-	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(2),
+	// A decoder per frame a Reader decodes ahead, and one for the frame
+	// it decodes in line.
+	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(framesAhead()+1),
 		zstd.WithDecoderMaxMemory(MaxFrameContent), zstd.WithDecoderMaxWindow(MaxFrameContent),
 		zstd.WithDecodeAllCapLimit(true)) // the output is bounded by cap(dst): see decodeFrame
 	if err != nil {
@@ -159,7 +162,10 @@ func (c *ZstdCodec) decodeFrame(frame, dst []byte) ([]byte, error) {
 		limit = MaxFrameContent + maxBlockSize
 	}
 	if uint64(cap(dst)) < limit {
-		dst = make([]byte, 0, limit)
+		// Room for a frame a little larger than this one too, up to
+		// FrameTarget: a Reader decodes its next frames into the buffers of
+		// the last ones, which then need no new one.
+		dst = make([]byte, 0, max(limit, min(FrameTarget, 2*limit)))
 	}
 	c.mu.RLock()
 	defer c.mu.RUnlock()
@@ -355,21 +361,47 @@ type zstdState struct {
 	// first data frame's first row is the header, not an event.
 	skipHeader bool
 
-	// The frame decoded ahead (see prefetch): while pending, a goroutine
-	// owns spare and ahead.frame and sends its result on ahead.done.
-	ahead    aheadFrame
-	pending  bool
-	spare    []byte // the content buffer not in use
-	minAhead int    // the smallest frame decoded ahead (tests change it)
+	// Frames decoded ahead (see prefetch), in file order, in jobs: each
+	// job on a goroutine of its own, which owns it until it closes done.
+	ahead      []*aheadJob
+	aheadBytes int      // content bytes the frames in ahead may decode to
+	aheadEnd   int64    // file offset up to which frames were looked at for prefetch
+	spares     [][]byte // content buffers free for a decode
+	spareBytes int      // their capacity
+	jobBufs    [][]byte // buffers free for the copies of a job's frames
+	maxAhead   int      // at most this many jobs ahead (tests change it)
+	minAhead   int      // the smallest frame decoded ahead (tests change it)
+	latch      *latchReader
 }
 
-// aheadFrame is a data frame being decoded ahead of the rows that need
-// it: a copy of its bytes, where it stands, and where its result goes.
+// aheadJob is a run of data frames being decoded ahead of the rows that
+// need them, in order: copies of their bytes, where they stand, and their
+// results, set before done is closed.
+type aheadJob struct {
+	buf     []byte // the frames' bytes, end to end
+	frames  []aheadFrame
+	results []decodedFrame
+	next    int // the next frame to be taken
+	done    chan struct{}
+}
+
+// aheadFrame is a frame of an aheadJob: its offset and length in the file,
+// where its bytes start in the job's buf, a buffer for its content and
+// what it may decode to (frameContentBound).
 type aheadFrame struct {
-	frame []byte
-	off   int64
-	n     int
-	done  chan decodedFrame
+	off     int64
+	n, at   int
+	dst     []byte
+	content int
+}
+
+// frameContentBound is what the data frame b may decode to: its declared
+// content size, else what its blocks can hold, at most MaxFrameContent.
+func frameContentBound(b []byte) int {
+	if size, ok := frameContentSize(b); ok {
+		return int(min(size, MaxFrameContent))
+	}
+	return int(min(contentBound(b), MaxFrameContent))
 }
 
 // decodedFrame is the result of decodeFrame.
@@ -378,70 +410,205 @@ type decodedFrame struct {
 	err     error
 }
 
-// minAhead is the smallest compressed frame worth decoding ahead: below
-// it, the goroutine and the hand-over cost about what the decode does.
-const minAhead = 2 << 10
+// Decoding ahead: a frame per flush is small (a turn is about 10 KB
+// compressed), so one frame ahead kept a second core busy only now and
+// then; frames are decoded ahead in jobs of several, in file order, within
+// a bound of bytes, a goroutine and a hand-over per job rather than per
+// frame.
+const (
+	// minAhead is the smallest compressed frame decoded ahead.
+	minAhead = 2 << 10
+	// aheadBuffered is how many compressed bytes past the current frame
+	// the Reader reads ahead to find frames to decode.
+	aheadBuffered = 1 << 20
+	// aheadMaxBytes bounds what the frames being decoded ahead decode to
+	// (their declared content sizes, else what their blocks can hold), but
+	// for one: a frame of a rewrite holds up to FrameTarget, and one ahead
+	// overlaps its decode with its rows' parse.
+	aheadMaxBytes = 4 << 20
+	// A job ends at aheadJobFrames frames or aheadJobBytes of content.
+	aheadJobFrames = 32
+	aheadJobBytes  = 512 << 10
+	// spareMaxBytes bounds the idle content buffers a Reader keeps (one,
+	// whatever its size).
+	spareMaxBytes = 1 << 20
+)
 
-// prefetch starts decoding the data frame at the read position on a
-// goroutine of its own while the rows of the current frame are parsed —
-// when that frame is already buffered whole, not tiny and not over
-// FrameTarget. It reads
-// nothing from the source and decides nothing: nextFrame takes the result
-// in place of its own decode of the same bytes, so what a read finds
-// (rows, torn tails, corruption) is the same either way. At most one frame
-// is ahead; the goroutine ends with its decode, even if the Reader is
-// dropped.
+// framesAhead is how many jobs a Reader decodes ahead at once: one per
+// core beyond the one parsing the rows, at least two, at most four.
+func framesAhead() int { return min(max(runtime.GOMAXPROCS(0), 2), 4) }
+
+// latchReader is the source of a zstd Reader: once a read fails, every
+// later read fails the same way without reading, so that an error met
+// reading ahead (prefetch) surfaces where the rows before it end, as it
+// would without reading ahead.
+type latchReader struct {
+	r   io.Reader
+	err error
+}
+
+func (l *latchReader) Read(p []byte) (int, error) {
+	if l.err != nil {
+		return 0, l.err
+	}
+	n, err := l.r.Read(p)
+	if err != nil && !errors.Is(err, io.EOF) {
+		l.err = err
+	}
+	return n, err
+}
+
+// prefetch starts decoding the data frames that follow the read position,
+// in jobs of several frames each on a goroutine of its own, up to maxAhead
+// jobs and aheadMaxBytes, reading up to aheadBuffered bytes ahead to find
+// them. It decides nothing: decodeAt takes a result in place of its own
+// decode of the same bytes, so what a read finds (rows, torn tails,
+// corruption) is the same either way; an I/O error met reading ahead is
+// latched and surfaces when the read reaches it. Frames under minAhead or
+// over FrameTarget are decoded in line. A goroutine ends with its decodes,
+// even if the Reader is dropped.
 func (r *Reader) prefetch() {
 	zs := r.zs
-	if zs.pending {
-		return
+	for len(zs.ahead) < zs.maxAhead {
+		j := r.collectJob()
+		if j == nil {
+			return
+		}
+		zs.ahead = append(zs.ahead, j)
+		codec := zs.codec
+		go func() {
+			for i, f := range j.frames {
+				content, err := codec.decodeFrame(j.buf[f.at:f.at+f.n], f.dst)
+				j.results[i] = decodedFrame{content, err}
+			}
+			close(j.done)
+		}()
 	}
-	b := r.buf[r.r:r.w]
-	n, skippable, need, err := frameExtent(b)
-	if err != nil || need != 0 || skippable || n > len(b) || n < zs.minAhead || n > FrameTarget {
-		return
+}
+
+// collectJob gathers the next frames to decode ahead into a job, reading
+// ahead as needed; nil when there are none (yet).
+func (r *Reader) collectJob() *aheadJob {
+	zs := r.zs
+	var j *aheadJob
+	content := 0
+	for j == nil || len(j.frames) < aheadJobFrames && content < aheadJobBytes {
+		pos := max(zs.aheadEnd, r.bufOff)
+		b := r.buf[r.r+int(pos-r.bufOff) : r.w]
+		n, skippable, need, err := frameExtent(b)
+		if err != nil {
+			break // damage: the read in order finds what it is
+		}
+		if need != 0 || n > len(b) {
+			if j != nil || r.eof || zs.latch.err != nil || r.w-r.r >= aheadBuffered || (skippable && n > maxBufferedSkip) {
+				break // a job goes with the frames buffered
+			}
+			if r.fill() != nil {
+				break // latched: surfaces in order
+			}
+			continue
+		}
+		if skippable || n < zs.minAhead || n > FrameTarget {
+			zs.aheadEnd = pos + int64(n)
+			continue
+		}
+		bound := frameContentBound(b[:n])
+		if zs.aheadBytes > 0 && zs.aheadBytes+bound > aheadMaxBytes {
+			break // later, once frames ahead are taken
+		}
+		zs.aheadEnd = pos + int64(n)
+		if j == nil {
+			j = &aheadJob{done: make(chan struct{})}
+			if k := len(zs.jobBufs); k > 0 {
+				j.buf, zs.jobBufs = zs.jobBufs[k-1][:0], zs.jobBufs[:k-1]
+			}
+		}
+		f := aheadFrame{off: pos, n: n, at: len(j.buf), content: bound}
+		if k := len(zs.spares); k > 0 {
+			f.dst, zs.spares = zs.spares[k-1], zs.spares[:k-1]
+			zs.spareBytes -= cap(f.dst)
+		}
+		j.buf = append(j.buf, b[:n]...)
+		j.frames = append(j.frames, f)
+		content += f.content
+		zs.aheadBytes += f.content
 	}
-	a := &zs.ahead
-	if a.done == nil {
-		a.done = make(chan decodedFrame, 1)
+	if j != nil {
+		j.results = make([]decodedFrame, len(j.frames))
 	}
-	a.frame = append(a.frame[:0], b[:n]...)
-	a.off, a.n = r.bufOff, n
-	zs.pending = true
-	codec, frame, dst, done := zs.codec, a.frame, zs.spare, a.done
-	go func() {
-		content, err := codec.decodeFrame(frame, dst)
-		done <- decodedFrame{content, err}
-	}()
+	return j
 }
 
 // decodeAt decodes frame, the n bytes at file offset off, into a content
 // buffer: the result decoded ahead when it is this frame's, else now.
+// Results of frames before off (the read went another way: damage) are
+// dropped.
 func (r *Reader) decodeAt(frame []byte, off int64, n int) ([]byte, error) {
 	zs := r.zs
-	if zs.pending {
-		d := <-zs.ahead.done
-		zs.pending = false
-		if zs.ahead.off == off && zs.ahead.n == n {
+	for len(zs.ahead) > 0 {
+		j := zs.ahead[0]
+		if j.frames[j.next].off > off {
+			break // decoded ahead, but later
+		}
+		<-j.done
+		for j.next < len(j.frames) && (j.frames[j.next].off < off || j.frames[j.next].off == off && j.frames[j.next].n != n) {
+			zs.takeAhead(j)
+			zs.spare(j.results[j.next-1].content)
+		}
+		if j.next < len(j.frames) && j.frames[j.next].off == off {
+			d := zs.takeAhead(j)
 			if d.err == nil {
-				zs.spare = zs.content // its rows are all read
+				zs.spare(zs.content) // its rows are all read
 			} else {
-				zs.spare = d.content // the current content stays the reader's
+				zs.spare(d.content) // the current content stays the reader's
 			}
 			return d.content, d.err
 		}
-		zs.spare = d.content
 	}
-	return zs.codec.decodeFrame(frame, zs.content)
+	var dst []byte
+	if k := len(zs.spares); k > 0 {
+		dst, zs.spares = zs.spares[k-1], zs.spares[:k-1]
+		zs.spareBytes -= cap(dst)
+	}
+	content, err := zs.codec.decodeFrame(frame, dst)
+	if err == nil {
+		zs.spare(zs.content)
+	}
+	return content, err
+}
+
+// takeAhead returns the result of the head job's next frame, and drops the
+// job once every frame of it is taken. The job is done.
+func (zs *zstdState) takeAhead(j *aheadJob) decodedFrame {
+	d := j.results[j.next]
+	zs.aheadBytes -= j.frames[j.next].content
+	j.next++
+	if j.next == len(j.frames) {
+		zs.ahead[0] = nil
+		zs.ahead = zs.ahead[1:]
+		if len(zs.jobBufs) < zs.maxAhead {
+			zs.jobBufs = append(zs.jobBufs, j.buf)
+		}
+	}
+	return d
+}
+
+// spare keeps a content buffer for a later decode, while the idle ones
+// hold at most spareMaxBytes (but one always), so that frames' buffers are
+// seldom allocated.
+func (zs *zstdState) spare(b []byte) {
+	if cap(b) > 0 && (len(zs.spares) == 0 || zs.spareBytes+cap(b) <= spareMaxBytes) {
+		zs.spares = append(zs.spares, b[:0])
+		zs.spareBytes += cap(b)
+	}
 }
 
 // NewZstdReader returns a Reader of a zstd-encoded log: a concatenation of
-// zstd frames whose decompressed bytes form a raw log. Frames are read one
-// at a time, the next one decoded ahead on a goroutine of the Reader's
-// while the rows of the current one are parsed when it is already buffered
-// (see prefetch), so memory is bounded by two decoded frames and a copy
-// of the next compressed one (at most FrameTarget: a larger one is not
-// decoded ahead). Torn tail and corruption
+// zstd frames whose decompressed bytes form a raw log. Frames are taken
+// one at a time, in order, while the next few (two to four, one per core)
+// are decoded ahead on goroutines of the Reader's (see prefetch), so
+// memory is bounded by those frames decoded (4 MiB in all, or one frame),
+// their compressed copies and 1 MiB of the file read ahead. Torn tail and corruption
 // follow docs/format.md §9: a last frame that is incomplete or fails its checksum, or
 // trailing bytes that form no complete frame, are torn; a bad frame
 // followed by a valid one (a data frame that decodes, or a tail frame,
@@ -452,9 +619,10 @@ func (r *Reader) decodeAt(frame []byte, off int64, n int) ([]byte, error) {
 // frame, is damage like a bad data frame. A Reader started by WithStart at
 // offset 0 passes over the header row.
 func NewZstdReader(src io.Reader, codec *ZstdCodec, opts ...ReaderOption) *Reader {
-	r := NewReader(src, opts...)
+	latch := &latchReader{r: src}
+	r := NewReader(latch, opts...)
 	r.zs = &zstdState{codec: codec, frameOff: r.bufOff, frameEnd: r.bufOff, endSeq: r.next,
-		skipHeader: r.hdrDone && r.bufOff == 0, minAhead: minAhead}
+		skipHeader: r.hdrDone && r.bufOff == 0, maxAhead: framesAhead(), minAhead: minAhead, latch: latch}
 	return r
 }
 

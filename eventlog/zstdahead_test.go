@@ -2,25 +2,35 @@ package eventlog_test
 
 import (
 	"bytes"
+	"io"
 	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/eventlog"
 )
 
-// readAhead reads a zstd log to its end with every buffered frame decoded
-// ahead (ahead) or none (the decode in line).
-func readAhead(t testing.TB, c *eventlog.ZstdCodec, data []byte, ahead bool) result {
+// readAhead reads a zstd log to its end with up to ahead frames decoded
+// ahead, whatever their size, or none (0: the decode in line), from src
+// (data when nil).
+func readAhead(t testing.TB, c *eventlog.ZstdCodec, data []byte, ahead int) result {
 	t.Helper()
-	r := eventlog.NewZstdReader(bytes.NewReader(data), c)
+	return readAheadFrom(t, c, bytes.NewReader(data), ahead)
+}
+
+// readAheadFrom is readAhead of the log src yields.
+func readAheadFrom(t testing.TB, c *eventlog.ZstdCodec, src io.Reader, ahead int) result {
+	t.Helper()
+	r := eventlog.NewZstdReader(src, c)
 	eventlog.SetMinAhead(r, math.MaxInt)
-	if ahead {
+	if ahead > 0 {
 		eventlog.SetMinAhead(r, 1)
+		eventlog.SetMaxAhead(r, ahead)
 	}
 	var res result
 	for r.Next() {
@@ -30,17 +40,20 @@ func readAhead(t testing.TB, c *eventlog.ZstdCodec, data []byte, ahead bool) res
 	return res
 }
 
-// requireSameRead asserts that decoding frames ahead changes nothing a
-// read finds: events, error, torn tail, end and next seq.
+// requireSameRead asserts that decoding frames ahead, one or several at a
+// time, changes nothing a read finds: events, error, torn tail, end and
+// next seq.
 func requireSameRead(t testing.TB, c *eventlog.ZstdCodec, data []byte) {
 	t.Helper()
-	inline := readAhead(t, c, data, false)
-	ahead := readAhead(t, c, data, true)
-	requireEvents(t, inline.events, ahead.events)
-	require.Equal(t, inline.err, ahead.err)
-	require.Equal(t, inline.torn, ahead.torn)
-	require.Equal(t, inline.end, ahead.end)
-	require.Equal(t, inline.next, ahead.next)
+	inline := readAhead(t, c, data, 0)
+	for _, n := range []int{1, 3, 8} {
+		ahead := readAhead(t, c, data, n)
+		requireEvents(t, inline.events, ahead.events)
+		require.Equal(t, inline.err, ahead.err, "%d ahead", n)
+		require.Equal(t, inline.torn, ahead.torn, "%d ahead", n)
+		require.Equal(t, inline.end, ahead.end, "%d ahead", n)
+		require.Equal(t, inline.next, ahead.next, "%d ahead", n)
+	}
 }
 
 // aheadLog is a zstd log of many frames of a few KiB each (text that
@@ -48,10 +61,16 @@ func requireSameRead(t testing.TB, c *eventlog.ZstdCodec, data []byte) {
 // decoded ahead, with the offsets of its frames.
 func aheadLog(t testing.TB, c *eventlog.ZstdCodec) zLog {
 	t.Helper()
+	return aheadLogOf(t, c, 12)
+}
+
+// aheadLogOf is aheadLog with the given number of flushes.
+func aheadLogOf(t testing.TB, c *eventlog.ZstdCodec, flushes int) zLog {
+	t.Helper()
 	rng := rand.New(rand.NewPCG(4, 2))
-	var flushes []string
+	var rows []string
 	seq := int64(0)
-	for range 12 {
+	for range flushes {
 		var b strings.Builder
 		for range 4 {
 			text := make([]byte, 800+rng.IntN(800))
@@ -61,9 +80,9 @@ func aheadLog(t testing.TB, c *eventlog.ZstdCodec) zLog {
 			b.WriteString(row(seq, "tool/result", testTime+seq, `{"out":"`+string(text)+`"}`))
 			seq++
 		}
-		flushes = append(flushes, b.String())
+		rows = append(rows, b.String())
 	}
-	l := buildZLog(c, hdrLine, flushes...)
+	l := buildZLog(c, hdrLine, rows...)
 	for i := 2; i < len(l.offs); i++ {
 		require.Greater(t, l.offs[i]-l.offs[i-1], int64(2<<10), "frame %d is decoded ahead by default", i-1)
 	}
@@ -77,7 +96,7 @@ func TestZstdAheadSameRead(t *testing.T) {
 	c := zCodec(t)
 	l := aheadLog(t, c)
 	n := int64(len(l.data))
-	clean := readAhead(t, c, l.data, true)
+	clean := readAhead(t, c, l.data, 4)
 	require.NoError(t, clean.err)
 	require.Nil(t, clean.torn)
 	require.Equal(t, n, clean.end)
@@ -97,6 +116,29 @@ func TestZstdAheadSameRead(t *testing.T) {
 	}
 }
 
+// An I/O error met while reading ahead surfaces where the read in order
+// meets it: after the same events, with the same error, wherever the
+// source fails (inside a frame, at its start, in the bytes read ahead).
+func TestZstdAheadIOErrorWhereItWas(t *testing.T) {
+	c := zCodec(t)
+	l := aheadLog(t, c)
+	for i, off := range l.offs {
+		for _, at := range []int64{off, off + 3, (off + l.end(i)) / 2} {
+			t.Run(strconv.FormatInt(at, 10), func(t *testing.T) {
+				src := func() io.Reader { return io.MultiReader(bytes.NewReader(l.data[:at]), iotest.ErrReader(errBoom)) }
+				inline := readAheadFrom(t, c, src(), 0)
+				require.ErrorIs(t, inline.err, errBoom)
+				for _, n := range []int{1, 4} {
+					ahead := readAheadFrom(t, c, src(), n)
+					requireEvents(t, inline.events, ahead.events)
+					require.Equal(t, inline.err, ahead.err)
+					require.Nil(t, ahead.torn)
+				}
+			})
+		}
+	}
+}
+
 // A Reader dropped while a frame is decoded ahead does not keep its codec
 // from closing: Close waits for the decode, and the goroutine ends. A read
 // that goes on after Close fails with an error that blames no byte of the
@@ -104,9 +146,9 @@ func TestZstdAheadSameRead(t *testing.T) {
 func TestZstdAheadReaderDroppedThenCodecClosed(t *testing.T) {
 	c, err := eventlog.NewZstdCodec(0)
 	require.NoError(t, err)
-	l := aheadLog(t, c)
+	l := aheadLogOf(t, c, 400) // more frames than are decoded ahead at once
 	r := eventlog.NewZstdReader(bytes.NewReader(l.data), c)
-	require.True(t, r.Next()) // the first event: the next frame is decoded ahead
+	require.True(t, r.Next()) // the first event: the next frames are decoded ahead
 	c.Close()
 	c.Close() // twice is fine
 	for r.Next() {

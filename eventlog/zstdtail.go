@@ -40,11 +40,21 @@ func AppendTailFrame(dst []byte, at, lastOff, lastLen, nextSeq int64) []byte {
 }
 
 // Tail is what a bounded read of a log's two ends tells: the header and
-// the last event.
+// the last event, and where they stand.
 type Tail struct {
 	Header Header
 	Last   Event
 	Found  bool // false when the log holds no row
+	// HeaderEnd is the offset just past the header row (raw) or the
+	// offset of the frame holding it (zstd).
+	HeaderEnd int64
+	// End is the offset just past the row (raw) or the data frame (zstd)
+	// holding the last event, HeaderEnd when there is none; LastFrame is
+	// that data frame and LastContent its rows, decoded (zstd; the header
+	// row first when it is the header's frame).
+	End         int64
+	LastFrame   Frame
+	LastContent []byte
 }
 
 // ReadTail reads a raw log's header and last event, a bounded amount (see
@@ -54,8 +64,12 @@ func ReadTail(src io.ReaderAt, size int64, path string) (Tail, error) {
 	if err != nil {
 		return Tail{}, err
 	}
-	last, found, err := LastEvent(src, size, end)
-	return Tail{Header: hdr, Last: last, Found: found}, err
+	last, rowEnd, found, err := lastEvent(src, size, end)
+	t := Tail{Header: hdr, Last: last, Found: found, HeaderEnd: end, End: end}
+	if found {
+		t.End = rowEnd
+	}
+	return t, err
 }
 
 // ReadZstdTail reads a zstd log's header (from its first data frame:
@@ -91,6 +105,7 @@ func ReadZstdTailAfter(src io.ReaderAt, size int64, codec *ZstdCodec, path strin
 	if t.Header, err = r.Header(); err != nil {
 		return t, err
 	}
+	t.HeaderEnd, t.End = hdrOff, hdrOff
 	offs, viaTail, partial, err := lastFrames(src, size, known)
 	if err != nil {
 		return t, fmt.Errorf("eventlog: reading the tail of %q: %w", path, err)
@@ -124,6 +139,9 @@ func ReadZstdTailAfter(src io.ReaderAt, size int64, codec *ZstdCodec, path strin
 			continue
 		}
 		t.Last, t.Found, err = LastEvent(bytes.NewReader(content), int64(len(content)), 0)
+		if t.Found {
+			t.End, t.LastFrame, t.LastContent = offs[i][0]+offs[i][1], Frame{Offset: offs[i][0], Len: offs[i][1]}, f.content
+		}
 		return t, err
 	}
 	if partial {
@@ -131,6 +149,22 @@ func ReadZstdTailAfter(src io.ReaderAt, size int64, codec *ZstdCodec, path strin
 		return ReadZstdTailAfter(src, size, codec, path, nil)
 	}
 	return t, nil
+}
+
+// ReadFrame reads the frame at off (which must end by limit) and, for a
+// data frame, decodes it: its content checksum is checked, and a frame
+// over MaxFrameContent is refused.
+func ReadFrame(src io.ReaderAt, off, limit int64, codec *ZstdCodec, path string) (Frame, []byte, error) {
+	n, skippable, err := extentAt(src, off, limit)
+	if err != nil || n <= 0 {
+		return Frame{}, nil, &CorruptError{Path: path, Offset: off, Seq: -1, Reason: "no complete frame"}
+	}
+	f := Frame{Offset: off, Len: n, Skippable: skippable}
+	if skippable {
+		return f, nil, nil
+	}
+	fa, err := readFrameAt(src, off, limit, codec, path)
+	return f, fa.content, err
 }
 
 type frameAt struct {

@@ -517,13 +517,19 @@ func (s *FileStore) statPath(ctx context.Context, id string, loc location) (Info
 	if err != nil {
 		return Info{}, err
 	}
+	return infoOf(id, loc, size, t), nil
+}
+
+// infoOf describes session id, whose log at loc of size bytes has the
+// header and last event t.
+func infoOf(id string, loc location, size int64, t eventlog.Tail) Info {
 	hdr := t.Header
 	info := Info{ID: id, Path: loc.path, Encoding: loc.enc.name, Header: hdr, SizeBytes: size,
 		LastSeq: hdr.FirstSeq() - 1, Events: hdr.FirstSeq()}
 	if t.Found {
 		info.LastSeq, info.LastType, info.LastTime, info.Events = t.Last.Seq, t.Last.Type, t.Last.Time, t.Last.Seq+1
 	}
-	return info, nil
+	return info
 }
 
 // List describes the store's sessions, newest first. See Store.List.

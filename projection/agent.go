@@ -1,7 +1,6 @@
 package projection
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 
@@ -206,7 +205,7 @@ func (a *Agent) Apply(e eventlog.Event) {
 			if a.s.Providers == nil {
 				a.s.Providers = make(map[string]json.RawMessage)
 			}
-			a.s.Providers[*d.Provider] = bytes.Clone(d.State)
+			a.s.Providers[*d.Provider] = keepRaw(e.Data, d.State)
 		}
 	case typeSlotSwitch:
 		if d, ok := readOK[slotSwitchData](&a.s.Degraded, e); ok {
@@ -218,7 +217,7 @@ func (a *Agent) Apply(e eventlog.Event) {
 		}
 	case typePlanSet:
 		if d, ok := readOK[planSetData](&a.s.Degraded, e); ok {
-			a.s.Plan = bytes.Clone(d.Plan)
+			a.s.Plan = keepRaw(e.Data, d.Plan)
 		}
 	}
 }
@@ -288,7 +287,7 @@ func (a *Agent) memorySet(e eventlog.Event) {
 	if !exists {
 		m.CreatedAt, m.CreatedSeq = e.Time, e.Seq
 	}
-	m.Value, m.Metadata = bytes.Clone(d.Value), bytes.Clone(orNil(d.Metadata))
+	m.Value, m.Metadata = keepRaw(e.Data, d.Value), keepRaw(e.Data, orNil(d.Metadata))
 	m.UpdatedAt, m.UpdatedSeq = e.Time, e.Seq
 	a.s.Memory[*d.Key] = m
 }

@@ -1,48 +1,92 @@
 package projection_test
 
 import (
+	"bytes"
+	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/projection"
 )
 
-// A projection's state does not point into the data of the events it was
-// given: a caller may reuse their bytes once Apply returns. Every raw
-// value a projection keeps (a call's args, a result's output, a memory
-// value and its metadata, a provider's state, a plan) is overwritten
-// after Apply, and the state must not change.
-func TestStateOwnsItsBytes(t *testing.T) {
-	evs := numbered(
-		ev("step/start", `{}`),
-		ev("assistant/message", `{"text":"calling"}`),
-		ev("tool/call", `{"id":"c1","name":"read","args":{"path":"a.go"},"effect":"read"}`),
-		ev("tool/call", `{"id":"c2","name":"read","args":{"path":"b.go"}}`),
-		ev("tool/result", `{"id":"c1","output":{"lines":["x","y"]}}`),
-		ev("memory/set", `{"key":"k","value":{"v":1},"metadata":{"m":2}}`),
-		ev("provider/state", `{"provider":"p","state":{"cursor":"abc"}}`),
-		ev("plan/set", `{"plan":["step one","step two"]}`),
-	)
-	for _, bp := range []struct {
-		name string
-		new  func() projection.Projection
-	}{
-		{"agent", func() projection.Projection { return projection.NewAgent() }},
-		{"transcript", func() projection.Projection { return projection.NewTranscript() }},
-	} {
-		t.Run(bp.name, func(t *testing.T) {
-			p := bp.new()
-			for _, e := range evs {
-				e.Data = append([]byte(nil), e.Data...) // the caller's buffer
-				p.Apply(e)
-				for i := range e.Data {
-					e.Data[i] = ' ' // reused for something else
-				}
-			}
-			want := bp.new()
-			apply(want, evs)
-			require.Equal(t, marshal(t, want), marshal(t, p))
-		})
+// kept is one piece of a state: its bytes, and which event it came from.
+type kept struct {
+	what string
+	b    []byte
+	seq  int64
+}
+
+// within reports whether b lies inside data's array.
+func within(b, data []byte) bool {
+	if len(b) == 0 || len(data) == 0 {
+		return false
 	}
+	p, lo := uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(unsafe.Pointer(unsafe.SliceData(data)))
+	return p >= lo && p+uintptr(len(b)) <= lo+uintptr(len(data))
+}
+
+func strBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
+
+// A projection may keep pieces of the data it is given (the Projection
+// contract: the caller hands the data over), so the texts and outputs a
+// replay keeps cost no copy; but a piece it keeps points into its event's
+// data only when it is at least half of it, so that what the state keeps
+// alive is at most twice what it holds. A short value (an id, a name, a
+// small args beside a long purpose) is a copy. Every text and raw value
+// the built-in projections keep is checked, large and small.
+func TestKeptPiecesPinAtMostTwice(t *testing.T) {
+	long := strings.Repeat("y", 300)
+	evs := numbered(
+		ev("user/message", `{"text":"`+long+`"}`),
+		ev("user/message", `{"text":"short","slot":"`+long+`"}`),
+		ev("step/start", `{}`),
+		ev("assistant/message", `{"text":"calling `+long+`"}`),
+		ev("tool/call", `{"id":"c1","name":"read","args":{"path":"`+long+`"},"effect":"read"}`),
+		ev("tool/call", `{"id":"c2","name":"read","args":{"path":"b.go"},"purpose":"`+long+`"}`),
+		ev("tool/result", `{"id":"c1","output":{"lines":["`+long+`"]}}`),
+		ev("tool/result", `{"id":"c2","output":"ok","note":"`+long+`"}`),
+		ev("memory/set", `{"key":"k","value":{"v":"`+long+`"},"metadata":{"m":2}}`),
+		ev("memory/set", `{"key":"k2","value":1,"metadata":{"m":"`+long+`"}}`),
+		ev("provider/state", `{"provider":"p","state":{"cursor":"`+long+`"}}`),
+		ev("plan/set", `{"plan":["step one","`+long+`"]}`),
+		ev("context/compacted", `{"summary":"`+long+`"}`),
+		ev("user/message", `{"text":"after"}`),
+	)
+	for i := range evs {
+		evs[i].Data = bytes.Clone(evs[i].Data) // fresh, as a log's reader hands it out
+	}
+	conv := projection.NewConversation()
+	agent := projection.NewAgent()
+	apply(conv, evs)
+	apply(agent, evs)
+
+	var pieces []kept
+	for _, m := range conv.State().Messages {
+		pieces = append(pieces, kept{"text", strBytes(m.Text), m.Seq}, kept{"output", m.Output, m.Seq}, kept{"slot", strBytes(m.Slot), m.Seq})
+		for _, c := range m.ToolCalls {
+			pieces = append(pieces, kept{"args of " + c.ID, c.Args, -1}, kept{"id", strBytes(c.ID), -1})
+		}
+	}
+	st := agent.State()
+	for k, m := range st.Memory {
+		pieces = append(pieces, kept{"value of " + k, m.Value, m.UpdatedSeq}, kept{"metadata of " + k, m.Metadata, m.UpdatedSeq})
+	}
+	for p, s := range st.Providers {
+		pieces = append(pieces, kept{"state of " + p, s, -1})
+	}
+	pieces = append(pieces, kept{"plan", st.Plan, -1})
+
+	inPlace := 0
+	for _, p := range pieces {
+		for _, e := range evs {
+			if !within(p.b, e.Data) {
+				continue
+			}
+			require.GreaterOrEqual(t, 2*len(p.b), len(e.Data), "%s (%d bytes) keeps event %d's data (%d bytes) alive", p.what, len(p.b), e.Seq, len(e.Data))
+			inPlace++
+		}
+	}
+	require.GreaterOrEqual(t, inPlace, 8, "the large texts, outputs, args and values are kept in place, not copied")
 }

@@ -2,6 +2,7 @@ package projection
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/sessionlog/sessionlog/eventlog"
 )
@@ -23,6 +24,7 @@ type Conversation struct{ t *Transcript }
 var (
 	_ Projection  = (*Conversation)(nil)
 	_ Snapshotter = (*Conversation)(nil)
+	_ StateWriter = (*Conversation)(nil)
 )
 
 // NewConversation returns a conversation projection in its empty state.
@@ -49,6 +51,9 @@ func (c *Conversation) State() TranscriptState { return c.t.State() }
 
 // MarshalState returns the state as JSON.
 func (c *Conversation) MarshalState() ([]byte, error) { return c.t.MarshalState() }
+
+// WriteState writes to w what MarshalState returns (StateWriter).
+func (c *Conversation) WriteState(w io.Writer) error { return c.t.WriteState(w) }
 
 // UnmarshalState replaces the state with one MarshalState returned.
 func (c *Conversation) UnmarshalState(data []byte) error { return c.t.UnmarshalState(data) }

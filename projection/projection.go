@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 
 	"github.com/sessionlog/sessionlog/eventlog"
 )
@@ -18,8 +19,17 @@ import (
 // carry unknown event types past untouched. Data is valid JSON, as a log's
 // reader and Append guarantee, so the built-in projections do not validate
 // it again: given bytes that are not JSON, they do not panic, but what they
-// make of them is unspecified and MarshalState may return an error. Apply
-// does not keep e.Data: the caller may reuse its bytes once Apply returns.
+// make of them is unspecified and MarshalState may return an error.
+//
+// The caller hands e.Data over: it must not change those bytes once Apply
+// has them, and Apply may keep slices of them in its state (the built-in
+// projections keep a text, an output or a value in place when it is at
+// least half of its event's data, and copy a smaller piece, so that a
+// state keeps alive at most twice what it holds). A log's reader hands
+// out fresh data for every event, so a replay keeps what it reads without
+// copying it; a caller that reuses a buffer passes a copy. Apply never
+// changes e.Data.
+//
 // A known type whose data has the wrong shape is recorded as degraded,
 // with its seq.
 //
@@ -52,6 +62,28 @@ func StateDigest(p Projection) (string, error) {
 	}
 	sum := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(sum[:]), nil
+}
+
+// StateWriter is an optional interface for projections with a large state:
+// WriteState writes to w the bytes MarshalState returns, as it makes them,
+// so that the state is never held whole as JSON (logtool replay prints a
+// transcript this way).
+type StateWriter interface {
+	WriteState(w io.Writer) error
+}
+
+// WriteState writes p's state to w as MarshalState returns it: streamed
+// when p is a StateWriter, else marshalled whole first.
+func WriteState(w io.Writer, p Projection) error {
+	if sw, ok := p.(StateWriter); ok {
+		return sw.WriteState(w)
+	}
+	b, err := p.MarshalState()
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
 }
 
 // Snapshotter is an optional interface for projections with a large state:

@@ -1,12 +1,12 @@
 package projection
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"hash"
+	"io"
 	"maps"
 	"slices"
 	"unsafe"
@@ -72,18 +72,20 @@ type Transcript struct {
 
 	// The streamed message: streaming is the index of the Partial message
 	// the open step's chunks are joined into, or -1 (derived by reindex);
-	// its text is streamText, copied into the message only when the state
-	// is read or another event comes (sync), so that n chunks cost O(n).
+	// its text is streamText, set into the message only when the state is
+	// read or another event comes (sync), so that n chunks cost O(n). The
+	// message's text points into streamText (bytes a later chunk appends
+	// after, never over), so each streamed message has a buffer of its own.
 	streaming  int
 	streamText []byte
 	streamDue  bool // streamText is ahead of the message
+	streamLen  int  // the length of the last streamed text
 
 	// chain[i] is h_i (see PrefixHashes) for i < len(chain); messages from
 	// len(chain) on are not hashed yet. Hashing waits until a hash is
 	// read, so a message rewritten many times is hashed once.
-	chain   [][sha256.Size]byte
-	hasher  hash.Hash
-	scratch *bytes.Buffer
+	chain  [][sha256.Size]byte
+	hasher hash.Hash
 
 	// keep makes context/compacted add its summary after the messages
 	// instead of replacing them (the conversation projection).
@@ -151,7 +153,10 @@ type ToolCall struct {
 	Effect string          `json:"effect,omitempty"`
 }
 
-var _ Projection = (*Transcript)(nil)
+var (
+	_ Projection  = (*Transcript)(nil)
+	_ StateWriter = (*Transcript)(nil)
+)
 
 // NewTranscript returns a transcript projection in its empty state.
 func NewTranscript() *Transcript {
@@ -181,15 +186,22 @@ func (t *Transcript) Reset() {
 	t.chain = t.chain[:0]
 }
 
-// MarshalState returns the state as JSON.
+// MarshalState returns the state as JSON: json.Marshal of State(), written
+// by hand (transcriptjson.go).
 func (t *Transcript) MarshalState() ([]byte, error) {
 	t.sync()
-	t.hash()
-	b, err := json.Marshal(&t.s)
-	if err != nil {
-		return nil, fmt.Errorf("projection transcript: marshal state: %w", err)
+	o := stateOut{b: make([]byte, 0, 4096)}
+	if err := t.encodeState(&o); err != nil {
+		return nil, err
 	}
-	return b, nil
+	return o.b, nil
+}
+
+// WriteState writes to w what MarshalState returns, a piece at a time, so
+// that a large state is never held whole as JSON (StateWriter).
+func (t *Transcript) WriteState(w io.Writer) error {
+	t.sync()
+	return t.encodeState(&stateOut{b: make([]byte, 0, stateChunk+stateChunk/4), w: w})
 }
 
 // UnmarshalState replaces the state with one MarshalState returned; on
@@ -282,19 +294,21 @@ func (t *Transcript) chunk(e eventlog.Event) {
 	if !t.s.StepOpen || (t.streaming < 0 && t.holder() >= 0) {
 		return
 	}
-	// Without a streamed message, streamText is free: its last text was
-	// synced into its message or dropped with it.
-	keep := len(t.streamText)
+	// Without a streamed message, the next one gets a buffer of its own:
+	// the last one's text may point into streamText.
+	buf := t.streamText
 	if t.streaming < 0 {
-		keep = 0
+		// As long as the last streamed text, which this one is likely to
+		// be like: no copy as it grows.
+		buf = make([]byte, 0, max(256, t.streamLen))
 	}
-	text, found, ok := appendChunkText(t.streamText[:keep], e.Data)
+	text, found, ok := appendChunkText(buf, e.Data)
 	if !ok {
 		d, ok := readOK[chunkData](&t.s.Degraded, e)
 		if !ok || d.Text == nil {
 			return
 		}
-		text, found = append(t.streamText[:keep], *d.Text...), true
+		text, found = append(buf, *d.Text...), true
 	}
 	if !found {
 		return // a chunk without a text adds none
@@ -305,7 +319,7 @@ func (t *Transcript) chunk(e eventlog.Event) {
 		t.push(m)
 		t.streaming = len(t.s.Messages) - 1
 	}
-	t.streamText = text
+	t.streamText, t.streamLen = text, len(text)
 	t.streamDue = true
 	t.stale(t.streaming)
 }
@@ -316,6 +330,14 @@ func (t *Transcript) chunk(e eventlog.Event) {
 // string, data that is not an object), and then dst's length is as it
 // was.
 func appendChunkText(dst, data []byte) (_ []byte, found, ok bool) {
+	// The shape writers write, {"text":"…"} with a plain text, needs no
+	// member scan: 81 % of a session's events are chunks.
+	const open, end = `{"text":"`, `"}`
+	if n := len(data); n >= len(open)+len(end) && string(data[:len(open)]) == open && string(data[n-len(end):]) == end {
+		if body := data[len(open) : n-len(end)]; eventlog.PlainString(body) {
+			return append(dst, body...), true, true
+		}
+	}
 	var text []byte
 	plain := true // every key without escapes, every text a string
 	wellFormed := eventlog.EachMember(data, func(key []byte, escaped bool, value []byte) {
@@ -339,10 +361,11 @@ func appendChunkText(dst, data []byte) (_ []byte, found, ok bool) {
 	return dst, true, ok
 }
 
-// sync copies the streamed text into its message.
+// sync sets the streamed text into its message, without a copy: the
+// bytes it points to are never written again (see streaming).
 func (t *Transcript) sync() {
 	if t.streamDue {
-		t.s.Messages[t.streaming].Text = string(t.streamText)
+		t.s.Messages[t.streaming].Text = unsafe.String(unsafe.SliceData(t.streamText), len(t.streamText))
 		t.streamDue = false
 	}
 }
@@ -353,7 +376,7 @@ func (t *Transcript) finishStream() {
 	if t.streaming >= 0 {
 		t.s.Messages[t.streaming].Partial = false
 		t.stale(t.streaming)
-		t.streaming = -1
+		t.streaming, t.streamText = -1, nil // the message holds the text
 	}
 }
 
@@ -365,7 +388,7 @@ func (t *Transcript) unstream() {
 	if i < 0 {
 		return
 	}
-	t.streaming, t.streamDue = -1, false
+	t.streaming, t.streamDue, t.streamText = -1, false, nil
 	m := t.s.Messages[i]
 	t.s.PendingReasoning = append(m.Reasoning, t.s.PendingReasoning...)
 	t.stale(i)
@@ -441,7 +464,7 @@ func (t *Transcript) toolCall(e eventlog.Event) {
 		degrade(&t.s.Degraded, e, "duplicate call id "+quote(id))
 		return
 	}
-	call := ToolCall{ID: id, Name: *d.Name, Args: bytes.Clone(d.Args), Effect: d.Effect}
+	call := ToolCall{ID: id, Name: *d.Name, Args: keepRaw(e.Data, d.Args), Effect: d.Effect}
 	if h := t.holder(); h >= 0 {
 		m := &t.s.Messages[h]
 		m.ToolCalls = append(m.ToolCalls, call)
@@ -461,8 +484,8 @@ func (t *Transcript) toolCall(e eventlog.Event) {
 }
 
 func (t *Transcript) toolResult(e eventlog.Event) {
-	// The output is kept as it is: copied, not decoded again (the log's
-	// reader validated it), which is most of a replay's bytes.
+	// The output is kept as it is, not decoded again (the log's reader
+	// validated it), and in place: it is most of a replay's bytes.
 	d, ok := readOK[toolResultData](&t.s.Degraded, e)
 	if !ok {
 		return
@@ -470,7 +493,7 @@ func (t *Transcript) toolResult(e eventlog.Event) {
 	id := *d.ID
 	m := Message{
 		Seq: e.Seq, Role: RoleTool, Slot: t.s.CurrentSlot,
-		ToolCallID: id, Output: slices.Clip(bytes.Clone(orNil(d.Output))), Error: d.Error, Synthetic: d.Synthetic,
+		ToolCallID: id, Output: keepRaw(e.Data, orNil(d.Output)), Error: d.Error, Synthetic: d.Synthetic,
 	}
 	ref, known := t.callAt[id]
 	if known {
@@ -535,7 +558,7 @@ func (t *Transcript) reindex() {
 		}
 	}
 	owner := -1 // the assistant message whose run of results is still going on
-	t.streaming, t.streamDue = -1, false
+	t.streaming, t.streamDue, t.streamText = -1, false, nil
 	for i := range msgs {
 		switch m := &msgs[i]; m.Role {
 		case RoleAssistant:
@@ -561,7 +584,7 @@ func (t *Transcript) reindex() {
 	if n := t.last; t.s.StepOpen && n >= 0 && msgs[n].Partial &&
 		msgs[n].Seq > t.s.StepStart && len(msgs[n].ToolCalls) == 0 {
 		t.streaming = n
-		t.streamText = append(t.streamText[:0], msgs[n].Text...)
+		t.streamText = append([]byte(nil), msgs[n].Text...) // its own: see streaming
 	}
 }
 
@@ -569,26 +592,37 @@ func (t *Transcript) reindex() {
 // sets PrefixHash.
 func (t *Transcript) hash() {
 	if msgs := t.s.Messages; len(t.chain) < len(msgs) {
-		if t.hasher == nil {
-			t.hasher, t.scratch = sha256.New(), new(bytes.Buffer)
-		}
-		enc := json.NewEncoder(t.scratch) // the bytes of json.Marshal, plus a newline
+		var b []byte
 		for i := len(t.chain); i < len(msgs); i++ {
-			t.scratch.Reset()
-			// Encoding a Message cannot fail: its raw fields were decoded
-			// from valid JSON. Were it to, the hash would cover what was
-			// written, which is still deterministic.
-			_ = enc.Encode(&msgs[i])
-			t.hasher.Reset()
-			if i > 0 {
-				t.hasher.Write(t.chain[i-1][:])
-			}
-			t.hasher.Write(bytes.TrimSuffix(t.scratch.Bytes(), []byte("\n")))
-			var h [sha256.Size]byte
-			t.hasher.Sum(h[:0])
-			t.chain = append(t.chain, h)
+			// Encoding a Message fails only for a raw field that is empty
+			// but not nil, which no event makes. Were it to, the hash would
+			// cover what was written, which is still deterministic.
+			b, _ = appendMessage(b[:0], &msgs[i])
+			t.extendChain(b)
 		}
 	}
+	t.setPrefixHash()
+}
+
+// extendChain appends to the hash chain the hash of the next message,
+// whose JSON (as MarshalState writes it) is m.
+func (t *Transcript) extendChain(m []byte) {
+	if t.hasher == nil {
+		t.hasher = sha256.New()
+	}
+	t.hasher.Reset()
+	if n := len(t.chain); n > 0 {
+		t.hasher.Write(t.chain[n-1][:])
+	}
+	t.hasher.Write(m)
+	var h [sha256.Size]byte
+	t.hasher.Sum(h[:0])
+	t.chain = append(t.chain, h)
+}
+
+// setPrefixHash sets PrefixHash from the chain, which covers every
+// message.
+func (t *Transcript) setPrefixHash() {
 	if len(t.chain) == 0 {
 		t.s.PrefixHash = ""
 	} else {
@@ -610,25 +644,26 @@ const messageSize = int(unsafe.Sizeof(Message{}))
 // not the texts and outputs, which are never changed in place; the slices
 // inside messages are clipped, so an append to them reallocates instead of
 // writing into the other copy's array. The size counts the texts and
-// outputs it shares too: once the live state drops them (a compaction, a
-// replaced result) the snapshot alone keeps them, and the engine's memory
-// limit must see them.
+// outputs it shares too, twice: once the live state drops them (a
+// compaction, a replaced result) the snapshot alone keeps them, and with
+// them the event data they point into (at most twice their size: see
+// keepRaw), which the engine's memory limit must see.
 func (t *Transcript) Snapshot() (any, int) {
 	t.sync()
 	u := t.clone()
-	size := len(u.s.Messages)*messageSize + len(u.chain)*sha256.Size + len(u.results)*8 +
-		(len(u.callAt)+len(u.resultAt))*64
+	shared := 0
 	for i := range u.s.Messages {
 		m := &u.s.Messages[i]
-		size += len(m.Text) + len(m.Output) + len(m.Error)
+		shared += len(m.Text) + len(m.Output) + len(m.Error)
 		for _, r := range m.Reasoning {
-			size += len(r.Text) + len(r.Signature)
+			shared += len(r.Text) + len(r.Signature)
 		}
 		for _, c := range m.ToolCalls {
-			size += len(c.Args)
+			shared += len(c.Args)
 		}
 	}
-	return u, size
+	return u, len(u.s.Messages)*messageSize + len(u.chain)*sha256.Size + len(u.results)*8 +
+		(len(u.callAt)+len(u.resultAt))*64 + 2*shared
 }
 
 // Restore sets the state to a copy of snap, a Snapshot of a transcript.
@@ -637,9 +672,9 @@ func (t *Transcript) Restore(snap any) error {
 	if !ok {
 		return fmt.Errorf("projection transcript: restore: a %T is not a transcript snapshot", snap)
 	}
-	hasher, scratch := t.hasher, t.scratch
+	hasher := t.hasher
 	*t = *u.clone()
-	t.hasher, t.scratch = hasher, scratch
+	t.hasher = hasher
 	return nil
 }
 

@@ -136,8 +136,7 @@ func runScript(t *testing.T, store *handle.FileStore, h handle.Handle, script []
 }
 
 // factsByReplay returns the stop facts by their definition: the agent
-// projection replayed over the whole log, and the last checkpoint event of
-// the log.
+// projection replayed over the whole log.
 func factsByReplay(t *testing.T, h handle.Handle) recorder.Facts {
 	t.Helper()
 	agent := projection.NewAgent()
@@ -148,43 +147,43 @@ func factsByReplay(t *testing.T, h handle.Handle) recorder.Facts {
 	if s := st.LastStop; s != nil {
 		f.Stop = &recorder.Stop{Seq: s.Seq, Kind: s.Kind, Reason: s.Reason}
 	}
-	for e, err := range h.Read(ctx, 0, handle.End) {
-		require.NoError(t, err)
-		if e.Type == eventlog.TypeCheckpoint {
-			cp, err := eventlog.ParseCheckpoint(e.Data)
-			require.NoError(t, err)
-			f.LastCheckpoint = &recorder.Checkpoint{Seq: e.Seq, Label: cp.Label}
-		}
-	}
 	return f
 }
 
-// requireFacts checks that ReadFacts (without a cache, and with one)
-// agrees with the facts by definition, and that its verdict follows them:
-// an open turn or no stop yet may go on, else the stop kind's verdict.
+// requireFacts checks that ReadFacts agrees with the facts by definition,
+// and that its verdict follows them (an open turn or no stop yet may go
+// on, else the stop kind's verdict): read through h and through a
+// TailReader of the store (which reads only the tail), without a cache
+// and with one, twice (the second walk may end at the facts record the
+// first left).
 func requireFacts(t *testing.T, store *handle.FileStore, h handle.Handle) recorder.Facts {
 	t.Helper()
 	want := factsByReplay(t, h)
-	for _, cache := range []replay.Cache{nil, store} {
-		got, err := recorder.ReadFacts(ctx, h, cache)
-		require.NoError(t, err)
-		require.Equal(t, want.OpenTurn, got.OpenTurn, "open turn")
-		require.Equal(t, want.Stop, got.Stop, "last stop")
-		require.Equal(t, want.LastCheckpoint, got.LastCheckpoint, "last checkpoint")
-		require.NotEmpty(t, got.Verdict.Reason)
-		if want.OpenTurn || want.Stop == nil {
-			require.True(t, got.Verdict.Resumable, got.Verdict.Reason)
-		} else {
-			require.Equal(t, recorder.VerdictFor(want.Stop.Kind), got.Verdict)
+	require.NoError(t, h.Flush(ctx))
+	tr, err := store.OpenTail(ctx, h.ID())
+	require.NoError(t, err)
+	defer tr.Close()
+	for _, src := range []recorder.Source{h, tr} {
+		for _, cache := range []replay.Cache{nil, store, store} {
+			got, err := recorder.ReadFacts(ctx, src, cache)
+			require.NoError(t, err)
+			require.Equal(t, want.OpenTurn, got.OpenTurn, "open turn")
+			require.Equal(t, want.Stop, got.Stop, "last stop")
+			require.NotEmpty(t, got.Verdict.Reason)
+			if want.OpenTurn || want.Stop == nil {
+				require.True(t, got.Verdict.Resumable, got.Verdict.Reason)
+			} else {
+				require.Equal(t, recorder.VerdictFor(want.Stop.Kind), got.Verdict)
+			}
+			want.Verdict = got.Verdict
 		}
-		want.Verdict = got.Verdict
 	}
 	return want
 }
 
-// ReadFacts reads backward from the tail and replays only when a rollback
-// decides the live turn: whatever the log, its facts are those of a full
-// replay. Resume then closes an open turn, durably, once.
+// ReadFacts walks the live branch back from the tail: whatever the log
+// (rollbacks, forks, long runs without a turn marker), its facts are those
+// of a full replay. Resume then closes an open turn, durably, once.
 func FuzzReadFacts(f *testing.F) {
 	l := factsLine
 	for _, s := range []string{

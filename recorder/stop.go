@@ -7,7 +7,6 @@ import (
 	"iter"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/projection"
 	"github.com/sessionlog/sessionlog/replay"
 )
 
@@ -58,155 +57,116 @@ type Stop struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-// Checkpoint locates the last checkpoint.
-type Checkpoint struct {
-	Seq   int64  `json:"seq"`
-	Label string `json:"label,omitempty"`
-}
-
 // Facts are a session's stop facts.
 type Facts struct {
 	// OpenTurn is true when, in the state reached by replay (rollbacks
 	// applied), the last turn/start has no turn/end after it.
 	OpenTurn bool `json:"openTurn"`
-	// Stop is the last turn/end, nil before any.
+	// Stop is the last turn/end of that state, nil before any.
 	Stop *Stop `json:"stop"`
-	// LastCheckpoint is the last checkpoint event in the log (the last
-	// one wins), nil when there is none.
-	LastCheckpoint *Checkpoint `json:"lastCheckpoint"`
 	// Verdict says whether the session may continue.
 	Verdict Verdict `json:"verdict"`
 }
 
-// Source is a session's logical log (handle.Handle is one).
+// Source is a session's logical log (handle.Handle and handle.TailReader
+// are ones).
 type Source interface {
 	ID() string
 	Read(ctx context.Context, from, to int64) iter.Seq2[eventlog.Event, error]
 	Seq() int64
 }
 
-// factsWindow is how many events Facts reads at a time from the end.
+// factsWindow is how many events ReadFacts reads at a time.
 const factsWindow = 256
 
-// Facts reads a session's stop facts backward from its tail, without
-// replaying the log: the last turn/end, the last turn/start, the last
-// checkpoint. Only when a rollback stands between the tail and the last
-// turn marker, or between an open turn's turn/start and the turn/end
-// before it, does it replay (the agent projection, from the nearest
-// stored state when cache is not nil), since the rollback decides which
-// turn, or which stop, is the live one.
+// ReadFacts reads a session's stop facts from the end of its log, without
+// replaying it. The facts are those of the live branch: walking back from
+// the last event, a rollback sends the walk on from its target (the state
+// after a rollback to S is the state after S), so the events it abandoned
+// are passed over. The walk ends at the last turn/end of the live branch
+// (with the last turn/start, if one comes after it: an open turn), so it
+// reads the last turn and, for an open turn, the turn before it; a session
+// without a turn/end is read back to its start.
+//
+// With a cache (the store), a walk that read more than a few windows
+// leaves the facts it found in a derived record (factsKey), and a later
+// walk that reaches the same event — unchanged, by its canonical bytes —
+// takes them from there: what the walk reads is then bounded by what was
+// appended since. Any Source works (a handle, or a handle.TailReader, which
+// reads the tail without checking the rest of the log).
 func ReadFacts(ctx context.Context, src Source, cache replay.Cache) (Facts, error) {
+	rec, haveRec := loadFactsRecord(ctx, src, cache)
 	var f Facts
-	var start, end *eventlog.Event
-	rolledBack := false
-	// Below an open turn's start, the scan also looks for the stop before
-	// it (a turn/end, or a rollback that decides the live stop), so that
-	// the windows it read are not read again.
-	var prior *eventlog.Event
-	priorRB, priorFound := false, false
-	next := src.Seq() // the highest seq not scanned yet
-	for hi := src.Seq(); hi >= 0 && (f.LastCheckpoint == nil || (start == nil && !rolledBack)); hi -= factsWindow {
-		win, err := window(ctx, src, hi)
+	marker := false // the last marker (turn/start or turn/end) of the live branch is found
+	var tail *eventlog.Event
+	windows := 0
+	pos := src.Seq() // the live branch continues at pos and below
+walk:
+	for pos >= 0 {
+		lo := max(0, pos-factsWindow+1)
+		win, err := window(ctx, src, lo, pos)
 		if err != nil {
 			return f, err
 		}
-		next = max(0, hi-factsWindow+1) - 1
+		windows++
+		if tail == nil && len(win) > 0 {
+			tail = &win[len(win)-1]
+		}
 		for i := len(win) - 1; i >= 0; i-- {
 			e := win[i]
-			if start != nil && !priorFound && e.Seq < start.Seq {
-				switch e.Type {
-				case eventlog.TypeRollback:
-					priorRB, priorFound = true, true
-				case "turn/end":
-					prior, priorFound = &e, true
+			if haveRec && e.Seq == rec.Seq && rec.matches(e) {
+				// The facts of the live branch up to this event are the
+				// record's.
+				if !marker {
+					f.OpenTurn, marker = rec.OpenTurn, rec.Marker
 				}
+				if f.Stop == nil {
+					f.Stop = rec.Stop
+				}
+				break walk
 			}
 			switch e.Type {
-			case eventlog.TypeCheckpoint:
-				if f.LastCheckpoint == nil {
-					cp, _ := eventlog.ParseCheckpoint(e.Data)
-					f.LastCheckpoint = &Checkpoint{Seq: e.Seq, Label: cp.Label}
-				}
 			case eventlog.TypeRollback:
-				if start == nil {
-					rolledBack = true
+				r, err := eventlog.ParseReserved(e)
+				if err != nil {
+					return f, err
 				}
+				pos = r.Rollback.To // the walk goes on from the state it returns to
+				continue walk
 			case "turn/start":
-				if start == nil && !rolledBack {
-					start = &e
+				if !marker {
+					f.OpenTurn, marker = true, true
 				}
 			case "turn/end":
-				if end == nil && start == nil && !rolledBack {
-					end = &e
-				}
+				marker = true
+				f.Stop = stopOf(e)
+				break walk
 			}
 		}
-	}
-	if start != nil && end == nil && !rolledBack {
-		// The open turn's predecessor: the last turn/end before it, unless
-		// a rollback stands between them, which decides the live stop.
-		if priorFound {
-			end, rolledBack = prior, priorRB
-		} else {
-			var err error
-			if end, rolledBack, err = lastStopBefore(ctx, src, min(start.Seq, next+1)); err != nil {
-				return f, err
-			}
-		}
-	}
-	if rolledBack {
-		agent := projection.NewAgent()
-		opts := []replay.Option{}
-		if cache != nil {
-			opts = append(opts, replay.WithCache(cache))
-		}
-		if _, err := replay.Replay(ctx, src, []projection.Projection{agent}, opts...); err != nil {
-			return f, err
-		}
-		st := agent.State()
-		f.OpenTurn = st.TurnOpen
-		if st.LastStop != nil {
-			f.Stop = &Stop{Seq: st.LastStop.Seq, Kind: st.LastStop.Kind, Reason: st.LastStop.Reason}
-		}
-	} else {
-		f.OpenTurn = start != nil && (end == nil || end.Seq < start.Seq)
-		if end != nil {
-			var d struct {
-				Kind   string `json:"kind"`
-				Reason string `json:"reason"`
-			}
-			json.Unmarshal(eventlog.ExactKeys(end.Data, "kind", "reason"), &d) // keys are exact, as the projection reads them
-			f.Stop = &Stop{Seq: end.Seq, Kind: d.Kind, Reason: d.Reason}
-		}
+		pos = lo - 1
 	}
 	f.Verdict = verdictOf(f)
+	if cache != nil && tail != nil && windows > factsRecordAfter && !(haveRec && rec.Seq == tail.Seq) {
+		saveFactsRecord(ctx, src.ID(), cache, *tail, f, marker)
+	}
 	return f, nil
 }
 
-// lastStopBefore finds the last turn/end before seq, reading backward;
-// rolledBack is true when a rollback comes first.
-func lastStopBefore(ctx context.Context, src Source, seq int64) (end *eventlog.Event, rolledBack bool, err error) {
-	for hi := seq - 1; hi >= 0; hi -= factsWindow {
-		win, err := window(ctx, src, hi)
-		if err != nil {
-			return nil, false, err
-		}
-		for i := len(win) - 1; i >= 0; i-- {
-			switch win[i].Type {
-			case eventlog.TypeRollback:
-				return nil, true, nil
-			case "turn/end":
-				return &win[i], false, nil
-			}
-		}
+// stopOf reads a turn/end's kind and reason, with exact keys, as the
+// agent projection reads them.
+func stopOf(e eventlog.Event) *Stop {
+	var d struct {
+		Kind   string `json:"kind"`
+		Reason string `json:"reason"`
 	}
-	return nil, false, nil
+	json.Unmarshal(eventlog.ExactKeys(e.Data, "kind", "reason"), &d)
+	return &Stop{Seq: e.Seq, Kind: d.Kind, Reason: d.Reason}
 }
 
-// window reads the factsWindow events that end at seq hi.
-func window(ctx context.Context, src Source, hi int64) ([]eventlog.Event, error) {
-	var win []eventlog.Event
-	for e, err := range src.Read(ctx, max(0, hi-factsWindow+1), hi) {
+// window reads the events lo..hi.
+func window(ctx context.Context, src Source, lo, hi int64) ([]eventlog.Event, error) {
+	win := make([]eventlog.Event, 0, hi-lo+1)
+	for e, err := range src.Read(ctx, lo, hi) {
 		if err != nil {
 			return nil, err
 		}

@@ -19,7 +19,9 @@ import (
 type Source interface {
 	// ID names the session (for snapshot keys).
 	ID() string
-	// Read yields the events with from <= seq <= to in order.
+	// Read yields the events with from <= seq <= to in order, each with
+	// data of its own that nothing changes later (a handle's Read does):
+	// the projections may keep it (projection.Projection).
 	Read(ctx context.Context, from, to int64) iter.Seq2[eventlog.Event, error]
 	// Seq returns the last seq of the log.
 	Seq() int64
@@ -221,7 +223,7 @@ func (e *engine) run() (Result, error) {
 	}
 	e.res.Seq = start
 	var spent Budget
-	for ev, err := range e.src.Read(e.ctx, start+1, e.cfg.upTo) {
+	for ev, err := range e.events(start+1, e.cfg.upTo) {
 		if err != nil {
 			return e.finish(), err
 		}

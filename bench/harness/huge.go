@@ -51,25 +51,42 @@ var hugeVariants = []string{
 const compactEvery = 800 << 10
 
 // prepareHuge writes the huge session: workload turns (seed 2) until
-// target bytes of plain JSONL, a Flush per turn, a context/compacted event
-// after the turn that passes every compactEvery bytes, and a checkpoint
-// with the agent/v1 state after every eighth of it (what verify replays),
-// then closes it. Written without fsync: only its bytes matter. The events
-// are made turn by turn, never all held.
+// target bytes of plain JSONL (see writeLongSession), with checkpoints,
+// and records its ID and size.
 func prepareHuge(ctx context.Context, fixtures string, target int64) error {
 	fsys, _ := benchfs.New(true)
 	store := handle.NewFileStore(fsys, filepath.Join(fixtures, hugeDir), handle.WithEncoding(handle.EncodingRaw))
-	h, err := store.Create(ctx)
+	id, n, err := writeLongSession(ctx, store, target, 2, true)
 	if err != nil {
 		return err
 	}
-	g := workload.New(workload.Config{Seed: 2, Turns: 1 << 30})
+	if err := os.WriteFile(filepath.Join(fixtures, hugeIDFile), []byte(id), 0o600); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(fixtures, hugeBytesFile), []byte(strconv.FormatInt(n, 10)), 0o600)
+}
+
+// writeLongSession writes a session of a long-running agent to store:
+// workload turns (of seed) until target bytes of plain JSONL, a Flush per
+// turn, a context/compacted event after the turn that passes every
+// compactEvery bytes, and, with checkpoints, a checkpoint with the
+// agent/v1 state after every eighth of it (what verify replays), then
+// closes it. Its store should not fsync: only its bytes matter. The events
+// are made turn by turn, never all held. It returns the session's ID and
+// its plain-JSONL bytes.
+func writeLongSession(ctx context.Context, store *handle.FileStore, target int64, seed uint64, checkpoints bool) (string, int64, error) {
+	h, err := store.Create(ctx)
+	if err != nil {
+		return "", 0, err
+	}
+	g := workload.New(workload.Config{Seed: seed, Turns: 1 << 30})
 	agent := projection.NewAgent()
 	var n int64
 	var line []byte
 	every, next := max(target/8, 1), max(target/8, 1)
 	nextCompact := int64(compactEvery)
 	summary := fmt.Appendf(nil, `{"summary":%q}`, strings.Repeat("The work so far, summarised. ", 70))
+	fail := func(err error) (string, int64, error) { h.Close(); return "", 0, err }
 	for n < target {
 		turn := g.NextTurn()
 		var evs []eventlog.Event
@@ -82,31 +99,22 @@ func prepareHuge(ctx context.Context, fixtures string, target int64) error {
 		}
 		for _, ev := range evs {
 			if ev.Seq, err = h.Append(ctx, ev); err != nil {
-				h.Close()
-				return err
+				return fail(err)
 			}
 			agent.Apply(ev)
 			n += int64(len(eventlog.AppendCanon(line[:0], ev))) + 1
 		}
 		if err := h.Flush(ctx); err != nil {
-			h.Close()
-			return err
+			return fail(err)
 		}
-		if n >= next || n >= target {
+		if checkpoints && (n >= next || n >= target) {
 			next += every
 			if _, err := checkpoint.Create(ctx, h, checkpoint.WithState(agent)); err != nil {
-				h.Close()
-				return err
+				return fail(err)
 			}
 		}
 	}
-	if err := h.Close(); err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(fixtures, hugeIDFile), []byte(h.ID()), 0o600); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(fixtures, hugeBytesFile), []byte(strconv.FormatInt(n, 10)), 0o600)
+	return h.ID(), n, h.Close()
 }
 
 // workloadBytes returns the plain-JSONL bytes of evs (buf is scratch).

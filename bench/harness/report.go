@@ -3,6 +3,9 @@ package harness
 import (
 	"fmt"
 	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -59,7 +62,7 @@ func (r *Results) table(b *strings.Builder, rows []row, cols []column, ratios []
 	b.WriteString("\n")
 }
 
-// target is one of issue 13's targets, computed run by run.
+// target is one of the targets of issues 13 and 23, computed run by run.
 type target struct {
 	name      string
 	value     func(run int) float64
@@ -67,22 +70,41 @@ type target struct {
 	limit     float64
 	format    func(float64) string
 	singleRun bool // measured once, not per run
+	// parts are the figures the value is made of, and keys the tasks whose
+	// CPU profiles explain it: a missed target is listed with both.
+	parts []figure
+	keys  []string
+}
+
+// figure is one measured figure behind a target: a metric of a task.
+type figure struct {
+	label, key, metric string
+	format             func(float64) string
+}
+
+// ratioTarget is a target on the per-run ratio of a metric of two tasks.
+func (r *Results) ratioTarget(name string, atLeast bool, limit float64, a, b figure) target {
+	return target{name: name, atLeast: atLeast, limit: limit, format: Ratio, parts: []figure{a, b}, keys: []string{a.key, b.key},
+		value: func(run int) float64 { return r.Get(a.key, run, a.metric) / r.Get(b.key, run, b.metric) }}
 }
 
 func (r *Results) targets() []target {
 	cfg := r.Config
 	ak := func(n int, v string) string { return fmt.Sprintf("append/%d/%s", n, v) }
-	rk := func(v string) string { return "read/" + v }
-	ratio := func(a, b, metric string) func(int) float64 {
-		return func(run int) float64 { return r.Get(a, run, metric) / r.Get(b, run, metric) }
-	}
+	ev := func(label, key string) figure { return figure{label, key, "events/s", Number} }
+	rd := func(v string) figure { return ev(v, "read/"+v) }
 	var ts []target
 	for _, n := range cfg.Appenders {
 		if n != 64 {
 			continue
 		}
+		alts := []string{ak(64, rawVariant)}
+		for _, v := range appendVariants[altStart():] {
+			alts = append(alts, ak(64, v.name))
+		}
 		ts = append(ts,
 			target{name: "durable append, 64 appenders: events/s ÷ the best alternative's", atLeast: true, limit: 2, format: Ratio,
+				keys: alts, parts: []figure{ev("sessionlog raw", ak(64, rawVariant))},
 				value: func(run int) float64 {
 					best := math.NaN()
 					for _, v := range appendVariants[altStart():] {
@@ -92,31 +114,30 @@ func (r *Results) targets() []target {
 					}
 					return r.Get(ak(64, rawVariant), run, "events/s") / best
 				}},
-			target{name: "durable append, 64 appenders: events per fsync", atLeast: true, limit: 50, format: Number,
+			target{name: "durable append, 64 appenders: events per fsync", atLeast: true, limit: 50, format: Number, keys: alts[:1],
 				value: func(run int) float64 { return r.Get(ak(64, rawVariant), run, "events/fsync") }},
-			target{name: "durable append, 64 appenders: events/s ÷ the same with no fsync", atLeast: true, limit: 0.5, format: Ratio,
-				value: ratio(ak(64, rawVariant), ak(64, noFsyncVariant), "events/s")},
+			r.ratioTarget("durable append, 64 appenders: events/s ÷ the same with no fsync", true, 0.5,
+				ev("sessionlog raw", ak(64, rawVariant)), ev("no fsync", ak(64, noFsyncVariant))),
 		)
 	}
 	ts = append(ts, target{name: "one appender: p50 latency ÷ bare write+fdatasync's (alternating event by event)", limit: 1.1, format: Ratio,
+		keys:  []string{"paired/1"},
 		value: func(run int) float64 { return r.Get("paired/1", run, "p50-ratio") }})
 	for _, p := range projections {
 		ts = append(ts,
-			target{name: "replay into " + p.id + " ÷ sessionlog's own raw read (events/s)", atLeast: true, limit: 0.8, format: Ratio,
-				value: ratio(rk("sessionlog raw replay "+p.id), rk("sessionlog raw read"), "events/s")},
-			target{name: "replay into " + p.id + " ÷ encoding/json decode + the same apply", atLeast: true, limit: 5, format: Ratio,
-				value: ratio(rk("sessionlog raw replay "+p.id), rk("encoding/json decode + "+p.id), "events/s")},
+			r.ratioTarget("replay into "+p.id+" ÷ sessionlog's own raw read (events/s)", true, 0.8,
+				rd("sessionlog raw replay "+p.id), rd("sessionlog raw read")),
+			r.ratioTarget("replay into "+p.id+" ÷ encoding/json decode + the same apply", true, 5,
+				rd("sessionlog raw replay "+p.id), rd("encoding/json decode + "+p.id)),
 		)
 	}
 	ts = append(ts,
-		target{name: "raw read ÷ sonic decode (events/s)", atLeast: true, limit: 1.2, format: Ratio,
-			value: ratio(rk("sessionlog raw read"), rk("bytedance/sonic decode"), "events/s")},
-		target{name: "zstd read ÷ raw read", atLeast: true, limit: 0.8, format: Ratio,
-			value: ratio(rk("sessionlog zstd read"), rk("sessionlog raw read"), "events/s")},
+		r.ratioTarget("raw read ÷ sonic decode (events/s)", true, 1.2, rd("sessionlog raw read"), rd("bytedance/sonic decode")),
+		r.ratioTarget("zstd read ÷ raw read", true, 0.8, rd("sessionlog zstd read"), rd("sessionlog raw read")),
 	)
 	for _, p := range projections {
-		ts = append(ts, target{name: "zstd replay into " + p.id + " ÷ raw replay", atLeast: true, limit: 0.8, format: Ratio,
-			value: ratio(rk("sessionlog zstd replay "+p.id), rk("sessionlog raw replay "+p.id), "events/s")})
+		ts = append(ts, r.ratioTarget("zstd replay into "+p.id+" ÷ raw replay", true, 0.8,
+			rd("sessionlog zstd replay "+p.id), rd("sessionlog raw replay "+p.id)))
 	}
 	for _, turns := range cfg.SizeTurns {
 		k := fmt.Sprintf("sizes/%d", turns)
@@ -129,18 +150,62 @@ func (r *Results) targets() []target {
 			if strings.HasPrefix(v, "copy") || fullCheck(v) {
 				continue
 			}
-			ts = append(ts, target{name: fmt.Sprintf("%s: %s ÷ %s", v, Bytes(float64(big)), Bytes(float64(small))), limit: 2, format: Ratio,
-				value: ratio(fmt.Sprintf("ops/%d/%s", big, v), fmt.Sprintf("ops/%d/%s", small, v), "ns/op")})
+			ts = append(ts, r.ratioTarget(fmt.Sprintf("%s: %s ÷ %s", v, Bytes(float64(big)), Bytes(float64(small))), false, 2,
+				figure{Bytes(float64(big)), fmt.Sprintf("ops/%d/%s", big, v), "ns/op", Duration},
+				figure{Bytes(float64(small)), fmt.Sprintf("ops/%d/%s", small, v), "ns/op", Duration}))
 		}
 	}
 	if cfg.HugeBytes > 0 {
 		size := Bytes(float64(cfg.HugeBytes))
-		ts = append(ts, target{name: "Stat on the " + size + " session", limit: 10e6, format: Duration,
+		ts = append(ts, target{name: "Stat on the " + size + " session", limit: 10e6, format: Duration, keys: []string{"huge/Stat"},
 			value: func(run int) float64 { return r.Get("huge/Stat", run, "ns/op") }})
 		for _, v := range []string{"replay agent/v1", "replay transcript/v1", "verify"} {
 			ts = append(ts, target{name: fmt.Sprintf("%s on the %s session: peak RSS − the projection's state", v, size), limit: 64e6, format: Bytes,
+				keys:  []string{"huge/" + v},
+				parts: []figure{{"peak RSS", "huge/" + v, "maxrss-B", Bytes}, {"state", "huge/" + v, "state-B", Bytes}},
 				value: func(run int) float64 { return r.Get("huge/"+v, run, "maxrss-B") - r.Get("huge/"+v, run, "state-B") }})
 		}
+	}
+	return append(ts, r.cliTargets()...)
+}
+
+// cliTargets are issue 23's targets on the logtool binary: stat's time
+// independent of the session's size, replay near cat --json in time and
+// at most 64 MB beyond its state, the whole-log commands in 64 MB.
+func (r *Results) cliTargets() []target {
+	sizes := r.Config.CLISizes
+	if len(sizes) < 2 {
+		return nil
+	}
+	small, big := sizes[0], sizes[len(sizes)-1]
+	key := func(size int64, v string) string { return fmt.Sprintf("cli/%d/%s", size, v) }
+	wall := func(size int64, v string) figure {
+		return figure{Bytes(float64(size)) + " " + v, key(size, v), "ns/op", Duration}
+	}
+	rss := func(v string) figure { return figure{"peak RSS", key(big, v), "cli-maxrss-B", Bytes} }
+	bigName := Bytes(r.Get(key(big, "replay raw"), 0, "jsonl-B"))
+	if bigName == "—" {
+		bigName = Bytes(float64(big))
+	}
+	var ts []target
+	for _, v := range cliStatVariants() {
+		t := r.ratioTarget(fmt.Sprintf("logtool %s: %s ÷ %s", v, Bytes(float64(big)), Bytes(float64(small))), false, 2, wall(big, v), wall(small, v))
+		t.keys = []string{"huge/Stat"}
+		ts = append(ts, t)
+	}
+	for _, enc := range []string{"raw", "zstd"} {
+		rp, cat := "replay "+enc+", no checkpoint", "cat --json "+enc+", no checkpoint"
+		t := r.ratioTarget(fmt.Sprintf("logtool replay ÷ cat --json, %s, %s", enc, bigName), false, 1.25, wall(big, rp), wall(big, cat))
+		t.keys = []string{"huge/replay transcript/v1"}
+		ts = append(ts, t, target{name: fmt.Sprintf("logtool replay, %s, %s: peak RSS − the state it prints", enc, bigName), limit: 64e6, format: Bytes,
+			parts: []figure{rss(rp), {"state (stdout)", key(big, rp), "stdout-B", Bytes}}, keys: []string{"huge/replay transcript/v1"},
+			value: func(run int) float64 {
+				return r.Get(key(big, rp), run, "cli-maxrss-B") - r.Get(key(big, rp), run, "stdout-B")
+			}})
+	}
+	for _, v := range []string{"cat --json raw, no checkpoint", "cat --json zstd, no checkpoint", "show raw", "verify raw", "export raw"} {
+		ts = append(ts, target{name: fmt.Sprintf("logtool %s, %s: peak RSS", v, bigName), limit: 64e6, format: Bytes,
+			value: func(run int) float64 { return r.Get(key(big, v), run, "cli-maxrss-B") }})
 	}
 	return ts
 }
@@ -186,7 +251,8 @@ func (r *Results) Markdown(command string) string {
 		b.WriteString("\n")
 	}
 
-	b.WriteString("### Targets (issue 13)\n\n| target | measured | limit | |\n|---|---:|---:|---|\n")
+	b.WriteString("### Targets (issues 13 and 23)\n\n| target | measured | limit | |\n|---|---:|---:|---|\n")
+	var missed []target
 	for _, t := range r.targets() {
 		runs := cfg.Runs
 		if t.singleRun {
@@ -207,10 +273,13 @@ func (r *Results) Markdown(command string) string {
 			verdict = "not measured"
 		case met:
 			verdict = "met"
+		default:
+			missed = append(missed, t)
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s %s | %s |\n", t.name, s.Format(t.format), op, t.format(t.limit), verdict)
 	}
 	b.WriteString("\n")
+	r.missedSection(&b, missed)
 
 	b.WriteString("### Durable append\n\n")
 	fmt.Fprintf(&b, "Each appender appends the next workload event and waits until it is durable (sessionlog: `Append` + `Flush`), for %s per measurement. "+
@@ -258,10 +327,113 @@ func (r *Results) Markdown(command string) string {
 	if cfg.HugeBytes > 0 {
 		r.hugeSection(&b)
 	}
+	if len(cfg.CLISizes) > 0 {
+		r.cliSection(&b)
+	}
 	if len(cfg.SizeTurns) > 0 {
 		r.sizesSection(&b)
 	}
 	return b.String()
+}
+
+// missedSection lists the missed targets, each with the figures it is made
+// of and, when the run wrote CPU profiles (-profiles), the top of the
+// profile of each task behind it: the reason is to be read there.
+func (r *Results) missedSection(b *strings.Builder, missed []target) {
+	if len(missed) == 0 {
+		return
+	}
+	b.WriteString("Missed, with the figures behind each (medians) and the top of its tasks' CPU profiles (flat, of the last run):\n\n")
+	for _, t := range missed {
+		var parts []string
+		for _, p := range t.parts {
+			parts = append(parts, p.label+" "+Summarize(r.Series(p.key, p.metric)).Format(p.format))
+		}
+		fmt.Fprintf(b, "- %s", t.name)
+		if len(parts) > 0 {
+			fmt.Fprintf(b, ": %s", strings.Join(parts, "; "))
+		}
+		b.WriteString("\n")
+		for _, k := range t.keys {
+			if top := r.profileTop(k); top != "" {
+				fmt.Fprintf(b, "  - profile of `%s`: %s\n", k, top)
+			}
+		}
+	}
+	b.WriteString("\n")
+}
+
+// profileTop returns the top functions by flat CPU time of task key's
+// profile of the last run, "" when there is none.
+func (r *Results) profileTop(key string) string {
+	if r.Config.Profiles == "" || r.Exe == "" {
+		return ""
+	}
+	file := filepath.Join(r.Config.Profiles, profileName(key))
+	if _, err := os.Stat(file); err != nil {
+		return ""
+	}
+	out, err := exec.Command("go", "tool", "pprof", "-top", "-nodecount=6", r.Exe, file).Output()
+	if err != nil {
+		return ""
+	}
+	return pprofTop(string(out))
+}
+
+// pprofTop turns the rows of `go tool pprof -top` into "fn flat%, …".
+func pprofTop(out string) string {
+	var fns []string
+	rows := false
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) >= 6 && f[0] == "flat" && f[1] == "flat%":
+			rows = true
+		case rows && len(f) >= 6:
+			fn := strings.Join(f[5:], " ")
+			if i := strings.LastIndex(fn, "/"); i >= 0 {
+				fn = fn[i+1:]
+			}
+			fns = append(fns, fmt.Sprintf("`%s` %s", fn, f[1]))
+		}
+	}
+	return strings.Join(fns, ", ")
+}
+
+// cliSection writes the table of the logtool commands: each variant's time,
+// CPU time and peak RSS at each size, and the ratio of the largest size's
+// time to the smallest's.
+func (r *Results) cliSection(b *strings.Builder) {
+	sizes := r.Config.CLISizes
+	names := make([]string, len(sizes))
+	for i, s := range sizes {
+		names[i] = Bytes(float64(s))
+		if n := r.Get(fmt.Sprintf("cli/%d/replay raw", s), 0, "jsonl-B"); !math.IsNaN(n) {
+			names[i] = Bytes(n)
+		}
+	}
+	fmt.Fprintf(b, "### logtool on sessions of %s\n\n", strings.Join(names, " and "))
+	b.WriteString("The `logtool` binary, built from this tree, run as a user runs it on sessions of a long-running agent of each size (workload seed 2, a Flush per turn, a `context/compacted` every 800 KiB, a checkpoint with the agent/v1 state after every eighth; \"no checkpoint\": seed 3, none), raw, and converted to zstd with its checked record then deleted (as a reader finds it after `logtool convert`). " +
+		"\"writer open\": a write handle appended an event and holds the session while the command runs. Its stdout is read to the end through a pipe; `replay` prints the transcript/v1 state, `export` writes a file. " +
+		"Time is the wall time to the process's exit (the median of several runs for stat and the small session, one run otherwise); peak RSS and CPU are the process's (`ProcessState.SysUsage`; ru_maxrss counts the launching Go process's own, about 10 MB, from before the exec). " +
+		"The CLI processes write no CPU profile: the profiles of the library's tasks doing the same work stand in for them.\n\n")
+	b.WriteString("| |")
+	for _, n := range names {
+		fmt.Fprintf(b, " %s: time | CPU | peak RSS |", n)
+	}
+	fmt.Fprintf(b, " time %s ÷ %s |\n|---|", names[len(names)-1], names[0])
+	b.WriteString(strings.Repeat("---:|", 3*len(sizes)+1) + "\n")
+	for _, v := range cliVariants {
+		b.WriteString("| " + v + " |")
+		for _, s := range sizes {
+			k := fmt.Sprintf("cli/%d/%s", s, v)
+			fmt.Fprintf(b, " %s | %s | %s |", Summarize(r.Series(k, "ns/op")).Format(Duration),
+				Summarize(r.Series(k, "cli-cpu-ns")).Format(Duration), Summarize(r.Series(k, "cli-maxrss-B")).Format(Bytes))
+		}
+		big, small := fmt.Sprintf("cli/%d/%s", sizes[len(sizes)-1], v), fmt.Sprintf("cli/%d/%s", sizes[0], v)
+		fmt.Fprintf(b, " %s |\n", Summarize(Ratios(r.Series(big, "ns/op"), r.Series(small, "ns/op"))).Format(Ratio))
+	}
+	b.WriteString("\n")
 }
 
 // opsSection writes the Stat, open, checkpoint and fork table.

@@ -43,7 +43,12 @@ type Config struct {
 	// (0: no huge scenario); HugeReps the ops per quick huge measurement.
 	HugeBytes int64
 	HugeReps  int
-	Work      string // folder for fixtures and measurements (a temp folder is made in it)
+	// CLISizes are the plain-JSONL bytes of the CLI scenario's sessions,
+	// smallest first (none: no CLI scenario); Logtool is the logtool binary
+	// it runs ("": built from the library's module at the start of Run).
+	CLISizes []int64
+	Logtool  string
+	Work     string // folder for fixtures and measurements (a temp folder is made in it)
 	// Profiles, when set, is a folder where every child of the last run
 	// writes a CPU profile, named after its task (go tool pprof -top).
 	Profiles string
@@ -59,6 +64,7 @@ func Quick() Config {
 		Name: "quick", Runs: 1, Appenders: []int{1, 8}, AppendBudget: 30 * time.Millisecond,
 		ReadTurns: 10, ReadReps: 1, OpsSizes: []int64{100 << 10}, OpsReps: 2,
 		SizeTurns: []int{10}, SnapshotEveryTurn: 10, HugeBytes: 2 << 20, HugeReps: 2,
+		CLISizes: []int64{100 << 10, 1 << 20},
 	}
 }
 
@@ -70,6 +76,7 @@ func Standard() Config {
 		Name: "standard", Runs: 5, Appenders: []int{1, 8, 64, 256}, AppendBudget: time.Second,
 		ReadTurns: 200, ReadReps: 3, OpsSizes: []int64{1 << 20}, OpsReps: 20,
 		SizeTurns: []int{200, 2000}, SnapshotEveryTurn: 200,
+		CLISizes: []int64{1 << 20, 32 << 20},
 	}
 }
 
@@ -79,6 +86,7 @@ func Long() Config {
 	c := Standard()
 	c.Name, c.ReadTurns, c.OpsSizes = "long", 2000, []int64{1 << 20, 100 << 20}
 	c.HugeBytes, c.HugeReps = 1<<30, 5
+	c.CLISizes = []int64{1 << 20, 1 << 30}
 	return c
 }
 
@@ -95,6 +103,7 @@ type task struct {
 	Turns     int
 	Every     bool
 	Profile   string // a file for the child's CPU profile, or ""
+	Logtool   string // the logtool binary (CLI tasks)
 }
 
 // key names the task's row in the results.
@@ -108,6 +117,8 @@ func (t task) key() string {
 		return fmt.Sprintf("sizes/%d", t.Turns)
 	case "huge":
 		return "huge/" + t.Variant
+	case "cli":
+		return fmt.Sprintf("cli/%d/%s", t.Size, t.Variant)
 	case "paired":
 		return "paired/1"
 	}
@@ -160,6 +171,8 @@ func (t task) run(ctx context.Context) (Metrics, error) {
 		return runSizes(ctx, t.Work, t.Turns, t.Every)
 	case "huge":
 		return runHuge(ctx, t.Variant, t.Fixtures, t.Reps)
+	case "cli":
+		return runCLI(ctx, t.Logtool, t.Variant, t.Fixtures, t.Work, t.Size, t.Reps)
 	}
 	return nil, fmt.Errorf("harness: no task kind %q", t.Kind)
 }
@@ -180,6 +193,8 @@ type Results struct {
 	BusyKnown bool
 	ByKey     map[string][]Metrics
 	Errors    []string
+	// Exe is the harness binary the children ran (their profiles' binary).
+	Exe string
 }
 
 // Get returns metric of key in run r, NaN when it was not measured.
@@ -215,7 +230,7 @@ func Run(ctx context.Context, cfg Config, exe string) (*Results, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(root)
-	res := &Results{Config: cfg, Machine: ReadMachine(root), Start: time.Now().UTC(), ByKey: map[string][]Metrics{}, LoadBefore: LoadAvg()}
+	res := &Results{Config: cfg, Machine: ReadMachine(root), Start: time.Now().UTC(), ByKey: map[string][]Metrics{}, LoadBefore: LoadAvg(), Exe: exe}
 	busy0, busyOK0 := machineBusy()
 	self0 := selfCPU()
 	start := time.Now()
@@ -238,12 +253,30 @@ func Run(ctx context.Context, cfg Config, exe string) (*Results, error) {
 			return nil, fmt.Errorf("harness: huge fixture: %w", err)
 		}
 	}
+	cliWanted := func(size int64) bool {
+		return slices.ContainsFunc(cliVariants, func(v string) bool {
+			return cfg.Only == nil || cfg.Only.MatchString(task{Kind: "cli", Variant: v, Size: size}.key())
+		})
+	}
+	logtool := cfg.Logtool
+	if len(cfg.CLISizes) > 0 && slices.ContainsFunc(cfg.CLISizes, cliWanted) {
+		if logtool == "" {
+			logf("building logtool")
+			if logtool, err = BuildLogtool(ctx, root); err != nil {
+				return nil, err
+			}
+		}
+		logf("writing the CLI scenario's sessions")
+		if err := prepareCLI(ctx, fixtures, cfg.CLISizes); err != nil {
+			return nil, fmt.Errorf("harness: CLI fixtures: %w", err)
+		}
+	}
 	do := func(run int, t task) {
 		if ctx.Err() != nil || cfg.Only != nil && !cfg.Only.MatchString(t.key()) {
 			return
 		}
 		t.Fixtures = fixtures
-		if cfg.Profiles != "" && run == cfg.Runs-1 {
+		if cfg.Profiles != "" && run == cfg.Runs-1 && t.Kind != "cli" { // a CLI task's work is logtool's, not the child's
 			t.Profile = filepath.Join(cfg.Profiles, profileName(t.key()))
 		}
 		work, err := os.MkdirTemp(root, "m-")
@@ -291,6 +324,11 @@ func Run(ctx context.Context, cfg Config, exe string) (*Results, error) {
 		if cfg.HugeBytes > 0 {
 			for _, v := range hugeVariants {
 				do(run, task{Kind: "huge", Variant: v, Reps: cfg.HugeReps})
+			}
+		}
+		for _, size := range cfg.CLISizes {
+			for _, v := range cliVariants {
+				do(run, task{Kind: "cli", Variant: v, Size: size, Reps: cliReps(v, size, max(cfg.HugeReps, 3)), Logtool: logtool})
 			}
 		}
 	}

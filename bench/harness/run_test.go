@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -33,6 +34,7 @@ func TestMain(m *testing.M) {
 func TestRunInterleavesChildrenAndReports(t *testing.T) {
 	cfg := Quick()
 	cfg.Runs, cfg.AppendBudget, cfg.ReadTurns, cfg.OpsSizes, cfg.SizeTurns = 2, 5*time.Millisecond, 2, []int64{20 << 10}, []int{2}
+	cfg.CLISizes, cfg.Logtool = []int64{20 << 10, 100 << 10}, testLogtool(t)
 	cfg.Work, cfg.Profiles = t.TempDir(), t.TempDir()
 	var progress strings.Builder
 	cfg.Progress = &progress
@@ -56,6 +58,12 @@ func TestRunInterleavesChildrenAndReports(t *testing.T) {
 	for _, v := range hugeVariants {
 		keys = append(keys, "huge/"+v)
 	}
+	profiled := len(keys)
+	for _, size := range cfg.CLISizes {
+		for _, v := range cliVariants {
+			keys = append(keys, fmt.Sprintf("cli/%d/%s", size, v))
+		}
+	}
 	require.Len(t, res.ByKey, len(keys)+1, "every variant and the sizes")
 	for _, k := range keys {
 		require.Len(t, res.ByKey[k], cfg.Runs, k)
@@ -66,7 +74,7 @@ func TestRunInterleavesChildrenAndReports(t *testing.T) {
 		}
 	}
 	require.Len(t, res.ByKey["sizes/2"], 1, "sizes are measured once")
-	for _, k := range keys {
+	for _, k := range keys[:profiled] { // a CLI task's work is logtool's
 		fi, err := os.Stat(filepath.Join(cfg.Profiles, profileName(k)))
 		require.NoErrorf(t, err, "%s: a CPU profile of the last run", k)
 		require.Positive(t, fi.Size())
@@ -89,8 +97,9 @@ func TestRunInterleavesChildrenAndReports(t *testing.T) {
 	for _, want := range []string{
 		"(mode quick: 2 interleaved runs)", "| load average (1, 5, 15 min) before / after |",
 		"| CPU time the harness and its children got |", "| file system measured |",
-		"### Targets (issue 13)", "### Durable append", "alternating event by event", "### Read and replay",
-		"### Stat, open, checkpoint, fork", "### A 2.10 MB session", "### Bytes on disk",
+		"### Targets (issues 13 and 23)", "### Durable append", "alternating event by event", "### Read and replay",
+		"### Stat, open, checkpoint, fork", "### A 2.10 MB session", "### logtool on sessions of", "### Bytes on disk",
+		"| logtool stat raw, writer open: 102 kB ÷ 20.5 kB |", "| logtool replay ÷ cat --json, zstd,", "| stat zstd, no checkpoint |",
 	} {
 		require.Contains(t, md, want)
 	}
@@ -109,6 +118,27 @@ func TestRunOnlyMeasuresWhatMatches(t *testing.T) {
 	require.Contains(t, res.ByKey, "read/sessionlog raw read")
 	require.Contains(t, res.Markdown("x"), "Only the measurements matching `^(sizes/|read/sessionlog raw read$)` ran")
 }
+
+// testLogtool builds logtool once for the tests of this package.
+func testLogtool(t *testing.T) string {
+	t.Helper()
+	logtoolOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "harness-logtool-")
+		if err == nil {
+			logtoolExe, logtoolErr = BuildLogtool(context.Background(), dir)
+		} else {
+			logtoolErr = err
+		}
+	})
+	require.NoError(t, logtoolErr)
+	return logtoolExe
+}
+
+var (
+	logtoolOnce sync.Once
+	logtoolExe  string
+	logtoolErr  error
+)
 
 func TestRunStoppedReportsNothing(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())

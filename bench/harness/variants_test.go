@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -61,6 +62,22 @@ func TestEveryVariantRuns(t *testing.T) {
 			require.NoError(t, err)
 			require.Positive(t, m["ns/op"])
 		})
+	}
+	cliSizes := []int64{20 << 10, 60 << 10}
+	require.NoError(t, prepareCLI(ctx, fixtures, cliSizes))
+	exe := testLogtool(t)
+	for _, size := range cliSizes {
+		for _, v := range cliVariants {
+			t.Run(fmt.Sprintf("cli/%d/%s", size, v), func(t *testing.T) {
+				m, err := runCLI(ctx, exe, v, fixtures, t.TempDir(), size, 2)
+				require.NoError(t, err)
+				require.Positive(t, m["ns/op"])
+				require.Positive(t, m["cli-maxrss-B"])
+				if !strings.HasPrefix(v, "export") {
+					require.Positive(t, m["stdout-B"], "it printed")
+				}
+			})
+		}
 	}
 	t.Run("sizes", func(t *testing.T) {
 		m, err := runSizes(ctx, t.TempDir(), 2, true)

@@ -245,11 +245,7 @@ func (a *app) runStat(ctx context.Context, arg string, asJSON bool, out io.Write
 	if err != nil {
 		return err
 	}
-	info, err := a.stat(ctx, s)
-	if err != nil {
-		return err
-	}
-	facts, err := a.facts(ctx, s)
+	info, facts, err := a.statFacts(ctx, s)
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -120,14 +119,19 @@ func (a *app) runReplay(ctx context.Context, arg string, o replayOptions, out io
 	if o.golden != "" {
 		return a.checkGolden(p, o, out)
 	}
-	state, err := p.MarshalState()
-	if err != nil {
-		return err
-	}
 	if a.isTerminal(out) {
+		state, err := p.MarshalState()
+		if err != nil {
+			return err
+		}
 		return writeIndented(out, state)
 	}
-	return writeJSON(out, json.RawMessage(state))
+	// Streamed: a transcript's state is never held whole as JSON.
+	if err := projection.WriteState(out, p); err != nil {
+		return err
+	}
+	_, err = io.WriteString(out, "\n")
+	return err
 }
 
 // goldenJSON is the line `replay --golden` prints when it succeeds.

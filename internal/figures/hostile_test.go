@@ -197,6 +197,10 @@ func TestHostileInputs(t *testing.T) {
 	require.NoError(t, os.Symlink(filepath.Join(outside, "target.jsonl"), filepath.Join(dir, outID+".jsonl")))
 	require.NoError(t, os.Mkdir(filepath.Join(dir, folderID+".jsonl"), 0o700))
 
+	// The cases a command describes (exit 0) instead of refusing: stat
+	// reads the log's tail only (docs/design.md), so damage before the last
+	// frame it needs is never read.
+	described := map[string]bool{"stat: zstd bomb": true}
 	cases := []struct {
 		name  string
 		stdin string
@@ -268,8 +272,12 @@ func TestHostileInputs(t *testing.T) {
 			msg := firstMessage(strings.ReplaceAll(stdout.String()+stderr.String(), dir+"/", ""))
 			figure(t, "hostile", "%s | exit %d | %q | data unchanged %v | peak RSS %d MiB",
 				tc.name, code, msg, before == dirDigest(t, dir), rss>>20)
-			require.Error(t, runErr, "refused: %s", msg)
-			require.Contains(t, []int{1, 2}, code)
+			if described[tc.name] {
+				require.NoError(t, runErr, "described: %s", msg)
+			} else {
+				require.Error(t, runErr, "refused: %s", msg)
+				require.Contains(t, []int{1, 2}, code)
+			}
 			require.NotContains(t, stderr.String(), "panic:")
 			require.NotContains(t, stderr.String(), "goroutine ")
 			require.NotEmpty(t, msg, "a message says why")

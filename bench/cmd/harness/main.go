@@ -3,7 +3,7 @@
 // the generated section of docs/performance.md (package harness).
 //
 //	cd bench && go run ./cmd/harness            # five runs, ~7 min; rewrites ../docs/performance.md
-//	cd bench && go run ./cmd/harness -long      # 100 MB and 1 GiB sessions too, the 2,000-turn read (~10 min idle)
+//	cd bench && go run ./cmd/harness -long      # 100 MB and 1 GiB sessions too, the 2,000-turn read, logtool on 1 GiB
 //	cd bench && go run ./cmd/harness -quick -out -   # one run on small sizes, tables to stdout
 package main
 
@@ -38,6 +38,7 @@ func run() error {
 		work      = flag.String("work", "", "folder for the fixtures and measurements (default: the system's temp folder)")
 		only      = flag.String("only", "", "a regexp: measure only the tasks whose key it matches (e.g. 'append/64/|read/')")
 		profiles  = flag.String("profiles", "", "folder where each measurement of the last run writes a CPU profile")
+		logtool   = flag.String("logtool", "", "the logtool binary the CLI scenario runs (default: built from the library's module)")
 	)
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -58,7 +59,7 @@ func run() error {
 	if *runs > 0 {
 		cfg.Runs = *runs
 	}
-	cfg.Work, cfg.Progress, cfg.Profiles = *work, os.Stderr, *profiles
+	cfg.Work, cfg.Progress, cfg.Profiles, cfg.Logtool = *work, os.Stderr, *profiles, *logtool
 	if *only != "" {
 		re, err := regexp.Compile(*only)
 		if err != nil {

@@ -1,0 +1,94 @@
+package replay_test
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"math/rand/v2"
+	"runtime"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/projection"
+	"github.com/sessionlog/sessionlog/replay"
+)
+
+// guardedLog is a memLog that fails the test when two of its reads run at
+// once (a read nested in another's yield does not: the other waits), and
+// whose reads fail with errBroken at event failAt (when >= 0).
+type guardedLog struct {
+	*memLog
+	t      *testing.T
+	busy   atomic.Bool
+	failAt int64
+}
+
+var errBroken = errors.New("broken read")
+
+func (g *guardedLog) Read(ctx context.Context, from, to int64) iter.Seq2[eventlog.Event, error] {
+	return func(yield func(eventlog.Event, error) bool) {
+		enter := func() {
+			if !g.busy.CompareAndSwap(false, true) {
+				g.t.Error("the Source is read from two goroutines at once")
+			}
+		}
+		enter()
+		defer g.busy.Store(false)
+		for ev, err := range g.memLog.Read(ctx, from, to) {
+			if g.failAt >= 0 && ev.Seq == g.failAt {
+				ev, err = eventlog.Event{}, errBroken
+			}
+			g.busy.Store(false)
+			more := yield(ev, err)
+			enter()
+			if !more || err != nil {
+				return
+			}
+		}
+	}
+}
+
+// A replay that reads ahead on a second core finds what one that reads in
+// line finds, on logs with rollbacks (whose restores read the Source: it
+// is never read from two goroutines at once), with a read that fails at
+// any event, and when a budget stops it early.
+func TestReadAheadSameReplay(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 23))
+	for round := range 30 {
+		n := 50 + rng.IntN(1500)
+		script := make([]string, n)
+		for i := range script {
+			script[i] = "e"
+			if i > 0 && rng.IntN(40) == 0 {
+				script[i] = "r" + string(rune('0'+rng.IntN(min(i, 10))))
+			}
+		}
+		log := build(t, script...)
+		for _, failAt := range []int64{-1, int64(rng.IntN(n)), int64(n - 1), 0} {
+			for _, budget := range []int64{0, int64(1 + rng.IntN(n))} {
+				results := map[int][]int64{}
+				var errs []error
+				for _, procs := range []int{1, 2} {
+					prev := runtime.GOMAXPROCS(procs)
+					src := &guardedLog{memLog: log, t: t, failAt: failAt}
+					p := &seqs{}
+					_, err := replay.Replay(context.Background(), src, []projection.Projection{p}, replay.WithBudget(replay.Budget{Events: budget}))
+					runtime.GOMAXPROCS(prev)
+					results[procs] = p.got()
+					errs = append(errs, err)
+				}
+				require.Equal(t, results[1], results[2], "round %d, failing at %d, budget %d", round, failAt, budget)
+				require.Equal(t, errs[0] == nil, errs[1] == nil)
+				if errs[0] != nil {
+					require.Equal(t, errs[0].Error(), errs[1].Error())
+				}
+				if failAt >= 0 && (budget == 0 || budget > failAt) {
+					require.ErrorIs(t, errs[1], errBroken)
+				}
+			}
+		}
+	}
+}
