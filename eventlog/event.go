@@ -137,6 +137,13 @@ func intLen(v int64) int {
 func AppendCanon(dst []byte, e Event) []byte {
 	dst = append(dst, `{"seq":`...)
 	dst = strconv.AppendInt(dst, e.Seq, 10)
+	return AppendCanonTail(dst, e)
+}
+
+// AppendCanonTail appends the bytes of canon(e) that follow its seq,
+// ,"type":"T","time":MS,"data":D} — what a writer can build of an unpacked
+// row before the row's seq is known: canon(e) is {"seq":S then these.
+func AppendCanonTail(dst []byte, e Event) []byte {
 	dst = append(dst, `,"type":"`...)
 	dst = append(dst, e.Type...)
 	dst = append(dst, `","time":`...)

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash"
+	"strconv"
 	"strings"
 )
 
@@ -130,6 +131,19 @@ func (d *Digest) Add(e Event) {
 	d.h.Write(d.buf)
 	d.next = e.Seq + 1
 }
+
+// AddTail hashes the event with seq seq, the next one of the log, whose
+// canon bytes after its seq are tail (AppendCanonTail): the same as Add,
+// without encoding the event again.
+func (d *Digest) AddTail(seq int64, tail []byte) {
+	d.buf = strconv.AppendInt(append(d.buf[:0], `{"seq":`...), seq, 10)
+	d.h.Write(d.buf)
+	d.h.Write(tail)
+	d.h.Write(newline)
+	d.next = seq + 1
+}
+
+var newline = []byte{'\n'}
 
 // Next returns the seq of the next event the digest expects: the events
 // it covers are 0..Next-1.

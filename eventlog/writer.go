@@ -36,6 +36,12 @@ func NewEncoder(packTypes []string) *Encoder {
 	return e
 }
 
+// Packs reports whether e goes into a packed row when it stands in a run
+// of its type: its type is packed, and its data nest shallow enough for a
+// packed row (MaxDepth). AppendRows packs a run of such events, and writes
+// every other event as a row of its own (AppendCanon and '\n').
+func (enc *Encoder) Packs(e Event) bool { return enc.pack[e.Type] && packable(e) }
+
 // AppendRows appends the rows holding evs to dst, each ending in '\n'.
 // The events must be valid (Event.Validate), compacted (CompactData), each
 // within RowSize <= MaxRowSize, and carry contiguous seqs; the caller

@@ -41,60 +41,7 @@ import (
 func BenchmarkAppend(b *testing.B) {
 	data := json.RawMessage(`{"text":"a streamed delta of about one hundred bytes, as an assistant chunk would carry it...."}`)
 	ev := eventlog.Event{Type: "assistant/chunk", Time: 1764450000000, Data: data}
-	for _, appenders := range []int{1, 8, 64, 256} {
-		for _, noSync := range []bool{false, true} {
-			name := fmt.Sprintf("appenders=%d", appenders)
-			if noSync {
-				name += "/no-fsync"
-			}
-			b.Run(name, func(b *testing.B) {
-				var fsys afero.Fs = afero.NewOsFs()
-				if noSync {
-					fsys = noSyncFs{fsys}
-				}
-				counted := countfs.New(fsys)
-				store := handle.NewFileStore(counted, filepath.Join(b.TempDir(), "s"))
-				ctx := context.Background()
-				h, err := store.Create(ctx)
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer h.Close()
-				synced := counted.Syncs()
-				lat := make([][]time.Duration, appenders)
-				var next atomic.Int64
-				var wg sync.WaitGroup
-				b.ResetTimer()
-				cpu0 := processCPU()
-				for i := range appenders {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						for next.Add(1) <= int64(b.N) {
-							t0 := time.Now()
-							if _, err := h.Append(ctx, ev); err != nil {
-								b.Error(err)
-								return
-							}
-							if err := h.Flush(ctx); err != nil {
-								b.Error(err)
-								return
-							}
-							lat[i] = append(lat[i], time.Since(t0))
-						}
-					}()
-				}
-				wg.Wait()
-				b.StopTimer()
-				reportCPU(b, processCPU()-cpu0)
-				reportLatency(b, slices.Concat(lat...))
-				if syncs := counted.Syncs() - synced; syncs > 0 && !noSync {
-					b.ReportMetric(float64(b.N)/float64(syncs), "events/fsync")
-				}
-				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
-			})
-		}
-	}
+	benchAppenders(b, ev, []int{1, 8, 64, 256})
 	b.Run("bare-write+fdatasync", func(b *testing.B) {
 		f, err := os.OpenFile(filepath.Join(b.TempDir(), "bare.jsonl"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 		if err != nil {
@@ -118,6 +65,78 @@ func BenchmarkAppend(b *testing.B) {
 		reportLatency(b, lat)
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
 	})
+}
+
+// BenchmarkAppendUnpacked is BenchmarkAppend with events of a type that is
+// not packed (tool/call, about 100 bytes): every row is one an appender
+// prepared in its own goroutine, the leader writes them as they are (a
+// chunk run is encoded when it ends: docs/design.md, "Group commit").
+//
+//	go test -run '^$' -bench BenchmarkAppendUnpacked -benchtime 20000x -count 5 ./handle/
+func BenchmarkAppendUnpacked(b *testing.B) {
+	data := json.RawMessage(`{"id":"call_0001","name":"read_file","args":{"path":"internal/server/handlers/session.go"}}`)
+	benchAppenders(b, eventlog.Event{Type: "tool/call", Time: 1764450000000, Data: data}, []int{1, 64, 256})
+}
+
+// benchAppenders runs BenchmarkAppend's appenders=N and
+// appenders=N/no-fsync cases for ev.
+func benchAppenders(b *testing.B, ev eventlog.Event, counts []int) {
+	for _, appenders := range counts {
+		for _, noSync := range []bool{false, true} {
+			name := fmt.Sprintf("appenders=%d", appenders)
+			if noSync {
+				name += "/no-fsync"
+			}
+			b.Run(name, func(b *testing.B) { benchAppend(b, ev, appenders, noSync) })
+		}
+	}
+}
+
+func benchAppend(b *testing.B, ev eventlog.Event, appenders int, noSync bool) {
+	var fsys afero.Fs = afero.NewOsFs()
+	if noSync {
+		fsys = noSyncFs{fsys}
+	}
+	counted := countfs.New(fsys)
+	store := handle.NewFileStore(counted, filepath.Join(b.TempDir(), "s"))
+	ctx := context.Background()
+	h, err := store.Create(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h.Close()
+	synced := counted.Syncs()
+	lat := make([][]time.Duration, appenders)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	cpu0 := processCPU()
+	for i := range appenders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for next.Add(1) <= int64(b.N) {
+				t0 := time.Now()
+				if _, err := h.Append(ctx, ev); err != nil {
+					b.Error(err)
+					return
+				}
+				if err := h.Flush(ctx); err != nil {
+					b.Error(err)
+					return
+				}
+				lat[i] = append(lat[i], time.Since(t0))
+			}
+		}()
+	}
+	wg.Wait()
+	b.StopTimer()
+	reportCPU(b, processCPU()-cpu0)
+	reportLatency(b, slices.Concat(lat...))
+	if syncs := counted.Syncs() - synced; syncs > 0 && !noSync {
+		b.ReportMetric(float64(b.N)/float64(syncs), "events/fsync")
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
 }
 
 // reportCPU reports the CPU time used per event, when it was measured.
@@ -205,5 +224,79 @@ func BenchmarkTree(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkForkDigest measures a fork's first LogDigest (what its first
+// checkpoint needs), cold: a new store on the folder (nothing in memory),
+// the parent of n ~100-byte events closed by its writer, with a checkpoint
+// every 100 events. at=last forks at the parent's last seq; at=after-cp+50
+// forks 50 events after a checkpoint in the middle of the log. B-read/op is
+// what the fork, its digest and its Close read from the store's files:
+// it must not grow with n (docs/design.md, "Digests").
+//
+//	go test -run '^$' -bench BenchmarkForkDigest -benchtime 20x -count 5 ./handle/
+func BenchmarkForkDigest(b *testing.B) {
+	ctx := context.Background()
+	data := json.RawMessage(`{"text":"a streamed delta of about one hundred bytes, as an assistant chunk would carry it...."}`)
+	for _, n := range []int{10_000, 100_000} {
+		dir := filepath.Join(b.TempDir(), "s")
+		counted := countfs.New(afero.NewOsFs())
+		h, err := handle.NewFileStore(counted, dir).Create(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for h.Seq()+1 < int64(n) {
+			evs := make([]eventlog.Event, 99)
+			for i := range evs {
+				evs[i] = eventlog.Event{Type: "tool/result", Time: 1764450000000, Data: data}
+			}
+			if _, err := h.Append(ctx, evs...); err != nil {
+				b.Fatal(err)
+			}
+			d, _, err := h.LogDigest(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := h.Append(ctx, eventlog.Event{Type: eventlog.TypeCheckpoint, Data: json.RawMessage(`{"log":"` + d + `"}`)}); err != nil {
+				b.Fatal(err)
+			}
+			if err := h.Flush(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+		last := h.Seq()
+		if err := h.Close(); err != nil {
+			b.Fatal(err)
+		}
+		for _, at := range []struct {
+			name string
+			seq  int64
+		}{{"last", last}, {"after-cp+50", int64(n/200*100) + 50}} {
+			b.Run(fmt.Sprintf("n=%d/at=%s", n, at.name), func(b *testing.B) {
+				var read int64
+				for range b.N {
+					store := handle.NewFileStore(counted, dir)
+					before := counted.BytesRead()
+					f, err := store.Fork(ctx, h.ID(), at.seq)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if _, next, err := f.LogDigest(ctx); err != nil || next != at.seq+1 {
+						b.Fatal(next, err)
+					}
+					if err := f.Close(); err != nil {
+						b.Fatal(err)
+					}
+					b.StopTimer()
+					read += counted.BytesRead() - before
+					if err := store.Delete(ctx, f.ID()); err != nil {
+						b.Fatal(err)
+					}
+					b.StartTimer()
+				}
+				b.ReportMetric(float64(read)/float64(b.N), "B-read/op")
+			})
+		}
 	}
 }

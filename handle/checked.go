@@ -254,41 +254,41 @@ func (s *FileStore) checkLog(ctx context.Context, loc location, f afero.File, id
 	return sc, nil
 }
 
-// ownScan returns what a full check of h's log would find: where its
+// ownScan returns what a full check of b's log would find: where its
 // flushed rows end, the seq after the last durable event. Callers hold mu.
-func (h *fileHandle) ownScan() scanResult {
-	return scanResult{hdr: h.hdr, end: h.size, next: h.durable + 1, index: slices.Clone(h.index), lastFrame: h.lastFrame}
+func (b *fileBackend) ownScan() scanResult {
+	return scanResult{hdr: b.hdr, end: b.size, next: b.next, index: slices.Clone(b.index), lastFrame: b.lastFrame}
 }
 
-// saveOwnChecked saves the checked record of the log h wrote (sc, from
+// saveOwnChecked saves the checked record of the log b wrote (sc, from
 // ownScan), so that the next open need not read it. Called by Close after
-// the last flush and the tail frame, once h's file is closed (closing a
+// the last flush and the tail frame, once b's file is closed (closing a
 // file may set its modification time) and with the lock still held.
-func (h *fileHandle) saveOwnChecked(ctx context.Context, sc scanResult) {
-	if h.cutTorn || h.store.cfg.compactOnClose && h.wrote {
+func (b *fileBackend) saveOwnChecked(ctx context.Context, sc scanResult) {
+	if b.cutTorn || b.store.cfg.compactOnClose && b.wrote {
 		return // the file still ends in a torn tail, or was rewritten
 	}
-	f, err := h.store.openLog(location{path: h.path, enc: h.enc}, os.O_RDONLY)
+	f, err := b.store.openLog(location{path: b.path, enc: b.enc}, os.O_RDONLY)
 	if err != nil {
 		return
 	}
 	defer f.Close()
-	h.store.saveChecked(ctx, h.hdr.ID, f, nil, sc)
+	b.store.saveChecked(ctx, b.hdr.ID, f, nil, sc)
 }
 
 // checkedDue reports whether a zstd writer's checked record is due for a
-// refresh after a flush of n bytes in frames frames (of events events), so
-// that a Stat while the writer runs walks a bounded number of frames (see
-// checkedStride). Called by the leader with mu held.
-func (h *fileHandle) checkedDue(n, frames, events int) bool {
-	if h.enc.z == nil || events == 0 {
+// refresh after a flush of n bytes in frames frames, so that a Stat while
+// the writer runs walks a bounded number of frames (see checkedStride).
+// Callers hold mu.
+func (b *fileBackend) checkedDue(n, frames int) bool {
+	if b.enc.z == nil {
 		return false
 	}
-	h.sinceChecked[0] += int64(n)
-	h.sinceChecked[1] += int64(frames)
-	if h.sinceChecked[0] < checkedStride && h.sinceChecked[1] < checkedFrames {
+	b.sinceChecked[0] += int64(n)
+	b.sinceChecked[1] += int64(frames)
+	if b.sinceChecked[0] < checkedStride && b.sinceChecked[1] < checkedFrames {
 		return false
 	}
-	h.sinceChecked = [2]int64{}
+	b.sinceChecked = [2]int64{}
 	return true
 }

@@ -2,6 +2,7 @@ package handle
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -66,6 +67,7 @@ func (s *FileStore) CreateFrom(ctx context.Context, events iter.Seq2[eventlog.Ev
 		s.fs.Remove(path)
 		return Info{}, fmt.Errorf("handle: create %q: sync folder: %w", path, err)
 	}
+	s.saveCreatedDigest(ctx, id, check)
 	s.cfg.log.Debug("session created from events", "id", id, "path", path, "encoding", enc.name, "events", check.next-hdr.FirstSeq())
 	// Told, not read back: once the session exists CreateFrom must not fail.
 	return check.info(Info{ID: id, Path: path, Encoding: enc.name, Header: hdr, SizeBytes: size}), nil
@@ -84,6 +86,23 @@ func (s *FileStore) absent(ctx context.Context, id string) error {
 	return fmt.Errorf("%w: %s in %q", ErrExists, id, s.dir)
 }
 
+// saveCreatedDigest saves the digest c computed over the new session's
+// log, as a writer's Close does: its first checkpoint then hashes nothing
+// again. A failure costs that one pass.
+func (s *FileStore) saveCreatedDigest(ctx context.Context, id string, c *eventCheck) {
+	if c.dig == nil || c.index == 0 {
+		return
+	}
+	state, err := c.dig.MarshalBinary()
+	if err != nil {
+		return
+	}
+	b, _ := json.Marshal(savedDigest{Next: c.dig.Next(), Last: canonSum(c.last), State: state})
+	if err := s.PutDerived(ctx, id, digestKey, b); err != nil {
+		s.cfg.log.Debug("saving the digest state failed", "id", id, "err", err)
+	}
+}
+
 // digestAt returns the running digest of the logical log of parent p.ID
 // up to and including seq p.Seq: where a fork at p starts its own.
 func (s *FileStore) digestAt(ctx context.Context, p eventlog.Parent) (*eventlog.Digest, error) {
@@ -92,7 +111,7 @@ func (s *FileStore) digestAt(ctx context.Context, p eventlog.Parent) (*eventlog.
 		return nil, fmt.Errorf("handle: the digest of parent %s at seq %d: %w", p.ID, p.Seq, err)
 	}
 	defer h.Close()
-	return h.(*fileHandle).digestUpTo(ctx, p.Seq)
+	return h.(*core).digestUpTo(ctx, p.Seq, 0)
 }
 
 // eventCheck checks the events of a log written whole (CreateFrom) as
@@ -159,7 +178,7 @@ func (c *eventCheck) check(e eventlog.Event) (eventlog.Event, error) {
 		}
 	}
 	batch := [1]eventlog.Event{e}
-	dig, err := checkReserved(c.path, batch[:], c.dig, e.Type == eventlog.TypeCheckpoint)
+	dig, err := checkReserved(c.path, batch[:], nil, c.dig, e.Type == eventlog.TypeCheckpoint, nil)
 	if err != nil {
 		var ee *EventError
 		if errors.As(err, &ee) {

@@ -1,17 +1,24 @@
 package handle
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/sessionlog/sessionlog/eventlog"
 )
 
-// digestKey is the derived-cache key of a session's saved digest state.
-const digestKey = "digest"
+// digestKey is the derived-cache key of a session's saved digest state;
+// digestsKey holds the states at its checkpoints (maxMarks at most).
+const (
+	digestKey  = "digest"
+	digestsKey = "digests"
+	maxMarks   = 256
+)
 
 // savedDigest is the running digest's state at seq Next, saved beside the
 // log so that a writer that reopens continues it without hashing the log
@@ -32,7 +39,7 @@ func canonSum(e eventlog.Event) string {
 // far and the seq of the next event: the digest a checkpoint appended next
 // must carry. The first call may read the log (from a saved state, or once
 // from the start); afterwards Append keeps the digest current.
-func (h *fileHandle) LogDigest(ctx context.Context) (string, int64, error) {
+func (h *core) LogDigest(ctx context.Context) (string, int64, error) {
 	if err := h.initDigest(ctx); err != nil {
 		return "", 0, err
 	}
@@ -44,21 +51,21 @@ func (h *fileHandle) LogDigest(ctx context.Context) (string, int64, error) {
 	return h.dig.String(), h.dig.Next(), nil
 }
 
-// initDigest builds the running digest if it is not there yet: from the
-// saved state when it matches the log, else from the first event. Events
-// appended meanwhile are caught up before it is installed.
-func (h *fileHandle) initDigest(ctx context.Context) error {
+// initDigest builds the running digest if it is not there yet (see
+// digestUpTo). Events appended meanwhile are caught up before it is
+// installed.
+func (h *core) initDigest(ctx context.Context) error {
 	h.digMu.Lock()
 	defer h.digMu.Unlock()
 	h.mu.Lock()
-	ready := h.dig != nil
+	ready, next := h.dig != nil, h.next
 	h.mu.Unlock()
 	if ready {
 		return nil
 	}
-	d := h.loadDigest(ctx)
-	if d == nil {
-		d = eventlog.NewDigest()
+	d, err := h.digestUpTo(ctx, next-1, 0)
+	if err != nil {
+		return err
 	}
 	for {
 		h.mu.Lock()
@@ -69,31 +76,99 @@ func (h *fileHandle) initDigest(ctx context.Context) error {
 		}
 		next := h.next
 		h.mu.Unlock()
-		for e, err := range h.Read(ctx, d.Next(), next-1) {
-			if err != nil {
-				return fmt.Errorf("handle: computing the log digest of %q: %w", h.path, err)
-			}
-			d.Add(e)
-		}
-		if d.Next() < next {
-			return fmt.Errorf("handle: computing the log digest of %q: the log ends at seq %d, before %d", h.path, d.Next(), next)
+		if err := h.digestOn(ctx, d, next-1); err != nil {
+			return err
 		}
 	}
 }
 
 // digestUpTo returns the running digest of the logical log up to and
-// including seq upto: from the saved state when it matches the log and
-// does not pass upto, else from the first event.
-func (h *fileHandle) digestUpTo(ctx context.Context, upto int64) (*eventlog.Digest, error) {
-	d := h.loadDigest(ctx)
-	if d == nil || d.Next() > upto+1 {
-		d = eventlog.NewDigest()
+// including seq upto. It starts from the latest saved state at or before
+// upto that matches the log (the one a writer's Close saved, or one kept
+// at a checkpoint); a fork with none starts from its parent's digest at
+// the fork point, found the same way; only then from the first event. So
+// a fork at its parent's last seq costs what reading one state and one
+// event does, and one at an earlier seq what hashing the events since the
+// nearest checkpoint before it does.
+func (h *core) digestUpTo(ctx context.Context, upto int64, depth int) (*eventlog.Digest, error) {
+	for _, sd := range h.savedStates(ctx, upto) {
+		d, err := h.digestFrom(ctx, sd, upto)
+		if err != nil || d != nil {
+			return d, err
+		}
 	}
+	d := eventlog.NewDigest()
+	if p := h.hdr.Parent; p != nil && p.Mode == eventlog.ModeFork {
+		if depth >= maxForkDepth {
+			return nil, tooDeep(h.path, *p)
+		}
+		ph, err := h.parentHandle(ctx, *p)
+		if err != nil {
+			return nil, err
+		}
+		if d, err = ph.digestUpTo(ctx, min(upto, p.Seq), depth+1); err != nil {
+			return nil, err
+		}
+	}
+	if err := h.digestOn(ctx, d, upto); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// digestOn adds the events d.Next()..upto to d.
+func (h *core) digestOn(ctx context.Context, d *eventlog.Digest, upto int64) error {
 	for e, err := range h.Read(ctx, d.Next(), upto) {
 		if err != nil {
-			return nil, fmt.Errorf("handle: computing the log digest of %q: %w", h.path, err)
+			return fmt.Errorf("handle: computing the log digest of %q: %w", h.path, err)
 		}
 		d.Add(e)
+	}
+	if d.Next() != upto+1 {
+		return fmt.Errorf("handle: computing the log digest of %q: the log ends at seq %d, before %d", h.path, d.Next()-1, upto)
+	}
+	return nil
+}
+
+// savedStates returns the saved digest states at or before seq upto
+// (Next <= upto+1), latest first: the one a writer's Close saved and those
+// kept at checkpoints.
+func (h *core) savedStates(ctx context.Context, upto int64) []savedDigest {
+	cands := h.loadMarks(ctx)
+	if b, err := h.store.GetDerived(ctx, h.hdr.ID, digestKey); err == nil {
+		var sd savedDigest
+		if json.Unmarshal(b, &sd) == nil {
+			cands = append(cands, sd)
+		}
+	}
+	cands = slices.DeleteFunc(cands, func(sd savedDigest) bool { return sd.Next <= 0 || sd.Next > upto+1 })
+	slices.SortFunc(cands, func(a, b savedDigest) int { return cmp.Compare(b.Next, a.Next) })
+	return cands
+}
+
+// digestFrom returns the digest up to and including upto, from the saved
+// state sd, in one read from sd's last event; nil when sd does not match
+// the log (its event Next-1 is not there, the same).
+func (h *core) digestFrom(ctx context.Context, sd savedDigest, upto int64) (*eventlog.Digest, error) {
+	d := eventlog.NewDigest()
+	if d.UnmarshalBinary(sd.State) != nil || d.Next() != sd.Next {
+		return nil, nil
+	}
+	matched := false
+	for e, err := range h.Read(ctx, sd.Next-1, upto) {
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("handle: computing the log digest of %q: %w", h.path, err)
+		case !matched && canonSum(e) != sd.Last:
+			return nil, nil
+		case !matched:
+			matched = true
+		default:
+			d.Add(e)
+		}
+	}
+	if !matched {
+		return nil, nil
 	}
 	if d.Next() != upto+1 {
 		return nil, fmt.Errorf("handle: computing the log digest of %q: the log ends at seq %d, before %d", h.path, d.Next()-1, upto)
@@ -101,44 +176,43 @@ func (h *fileHandle) digestUpTo(ctx context.Context, upto int64) (*eventlog.Dige
 	return d, nil
 }
 
-// loadDigest returns the saved digest state if it matches the log, else
-// nil.
-func (h *fileHandle) loadDigest(ctx context.Context) *eventlog.Digest {
-	b, err := h.store.GetDerived(ctx, h.hdr.ID, digestKey)
+// loadMarks returns the digest states kept at the session's checkpoints,
+// oldest first (nil when there are none, or they do not read).
+func (h *core) loadMarks(ctx context.Context) []savedDigest {
+	b, err := h.store.GetDerived(ctx, h.hdr.ID, digestsKey)
 	if err != nil {
 		return nil
 	}
-	var sd savedDigest
-	if json.Unmarshal(b, &sd) != nil || sd.Next <= 0 || sd.Next > h.Seq()+1 {
+	var marks []savedDigest
+	if json.Unmarshal(b, &marks) != nil {
 		return nil
 	}
-	var last *eventlog.Event
-	for e, err := range h.Read(ctx, sd.Next-1, sd.Next-1) {
-		if err != nil {
-			return nil
-		}
-		last = &e
-	}
-	if last == nil || canonSum(*last) != sd.Last {
-		return nil
-	}
-	d := eventlog.NewDigest()
-	if d.UnmarshalBinary(sd.State) != nil || d.Next() != sd.Next {
-		return nil
-	}
-	return d
+	return marks
 }
 
-// saveDigest keeps the running digest's state in the derived cache; a
-// failure only costs a later writer one pass over the log.
-func (h *fileHandle) saveDigest(ctx context.Context) {
+// mark returns the saved state of d, which has just added the checkpoint
+// e.
+func mark(e eventlog.Event, d *eventlog.Digest) savedDigest {
+	state, _ := d.MarshalBinary()
+	return savedDigest{Next: e.Seq + 1, Last: canonSum(e), State: state}
+}
+
+// saveDigest keeps the running digest's state in the derived cache, and
+// the states at the checkpoints this handle appended; a failure only costs
+// a later writer (or fork) hashing part of the log again.
+func (h *core) saveDigest(ctx context.Context) {
 	h.mu.Lock()
+	marks := h.marks
+	h.marks = nil
 	if h.dig == nil || h.dig.Next() == 0 {
 		h.mu.Unlock()
 		return
 	}
 	d := h.dig.Clone()
 	h.mu.Unlock()
+	if len(marks) > 0 {
+		h.saveMarks(ctx, marks)
+	}
 	var last *eventlog.Event
 	for e, err := range h.Read(ctx, d.Next()-1, d.Next()-1) {
 		if err != nil {
@@ -152,7 +226,32 @@ func (h *fileHandle) saveDigest(ctx context.Context) {
 	}
 	b, _ := json.Marshal(savedDigest{Next: d.Next(), Last: canonSum(*last), State: state})
 	if err := h.store.PutDerived(ctx, h.hdr.ID, digestKey, b); err != nil {
-		h.store.cfg.log.Debug("saving the digest state failed", "path", h.path, "err", err)
+		h.log.Debug("saving the digest state failed", "path", h.path, "err", err)
+	}
+}
+
+// saveMarks adds marks (states at checkpoints, oldest first) to those kept
+// for the session: the kept ones past the first of marks are another
+// log's (it was cut and written again) and go. Past maxMarks, every other
+// state of the older half goes: forks far back cost more hashing, the
+// derived file stays small.
+func (h *core) saveMarks(ctx context.Context, marks []savedDigest) {
+	kept := h.loadMarks(ctx)
+	kept = slices.DeleteFunc(kept, func(m savedDigest) bool { return m.Next >= marks[0].Next })
+	kept = append(kept, marks...)
+	for len(kept) > maxMarks {
+		half := len(kept) / 2
+		thin := kept[:0:0]
+		for i, m := range kept[:half] {
+			if i%2 == 0 {
+				thin = append(thin, m)
+			}
+		}
+		kept = append(thin, kept[half:]...)
+	}
+	b, _ := json.Marshal(kept)
+	if err := h.store.PutDerived(ctx, h.hdr.ID, digestsKey, b); err != nil {
+		h.log.Debug("saving the checkpoints' digest states failed", "path", h.path, "err", err)
 	}
 }
 
@@ -160,8 +259,12 @@ func (h *fileHandle) saveDigest(ctx context.Context) {
 // assigned (docs/format.md §7): a rollback's "to" below its own seq, a checkpoint's
 // log digest equal to the digest of everything before it. It returns the
 // digest to install after the batch; dig is the digest before it (nil when
-// not yet known: checkpoints are then checked when it is built).
-func checkReserved(path string, batch []eventlog.Event, dig *eventlog.Digest, hasCheckpoint bool) (*eventlog.Digest, error) {
+// not yet known: checkpoints are then checked when it is built). tails,
+// when not nil, holds the canon bytes after its seq of each event that is
+// not packed (see prepareBatch), which the digest hashes without encoding
+// the event again. The state after each checkpoint is added to marks, when
+// not nil.
+func checkReserved(path string, batch []eventlog.Event, tails [][]byte, dig *eventlog.Digest, hasCheckpoint bool, marks *[]savedDigest) (*eventlog.Digest, error) {
 	for i, e := range batch {
 		if e.Type == eventlog.TypeRollback {
 			rb, _ := eventlog.ParseRollback(e.Data) // parsed in prepare
@@ -185,7 +288,14 @@ func checkReserved(path string, batch []eventlog.Event, dig *eventlog.Digest, ha
 				return nil, &EventError{Path: path, Index: i, Seq: e.Seq, Err: fmt.Errorf("%w: %w", ErrInvalidEvent, err)}
 			}
 		}
-		d.Add(e)
+		if tails != nil && tails[i] != nil {
+			d.AddTail(e.Seq, tails[i])
+		} else {
+			d.Add(e)
+		}
+		if e.Type == eventlog.TypeCheckpoint && marks != nil {
+			*marks = append(*marks, mark(e, d))
+		}
 	}
 	return d, nil
 }

@@ -39,6 +39,14 @@
 // derived cache, and a tail that would drop a seq below it (or below the
 // saved digest state's) is a *CorruptError instead.
 //
+// # Stores and the write core
+//
+// Store is everything a caller asks of a store (the file store here, the
+// JetStream store in handle/jetstream). Every store's handles are one
+// write core (NewHandle) over a Backend the store supplies for the open
+// session: the core keeps all a Handle promises, the backend only stores
+// and reads rows and holds the writer.
+//
 // # Concurrency
 //
 // Stores and handles are safe for concurrent use. One writer per session

@@ -78,21 +78,30 @@ func (e *EventError) Error() string {
 // Unwrap returns the reason.
 func (e *EventError) Unwrap() error { return e.Err }
 
-// PoisonedError is returned by every call on a handle after a write or
-// fsync failed: what is on disk is no longer known, so the handle refuses
-// to go on. Reopening the session recovers from what is on disk.
+// PoisonedError is returned by every call on a handle after a flush
+// failed — a write or fsync error, a log file displaced (ErrDisplaced), a
+// writer's lease lost: what the session holds is no longer known, so the
+// handle refuses to go on. Reopening the session recovers from what is
+// stored.
 type PoisonedError struct {
 	Path string
-	Err  error // the write or fsync error
+	Err  error // why the flush failed
 }
 
 // Error implements error.
 func (e *PoisonedError) Error() string {
-	return fmt.Sprintf("handle: %q: a write or fsync failed, the handle is poisoned (reopen to recover): %v", e.Path, e.Err)
+	return fmt.Sprintf("handle: %q: the handle is poisoned (reopen to recover): %v", e.Path, e.Err)
 }
 
-// Unwrap returns the write or fsync error.
+// Unwrap returns why the flush failed.
 func (e *PoisonedError) Unwrap() error { return e.Err }
+
+// ErrDisplaced: the session's path no longer names the write handle's log
+// file — it was unlinked, renamed or replaced under its writer — so what
+// the handle writes would not be found by a later open of the session. The
+// writer finds it at every flush, before acknowledging it, and is poisoned
+// (a *PoisonedError wrapping it): it acknowledges nothing more.
+var ErrDisplaced = errors.New("handle: the log file is no longer at the session's path")
 
 // ErrDuplicate: a session exists in both encodings with different logical
 // logs (docs/format.md §2); the store refuses it rather than guess.

@@ -30,19 +30,19 @@ type ackedRecord struct {
 	Next int64 `json:"next"`
 }
 
-// saveAcked records that every event before h's next seq is durable, so
+// saveAcked records that every event before b's next seq is durable, so
 // that damage which would pass for a torn tail is found later. It is
 // called by Close after the last flush; a failure only loses evidence.
-func (h *fileHandle) saveAcked(ctx context.Context) {
-	h.mu.Lock()
-	next, wrote := h.durable+1, h.wrote
-	h.mu.Unlock()
-	if !wrote || next <= h.hdr.FirstSeq() {
+func (b *fileBackend) saveAcked(ctx context.Context) {
+	b.mu.Lock()
+	next, wrote := b.next, b.wrote
+	b.mu.Unlock()
+	if !wrote || next <= b.hdr.FirstSeq() {
 		return
 	}
-	b, _ := json.Marshal(ackedRecord{Next: next})
-	if err := h.store.PutDerived(ctx, h.hdr.ID, ackedKey, b); err != nil {
-		h.store.cfg.log.Debug("saving the acknowledged seq failed", "path", h.path, "err", err)
+	bs, _ := json.Marshal(ackedRecord{Next: next})
+	if err := b.store.PutDerived(ctx, b.hdr.ID, ackedKey, bs); err != nil {
+		b.store.cfg.log.Debug("saving the acknowledged seq failed", "path", b.path, "err", err)
 	}
 }
 

@@ -17,10 +17,10 @@ import (
 // ParseFileName reads a store file name: <ID>.jsonl (raw) or
 // <ID>.jsonl.zst (zstd). ok is false for any other name.
 func ParseFileName(name string) (id, encoding string, ok bool) {
-	if id, found := strings.CutSuffix(name, zstExt); found && checkID(id) == nil {
+	if id, found := strings.CutSuffix(name, zstExt); found && CheckID(id) == nil {
 		return id, EncodingZstd, true
 	}
-	if id, found := strings.CutSuffix(name, rawExt); found && checkID(id) == nil {
+	if id, found := strings.CutSuffix(name, rawExt); found && CheckID(id) == nil {
 		return id, EncodingRaw, true
 	}
 	return "", "", false
@@ -95,10 +95,7 @@ func (s *FileStore) OpenPath(ctx context.Context, path string) (Handle, error) {
 		f.Close()
 		return nil, err
 	}
-	h := newFileHandle(s, loc.enc, sc.hdr, path, f, nil, sc.end, sc.index)
-	h.next, h.durable = sc.next, sc.next-1
-	h.recovery = Recovery{Torn: sc.torn}
-	return h, nil
+	return s.handle(newFileBackend(s, loc.enc, sc.hdr, path, f, nil, sc.end, sc.next, sc.index), Recovery{Torn: sc.torn}), nil
 }
 
 // StatPath describes the log file at path, as Stat does for a session of

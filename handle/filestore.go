@@ -77,20 +77,13 @@ func (s *FileStore) Dir() string { return s.dir }
 // Fs returns the store's file system.
 func (s *FileStore) Fs() afero.Fs { return s.fs }
 
-func checkID(id string) error {
-	if !eventlog.ValidID(id) {
-		return fmt.Errorf("%w: %q (want 26 upper-case Crockford base32 characters)", ErrInvalidID, id)
-	}
-	return nil
-}
-
 // Path returns the file that holds session id: the existing one, or for a
 // session that does not exist, where a raw log would be. It fails with
 // ErrInvalidID for an ID that is not an upper-case ULID, so no path is ever
 // built from other text, and with ErrDuplicate, ErrNotRegular (or an I/O
 // error) when the session exists but the store would refuse to open it.
 func (s *FileStore) Path(id string) (string, error) {
-	if err := checkID(id); err != nil {
+	if err := CheckID(id); err != nil {
 		return "", err
 	}
 	loc, err := s.locate(context.Background(), id)
@@ -156,34 +149,34 @@ func (s *FileStore) Create(ctx context.Context, opts ...CreateOption) (Handle, e
 		return abandon(err)
 	}
 	s.cfg.log.Debug("session created", "id", id, "path", path, "encoding", enc.name)
-	h := newFileHandle(s, enc, hdr, path, f, lock, int64(len(data)), nil)
-	h.lastFrame = [2]int64{0, int64(len(data))}
-	return h, nil
+	b := newFileBackend(s, enc, hdr, path, f, lock, int64(len(data)), hdr.FirstSeq(), nil)
+	b.lastFrame = [2]int64{0, int64(len(data))}
+	return s.handle(b, Recovery{}), nil
 }
 
 // newSession applies the options of a Create or CreateFrom: the new
 // session's header and encoding, its ID checked and its parent found to
 // hold the fork or spawn point, durably.
 func (s *FileStore) newSession(ctx context.Context, opts []CreateOption) (eventlog.Header, *encoding, error) {
-	cc := createConfig{encoding: s.cfg.encoding}
-	for _, o := range opts {
-		o(&cc)
-	}
-	id := cc.id
-	if !cc.idSet {
+	cc := ResolveCreate(opts...)
+	id := cc.ID
+	if !cc.IDSet {
 		var err error
 		if id, err = s.newID(); err != nil {
 			return eventlog.Header{}, nil, err
 		}
 	}
-	if err := checkID(id); err != nil {
+	if err := CheckID(id); err != nil {
 		return eventlog.Header{}, nil, err
 	}
-	enc, err := s.encodingNamed(cc.encoding)
+	if cc.Encoding == "" {
+		cc.Encoding = s.cfg.encoding
+	}
+	enc, err := s.encodingNamed(cc.Encoding)
 	if err != nil {
 		return eventlog.Header{}, nil, err
 	}
-	if p := cc.parent; p != nil {
+	if p := cc.Parent; p != nil {
 		info, err := s.Stat(ctx, p.ID)
 		if err != nil {
 			return eventlog.Header{}, nil, fmt.Errorf("handle: create with parent %s: %w", p.ID, err)
@@ -198,10 +191,10 @@ func (s *FileStore) newSession(ctx context.Context, opts []CreateOption) (eventl
 		}
 	}
 	hdr := eventlog.NewHeader(id, s.cfg.now().UnixMilli())
-	if cc.createdAt != nil {
-		hdr.CreatedAt = *cc.createdAt
+	if cc.CreatedAt != nil {
+		hdr.CreatedAt = *cc.CreatedAt
 	}
-	hdr.Labels, hdr.Parent = cc.labels, cc.parent
+	hdr.Labels, hdr.Parent = cc.Labels, cc.Parent
 	return hdr, enc, nil
 }
 
@@ -349,7 +342,7 @@ func (s *FileStore) locate(ctx context.Context, id string) (location, error) {
 
 // existing returns where session id is, or ErrNotFound.
 func (s *FileStore) existing(ctx context.Context, id string) (location, error) {
-	if err := checkID(id); err != nil {
+	if err := CheckID(id); err != nil {
 		return location{}, err
 	}
 	return s.locate(ctx, id)
@@ -379,7 +372,7 @@ func (s *FileStore) Open(ctx context.Context, id string, mode Mode) (Handle, err
 	return h, err
 }
 
-func (s *FileStore) open(ctx context.Context, id string, flag int, lock writerLock) (*fileHandle, error) {
+func (s *FileStore) open(ctx context.Context, id string, flag int, lock writerLock) (Handle, error) {
 	loc, err := s.locate(ctx, id) // again: under the lock, a convert may have run
 	if err != nil {
 		return nil, err
@@ -419,15 +412,13 @@ func (s *FileStore) open(ctx context.Context, id string, flag int, lock writerLo
 		f.Close()
 		return nil, err
 	}
-	h := newFileHandle(s, loc.enc, sc.hdr, loc.path, f, lock, sc.end, sc.index)
-	h.next, h.durable = sc.next, sc.next-1
-	h.lastFrame = sc.lastFrame
-	h.recovery = Recovery{Torn: sc.torn}
-	h.cutTorn = sc.torn != nil && lock != nil
+	b := newFileBackend(s, loc.enc, sc.hdr, loc.path, f, lock, sc.end, sc.next, sc.index)
+	b.lastFrame = sc.lastFrame
+	b.cutTorn = sc.torn != nil && lock != nil
 	if sc.torn != nil {
 		s.cfg.log.Info("torn tail found", "path", loc.path, "offset", sc.torn.Offset, "bytes", sc.torn.Bytes)
 	}
-	return h, nil
+	return s.handle(b, Recovery{Torn: sc.torn}), nil
 }
 
 // removeDurably removes a file and fsyncs its folder.
@@ -534,10 +525,7 @@ func infoOf(id string, loc location, size int64, t eventlog.Tail) Info {
 
 // List describes the store's sessions, newest first. See Store.List.
 func (s *FileStore) List(ctx context.Context, opts ...ListOption) ([]Info, error) {
-	var lc listConfig
-	for _, o := range opts {
-		o(&lc)
-	}
+	lc := ResolveList(opts...)
 	entries, err := afero.ReadDir(s.fs, s.dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -564,13 +552,13 @@ func (s *FileStore) List(ctx context.Context, opts ...ListOption) ([]Info, error
 		switch {
 		case errors.Is(err, ErrNotFound):
 			continue // deleted meanwhile
-		case err != nil && lc.broken != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded):
-			lc.broken(id, err)
+		case err != nil && lc.Broken() != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded):
+			lc.Broken()(id, err)
 			continue
 		case err != nil:
 			return nil, err
 		}
-		if lc.match(info.Header) {
+		if lc.Match(info.Header) {
 			out = append(out, info)
 		}
 	}
@@ -586,18 +574,14 @@ func (s *FileStore) List(ctx context.Context, opts ...ListOption) ([]Info, error
 // deleted too) is given. Child sessions do not depend on their parent: they
 // outlive it, and the tree reports the parent as gone.
 func (s *FileStore) Delete(ctx context.Context, id string, opts ...DeleteOption) error {
-	var dc deleteConfig
-	for _, o := range opts {
-		o(&dc)
-	}
-	return s.delete(ctx, id, dc, map[string]bool{})
+	return s.delete(ctx, id, ResolveDelete(opts...), map[string]bool{})
 }
 
-func (s *FileStore) delete(ctx context.Context, id string, dc deleteConfig, visited map[string]bool) error {
+func (s *FileStore) delete(ctx context.Context, id string, dp DeleteParams, visited map[string]bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := checkID(id); err != nil {
+	if err := CheckID(id); err != nil {
 		return err
 	}
 	if _, err := s.existing(ctx, id); err != nil {
@@ -618,8 +602,8 @@ func (s *FileStore) delete(ctx context.Context, id string, dc deleteConfig, visi
 	if err != nil {
 		return err
 	}
-	err = HandleDependents(id, deps, DeleteParams{Detach: dc.detach, Cascade: dc.cascade},
-		func(dep string) error { return s.delete(ctx, dep, dc, visited) },
+	err = HandleDependents(id, deps, dp,
+		func(dep string) error { return s.delete(ctx, dep, dp, visited) },
 		func(dep string) error { return s.Detach(ctx, dep) })
 	if err != nil {
 		return err

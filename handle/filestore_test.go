@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/spf13/afero"
@@ -54,6 +55,9 @@ func fileHarness(t *testing.T, base afero.Fs, dir, encoding string) storetest.Ha
 		BytesRead: fsys.BytesRead,
 		Lose: func(t *testing.T, id string) {
 			require.NoError(t, base.Remove(path(t, id)))
+		},
+		WithPolicy: func(_ *testing.T, p handle.FlushPolicy, ticks chan time.Time) handle.Store {
+			return handle.NewFileStore(fsys, dir, handle.WithEncoding(encoding), handle.WithFlushPolicy(p), handle.WithTicker(ticks))
 		},
 	}
 }

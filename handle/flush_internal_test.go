@@ -24,7 +24,7 @@ func TestFlushCarriedCallersGetTheFailure(t *testing.T) {
 	s := NewFileStore(fsys, "/s")
 	hh, err := s.Create(ctx)
 	require.NoError(t, err)
-	h := hh.(*fileHandle)
+	h := hh.(*core)
 	for i := range callers {
 		_, err := h.Append(ctx, eventlog.Event{Type: "test/carried", Data: fmt.Appendf(nil, `{"i":%d}`, i)})
 		require.NoError(t, err)

@@ -124,3 +124,33 @@ func holdsWords(last int64) string {
 	}
 	return fmt.Sprintf("holds seqs 0 to %d", last)
 }
+
+// ForkOptions returns opts for the Create of a fork of the session info
+// describes at seq at: ErrLineage unless the session holds event at.
+func ForkOptions(info Info, at int64, opts []CreateOption) ([]CreateOption, error) {
+	if at < 0 || at > info.LastSeq {
+		return nil, fmt.Errorf("%w: cannot fork %s at seq %d: it %s", ErrLineage, info.ID, at, holdsWords(info.LastSeq))
+	}
+	return append(slices.Clone(opts), WithParent(eventlog.Parent{ID: info.ID, Seq: at, Mode: eventlog.ModeFork})), nil
+}
+
+// HandleDependents does what dp says with the forks deps of session id
+// before it is deleted: delete them (cascade) or detach them, or refuse
+// with a *DependentsError.
+func HandleDependents(id string, deps []string, dp DeleteParams, cascade, detach func(dep string) error) error {
+	for _, dep := range deps {
+		var err error
+		switch {
+		case dp.Cascade:
+			err = cascade(dep)
+		case dp.Detach:
+			err = detach(dep)
+		default:
+			return &DependentsError{ID: id, Dependents: deps}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

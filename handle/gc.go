@@ -239,7 +239,7 @@ func (s *FileStore) WriterHeld(_ context.Context, id string) (bool, error) { ret
 
 // Dependents returns the forks whose parent is id, sorted; see Store.
 func (s *FileStore) Dependents(ctx context.Context, id string) ([]string, error) {
-	if err := checkID(id); err != nil {
+	if err := CheckID(id); err != nil {
 		return nil, err
 	}
 	return s.dependents(ctx, id)
@@ -252,7 +252,7 @@ func (s *FileStore) Dependents(ctx context.Context, id string) ([]string, error)
 // a session (an open turn with no writer is an interrupted one), not
 // mutual exclusion.
 func (s *FileStore) Writing(id string) (bool, error) {
-	if err := checkID(id); err != nil {
+	if err := CheckID(id); err != nil {
 		return false, err
 	}
 	held, err := probeLock(s.fs, s.lockPath(id))

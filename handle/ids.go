@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/oklog/ulid/v2"
+
+	"github.com/sessionlog/sessionlog/eventlog"
 )
 
 // IDSource makes session IDs: ULIDs, monotonic within one source, so that
@@ -30,4 +32,13 @@ func (s *IDSource) New(t time.Time) (string, error) {
 		return "", fmt.Errorf("handle: new session ID: %w", err)
 	}
 	return id.String(), nil
+}
+
+// CheckID returns an error wrapping ErrInvalidID unless id is an
+// upper-case ULID.
+func CheckID(id string) error {
+	if !eventlog.ValidID(id) {
+		return fmt.Errorf("%w: %q (want 26 upper-case Crockford base32 characters)", ErrInvalidID, id)
+	}
+	return nil
 }

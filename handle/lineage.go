@@ -31,39 +31,96 @@ func (e *LineageError) Error() string {
 // Unwrap returns ErrLineage.
 func (e *LineageError) Unwrap() error { return ErrLineage }
 
-// parentHandle returns a read-only handle on the fork's parent, opened on
-// first need and kept until the fork's handle closes.
-func (h *fileHandle) parentHandle(ctx context.Context, p eventlog.Parent) (*fileHandle, error) {
-	h.parentMu.Lock()
-	defer h.parentMu.Unlock()
-	if h.parent != nil {
-		return h.parent, nil
-	}
-	h.mu.Lock()
-	closed := h.closed || h.closing
-	h.mu.Unlock()
-	if closed {
-		return nil, fmt.Errorf("%w: %q", ErrClosed, h.path)
-	}
-	ph, err := h.store.Open(ctx, p.ID, ReadOnly)
-	if errors.Is(err, ErrNotFound) {
-		return nil, &LineageError{Path: h.path, Parent: p.ID, Seq: p.Seq, Reason: "the parent session is missing"}
-	}
-	if err != nil {
-		return nil, err
-	}
-	h.parent = ph.(*fileHandle)
-	return h.parent, nil
+// tooDeep is the error of a chain of more than maxForkDepth forks, met
+// at the fork at path, whose parent is p.
+func tooDeep(path string, p eventlog.Parent) error {
+	return &LineageError{Path: path, Parent: p.ID, Seq: p.Seq, Reason: fmt.Sprintf("more than %d forks in a chain (a cycle?)", maxForkDepth)}
 }
 
-// readParent yields the parent's events from..upto and checks that the
-// parent holds them all.
-func (h *fileHandle) readParent(ctx context.Context, p eventlog.Parent, from, upto int64, depth int, yield func(eventlog.Event, error) bool) bool {
-	return ReadInherited(ctx, h.path, p, from, upto, depth, func(ctx context.Context) (RangeReader, error) {
-		ph, err := h.parentHandle(ctx, p)
-		if err != nil {
-			return nil, err
+// rangeReader reads a session's logical log from..to, at a depth of
+// forks, into yield, and returns false when it stopped early (yield said
+// so, or it yielded an error): what every reader of a session does.
+type rangeReader func(ctx context.Context, from, to int64, depth int, yield func(eventlog.Event, error) bool) bool
+
+// readLogical yields the events from..to of the logical log of the
+// session whose header is hdr (named path in errors): a fork's inherited
+// ones first, read by its parent's rangeReader (parent opens it on need)
+// and checked to be all there, then own(from, to) for the rest. It returns
+// false when it stopped early. The write core and TailReader read through
+// it.
+func readLogical(ctx context.Context, hdr eventlog.Header, path string, from, to int64, depth int,
+	parent func(context.Context, eventlog.Parent) (rangeReader, error), own func(from, to int64) bool,
+	yield func(eventlog.Event, error) bool) bool {
+	if from > to {
+		return true
+	}
+	if p := hdr.Parent; p != nil && p.Mode == eventlog.ModeFork && from <= p.Seq {
+		if !readInherited(ctx, path, *p, from, min(to, p.Seq), depth, parent, yield) {
+			return false
 		}
-		return ph.read, nil
-	}, yield)
+		from = p.Seq + 1
+	}
+	if from > to {
+		return true
+	}
+	return own(from, to)
+}
+
+// readInherited yields a fork's inherited events from..upto, read by the
+// parent's rangeReader, and checks that the parent holds them all.
+func readInherited(ctx context.Context, path string, p eventlog.Parent, from, upto int64, depth int,
+	parent func(context.Context, eventlog.Parent) (rangeReader, error), yield func(eventlog.Event, error) bool) bool {
+	if depth >= maxForkDepth {
+		yield(eventlog.Event{}, tooDeep(path, p))
+		return false
+	}
+	read, err := parent(ctx, p)
+	if err != nil {
+		yield(eventlog.Event{}, err)
+		return false
+	}
+	next := from
+	ok := read(ctx, from, upto, depth+1, func(e eventlog.Event, err error) bool {
+		if err == nil {
+			next = e.Seq + 1
+		}
+		return yield(e, err)
+	})
+	if !ok {
+		return false
+	}
+	if next != upto+1 {
+		yield(eventlog.Event{}, &LineageError{Path: path, Parent: p.ID, Seq: p.Seq,
+			Reason: fmt.Sprintf("the parent's log ends before seq %d", upto)})
+		return false
+	}
+	return true
+}
+
+// yieldRows yields r's events from..to, checking ctx every 256, then r's
+// error if it has one. ok is false when it stopped early (yield said so,
+// or it yielded an error); ended is true when r came to its end without
+// error (not stopped by to).
+func yieldRows(ctx context.Context, r *eventlog.Reader, from, to int64, yield func(eventlog.Event, error) bool) (ok, ended bool) {
+	for n := 0; r.Next(); n++ {
+		if n%256 == 0 && ctx.Err() != nil {
+			yield(eventlog.Event{}, ctx.Err())
+			return false, false
+		}
+		e := r.Event()
+		if e.Seq > to {
+			return true, false
+		}
+		if e.Seq < from {
+			continue
+		}
+		if !yield(e, nil) {
+			return false, false
+		}
+	}
+	if err := r.Err(); err != nil {
+		yield(eventlog.Event{}, err)
+		return false, false
+	}
+	return true, true
 }

@@ -176,3 +176,58 @@ func (c listConfig) match(h eventlog.Header) bool {
 	}
 	return c.parent == "" || (h.Parent != nil && h.Parent.ID == c.parent)
 }
+
+// CreateParams is what a list of CreateOptions says.
+type CreateParams struct {
+	ID        string // set when IDSet
+	IDSet     bool
+	CreatedAt *int64 // nil: now
+	Labels    map[string]string
+	Parent    *eventlog.Parent
+	Encoding  string // "" unless WithSessionEncoding was given
+}
+
+// ResolveCreate applies CreateOptions.
+func ResolveCreate(opts ...CreateOption) CreateParams {
+	var c createConfig
+	for _, o := range opts {
+		o(&c)
+	}
+	return CreateParams{ID: c.id, IDSet: c.idSet, CreatedAt: c.createdAt, Labels: maps.Clone(c.labels),
+		Parent: c.parent, Encoding: c.encoding}
+}
+
+// ListParams is what a list of ListOptions says.
+type ListParams struct {
+	cfg listConfig
+}
+
+// ResolveList applies ListOptions.
+func ResolveList(opts ...ListOption) ListParams {
+	var p ListParams
+	for _, o := range opts {
+		o(&p.cfg)
+	}
+	return p
+}
+
+// Match reports whether a session with this header passes the filters.
+func (p ListParams) Match(h eventlog.Header) bool { return p.cfg.match(h) }
+
+// Broken returns the SkipBroken callback, or nil when List must fail on a
+// session it cannot describe.
+func (p ListParams) Broken() func(id string, err error) { return p.cfg.broken }
+
+// DeleteParams is what a list of DeleteOptions says.
+type DeleteParams struct {
+	Detach, Cascade bool
+}
+
+// ResolveDelete applies DeleteOptions.
+func ResolveDelete(opts ...DeleteOption) DeleteParams {
+	var c deleteConfig
+	for _, o := range opts {
+		o(&c)
+	}
+	return DeleteParams{Detach: c.detach, Cascade: c.cascade}
+}

@@ -211,17 +211,14 @@ func (t *TailReader) Read(ctx context.Context, from, to int64) iter.Seq2[eventlo
 }
 
 func (t *TailReader) read(ctx context.Context, from, to int64, depth int, yield func(eventlog.Event, error) bool) bool {
-	hdr := t.tail.Header
-	return ReadLogical(ctx, hdr, from, to, depth, func() error { return nil },
-		func(ctx context.Context, p eventlog.Parent, from, upto int64, depth int, yield func(eventlog.Event, error) bool) bool {
-			return ReadInherited(ctx, t.path, p, from, upto, depth, func(ctx context.Context) (RangeReader, error) {
-				pt, err := t.parentReader(ctx, p)
-				if err != nil {
-					return nil, err
-				}
-				return pt.read, nil
-			}, yield)
-		},
+	parent := func(ctx context.Context, p eventlog.Parent) (rangeReader, error) {
+		pt, err := t.parentReader(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		return pt.read, nil
+	}
+	return readLogical(ctx, t.tail.Header, t.path, from, to, depth, parent,
 		func(from, to int64) bool {
 			if !t.tail.Found {
 				return true
@@ -236,7 +233,8 @@ func (t *TailReader) read(ctx context.Context, from, to int64, depth int, yield 
 			}
 			r := t.enc.reader(ctx, io.NewSectionReader(t.f, off, t.size-off), eventlog.WithPath(t.path),
 				eventlog.WithStart(off, seq), eventlog.WithFrom(from))
-			return YieldRows(ctx, r, func(int64) {}, nil, from, to, yield)
+			ok, _ := yieldRows(ctx, r, from, to, yield)
+			return ok
 		}, yield)
 }
 
@@ -263,12 +261,12 @@ func (t *TailReader) readFrames(ctx context.Context, off, seq, from, to int64, y
 			content = content[bytes.IndexByte(content, '\n')+1:]
 		}
 		r := eventlog.NewReader(bytes.NewReader(content), eventlog.WithPath(t.path), eventlog.WithStart(0, seq), eventlog.WithFrom(from))
-		if !YieldRows(ctx, r, func(int64) {}, nil, from, to, func(e eventlog.Event, err error) bool {
+		if ok, _ := yieldRows(ctx, r, from, to, func(e eventlog.Event, err error) bool {
 			if err != nil {
 				err = fmt.Errorf("handle: %q, in the frame at offset %d: %w", t.path, f.Offset, err)
 			}
 			return yield(e, err)
-		}) {
+		}); !ok {
 			return false
 		}
 		if r.Torn() != nil {

@@ -181,7 +181,7 @@ func TreeOf(infos []Info) []*Node {
 
 // Children returns the headers of the sessions forked or spawned from id.
 func (s *FileStore) Children(ctx context.Context, id string) ([]eventlog.Header, error) {
-	if err := checkID(id); err != nil {
+	if err := CheckID(id); err != nil {
 		return nil, err
 	}
 	hdrs, err := s.headerList(ctx)
@@ -195,7 +195,7 @@ func (s *FileStore) Children(ctx context.Context, id string) ([]eventlog.Header,
 // so on, nearest first. A parent that is gone ends the chain: gone is its
 // ID.
 func (s *FileStore) Ancestors(ctx context.Context, id string) (chain []eventlog.Header, gone string, err error) {
-	if err := checkID(id); err != nil {
+	if err := CheckID(id); err != nil {
 		return nil, "", err
 	}
 	hdrs, err := s.headerList(ctx)

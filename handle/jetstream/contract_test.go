@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/storetest"
 )
 
@@ -95,6 +97,16 @@ func jsHarness(t *testing.T, js natsjs.JetStream, opts ...Option) storetest.Harn
 		BytesRead: st.read.Load,
 		Lose: func(t *testing.T, id string) {
 			require.NoError(t, admin.stream.Purge(context.Background(), natsjs.WithPurgeSubject(admin.Subject(id))))
+		},
+		WithPolicy: func(t *testing.T, p handle.FlushPolicy, ticks chan time.Time) handle.Store {
+			return newStore(t, js, append(opts, prefix, WithFlushPolicy(p), func(c *config) {
+				c.ticker = func(d time.Duration) (<-chan time.Time, func()) {
+					if d == c.leaseTTL/3 {
+						return nil, func() {} // no renewals: the ticks are the flusher's
+					}
+					return ticks, func() {}
+				}
+			})...)
 		},
 	}
 }

@@ -96,12 +96,12 @@ func (s *Store) CreateFrom(ctx context.Context, events iter.Seq2[eventlog.Event,
 	if err != nil {
 		return handle.Info{}, err
 	}
-	h, err := s.startBuild(ctx, hdr, l)
+	b, h, err := s.startBuild(ctx, hdr, l)
 	if err != nil {
 		l.release()
 		return handle.Info{}, err
 	}
-	headerSS := h.index[0].ss
+	headerSS := b.index[0].ss
 	last, err := appendAll(ctx, h, hdr.FirstSeq(), events)
 	if err == nil {
 		err = h.Flush(ctx)
@@ -120,8 +120,11 @@ func (s *Store) CreateFrom(ctx context.Context, events iter.Seq2[eventlog.Event,
 		h.Close()
 		return handle.Info{}, err
 	}
+	b.mu.Lock()
+	size := b.size
+	b.mu.Unlock()
 	info := handle.Info{ID: id, Path: s.path(id), Encoding: handle.EncodingRaw, Header: hdr,
-		LastSeq: h.DurableSeq(), Events: h.DurableSeq() + 1, SizeBytes: h.size}
+		LastSeq: h.DurableSeq(), Events: h.DurableSeq() + 1, SizeBytes: size}
 	if last != nil {
 		info.LastType, info.LastTime = last.Type, last.Time
 	}
@@ -136,23 +139,23 @@ func (s *Store) CreateFrom(ctx context.Context, events iter.Seq2[eventlog.Event,
 // makes, holding its lease l, and returns a write handle on it. What a
 // killed CreateFrom left on the subject is removed first: the lease is
 // ours, so its builder is gone.
-func (s *Store) startBuild(ctx context.Context, hdr eventlog.Header, l *lease) (*jsHandle, error) {
+func (s *Store) startBuild(ctx context.Context, hdr eventlog.Header, l *lease) (*jsBackend, handle.Handle, error) {
 	id, subj := hdr.ID, s.Subject(hdr.ID)
 	first, err := s.firstMsg(ctx, subj)
 	switch {
 	case err == nil && !incomplete(first):
-		return nil, fmt.Errorf("%w: %s in stream %s", handle.ErrExists, id, s.name)
+		return nil, nil, fmt.Errorf("%w: %s in stream %s", handle.ErrExists, id, s.name)
 	case err == nil:
 		s.cfg.log.Info("removing what a killed CreateFrom left", "id", id)
 		if err := s.purge(ctx, natsjs.WithPurgeSubject(subj)); err != nil {
-			return nil, fmt.Errorf("jetstream: create %s: %w", s.path(id), err)
+			return nil, nil, fmt.Errorf("jetstream: create %s: %w", s.path(id), err)
 		}
 	case !errors.Is(err, natsjs.ErrMsgNotFound):
-		return nil, fmt.Errorf("jetstream: create %s: %w", s.path(id), err)
+		return nil, nil, fmt.Errorf("jetstream: create %s: %w", s.path(id), err)
 	}
 	line, err := eventlog.EncodeHeader(hdr)
 	if err != nil {
-		return nil, fmt.Errorf("jetstream: create %s: %w", id, err)
+		return nil, nil, fmt.Errorf("jetstream: create %s: %w", id, err)
 	}
 	line = append(line, '\n')
 	mark := &nats.Msg{Subject: subj, Header: nats.Header{}}
@@ -164,12 +167,13 @@ func (s *Store) startBuild(ctx context.Context, hdr eventlog.Header, l *lease) (
 	}
 	if err != nil {
 		if errors.Is(err, errConflict) {
-			return nil, fmt.Errorf("%w: %s in stream %s", handle.ErrExists, id, s.name)
+			return nil, nil, fmt.Errorf("%w: %s in stream %s", handle.ErrExists, id, s.name)
 		}
 		s.purge(context.WithoutCancel(ctx), natsjs.WithPurgeSubject(subj))
-		return nil, fmt.Errorf("jetstream: create %s: %w", s.path(id), err)
+		return nil, nil, fmt.Errorf("jetstream: create %s: %w", s.path(id), err)
 	}
-	return s.created(hdr, l, len(line), ss), nil
+	b, h := s.created(hdr, l, len(line), ss)
+	return b, h, nil
 }
 
 // appendAll appends events, which must carry the seqs they get from first

@@ -44,7 +44,7 @@ func TestCreateFromKilled(t *testing.T) {
 			l, err := st.acquire(ctx, id)
 			require.NoError(t, err)
 			if tc.header {
-				h, err := st.startBuild(ctx, eventlog.NewHeader(id, 1), l)
+				_, h, err := st.startBuild(ctx, eventlog.NewHeader(id, 1), l)
 				require.NoError(t, err)
 				_, err = appendAll(ctx, h, 0, storetest.Events(evs[:tc.events], nil))
 				require.NoError(t, err)

@@ -33,6 +33,11 @@
 // safe for concurrent use; Append and Flush callers of one handle share
 // publishes (group commit).
 //
+// Its handles are handle's write core (handle.NewHandle) over a backend
+// that publishes and fetches the subject's messages (handle.go): group
+// commit, flush policies (WithFlushPolicy), poisoning and digests are the
+// file store's, the same code.
+//
 // # Clusters
 //
 // A store URL (ParseURL, OpenURL) names several seeds and the replicas.

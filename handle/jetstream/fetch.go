@@ -327,8 +327,8 @@ type msgReader struct {
 
 // newMsgReader reads subj from the message at stream seq ss on, whose
 // payload is at offset off.
-func (h *jsHandle) newMsgReader(ctx context.Context, ss uint64, off int64) *msgReader {
-	return &msgReader{s: h.s, ctx: ctx, subj: h.subj, from: ss, off: off}
+func (s *Store) newMsgReader(ctx context.Context, subj string, ss uint64, off int64) *msgReader {
+	return &msgReader{s: s, ctx: ctx, subj: subj, from: ss, off: off}
 }
 
 // fetch returns the next message to read; false at the end.

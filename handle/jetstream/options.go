@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/sessionlog/sessionlog/handle"
 )
 
 // Defaults.
@@ -40,6 +42,7 @@ type config struct {
 	maxMsg     int // payload bytes per message; 0: from the connection
 	maxBatch   int
 	packTypes  []string
+	policy     handle.FlushPolicy
 	clientName string // OpenURL's connection, and its options
 	connOpts   []nats.Option
 	// reqTimeout bounds one try of a request; retryWindow how long
@@ -48,7 +51,7 @@ type config struct {
 	reqTimeout   time.Duration
 	retryWindow  time.Duration
 	probeTimeout time.Duration
-	// ticker drives lease renewal; tests replace it.
+	// ticker drives lease renewal and FlushInterval; tests replace it.
 	ticker func(time.Duration) (<-chan time.Time, func())
 }
 
@@ -146,6 +149,11 @@ func WithMaxBatch(n int) Option {
 func WithPackTypes(types ...string) Option {
 	return func(c *config) { c.packTypes = append([]string{}, types...) }
 }
+
+// WithFlushPolicy sets the flush policy of the store's write handles
+// (handle.FlushEvery, handle.FlushInterval), as handle.WithFlushPolicy
+// does for files. By default they flush only when asked.
+func WithFlushPolicy(p handle.FlushPolicy) Option { return func(c *config) { c.policy = p } }
 
 // WithRequestTimeout bounds one request to the servers (default
 // DefaultRequestTimeout). A request that got no answer in time is retried;

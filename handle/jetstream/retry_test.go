@@ -135,10 +135,13 @@ func TestLeaseRenewal(t *testing.T) {
 			clock := newClock()
 			st := newStore(t, connect(t, runServer(t)), WithClock(clock.now), WithLeaseTTL(time.Minute),
 				func(c *config) { c.ticker = noTicks })
+			// A writer's lease, as a write handle holds it.
 			h, err := st.Create(ctx)
 			require.NoError(t, err)
-			defer h.Close()
-			l := h.(*jsHandle).lease
+			require.NoError(t, h.Close())
+			l, err := st.acquire(ctx, h.ID())
+			require.NoError(t, err)
+			defer l.release()
 			var tries atomic.Int64
 			st.leaseUpdate = func(ctx context.Context, key string, v []byte, rev uint64) (uint64, error) {
 				if tries.Add(1) > int64(tc.fail) {
@@ -173,12 +176,14 @@ func TestLeaseRenewal(t *testing.T) {
 		a, b := newStore(t, connect(t, s), opts...), newStore(t, connect(t, s), opts...)
 		h, err := a.Create(ctx)
 		require.NoError(t, err)
-		defer h.Close()
+		require.NoError(t, h.Close())
+		l, err := a.acquire(ctx, h.ID()) // a writer's lease, as a write handle holds it
+		require.NoError(t, err)
 		clock.add(2 * time.Minute)
 		hb, err := b.Open(ctx, h.ID(), handle.ReadWrite)
 		require.NoError(t, err)
 		defer hb.Close()
-		err = h.(*jsHandle).lease.renew(ctx)
+		err = l.renew(ctx)
 		require.ErrorIs(t, err, handle.ErrLocked)
 		require.NotErrorIs(t, err, handle.ErrUnavailable)
 	})

@@ -278,7 +278,8 @@ func (s *Store) Create(ctx context.Context, opts ...handle.CreateOption) (handle
 		return nil, fmt.Errorf("jetstream: create %s: %w", id, err)
 	}
 	s.cfg.log.Debug("session created", "id", id, "subject", msg.Subject)
-	return s.created(hdr, l, len(line), ss), nil
+	_, h := s.created(hdr, l, len(line), ss)
+	return h, nil
 }
 
 // Open opens session id; see handle.Store. A write handle takes the
@@ -301,12 +302,11 @@ func (s *Store) Open(ctx context.Context, id string, mode handle.Mode) (handle.H
 			return nil, err
 		}
 	}
-	h, err := s.open(ctx, id, mode == handle.ReadWrite, l)
+	_, h, err := s.open(ctx, id, mode == handle.ReadWrite, l)
 	if err != nil {
 		l.release()
 		return nil, err
 	}
-	h.startRenew()
 	return h, nil
 }
 
@@ -335,14 +335,15 @@ func (s *Store) head(ctx context.Context, id string) (*natsjs.RawStreamMsg, erro
 // first message the leader knows: a replica that has not yet applied a
 // rollup (Detach) or a CreateFrom's last purge still holds older messages
 // before it.
-func (s *Store) open(ctx context.Context, id string, writer bool, l *lease) (*jsHandle, error) {
+//
+// It returns a handle on the session and its backend.
+func (s *Store) open(ctx context.Context, id string, writer bool, l *lease) (*jsBackend, handle.Handle, error) {
 	path := s.path(id)
 	first, err := s.head(ctx, id)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	h := &jsHandle{s: s, id: id, subj: s.Subject(id), path: path}
-	src := h.newMsgReader(ctx, first.Sequence, 0)
+	src := s.newMsgReader(ctx, s.Subject(id), first.Sequence, 0)
 	defer src.close()
 	r := eventlog.NewReader(src, eventlog.WithPath(path))
 	hdr, err := r.Header()
@@ -359,26 +360,23 @@ func (s *Store) open(ctx context.Context, id string, writer bool, l *lease) (*js
 	// the bytes (a missing header, a torn tail) is not about the log.
 	switch {
 	case len(src.refs) == 0 || errors.Is(src.err, errIncomplete):
-		return nil, s.notFound(id, natsjs.ErrMsgNotFound) // deleted meanwhile
+		return nil, nil, s.notFound(id, natsjs.ErrMsgNotFound) // deleted meanwhile
 	case src.err != nil:
-		return nil, fmt.Errorf("jetstream: open %s: %w", path, src.err)
+		return nil, nil, fmt.Errorf("jetstream: open %s: %w", path, src.err)
 	case err == nil:
 		err = r.Err()
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	nh := s.newHandle(hdr, writer, l)
-	nh.index, nh.last = src.refs, src.last
-	nh.size = r.End()
-	nh.next, nh.durable = r.NextSeq(), r.NextSeq()-1
+	b := s.newBackend(id, writer, l)
+	b.index, b.last, b.size = src.refs, src.last, r.End()
+	var rec handle.Recovery
 	if t := r.Torn(); t != nil {
-		nh.recovery = handle.Recovery{Torn: t}
-		nh.cutTorn = writer
-		nh.size = t.Offset
+		rec.Torn, b.torn, b.cutTorn, b.size = t, t, writer, t.Offset
 		s.cfg.log.Info("torn tail found", "path", path, "offset", t.Offset, "bytes", t.Bytes)
 	}
-	return nh, nil
+	return b, s.handle(b, hdr, r.NextSeq(), rec), nil
 }
 
 // Stat describes session id from its first and last messages; its cost
@@ -612,7 +610,7 @@ func (s *Store) Detach(ctx context.Context, id string) error {
 		return err
 	}
 	defer l.release()
-	h, err := s.open(ctx, id, false, nil)
+	b, h, err := s.open(ctx, id, false, nil)
 	if err != nil {
 		return err
 	}
@@ -634,9 +632,9 @@ func (s *Store) Detach(ctx context.Context, id string) error {
 		evs = append(evs, e)
 	}
 	line = append(line, '\n')
-	msgs := append([]*nats.Msg{{Subject: h.subj, Data: line, Header: nats.Header{}}},
-		s.split(h.subj, s.enc.AppendRows(nil, evs), int64(len(line)))...)
-	if err := s.replace(ctx, h.subj, h.last, msgs); err != nil {
+	msgs := append([]*nats.Msg{{Subject: b.subj, Data: line, Header: nats.Header{}}},
+		s.split(b.subj, s.enc.AppendRows(nil, evs), int64(len(line)))...)
+	if err := s.replace(ctx, b.subj, b.last, msgs); err != nil {
 		return fmt.Errorf("jetstream: detach %s: %w", id, err)
 	}
 	s.dropDerived(ctx, id)

@@ -182,6 +182,26 @@ func testCreateFromFork(t *testing.T, hs Harness) {
 	require.ElementsMatch(t, []string{info.ID, child.ID}, []string{kids[0].ID, kids[1].ID})
 }
 
+// testCreateFromDigest: the digest of a session CreateFrom made is that of
+// its events, and a writer's first checkpoint on it verifies.
+func testCreateFromDigest(t *testing.T, hs Harness) {
+	evs := packedRun(0, 300)
+	info, err := hs.Store.CreateFrom(ctx, Events(evs, nil))
+	require.NoError(t, err)
+	w := open(t, hs, info.ID, handle.ReadWrite)
+	got, next, err := w.LogDigest(ctx)
+	require.NoError(t, err)
+	want := eventlog.NewDigest()
+	for _, e := range evs {
+		want.Add(e)
+	}
+	require.Equal(t, int64(300), next)
+	require.Equal(t, want.String(), got)
+	_, err = w.Append(ctx, eventlog.Event{Type: eventlog.TypeCheckpoint, Data: json.RawMessage(`{"log":"` + got + `"}`)})
+	require.NoError(t, err)
+	require.NoError(t, w.Flush(ctx))
+}
+
 // testCreateFromLarge spans many flushes, messages and frames.
 func testCreateFromLarge(t *testing.T, hs Harness) {
 	evs := make([]eventlog.Event, 0, 600)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -37,6 +38,10 @@ type Harness struct {
 	// Lose removes session id's stored log behind the store's back (a
 	// parent lost to a disk failure, say).
 	Lose func(t *testing.T, id string)
+	// WithPolicy returns a store on Store's storage whose write handles
+	// flush by policy p, FlushInterval's ticks being what the test sends
+	// on ticks.
+	WithPolicy func(t *testing.T, p handle.FlushPolicy, ticks chan time.Time) handle.Store
 }
 
 type testCase struct {
@@ -85,10 +90,12 @@ var cases = []testCase{
 	{"CreateFromAllOrNothing", testCreateFromAllOrNothing},
 	{"CreateFromFork", testCreateFromFork},
 	{"CreateFromLarge", testCreateFromLarge},
+	{"CreateFromDigest", testCreateFromDigest},
 	{"Detach", testDetach},
 	{"TreeChildrenAncestors", testTree},
 	{"DerivedData", testDerived},
 	{"GC", testGC},
+	{"FlushPolicies", testFlushPolicies},
 }
 
 var ctx = context.Background()
@@ -283,6 +290,7 @@ func testAppendAtConflict(t *testing.T, hs Harness) {
 		require.ErrorAs(t, err, &ce, "expected %d", expected)
 		require.ErrorIs(t, err, handle.ErrConflict)
 		require.Equal(t, int64(3), ce.Next)
+		require.Equal(t, expected, ce.Expected, "the error names the seq the caller expected")
 	}
 	require.NoError(t, h.Flush(ctx))
 	require.Equal(t, int64(2), h.Seq())

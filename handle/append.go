@@ -1,0 +1,156 @@
+package handle
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+)
+
+// The append path (docs/design.md, "Group commit"). An Append prepares its
+// rows in its own goroutine, before the handle's mutex: every event is
+// checked, its data compacted, and the bytes of its row that follow the
+// seq (eventlog.AppendCanonTail) are built, so concurrent appenders do that
+// CPU in parallel, also while a flush's fsync runs. Under the mutex it
+// only takes seqs, checks the reserved events that need them, feeds the
+// running digest those bytes, and queues the rows: {"seq":N, then the
+// prepared bytes. The leader of a flush takes the queued rows as they
+// are and writes them.
+//
+// Runs of packed types (assistant/chunk) are packed across appends, as one
+// Encoder.AppendRows of the whole queue would pack them: the recorder
+// appends chunks one at a time, and a chunk stored alone repeats its
+// row's keys (about 60 bytes a chunk). So an event of a packed type is
+// queued as an open run, encoded once the run ends (by the append that
+// ends it, under the mutex: copies of prepared data) or at the flush (by
+// the leader).
+
+// append prepares the batch, then queues it; expected < 0 means any next
+// seq.
+func (h *core) append(ctx context.Context, expected int64, events []eventlog.Event) (int64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	// A one-event batch, the common case, is not allocated.
+	var one [1]eventlog.Event
+	var oneTail [1][]byte
+	batch, tails := one[:], oneTail[:]
+	if len(events) != 1 {
+		batch, tails = make([]eventlog.Event, len(events)), make([][]byte, len(events))
+	}
+	hasCheckpoint, err := prepareBatch(h.path, h.enc, events, batch, tails)
+	if err != nil {
+		return 0, err
+	}
+	if hasCheckpoint {
+		if err := h.initDigest(ctx); err != nil {
+			return 0, err
+		}
+	}
+	h.mu.Lock()
+	if err := h.usable(true); err != nil {
+		h.mu.Unlock()
+		return 0, err
+	}
+	if expected >= 0 && expected != h.next || hasCheckpoint && h.dig == nil {
+		// (A conflict dropped the digest after initDigest built it.)
+		next := h.next
+		h.mu.Unlock()
+		if expected < 0 {
+			expected = next
+		}
+		return 0, &ConflictError{Path: h.path, Expected: expected, Next: next}
+	}
+	for i := range batch {
+		batch[i].Seq = h.next + int64(i)
+	}
+	var marks []savedDigest
+	dig, err := checkReserved(h.path, batch, tails, h.dig, hasCheckpoint, &marks)
+	if err != nil {
+		h.mu.Unlock()
+		return 0, err
+	}
+	h.dig, h.lost = dig, nil
+	h.marks = append(h.marks, marks...)
+	h.queue(batch, tails)
+	h.next += int64(len(batch))
+	last := h.next - 1
+	flush := h.policy.everyN > 0 && len(h.pending) >= h.policy.everyN
+	h.mu.Unlock()
+	if flush {
+		return last, h.Flush(ctx)
+	}
+	return last, nil
+}
+
+// prepareBatch is an Append's prepare step, in the appender's goroutine:
+// it checks every event of a batch and sets batch[i] to a copy whose data
+// is compacted and owned by the handle (one allocation for the batch). For
+// an event that is not packed it sets tails[i] to the bytes of its row
+// after the seq, the copy's data lying inside them; a packed event's row is
+// encoded with its run (see queue), its tails[i] is nil. It reports whether
+// the batch holds a checkpoint.
+//
+// Redaction (docs/format.md §11) belongs first in this loop, before
+// Storable: what is validated, stored and digested is its output.
+func prepareBatch(path string, enc *eventlog.Encoder, events, batch []eventlog.Event, tails [][]byte) (hasCheckpoint bool, err error) {
+	total := 0
+	for i, e := range events {
+		e, err := eventlog.Storable(e)
+		if err != nil {
+			return false, &EventError{Path: path, Index: i, Seq: -1, Err: err}
+		}
+		hasCheckpoint = hasCheckpoint || e.Type == eventlog.TypeCheckpoint
+		batch[i] = e
+		total += eventlog.RowSize(e)
+	}
+	arena := make([]byte, 0, total)
+	for i := range batch {
+		e := &batch[i]
+		if enc.Packs(*e) {
+			if e.Data != nil {
+				arena = append(arena, e.Data...)
+				e.Data = json.RawMessage(arena[len(arena)-len(e.Data) : len(arena) : len(arena)])
+			}
+			tails[i] = nil
+			continue
+		}
+		start := len(arena)
+		arena = eventlog.AppendCanonTail(arena, *e)
+		tails[i] = arena[start:len(arena):len(arena)]
+		if d := e.Data; d != nil {
+			end := len(arena) - 1 // the data ends before the tail's '}'
+			e.Data = json.RawMessage(arena[end-len(d) : end : end])
+		}
+	}
+	return hasCheckpoint, nil
+}
+
+// queue adds a prepared batch, its seqs assigned, to pending and its rows
+// to rows. Called with mu held.
+func (h *core) queue(batch []eventlog.Event, tails [][]byte) {
+	for i, e := range batch {
+		if tails[i] == nil { // packed (see prepareBatch)
+			if h.open < len(h.pending) && h.pending[h.open].Type != e.Type {
+				h.closeRun()
+			}
+			h.pending = append(h.pending, e) // in the open run
+			continue
+		}
+		h.closeRun()
+		h.rows = strconv.AppendInt(append(h.rows, `{"seq":`...), e.Seq, 10)
+		h.rows = append(append(h.rows, tails[i]...), '\n')
+		h.pending = append(h.pending, e)
+		h.open = len(h.pending)
+	}
+}
+
+// closeRun encodes the open run of packed events, if any, into rows.
+// Called with mu held.
+func (h *core) closeRun() {
+	if h.open < len(h.pending) {
+		h.rows = h.enc.AppendRows(h.rows, h.pending[h.open:])
+		h.open = len(h.pending)
+	}
+}

@@ -1,0 +1,89 @@
+package handle
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+)
+
+// Backend is one open session's storage under the write core, the state
+// machine every store's handles share (docs/design.md, "The write core").
+// The core keeps all that a Handle promises — seqs, the queue and group
+// commit, FlushEvery and FlushInterval, poisoning, Close, the running
+// digest and the reserved-event checks, lineage reads — and asks the
+// backend only to store rows at the next seq, read them back, answer the
+// tail, and renew and release its hold on the writer (taken before the
+// backend is made: a lock, a lease). A store implements Handle by giving
+// NewHandle a Backend: the file store and the JetStream store do.
+//
+// The core calls Write and Tail from one goroutine at a time, never while
+// another Write runs; Read may run concurrently with them and with other
+// Reads; Close is called once, last.
+type Backend interface {
+	// Write stores rows — complete rows, each ending in '\n', holding the
+	// events first..last, first being the next seq — after the rows the
+	// previous Writes stored (the first Write of a writer whose open found
+	// a torn tail cuts it first) and returns once they are durable. An
+	// error poisons the handle, unless it wraps ErrConflict: another
+	// writer appended (a store without writer locks), nothing of rows was
+	// stored, and the core drops what it had queued and goes on from
+	// Tail. after, when not nil, runs once the flush's callers are woken,
+	// outside the core's lock: bookkeeping that must not delay them.
+	Write(ctx context.Context, rows []byte, first, last int64) (after func(), err error)
+	// Read calls use with a reader of the session's own rows, from the row
+	// holding seq from or one before it, then releases the reader. A
+	// writer's reader ends where the rows its Writes stored end; a
+	// read-only handle's where the stored rows end when it gets there, so
+	// that it follows a writer.
+	Read(ctx context.Context, from int64, use func(*eventlog.Reader)) error
+	// Tail returns the seq that follows the last event stored, as the
+	// store holds it now.
+	Tail(ctx context.Context) (next int64, err error)
+	// RenewEvery says how often the writer's hold must be renewed (a
+	// lease); 0 for a hold that lasts (a lock). The core then calls Renew
+	// that often from a goroutine of its own while the write handle is
+	// open, with a context Close cancels. An error poisons the handle, so
+	// Renew returns one only once the hold is lost, not while a renewal
+	// may still be retried.
+	RenewEvery() time.Duration
+	Renew(ctx context.Context) error
+	// Close releases what the backend holds, the writer's lock or lease
+	// last. flushed is true for a writer whose last flush succeeded: the
+	// backend may then finish the log (a zstd tail frame, say) and keep
+	// derived records of it.
+	Close(ctx context.Context, flushed bool) error
+}
+
+// HandleConfig describes the session NewHandle opens a handle on.
+type HandleConfig struct {
+	// Store is the session's store: it opens a fork's parent (read only)
+	// and keeps the running digest's saved state (derived data).
+	Store Store
+	// Header is the session's header.
+	Header eventlog.Header
+	// Path names the session in errors and messages.
+	Path string
+	// Writer makes a write handle: the backend holds the writer's lock or
+	// lease.
+	Writer bool
+	// Next is the seq that follows the last event stored.
+	Next int64
+	// Recovery is what the open found.
+	Recovery Recovery
+	// Encoder encodes rows; it says which types are packed.
+	Encoder *eventlog.Encoder
+	// Policy is the write handle's flush policy.
+	Policy FlushPolicy
+	// Logger gets the handle's messages; nil is silent.
+	Logger *slog.Logger
+	// Ticker drives FlushInterval and renewals; nil is a time.Ticker.
+	// Tests replace it.
+	Ticker func(time.Duration) (<-chan time.Time, func())
+}
+
+// NewHandle returns the handle on the session b stores, as c describes it.
+// A write handle starts its FlushInterval flusher and its renewals; Close
+// stops them and closes b.
+func NewHandle(b Backend, c HandleConfig) Handle { return newCore(b, c) }

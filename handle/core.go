@@ -1,0 +1,480 @@
+package handle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+)
+
+// core is the Handle of every store: the write core over a Backend (see
+// Backend and docs/design.md, "The write core").
+//
+// A write handle appends to pending under mu; Flush makes one caller the
+// leader, which takes everything pending, has the backend store it (one
+// write, one fsync on files) and wakes the others (group commit). Rows
+// reach the backend only in a flush, and a flush starts only after the
+// previous one's Write returned.
+type core struct {
+	b      Backend
+	store  Store
+	hdr    eventlog.Header
+	path   string
+	writer bool
+	enc    *eventlog.Encoder
+	policy FlushPolicy
+	log    *slog.Logger
+	ticker func(time.Duration) (<-chan time.Time, func())
+
+	mu        sync.Mutex
+	next      int64            // next seq to assign (writer) or to read (reader)
+	durable   int64            // last seq made durable
+	pending   []eventlog.Event // appended, not yet taken by a flush
+	rows      []byte           // the rows of pending[:open] (see queue)
+	open      int              // pending[open:] is a run of one packed type, not yet in rows
+	inflight  []eventlog.Event // being written by the current flush
+	spare     []eventlog.Event // the last flush's batch, emptied: the next pending
+	spareRows []byte           // the last flush's rows, emptied: the next rows
+	flushing  bool
+	flight    *flushRound // the running flush, or the last one
+	taken     int64       // last seq of the running flush's batch
+	gather                // the leader's wait for concurrent appenders
+	err       error       // poison: a write or fsync failed
+	lost      error       // a conflict dropped queued events: Flush says so until the next Append
+	closing   bool
+	closed    bool
+	recovery  Recovery
+
+	stop   chan struct{} // stops the interval flusher and the renewals
+	cancel context.CancelFunc
+	stopWG sync.WaitGroup
+
+	parentMu sync.Mutex
+	parent   *core // a fork's parent, opened read-only on first need
+
+	digMu sync.Mutex       // serializes the digest's initialisation
+	dig   *eventlog.Digest // running log digest (under mu), nil until first needed
+	marks []savedDigest    // its states at the checkpoints appended, saved on Close (under mu)
+}
+
+func newCore(b Backend, c HandleConfig) *core {
+	h := &core{b: b, store: c.Store, hdr: c.Header, path: c.Path, writer: c.Writer, enc: c.Encoder,
+		policy: c.Policy, log: c.Logger, ticker: c.Ticker,
+		next: c.Next, durable: c.Next - 1, recovery: c.Recovery}
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
+	if h.ticker == nil {
+		h.ticker = realTicker
+	}
+	if h.enc == nil {
+		h.enc = eventlog.NewEncoder(nil)
+	}
+	if !h.writer {
+		return h
+	}
+	h.stop = make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
+	h.cancel = cancel
+	if d := h.policy.interval; d > 0 {
+		h.every(d, func() bool {
+			if err := h.Flush(context.Background()); err != nil {
+				h.log.Error("interval flush failed", "path", h.path, "err", err)
+				return false
+			}
+			return true
+		})
+	}
+	if d := b.RenewEvery(); d > 0 {
+		h.every(d, func() bool {
+			if err := b.Renew(ctx); err != nil {
+				if ctx.Err() == nil {
+					h.log.Error("the writer's hold was lost; handle poisoned", "path", h.path, "err", err)
+					h.poison(err)
+				}
+				return false
+			}
+			return true
+		})
+	}
+	return h
+}
+
+// every runs do every d on a goroutine of its own until Close stops it or
+// do returns false.
+func (h *core) every(d time.Duration, do func() bool) {
+	h.stopWG.Add(1)
+	go func() {
+		defer h.stopWG.Done()
+		ticks, stop := h.ticker(d)
+		defer stop()
+		for {
+			select {
+			case <-h.stop:
+				return
+			case <-ticks:
+				if !do() {
+					return
+				}
+			}
+		}
+	}()
+}
+
+// poison makes every later call fail with err (a *PoisonedError).
+func (h *core) poison(err error) {
+	h.mu.Lock()
+	if h.err == nil {
+		h.err = &PoisonedError{Path: h.path, Err: err}
+	}
+	h.mu.Unlock()
+}
+
+func (h *core) ID() string              { return h.hdr.ID }
+func (h *core) Path() string            { return h.path }
+func (h *core) Header() eventlog.Header { return h.hdr }
+func (h *core) Writable() bool          { return h.writer }
+func (h *core) Recovery() Recovery      { return h.recovery }
+
+func (h *core) Seq() int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.next - 1
+}
+
+func (h *core) DurableSeq() int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.durable
+}
+
+// usable reports why the handle cannot be used, if it cannot. Callers hold
+// mu.
+func (h *core) usable(write bool) error {
+	switch {
+	case h.closed || (write && h.closing):
+		return fmt.Errorf("%w: %q", ErrClosed, h.path)
+	case h.err != nil:
+		return h.err
+	case write && !h.writer:
+		return fmt.Errorf("%w: %q", ErrReadOnly, h.path)
+	}
+	return nil
+}
+
+func (h *core) Append(ctx context.Context, events ...eventlog.Event) (int64, error) {
+	return h.append(ctx, -1, events)
+}
+
+func (h *core) AppendAt(ctx context.Context, expected int64, events ...eventlog.Event) (int64, error) {
+	if expected < 0 {
+		return 0, &ConflictError{Path: h.path, Expected: expected, Next: h.Seq() + 1}
+	}
+	return h.append(ctx, expected, events)
+}
+
+// flushRound is one flush as its waiters see it. err is set before done is
+// closed, so a waiter whose events the flush carries reads its outcome
+// without taking mu again: the callers one fsync serves wake all at once
+// and do not queue on the mutex on their way out.
+type flushRound struct {
+	done chan struct{}
+	err  error // the poison when the flush failed, a conflict when it was dropped
+}
+
+func (h *core) Flush(ctx context.Context) error {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return fmt.Errorf("%w: %q", ErrClosed, h.path)
+	}
+	target := h.next - 1
+	if target > h.durable && h.err == nil {
+		// Counted for group commit: carried by the running flush when its
+		// batch holds target, else waiting for the next one.
+		h.gather.caller(h.flushing && target <= h.taken)
+	}
+	for {
+		switch {
+		case h.err != nil:
+			err := h.err
+			h.mu.Unlock()
+			return err
+		case h.lost != nil:
+			err := h.lost
+			h.mu.Unlock()
+			return err
+		case h.durable >= target:
+			h.mu.Unlock()
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			h.mu.Unlock()
+			return err
+		}
+		if !h.flushing {
+			h.lead()
+			continue
+		}
+		r, carried := h.flight, target <= h.taken
+		h.mu.Unlock()
+		if r.wait(ctx) && carried {
+			return r.err // the flush that made target durable, or failed
+		}
+		h.mu.Lock()
+	}
+}
+
+// wait waits for the flush to end or ctx to be done, and reports whether
+// the flush ended.
+func (r *flushRound) wait(ctx context.Context) bool {
+	if ctx.Done() == nil {
+		<-r.done
+		return true
+	}
+	select {
+	case <-r.done:
+		return true
+	case <-ctx.Done():
+	}
+	select {
+	case <-r.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// lead runs one flush: everything pending, one Write. Called with mu held;
+// releases it during I/O. The rows are the appenders' (see queue): the
+// leader only encodes a run of packed events still open, then writes.
+func (h *core) lead() {
+	h.flushing = true
+	round := &flushRound{done: make(chan struct{})}
+	h.flight = round
+	h.gather.wait(&h.mu)
+	batch, rows, run := h.pending, h.rows, h.pending[h.open:]
+	h.pending, h.inflight, h.spare = h.spare[:0], batch, nil
+	h.rows, h.spareRows, h.open = h.spareRows[:0], nil, 0
+	h.taken = h.next - 1
+	h.mu.Unlock()
+	started := time.Now()
+
+	var after func()
+	var err error
+	if len(batch) > 0 {
+		if len(run) > 0 {
+			rows = h.enc.AppendRows(rows, run)
+		}
+		// Not the leader's context: the flush is everyone's.
+		after, err = h.b.Write(context.Background(), rows, batch[0].Seq, batch[len(batch)-1].Seq)
+	}
+
+	h.mu.Lock()
+	h.flushing, h.inflight = false, nil
+	h.gather.flushed(time.Since(started))
+	switch {
+	case errors.Is(err, ErrConflict):
+		round.err = h.resync(batch)
+	case err != nil:
+		h.err = &PoisonedError{Path: h.path, Err: err}
+		round.err = h.err
+		h.log.Error("flush failed; handle poisoned", "path", h.path, "err", err)
+	case len(batch) > 0:
+		h.durable = batch[len(batch)-1].Seq
+	}
+	if cap(rows) <= 4<<20 { // else not kept: do not pin a large batch's buffers
+		clear(batch) // reused: holds no data of events already written
+		h.spare, h.spareRows = batch, rows[:0]
+	}
+	close(round.done)
+	if after != nil {
+		h.mu.Unlock()
+		after()
+		h.mu.Lock()
+	}
+}
+
+// resync follows a conflict (another writer appended): the batch and
+// everything queued since are dropped, and the handle goes on from the
+// stored log's tail. Every Flush returns the conflict until the next
+// Append, so that a caller whose events were dropped learns it. Called
+// with mu held, which it keeps while it asks the backend for the tail: no
+// append may take a seq, and no flush start, before the tail is known.
+func (h *core) resync(batch []eventlog.Event) error {
+	dropped := len(batch) + len(h.pending)
+	expected := h.next - int64(dropped)
+	h.pending, h.rows, h.open, h.dig, h.marks = nil, nil, 0, nil, nil
+	next, err := h.b.Tail(context.Background())
+	if err != nil {
+		h.err = &PoisonedError{Path: h.path, Err: err}
+		return h.err
+	}
+	h.next, h.durable = next, next-1
+	h.lost = &ConflictError{Path: h.path, Expected: expected, Next: next}
+	h.log.Warn("another writer appended; batch dropped", "path", h.path, "dropped", dropped, "next", next)
+	return h.lost
+}
+
+func (h *core) Read(ctx context.Context, from, to int64) iter.Seq2[eventlog.Event, error] {
+	return func(yield func(eventlog.Event, error) bool) {
+		h.read(ctx, from, to, 0, yield)
+	}
+}
+
+// read yields the logical log's events from..to: for a fork, the parent's
+// first; it returns false when it stopped early (yield said so, or it
+// yielded an error).
+func (h *core) read(ctx context.Context, from, to int64, depth int, yield func(eventlog.Event, error) bool) bool {
+	if from > to {
+		return true
+	}
+	h.mu.Lock()
+	err := h.usable(false)
+	h.mu.Unlock()
+	if err != nil {
+		yield(eventlog.Event{}, err)
+		return false
+	}
+	parent := func(ctx context.Context, p eventlog.Parent) (rangeReader, error) {
+		ph, err := h.parentHandle(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		return ph.read, nil
+	}
+	return readLogical(ctx, h.hdr, h.path, from, to, depth, parent,
+		func(from, to int64) bool { return h.readOwn(ctx, from, to, yield) }, yield)
+}
+
+// readOwn yields the events of the handle's own rows from..to (and a
+// writer's unflushed ones); it returns false when it stopped early.
+func (h *core) readOwn(ctx context.Context, from, to int64, yield func(eventlog.Event, error) bool) bool {
+	h.mu.Lock()
+	if err := h.usable(false); err != nil {
+		h.mu.Unlock()
+		yield(eventlog.Event{}, err)
+		return false
+	}
+	// A writer's stored events end where its memory's begin: the backend
+	// may have stored the running flush by the time it reads, and those
+	// events are yielded from memory, once.
+	mem := slices.Concat(h.inflight, h.pending)
+	stored := h.durable
+	h.mu.Unlock()
+	if !h.writer {
+		stored = End
+	}
+
+	// A writer's newest events are in memory until flushed: a read that
+	// starts there needs nothing from the backend (the Recorder catching up
+	// with a foreign append reads just that).
+	if from <= min(stored, to) {
+		ok := true
+		err := h.b.Read(ctx, from, func(r *eventlog.Reader) {
+			var ended bool
+			ok, ended = yieldRows(ctx, r, from, min(stored, to), yield)
+			if ended && !h.writer {
+				h.seen(r.NextSeq())
+			}
+		})
+		if err != nil {
+			yield(eventlog.Event{}, err)
+			return false
+		}
+		if !ok {
+			return false
+		}
+	}
+	for _, e := range mem {
+		if e.Seq < from {
+			continue
+		}
+		if e.Seq > to {
+			return true
+		}
+		e.Data = slices.Clone(e.Data)
+		if !yield(e, nil) {
+			return false
+		}
+	}
+	return true
+}
+
+// seen records how far a read-only handle has read.
+func (h *core) seen(next int64) {
+	h.mu.Lock()
+	if next > h.next {
+		h.next, h.durable = next, next-1
+	}
+	h.mu.Unlock()
+}
+
+// parentHandle returns a read-only handle on the fork's parent, opened on
+// first need and kept until the fork's handle closes.
+func (h *core) parentHandle(ctx context.Context, p eventlog.Parent) (*core, error) {
+	h.parentMu.Lock()
+	defer h.parentMu.Unlock()
+	if h.parent != nil {
+		return h.parent, nil
+	}
+	h.mu.Lock()
+	closed := h.closed || h.closing
+	h.mu.Unlock()
+	if closed {
+		return nil, fmt.Errorf("%w: %q", ErrClosed, h.path)
+	}
+	ph, err := h.store.Open(ctx, p.ID, ReadOnly)
+	if errors.Is(err, ErrNotFound) {
+		return nil, &LineageError{Path: h.path, Parent: p.ID, Seq: p.Seq, Reason: "the parent session is missing"}
+	}
+	if err != nil {
+		return nil, err
+	}
+	pc, ok := ph.(*core)
+	if !ok {
+		ph.Close()
+		return nil, fmt.Errorf("handle: the parent of %q was not opened by the write core", h.path)
+	}
+	h.parent = pc
+	return pc, nil
+}
+
+func (h *core) Close() error {
+	h.mu.Lock()
+	if h.closed || h.closing {
+		h.mu.Unlock()
+		return fmt.Errorf("%w: %q", ErrClosed, h.path)
+	}
+	h.closing = true
+	h.mu.Unlock()
+
+	var err error
+	if h.writer {
+		close(h.stop)
+		h.cancel()
+		h.stopWG.Wait()
+		err = h.Flush(context.Background())
+		if err == nil {
+			h.saveDigest(context.Background())
+		}
+	}
+	h.mu.Lock()
+	h.closed = true
+	h.mu.Unlock()
+	if cerr := h.b.Close(context.Background(), h.writer && err == nil); err == nil {
+		err = cerr
+	}
+	h.parentMu.Lock()
+	if h.parent != nil {
+		h.parent.Close()
+	}
+	h.parentMu.Unlock()
+	return err
+}

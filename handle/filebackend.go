@@ -1,0 +1,269 @@
+package handle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/spf13/afero"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+)
+
+// indexStride is how many bytes of log lie between two entries of a
+// handle's in-memory seq index, which lets Read start near its first seq.
+const indexStride = 1 << 20
+
+// indexEntry says that the row holding seq starts at off.
+type indexEntry struct {
+	off int64
+	seq int64
+}
+
+func addIndex(idx []indexEntry, off, seq int64) []indexEntry {
+	if off-idx[len(idx)-1].off >= indexStride {
+		idx = append(idx, indexEntry{off: off, seq: seq})
+	}
+	return idx
+}
+
+// fileBackend is a FileStore session's log file under the write core: a
+// write writes the rows at the end of the complete rows (raw) or as one
+// zstd frame per flush, then fsyncs; a read reads the file from the index
+// entry nearest its first seq.
+type fileBackend struct {
+	store *FileStore
+	enc   *encoding
+	hdr   eventlog.Header
+	path  string
+	f     afero.File
+	lock  writerLock // nil for a read-only handle
+	// file is the writer's log file as it was opened, to check at every
+	// flush that the path still names it (see inPlace); nil when the file
+	// system cannot tell files apart (afero's memory files).
+	file fs.FileInfo
+
+	mu        sync.Mutex
+	size      int64 // bytes of complete rows on disk
+	next      int64 // the seq after the last durable event
+	index     []indexEntry
+	recent    indexEntry // where the last flush's rows start: reads of the newest events start there
+	cutTorn   bool       // a torn tail must be cut before the next write
+	lastFrame [2]int64   // offset and length of the last data frame (zstd)
+	wrote     bool       // frames were written: a zstd log needs a tail frame
+	// sinceChecked counts the bytes and frames written since the checked
+	// record was last refreshed (zstd; see checkedDue).
+	sinceChecked [2]int64
+
+	// Used by Write only (one at a time).
+	frameBuf []byte // the compression buffer (zstd)
+	parts    []int  // the write's parts (see write)
+}
+
+// newFileBackend returns the backend of the log file f at path, whose
+// complete rows end at size (index: where rows start, nil for a log of
+// only its header) and hold the events before next.
+func newFileBackend(s *FileStore, enc *encoding, hdr eventlog.Header, path string, f afero.File, lock writerLock, size, next int64, index []indexEntry) *fileBackend {
+	if index == nil {
+		index = []indexEntry{{off: size, seq: hdr.FirstSeq()}}
+	}
+	b := &fileBackend{store: s, enc: enc, hdr: hdr, path: path, f: guardFile(f), lock: lock,
+		size: size, next: next, index: index, recent: index[len(index)-1]}
+	if fi, err := f.Stat(); err == nil && lock != nil && os.SameFile(fi, fi) {
+		b.file = fi // os.SameFile can tell it from another file
+	}
+	return b
+}
+
+// inPlace returns an error wrapping ErrDisplaced unless the session's path
+// still names the writer's log file (docs/format.md §9: a writer
+// acknowledges only what a later open of the session finds).
+func (b *fileBackend) inPlace() error {
+	if b.file == nil {
+		return nil
+	}
+	fi, err := lstat(b.store.fs, b.path)
+	switch {
+	case err == nil && os.SameFile(b.file, fi):
+		return nil
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("checking that %q still names the log file: %w", b.path, err)
+	}
+	return fmt.Errorf("%w: %q was unlinked, renamed or replaced while its writer was open; nothing written since is acknowledged (reopen the session)", ErrDisplaced, b.path)
+}
+
+// handle returns the handle on b's session.
+func (s *FileStore) handle(b *fileBackend, rec Recovery) Handle {
+	return NewHandle(b, HandleConfig{Store: s, Header: b.hdr, Path: b.path, Writer: b.lock != nil,
+		Next: b.next, Recovery: rec, Encoder: s.enc, Policy: s.cfg.policy, Logger: s.cfg.log, Ticker: s.cfg.ticker})
+}
+
+func (b *fileBackend) Write(_ context.Context, rows []byte, first, last int64) (func(), error) {
+	b.mu.Lock()
+	cut, at := b.cutTorn, b.size
+	b.mu.Unlock()
+	out, parts := rows, append(b.parts[:0], 0)
+	if b.enc.z != nil {
+		// One frame per flush (docs/format.md §5): a batch larger than a
+		// frame is written as several flushes, each frame durable before
+		// the next is written, so at most the last frame can be torn.
+		out, parts = b.frameBuf[:0], parts[:0]
+		for rest := rows; len(rest) > 0; {
+			n := eventlog.FrameCut(rest)
+			parts = append(parts, len(out))
+			out, _ = b.enc.z.AppendFrames(out, rest[:n])
+			rest = rest[n:]
+		}
+		b.frameBuf = out
+		if cap(b.frameBuf) > 4<<20 {
+			b.frameBuf = nil // do not pin a large batch's buffer
+		}
+	}
+	b.parts = parts
+	lastPart := parts[len(parts)-1]
+	if err := b.write(cut, at, out, parts); err != nil {
+		return nil, err
+	}
+	if err := b.inPlace(); err != nil {
+		return nil, err // written, and fsynced, into a file that is not the session's
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.cutTorn = false
+	b.index = addIndex(b.index, at, first)
+	b.recent = indexEntry{off: at, seq: first}
+	b.size += int64(len(out))
+	b.next = last + 1
+	b.lastFrame = [2]int64{at + int64(lastPart), int64(len(out) - lastPart)}
+	b.wrote = true
+	if !b.checkedDue(len(out), len(parts)) {
+		return nil, nil
+	}
+	// After the flush's callers are woken: a flush that writes meanwhile
+	// makes the record stale, and saveChecked then keeps none.
+	sc := b.ownScan()
+	return func() { b.store.saveChecked(context.Background(), b.hdr.ID, b.f, nil, sc) }, nil
+}
+
+// write makes rows durable at offset at: cut a torn tail first if needed,
+// then write and fsync each part of rows in turn (parts holds where each
+// starts: one per zstd frame, one for raw rows).
+func (b *fileBackend) write(cut bool, at int64, rows []byte, parts []int) error {
+	if cut {
+		if err := b.f.Truncate(at); err != nil {
+			return fmt.Errorf("cutting the torn tail at offset %d: %w", at, err)
+		}
+		if err := b.f.Sync(); err != nil {
+			return fmt.Errorf("fsync after cutting the torn tail: %w", err)
+		}
+		b.store.cfg.log.Info("torn tail cut", "path", b.path, "offset", at)
+	}
+	for i, start := range parts {
+		end := len(rows)
+		if i+1 < len(parts) {
+			end = parts[i+1]
+		}
+		if start == end {
+			continue
+		}
+		off := at + int64(start)
+		if _, err := b.f.WriteAt(rows[start:end], off); err != nil {
+			return fmt.Errorf("writing %d bytes at offset %d: %w", end-start, off, err)
+		}
+		if err := b.f.Sync(); err != nil {
+			return fmt.Errorf("fsync: %w", err)
+		}
+	}
+	return nil
+}
+
+func (b *fileBackend) Read(ctx context.Context, from int64, use func(*eventlog.Reader)) error {
+	b.mu.Lock()
+	size := b.size
+	if b.lock == nil {
+		size = 1 << 62 // a reader follows the file to its current end
+	}
+	start := b.index[0]
+	for _, e := range b.index {
+		if e.seq <= from {
+			start = e
+		}
+	}
+	if b.recent.seq <= from && b.recent.off > start.off {
+		start = b.recent
+	}
+	b.mu.Unlock()
+	use(b.enc.reader(ctx, io.NewSectionReader(b.f, start.off, size-start.off),
+		eventlog.WithPath(b.path), eventlog.WithStart(start.off, start.seq), eventlog.WithFrom(from)))
+	return nil
+}
+
+// Tail returns the seq after the last durable event: the writer's lock
+// keeps every other writer out.
+func (b *fileBackend) Tail(context.Context) (int64, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.next, nil
+}
+
+// RenewEvery is 0: the writer's lock lasts until Close.
+func (b *fileBackend) RenewEvery() time.Duration { return 0 }
+
+// Renew does nothing (see RenewEvery).
+func (b *fileBackend) Renew(context.Context) error { return nil }
+
+func (b *fileBackend) Close(ctx context.Context, flushed bool) error {
+	var err error
+	if flushed && b.lock != nil {
+		if err = b.finish(); err == nil {
+			b.saveAcked(ctx)
+		}
+	}
+	var own *scanResult
+	if flushed && b.lock != nil && err == nil {
+		b.mu.Lock()
+		sc := b.ownScan()
+		b.mu.Unlock()
+		own = &sc
+	}
+	if cerr := b.f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("handle: close %q: %w", b.path, cerr)
+	}
+	if own != nil && err == nil {
+		b.saveOwnChecked(ctx, *own)
+	}
+	if b.lock != nil {
+		if uerr := b.lock.unlock(); err == nil && uerr != nil {
+			err = fmt.Errorf("handle: unlock %q: %w", b.path, uerr)
+		}
+	}
+	return err
+}
+
+// finish ends a write handle's session: a zstd log that was written to gets
+// a tail frame, or a compaction when the store asks for one. Called by
+// Close after the last flush, with the lock still held.
+func (b *fileBackend) finish() error {
+	if b.enc.z == nil || !b.wrote {
+		return nil
+	}
+	if b.store.cfg.compactOnClose {
+		return b.store.rewriteFile(context.Background(), b.hdr.ID, location{path: b.path, enc: b.enc}, b.enc)
+	}
+	b.mu.Lock()
+	at := b.size
+	tail := eventlog.AppendTailFrame(nil, at, b.lastFrame[0], b.lastFrame[1], b.next)
+	b.mu.Unlock()
+	if err := b.write(false, at, tail, []int{0}); err != nil {
+		return fmt.Errorf("handle: close %q: writing the tail frame: %w", b.path, err)
+	}
+	b.mu.Lock()
+	b.size += int64(len(tail))
+	b.mu.Unlock()
+	return nil
+}
