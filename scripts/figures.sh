@@ -23,7 +23,8 @@ run() {
 # (1) power cuts, (2) SIGKILL of a writer process.
 run -run '^(TestCrashTornFlushSweep|TestCrashDuringCreate|TestCrashDuringFork|TestCrashDuringDetach|TestCrashDuringDeleteCascade|TestConvertCrash|TestCompactCrash|TestCrashDuringCheckpoint|TestCrashDuringRepair|TestKillWriter)$' ./handle/
 # (3) the corruption sweep, (4) ENOSPC on a tmpfs, (5) hostile inputs,
-# (7) SIGKILL of logtool copy and import (8 rounds per encoding; 200 long).
+# (7) SIGKILL of logtool copy and import (8 rounds per encoding; 200 long),
+# (8) a session's file unlinked, renamed or replaced under logtool append.
 run ./internal/figures/
 # (6) fuzzing, in the long version (CI runs scripts/fuzz.sh 1000x itself).
 if [ "${SESSIONLOG_FIGURES:-}" = long ]; then
