@@ -9,16 +9,22 @@
 // from what it yielded (it was cut, and perhaps written again), from the
 // first seq where it differs; it says what happened in a Note.
 //
-//	f, err := follow.Open(ctx, follow.Session(store, id), follow.Last(10))
+//	f, err := follow.Open(ctx, follow.Session(st, w.ID()), follow.From(0),
+//		follow.WithNotes(func(n follow.Note) { fmt.Println("note:", n) }))
+//	...
 //	defer f.Close()
-//	for { // one look, then wait
-//		for e, err := range f.Poll(ctx) { … }
-//		select { case <-ctx.Done(): return; case <-tick.C: }
+//	look := func() {
+//		for e, err := range f.Poll(ctx) {
+//	...
+//		fmt.Println("-- flush")
 //	}
+//
+// and the caller calls look once a tick (tail -f looks every 200 ms).
 //
 // It tells what changed from the store's Stat of the session (its path,
 // size and last event) and from the events it yielded (their digests,
 // kept for the last 1,024), so it works on every store through
-// handle.Store alone. logtool tail -f and serve's live page use it. A
-// Follower is not safe for concurrent use.
+// handle.Store alone. logtool tail -f uses it, and a page that follows a
+// session can (one Poll a look, then a flush). A Follower is not safe for
+// concurrent use.
 package follow

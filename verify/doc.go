@@ -9,9 +9,13 @@
 // check knows at that version (projection.Verifiable by default; others
 // are counted as unchecked). A torn tail alone is ok.
 //
-//	rep := verify.Session(ctx, store, id)       // a session of any store
-//	rep := verify.File(ctx, fsys, path)         // a log file, in a store's folder or freely named
-//	for rep, err := range verify.Store(ctx, store) { … }
+//	rep := verify.Session(ctx, store, id)
+//	fmt.Println(rep.OK, rep.Events, rep.Checkpoints)
+//	...
+//	for rep, err := range verify.Store(ctx, store) {
+//
+// checks a session of any store, then every session of the store; File
+// checks a log file by path, in a store's folder or freely named.
 //
 // It works through handle's Store and FileStore and checkpoint.Verify; it
 // knows no command line. Report's JSON is what logtool verify --json and
