@@ -26,10 +26,10 @@ run -run '^(TestCrashTornFlushSweep|TestCrashDuringCreate|TestCrashDuringFork|Te
 # (7) SIGKILL of logtool copy and import (8 rounds per encoding; 200 long),
 # (8) a session's file unlinked, renamed or replaced under logtool append.
 run ./internal/figures/
-# (6) peak RSS of importing a 400 MB line in every format (without the race
+# (9) peak RSS of importing a 400 MB line in every format (without the race
 # detector, whose shadow memory would be counted).
 run -run '^TestImportHugeLine$' ./ingest/
-# (7) fuzzing, in the long version (CI runs scripts/fuzz.sh 1000x itself).
+# (6) fuzzing, in the long version (CI runs scripts/fuzz.sh 1000x itself).
 if [ "${SESSIONLOG_FIGURES:-}" = long ]; then
 	scripts/fuzz.sh "${SESSIONLOG_FUZZ_TIME:-10m}" || status=1
 fi
