@@ -22,9 +22,11 @@ const readChunk = 64 << 10
 //
 // A read ends in exactly one of three ways: clean, a torn tail (Err is nil,
 // Torn says where and how much), or an error. Torn tails and corruption are
-// told apart per docs/format.md §9: bytes after the last '\n', or a row holding NUL
-// bytes with no valid row after it, are torn; any other bad row is
-// corruption, reported with its offset and the seq it should hold.
+// told apart per docs/format.md §9: bytes after the last '\n', or a row
+// holding NUL bytes with no valid row after it, are torn — unless they hold
+// a run of more than MaxRowSize bytes without a NUL, which no crash leaves;
+// any other bad row is corruption, reported with its offset and the seq it
+// should hold.
 //
 // Memory is bounded by one row (MaxRowSize): a longer line is never held.
 // A Reader is not safe for concurrent use.
@@ -52,6 +54,10 @@ type Reader struct {
 	types   map[string]string
 
 	lastLen int // bytes (with the newline) of the last line readLine returned
+	// lastRun is the longest run of bytes without a NUL in the last line
+	// readLine returned, when that line was longer than MaxRowSize (0
+	// otherwise: a shorter line cannot hold a longer run).
+	lastRun int64
 
 	zs *zstdState // nil for a raw log
 
@@ -217,6 +223,9 @@ func (r *Reader) readRow() {
 		r.fail(fmt.Errorf("eventlog: reading %s at offset %d: %w", r.name(), off, err))
 		return
 	case !complete:
+		if r.overlong(off) {
+			return
+		}
 		r.done = true
 		r.torn = &TornTail{Offset: off, Bytes: int64(r.lastLen)}
 		return
@@ -245,7 +254,27 @@ func (r *Reader) readRow() {
 		r.fail(&CorruptError{Path: r.path, Offset: off, Seq: r.next, Reason: reason})
 		return
 	}
+	if r.overlong(off) {
+		return
+	}
 	r.classifyNUL(off, int64(r.lastLen))
+}
+
+// overlong fails the read when the line readLine just returned (at off,
+// in a tail that would otherwise be torn) holds more than MaxRowSize bytes
+// without a NUL byte. A crash leaves in the tail a prefix of the last
+// write: rows, each at most MaxRowSize bytes, with NUL holes where blocks
+// were never written; a line holds no '\n', so a run of it without NULs
+// lies inside one row. A longer run is not what a crash leaves but damage
+// (docs/format.md §9), and a writer must not cut it as a torn tail.
+func (r *Reader) overlong(off int64) bool {
+	if r.lastRun <= MaxRowSize {
+		return false
+	}
+	r.fail(&CorruptError{Path: r.path, Offset: off, Seq: r.next, Reason: fmt.Sprintf(
+		"a line of %d bytes holding %d without a NUL byte: longer than any row (%d bytes), so no crash left it",
+		r.lastLen, r.lastRun, MaxRowSize)})
+	return true
 }
 
 // classifyNUL decides what a row holding NUL bytes at off is: torn when no
@@ -264,6 +293,9 @@ func (r *Reader) classifyNUL(off, size int64) {
 			return
 		}
 		size += int64(r.lastLen)
+		if r.overlong(off) {
+			return
+		}
 		if complete && line != nil && decodeRow(line, &scratch) == nil {
 			r.fail(&CorruptError{Path: r.path, Offset: off, Seq: r.next,
 				Reason: fmt.Sprintf("row holding NUL bytes followed by a valid row at offset %d", at)})
@@ -376,6 +408,8 @@ func (r *Reader) readLine() (line []byte, off int64, complete, nul bool, err err
 	off = r.bufOff
 	scanned := 0 // bytes of buf[r.r:] known to hold no '\n'
 	var dropped int64
+	var runs nulRuns // of a line longer than MaxRowSize only
+	r.lastRun = 0
 	for {
 		if i := bytes.IndexByte(r.buf[r.r+scanned:r.w], '\n'); i >= 0 {
 			n := scanned + i
@@ -383,7 +417,8 @@ func (r *Reader) readLine() (line []byte, off int64, complete, nul bool, err err
 			r.consume(n + 1)
 			r.lastLen = int(dropped) + n + 1
 			if dropped > 0 {
-				nul = nul || bytes.IndexByte(line, 0) >= 0
+				nul = runs.add(line) || nul
+				r.lastRun = runs.longest
 				line = nil
 			}
 			return line, off, true, nul, nil
@@ -391,7 +426,7 @@ func (r *Reader) readLine() (line []byte, off int64, complete, nul bool, err err
 		scanned = r.w - r.r
 		if scanned > MaxRowSize {
 			// Too long to be a row: drop what is buffered, remember NULs.
-			nul = nul || bytes.IndexByte(r.buf[r.r:r.w], 0) >= 0
+			nul = runs.add(r.buf[r.r:r.w]) || nul
 			dropped += int64(scanned)
 			r.consume(scanned)
 			scanned = 0
@@ -402,17 +437,40 @@ func (r *Reader) readLine() (line []byte, off int64, complete, nul bool, err err
 				return nil, off, false, false, io.EOF
 			}
 			line = r.buf[r.r:r.w]
-			nul = nul || bytes.IndexByte(line, 0) >= 0
 			r.consume(n)
 			r.lastLen = int(dropped) + n
 			if dropped > 0 {
+				nul = runs.add(line) || nul
+				r.lastRun = runs.longest
 				line = nil
+			} else {
+				nul = nul || bytes.IndexByte(line, 0) >= 0
 			}
 			return line, off, false, nul, nil
 		}
 		if err := r.fill(); err != nil {
 			return nil, off, false, false, err
 		}
+	}
+}
+
+// nulRuns measures the runs of bytes without a NUL of a line fed to it
+// piece by piece.
+type nulRuns struct {
+	cur, longest int64
+}
+
+// add feeds the next piece of the line and reports whether it holds a NUL.
+func (s *nulRuns) add(b []byte) (nul bool) {
+	for {
+		i := bytes.IndexByte(b, 0)
+		if i < 0 {
+			s.cur += int64(len(b))
+			s.longest = max(s.longest, s.cur)
+			return nul
+		}
+		s.longest = max(s.longest, s.cur+int64(i))
+		s.cur, b, nul = 0, b[i+1:], true
 	}
 }
 

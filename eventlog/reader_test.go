@@ -2,6 +2,7 @@ package eventlog_test
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -576,13 +577,44 @@ func TestReaderLongLines(t *testing.T) {
 	})
 	t.Run("NUL line then a long line then a valid row", func(t *testing.T) {
 		res := readAll(t, src(base, "\x00\n", &fill{'x', long}, "\n", rows(2, 1)))
-		requireCorrupt(t, res.err, off, 2, "row holding NUL bytes followed by a valid row at offset "+strconv.FormatInt(off+2+long+1, 10))
+		requireCorrupt(t, res.err, off, 2, "no crash left it")
 	})
+	// docs/format.md §9: a crash leaves rows of at most MaxRowSize bytes,
+	// with NUL holes where blocks were never written; a longer run without
+	// a NUL in the tail is damage. Regression: 200 MB without a newline at
+	// the end read as a torn tail, and the next append cut them.
 	t.Run("long line without newline at the end", func(t *testing.T) {
 		res := readAll(t, src(base, &fill{'x', long}))
-		require.NoError(t, res.err)
-		require.Equal(t, &eventlog.TornTail{Offset: off, Bytes: long}, res.torn)
+		requireCorrupt(t, res.err, off, 2, "no crash left it")
+		require.Nil(t, res.torn)
 		require.Equal(t, off, res.end)
+	})
+	t.Run("tail of exactly MaxRowSize bytes without newline", func(t *testing.T) {
+		res := readAll(t, src(base, &fill{'x', eventlog.MaxRowSize}))
+		require.NoError(t, res.err)
+		require.Equal(t, &eventlog.TornTail{Offset: off, Bytes: eventlog.MaxRowSize}, res.torn)
+	})
+	t.Run("tail one byte over MaxRowSize without newline", func(t *testing.T) {
+		res := readAll(t, iotest.HalfReader(src(base, &fill{'x', eventlog.MaxRowSize + 1})))
+		requireCorrupt(t, res.err, off, 2, fmt.Sprintf("holding %d without a NUL byte", eventlog.MaxRowSize+1))
+	})
+	t.Run("long tail with NUL holes, no run over MaxRowSize", func(t *testing.T) {
+		tail := []any{&fill{'x', eventlog.MaxRowSize}, &fill{0, 5000}, &fill{'y', eventlog.MaxRowSize}, &fill{0, 7}}
+		res := readAll(t, src(append([]any{base}, tail...)...))
+		require.NoError(t, res.err)
+		require.Equal(t, &eventlog.TornTail{Offset: off, Bytes: 2*eventlog.MaxRowSize + 5007}, res.torn)
+	})
+	t.Run("long tail with a NUL, one run over MaxRowSize", func(t *testing.T) {
+		res := readAll(t, src(base, "\x00", &fill{'x', eventlog.MaxRowSize + 1}))
+		requireCorrupt(t, res.err, off, 2, "no crash left it")
+	})
+	t.Run("long NUL-holed line with a run over MaxRowSize, then newline", func(t *testing.T) {
+		res := readAll(t, src(base, &fill{'x', eventlog.MaxRowSize + 1}, "\x00\n"))
+		requireCorrupt(t, res.err, off, 2, "no crash left it")
+	})
+	t.Run("NUL line then a long line without newline", func(t *testing.T) {
+		res := readAll(t, src(base, "\x00\n", &fill{'x', eventlog.MaxRowSize + 1}))
+		requireCorrupt(t, res.err, off, 2, "no crash left it")
 	})
 	t.Run("long header", func(t *testing.T) {
 		res := readAll(t, src(&fill{' ', long}, hdrLine, rows(0, 1)))

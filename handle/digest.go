@@ -284,9 +284,8 @@ func checkReserved(path string, batch []eventlog.Event, tails [][]byte, dig *eve
 	for i, e := range batch {
 		if e.Type == eventlog.TypeCheckpoint {
 			cp, _ := eventlog.ParseCheckpoint(e.Data)
-			if want := d.String(); cp.Log != want {
-				return nil, &EventError{Path: path, Index: i, Seq: e.Seq,
-					Err: fmt.Errorf("%w: checkpoint log digest %s does not match the log before it (%s)", ErrInvalidEvent, cp.Log, want)}
+			if err := d.CheckCheckpoint(e.Seq, cp); err != nil {
+				return nil, &EventError{Path: path, Index: i, Seq: e.Seq, Err: fmt.Errorf("%w: %w", ErrInvalidEvent, err)}
 			}
 		}
 		if tails != nil && tails[i] != nil {

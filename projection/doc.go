@@ -28,6 +28,9 @@
 // message for prompt-cache reuse. Conversation ("conversation/v1") is the
 // transcript that keeps what compactions drop: every message of the live
 // branch, each compaction's summary where it stands, for people to read.
+// They are registered by name (Names, ByName: what logtool replay
+// --projection and serve take), and Verifiable gives those whose state
+// digests a verify checks.
 //
 // Both understand the agent vocabulary of docs/format.md §8, each the types it
 // needs, and ignore keys they do not know. A type outside the vocabulary,

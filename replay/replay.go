@@ -518,8 +518,12 @@ func (e *engine) checkpoint(ev eventlog.Event) (log string, err error) {
 	}
 	cp := r.Checkpoint
 	if e.dig != nil {
-		if got := e.dig.String(); got != cp.Log {
-			return "", &DigestError{Seq: ev.Seq, Want: cp.Log, Got: got}
+		if err := e.dig.CheckCheckpoint(ev.Seq, cp); err != nil {
+			var le *eventlog.LogDigestError
+			if errors.As(err, &le) {
+				return "", &DigestError{Seq: le.Seq, Want: le.Want, Got: le.Got}
+			}
+			return "", err
 		}
 		checked := true
 		if cp.State != nil {

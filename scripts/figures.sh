@@ -4,7 +4,7 @@
 # test fails (a figure that breaks the promise fails its test).
 #
 #   scripts/figures.sh          # CI-sized (.ci/run)
-#   SESSIONLOG_FIGURES=long SESSIONLOG_KILL_ROUNDS=2000 scripts/figures.sh   # the long version (1,000 kills per encoding)
+#   SESSIONLOG_FIGURES=long SESSIONLOG_KILL_ROUNDS=2000 scripts/figures.sh   # the long version (1,000 kills of a writer, 200 of copy and of import, per encoding)
 #
 # The fuzzing figures come from scripts/fuzz.sh, which the long version
 # runs too (10 minutes per target), so that it is one command.
@@ -22,8 +22,13 @@ run() {
 }
 # (1) power cuts, (2) SIGKILL of a writer process.
 run -run '^(TestCrashTornFlushSweep|TestCrashDuringCreate|TestCrashDuringFork|TestCrashDuringDetach|TestCrashDuringDeleteCascade|TestConvertCrash|TestCompactCrash|TestCrashDuringCheckpoint|TestCrashDuringRepair|TestKillWriter)$' ./handle/
-# (3) the corruption sweep, (4) ENOSPC on a tmpfs, (5) hostile inputs.
+# (3) the corruption sweep, (4) ENOSPC on a tmpfs, (5) hostile inputs,
+# (7) SIGKILL of logtool copy and import (8 rounds per encoding; 200 long),
+# (8) a session's file unlinked, renamed or replaced under logtool append.
 run ./internal/figures/
+# (9) peak RSS of importing a 400 MB line in every format (without the race
+# detector, whose shadow memory would be counted).
+run -run '^TestImportHugeLine$' ./ingest/
 # (6) fuzzing, in the long version (CI runs scripts/fuzz.sh 1000x itself).
 if [ "${SESSIONLOG_FIGURES:-}" = long ]; then
 	scripts/fuzz.sh "${SESSIONLOG_FUZZ_TIME:-10m}" || status=1

@@ -12,7 +12,7 @@ import (
 )
 
 // openWriter opens the session SESSION names for writing.
-func (a *app) openWriter(ctx context.Context, arg string) (handle.Handle, sessionStore, error) {
+func (a *app) openWriter(ctx context.Context, arg string) (handle.Handle, handle.Store, error) {
 	s, err := a.resolve(arg)
 	if err != nil {
 		return nil, nil, err

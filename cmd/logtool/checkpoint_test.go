@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 
@@ -84,44 +83,4 @@ func TestCheckpointRollbackReplayVerify(t *testing.T) {
 			require.NotEqual(t, 0, rbNone.code)
 		})
 	}
-}
-
-func TestVerifyDigestMismatch(t *testing.T) {
-	dir := t.TempDir()
-	id, path := newSession(t, dir)
-	res := logtool(t, `{"type":"user/message","time":1,"data":{"text":"hello"}}`+"\n", "--dir", dir, "append", id)
-	require.Equal(t, 0, res.code, res.stderr)
-	require.Equal(t, 0, logtool(t, "", "--dir", dir, "checkpoint", id).code)
-
-	b, err := os.ReadFile(path)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(path, []byte(strings.Replace(string(b), "hello", "hellp", 1)), 0o600))
-
-	v := logtool(t, "", "--dir", dir, "verify", "--json", path)
-	require.Equal(t, 1, v.code)
-	var got verifyLine
-	require.NoError(t, json.Unmarshal([]byte(v.stdout), &got))
-	require.False(t, got.OK)
-	require.Equal(t, "digest", got.Error.Kind)
-	require.Equal(t, int64(1), *got.Error.Seq)
-}
-
-func TestVerifyLineage(t *testing.T) {
-	dir := t.TempDir()
-	parent, parentPath := newSession(t, dir)
-	res := logtool(t, "{\"type\":\"a\"}\n{\"type\":\"b\"}\n", "--dir", dir, "append", parent)
-	require.Equal(t, 0, res.code, res.stderr)
-	fork := logtool(t, "", "--dir", dir, "new", "--parent", parent, "--at", "1", "--mode", "fork")
-	require.Equal(t, 0, fork.code, fork.stderr)
-	var created struct{ ID, Path string }
-	require.NoError(t, json.Unmarshal([]byte(fork.stdout), &created))
-	require.Equal(t, 0, logtool(t, "", "--dir", dir, "verify", created.Path).code)
-
-	require.NoError(t, os.Remove(parentPath))
-	v := logtool(t, "", "--dir", dir, "verify", "--json", created.Path)
-	require.Equal(t, 1, v.code)
-	var got verifyLine
-	require.NoError(t, json.Unmarshal([]byte(v.stdout), &got))
-	require.Equal(t, "lineage", got.Error.Kind)
-	require.Contains(t, got.Error.Message, parent)
 }

@@ -53,7 +53,11 @@ func (a *app) completeSessions(cmd *cobra.Command, args []string, toComplete str
 // sessionIDs are the IDs of --dir's sessions that start with toComplete,
 // each with its labels and event count as the description.
 func (a *app) sessionIDs(cmd *cobra.Command, toComplete string) []string {
-	infos, err := a.store().List(cmd.Context(), handle.SkipBroken(func(string, error) {}))
+	st, err := a.sessions(cmd.Context())
+	if err != nil {
+		return nil
+	}
+	infos, err := st.List(cmd.Context(), handle.SkipBroken(func(string, error) {}))
 	if err != nil {
 		return nil
 	}

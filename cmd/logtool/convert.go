@@ -40,22 +40,19 @@ func (a *app) runConvert(ctx context.Context, arg, encoding string, asJSON bool)
 	if encoding != handle.EncodingRaw && encoding != handle.EncodingZstd {
 		return usageErrorf("--encoding %q: want raw or zstd", encoding)
 	}
-	s, err := a.resolve(arg)
+	s, err := a.fileSession(ctx, arg, "convert")
 	if err != nil {
 		return err
 	}
-	if s.store == nil {
-		return usageErrorf("%q: convert rewrites a session of a store, a file named <ID>.jsonl or <ID>.jsonl.zst", s.path)
-	}
-	before, err := s.store.Stat(ctx, s.id)
+	before, err := s.file.Stat(ctx, s.id)
 	if err != nil {
 		return err
 	}
 	label := fmt.Sprintf("convert %s (%s) to %s", s.id, chatview.Size(before.SizeBytes), encoding)
-	if err := a.busy(label, func() error { return s.store.Convert(ctx, s.id, encoding) }); err != nil {
+	if err := a.busy(label, func() error { return s.file.Convert(ctx, s.id, encoding) }); err != nil {
 		return err
 	}
-	after, err := s.store.Stat(ctx, s.id)
+	after, err := s.file.Stat(ctx, s.id)
 	if err != nil {
 		return err
 	}

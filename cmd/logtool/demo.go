@@ -64,7 +64,7 @@ func (a *app) runDemo(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	where := a.where()
+	where := a.location()
 	if err := loop.Prepare(filepath.Join(a.dir, "work")); err != nil {
 		return err
 	}
@@ -166,14 +166,8 @@ func (a *app) runDemo(ctx context.Context, out io.Writer) error {
 	say("forked %s at seq %d into %s: nothing copied (%s on disk for %s)", id, first.Seq, fork.ID(), plural(forkInfo.SizeBytes, "byte"), plural(forkInfo.Events, "event"))
 
 	// 5. The tree, the transcript and a clean verify.
-	if a.remote() {
-		fmt.Fprintf(out, "\n$ logtool ls --store %s\n", where)
-		err = a.runLs(ctx, a.dir, false, false, lsOptions{}, out)
-	} else {
-		fmt.Fprintf(out, "\n$ logtool ls --tree\n")
-		err = a.runLsTree(ctx, a.dir, true, false, out)
-	}
-	if err != nil {
+	fmt.Fprintf(out, "\n$ logtool ls --tree\n")
+	if err := a.runLsTree(ctx, "", false, false, out); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "\n$ logtool replay --projection transcript %s   (rollback applied)\n", id)
@@ -181,7 +175,7 @@ func (a *app) runDemo(ctx context.Context, out io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(out, "\n$ logtool verify %s\n", where)
-	return a.runVerify(ctx, []string{a.dir}, false, out)
+	return a.runVerify(ctx, []string{where}, false, out)
 }
 
 // runAndKill runs the agent loop as a child process, stepping it, and kills
@@ -192,10 +186,7 @@ func (a *app) runAndKill(ctx context.Context, id string, say func(string, ...any
 	if err != nil {
 		return 0, err
 	}
-	args := []string{"--dir", a.dir, agentLoopCmd, id}
-	if a.remote() {
-		args = append([]string{"--store", a.storeURL}, args...)
-	}
+	args := []string{"--dir", a.dir, "--store", a.storeURL, agentLoopCmd, id}
 	cmd := exec.CommandContext(ctx, exe, args...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -239,7 +230,7 @@ func (a *app) runAndKill(ctx context.Context, id string, say func(string, ...any
 }
 
 // printTranscript prints the transcript of a session, one message a line.
-func (a *app) printTranscript(ctx context.Context, st sessionStore, id string, out io.Writer) error {
+func (a *app) printTranscript(ctx context.Context, st handle.Store, id string, out io.Writer) error {
 	r, err := st.Open(ctx, id, handle.ReadOnly)
 	if err != nil {
 		return err

@@ -12,8 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/transfer"
 )
 
 func (a *app) newExportCmd() *cobra.Command {
@@ -78,7 +78,7 @@ func (a *app) runExport(ctx context.Context, arg string, to int64, out string, a
 	}
 	if out == "" {
 		w := bufio.NewWriterSize(a.stdout, 64<<10)
-		_, err := writeExport(ctx, w, src, to)
+		_, err := transfer.Export(ctx, src, w, to)
 		if ferr := w.Flush(); err == nil {
 			err = ferr
 		}
@@ -87,7 +87,7 @@ func (a *app) runExport(ctx context.Context, arg string, to int64, out string, a
 	var n int64
 	err = handle.WriteFileAtomic(a.fs, out, func(w io.Writer) error {
 		var err error
-		n, err = writeExport(ctx, w, src, to)
+		n, err = transfer.Export(ctx, src, w, to)
 		return err
 	})
 	if err != nil {
@@ -115,34 +115,4 @@ func (a *app) checkExportOut(out, id string) error {
 		return fmt.Errorf("--out %q: %w", out, err)
 	}
 	return nil
-}
-
-// writeExport writes src's header, without its parent, and its logical
-// log's events 0..to as rows, and returns how many events it wrote.
-func writeExport(ctx context.Context, w io.Writer, src handle.Handle, to int64) (int64, error) {
-	hdr := src.Header()
-	hdr.Parent = nil
-	hdr.Version = eventlog.Version
-	line, err := eventlog.EncodeHeader(hdr)
-	if err != nil {
-		return 0, fmt.Errorf("export: header of %s: %w", src.ID(), err)
-	}
-	// Nothing is written before the first batch is read, so a fork whose
-	// lineage is broken fails before any output.
-	enc := eventlog.NewEncoder(nil)
-	buf := append(line, '\n')
-	started := false
-	n, err := eachBatch(ctx, src, to, func(batch []eventlog.Event) error {
-		if started {
-			buf = buf[:0]
-		}
-		started = true
-		buf = enc.AppendRows(buf, batch)
-		_, err := w.Write(buf)
-		return err
-	})
-	if err == nil && !started {
-		_, err = w.Write(buf)
-	}
-	return n, err
 }

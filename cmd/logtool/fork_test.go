@@ -430,7 +430,7 @@ func TestLsTreeEdges(t *testing.T) {
 	dir := t.TempDir()
 	res := logtool(t, "", "--dir", filepath.Join(dir, "none"), "ls", "--tree")
 	require.Equal(t, 0, res.code, "a store that has no folder yet is empty")
-	require.Empty(t, res.stdout)
+	require.Equal(t, "no sessions\n", res.stdout, "as ls says")
 	require.Equal(t, 2, logtool(t, "", "ls", "--tree", filepath.Join(dir, "none")).code, "a named folder must exist")
 
 	id, _ := newSession(t, dir)

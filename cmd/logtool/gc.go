@@ -63,7 +63,7 @@ func (a *app) runGC(ctx context.Context, olderThan time.Duration, dryRun, asJSON
 		return err
 	}
 	var rep handle.GCReport
-	err = a.busy("gc "+a.where(), func() (err error) {
+	err = a.busy("gc "+a.location(), func() (err error) {
 		rep, err = st.GC(ctx, a.now().Add(-olderThan), dryRun)
 		return err
 	})

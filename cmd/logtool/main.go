@@ -128,7 +128,7 @@ type app struct {
 
 	storeURL string          // --store
 	ctx      context.Context // the run's, for resolving SESSION arguments on --store
-	js       sessionStore    // --store's store, once opened
+	st       handle.Store    // the store of location, once opened
 	closers  []func()
 }
 
@@ -162,7 +162,6 @@ locked by another writer); 2 usage or environment error; 130 (SIGINT) or
 	root.PersistentFlags().StringVar(&a.storeURL, "store", a.env(envStore),
 		"a JetStream store, nats://host:port[/prefix], instead of --dir (docs/distributed.md); $"+envStore+" sets the default")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
-	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error { return a.checkRemote(cmd) }
 	root.SetOut(a.stdout) // help and completion scripts
 	root.SetErr(a.stderr)
 	root.AddCommand(

@@ -139,15 +139,15 @@ func (p *progress) draw(force bool) {
 	fmt.Fprintf(p.w, "\r%s\x1b[K", truncate(s, p.width-1))
 }
 
-// verifyProgress is verify's bar, in bytes of the files to read; a
-// single file gets none.
-func (a *app) verifyProgress(paths []string) *progress {
+// verifyProgress is verify's bar, in bytes of the logs to read; a
+// single log gets none.
+func (a *app) verifyProgress(jobs []verifyJob) *progress {
 	var total int64
-	for _, p := range paths {
-		total += a.fileSize(p)
+	for _, j := range jobs {
+		total += j.size
 	}
-	label := fmt.Sprintf("verify %s", plural(int64(len(paths)), "file"))
-	if len(paths) < 2 {
+	label := fmt.Sprintf("verify %s", plural(int64(len(jobs)), "file"))
+	if len(jobs) < 2 {
 		return &progress{} // off
 	}
 	return a.newProgress(label, max(total, 1), chatview.Size)

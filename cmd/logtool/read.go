@@ -121,7 +121,7 @@ func (a *app) runCat(ctx context.Context, arg string, o catOptions, out io.Write
 			err = ferr
 		}
 		for _, m := range check.mismatches {
-			fmt.Fprintf(a.stderr, "logtool: %s\n", m)
+			fmt.Fprintf(a.stderr, "logtool: %s\n", oneLine(m.Error()))
 		}
 		if err == nil && len(check.mismatches) > 0 {
 			err = failedf("%s do not match the events before them (logtool verify checks them all)",
@@ -140,9 +140,9 @@ func (a *app) runCat(ctx context.Context, arg string, o catOptions, out io.Write
 // salvage reads, and then returns ce: what a damaged log can show without
 // any claim that it is clean.
 func (a *app) beforeDamage(ctx context.Context, s session, ce *eventlog.CorruptError, fn func(eventlog.Event) error) error {
-	st := s.store
+	st := s.file
 	if st == nil {
-		st = s.free
+		return ce // a store whose sessions are not files has no salvage read
 	}
 	var ferr error
 	next := int64(-1)
@@ -164,34 +164,28 @@ func (a *app) beforeDamage(ctx context.Context, s session, ce *eventlog.CorruptE
 }
 
 // digestCheck checks the log digest of every checkpoint among events
-// read from the first, in order (docs/format.md, canonical bytes and
-// digests; docs/cli.md: cat checks the checkpoints it passes).
+// read from the first, in order, with the checker every reader of the
+// library uses (docs/cli.md: cat checks the checkpoints it passes), and
+// keeps every mismatch to report.
 type digestCheck struct {
 	d          *eventlog.Digest
-	mismatches []string
+	mismatches []error
 }
 
 func newDigestCheck() *digestCheck { return &digestCheck{d: eventlog.NewDigest()} }
 
 func (c *digestCheck) add(e eventlog.Event) {
-	if e.Type == eventlog.TypeCheckpoint && c.d.Next() == e.Seq {
-		cp, err := eventlog.ParseCheckpoint(e.Data)
-		switch {
-		case err != nil:
-			c.mismatches = append(c.mismatches, fmt.Sprintf("checkpoint at seq %d: %v", e.Seq, err))
-		case cp.Log != c.d.String():
-			c.mismatches = append(c.mismatches, fmt.Sprintf("checkpoint at seq %d: its log digest %s does not match the events before it (%s)", e.Seq, cp.Log, c.d.String()))
-		}
+	if err := c.d.AddChecked(e); err != nil {
+		c.mismatches = append(c.mismatches, err)
 	}
-	c.d.Add(e)
 }
 
 // salvage prints what can be read of the log past its damage (a fork's
 // inherited events first) and reports every skipped range on stderr.
 func (a *app) salvage(ctx context.Context, s session, fn func(eventlog.Event) error) error {
-	st := s.store
+	st := s.file
 	if st == nil {
-		st = s.free
+		return usageErrorf("cat --salvage reads log files; %s is not one (docs/distributed.md)", s.path)
 	}
 	var ferr error
 	res, err := st.SalvagePath(ctx, s.path, func(e eventlog.Event) bool {
@@ -332,32 +326,36 @@ func (a *app) runLs(ctx context.Context, dir string, explicit, asJSON bool, lo l
 	return nil
 }
 
-// list describes the sessions of dir, newest first (Store.List), going on
-// past a session it cannot read and returning its error in broken. A
-// missing dir is empty unless it was named explicitly.
+// list describes the sessions of dir (explicit: a DIR argument) or of
+// the store in use, newest first (Store.List), going on past a session it
+// cannot read and returning its error in broken. A missing --dir is
+// empty; a DIR named on the command line must exist.
 func (a *app) list(ctx context.Context, dir string, explicit bool, opts ...handle.ListOption) (infos []handle.Info, broken []error, err error) {
 	opts = append(opts, handle.SkipBroken(func(id string, err error) {
 		broken = append(broken, fmt.Errorf("%s: %w", id, err))
 	}))
-	if a.remote() {
-		st, err := a.sessions(ctx)
-		if err != nil {
-			return nil, nil, err
-		}
-		infos, err = st.List(ctx, opts...)
-		return infos, broken, err
+	st, err := a.listed(ctx, dir, explicit)
+	if err != nil {
+		return nil, nil, err
+	}
+	infos, err = st.List(ctx, opts...)
+	return infos, broken, err
+}
+
+// listed is the store ls lists: the folder DIR named on the command line
+// (which must be one), or the store in use.
+func (a *app) listed(ctx context.Context, dir string, explicit bool) (handle.Store, error) {
+	if !explicit {
+		return a.sessions(ctx)
 	}
 	fi, err := a.fs.Stat(dir)
 	switch {
-	case errors.Is(err, fs.ErrNotExist) && !explicit:
-		return nil, nil, nil
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, nil, fmt.Errorf("%w: no folder %q", handle.ErrNotFound, dir)
+		return nil, fmt.Errorf("%w: no folder %q", handle.ErrNotFound, dir)
 	case err != nil:
-		return nil, nil, fmt.Errorf("list %q: %w", dir, err)
+		return nil, fmt.Errorf("list %q: %w", dir, err)
 	case !fi.IsDir():
-		return nil, nil, usageErrorf("%q is not a folder", dir)
+		return nil, usageErrorf("%q is not a folder", dir)
 	}
-	infos, err = handle.NewFileStore(a.fs, dir).List(ctx, opts...)
-	return infos, broken, err
+	return handle.NewFileStore(a.fs, dir), nil
 }

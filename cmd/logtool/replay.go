@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"strings"
 
 	"github.com/spf13/afero"
 	"github.com/spf13/cobra"
@@ -16,28 +17,6 @@ import (
 	"github.com/sessionlog/sessionlog/replay"
 	"github.com/sessionlog/sessionlog/replay/replaytest/golden"
 )
-
-// projections names the built-in projections logtool knows.
-var projectionNames = []string{"transcript", "agent", "conversation"}
-
-// newProjection returns a fresh built-in projection by name.
-func newProjection(name string) (projection.Projection, error) {
-	switch name {
-	case "transcript":
-		return projection.NewTranscript(), nil
-	case "agent":
-		return projection.NewAgent(), nil
-	case "conversation":
-		return projection.NewConversation(), nil
-	}
-	return nil, usageErrorf("--projection %q: want transcript, agent or conversation", name)
-}
-
-// builtins returns fresh instances of every built-in projection, for
-// verify's state digests.
-func builtins() []projection.Projection {
-	return []projection.Projection{projection.NewAgent(), projection.NewTranscript()}
-}
 
 // agentState rebuilds the agent/v1 state of a write handle's session up to
 // its last event, starting from the nearest stored state.
@@ -99,9 +78,9 @@ type replayOptions struct {
 }
 
 func (a *app) runReplay(ctx context.Context, arg string, o replayOptions, out io.Writer) error {
-	p, err := newProjection(o.projection)
+	p, err := projection.ByName(o.projection)
 	if err != nil {
-		return err
+		return usageErrorf("--projection %q: want one of %s", o.projection, strings.Join(projection.Names(), ", "))
 	}
 	s, src, err := a.openArg(ctx, arg)
 	if err != nil {
@@ -115,8 +94,8 @@ func (a *app) runReplay(ctx context.Context, arg string, o replayOptions, out io
 	// A golden check replays from the first event: a stored snapshot was
 	// made by the projection's code of its day and could hide a change in
 	// behaviour, and a fixture's folder gets no derived files.
-	if s.store != nil && o.golden == "" {
-		opts = append(opts, replay.WithCache(s.store))
+	if s.st != nil && o.golden == "" {
+		opts = append(opts, replay.WithCache(s.st))
 	}
 	if o.golden != "" {
 		// As replaytest does: the log digests first, so that an edited
@@ -208,8 +187,8 @@ func (a *app) checkGolden(p projection.Projection, o replayOptions, out io.Write
 // turn and no writer holds the session (docs/format.md §8).
 func (a *app) closeInMemory(ctx context.Context, s session, src replay.Source, p projection.Projection) error {
 	var cache replay.Cache
-	if s.store != nil {
-		cache = s.store
+	if s.st != nil {
+		cache = s.st
 	}
 	agent, ok := p.(*projection.Agent)
 	if !ok {
@@ -229,8 +208,8 @@ func (a *app) closeInMemory(ctx context.Context, s session, src replay.Source, p
 	if !st.TurnOpen {
 		return nil
 	}
-	if s.store != nil {
-		if writing, err := s.store.Writing(s.id); err != nil || writing {
+	if s.st != nil {
+		if writing, err := s.st.WriterHeld(ctx, s.id); err != nil || writing {
 			fmt.Fprintln(a.stderr, "logtool: the last turn is open and a writer holds the session: a turn in progress, shown as it is")
 			return err
 		}

@@ -11,10 +11,15 @@ import (
 )
 
 // statFacts describes a session and reads its stop facts from the end of
-// its log: a file's both from one handle.TailReader, which does not read
-// (or check) the rest of the log.
+// its log. A session that is a file is read with the file store's
+// handle.TailReader, which does not read (or check) the rest of the log;
+// on another store, Stat and a read-only handle give the same answer.
 func (a *app) statFacts(ctx context.Context, s session) (handle.Info, recorder.Facts, error) {
-	if s.remote != nil {
+	var cache replay.Cache
+	if s.st != nil {
+		cache = s.st
+	}
+	if s.file == nil {
 		info, err := a.stat(ctx, s)
 		if err != nil {
 			return info, recorder.Facts{}, err
@@ -24,17 +29,15 @@ func (a *app) statFacts(ctx context.Context, s session) (handle.Info, recorder.F
 			return info, recorder.Facts{}, err
 		}
 		defer src.Close()
-		facts, err := recorder.ReadFacts(ctx, src, nil)
+		facts, err := recorder.ReadFacts(ctx, src, cache)
 		return info, facts, err
 	}
 	var tr *handle.TailReader
 	var err error
-	var cache replay.Cache
-	if s.store != nil {
-		tr, err = s.store.OpenTail(ctx, s.id)
-		cache = s.store
+	if s.id != "" {
+		tr, err = s.file.OpenTail(ctx, s.id)
 	} else {
-		tr, err = s.free.OpenTailPath(ctx, s.path)
+		tr, err = s.file.OpenTailPath(ctx, s.path)
 	}
 	if err != nil {
 		return handle.Info{}, recorder.Facts{}, err
@@ -93,14 +96,11 @@ func (a *app) newRepairCmd() *cobra.Command {
 }
 
 func (a *app) runRepair(ctx context.Context, arg string, salvage, asJSON bool) error {
-	s, err := a.resolve(arg)
+	s, err := a.fileSession(ctx, arg, "repair")
 	if err != nil {
 		return err
 	}
-	if s.store == nil {
-		return usageErrorf("%q: repair works on a session of a store, a file named <ID>.jsonl or <ID>.jsonl.zst", s.path)
-	}
-	rep, err := s.store.Repair(ctx, s.id, salvage)
+	rep, err := s.file.Repair(ctx, s.id, salvage)
 	if err != nil {
 		return err
 	}

@@ -55,12 +55,17 @@ func (a *app) runServe(ctx context.Context, addr string, open bool) error {
 	ro := *a
 	ro.fs = afero.NewReadOnlyFs(a.fs)
 	ro.stderr = io.Discard // the CLI's notes (torn tails) are in the pages
+	ro.st, ro.closers = nil, nil
+	st, err := ro.folder(ctx, "serve")
+	if err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return usageErrorf("listen on %q: %v", addr, err)
 	}
 	defer ln.Close()
-	srv, err := web.New(ro.store(), serveAPI{&ro}, ln.Addr().String())
+	srv, err := web.New(st, serveAPI{&ro}, ln.Addr().String())
 	if err != nil {
 		return err
 	}

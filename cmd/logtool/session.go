@@ -18,28 +18,25 @@ const (
 	zstdExt = ".jsonl.zst"
 )
 
-// session is what a SESSION argument names: a log file, inside a store
-// when its name is <ULID>.jsonl, or a freely named (exported) file.
+// session is what a SESSION argument names: a session of a store (an ID
+// in --dir or --store, or a file named <ID>.jsonl[.zst] in a store's
+// folder), or a freely named (exported) log file.
 type session struct {
-	path   string
-	id     string            // "" for a freely named file
-	store  *handle.FileStore // the store of path's folder; nil for a freely named file
-	free   *handle.FileStore // for a freely named file: a store of its folder to read it with
-	remote sessionStore      // the --store store holding the session, when --store is given
+	path string
+	id   string       // "" for a freely named file
+	st   handle.Store // the store holding the session; nil for a freely named file
+	// file is the file store of path's folder when the session's log is a
+	// file: what the file operations (salvage, repair, convert) and the
+	// reading of a freely named file go through; nil on another store.
+	file *handle.FileStore
 }
-
-// store returns the store of --dir.
-func (a *app) store() *handle.FileStore { return handle.NewFileStore(a.fs, a.dir) }
 
 // resolve turns a SESSION argument into a session (docs/cli.md): a path to a
 // log file (it holds a path separator, ends in .jsonl or names an existing
-// file), or else an ID found in --dir.
+// file), or else an ID found in the store (--dir, or --store).
 func (a *app) resolve(arg string) (session, error) {
 	if arg == "" {
 		return session{}, usageErrorf("empty SESSION")
-	}
-	if a.remote() {
-		return a.resolveRemote(arg)
 	}
 	if a.isPath(arg) {
 		return a.resolvePath(arg)
@@ -47,15 +44,16 @@ func (a *app) resolve(arg string) (session, error) {
 	if !eventlog.ValidID(arg) {
 		return session{}, usageErrorf("%q is neither a log file nor a session ID (26 upper-case Crockford base32 characters)", arg)
 	}
-	st := a.store()
-	path, err := st.Path(arg)
+	st, err := a.sessions(a.ctx)
 	if err != nil {
-		return session{}, err // the session is stored twice, or I/O: the ID itself is valid
-	}
-	if err := a.mustExist(path, arg); err != nil {
 		return session{}, err
 	}
-	return session{path: path, id: arg, store: st}, nil
+	info, err := st.Stat(a.ctx, arg)
+	if err != nil {
+		return session{}, err // not found, refused, stored twice, I/O: the ID itself is valid
+	}
+	fst, _ := st.(*handle.FileStore) // the one store whose sessions are files
+	return session{path: info.Path, id: arg, st: st, file: fst}, nil
 }
 
 func (a *app) isPath(arg string) bool {
@@ -79,33 +77,18 @@ func (a *app) resolvePath(path string) (session, error) {
 	}
 	st := handle.NewFileStore(a.fs, filepath.Dir(path))
 	if id, _, ok := handle.ParseFileName(filepath.Base(path)); ok {
-		return session{path: path, id: id, store: st}, nil
+		return session{path: path, id: id, st: st, file: st}, nil
 	}
-	return session{path: path, free: st}, nil
-}
-
-// mustExist fails with handle.ErrNotFound when path does not exist.
-func (a *app) mustExist(path, what string) error {
-	_, err := a.fs.Stat(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("%w: %s (no %q)", handle.ErrNotFound, what, path)
-	case err != nil:
-		return fmt.Errorf("%q: %w", path, err)
-	}
-	return nil
+	return session{path: path, file: st}, nil
 }
 
 // openLog opens s for reading: a read-only handle, which checks the whole
 // log first.
 func (a *app) openLog(ctx context.Context, s session) (handle.Handle, error) {
-	if s.remote != nil {
-		return s.remote.Open(ctx, s.id, handle.ReadOnly)
+	if s.st != nil {
+		return s.st.Open(ctx, s.id, handle.ReadOnly)
 	}
-	if s.store != nil {
-		return s.store.Open(ctx, s.id, handle.ReadOnly)
-	}
-	return s.free.OpenPath(ctx, s.path)
+	return s.file.OpenPath(ctx, s.path)
 }
 
 // openArg resolves a SESSION argument and opens it for reading.
@@ -150,51 +133,27 @@ func (a *app) reportTorn(h handle.Handle, fate string) {
 
 // stat describes s without reading its whole log.
 func (a *app) stat(ctx context.Context, s session) (handle.Info, error) {
-	if s.remote != nil {
-		return s.remote.Stat(ctx, s.id)
+	if s.st != nil {
+		return s.st.Stat(ctx, s.id)
 	}
-	if s.store != nil {
-		return s.store.Stat(ctx, s.id)
-	}
-	return s.free.StatPath(ctx, s.path)
+	return s.file.StatPath(ctx, s.path)
 }
 
-// Batches of eachBatch: at most this many events or about this many bytes.
-const (
-	batchEvents = 1024
-	batchBytes  = 1 << 20
-)
-
-// eachBatch reads src's logical log, events 0..last, and hands it to fn in
-// batches (a new slice each: fn may keep it); it checks that the events
-// come contiguous and all of them, and returns how many it read.
-func eachBatch(ctx context.Context, src handle.Handle, last int64, fn func([]eventlog.Event) error) (int64, error) {
-	var batch []eventlog.Event
-	size, n := 0, int64(0)
-	for e, err := range src.Read(ctx, 0, last) {
-		if err != nil {
-			return n, err
-		}
-		if e.Seq != n {
-			return n, fmt.Errorf("%s: event %d where %d was expected", src.Path(), e.Seq, n)
-		}
-		batch = append(batch, e)
-		size += eventlog.RowSize(e)
-		n++
-		if len(batch) >= batchEvents || size >= batchBytes {
-			if err := fn(batch); err != nil {
-				return n, err
-			}
-			batch, size = nil, 0
+// fileSession resolves arg for a file operation (convert, repair): a
+// session whose log is a file in a store's folder. On a store whose
+// sessions are not files it refuses before looking the session up.
+func (a *app) fileSession(ctx context.Context, arg, cmd string) (session, error) {
+	if !a.isPath(arg) {
+		if _, err := a.folder(ctx, cmd); err != nil {
+			return session{}, err
 		}
 	}
-	if len(batch) > 0 {
-		if err := fn(batch); err != nil {
-			return n, err
-		}
+	s, err := a.resolve(arg)
+	if err != nil {
+		return session{}, err
 	}
-	if n != last+1 {
-		return n, fmt.Errorf("%s: the log ended at seq %d, before seq %d", src.Path(), n-1, last)
+	if s.file == nil || s.id == "" {
+		return session{}, usageErrorf("%q: %s works on a session of a store, a file named <ID>.jsonl or <ID>.jsonl.zst", s.path, cmd)
 	}
-	return n, nil
+	return s, nil
 }

@@ -111,8 +111,8 @@ func (a *app) runShow(ctx context.Context, arg string, o showOptions) error {
 	if opts.Fork != nil && opts.Fork.Mode != eventlog.ModeFork {
 		opts.Fork = nil
 	}
-	if s.store != nil {
-		if opts.Related, err = related(ctx, s.store, src.ID()); err != nil {
+	if s.st != nil {
+		if opts.Related, err = related(ctx, s.st, src.ID()); err != nil {
 			return err
 		}
 	}
@@ -174,7 +174,7 @@ func sessionHeading(h handle.Handle, last int64) []string {
 }
 
 // related lists the forks and children of id, for show.
-func related(ctx context.Context, st *handle.FileStore, id string) ([]chatview.Related, error) {
+func related(ctx context.Context, st handle.Store, id string) ([]chatview.Related, error) {
 	hdrs, err := st.Children(ctx, id)
 	if err != nil {
 		return nil, err

@@ -3,19 +3,14 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/sessionlog/sessionlog/checkpoint"
-	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
-	"github.com/sessionlog/sessionlog/handle/jetstream"
-	"github.com/sessionlog/sessionlog/replay"
+	"github.com/sessionlog/sessionlog/storeurl"
+	"github.com/sessionlog/sessionlog/transfer"
 )
 
 // envStore names the environment variable holding the default --store.
@@ -26,64 +21,50 @@ const envStore = "SESSIONLOG_STORE"
 // (?lease= in the URL changes it).
 const cliLeaseTTL = 5 * time.Second
 
-// sessionStore is a store the commands work with: the file store of --dir
-// or a JetStream store named by --store. Both keep derived data and
-// collect old sessions with one decision (handle.Collect).
-type sessionStore interface {
-	handle.Store
-	replay.Cache
-	GC(ctx context.Context, before time.Time, dryRun bool) (handle.GCReport, error)
-}
-
-var (
-	_ sessionStore = (*handle.FileStore)(nil)
-	_ sessionStore = (*jetstream.Store)(nil)
-)
-
-// remote reports whether --store names a JetStream store.
-func (a *app) remote() bool { return a.storeURL != "" }
-
-// where names the store the commands use, for messages: --store's URL or
-// --dir.
-func (a *app) where() string {
-	if a.remote() {
+// location names the store the commands use: --store when it is given
+// (a URL, or a folder), else --dir.
+func (a *app) location() string {
+	if a.storeURL != "" {
 		return a.storeURL
 	}
 	return a.dir
 }
 
-// sessions returns the store the commands use: --store's when it is given,
-// else the file store of --dir.
-func (a *app) sessions(ctx context.Context) (sessionStore, error) {
-	if !a.remote() {
-		return a.store(), nil
-	}
-	if a.js == nil {
-		st, closeFn, err := a.openStoreURL(ctx, a.storeURL)
+// sessions returns the store the commands use (location), opened once a
+// run.
+func (a *app) sessions(ctx context.Context) (handle.Store, error) {
+	if a.st == nil {
+		st, closeFn, err := a.openStoreURL(ctx, a.location())
 		if err != nil {
 			return nil, err
 		}
-		a.js, a.closers = st, append(a.closers, closeFn)
+		a.st, a.closers = st, append(a.closers, closeFn)
 	}
-	return a.js, nil
+	return a.st, nil
 }
 
-// openStoreURL opens the store at a URL: nats://host:port[,host:port…][/prefix][?replicas=N&sync=always&lease=D]
-// for JetStream (jetstream.ParseURL, docs/distributed.md), anything else a
-// folder of the file store.
-func (a *app) openStoreURL(ctx context.Context, raw string) (sessionStore, func(), error) {
-	if !strings.HasPrefix(raw, "nats://") {
-		return handle.NewFileStore(a.fs, raw), func() {}, nil
-	}
-	st, err := jetstream.OpenURL(ctx, raw, jetstream.WithClientName("logtool"), jetstream.WithLeaseTTL(cliLeaseTTL),
-		jetstream.WithLogger(slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))))
-	if errors.Is(err, jetstream.ErrURL) {
-		return nil, nil, usageErrorf("store: %v", err)
-	}
+// folder returns the file store the file operations (convert, repair,
+// serve) work on: the store of location when its sessions are files, else
+// a usage error (docs/distributed.md: a stream holds neither zstd frames
+// nor torn tails, and serve reads a folder through a read-only file
+// system).
+func (a *app) folder(ctx context.Context, cmd string) (*handle.FileStore, error) {
+	st, err := a.sessions(ctx)
 	if err != nil {
-		return nil, nil, fmt.Errorf("store: %w", err)
+		return nil, err
 	}
-	return st, func() { st.Close() }, nil
+	fst, ok := st.(*handle.FileStore)
+	if !ok {
+		return nil, usageErrorf("%s works on a folder store only, not on %s (docs/distributed.md)", cmd, a.location())
+	}
+	return fst, nil
+}
+
+// openStoreURL opens the store at a URL or a folder (storeurl.Open),
+// with logtool's lease and its warnings on stderr.
+func (a *app) openStoreURL(ctx context.Context, raw string) (handle.Store, func(), error) {
+	return storeurl.Open(ctx, raw, storeurl.WithFs(a.fs), storeurl.WithLeaseTTL(cliLeaseTTL), storeurl.WithClientName("logtool"),
+		storeurl.WithLogger(slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))))
 }
 
 // closeStores closes the connections the run opened.
@@ -91,38 +72,22 @@ func (a *app) closeStores() {
 	for _, c := range a.closers {
 		c()
 	}
-	a.closers, a.js = nil, nil
+	a.closers, a.st = nil, nil
 }
 
-// resolveRemote turns a SESSION argument into a session of --store's
-// store: an ID only.
-func (a *app) resolveRemote(arg string) (session, error) {
-	ctx := a.ctx
-	if !eventlog.ValidID(arg) {
-		return session{}, usageErrorf("%q: with --store, SESSION is a session ID (26 upper-case Crockford base32 characters)", arg)
-	}
-	st, err := a.sessions(ctx)
-	if err != nil {
-		return session{}, err
-	}
-	info, err := st.Stat(ctx, arg)
-	if err != nil {
-		return session{}, err
-	}
-	return session{path: info.Path, id: arg, remote: st}, nil
-}
-
-// openAfterKill opens session id for writing once the lease of a killed
-// writer expired: on files the lock dies with its process, on JetStream the
-// lease lasts its TTL.
-func (a *app) openAfterKill(ctx context.Context, st sessionStore, id string, say func(string, ...any)) (handle.Handle, error) {
+// openAfterKill opens session id for writing once the writer lock of a
+// killed writer is free: a file lock dies with its process, a JetStream
+// lease lasts its TTL (at most cliLeaseTTL here), so it waits that long at
+// most.
+func (a *app) openAfterKill(ctx context.Context, st handle.Store, id string, say func(string, ...any)) (handle.Handle, error) {
+	deadline := a.now().Add(cliLeaseTTL + time.Second)
 	for waited := false; ; waited = true {
 		h, err := st.Open(ctx, id, handle.ReadWrite)
-		if !errors.Is(err, handle.ErrLocked) || !a.remote() {
+		if !errors.Is(err, handle.ErrLocked) || a.now().After(deadline) {
 			return h, err
 		}
 		if !waited {
-			say("the killed agent's lease is still held: waiting for it to expire (at most %s)", cliLeaseTTL)
+			say("the killed agent's writer lock is still held (a lease outlives its process): waiting for it to expire (at most %s)", cliLeaseTTL)
 		}
 		select {
 		case <-ctx.Done():
@@ -134,100 +99,38 @@ func (a *app) openAfterKill(ctx context.Context, st sessionStore, id string, say
 
 // writeStore returns the store s can be written through, or nil for a
 // freely named file.
-func (s session) writeStore() sessionStore {
-	switch {
-	case s.remote != nil:
-		return s.remote
-	case s.store != nil:
-		return s.store
-	}
-	return nil
-}
-
-// verifyRemote verifies sessions of --store's store: the IDs given, or
-// every session when an argument is not an ID.
-func (a *app) verifyRemote(ctx context.Context, args []string, out func(verifyResult) error) (int, int, error) {
-	st, err := a.sessions(ctx)
-	if err != nil {
-		return 0, 0, err
-	}
-	ids := slices.Clone(args)
-	if slices.ContainsFunc(args, func(arg string) bool { return !eventlog.ValidID(arg) }) {
-		infos, err := st.List(ctx)
-		if err != nil {
-			return 0, 0, err
-		}
-		ids = nil
-		for _, info := range infos {
-			ids = append(ids, info.ID)
-		}
-	}
-	failed := 0
-	for _, id := range ids {
-		res := verifyResult{Path: id}
-		res.ID = &id
-		if err := verifyHandle(ctx, st, id, &res); err != nil {
-			res.Error = verifyErrorOf(err)
-			failed++
-		} else {
-			res.OK = true
-		}
-		if err := out(res); err != nil {
-			return failed, len(ids), err
-		}
-	}
-	return failed, len(ids), nil
-}
-
-// verifyHandle opens session id read-only and checks its logical log and
-// every checkpoint's digests: checkpoint.Verify reads every row (the open
-// may trust the store's checked record; the read does not).
-func verifyHandle(ctx context.Context, st handle.Store, id string, res *verifyResult) error {
-	h, err := st.Open(ctx, id, handle.ReadOnly)
-	if err != nil {
-		return err
-	}
-	defer h.Close()
-	res.Path = h.Path()
-	// The logical log, as stat and ls count it (docs/cli.md), and the
-	// session's own events.
-	res.Events, res.FileEvents = h.Seq()+1, h.Seq()+1-h.Header().FirstSeq()
-	if t := h.Recovery().Torn; t != nil {
-		res.Torn = &tornJSON{Offset: t.Offset, Bytes: t.Bytes}
-	}
-	rr, err := checkpoint.Verify(ctx, h, builtins()...)
-	res.Checkpoints, res.Unchecked = int64(rr.Checkpoints), int64(rr.Unchecked)
-	return err
-}
-
-// copyResult is what `logtool copy` prints for each session.
-type copyResult struct {
-	ID     string `json:"id"`
-	Events int64  `json:"events"` // the session's own events copied
-	Digest string `json:"digest"` // the log digest, the same on both sides
-}
+func (s session) writeStore() handle.Store { return s.st }
 
 func (a *app) newCopyCmd() *cobra.Command {
 	var ids []string
+	var encoding string
 	cmd := &cobra.Command{
-		Use:   "copy [--id ID]... SRC DST",
+		Use:   "copy [--id ID]... [--encoding raw|zstd] SRC DST",
 		Short: "Copy sessions between stores (folders or nats://host:port[/prefix]), keeping every digest",
 		Long: `Copy copies the sessions of store SRC (every one, or those given with --id) to
 store DST. A store is a folder of the file store or nats://host:port[/prefix]
 for JetStream (docs/distributed.md). Each session keeps its ID, header, labels
 and lineage (parents are copied before their forks and children), and its log
-digest is checked to be the same on both sides. A session that exists in DST
-already is refused (exit 2, as for import) and nothing more is copied.`,
+digest is checked to be the same on both sides; it keeps its encoding unless
+--encoding says otherwise (a JetStream store keeps raw logs only). Each copy is
+all or nothing: killed at any instant, the session is absent from DST or
+complete, and the same copy run again goes on. A session that exists in DST
+already is refused (exit 2, as for import) and nothing more is copied. It
+prints one line {"id","events","digest"} a session ("events": its own).`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.runCopy(cmd.Context(), args[0], args[1], ids)
+			if encoding != "" && encoding != handle.EncodingRaw && encoding != handle.EncodingZstd {
+				return usageErrorf("--encoding %q: want raw or zstd", encoding)
+			}
+			return a.runCopy(cmd.Context(), args[0], args[1], ids, encoding)
 		},
 	}
 	cmd.Flags().StringSliceVar(&ids, "id", nil, "copy only this session (repeatable)")
+	cmd.Flags().StringVar(&encoding, "encoding", "", "store the copies as raw or zstd (default: each session's own)")
 	return cmd
 }
 
-func (a *app) runCopy(ctx context.Context, srcURL, dstURL string, ids []string) error {
+func (a *app) runCopy(ctx context.Context, srcURL, dstURL string, ids []string, encoding string) error {
 	src, closeSrc, err := a.openStoreURL(ctx, srcURL)
 	if err != nil {
 		return err
@@ -238,152 +141,20 @@ func (a *app) runCopy(ctx context.Context, srcURL, dstURL string, ids []string) 
 		return err
 	}
 	defer closeDst()
-	infos, err := src.List(ctx)
-	if err != nil {
-		return err
-	}
+	var opts []transfer.Option
 	if len(ids) > 0 {
-		infos = slices.DeleteFunc(infos, func(i handle.Info) bool { return !slices.Contains(ids, i.ID) })
-		if len(infos) != len(ids) {
-			return fmt.Errorf("%w: %d of the %d sessions given are not in %s", handle.ErrNotFound, len(ids)-len(infos), len(ids), srcURL)
-		}
+		opts = append(opts, transfer.IDs(ids...))
 	}
-	for _, info := range lineageOrder(infos) {
-		res, err := copySession(ctx, src, dst, info.ID)
+	if encoding != "" {
+		opts = append(opts, transfer.WithEncoding(encoding))
+	}
+	for res, err := range transfer.Copy(ctx, src, dst, opts...) {
 		if err != nil {
-			return fmt.Errorf("copy %s: %w", info.ID, err)
+			return err
 		}
 		if err := writeJSON(a.stdout, res); err != nil {
 			return err
 		}
-	}
-	return nil
-}
-
-// lineageOrder puts every session after its parent, when both are there;
-// otherwise oldest first.
-func lineageOrder(infos []handle.Info) []handle.Info {
-	slices.Reverse(infos) // List is newest first
-	in := map[string]bool{}
-	for _, i := range infos {
-		in[i.ID] = true
-	}
-	done := map[string]bool{}
-	var out []handle.Info
-	for len(out) < len(infos) {
-		for _, i := range infos {
-			p := i.Header.Parent
-			if !done[i.ID] && (p == nil || !in[p.ID] || done[p.ID]) {
-				done[i.ID] = true
-				out = append(out, i)
-			}
-		}
-	}
-	return out
-}
-
-// copySession copies session id's own rows from src to dst under the same
-// header, and checks that the logical logs have the same digest.
-func copySession(ctx context.Context, src, dst handle.Store, id string) (copyResult, error) {
-	r, err := src.Open(ctx, id, handle.ReadOnly)
-	if err != nil {
-		return copyResult{}, err
-	}
-	defer r.Close()
-	hdr := r.Header()
-	opts := []handle.CreateOption{handle.WithID(id), handle.WithCreatedAt(hdr.CreatedAt), handle.WithLabels(hdr.Labels)}
-	if hdr.Parent != nil {
-		opts = append(opts, handle.WithParent(*hdr.Parent))
-	}
-	w, err := dst.Create(ctx, opts...)
-	if err != nil {
-		return copyResult{}, err
-	}
-	n, err := copyOwn(ctx, w, r)
-	if cerr := w.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		if derr := dst.Delete(context.WithoutCancel(ctx), id); derr != nil && !errors.Is(derr, handle.ErrNotFound) {
-			err = errors.Join(err, derr)
-		}
-		return copyResult{}, err
-	}
-	want, _, err := r.LogDigest(ctx)
-	if err != nil {
-		return copyResult{}, err
-	}
-	c, err := dst.Open(ctx, id, handle.ReadOnly)
-	if err != nil {
-		return copyResult{}, err
-	}
-	defer c.Close()
-	got, _, err := c.LogDigest(ctx)
-	if err != nil {
-		return copyResult{}, err
-	}
-	if got != want {
-		return copyResult{}, fmt.Errorf("the copy's log digest %s differs from the source's %s", got, want)
-	}
-	return copyResult{ID: id, Events: n, Digest: got}, nil
-}
-
-// copyOwn appends src's own events (a fork's inherited ones are its
-// parent's) to the fresh write handle dst, each batch checked to land at
-// its seq.
-func copyOwn(ctx context.Context, dst, src handle.Handle) (int64, error) {
-	first := src.Header().FirstSeq()
-	var batch []eventlog.Event
-	n := int64(0)
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		if _, err := dst.AppendAt(ctx, batch[0].Seq, batch...); err != nil {
-			return err
-		}
-		n += int64(len(batch))
-		batch = batch[:0]
-		return dst.Flush(ctx)
-	}
-	for e, err := range src.Read(ctx, first, handle.End) {
-		if err != nil {
-			return n, err
-		}
-		batch = append(batch, e)
-		if len(batch) >= batchEvents {
-			if err := flush(); err != nil {
-				return n, err
-			}
-		}
-	}
-	return n, flush()
-}
-
-// fileOnly are the commands (and flags) that work on files only: with
-// --store they would read --dir instead, so they refuse (docs/distributed.md,
-// "What JetStream sessions do not have"). Both are file operations: a
-// stream holds neither zstd frames nor torn tails to repair.
-var fileOnly = map[string]string{
-	"convert": "",
-	"repair":  "",
-	"serve":   "",
-}
-
-// checkRemote refuses, with --store, a command that works on files only,
-// rather than let it answer about --dir.
-func (a *app) checkRemote(cmd *cobra.Command) error {
-	if !a.remote() {
-		return nil
-	}
-	flag, ok := fileOnly[cmd.Name()]
-	switch {
-	case !ok:
-		return nil
-	case flag == "":
-		return usageErrorf("%s works on a folder store only, not with --store %s (docs/distributed.md)", cmd.Name(), a.storeURL)
-	case cmd.Flags().Changed(flag):
-		return usageErrorf("%s --%s works on a folder store only, not with --store %s (docs/distributed.md)", cmd.Name(), flag, a.storeURL)
 	}
 	return nil
 }

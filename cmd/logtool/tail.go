@@ -3,13 +3,15 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/follow"
 )
 
 // followEvery is how often tail -f looks for new events.
@@ -17,7 +19,7 @@ const followEvery = 200 * time.Millisecond
 
 func (a *app) newTailCmd() *cobra.Command {
 	var n int64
-	var follow, asJSON bool
+	var keep, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "tail [-n N] [-f] [--json] SESSION",
 		Short: "Print the last N events; -f: follow as a writer appends",
@@ -36,46 +38,52 @@ the session's subject: each look reads what was acknowledged since.`,
 			if n < 0 {
 				return usageErrorf("-n %d: want N >= 0", n)
 			}
-			return a.runTail(cmd.Context(), args[0], n, follow, asJSON, a.stdout)
+			return a.runTail(cmd.Context(), args[0], n, keep, asJSON, a.stdout)
 		},
 	}
 	cmd.Flags().Int64VarP(&n, "lines", "n", 10, "how many of the last events to print")
-	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing events as they are appended, across a convert or repair, until interrupted")
+	cmd.Flags().BoolVarP(&keep, "follow", "f", false, "keep printing events as they are appended, across a convert or repair, until interrupted")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print canon(e) lines")
 	return cmd
 }
 
-func (a *app) runTail(ctx context.Context, arg string, n int64, follow, asJSON bool, out io.Writer) error {
-	s, src, err := a.openArg(ctx, arg)
+// exitInterrupted is the exit status of a command stopped by Ctrl-C
+// (128 + SIGINT, as shells report it).
+const exitInterrupted = 130
+
+// errInterrupted is what a command stopped by Ctrl-C reports.
+var errInterrupted = errors.New("interrupted")
+
+func (a *app) runTail(ctx context.Context, arg string, n int64, keep, asJSON bool, out io.Writer) error {
+	s, err := a.resolve(arg)
 	if err != nil {
 		return err
 	}
+	f, err := follow.Open(ctx, a.followTarget(s), follow.Last(n), follow.WithNotes(func(n follow.Note) { a.note("%s", n) }))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
 	w := bufio.NewWriter(out)
 	var buf []byte
-	f := &follower{a: a, arg: arg, s: s, src: src, path: src.Path(), print: func(e eventlog.Event) error {
-		if asJSON {
-			buf = append(eventlog.AppendCanon(buf[:0], e), '\n')
-			_, err := w.Write(buf)
-			return err
+	look := func() error {
+		for e, err := range f.Poll(ctx) {
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				buf = append(eventlog.AppendCanon(buf[:0], e), '\n')
+				_, err = w.Write(buf)
+			} else {
+				err = writeEventHuman(w, e)
+			}
+			if err != nil {
+				return err
+			}
 		}
-		return writeEventHuman(w, e)
-	}}
-	defer func() { f.src.Close() }()
-	if s.remote == nil {
-		if f.fi, err = a.fs.Stat(f.path); err != nil {
-			return err
-		}
+		return w.Flush()
 	}
-	f.next = max(0, src.Seq()+1-n)
-	for e, err := range src.Read(ctx, f.next, handle.End) {
-		if err != nil {
-			return err
-		}
-		if err := f.printed(e); err != nil {
-			return err
-		}
-	}
-	if err := w.Flush(); err != nil || !follow {
+	if err := look(); err != nil || !keep {
 		return err
 	}
 	t := time.NewTicker(followEvery)
@@ -85,10 +93,7 @@ func (a *app) runTail(ctx context.Context, arg string, n int64, follow, asJSON b
 		case <-ctx.Done():
 			return &exitError{code: exitInterrupted, err: errInterrupted}
 		case <-t.C:
-			err := f.poll(ctx)
-			if ferr := w.Flush(); err == nil {
-				err = ferr
-			}
+			err := look()
 			if ctx.Err() != nil {
 				return &exitError{code: exitInterrupted, err: errInterrupted}
 			}
@@ -97,4 +102,18 @@ func (a *app) runTail(ctx context.Context, arg string, n int64, follow, asJSON b
 			}
 		}
 	}
+}
+
+// followTarget is what tail -f follows for s: a session of its store, or
+// a freely named file by path.
+func (a *app) followTarget(s session) follow.Target {
+	if st := s.writeStore(); st != nil {
+		return follow.Session(st, s.id)
+	}
+	return follow.File(s.file, s.path)
+}
+
+// note says something on stderr, one line starting with "logtool: ".
+func (a *app) note(format string, args ...any) {
+	fmt.Fprintf(a.stderr, "logtool: %s\n", oneLine(fmt.Sprintf(format, args...)))
 }

@@ -2,13 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
+	"slices"
 	"strings"
-
-	"github.com/spf13/afero"
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
@@ -46,18 +43,21 @@ type forest struct {
 	unshown func(shown map[string]bool) ([]error, error)
 }
 
-// runLsTree shows the sessions of dir (or of --store) as a forest: roots
-// oldest first, each fork and child under its parent, oldest first, with
-// counts and last activity from a Stat of each session.
+// runLsTree shows the sessions of dir (explicit: a DIR argument) or of
+// the store in use as a forest: roots oldest first, each fork and child
+// under its parent, oldest first, with counts and last activity from a
+// Stat of each session.
 func (a *app) runLsTree(ctx context.Context, dir string, explicit, asJSON bool, out io.Writer) error {
-	var f forest
-	var err error
-	if a.remote() {
-		f, err = a.storeForest(ctx)
-	} else {
-		f, err = a.folderForest(ctx, dir, explicit)
+	st, err := a.listed(ctx, dir, explicit)
+	if err != nil {
+		return err
 	}
-	if err != nil || f.roots == nil && f.unshown == nil {
+	where := a.location()
+	if explicit {
+		where = dir
+	}
+	f, err := forestOf(ctx, st, where)
+	if err != nil {
 		return err
 	}
 	var rows []treeRow
@@ -112,98 +112,61 @@ func (a *app) runLsTree(ctx context.Context, dir string, explicit, asJSON bool, 
 	return nil
 }
 
-// folderForest is the forest of the folder dir, from the headers alone
-// (FileStore.Tree), so that a session whose tail cannot be read still
-// holds its forks; empty when dir does not exist and was not named.
-func (a *app) folderForest(ctx context.Context, dir string, explicit bool) (forest, error) {
-	fi, err := a.fs.Stat(dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist) && !explicit:
-		return forest{}, nil
-	case errors.Is(err, fs.ErrNotExist):
-		return forest{}, fmt.Errorf("%w: no folder %q", handle.ErrNotFound, dir)
-	case err != nil:
-		return forest{}, fmt.Errorf("list %q: %w", dir, err)
-	case !fi.IsDir():
-		return forest{}, usageErrorf("%q is not a folder", dir)
-	}
-	st := handle.NewFileStore(a.fs, dir)
+// forestOf is the forest of st's sessions: the tree of their headers
+// (Store.Tree), so that a session whose tail cannot be read still holds
+// its forks, described by its List. A session List cannot describe is
+// shown with its error when its header was read, and reported; one whose
+// chain of parents loops, which hangs under no root, is reported.
+func forestOf(ctx context.Context, st handle.Store, where string) (forest, error) {
 	roots, err := st.Tree(ctx)
 	if err != nil {
 		return forest{}, err
 	}
-	return forest{where: dir, roots: roots,
-		stat:    func(id string) (handle.Info, error) { return st.Stat(ctx, id) },
-		unshown: func(shown map[string]bool) ([]error, error) { return a.unshown(ctx, st, dir, shown) }}, nil
-}
-
-// storeForest is the forest of --store's sessions, from its List: a
-// session List cannot describe is reported, and its forks, whose parent
-// is there but unreadable, are roots not marked as orphans.
-func (a *app) storeForest(ctx context.Context) (forest, error) {
-	st, err := a.sessions(ctx)
+	broken := map[string]error{}
+	infos, err := st.List(ctx, handle.SkipBroken(func(id string, err error) { broken[id] = err }))
 	if err != nil {
 		return forest{}, err
-	}
-	var broken []error
-	unreadable := map[string]bool{}
-	infos, err := st.List(ctx, handle.SkipBroken(func(id string, err error) {
-		broken = append(broken, fmt.Errorf("%s: %w", id, err))
-		unreadable[id] = true
-	}))
-	if err != nil {
-		return forest{}, err
-	}
-	roots := handle.TreeOf(infos)
-	for _, r := range roots {
-		if p := r.Header.Parent; p != nil && unreadable[p.ID] {
-			r.ParentGone = false
-		}
 	}
 	byID := make(map[string]handle.Info, len(infos))
 	for _, in := range infos {
 		byID[in.ID] = in
 	}
-	return forest{where: a.storeURL, roots: roots,
-		stat: func(id string) (handle.Info, error) { return byID[id], nil },
-		unshown: func(shown map[string]bool) ([]error, error) {
-			for _, in := range infos {
-				if !shown[in.ID] {
-					broken = append(broken, loopError(in.ID))
-				}
+	stat := func(id string) (handle.Info, error) {
+		if in, ok := byID[id]; ok {
+			return in, nil
+		}
+		if err, ok := broken[id]; ok {
+			return handle.Info{}, err
+		}
+		return st.Stat(ctx, id) // created since the List
+	}
+	unshown := func(shown map[string]bool) ([]error, error) {
+		var ids []string
+		for id := range byID {
+			ids = append(ids, id)
+		}
+		for id := range broken {
+			ids = append(ids, id)
+		}
+		slices.Sort(ids)
+		var out []error
+		for _, id := range ids {
+			switch err, isBroken := broken[id]; {
+			case shown[id]: // shown, with its error if it has one
+			case isBroken:
+				out = append(out, fmt.Errorf("%s: %w", id, err))
+			default:
+				out = append(out, loopError(id))
 			}
-			return broken, nil
-		}}, nil
+		}
+		return out, nil
+	}
+	return forest{where: where, roots: roots, stat: stat, unshown: unshown}, nil
 }
 
 // loopError says that session id is left out of the tree.
 func loopError(id string) error {
 	return fmt.Errorf("%s: not shown: its chain of parents loops", id)
-}
-
-// unshown reports the sessions of dir that the tree left out: those whose
-// header cannot be read (Tree skips them), and those whose ancestry loops,
-// which hang under no root.
-func (a *app) unshown(ctx context.Context, st *handle.FileStore, dir string, shown map[string]bool) ([]error, error) {
-	entries, err := afero.ReadDir(a.fs, dir)
-	if err != nil {
-		return nil, fmt.Errorf("list %q: %w", dir, err)
-	}
-	var broken []error
-	seen := map[string]bool{}
-	for _, e := range entries {
-		id, _, ok := handle.ParseFileName(e.Name())
-		if !ok || shown[id] || seen[id] { // a folder named like a session is refused by Stat
-			continue
-		}
-		seen[id] = true
-		if _, err := st.Stat(ctx, id); err != nil {
-			broken = append(broken, fmt.Errorf("%s: %w", id, err))
-		} else {
-			broken = append(broken, loopError(id))
-		}
-	}
-	return broken, nil
 }
 
 func newTreeJSON(r treeRow) treeJSON {

@@ -175,6 +175,19 @@ func TestHostileInputs(t *testing.T) {
 	bomb := zstdBomb(t, dir, int64(size(1<<30, 8<<30)), false)
 	bombLast := zstdBomb(t, dir, int64(size(1<<30, 8<<30)), true)
 	huge := `{"type":"user/message","data":{"text":"` + strings.Repeat("a", eventlog.MaxRowSize+8192) + `"}}` + "\n"
+	// A tail without a newline longer than any row: no crash leaves it
+	// (docs/format.md §9), so it is corruption, never a torn tail to cut.
+	w, err := handle.NewFileStore(afero.NewOsFs(), dir).Create(t.Context())
+	require.NoError(t, err)
+	_, err = w.Append(t.Context(), sampleEvent(0))
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	longTail := w.ID()
+	f, err := os.OpenFile(w.Path(), os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString(strings.Repeat("x", eventlog.MaxRowSize+1))
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
 	const fifoID, zeroID, outID, folderID = "01KB00000000000000000000F1", "01KB00000000000000000000F2", "01KB00000000000000000000F3", "01KB00000000000000000000F4"
 	require.NoError(t, syscall.Mkfifo(filepath.Join(dir, fifoID+".jsonl"), 0o600))
 	require.NoError(t, os.Symlink("/dev/zero", filepath.Join(dir, zeroID+".jsonl")))
@@ -219,6 +232,9 @@ func TestHostileInputs(t *testing.T) {
 		{"stat: zstd bomb as the last frame", "", []string{"stat", bombLast}},
 		{"append: zstd bomb as the last frame", `{"type":"user/message","data":{}}` + "\n", []string{"append", bombLast}},
 		{"repair: zstd bomb as the last frame", "", []string{"repair", bombLast}},
+		{"verify: a tail of 16 MiB + 1 bytes without a newline", "", []string{"verify", longTail}},
+		{"repair: a tail of 16 MiB + 1 bytes without a newline", "", []string{"repair", longTail}},
+		{"append: a tail of 16 MiB + 1 bytes without a newline", `{"type":"user/message","data":{}}` + "\n", []string{"append", longTail}},
 		{"cat: a FIFO named like a session", "", []string{"cat", fifoID}},
 		{"append: a FIFO named like a session", `{"type":"user/message","data":{}}` + "\n", []string{"append", fifoID}},
 		{"verify: a FIFO named like a session", "", []string{"verify", filepath.Join(dir, fifoID+".jsonl")}},

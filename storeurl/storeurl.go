@@ -1,0 +1,72 @@
+package storeurl
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/spf13/afero"
+
+	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/jetstream"
+)
+
+type config struct {
+	fs       afero.Fs
+	log      *slog.Logger
+	leaseTTL time.Duration
+	name     string
+}
+
+// Option configures Open.
+type Option func(*config)
+
+// WithFs sets the file system of a folder store (default: the OS's).
+func WithFs(fs afero.Fs) Option { return func(c *config) { c.fs = fs } }
+
+// WithLogger sets where a JetStream store logs (default: nowhere).
+func WithLogger(l *slog.Logger) Option { return func(c *config) { c.log = l } }
+
+// WithLeaseTTL sets the writer lease of a JetStream store when its URL
+// names none (lease=D); 0, the default, leaves the store's own default.
+func WithLeaseTTL(d time.Duration) Option { return func(c *config) { c.leaseTTL = d } }
+
+// WithClientName names the connection to a NATS server (default
+// "sessionlog"), as the server's monitoring shows it.
+func WithClientName(name string) Option { return func(c *config) { c.name = name } }
+
+// IsURL reports whether where names a store by URL rather than a folder.
+func IsURL(where string) bool {
+	return len(where) >= len("nats://") && strings.EqualFold(where[:len("nats://")], "nats://")
+}
+
+// Open opens the store where names: a nats:// URL for JetStream
+// (jetstream.OpenURL: seeds, prefix, replicas, sync, lease; a URL that does
+// not parse wraps jetstream.ErrURL, no server answering
+// handle.ErrUnavailable), anything else the folder of a file store (which
+// need not exist yet: the first Create makes it). close releases what Open
+// took (the connection) once nothing uses the store; it is never nil when
+// err is nil.
+func Open(ctx context.Context, where string, opts ...Option) (st handle.Store, close func(), err error) {
+	c := config{fs: afero.NewOsFs(), name: "sessionlog"}
+	for _, o := range opts {
+		o(&c)
+	}
+	if !IsURL(where) {
+		return handle.NewFileStore(c.fs, where), func() {}, nil
+	}
+	jopts := []jetstream.Option{jetstream.WithClientName(c.name)}
+	if c.log != nil {
+		jopts = append(jopts, jetstream.WithLogger(c.log))
+	}
+	if c.leaseTTL > 0 {
+		jopts = append(jopts, jetstream.WithLeaseTTL(c.leaseTTL)) // the URL's lease= overrides it
+	}
+	js, err := jetstream.OpenURL(ctx, where, jopts...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("storeurl: %w", err)
+	}
+	return js, func() { js.Close() }, nil
+}

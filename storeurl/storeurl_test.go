@@ -1,0 +1,76 @@
+package storeurl_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/spf13/afero"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/jetstream"
+	"github.com/sessionlog/sessionlog/internal/natstest"
+	"github.com/sessionlog/sessionlog/storeurl"
+)
+
+// A folder opens as a file store on the file system given; a session
+// created through it is a file in that folder.
+func TestOpenFolder(t *testing.T) {
+	fs := afero.NewMemMapFs()
+	st, closeFn, err := storeurl.Open(t.Context(), "/data/sessions", storeurl.WithFs(fs))
+	require.NoError(t, err)
+	defer closeFn()
+	require.IsType(t, &handle.FileStore{}, st)
+	h, err := st.Create(t.Context())
+	require.NoError(t, err)
+	require.NoError(t, h.Close())
+	ok, err := afero.Exists(fs, filepath.Join("/data/sessions", h.ID()+".jsonl"))
+	require.NoError(t, err)
+	require.True(t, ok)
+}
+
+// A nats:// URL opens the JetStream store of its prefix; two prefixes
+// are two stores.
+func TestOpenNATS(t *testing.T) {
+	s := natstest.Run(t)
+	open := func(prefix string) handle.Store {
+		st, closeFn, err := storeurl.Open(t.Context(), fmt.Sprintf("nats://%s/%s?sync=always&lease=2s", s.Addr(), prefix))
+		require.NoError(t, err)
+		t.Cleanup(closeFn)
+		require.IsType(t, &jetstream.Store{}, st)
+		return st
+	}
+	a, b := open("a"), open("b")
+	h, err := a.Create(t.Context())
+	require.NoError(t, err)
+	require.Equal(t, "nats:a.s."+h.ID(), h.Path())
+	require.NoError(t, h.Close())
+	_, err = b.Stat(t.Context(), h.ID())
+	require.ErrorIs(t, err, handle.ErrNotFound)
+	info, err := a.Stat(t.Context(), h.ID())
+	require.NoError(t, err)
+	require.Equal(t, h.ID(), info.ID)
+}
+
+// A URL Open cannot use is refused before anything is dialled, wrapping
+// jetstream.ErrURL; a server that does not answer is handle.ErrUnavailable.
+// A URL's scheme is read in any case.
+func TestOpenRefuses(t *testing.T) {
+	for _, tc := range []struct{ url, msg string }{
+		{"nats://", "an empty host"},
+		{"nats://127.0.0.1:4222/x?lease=soon", `lease="soon": want a duration`},
+		{"NATS://127.0.0.1:4222/x?lease=-1s", `lease="-1s": want a duration`},
+		{"nats://127.0.0.1:4222/x?sync=never", `sync="never"`},
+	} {
+		t.Run(tc.url, func(t *testing.T) {
+			require.True(t, storeurl.IsURL(tc.url))
+			_, _, err := storeurl.Open(t.Context(), tc.url)
+			require.ErrorIs(t, err, jetstream.ErrURL)
+			require.ErrorContains(t, err, tc.msg)
+		})
+	}
+	_, _, err := storeurl.Open(t.Context(), "nats://127.0.0.1:1/x")
+	require.ErrorIs(t, err, handle.ErrUnavailable)
+	require.False(t, storeurl.IsURL("./nats"))
+}
