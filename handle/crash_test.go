@@ -69,6 +69,16 @@ func inLayout(layout string) []handle.CreateOption {
 	return opts
 }
 
+// inStore returns the options of a store whose sessions are created in
+// layout (and which reads them).
+func inStore(layout string) []handle.Option {
+	opts := []handle.Option{handle.WithEncoding(encodingOf(layout)), handle.WithIdentities(crashIdentity)}
+	if isSealed(layout) {
+		opts = append(opts, handle.WithRecipients(crashIdentity.Recipient()))
+	}
+	return opts
+}
+
 // crashStore returns a store of the crash tests' folder on fsys, which
 // reads their sealed sessions.
 func crashStore(fsys afero.Fs) *handle.FileStore {

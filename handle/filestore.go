@@ -403,9 +403,20 @@ func (s *FileStore) Open(ctx context.Context, id string, mode Mode, opts ...Open
 }
 
 func (s *FileStore) open(ctx context.Context, id string, flag int, lock writerLock, op OpenParams) (Handle, error) {
-	loc, err := s.locate(ctx, id) // again: under the lock, a convert may have run
+	b, sc, err := s.openBackend(ctx, id, flag, lock)
 	if err != nil {
 		return nil, err
+	}
+	return s.handle(b, Recovery{Torn: sc.torn}, op.Unredacted), nil
+}
+
+// openBackend opens session id's log with flag, for writing when lock (the
+// writer lock, taken by the caller) is not nil, recovers it and returns
+// its backend and what the open found.
+func (s *FileStore) openBackend(ctx context.Context, id string, flag int, lock writerLock) (*fileBackend, scanResult, error) {
+	loc, err := s.locate(ctx, id) // again: under the lock, a convert may have run
+	if err != nil {
+		return nil, scanResult{}, err
 	}
 	if lock != nil {
 		// A writer acknowledges appends to the file at this name: make the
@@ -418,15 +429,15 @@ func (s *FileStore) open(ctx context.Context, id string, flag int, lock writerLo
 			err = fmt.Errorf("handle: open %q: sync folder: %w", loc.path, err)
 		}
 		if err != nil {
-			return nil, err
+			return nil, scanResult{}, err
 		}
 	}
 	f, err := s.openLog(ctx, &loc, flag)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%w: %s in %q", ErrNotFound, id, s.dir)
+			return nil, scanResult{}, fmt.Errorf("%w: %s in %q", ErrNotFound, id, s.dir)
 		}
-		return nil, err
+		return nil, scanResult{}, err
 	}
 	if lock != nil {
 		// Rows a killed writer wrote but never fsynced are in the page
@@ -434,13 +445,13 @@ func (s *FileStore) open(ctx context.Context, id string, flag int, lock writerLo
 		// forks and the next appends build on them).
 		if err := f.Sync(); err != nil {
 			f.Close()
-			return nil, fmt.Errorf("handle: open %q: fsync: %w", loc.path, err)
+			return nil, scanResult{}, fmt.Errorf("handle: open %q: fsync: %w", loc.path, err)
 		}
 	}
 	sc, err := s.checkLog(ctx, loc, f, id, id, lock != nil)
 	if err != nil {
 		f.Close()
-		return nil, err
+		return nil, scanResult{}, err
 	}
 	b := newFileBackend(s, loc, sc.hdr, f, lock, sc.end, sc.next, sc.index)
 	b.lastFrame, b.keys = sc.lastFrame, keysOf(sc.envs)
@@ -448,13 +459,13 @@ func (s *FileStore) open(ctx context.Context, id string, flag int, lock writerLo
 	if loc.sealed != nil && lock != nil {
 		if b.sealer, err = loc.sealerFor(sc.envs, sc.end); err != nil {
 			f.Close()
-			return nil, err
+			return nil, scanResult{}, err
 		}
 	}
 	if sc.torn != nil {
 		s.cfg.log.Info("torn tail found", "path", loc.path, "offset", sc.torn.Offset, "bytes", sc.torn.Bytes)
 	}
-	return s.handle(b, Recovery{Torn: sc.torn}, op.Unredacted), nil
+	return b, sc, nil
 }
 
 // removeDurably removes a file and fsyncs its folder.

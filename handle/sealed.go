@@ -122,7 +122,20 @@ func (s *FileStore) sniff(ctx context.Context, loc *location, f afero.File) erro
 		return &CorruptError{Path: loc.path, Offset: 0, Seq: -1,
 			Reason: fmt.Sprintf("a sealed %s layout in a file named as %s", h.Encoding, loc.enc.name)}
 	}
-	loc.sealed = &sealedFile{head: h, kr: s.keyringFor(h)}
+	kr := s.keyringFor(h)
+	if len(h.Envelopes) > 0 && len(s.cfg.identities) > 0 {
+		if _, err := kr.Key(h.Envelopes[0].Key); err != nil {
+			// A recipient added later has its envelope after the rows it
+			// opens: every key record of the file, read once (the keyring
+			// keeps the keys).
+			if fr, err := seal.Check(ctxReader{ctx: ctx, r: io.NewSectionReader(f, 0, fi.Size())}, h.Encoding, loc.path); err == nil {
+				for _, e := range fr.Envelopes {
+					kr.Add(e)
+				}
+			}
+		}
+	}
+	loc.sealed = &sealedFile{head: h, kr: kr}
 	return nil
 }
 

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"filippo.io/age"
@@ -216,4 +218,168 @@ func TestSealedFor(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, infos, 2)
 	require.NotEqual(t, infos[0].Sealed, infos[1].Sealed)
+}
+
+// appendMarkers appends n marker events to session id of st (opened for
+// writing) and closes it; it returns the seq of the last.
+func appendMarkers(t *testing.T, st *handle.FileStore, id string, n int) int64 {
+	t.Helper()
+	h, err := st.Open(t.Context(), id, handle.ReadWrite)
+	require.NoError(t, err)
+	last, err := h.Append(t.Context(), markerEvents(n)...)
+	require.NoError(t, err)
+	require.NoError(t, h.Close())
+	return last
+}
+
+// readableBy reports how many events a store with only ids reads of
+// session id, and the error that stopped it.
+func readableBy(t *testing.T, fsys afero.Fs, id string, ids ...age.Identity) (int, error) {
+	t.Helper()
+	r, err := handle.NewFileStore(fsys, "/s", handle.WithIdentities(ids...)).Open(t.Context(), id, handle.ReadOnly)
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	n := 0
+	for _, err := range r.Read(t.Context(), 0, handle.End) {
+		if err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
+// A recipient added reads the whole log, and what is appended after; a
+// rotation gives the rows after it to its recipients only, and a writer
+// that cannot open the newest key is refused.
+func TestSealedRecipientsAndRotation(t *testing.T) {
+	for _, enc := range []string{handle.EncodingRaw, handle.EncodingZstd} {
+		t.Run(enc, func(t *testing.T) {
+			ctx := t.Context()
+			fsys := afero.NewMemMapFs()
+			a, b, c := newIdentity(t), newIdentity(t), newIdentity(t)
+			st := handle.NewFileStore(fsys, "/s", handle.WithIdentities(a), handle.WithEncoding(enc))
+			h, err := st.Create(ctx, handle.SealedFor(a.Recipient()))
+			require.NoError(t, err)
+			id := h.ID()
+			require.NoError(t, h.Close())
+			appendMarkers(t, st, id, 4)
+			_, err = readableBy(t, fsys, id, b)
+			require.ErrorIs(t, err, seal.ErrNoKey)
+
+			require.NoError(t, st.AddRecipients(ctx, id, b.Recipient()))
+			appendMarkers(t, st, id, 3)
+			n, err := readableBy(t, fsys, id, b)
+			require.NoError(t, err)
+			require.Equal(t, 7, n, "the recipient added reads every row, before and after")
+
+			require.NoError(t, st.RotateKey(ctx, id, c.Recipient()))
+			appendMarkers(t, st, id, 2) // this process made the new key
+			n, err = readableBy(t, fsys, id, a, c)
+			require.NoError(t, err)
+			require.Equal(t, 9, n)
+			_, err = readableBy(t, fsys, id, a)
+			require.ErrorIs(t, err, seal.ErrNoKey, "the rows after the rotation are the new recipients'")
+			require.Contains(t, err.Error(), "data key 1")
+			_, err = readableBy(t, fsys, id, c)
+			require.ErrorIs(t, err, seal.ErrNoKey, "the rows before it are not")
+			require.Contains(t, err.Error(), "data key 0")
+
+			_, err = handle.NewFileStore(fsys, "/s", handle.WithIdentities(a)).Open(ctx, id, handle.ReadWrite)
+			require.ErrorIs(t, err, seal.ErrNoKey, "a writer that cannot open the newest key is refused")
+			both := handle.NewFileStore(fsys, "/s", handle.WithIdentities(a, c))
+			appendMarkers(t, both, id, 1)
+			n, err = readableBy(t, fsys, id, a, c)
+			require.NoError(t, err)
+			require.Equal(t, 10, n)
+			requireNoMarker(t, fsys, "/s")
+
+			clearH, err := st.Create(ctx, handle.Unredacted())
+			require.NoError(t, err)
+			require.NoError(t, clearH.Close())
+			require.ErrorIs(t, st.AddRecipients(ctx, clearH.ID(), b.Recipient()), handle.ErrNotSealed)
+		})
+	}
+}
+
+// Shred leaves a sealed session unreadable with every identity, its
+// envelopes destroyed in the file (which keeps its length and framing)
+// and its derived data gone; it is refused while forks depend on it,
+// unless ShredDescendants, which shreds them and the session's children.
+func TestShred(t *testing.T) {
+	for _, enc := range []string{handle.EncodingRaw, handle.EncodingZstd} {
+		t.Run(enc, func(t *testing.T) {
+			ctx := t.Context()
+			fsys := afero.NewMemMapFs()
+			a := newIdentity(t)
+			st := sealedStore(fsys, a, handle.WithEncoding(enc))
+			h, err := st.Create(ctx)
+			require.NoError(t, err)
+			id := h.ID()
+			_, err = h.Append(ctx, markerEvents(6)...)
+			require.NoError(t, err)
+			require.NoError(t, h.Close())
+			f, err := st.Fork(ctx, id, 3)
+			require.NoError(t, err)
+			_, err = f.Append(ctx, markerEvents(2, 4)...)
+			require.NoError(t, err)
+			require.NoError(t, f.Close())
+			child, err := st.Create(ctx, handle.WithParent(eventlog.Parent{ID: id, Seq: 2, Mode: eventlog.ModeChild}))
+			require.NoError(t, err)
+			require.NoError(t, child.Close())
+
+			_, err = st.Shred(ctx, id)
+			var de *handle.DependentsError
+			require.ErrorAs(t, err, &de)
+			require.Equal(t, []string{f.ID()}, de.Dependents)
+			n, err := readableBy(t, fsys, id, a)
+			require.NoError(t, err, "a refused shred changes nothing")
+			require.Equal(t, 6, n)
+
+			before, err := afero.ReadFile(fsys, h.Path())
+			require.NoError(t, err)
+			rep, err := st.Shred(ctx, id, handle.ShredDescendants())
+			require.NoError(t, err)
+			require.ElementsMatch(t, []string{id, f.ID(), child.ID()}, rep.Shredded)
+			require.Equal(t, 3, rep.Envelopes)
+
+			after, err := afero.ReadFile(fsys, h.Path())
+			require.NoError(t, err)
+			require.Len(t, after, len(before), "records keep their length")
+			for _, s := range []*handle.FileStore{st, sealedStore(fsys, a)} {
+				_, err = s.Open(ctx, id, handle.ReadOnly)
+				require.ErrorIs(t, err, seal.ErrNoKey)
+				require.Contains(t, err.Error(), "shredded")
+				_, err = s.Open(ctx, f.ID(), handle.ReadOnly)
+				require.ErrorIs(t, err, seal.ErrNoKey)
+			}
+			fr, err := seal.Check(strings.NewReader(string(after)), layoutOf(enc), h.Path())
+			require.NoError(t, err, "the framing is sound")
+			require.Len(t, fr.Envelopes, 1)
+			require.True(t, fr.Envelopes[0].Shredded)
+			cache, _ := afero.Glob(fsys, filepath.Join("/s", ".cache", id+".*"))
+			require.Empty(t, cache, "no derived data is left")
+			ids, err := st.List(ctx, handle.SkipBroken(func(string, error) {}))
+			require.NoError(t, err)
+			require.Empty(t, ids, "a shredded session cannot be described")
+
+			rep, err = st.Shred(ctx, id, handle.ShredDescendants())
+			require.NoError(t, err)
+			require.Zero(t, rep.Envelopes, "shredding again destroys nothing more")
+			clearH, err := handle.NewFileStore(fsys, "/s").Create(ctx)
+			require.NoError(t, err)
+			require.NoError(t, clearH.Close())
+			_, err = st.Shred(ctx, clearH.ID())
+			require.ErrorIs(t, err, handle.ErrNotSealed)
+		})
+	}
+}
+
+func layoutOf(enc string) seal.Encoding {
+	if enc == handle.EncodingZstd {
+		return seal.Zstd
+	}
+	return seal.Raw
 }
