@@ -130,13 +130,13 @@ func readAll(t *testing.T, st *handle.FileStore, path string) []eventlog.Event {
 
 // Outcomes of one damaged copy, in the order of the table.
 const (
-	corrupt   = "corruption"       // CheckPath fails: CorruptError, VersionError, a name that does not match
+	corrupt   = "corruption"        // CheckPath fails: CorruptError, VersionError, a name that does not match
 	noKey     = "envelope unusable" // CheckPath fails: no data key opens (a sealed log's key record damaged)
-	digest    = "digest mismatch"  // reads, and checkpoint.Verify fails
-	torn      = "torn tail"        // reads, ending in a torn tail that holds no event
-	tornLost  = "torn, events cut" // reads, ending in a torn tail that holds events
-	harmless  = "unchanged"        // reads clean, every event and the header as written
-	undetects = "undetected"       // reads clean with other events or another header
+	digest    = "digest mismatch"   // reads, and checkpoint.Verify fails
+	torn      = "torn tail"         // reads, ending in a torn tail that holds no event
+	tornLost  = "torn, events cut"  // reads, ending in a torn tail that holds events
+	harmless  = "unchanged"         // reads clean, every event and the header as written
+	undetects = "undetected"        // reads clean with other events or another header
 )
 
 var outcomes = []string{corrupt, noKey, digest, torn, tornLost, harmless, undetects}
