@@ -14,6 +14,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/projection"
+	"github.com/sessionlog/sessionlog/seal"
 )
 
 type config struct {
@@ -46,6 +47,19 @@ func Session(ctx context.Context, st handle.Store, id string, opts ...Option) Re
 	c := newConfig(opts)
 	rep := Report{Path: id, ID: &id}
 	h, err := st.Open(ctx, id, handle.ReadOnly)
+	if fs, ok := st.(pathChecker); ok && errors.Is(err, seal.ErrNoKey) {
+		// A sealed session without its key: its framing, at least.
+		if path, perr := fs.Path(id); perr == nil {
+			rep.Path = path
+			if chk := fs.CheckPath(ctx, path, nil); chk.Framing != nil {
+				rep.Torn = tornOf(chk.Torn)
+				rep.failFraming(chk.Err, chk.Framing)
+			} else {
+				rep.fail(chk.Err)
+			}
+			return rep
+		}
+	}
 	if err != nil {
 		// The open checks the structure: the damage's seq is how far the
 		// log held.
@@ -67,6 +81,13 @@ func Session(ctx context.Context, st handle.Store, id string, opts ...Option) Re
 	}
 	rep.OK = true
 	return rep
+}
+
+// pathChecker is a store whose sessions are files it can check by path
+// (handle.FileStore).
+type pathChecker interface {
+	Path(id string) (string, error)
+	CheckPath(ctx context.Context, path string, fn func(eventlog.Event) error) handle.CheckResult
 }
 
 // count sets Events to the logical log up to seq next (exclusive) and
@@ -111,7 +132,7 @@ func Store(ctx context.Context, st handle.Store, opts ...Option) iter.Seq2[Repor
 				return
 			}
 			rep := Report{Path: id, ID: &id}
-			if err, ok := broken[id]; ok {
+			if err, ok := broken[id]; ok && !errors.Is(err, seal.ErrNoKey) {
 				rep.fail(err)
 			} else {
 				rep = Session(ctx, st, id, opts...)
@@ -164,6 +185,11 @@ func File(ctx context.Context, fsys afero.Fs, path string, opts ...Option) Repor
 		rep.ID = &chk.Header.ID
 	}
 	rep.count(chk.Header, chk.Header.FirstSeq()+chk.Events)
+	if chk.Framing != nil {
+		rep.Torn = tornOf(chk.Torn)
+		rep.failFraming(chk.Err, chk.Framing)
+		return rep
+	}
 	if chk.Err != nil {
 		rep.fail(chk.Err)
 		return rep
