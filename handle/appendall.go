@@ -28,10 +28,7 @@ import (
 // CreateFrom it stores the events as given, unredacted: the import
 // operation redacts what it converts.
 func (s *FileStore) AppendAll(ctx context.Context, id string, expected int64, events iter.Seq2[eventlog.Event, error]) (Info, error) {
-	if _, err := s.existing(ctx, id); err != nil {
-		return Info{}, err
-	}
-	lock, err := lockFile(s.fs, s.lockPath(id))
+	lock, err := s.lockSession(ctx, id)
 	if err != nil {
 		return Info{}, err
 	}
