@@ -217,6 +217,13 @@ func (s *FileStore) newSession(ctx context.Context, opts []CreateOption) (eventl
 		hdr.CreatedAt = *cc.CreatedAt
 	}
 	hdr.Labels, hdr.Parent = cc.Labels, cc.Parent
+	if sl := cc.SealAs; sl != nil {
+		if sl.id != id {
+			return hdr, enc, nil, fmt.Errorf("handle: create %s sealed as %s: an envelope is bound to its session", id, sl.id)
+		}
+		plan, err := planWith(hdr, enc, sl.envs, sl.key)
+		return hdr, enc, plan, err
+	}
 	rs, err := s.sealFor(cc, parentSealed)
 	if err != nil || rs == nil {
 		return hdr, enc, nil, err

@@ -131,6 +131,7 @@ type createConfig struct {
 	// for (SealedFor).
 	sealFor []age.Recipient
 	sealSet bool
+	sealAs  *Sealing // SealedAs
 }
 
 // CreateOption configures Create.
@@ -239,9 +240,11 @@ type CreateParams struct {
 	Encoding  string // "" unless WithSessionEncoding was given
 	// Unredacted: the handle Create or Fork returns does not redact.
 	Unredacted bool
-	// SealFor, when Sealed, are the recipients SealedFor gave.
+	// SealFor, when Sealed, are the recipients SealedFor gave; SealAs
+	// is SealedAs's.
 	SealFor []age.Recipient
 	Sealed  bool
+	SealAs  *Sealing
 }
 
 // ResolveCreate applies CreateOptions.
@@ -251,7 +254,7 @@ func ResolveCreate(opts ...CreateOption) CreateParams {
 		o(&c)
 	}
 	return CreateParams{ID: c.id, IDSet: c.idSet, CreatedAt: c.createdAt, Labels: maps.Clone(c.labels),
-		Parent: c.parent, Encoding: c.encoding, Unredacted: c.unredacted, SealFor: c.sealFor, Sealed: c.sealSet}
+		Parent: c.parent, Encoding: c.encoding, Unredacted: c.unredacted, SealFor: c.sealFor, Sealed: c.sealSet, SealAs: c.sealAs}
 }
 
 // ListParams is what a list of ListOptions says.

@@ -57,6 +57,41 @@ func SealedFor(rs ...age.Recipient) CreateOption {
 	return func(c *createConfig) { c.sealFor, c.sealSet = slices.Clone(rs), true }
 }
 
+// Sealing is how a sealed session's file is sealed: its key records and
+// the data key its rows are sealed with. SealingOf gives it; SealedAs
+// seals another file of the session as it is.
+type Sealing struct {
+	id   string
+	envs []seal.Envelope
+	key  *seal.DataKey
+}
+
+// SealingOf returns how session id is sealed, or nil for a clear session.
+// The store must hold its newest data key (its identities open it).
+func (s *FileStore) SealingOf(ctx context.Context, id string) (*Sealing, error) {
+	loc, err := s.existing(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	h, err := s.readHeaderAt(loc)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := s.rewritePlan(ctx, loc, h, loc.enc)
+	if err != nil || plan == nil {
+		return nil, err
+	}
+	return &Sealing{id: id, envs: plan.head.Envelopes, key: plan.key}, nil
+}
+
+// SealedAs seals the new session as sl says: the same key records and
+// data key, so that the same identities read it (a copy of a sealed
+// session keeps it sealed: transfer.Copy). Its ID must be the one sl was
+// taken of (an envelope names its session).
+func SealedAs(sl *Sealing) CreateOption {
+	return func(c *createConfig) { c.sealAs = sl }
+}
+
 // sealedFile is what opening a sealed log file found: its head and the
 // keyring of its session.
 type sealedFile struct {

@@ -82,7 +82,8 @@ func (s *FileStore) shred(ctx context.Context, id string, c shredConfig, visited
 		}
 	}
 	if len(forks) > 0 && !c.descendants {
-		return &DependentsError{ID: id, Dependents: forks}
+		return &DependentsError{ID: id, Dependents: forks, Op: "shred",
+			Fix: "they read its rows: shred them too (ShredDescendants, logtool shred --with-children)"}
 	}
 	n, err := s.shredFile(ctx, id)
 	if err != nil {

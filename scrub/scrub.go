@@ -131,7 +131,8 @@ func Session(ctx context.Context, st *handle.FileStore, id string, opts ...Optio
 			}
 		}
 		if len(forks) > 0 && !c.descendants {
-			return nil, &handle.DependentsError{ID: id, Dependents: forks}
+			return nil, &handle.DependentsError{ID: order[i], Dependents: forks, Op: "redact",
+				Fix: "their checkpoints cover its events: redact them too (WithDescendants, logtool redact --with-children)"}
 		}
 	}
 	// The digests of the logs before, all taken before any is rewritten:

@@ -141,6 +141,22 @@ func copySession(ctx context.Context, src, dst handle.Store, id string, c config
 	if hdr.Parent != nil {
 		opts = append(opts, handle.WithParent(*hdr.Parent))
 	}
+	if info.Sealed {
+		// A sealed session's copy is sealed as it is, for the same
+		// recipients (docs/format.md §11); a store that cannot keep one
+		// refuses it.
+		fs, ok := src.(interface {
+			SealingOf(ctx context.Context, id string) (*handle.Sealing, error)
+		})
+		if !ok {
+			return Result{}, fmt.Errorf("%w: %s: the source cannot say how it is sealed", handle.ErrSealed, id)
+		}
+		sl, err := fs.SealingOf(ctx, id)
+		if err != nil {
+			return Result{}, err
+		}
+		opts = append(opts, handle.SealedAs(sl))
+	}
 	// The log as it is now (a writer may go on appending): its events up
 	// to last, the inherited ones hashed, the session's own copied.
 	first, last := hdr.FirstSeq(), r.Seq()

@@ -19,6 +19,7 @@ import (
 
 type config struct {
 	known func() []projection.Projection
+	store []handle.Option
 }
 
 // Option configures a check.
@@ -30,6 +31,12 @@ type Option func(*config)
 // unchecked.
 func WithProjections(newFn func() []projection.Projection) Option {
 	return func(c *config) { c.known = newFn }
+}
+
+// WithStoreOptions sets the options of the file store File opens a
+// file's folder with (handle.WithIdentities, to read sealed logs).
+func WithStoreOptions(opts ...handle.Option) Option {
+	return func(c *config) { c.store = opts }
 }
 
 func newConfig(opts []Option) config {
@@ -170,7 +177,7 @@ func Files(fsys afero.Fs, dir string) ([]string, error) {
 func File(ctx context.Context, fsys afero.Fs, path string, opts ...Option) Report {
 	c := newConfig(opts)
 	rep := Report{Path: path}
-	st := handle.NewFileStore(fsys, filepath.Dir(path))
+	st := handle.NewFileStore(fsys, filepath.Dir(path), c.store...)
 	if id, _, ok := handle.ParseFileName(filepath.Base(path)); ok {
 		rep.ID = &id
 		// A session the store refuses (docs/format.md §2) is not a clean

@@ -109,6 +109,9 @@ func (a *app) runImport(ctx context.Context, paths []string, from string, skipBa
 	}
 	bar := a.importBar(show)
 	opts := []ingest.Option{ingest.WithFs(a.fs), ingest.WithProgress(bar.update)}
+	if a.noRedact {
+		opts = append(opts, ingest.WithoutRedaction())
+	}
 	if from != "" {
 		opts = append(opts, ingest.From(from))
 	}

@@ -11,12 +11,14 @@ import (
 	"syscall"
 	"time"
 
+	"filippo.io/age"
 	"github.com/spf13/afero"
 	"github.com/spf13/cobra"
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/replay"
+	"github.com/sessionlog/sessionlog/seal"
 )
 
 // Exit statuses (docs/cli.md).
@@ -109,7 +111,11 @@ func runOn(ctx context.Context, fsys afero.Fs, args []string, stdin io.Reader, s
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "logtool: %s\n", oneLine(err.Error()))
+	msg := err.Error()
+	if errors.Is(err, seal.ErrNoKey) {
+		msg += fmt.Sprintf(" (--identity FILE or $%s gives one; logtool keygen makes one)", envIdentity)
+	}
+	fmt.Fprintf(stderr, "logtool: %s\n", oneLine(msg))
 	return exitCode(err)
 }
 
@@ -130,6 +136,10 @@ type app struct {
 	ctx      context.Context // the run's, for resolving SESSION arguments on --store
 	st       handle.Store    // the store of location, once opened
 	closers  []func()
+
+	identityFiles []string       // --identity
+	identities    []age.Identity // read from them
+	noRedact      bool           // --no-redact
 }
 
 // newRootCmd builds the command tree for a.
@@ -161,6 +171,8 @@ locked by another writer); 2 usage or environment error; 130 (SIGINT) or
 	root.PersistentFlags().StringVar(&a.dir, "dir", dir, "folder of the session store; $"+envDir+" sets the default")
 	root.PersistentFlags().StringVar(&a.storeURL, "store", a.env(envStore),
 		"a JetStream store, nats://host:port[/prefix], instead of --dir (docs/distributed.md); $"+envStore+" sets the default")
+	a.secretFlags(root)
+	root.PersistentPreRunE = func(*cobra.Command, []string) error { return a.loadIdentities() }
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
 	root.SetOut(a.stdout) // help and completion scripts
 	root.SetErr(a.stderr)
@@ -189,6 +201,9 @@ locked by another writer); 2 usage or environment error; 130 (SIGINT) or
 		a.newCopyCmd(),
 		a.newAgentLoopCmd(),
 		a.newServeCmd(),
+		a.newKeygenCmd(),
+		a.newShredCmd(),
+		a.newRedactCmd(),
 	)
 	root.Version = version()
 	root.SetVersionTemplate("logtool {{.Version}}\n")
@@ -251,7 +266,8 @@ func exitCode(err error) int {
 		errors.Is(err, handle.ErrConflict),
 		errors.Is(err, handle.ErrDuplicate),
 		errors.Is(err, replay.ErrDigest),
-		errors.Is(err, handle.ErrLocked):
+		errors.Is(err, handle.ErrLocked),
+		errors.Is(err, handle.ErrHasDependents):
 		return exitFailed
 	case errors.Is(err, handle.ErrExists):
 		return exitUsage // import of an ID the store holds: the environment is in the way

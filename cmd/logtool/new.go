@@ -19,12 +19,14 @@ type newOptions struct {
 	mode     string
 	call     string
 	json     bool
+	// recipients seal the session (docs/format.md §11).
+	recipients []string
 }
 
 func (a *app) newNewCmd() *cobra.Command {
 	var o newOptions
 	cmd := &cobra.Command{
-		Use:   "new [--encoding raw|zstd] [--label k=v]... [--parent ID --at S --mode fork|child [--call ID]] [--json]",
+		Use:   "new [--encoding raw|zstd] [--label k=v]... [--parent ID --at S --mode fork|child [--call ID]] [--recipient age1…]... [--json]",
 		Short: `Create a session in --dir and print {"id","path"}`,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -40,6 +42,8 @@ func (a *app) newNewCmd() *cobra.Command {
 	fl.Int64Var(&o.at, "at", 0, "the parent's seq to fork at or spawn the child from")
 	fl.StringVar(&o.mode, "mode", "", "relation to the parent: fork or child")
 	fl.StringVar(&o.call, "call", "", "the parent's tool call that spawned a child")
+	fl.StringArrayVar(&o.recipients, "recipient", nil,
+		"seal the session for this age recipient, an age1… public key (repeatable; logtool keygen makes one); $"+envRecipients+" holds the default, space separated")
 	return cmd
 }
 
@@ -64,6 +68,13 @@ func (a *app) runNew(ctx context.Context, o newOptions, atSet, modeSet, callSet 
 	opts := []handle.CreateOption{handle.WithSessionEncoding(o.encoding)}
 	if labels != nil {
 		opts = append(opts, handle.WithLabels(labels))
+	}
+	rs, err := a.recipients(o.recipients)
+	if err != nil {
+		return err
+	}
+	if len(rs) > 0 {
+		opts = append(opts, handle.SealedFor(rs...))
 	}
 	if o.parent == "" {
 		if atSet || modeSet || callSet {

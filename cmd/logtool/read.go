@@ -357,5 +357,5 @@ func (a *app) listed(ctx context.Context, dir string, explicit bool) (handle.Sto
 	case !fi.IsDir():
 		return nil, usageErrorf("%q is not a folder", dir)
 	}
-	return handle.NewFileStore(a.fs, dir), nil
+	return a.fileStore(dir), nil
 }

@@ -75,7 +75,7 @@ func (a *app) resolvePath(path string) (session, error) {
 	case fi.IsDir():
 		return session{}, usageErrorf("%q is a folder, not a log file", path)
 	}
-	st := handle.NewFileStore(a.fs, filepath.Dir(path))
+	st := a.fileStore(filepath.Dir(path))
 	if id, _, ok := handle.ParseFileName(filepath.Base(path)); ok {
 		return session{path: path, id: id, st: st, file: st}, nil
 	}

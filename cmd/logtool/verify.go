@@ -11,6 +11,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/internal/chatview"
+	"github.com/sessionlog/sessionlog/seal"
 	"github.com/sessionlog/sessionlog/storeurl"
 	"github.com/sessionlog/sessionlog/verify"
 )
@@ -33,7 +34,8 @@ as stat and ls count it), fileEvents the events of the file's own rows; torn
 null or {"offset","bytes"}, error null or {"kind","seq","offset","message"},
 kind one of corrupt, version, digest, lineage, io (io also for an entry
 refused as not a regular file: a folder, FIFO, device or link named like a
-session).`,
+session), key (a sealed session no --identity opens: its framing alone was
+checked; exit 2 when that is all that failed).`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.runVerify(cmd.Context(), args, asJSON, a.stdout)
@@ -57,7 +59,7 @@ func (a *app) runVerify(ctx context.Context, args []string, asJSON bool, out io.
 			return err
 		}
 	}
-	failed, n, files := 0, int64(0), true
+	failed, noKey, n, files := 0, 0, int64(0), true
 	bar := a.verifyProgress(jobs)
 	defer bar.finish()
 	for _, j := range jobs {
@@ -67,7 +69,10 @@ func (a *app) runVerify(ctx context.Context, args []string, asJSON bool, out io.
 				return err
 			}
 			n++
-			if !rep.OK {
+			switch {
+			case !rep.OK && rep.Error.Kind == verify.KindKey:
+				noKey++ // what is missing is the identity: the environment's
+			case !rep.OK:
 				failed++
 			}
 			if err := bar.above(func() error { return write(rep) }); err != nil {
@@ -76,12 +81,15 @@ func (a *app) runVerify(ctx context.Context, args []string, asJSON bool, out io.
 		}
 		bar.add(j.size)
 	}
-	if failed > 0 {
-		what := "session"
-		if files {
-			what = "file"
-		}
-		return failedf("verify: %d of %s failed", failed, plural(n, what))
+	what := "session"
+	if files {
+		what = "file"
+	}
+	switch {
+	case failed > 0:
+		return failedf("verify: %d of %s failed", failed+noKey, plural(n, what))
+	case noKey > 0:
+		return usageErrorf("verify: %d of %s sealed, and no identity given opens them: their framing alone was checked (--identity FILE or $%s)", noKey, plural(n, what), envIdentity)
 	}
 	return nil
 }
@@ -100,7 +108,7 @@ type verifyJob struct {
 func (a *app) verifyJobs(ctx context.Context, arg string, jobs []verifyJob) ([]verifyJob, error) {
 	fileJob := func(path string) verifyJob {
 		return verifyJob{size: a.fileSize(path), file: true, reports: func(ctx context.Context) iter.Seq2[verify.Report, error] {
-			return one(verify.File(ctx, a.fs, path))
+			return one(verify.File(ctx, a.fs, path, verify.WithStoreOptions(a.storeOptions()...)))
 		}}
 	}
 	if storeurl.IsURL(arg) {
@@ -132,8 +140,8 @@ func (a *app) verifyJobs(ctx context.Context, arg string, jobs []verifyJob) ([]v
 	s, err := a.resolve(arg)
 	id := s.id
 	switch {
-	case errors.Is(err, handle.ErrDuplicate) || errors.Is(err, handle.ErrNotRegular):
-		id = arg // the store refuses the session: verify says so
+	case errors.Is(err, handle.ErrDuplicate) || errors.Is(err, handle.ErrNotRegular) || errors.Is(err, seal.ErrNoKey):
+		id = arg // the store refuses the session, or cannot read it: verify says so
 	case err != nil:
 		return nil, err
 	}

@@ -60,7 +60,7 @@ func (s *Store) newSession(ctx context.Context, opts []handle.CreateOption) (eve
 	if cp.Encoding != "" && cp.Encoding != handle.EncodingRaw {
 		return eventlog.Header{}, fmt.Errorf("jetstream: create %s: the store keeps raw logs, not %q", id, cp.Encoding)
 	}
-	if cp.Sealed {
+	if cp.Sealed || cp.SealAs != nil {
 		// A sealed log's framing (its clear header and key records, a
 		// record per row) would have to live in the messages and be
 		// kept under the store's retries, rollups and leader reads; the
