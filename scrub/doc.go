@@ -7,6 +7,7 @@
 // holds the old file can check that nothing else changed (Check).
 //
 //	res, err := scrub.Session(ctx, store, id, scrub.WithPattern("acme", re))
+//	fmt.Println(err, res[0].Record.Redacted)
 //	...
 //	err = scrub.Check(ctx, oldLog, newLog) // nil: only redactions
 //
