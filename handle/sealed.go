@@ -73,6 +73,10 @@ func (s *FileStore) SealingOf(ctx context.Context, id string) (*Sealing, error) 
 	if err != nil {
 		return nil, err
 	}
+	return s.sealingAt(ctx, loc)
+}
+
+func (s *FileStore) sealingAt(ctx context.Context, loc location) (*Sealing, error) {
 	h, err := s.readHeaderAt(loc)
 	if err != nil {
 		return nil, err
@@ -81,7 +85,17 @@ func (s *FileStore) SealingOf(ctx context.Context, id string) (*Sealing, error) 
 	if err != nil || plan == nil {
 		return nil, err
 	}
-	return &Sealing{id: id, envs: plan.head.Envelopes, key: plan.key}, nil
+	return &Sealing{id: h.ID, envs: plan.head.Envelopes, key: plan.key}, nil
+}
+
+// SealingOfPath is SealingOf for the log file at path, anywhere (an
+// export of a sealed session, say).
+func (s *FileStore) SealingOfPath(ctx context.Context, path string) (*Sealing, error) {
+	loc, _, err := s.pathLocation(path)
+	if err != nil {
+		return nil, err
+	}
+	return s.sealingAt(ctx, loc)
 }
 
 // SealedAs seals the new session as sl says: the same key records and

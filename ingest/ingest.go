@@ -107,6 +107,7 @@ type config struct {
 	log      *slog.Logger
 	conv     []importer.Option
 	red      *redact.Redactor // nil: foreign events are stored as converted
+	srcOpts  []handle.Option  // of the file store a sessionlog log is read through
 }
 
 // From reads every file as the format name (Sessionlog, or a name of the
@@ -142,6 +143,13 @@ func WithRedactor(r *redact.Redactor) Option { return func(c *config) { c.red = 
 
 // WithoutRedaction stores the events of foreign traces as converted.
 func WithoutRedaction() Option { return WithRedactor(nil) }
+
+// WithSourceOptions sets the options of the file store a sessionlog log
+// to import is read through (handle.WithIdentities: a sealed export is
+// read with them, and imported sealed as it is).
+func WithSourceOptions(opts ...handle.Option) Option {
+	return func(c *config) { c.srcOpts = opts }
+}
 
 // WithConvert passes options to every conversion (importer.MaxLine…).
 func WithConvert(opts ...importer.Option) Option {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"filippo.io/age"
 	"github.com/spf13/afero"
 	"github.com/stretchr/testify/require"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/sessionlog/sessionlog/importer/formats"
 	"github.com/sessionlog/sessionlog/ingest"
 	"github.com/sessionlog/sessionlog/internal/importertest"
+	"github.com/sessionlog/sessionlog/seal"
 )
 
 // world is a memory file system holding sources and a store.
@@ -460,4 +462,41 @@ func TestImportRedacts(t *testing.T) {
 			require.Equal(t, 1, w.sessions())
 		})
 	}
+}
+
+// A sealed export is imported sealed as it is (the same recipients read
+// it, nothing of it in clear in the store), and importing it again finds
+// it unchanged.
+func TestImportSealedExport(t *testing.T) {
+	ctx := t.Context()
+	id, err := age.GenerateX25519Identity()
+	require.NoError(t, err)
+	w := newWorld(t, handle.WithIdentities(id))
+	src := handle.NewFileStore(w.fs, "/elsewhere", handle.WithRecipients(id.Recipient()), handle.WithIdentities(id))
+	h, err := src.Create(ctx)
+	require.NoError(t, err)
+	_, err = h.Append(ctx, eventlog.Event{Type: "user/message", Time: 1, Data: json.RawMessage(`{"text":"sealed words"}`)})
+	require.NoError(t, err)
+	require.NoError(t, h.Close())
+	var out bytes.Buffer
+	_, err = src.ExportSealed(ctx, h.ID(), &out, 0)
+	require.NoError(t, err)
+	w.write("/src/export.jsonl", out.Bytes())
+
+	opts := []ingest.Option{ingest.WithSourceOptions(handle.WithIdentities(id))}
+	sum := w.importAll([]string{"/src/export.jsonl"}, opts...)
+	require.Equal(t, []ingest.Status{ingest.Created}, statuses(sum), sum.Results[0].Reason)
+	info, err := w.st.Stat(ctx, h.ID())
+	require.NoError(t, err)
+	require.True(t, info.Sealed)
+	b, err := afero.ReadFile(w.fs, info.Path)
+	require.NoError(t, err)
+	require.NotContains(t, string(b), "sealed words")
+	require.Equal(t, `{"text":"sealed words"}`, string(w.events(h.ID())[0].Data))
+	sum = w.importAll([]string{"/src/export.jsonl"}, opts...)
+	require.Equal(t, []ingest.Status{ingest.Unchanged}, statuses(sum), sum.Results[0].Reason)
+
+	sum = w.importAll([]string{"/src/export.jsonl"}) // no identity to read it with
+	require.Equal(t, []ingest.Status{ingest.Failed}, statuses(sum))
+	require.ErrorIs(t, sum.Results[0].Err, seal.ErrNoKey)
 }

@@ -109,6 +109,7 @@ func (a *app) runImport(ctx context.Context, paths []string, from string, skipBa
 	}
 	bar := a.importBar(show)
 	opts := []ingest.Option{ingest.WithFs(a.fs), ingest.WithProgress(bar.update)}
+	opts = append(opts, ingest.WithSourceOptions(a.storeOptions()...))
 	if a.noRedact {
 		opts = append(opts, ingest.WithoutRedaction())
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/scrub"
+	"github.com/sessionlog/sessionlog/seal"
 )
 
 // The environment variables of sealed sessions (docs/cli.md).
@@ -291,4 +292,16 @@ func (a *app) sealedSession(ctx context.Context, arg string) (*handle.FileStore,
 		return nil, "", false
 	}
 	return s.file, s.id, true
+}
+
+// brokenErr is the error of a listing that could not describe the
+// sessions broken: a failed check (exit 1), or, when what every one of
+// them lacks is a key, the environment's (exit 2: the identity).
+func brokenErr(broken []error, msg string) error {
+	for _, err := range broken {
+		if !errors.Is(err, seal.ErrNoKey) {
+			return failedf("%s", msg)
+		}
+	}
+	return usageErrorf("%s: they are sealed, and no identity given opens them (--identity FILE or $%s)", msg, envIdentity)
 }

@@ -104,6 +104,10 @@ func TestSealedCLI(t *testing.T) {
 	require.Equal(t, 2, res.code)
 	require.Contains(t, res.stderr, "shredded")
 
+	res = run(nil, "", "ls")
+	require.Equal(t, 2, res.code, "what ls cannot describe is sealed: the identity is missing")
+	require.Contains(t, res.stderr, "--identity")
+
 	// $SESSIONLOG_RECIPIENTS seals new sessions; --no-redact stores as
 	// given (a clear session, to look at its file).
 	require.NoError(t, json.Unmarshal([]byte(ok(run(map[string]string{envRecipients: kg.Recipient}, "", "new")).stdout), &created))
