@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -142,4 +143,41 @@ func TestShredRedactForks(t *testing.T) {
 		res = logtool(t, "", "--dir", dir, "--identity", key, cmd, "--with-children", id)
 		require.Equal(t, 0, res.code, res.stderr)
 	}
+}
+
+// serve reads sealed sessions with the identities it is given, and
+// answers what the CLI prints; without one, the session's page says what
+// is missing.
+func TestServeSealed(t *testing.T) {
+	dir := t.TempDir()
+	key := filepath.Join(dir, "k")
+	res := logtool(t, "", "--dir", dir, "keygen", "--out", key)
+	require.Equal(t, 0, res.code, res.stderr)
+	var kg struct{ Recipient string }
+	require.NoError(t, json.Unmarshal([]byte(res.stdout), &kg))
+	id, _ := newSession(t, dir, "--recipient", kg.Recipient)
+	res = logtool(t, `{"type":"user/message","time":1,"data":{"text":"sealed hello"}}`+"\n", "--dir", dir, "--identity", key, "append", id)
+	require.Equal(t, 0, res.code, res.stderr)
+
+	u := startServe(t, dir, "--identity", key)
+	for _, p := range []struct{ path, cli string }{{"/api/stat/" + id, "stat"}, {"/api/replay/" + id + "?projection=transcript", "replay"}} {
+		code, body := apiGet(t, u, p.path)
+		require.Equal(t, http.StatusOK, code, body)
+		args := []string{"--dir", dir, "--identity", key, p.cli}
+		if p.cli == "stat" {
+			args = append(args, "--json")
+		} else {
+			args = append(args, "--projection", "transcript")
+		}
+		cli := logtool(t, "", append(args, id)...)
+		require.Equal(t, 0, cli.code, cli.stderr)
+		require.Equal(t, cli.stdout, body)
+	}
+	_, body := apiGet(t, u, "/api/replay/"+id+"?projection=transcript")
+	require.Contains(t, body, "sealed hello")
+
+	u = startServe(t, dir)
+	code, body := apiGet(t, u, "/api/stat/"+id)
+	require.NotEqual(t, http.StatusOK, code)
+	require.Contains(t, body, "no identity was given")
 }
