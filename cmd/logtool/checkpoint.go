@@ -145,7 +145,7 @@ func (a *app) newRollbackCmd() *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	fl.Int64Var(&to, "to", 0, "the seq whose state the session returns to")
+	seqFlag(fl, &to, "to", "the seq whose state the session returns to")
 	fl.StringVar(&label, "checkpoint", "", "roll back to the latest checkpoint with this label on the live branch")
 	fl.StringVar(&reason, "reason", "", "why, in words")
 	jsonFlag(cmd, &asJSON)

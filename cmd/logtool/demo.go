@@ -60,7 +60,7 @@ func (a *app) newAgentLoopCmd() *cobra.Command {
 
 func (a *app) runDemo(ctx context.Context, out io.Writer) error {
 	say := func(format string, args ...any) { fmt.Fprintf(out, "» "+format+"\n", args...) }
-	st, err := a.sessions(ctx)
+	st, err := a.creating(ctx)
 	if err != nil {
 		return err
 	}

@@ -40,7 +40,7 @@ refused.`,
 			return a.runExport(cmd.Context(), args[0], to, out, asJSON)
 		},
 	}
-	cmd.Flags().Int64Var(&to, "to", 0, "last seq to export (inclusive; default: the last event)")
+	seqFlag(cmd.Flags(), &to, "to", "last seq to export (inclusive; default: the last event)")
 	cmd.Flags().StringVar(&out, "out", "", "write to FILE, atomically, instead of stdout")
 	jsonFlag(cmd, &asJSON)
 	return cmd

@@ -36,7 +36,7 @@ the parent's encoding unless --encoding says otherwise.`,
 	}
 	fl := cmd.Flags()
 	jsonFlag(cmd, &o.json)
-	fl.Int64Var(&o.at, "at", 0, "the parent's last inherited seq (inclusive)")
+	seqFlag(fl, &o.at, "at", "the parent's last inherited seq (inclusive)")
 	fl.StringVar(&o.encoding, "encoding", "", "physical encoding of the fork: raw or zstd (default: the parent's)")
 	fl.StringArrayVar(&o.labels, "label", nil, "a label k=v of the fork (repeatable)")
 	return cmd
@@ -60,6 +60,13 @@ func (a *app) runFork(ctx context.Context, arg string, o forkOptions) (err error
 	st := s.writeStore()
 	if st == nil {
 		return usageErrorf("%q: fork needs a session of a store, a file named <ID>.jsonl or <ID>.jsonl.zst", s.path)
+	}
+	info, err := a.stat(ctx, s)
+	if err != nil {
+		return err
+	}
+	if o.at > info.LastSeq {
+		return usageErrorf("--at %d: %s %s", o.at, s.id, holdsWords(info.LastSeq))
 	}
 	enc := o.encoding
 	if enc == "" {

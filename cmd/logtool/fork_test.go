@@ -173,10 +173,10 @@ func TestForkRefuses(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{"at past the parent's end", []string{"--at", "2", parent}, 1, "lineage"},
+		{"at past the parent's end", []string{"--at", "2", parent}, 2, "--at 2: " + parent + " holds seqs 0 to 1"},
 		{"unknown session", []string{"--at", "0", missing}, 2, "not found"},
 		{"no --at", []string{parent}, 2, "needs --at"},
-		{"negative --at", []string{"--at", "-1", parent}, 2, "want a seq >= 0"},
+		{"negative --at", []string{"--at", "-1", parent}, 2, `--at "-1": want a seq, an integer >= 0`},
 		{"freely named file", []string{"--at", "0", free}, 2, "needs a session of a store"},
 		{"bad encoding", []string{"--at", "0", "--encoding", "lz4", parent}, 2, "want raw or zstd"},
 		{"bad label", []string{"--at", "0", "--label", "x", parent}, 2, "want k=v"},
@@ -269,7 +269,7 @@ func TestExportTo(t *testing.T) {
 		msg  string
 	}{
 		{"to past the end", []string{"--to", "6", id}, "holds seqs 0 to 5"},
-		{"negative to", []string{"--to", "-1", id}, "want a seq >= 0"},
+		{"negative to", []string{"--to", "-1", id}, `--to "-1": want a seq, an integer >= 0`},
 		{"out exists", []string{"--out", existing, id}, "exists"},
 		{"out zstd", []string{"--out", filepath.Join(t.TempDir(), "x.jsonl.zst"), id}, "raw"},
 		{"out named after another session", []string{"--out", filepath.Join(t.TempDir(), "01JDX3N0Q3Z8Y6W2D1V5K7M9PA.jsonl"), id}, "named after session"},
@@ -429,8 +429,8 @@ func TestLsTreeParentGone(t *testing.T) {
 func TestLsTreeEdges(t *testing.T) {
 	dir := t.TempDir()
 	res := logtool(t, "", "--dir", filepath.Join(dir, "none"), "ls", "--tree")
-	require.Equal(t, 0, res.code, "a store that has no folder yet is empty")
-	require.Equal(t, "no sessions\n", res.stdout, "as ls says")
+	require.Equal(t, 2, res.code, "a --dir that is not there is a mistake, not an empty store")
+	require.Contains(t, res.stderr, "no such folder (give --dir D or --store URL")
 	require.Equal(t, 2, logtool(t, "", "ls", "--tree", filepath.Join(dir, "none")).code, "a named folder must exist")
 
 	id, _ := newSession(t, dir)

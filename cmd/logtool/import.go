@@ -103,7 +103,7 @@ func (a *app) runImport(ctx context.Context, paths []string, from string, skipBa
 	if err != nil {
 		return err
 	}
-	st, err := a.sessions(ctx)
+	st, err := a.creating(ctx)
 	if err != nil {
 		return err
 	}

@@ -158,8 +158,9 @@ func TestLs(t *testing.T) {
 	require.Equal(t, newest == second, strings.Contains(rows[1], "title=two"))
 
 	res = logtool(t, "", "--dir", filepath.Join(dir, "none"), "ls")
-	require.Equal(t, 0, res.code, "a store that has no folder yet is empty")
-	require.Equal(t, "no sessions\n", res.stdout, "said in words")
+	require.Equal(t, 2, res.code, "a --dir that is not there is a mistake, not an empty store")
+	require.Contains(t, res.stderr, `no store at "`+filepath.Join(dir, "none")+`": no such folder`)
+	require.Empty(t, res.stdout)
 	require.Equal(t, 2, logtool(t, "", "ls", filepath.Join(dir, "none")).code, "a named folder must exist")
 	require.Equal(t, 0, logtool(t, "", "--dir", dir, "ls", "--tree").code)
 

@@ -110,6 +110,12 @@ func runOn(ctx context.Context, fsys afero.Fs, args []string, stdin io.Reader, s
 		return exitOK
 	}
 	fmt.Fprintf(stderr, "logtool: %s\n", oneLine(err.Error()))
+	var ee *exitError
+	if errors.As(err, &ee) {
+		for _, l := range ee.more {
+			fmt.Fprintf(stderr, "logtool:   %s\n", oneLine(l))
+		}
+	}
 	return exitCode(err)
 }
 
@@ -127,6 +133,7 @@ type app struct {
 	dir string // --dir
 
 	storeURL string          // --store
+	creates  bool            // the command creates sessions: its store need not exist yet
 	ctx      context.Context // the run's, for resolving SESSION arguments on --store
 	st       handle.Store    // the store of location, once opened
 	closers  []func()
@@ -161,7 +168,7 @@ locked by another writer); 2 usage or environment error; 130 (SIGINT) or
 	root.PersistentFlags().StringVar(&a.dir, "dir", dir, "folder of the session store; $"+envDir+" sets the default")
 	root.PersistentFlags().StringVar(&a.storeURL, "store", a.env(envStore),
 		"a JetStream store, nats://host:port[/prefix], instead of --dir (docs/distributed.md); $"+envStore+" sets the default")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError(err) })
 	root.SetOut(a.stdout) // help and completion scripts
 	root.SetErr(a.stderr)
 	root.AddCommand(
@@ -194,6 +201,7 @@ locked by another writer); 2 usage or environment error; 130 (SIGINT) or
 	root.SetVersionTemplate("logtool {{.Version}}\n")
 	a.addCompletions(root)
 	groupCommands(root)
+	catchUnknownCommands(root)
 	// cobra's completion command prints its help and exits 0 on a shell it
 	// does not know, or none; docs/cli.md makes that a usage error.
 	root.InitDefaultCompletionCmd()
@@ -212,6 +220,7 @@ locked by another writer); 2 usage or environment error; 130 (SIGINT) or
 type exitError struct {
 	code int
 	err  error
+	more []string // lines that follow the message on stderr (the candidates of an ambiguous name)
 }
 
 func (e *exitError) Error() string { return e.err.Error() }

@@ -37,7 +37,7 @@ func (a *app) newNewCmd() *cobra.Command {
 	fl.StringVar(&o.encoding, "encoding", handle.EncodingRaw, "physical encoding: raw or zstd")
 	fl.StringArrayVar(&o.labels, "label", nil, "a label k=v (repeatable)")
 	fl.StringVar(&o.parent, "parent", "", "ID of the parent session, in --dir")
-	fl.Int64Var(&o.at, "at", 0, "the parent's seq to fork at or spawn the child from")
+	seqFlag(fl, &o.at, "at", "the parent's seq to fork at or spawn the child from")
 	fl.StringVar(&o.mode, "mode", "", "relation to the parent: fork or child")
 	fl.StringVar(&o.call, "call", "", "the parent's tool call that spawned a child")
 	return cmd
@@ -57,7 +57,7 @@ func (a *app) runNew(ctx context.Context, o newOptions, atSet, modeSet, callSet 
 	if err != nil {
 		return err
 	}
-	st, err := a.sessions(ctx)
+	st, err := a.creating(ctx)
 	if err != nil {
 		return err
 	}
@@ -73,6 +73,13 @@ func (a *app) runNew(ctx context.Context, o newOptions, atSet, modeSet, callSet 
 		p, err := checkParent(o, atSet, modeSet, callSet)
 		if err != nil {
 			return err
+		}
+		parent, err := handle.Resolve(ctx, st, o.parent)
+		if err != nil {
+			return a.nameError(o.parent, a.where(), err)
+		}
+		if p.ID = parent.ID; p.Seq > parent.LastSeq {
+			return usageErrorf("--at %d: the parent %s %s", p.Seq, p.ID, holdsWords(parent.LastSeq))
 		}
 		opts = append(opts, handle.WithParent(p))
 	}
@@ -107,14 +114,13 @@ func parseLabels(flags []string) (map[string]string, error) {
 }
 
 // checkParent validates the parent flags. That the parent exists in the
-// store and holds the event at --at is Create's check (handle.ErrNotFound,
-// exit 2; handle.ErrLineage, exit 1), so no session is created whose
-// lineage is broken from the start.
+// store and holds the event at --at is checked after (a usage error, exit
+// 2), and again by Create (handle.ErrLineage, exit 1, when the parent
+// changed meanwhile), so no session is created whose lineage is broken
+// from the start.
 func checkParent(o newOptions, atSet, modeSet, callSet bool) (eventlog.Parent, error) {
 	p := eventlog.Parent{ID: o.parent, Seq: o.at, Mode: o.mode, Call: o.call}
 	switch {
-	case !eventlog.ValidID(o.parent):
-		return p, usageErrorf("--parent %q is not a session ID (26 upper-case Crockford base32 characters)", o.parent)
 	case !atSet || !modeSet:
 		return p, usageErrorf("--parent needs --at and --mode")
 	case o.mode != eventlog.ModeFork && o.mode != eventlog.ModeChild:

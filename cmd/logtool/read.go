@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -55,8 +54,8 @@ but the log is not clean.`,
 	}
 	fl := cmd.Flags()
 	fl.BoolVar(&o.json, "json", false, "print canon(e) lines")
-	fl.Int64Var(&o.from, "from", 0, "first seq to print (inclusive)")
-	fl.Int64Var(&o.to, "to", 0, "last seq to print (inclusive; default: the last event)")
+	seqFlag(fl, &o.from, "from", "first seq to print (inclusive)")
+	seqFlag(fl, &o.to, "to", "last seq to print (inclusive; default: the last event)")
 	fl.StringArrayVar(&o.types, "type", nil, "print only events of this type (repeatable)")
 	fl.BoolVar(&o.salvage, "salvage", false, "read the file past damage, reporting each skipped range on stderr")
 	return cmd
@@ -77,8 +76,14 @@ func (a *app) runCat(ctx context.Context, arg string, o catOptions, out io.Write
 	}
 	w := bufio.NewWriterSize(out, 64<<10)
 	var buf []byte
+	types := newTypeFilter(o.types)
+	defer func() {
+		for _, m := range types.warnings() {
+			a.note("%s", m)
+		}
+	}()
 	print := func(e eventlog.Event) error {
-		if e.Seq < o.from || e.Seq > o.to || len(o.types) > 0 && !slices.Contains(o.types, e.Type) {
+		if !types.keep(e.Type) || e.Seq < o.from || e.Seq > o.to {
 			return nil
 		}
 		if !o.json {

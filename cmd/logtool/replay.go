@@ -60,7 +60,7 @@ them). --as-is shows the log's own state; --to and --golden always do.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.Int64Var(&o.to, "to", 0, "replay up to this seq (inclusive); default: the last")
+	seqFlag(fl, &o.to, "to", "replay up to this seq (inclusive); default: the last")
 	fl.StringVar(&o.projection, "projection", "transcript", "the projection: transcript, agent or conversation (every message across compactions)")
 	fl.StringVar(&o.golden, "golden", "", "compare the state with this golden file (exit 1 on a difference)")
 	fl.BoolVar(&o.update, "update", false, "with --golden: write the state to the golden file instead of comparing")
@@ -87,6 +87,9 @@ func (a *app) runReplay(ctx context.Context, arg string, o replayOptions, out io
 		return err
 	}
 	defer src.Close()
+	if o.toSet && o.to > src.Seq() {
+		return usageErrorf("--to %d: the session %s", o.to, holdsWords(src.Seq()))
+	}
 	opts := []replay.Option{}
 	if o.toSet {
 		opts = append(opts, replay.UpTo(o.to))

@@ -59,8 +59,8 @@ with LESS=FRX), as git log does; piped, it is plain text. See docs/cli.md.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.Int64Var(&o.from, "from", 0, "first seq to show (inclusive)")
-	fl.Int64Var(&o.to, "to", 0, "last seq to show (inclusive; default: the last event)")
+	seqFlag(fl, &o.from, "from", "first seq to show (inclusive)")
+	seqFlag(fl, &o.to, "to", "last seq to show (inclusive; default: the last event)")
 	fl.IntVar(&o.turn, "turn", 0, "show turn N only (1 the first; -1 the last)")
 	fl.BoolVar(&o.noPager, "no-pager", false, "write to stdout even on a terminal")
 	return cmd

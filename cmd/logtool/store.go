@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -31,16 +32,41 @@ func (a *app) location() string {
 }
 
 // sessions returns the store the commands use (location), opened once a
-// run.
+// run. It must exist: a folder that is not there is an error, not an
+// empty store (a mistyped --dir), but for the commands that create
+// sessions, which call creating first.
 func (a *app) sessions(ctx context.Context) (handle.Store, error) {
 	if a.st == nil {
-		st, closeFn, err := a.openStoreURL(ctx, a.location())
+		var opts []storeurl.Option
+		if !a.creates {
+			opts = append(opts, storeurl.Existing())
+		}
+		st, closeFn, err := a.openStoreURL(ctx, a.location(), opts...)
+		if errors.Is(err, storeurl.ErrNoStore) {
+			return nil, fmt.Errorf("%w (give --dir D or --store URL; $%s and $%s set the defaults)", err, envDir, envStore)
+		}
 		if err != nil {
 			return nil, err
 		}
 		a.st, a.closers = st, append(a.closers, closeFn)
 	}
 	return a.st, nil
+}
+
+// creating returns the store the commands use, which need not exist yet:
+// a session created there makes its folder.
+func (a *app) creating(ctx context.Context) (handle.Store, error) {
+	a.creates = true
+	return a.sessions(ctx)
+}
+
+// where says where the store in use is, for messages: --dir "D" or
+// --store URL.
+func (a *app) where() string {
+	if a.storeURL != "" {
+		return "--store " + a.storeURL
+	}
+	return fmt.Sprintf("--dir %q", a.dir)
 }
 
 // folder returns the file store the file operations (convert, repair,
@@ -62,9 +88,9 @@ func (a *app) folder(ctx context.Context, cmd string) (*handle.FileStore, error)
 
 // openStoreURL opens the store at a URL or a folder (storeurl.Open),
 // with logtool's lease and its warnings on stderr.
-func (a *app) openStoreURL(ctx context.Context, raw string) (handle.Store, func(), error) {
-	return storeurl.Open(ctx, raw, storeurl.WithFs(a.fs), storeurl.WithLeaseTTL(cliLeaseTTL), storeurl.WithClientName("logtool"),
-		storeurl.WithLogger(slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))))
+func (a *app) openStoreURL(ctx context.Context, raw string, opts ...storeurl.Option) (handle.Store, func(), error) {
+	return storeurl.Open(ctx, raw, append([]storeurl.Option{storeurl.WithFs(a.fs), storeurl.WithLeaseTTL(cliLeaseTTL), storeurl.WithClientName("logtool"),
+		storeurl.WithLogger(slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))}, opts...)...)
 }
 
 // closeStores closes the connections the run opened.
@@ -131,11 +157,18 @@ prints one line {"id","events","digest"} a session ("events": its own).`,
 }
 
 func (a *app) runCopy(ctx context.Context, srcURL, dstURL string, ids []string, encoding string) error {
-	src, closeSrc, err := a.openStoreURL(ctx, srcURL)
+	src, closeSrc, err := a.openStoreURL(ctx, srcURL, storeurl.Existing())
 	if err != nil {
 		return err
 	}
 	defer closeSrc()
+	for i, name := range ids {
+		info, err := handle.Resolve(ctx, src, name)
+		if err != nil {
+			return a.nameError(name, "SRC "+srcURL, err)
+		}
+		ids[i] = info.ID
+	}
 	dst, closeDst, err := a.openStoreURL(ctx, dstURL)
 	if err != nil {
 		return err
