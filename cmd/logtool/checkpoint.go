@@ -74,10 +74,10 @@ func (a *app) newCheckpointsCmd() *cobra.Command {
 		Short: "List the checkpoints: seq, time, live or abandoned, label",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.runCheckpoints(cmd.Context(), args[0], asJSON, a.stdout)
+			return a.runCheckpoints(cmd.Context(), args[0], a.wantJSON(asJSON), a.stdout)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object a checkpoint")
+	jsonFlag(cmd, &asJSON)
 	return cmd
 }
 

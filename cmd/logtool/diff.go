@@ -27,10 +27,10 @@ ends before it. Headers (ids, labels, parents) are not compared. --json prints
 Exit 0 when the logs are identical, 1 when they differ.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.runDiff(cmd.Context(), args[0], args[1], asJSON, a.stdout)
+			return a.runDiff(cmd.Context(), args[0], args[1], a.wantJSON(asJSON), a.stdout)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
+	jsonFlag(cmd, &asJSON)
 	return cmd
 }
 

@@ -92,7 +92,7 @@ func TestForkExportImportFlow(t *testing.T) {
 			require.Equal(t, map[string]any{"id": parent, "seq": float64(at), "mode": "fork"}, rows[1]["parent"])
 			require.Equal(t, false, rows[1]["parentGone"])
 
-			res = logtool(t, "", "--dir", dir, "ls", "--tree")
+			res = logtoolWords(t, "", "--dir", dir, "ls", "--tree")
 			require.Equal(t, 0, res.code, res.stderr)
 			lines := strings.Split(strings.TrimSpace(res.stdout), "\n")
 			require.Len(t, lines, 3)
@@ -142,7 +142,7 @@ func TestForkExportImportFlow(t *testing.T) {
 			d := logtool(t, "", "--dir", dir, "diff", "--json", parent, fork)
 			require.Equal(t, 1, d.code, d.stderr)
 			require.JSONEq(t, `{"firstDiff":7,"a":{"seq":7,"type":"turn/start","time":10,"data":{"input":"parent"}},"b":{"seq":7,"type":"turn/start","time":20,"data":{"input":"fork"}},"lenA":8,"lenB":9}`, d.stdout)
-			d = logtool(t, "", "--dir", dir, "diff", parent, fork)
+			d = logtoolWords(t, "", "--dir", dir, "diff", parent, fork)
 			require.Equal(t, 1, d.code)
 			require.Contains(t, d.stdout, "first difference at seq 7")
 			require.Contains(t, d.stderr, "differ from seq 7")
@@ -150,7 +150,7 @@ func TestForkExportImportFlow(t *testing.T) {
 				{parent, parent, "identical: 8 events\n"},
 				{fork, out, "identical: 9 events\n"},
 			} {
-				d = logtool(t, "", "--dir", dir, "diff", same.a, same.b)
+				d = logtoolWords(t, "", "--dir", dir, "diff", same.a, same.b)
 				require.Equal(t, 0, d.code, d.stderr)
 				require.Equal(t, same.want, d.stdout)
 				require.Empty(t, d.stderr)
@@ -387,7 +387,7 @@ func TestLsTreeParentGone(t *testing.T) {
 	child, _ := newSession(t, dir, "--parent", parent, "--at", "1", "--mode", "child", "--call", "c1", "--label", "role=helper")
 	appendEvents(t, dir, child, `{"type":"x","time":3}`)
 
-	res := logtool(t, "", "--dir", dir, "ls", "--tree")
+	res := logtoolWords(t, "", "--dir", dir, "ls", "--tree")
 	require.Equal(t, 0, res.code, res.stderr)
 	lines := strings.Split(strings.TrimSpace(res.stdout), "\n")
 	require.Len(t, lines, 4)
@@ -404,7 +404,7 @@ func TestLsTreeParentGone(t *testing.T) {
 	require.ErrorIs(t, st.Delete(t.Context(), parent), handle.ErrHasDependents)
 	require.NoError(t, st.Delete(t.Context(), parent, handle.Detach()))
 
-	res = logtool(t, "", "--dir", dir, "ls", "--tree")
+	res = logtoolWords(t, "", "--dir", dir, "ls", "--tree")
 	require.Equal(t, 0, res.code, res.stderr)
 	lines = strings.Split(strings.TrimSpace(res.stdout), "\n")
 	require.Len(t, lines, 3)
@@ -479,7 +479,7 @@ func TestDiff(t *testing.T) {
 		})
 	}
 
-	res := logtool(t, "", "--dir", dir, "diff", a, prefix)
+	res := logtoolWords(t, "", "--dir", dir, "diff", a, prefix)
 	require.Equal(t, 1, res.code)
 	require.Contains(t, res.stdout, "first difference at seq 1 (a: 2 events, b: 1 event)")
 	require.Contains(t, res.stdout, "(none: its log ends at seq 0)")

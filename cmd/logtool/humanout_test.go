@@ -73,7 +73,12 @@ func TestResultsForPeopleAndScripts(t *testing.T) {
 func logtoolAt(t *testing.T, now time.Time, env map[string]string, args ...string) result {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errOut, env: func(k string) string { return env[k] },
+	a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errOut, env: func(k string) string {
+		if v, ok := env[k]; ok {
+			return v
+		}
+		return wordsEnv[k]
+	},
 		fs: afero.NewOsFs(), now: func() time.Time { return now }}
 	root := newRootCmd(a)
 	root.SetArgs(args)

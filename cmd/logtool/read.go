@@ -49,11 +49,12 @@ but the log is not clean.`,
 			if !cmd.Flags().Changed("to") {
 				o.to = handle.End
 			}
+			o.json = a.wantJSON(o.json)
 			return a.runCat(cmd.Context(), args[0], o, a.stdout)
 		},
 	}
 	fl := cmd.Flags()
-	fl.BoolVar(&o.json, "json", false, "print canon(e) lines")
+	jsonFlag(cmd, &o.json)
 	seqFlag(fl, &o.from, "from", "first seq to print (inclusive)")
 	seqFlag(fl, &o.to, "to", "last seq to print (inclusive; default: the last event)")
 	fl.StringArrayVar(&o.types, "type", nil, "print only events of this type (repeatable)")
@@ -238,10 +239,10 @@ the verdict on whether the session may continue. --json prints
 any turn/end).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.runStat(cmd.Context(), args[0], asJSON, a.stdout)
+			return a.runStat(cmd.Context(), args[0], a.wantJSON(asJSON), a.stdout)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
+	jsonFlag(cmd, &asJSON)
 	return cmd
 }
 
@@ -296,12 +297,12 @@ with --tree).`,
 				return err
 			}
 			if tree {
-				return a.runLsTree(cmd.Context(), dir, explicit, asJSON, a.stdout)
+				return a.runLsTree(cmd.Context(), dir, explicit, a.wantJSON(asJSON), a.stdout)
 			}
-			return a.runLs(cmd.Context(), dir, explicit, asJSON, lo, a.stdout)
+			return a.runLs(cmd.Context(), dir, explicit, a.wantJSON(asJSON), lo, a.stdout)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object a session")
+	jsonFlag(cmd, &asJSON)
 	cmd.Flags().BoolVar(&tree, "tree", false, "show forks and children under their parents")
 	lo.flags(cmd)
 	return cmd

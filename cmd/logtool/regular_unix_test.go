@@ -58,7 +58,7 @@ func TestRefusedEntriesListed(t *testing.T) {
 		requireRefused(t, strings.ReplaceAll(res.stdout, `\\`, `\`))
 	})
 	t.Run("verify SESSION", func(t *testing.T) {
-		res := logtool(t, "", "--dir", dir, "verify", "01JDX3N0Q3Z8Y6W2D1V5K7M9PB")
+		res := logtoolWords(t, "", "--dir", dir, "verify", "01JDX3N0Q3Z8Y6W2D1V5K7M9PB")
 		require.Equal(t, 1, res.code, res.stderr)
 		// The store cannot describe the session: the line names it by its
 		// ID, and the message the file refused.

@@ -53,7 +53,7 @@ func TestStoreNATS(t *testing.T) {
 	require.Equal(t, `{"acked":2}`+"\n", res.stdout)
 	cat := nats("", "cat", "--json", id).stdout
 	require.Equal(t, 3, strings.Count(cat, "\n"))
-	require.Contains(t, nats("", "stat", id).stdout, "seq 2 assistant/chunk")
+	require.Contains(t, logtoolWords(t, "", "--store", url, "stat", id).stdout, "seq 2 assistant/chunk")
 	require.Contains(t, nats("", "ls").stdout, id)
 	require.Contains(t, nats("", "verify", "--json", id).stdout, `"ok":true`)
 	var forked struct{ ID string }
@@ -225,9 +225,9 @@ func TestStoreNATSTree(t *testing.T) {
 	require.Equal(t, 0, res.code, res.stderr)
 
 	for _, form := range [][]string{{"ls", "--tree"}, {"ls", "--tree", "--json"}} {
-		files := logtool(t, "", append([]string{"--dir", dir}, form...)...)
+		files := logtoolWords(t, "", append([]string{"--dir", dir}, form...)...)
 		require.Equal(t, 0, files.code, files.stderr)
-		stream := logtool(t, "", append([]string{"--store", url}, form...)...)
+		stream := logtoolWords(t, "", append([]string{"--store", url}, form...)...)
 		require.Equal(t, 0, stream.code, stream.stderr)
 		if form[len(form)-1] == "--json" {
 			f, s := jsonLines(t, files.stdout), jsonLines(t, stream.stdout)
@@ -257,7 +257,7 @@ func TestStoreNATSTree(t *testing.T) {
 	st, err := js.Stream(t.Context(), "tree")
 	require.NoError(t, err)
 	require.NoError(t, st.Purge(t.Context(), natsjs.WithPurgeSubject("tree.s."+parent)))
-	res = logtool(t, "", "--store", url, "ls", "--tree")
+	res = logtoolWords(t, "", "--store", url, "ls", "--tree")
 	require.Equal(t, 0, res.code, res.stderr)
 	require.Regexp(t, `(?m)^`+child+` +child@1 call c1 +1 .*\(parent `+parent+` gone\)$`, res.stdout)
 	require.Regexp(t, `(?m)^`+fork+` +fork@0 `, res.stdout)

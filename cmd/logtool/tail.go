@@ -38,12 +38,12 @@ the session's subject: each look reads what was acknowledged since.`,
 			if n < 0 {
 				return usageErrorf("-n %d: want N >= 0", n)
 			}
-			return a.runTail(cmd.Context(), args[0], n, keep, asJSON, a.stdout)
+			return a.runTail(cmd.Context(), args[0], n, keep, a.wantJSON(asJSON), a.stdout)
 		},
 	}
 	cmd.Flags().Int64VarP(&n, "lines", "n", 10, "how many of the last events to print")
 	cmd.Flags().BoolVarP(&keep, "follow", "f", false, "keep printing events as they are appended, across a convert or repair, until interrupted")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print canon(e) lines")
+	jsonFlag(cmd, &asJSON)
 	return cmd
 }
 

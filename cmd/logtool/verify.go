@@ -36,10 +36,10 @@ refused as not a regular file: a folder, FIFO, device or link named like a
 session).`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.runVerify(cmd.Context(), args, asJSON, a.stdout)
+			return a.runVerify(cmd.Context(), args, a.wantJSON(asJSON), a.stdout)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object a file")
+	jsonFlag(cmd, &asJSON)
 	return cmd
 }
 
