@@ -80,27 +80,6 @@ func (a *app) filterSince(infos []handle.Info, o lsOptions) []handle.Info {
 	return out
 }
 
-// ago says how long ago ms was, in one short word: "now", "45s ago",
-// "5m ago", "3h ago", "4d ago", "5mo ago", "2y ago".
-func ago(now time.Time, ms int64) string {
-	d := now.Sub(time.UnixMilli(ms))
-	switch {
-	case d < time.Second:
-		return "now"
-	case d < time.Minute:
-		return fmt.Sprintf("%ds ago", int(d/time.Second))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm ago", int(d/time.Minute))
-	case d < 24*time.Hour:
-		return fmt.Sprintf("%dh ago", int(d/time.Hour))
-	case d < 60*24*time.Hour:
-		return fmt.Sprintf("%dd ago", int(d/(24*time.Hour)))
-	case d < 365*24*time.Hour:
-		return fmt.Sprintf("%dmo ago", min(int(d/(30*24*time.Hour)), 11))
-	}
-	return fmt.Sprintf("%dy ago", int(d/(365*24*time.Hour)))
-}
-
 // writeLsTable writes one aligned row a session: to fit the width of
 // stdout (80 columns piped) — ID, last activity, events, size, and the
 // labels cut to what is left — or, --wide, every column in full.
@@ -122,7 +101,7 @@ func (a *app) writeLsTable(out io.Writer, infos []handle.Info, wide bool) error 
 			if p := info.Header.Parent; p != nil {
 				parent = fmt.Sprintf("%s %s@%d", p.Mode, p.ID, p.Seq)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\t%s\t%s\n", info.ID, formatTime(info.Header.CreatedAt), ago(now, lastActive(info)),
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\t%s\t%s\n", info.ID, formatTime(info.Header.CreatedAt), chatview.Ago(now, lastActive(info)),
 				info.Events, last, info.SizeBytes, parent, describeLabels(info.Header.Labels))
 		}
 		return tw.Flush()
@@ -131,7 +110,7 @@ func (a *app) writeLsTable(out io.Writer, infos []handle.Info, wide bool) error 
 	rows := make([][4]string, len(infos))
 	widths := [4]int{len("ID"), len("ACTIVE"), len("EVENTS"), len("SIZE")}
 	for i, info := range infos {
-		rows[i] = [4]string{info.ID, ago(now, lastActive(info)), chatview.Thousands(info.Events), chatview.Size(info.SizeBytes)}
+		rows[i] = [4]string{info.ID, chatview.Ago(now, lastActive(info)), chatview.Thousands(info.Events), chatview.Size(info.SizeBytes)}
 		for c, s := range rows[i] {
 			widths[c] = max(widths[c], len(s))
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/internal/chatview"
 )
 
 // File name endings of the two encodings (docs/format.md §2).
@@ -75,7 +76,7 @@ func (a *app) nameError(arg, where string, err error) error {
 				lines = append(lines, c.ID+"  (cannot be read)")
 				continue
 			}
-			lines = append(lines, fmt.Sprintf("%s  %s  %s  %s", c.ID, ago(now, c.LastActive()), plural(c.Events, "event"), describeLabels(c.Header.Labels)))
+			lines = append(lines, fmt.Sprintf("%s  %s  %s  %s", c.ID, chatview.Ago(now, c.LastActive()), plural(c.Events, "event"), describeLabels(c.Header.Labels)))
 		}
 		return &exitError{code: exitUsage, err: fmt.Errorf("%q names %d sessions: give more of the ID, or a label query k=v that one session has",
 			arg, len(amb.Candidates)), more: lines}
