@@ -1,8 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"runtime/debug"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -66,13 +69,49 @@ func (a *app) sessionIDs(cmd *cobra.Command, toComplete string) []string {
 		if !strings.HasPrefix(info.ID, strings.ToUpper(toComplete)) {
 			continue
 		}
-		desc := plural(info.Events, "event")
-		if len(info.Header.Labels) > 0 {
-			desc = describeLabels(info.Header.Labels) + " · " + desc
-		}
-		out = append(out, info.ID+"\t"+desc)
+		out = append(out, info.ID+"\t"+completionDesc(info))
 	}
 	return out
+}
+
+// Completion descriptions stay short, for a menu line: at most
+// descLabels labels, each value cut to descValue columns.
+const (
+	descLabels = 2
+	descValue  = 24
+)
+
+// completionDesc describes a session in a completion menu: its first
+// labels (title and agent first: what a person knows a session by), its
+// event count, and "+N labels" for the rest.
+func completionDesc(info handle.Info) string {
+	labels := info.Header.Labels
+	keys := slices.SortedFunc(maps.Keys(labels), func(a, b string) int {
+		return cmp.Or(cmp.Compare(labelRank(a), labelRank(b)), strings.Compare(a, b))
+	})
+	var parts []string
+	for i, k := range keys {
+		if i == descLabels {
+			parts = append(parts, fmt.Sprintf("+%d labels", len(keys)-i))
+			break
+		}
+		parts = append(parts, k+"="+truncate(labels[k], descValue))
+	}
+	if len(parts) == 0 {
+		return plural(info.Events, "event")
+	}
+	return strings.Join(parts, " ") + " · " + plural(info.Events, "event")
+}
+
+// labelRank puts the labels a person names a session by first.
+func labelRank(key string) int {
+	switch key {
+	case "title":
+		return 0
+	case "agent":
+		return 1
+	}
+	return 2
 }
 
 // version is logtool's version for --version: the module version and the

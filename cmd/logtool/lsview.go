@@ -1,8 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -56,13 +58,12 @@ func (o *lsOptions) listOptions() []handle.ListOption {
 	return out
 }
 
-// lastActive is when a session last did something: its last event's time,
-// or its creation when that is later (gc's rule).
-func lastActive(info handle.Info) int64 {
-	if info.LastType != "" && info.LastTime > info.Header.CreatedAt {
-		return info.LastTime
-	}
-	return info.Header.CreatedAt
+// byActivity orders sessions as ls lists them: the last active first (the
+// ACTIVE column: Info.LastActive), then by ID.
+func byActivity(infos []handle.Info) {
+	slices.SortFunc(infos, func(a, b handle.Info) int {
+		return cmp.Or(cmp.Compare(b.LastActive(), a.LastActive()), strings.Compare(b.ID, a.ID))
+	})
 }
 
 // filterSince keeps the sessions active within --since.
@@ -73,7 +74,7 @@ func (a *app) filterSince(infos []handle.Info, o lsOptions) []handle.Info {
 	cut := a.now().Add(-o.sinceD).UnixMilli()
 	out := infos[:0:0]
 	for _, info := range infos {
-		if lastActive(info) >= cut {
+		if info.LastActive() >= cut {
 			out = append(out, info)
 		}
 	}
@@ -101,7 +102,7 @@ func (a *app) writeLsTable(out io.Writer, infos []handle.Info, wide bool) error 
 			if p := info.Header.Parent; p != nil {
 				parent = fmt.Sprintf("%s %s@%d", p.Mode, p.ID, p.Seq)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\t%s\t%s\n", info.ID, formatTime(info.Header.CreatedAt), chatview.Ago(now, lastActive(info)),
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\t%s\t%s\n", info.ID, formatTime(info.Header.CreatedAt), chatview.Ago(now, info.LastActive()),
 				info.Events, last, info.SizeBytes, parent, describeLabels(info.Header.Labels))
 		}
 		return tw.Flush()
@@ -110,7 +111,7 @@ func (a *app) writeLsTable(out io.Writer, infos []handle.Info, wide bool) error 
 	rows := make([][4]string, len(infos))
 	widths := [4]int{len("ID"), len("ACTIVE"), len("EVENTS"), len("SIZE")}
 	for i, info := range infos {
-		rows[i] = [4]string{info.ID, chatview.Ago(now, lastActive(info)), chatview.Thousands(info.Events), chatview.Size(info.SizeBytes)}
+		rows[i] = [4]string{info.ID, chatview.Ago(now, info.LastActive()), chatview.Thousands(info.Events), chatview.Size(info.SizeBytes)}
 		for c, s := range rows[i] {
 			widths[c] = max(widths[c], len(s))
 		}

@@ -266,8 +266,8 @@ func (a *app) newLsCmd() *cobra.Command {
 	var lo lsOptions
 	cmd := &cobra.Command{
 		Use:   "ls [--json] [--wide] [--label k=v]... [--since D] [--tree] [DIR]",
-		Short: "List a store's sessions, newest first, or as a tree of forks",
-		Long: `Ls lists the sessions of DIR (default --dir), newest first, in 80 columns
+		Short: "List a store's sessions, the last active first, or as a tree of forks",
+		Long: `Ls lists the sessions of DIR (default --dir), the last active first, in 80 columns
 ($COLUMNS on a terminal): ID, last activity (the later of the last event's
 time and the creation, as "3h ago"), events, size, and the labels (a fork or
 child marked (fork@S) or (child@S)), cut to fit. --wide shows every column in
@@ -314,6 +314,7 @@ func (a *app) runLs(ctx context.Context, dir string, explicit, asJSON bool, lo l
 		return err
 	}
 	infos = a.filterSince(infos, lo)
+	byActivity(infos)
 	if asJSON {
 		for _, info := range infos {
 			if err := writeJSON(out, newStatJSON(info)); err != nil {
