@@ -13,6 +13,17 @@ import (
 	"github.com/sessionlog/sessionlog/handle"
 )
 
+// completionLong is the help of logtool completion (cobra's command, with
+// logtool's words).
+const completionLong = `Completion prints a shell completion script: source <(logtool completion
+bash); logtool completion fish | source; for zsh, write it to a file named
+_logtool on $fpath. The script asks logtool itself, so it knows the store
+of --dir or --store when Tab is pressed: a SESSION (and --parent) completes
+to its session IDs, typed in either case, each described by its title and
+agent labels and its event count; a word with /, . or ~ in it completes as
+a file; --encoding, --projection, --mode and import's --from complete to
+their values.`
+
 // addCompletions teaches the shells' completion (logtool completion
 // bash|zsh|fish) what the store holds: the session IDs, with their labels
 // and size as descriptions, for every SESSION argument and --parent, and

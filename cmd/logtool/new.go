@@ -25,8 +25,21 @@ func (a *app) newNewCmd() *cobra.Command {
 	var o newOptions
 	cmd := &cobra.Command{
 		Use:   "new [--encoding raw|zstd] [--label k=v]... [--parent ID --at S --mode fork|child [--call ID]] [--json]",
-		Short: `Create a session in --dir and print {"id","path"}`,
-		Args:  cobra.NoArgs,
+		Short: `Create a session in the store and print {"id","path"}`,
+		Long: `New creates a session in the store and prints {"id","path"}; it is durable
+when printed. --encoding raw (the default, <ID>.jsonl) or zstd
+(<ID>.jsonl.zst, one zstd frame a flush); every command reads both alike.
+--label k=v may be repeated (a key given twice is refused).
+
+--parent names a session of the store (any name SESSION takes) and needs
+--at S and --mode. fork: the new session's logical log is the parent's
+events 0..S followed by its own, which start at S+1. child: a sub-session
+spawned at the parent's event S (--call: the delegating tool call's id);
+it inherits nothing. A parent that does not hold event S is a usage error.`,
+		Example: `  $ logtool new --label agent=coder
+  {"id":"01JDX3N0Q3Z8Y6W2D1V5K7M9PA","path":"sessions/01JDX3N0Q3Z8Y6W2D1V5K7M9PA.jsonl"}
+  $ logtool new --parent agent=coder --at 41 --mode child --call c7`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			fl := cmd.Flags()
 			return a.runNew(cmd.Context(), o, fl.Changed("at"), fl.Changed("mode"), fl.Changed("call"))

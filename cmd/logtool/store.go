@@ -133,16 +133,15 @@ func (a *app) newCopyCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "copy [--id ID]... [--encoding raw|zstd] SRC DST",
 		Short: "Copy sessions between stores (folders or nats://host:port[/prefix]), keeping every digest",
-		Long: `Copy copies the sessions of store SRC (every one, or those given with --id) to
-store DST. A store is a folder of the file store or nats://host:port[/prefix]
-for JetStream (docs/distributed.md). Each session keeps its ID, header, labels
-and lineage (parents are copied before their forks and children), and its log
-digest is checked to be the same on both sides; it keeps its encoding unless
---encoding says otherwise (a JetStream store keeps raw logs only). Each copy is
-all or nothing: killed at any instant, the session is absent from DST or
-complete, and the same copy run again goes on. A session that exists in DST
-already is refused (exit 2, as for import) and nothing more is copied. It
-prints one line {"id","events","digest"} a session ("events": its own).`,
+		Long: `Copy copies the sessions of store SRC (every one, or those --id names: any
+name SESSION takes, looked up in SRC) to store DST; a store is a folder or
+nats://host:port[/prefix]. Each session keeps its ID, header, labels and
+lineage (parents first), and its encoding unless --encoding says otherwise
+(a JetStream store keeps raw logs only); its log digest is checked to be
+the same on both sides. Each copy is all or nothing: killed at any instant,
+the session is absent from DST or complete, and the same copy run again
+goes on. A session DST holds already is refused (exit 2) and nothing more
+is copied. It prints {"id","events","digest"} a session (events: its own).`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if encoding != "" && encoding != handle.EncodingRaw && encoding != handle.EncodingZstd {
