@@ -136,7 +136,7 @@ func (a *app) verifyJobs(ctx context.Context, arg string, jobs []verifyJob) ([]v
 	id := s.id
 	switch {
 	case errors.Is(err, handle.ErrDuplicate) || errors.Is(err, handle.ErrNotRegular):
-		id = arg // the store refuses the session: verify says so
+		id = s.id // the store refuses the session it names: verify says so
 	case err != nil:
 		return nil, err
 	}
