@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
@@ -31,8 +32,19 @@ func seqFlag(fl *pflag.FlagSet, p *int64, name, usage string) {
 
 // flagError rewrites cobra's and pflag's flag errors as usage errors that
 // name the flag, the value and what it wants (`--to "good": want a seq,
-// an integer >= 0`), in place of a parser's own words.
-func flagError(err error) error {
+// an integer >= 0`), in place of a parser's own words, and suggests the
+// nearest flag of cmd for one it does not have.
+func flagError(cmd *cobra.Command, err error) error {
+	var nee *pflag.NotExistError
+	if errors.As(err, &nee) && nee.GetSpecifiedName() != "" {
+		var names []string
+		cmd.Flags().VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+		cmd.InheritedFlags().VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+		if near := nearest(nee.GetSpecifiedName(), names); near != "" {
+			err = fmt.Errorf("%w (did you mean --%s?)", err, near)
+		}
+		return usageError(err)
+	}
 	var ive *pflag.InvalidValueError
 	if errors.As(err, &ive) {
 		why := errors.Unwrap(ive)

@@ -207,7 +207,7 @@ it, the commit (runtime/debug.ReadBuildInfo).`,
 	root.PersistentFlags().StringVar(&a.dir, "dir", dir, "folder of the session store; $"+envDir+" sets the default")
 	root.PersistentFlags().StringVar(&a.storeURL, "store", a.env(envStore),
 		"a JetStream store, nats://host:port[/prefix], instead of --dir (docs/distributed.md); $"+envStore+" sets the default")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError(err) })
+	root.SetFlagErrorFunc(flagError)
 	root.SetOut(a.stdout) // help and completion scripts
 	root.SetErr(a.stderr)
 	root.AddCommand(

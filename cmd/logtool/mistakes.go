@@ -17,6 +17,8 @@ import (
 // runs only when no command matched: with no argument it shows the help.
 func catchUnknownCommands(root *cobra.Command) {
 	root.Args = cobra.ArbitraryArgs
+	// A runnable root would show "logtool [flags]" as a usage of its own.
+	root.SetUsageTemplate(strings.Replace(root.UsageTemplate(), "Usage:{{if .Runnable}}", "Usage:{{if and .Runnable .HasParent}}", 1))
 	root.FParseErrWhitelist.UnknownFlags = true // the command's flags: "logtool sta --json" is about "sta"
 	root.RunE = func(cmd *cobra.Command, args []string) error {
 		if len(args) == 0 {
@@ -99,23 +101,29 @@ func nearest(w string, candidates []string) string {
 	return best
 }
 
-// editDistance is the Levenshtein distance of a and b, in bytes.
+// editDistance is the distance of a and b in edits of a byte: insert,
+// delete, change, or swap two neighbours (a typo's usual four; optimal
+// string alignment).
 func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
 	}
 	for i := 1; i <= len(a); i++ {
-		cur[0] = i
 		for j := 1; j <= len(b); j++ {
 			cost := 1
 			if a[i-1] == b[j-1] {
 				cost = 0
 			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
 		}
-		prev, cur = cur, prev
 	}
-	return prev[len(b)]
+	return d[len(a)][len(b)]
 }
