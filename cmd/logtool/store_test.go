@@ -55,6 +55,12 @@ func TestStoreNATS(t *testing.T) {
 	require.Equal(t, 3, strings.Count(cat, "\n"))
 	require.Contains(t, logtoolWords(t, "", "--store", url, "stat", id).stdout, "seq 2 assistant/chunk")
 	require.Contains(t, nats("", "ls").stdout, id)
+	// Names work on a stream as in a folder (handle.Resolve over Store).
+	require.Equal(t, cat, nats("", "cat", "agent=cli").stdout)
+	require.Equal(t, cat, nats("", "cat", strings.ToLower(id)).stdout)
+	res = logtool(t, "", "--store", url, "cat", "agent=nobody")
+	require.Equal(t, exitUsage, res.code)
+	require.Contains(t, res.stderr, "(looked in --store "+url+";")
 	require.Contains(t, nats("", "verify", "--json", id).stdout, `"ok":true`)
 	var forked struct{ ID string }
 	require.NoError(t, json.Unmarshal([]byte(nats("", "fork", "--at", "1", id).stdout), &forked))
