@@ -163,10 +163,11 @@ import and demo, which make it. convert, repair, cat --salvage and serve
 work on a folder only.
 
 Output: on a terminal, words and tables; show in colour (not with
-$NO_COLOR) through $PAGER. Piped, every command but show and demo prints
-JSON, one object a line, as --json does on a terminal. Errors go to stderr,
-one line each, starting with "logtool: ". Seq ranges (--from, --to, --at)
-are inclusive; a seq past the end of the log is a usage error, but in the
+$NO_COLOR) through $PAGER. Piped, every command prints JSON, one object a
+line, as --json does on a terminal, but show and demo (words for people),
+serve (its URL) and completion (a script). Errors go to stderr, one line
+each, starting with "logtool: ". Seq ranges (--from, --to, --at) are
+inclusive; a seq past the end of the log is a usage error, but in the
 ranges of cat and show, which filter.
 
 Exit status:
