@@ -43,6 +43,9 @@ func (a *app) resolve(arg string) (session, error) {
 	if a.isPath(arg) {
 		return a.resolvePath(arg)
 	}
+	if _, query := handle.LabelQuery(arg); !query && !handle.IDPrefix(arg) {
+		return session{}, a.nameError(arg, a.where(), handle.ErrInvalidID) // before the store: a typo, not a missing --dir
+	}
 	st, err := a.sessions(a.ctx)
 	if err != nil {
 		return session{}, err
