@@ -98,8 +98,8 @@ func TestReadmeLine(t *testing.T) {
 // TestReadmeShellSnippets runs every ```sh block of README.md, in order, in
 // one bash (set -euo pipefail: any failing command fails the test) in an
 // empty folder holding the built logtool, and checks each block's key
-// output. The blocks share the shell because later ones use the variables
-// of earlier ones ($id).
+// output. The blocks share the shell and the store: later ones name the
+// sessions earlier ones made (agent=sh).
 func TestReadmeShellSnippets(t *testing.T) {
 	bash, err := exec.LookPath("bash")
 	if err != nil {
