@@ -15,7 +15,7 @@ var commandGroups = []struct {
 	{"read", "Read a session:", []string{"show", "cat", "tail", "stat", "ls", "replay", "checkpoints", "diff", "serve"}},
 	{"write", "Write to a session:", []string{"new", "append", "checkpoint", "rollback", "fork", "resume"}},
 	{"keep", "Check and keep a store:", []string{"verify", "repair", "convert", "export", "import", "copy", "gc"}},
-	{"secrets", "Keep secrets:", []string{"keygen", "redact", "shred"}},
+	{"secrets", "Secrets:", []string{"keygen", "redact", "shred"}},
 	{"more", "More:", []string{"demo", "completion", "help"}},
 }
 
