@@ -80,22 +80,23 @@ func (a *app) sessionIDs(cmd *cobra.Command, toComplete string) []string {
 		if !strings.HasPrefix(info.ID, strings.ToUpper(toComplete)) {
 			continue
 		}
-		out = append(out, info.ID+"\t"+completionDesc(info))
+		out = append(out, info.ID+"\t"+shortDesc(info))
 	}
 	return out
 }
 
-// Completion descriptions stay short, for a menu line: at most
-// descLabels labels, each value cut to descValue columns.
+// A session's short description (a completion menu, an ambiguous name's
+// candidates) stays short: at most descLabels labels, each value cut to
+// descValue columns.
 const (
 	descLabels = 2
 	descValue  = 24
 )
 
-// completionDesc describes a session in a completion menu: its first
-// labels (title and agent first: what a person knows a session by), its
-// event count, and "+N labels" for the rest.
-func completionDesc(info handle.Info) string {
+// shortDesc describes a session in a line: its first labels (title and
+// agent first: what a person knows a session by), "+N labels" for the
+// rest, and its event count.
+func shortDesc(info handle.Info) string {
 	labels := info.Header.Labels
 	keys := slices.SortedFunc(maps.Keys(labels), func(a, b string) int {
 		return cmp.Or(cmp.Compare(labelRank(a), labelRank(b)), strings.Compare(a, b))
@@ -103,7 +104,7 @@ func completionDesc(info handle.Info) string {
 	var parts []string
 	for i, k := range keys {
 		if i == descLabels {
-			parts = append(parts, fmt.Sprintf("+%d labels", len(keys)-i))
+			parts = append(parts, "+"+plural(int64(len(keys)-i), "label"))
 			break
 		}
 		parts = append(parts, k+"="+truncate(labels[k], descValue))

@@ -66,7 +66,7 @@ func TestCompletionKnowsTheStore(t *testing.T) {
 	long := handle.Info{Events: 3, Header: eventlog.Header{Labels: map[string]string{
 		"cwd": "/home/someone/src/a/very/deep/project/folder", "source": "claude", "title": "fix the flaky test in the importer please",
 		"agent": "claude-code", "model": "opus", "gitBranch": "main"}}}
-	require.Equal(t, "title=fix the flaky test in t… agent=claude-code +4 labels · 3 events", completionDesc(long))
+	require.Equal(t, "title=fix the flaky test in t… agent=claude-code +4 labels · 3 events", shortDesc(long))
 
 	for _, shell := range []string{"bash", "zsh", "fish"} {
 		res := logtool(t, "", "completion", shell)

@@ -79,7 +79,7 @@ func (a *app) nameError(arg, where string, err error) error {
 				lines = append(lines, c.ID+"  (cannot be read)")
 				continue
 			}
-			lines = append(lines, fmt.Sprintf("%s  %s  %s  %s", c.ID, chatview.Ago(now, c.LastActive()), plural(c.Events, "event"), describeLabels(c.Header.Labels)))
+			lines = append(lines, fmt.Sprintf("%s  %s  %s", c.ID, chatview.Ago(now, c.LastActive()), shortDesc(c)))
 		}
 		return &exitError{code: exitUsage, err: fmt.Errorf("%q names %d sessions: give more of the ID, or a label query k=v that one session has",
 			arg, len(amb.Candidates)), more: lines}
