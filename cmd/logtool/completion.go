@@ -20,9 +20,10 @@ bash); logtool completion fish | source; for zsh, write it to a file named
 _logtool on $fpath. The script asks logtool itself, so it knows the store
 of --dir or --store when Tab is pressed: a SESSION (and --parent) completes
 to its session IDs, typed in either case, each described by its title and
-agent labels and its event count; a word with /, . or ~ in it completes as
-a file; --encoding, --projection, --mode and import's --from complete to
-their values.`
+agent labels and its event count, and a word with an = to the label
+queries the store answers to (agent=c: agent=coder, with how many sessions
+have it); a word with /, . or ~ in it completes as a file; --encoding,
+--projection, --mode and import's --from complete to their values.`
 
 // addCompletions teaches the shells' completion (logtool completion
 // bash|zsh|fish) what the store holds: the session IDs, with their labels
@@ -54,14 +55,48 @@ func (a *app) addCompletions(root *cobra.Command) {
 	}
 }
 
-// completeSessions completes a SESSION argument with the IDs of --dir's
-// sessions, each described by its labels and event count; a word that
-// looks like a path is left to the shell's file completion.
+// completeSessions completes a SESSION argument with the IDs of the
+// store's sessions, each described by its labels and event count, or a
+// word with an "=" with the label queries the store answers to; a word
+// that looks like a path is left to the shell's file completion.
 func (a *app) completeSessions(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-	if strings.ContainsAny(toComplete, "/.~") || cmd.Args != nil && cmd.Args(cmd, append(args, "x")) != nil {
+	if cmd.Args != nil && cmd.Args(cmd, append(args, "x")) != nil {
+		return nil, cobra.ShellCompDirectiveDefault
+	}
+	if strings.Contains(toComplete, "=") {
+		return a.labelQueries(cmd, toComplete), cobra.ShellCompDirectiveNoFileComp
+	}
+	if strings.ContainsAny(toComplete, "/.~") {
 		return nil, cobra.ShellCompDirectiveDefault
 	}
 	return a.sessionIDs(cmd, toComplete), cobra.ShellCompDirectiveDefault
+}
+
+// labelQueries are the label pairs k=v of the store's sessions that start
+// with toComplete, each described by how many sessions have it (one: the
+// query names a session).
+func (a *app) labelQueries(cmd *cobra.Command, toComplete string) []string {
+	st, err := a.sessions(cmd.Context())
+	if err != nil {
+		return nil
+	}
+	infos, err := st.List(cmd.Context(), handle.SkipBroken(func(string, error) {}))
+	if err != nil {
+		return nil
+	}
+	count := map[string]int64{}
+	for _, info := range infos {
+		for k, v := range info.Header.Labels {
+			if pair := k + "=" + v; strings.HasPrefix(pair, toComplete) {
+				count[pair]++
+			}
+		}
+	}
+	var out []string
+	for _, pair := range slices.Sorted(maps.Keys(count)) {
+		out = append(out, pair+"\t"+plural(count[pair], "session"))
+	}
+	return out
 }
 
 // sessionIDs are the IDs of --dir's sessions that start with toComplete,
