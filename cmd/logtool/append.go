@@ -57,7 +57,7 @@ appended, prints the ack and exits 130 or 143.`,
 			return a.runAppend(cmd.Context(), args[0], every)
 		},
 	}
-	cmd.Flags().IntVar(&every, "flush-every", 0, "flush after every N events (0: only when stdin is drained and at its end)")
+	cmd.Flags().IntVar(&every, "flush-every", 0, "flush after every `N` events (0: only when stdin is drained and at its end)")
 	return cmd
 }
 

@@ -48,7 +48,7 @@ flushes it. It prints {"seq","time","label","log","state":{"projection",
 			return a.runCheckpoint(cmd.Context(), args[0], label, asJSON)
 		},
 	}
-	cmd.Flags().StringVar(&label, "label", "", "label the checkpoint (for rollback --checkpoint)")
+	cmd.Flags().StringVar(&label, "label", "", "the checkpoint's label `L` (rollback --checkpoint L finds it)")
 	jsonFlag(cmd, &asJSON)
 	return cmd
 }
@@ -160,8 +160,8 @@ usage error (exit 2).`,
 	}
 	fl := cmd.Flags()
 	seqFlag(fl, &to, "to", "the seq whose state the session returns to")
-	fl.StringVar(&label, "checkpoint", "", "roll back to the latest checkpoint with this label on the live branch")
-	fl.StringVar(&reason, "reason", "", "why, in words")
+	fl.StringVar(&label, "checkpoint", "", "roll back to the latest checkpoint labelled `LABEL` on the live branch")
+	fl.StringVar(&reason, "reason", "", "why, in `words`")
 	jsonFlag(cmd, &asJSON)
 	return cmd
 }

@@ -30,7 +30,7 @@ newer (docs/format.md §2).`,
 			return a.runConvert(cmd.Context(), args[0], encoding, asJSON)
 		},
 	}
-	cmd.Flags().StringVar(&encoding, "encoding", "", "the encoding to convert to: raw or zstd")
+	cmd.Flags().StringVar(&encoding, "encoding", "", "the encoding to convert to: `raw|zstd`")
 	jsonFlag(cmd, &asJSON)
 	cmd.MarkFlagRequired("encoding")
 	return cmd

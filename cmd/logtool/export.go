@@ -40,7 +40,7 @@ ending in .zst or named after another session is refused.`,
 		},
 	}
 	seqFlag(cmd.Flags(), &to, "to", "last seq to export (inclusive; default: the last event)")
-	cmd.Flags().StringVar(&out, "out", "", "write to FILE, atomically, instead of stdout")
+	cmd.Flags().StringVar(&out, "out", "", "write to `FILE`, atomically, instead of stdout")
 	jsonFlag(cmd, &asJSON)
 	return cmd
 }

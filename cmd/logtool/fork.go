@@ -40,8 +40,8 @@ parent's end is a usage error (exit 2).`,
 	fl := cmd.Flags()
 	jsonFlag(cmd, &o.json)
 	seqFlag(fl, &o.at, "at", "the parent's last inherited seq (inclusive)")
-	fl.StringVar(&o.encoding, "encoding", "", "physical encoding of the fork: raw or zstd (default: the parent's)")
-	fl.StringArrayVar(&o.labels, "label", nil, "a label k=v of the fork (repeatable)")
+	fl.StringVar(&o.encoding, "encoding", "", "physical encoding of the fork: `raw|zstd` (default: the parent's)")
+	fl.StringArrayVar(&o.labels, "label", nil, "a label `k=v` of the fork (repeatable)")
 	return cmd
 }
 

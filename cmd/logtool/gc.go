@@ -35,7 +35,7 @@ It prints {"deleted":[...],"kept":[...],"leftovers":[...]}.`,
 			return a.runGC(cmd.Context(), d, dryRun, asJSON)
 		},
 	}
-	cmd.Flags().StringVar(&olderThan, "older-than", "", "the inactivity after which a session goes: 30d, 12h, 90m")
+	cmd.Flags().StringVar(&olderThan, "older-than", "", "the inactivity `D` after which a session goes: 30d, 12h, 90m")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "report what would go, delete nothing")
 	jsonFlag(cmd, &asJSON)
 	cmd.MarkFlagRequired("older-than")

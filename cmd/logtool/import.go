@@ -56,9 +56,9 @@ when every source was imported whole, 1 when one failed or was cut short,
 			return a.runImport(cmd.Context(), args, from, skipBad, progress, asJSON)
 		},
 	}
-	cmd.Flags().StringVar(&from, "from", "", "read every file as this format (sessionlog, claude, codex, dsh, swe-agent); default: found by content")
+	cmd.Flags().StringVar(&from, "from", "", "read every file as this `format` (sessionlog, claude, codex, dsh, swe-agent); default: found by content")
 	cmd.Flags().BoolVar(&skipBad, "skip-bad", false, "import past the bad lines of a trace, each reported, instead of stopping before the first")
-	cmd.Flags().StringVar(&progress, "progress", "auto", "progress and a summary on stderr: auto (on a terminal), always or never")
+	cmd.Flags().StringVar(&progress, "progress", "auto", "progress and a summary on stderr: `auto|always|never` (auto: on a terminal)")
 	jsonFlag(cmd, &asJSON)
 	return cmd
 }

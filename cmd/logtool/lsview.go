@@ -28,8 +28,8 @@ type lsOptions struct {
 func (o *lsOptions) flags(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.BoolVar(&o.wide, "wide", false, "every column: creation time, last type, size in bytes, parent, all labels")
-	fl.StringArrayVar(&o.labels, "label", nil, "only sessions with this label k=v (repeatable: all must match)")
-	fl.StringVar(&o.since, "since", "", "only sessions active within D: 90m, 12h, 30d")
+	fl.StringArrayVar(&o.labels, "label", nil, "only sessions with the label `k=v` (repeatable: all must match)")
+	fl.StringVar(&o.since, "since", "", "only sessions active within `D`: 90m, 12h, 30d")
 }
 
 // parse checks the flags; the filters do not apply to --tree, whose

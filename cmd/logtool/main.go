@@ -205,9 +205,9 @@ it, the commit (runtime/debug.ReadBuildInfo).`,
 	if dir == "" {
 		dir = defaultDir
 	}
-	root.PersistentFlags().StringVar(&a.dir, "dir", dir, "folder of the session store; $"+envDir+" sets the default")
+	root.PersistentFlags().StringVar(&a.dir, "dir", dir, "the `folder` of the session store; $"+envDir+" sets the default")
 	root.PersistentFlags().StringVar(&a.storeURL, "store", a.env(envStore),
-		"a JetStream store, nats://host:port[/prefix], instead of --dir (docs/distributed.md); $"+envStore+" sets the default")
+		"a JetStream store `URL`, nats://host:port[/prefix], instead of --dir (docs/distributed.md); $"+envStore+" sets the default")
 	root.SetFlagErrorFunc(flagError)
 	root.SetOut(a.stdout) // help and completion scripts
 	root.SetErr(a.stderr)

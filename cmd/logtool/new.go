@@ -47,12 +47,12 @@ it inherits nothing. A parent that does not hold event S is a usage error.`,
 	}
 	fl := cmd.Flags()
 	jsonFlag(cmd, &o.json)
-	fl.StringVar(&o.encoding, "encoding", handle.EncodingRaw, "physical encoding: raw or zstd")
-	fl.StringArrayVar(&o.labels, "label", nil, "a label k=v (repeatable)")
-	fl.StringVar(&o.parent, "parent", "", "ID of the parent session, in --dir")
+	fl.StringVar(&o.encoding, "encoding", handle.EncodingRaw, "physical encoding: `raw|zstd`")
+	fl.StringArrayVar(&o.labels, "label", nil, "a label `k=v` (repeatable)")
+	fl.StringVar(&o.parent, "parent", "", "the parent `SESSION`: any name SESSION takes")
 	seqFlag(fl, &o.at, "at", "the parent's seq to fork at or spawn the child from")
-	fl.StringVar(&o.mode, "mode", "", "relation to the parent: fork or child")
-	fl.StringVar(&o.call, "call", "", "the parent's tool call that spawned a child")
+	fl.StringVar(&o.mode, "mode", "", "relation to the parent: `fork|child`")
+	fl.StringVar(&o.call, "call", "", "the parent's tool call `ID` that spawned a child")
 	return cmd
 }
 

@@ -63,7 +63,7 @@ changes nothing, and exits 1 when a range was skipped.`,
 	jsonFlag(cmd, &o.json)
 	seqFlag(fl, &o.from, "from", "first seq to print (inclusive)")
 	seqFlag(fl, &o.to, "to", "last seq to print (inclusive; default: the last event)")
-	fl.StringArrayVar(&o.types, "type", nil, "print only events of this type (repeatable)")
+	fl.StringArrayVar(&o.types, "type", nil, "print only events of type `T` (repeatable)")
 	fl.BoolVar(&o.salvage, "salvage", false, "read the file past damage, reporting each skipped range on stderr")
 	return cmd
 }

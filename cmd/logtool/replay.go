@@ -63,8 +63,8 @@ change of behaviour.`,
 	}
 	fl := cmd.Flags()
 	seqFlag(fl, &o.to, "to", "replay up to this seq (inclusive); default: the last")
-	fl.StringVar(&o.projection, "projection", "transcript", "the projection: transcript, agent or conversation (every message across compactions)")
-	fl.StringVar(&o.golden, "golden", "", "compare the state with this golden file (exit 1 on a difference)")
+	fl.StringVar(&o.projection, "projection", "transcript", "the projection `name`: transcript, agent or conversation (every message across compactions)")
+	fl.StringVar(&o.golden, "golden", "", "compare the state with the golden `FILE` (exit 1 on a difference)")
 	fl.BoolVar(&o.update, "update", false, "with --golden: write the state to the golden file instead of comparing")
 	fl.BoolVar(&o.asIs, "as-is", false, "do not close an open turn in memory")
 	return cmd

@@ -52,7 +52,7 @@ data is shown as text, under a strict Content-Security-Policy.`,
 			return a.runServe(cmd.Context(), addr, open)
 		},
 	}
-	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:0", "address to listen on, host:port (port 0: any free one)")
+	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:0", "address to listen on, `host:port` (port 0: any free one)")
 	cmd.Flags().BoolVar(&open, "open", false, "open the URL in the system's browser")
 	return cmd
 }

@@ -63,7 +63,7 @@ LESS=FRX; PAGER=cat or --no-pager writes directly).`,
 	fl := cmd.Flags()
 	seqFlag(fl, &o.from, "from", "first seq to show (inclusive)")
 	seqFlag(fl, &o.to, "to", "last seq to show (inclusive; default: the last event)")
-	fl.IntVar(&o.turn, "turn", 0, "show turn N only (1 the first; -1 the last)")
+	fl.IntVar(&o.turn, "turn", 0, "show turn `N` only (1 the first; -1 the last)")
 	fl.BoolVar(&o.noPager, "no-pager", false, "write to stdout even on a terminal")
 	return cmd
 }

@@ -150,8 +150,8 @@ is copied. It prints {"id","events","digest"} a session (events: its own).`,
 			return a.runCopy(cmd.Context(), args[0], args[1], ids, encoding)
 		},
 	}
-	cmd.Flags().StringSliceVar(&ids, "id", nil, "copy only this session (repeatable)")
-	cmd.Flags().StringVar(&encoding, "encoding", "", "store the copies as raw or zstd (default: each session's own)")
+	cmd.Flags().StringSliceVar(&ids, "id", nil, "copy only this `SESSION` of SRC (repeatable)")
+	cmd.Flags().StringVar(&encoding, "encoding", "", "store the copies as `raw|zstd` (default: each session's own)")
 	return cmd
 }
 

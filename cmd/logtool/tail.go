@@ -40,7 +40,7 @@ for a while is waited for; on JetStream the session's subject is followed.`,
 			return a.runTail(cmd.Context(), args[0], n, keep, a.wantJSON(asJSON), a.stdout)
 		},
 	}
-	cmd.Flags().Int64VarP(&n, "lines", "n", 10, "how many of the last events to print")
+	cmd.Flags().Int64VarP(&n, "lines", "n", 10, "print the last `N` events")
 	cmd.Flags().BoolVarP(&keep, "follow", "f", false, "keep printing events as they are appended, across a convert or repair, until interrupted")
 	jsonFlag(cmd, &asJSON)
 	return cmd
