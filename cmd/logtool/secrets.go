@@ -14,7 +14,6 @@ import (
 	"github.com/spf13/afero"
 	"github.com/spf13/cobra"
 
-	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/scrub"
 	"github.com/sessionlog/sessionlog/seal"
@@ -30,7 +29,7 @@ const (
 func (a *app) secretFlags(root *cobra.Command) {
 	pf := root.PersistentFlags()
 	pf.StringArrayVar(&a.identityFiles, "identity", nil,
-		"an age identity file (logtool keygen) to read sealed sessions with (repeatable); $"+envIdentity+" names one")
+		"an age identity `FILE` (logtool keygen makes one) to read sealed sessions with (repeatable); $"+envIdentity+" names one")
 	pf.BoolVar(&a.noRedact, "no-redact", false, "store events as given: no redaction of secrets at write (docs/format.md §11)")
 }
 
@@ -105,7 +104,7 @@ session sealed for its recipient; lose it and they cannot be read.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.runKeygen(out, asJSON) },
 	}
-	cmd.Flags().StringVar(&out, "out", "", "write the identity to FILE instead of stdout")
+	cmd.Flags().StringVar(&out, "out", "", "write the identity to `FILE` instead of stdout")
 	jsonFlag(cmd, &asJSON)
 	return cmd
 }
@@ -215,7 +214,7 @@ children too. Prints one {"id","seq","record"} a session.`,
 			return a.runRedact(cmd.Context(), args[0], patterns, withChildren, asJSON)
 		},
 	}
-	cmd.Flags().StringArrayVar(&patterns, "pattern", nil, "a regular expression (RE2) whose matches are redacted too (repeatable)")
+	cmd.Flags().StringArrayVar(&patterns, "pattern", nil, "a regular expression `RE` (RE2) whose matches are redacted too (repeatable)")
 	cmd.Flags().BoolVar(&withChildren, "with-children", false, "redact the session's forks and children too")
 	jsonFlag(cmd, &asJSON)
 	return cmd
@@ -249,34 +248,24 @@ func (a *app) runRedact(ctx context.Context, arg string, patterns []string, with
 }
 
 // storeSession resolves SESSION to a session of a file store, for the
-// commands that rewrite files, without reading it: shred needs no key of
-// the session (its framing says where the key records are).
+// commands that rewrite files. A session no identity opens is one too:
+// shred needs no key of it (its framing says where the key records are).
 func (a *app) storeSession(ctx context.Context, arg, cmd string) (*handle.FileStore, string, error) {
-	if a.isPath(arg) {
-		s, err := a.resolvePath(arg)
-		if err != nil {
-			return nil, "", err
-		}
-		if s.id == "" {
-			return nil, "", usageErrorf("%s works on a session of a store, not on a freely named file (%s)", cmd, s.path)
-		}
-		return s.file, s.id, nil
+	s, err := a.resolve(arg)
+	if err != nil && !(errors.Is(err, seal.ErrNoKey) && s.id != "") {
+		return nil, "", err
 	}
-	if !eventlog.ValidID(arg) {
-		return nil, "", usageErrorf("%q is neither a log file nor a session ID (26 upper-case Crockford base32 characters)", arg)
+	if s.id == "" {
+		return nil, "", usageErrorf("%s works on a session of a store, not on a freely named file (%s)", cmd, s.path)
+	}
+	if s.file != nil {
+		return s.file, s.id, nil
 	}
 	fst, err := a.folder(ctx, cmd)
 	if err != nil {
 		return nil, "", err
 	}
-	path, err := fst.Path(arg)
-	if err != nil {
-		return nil, "", err
-	}
-	if _, err := a.fs.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		return nil, "", fmt.Errorf("%w: %s in %q", handle.ErrNotFound, arg, fst.Dir())
-	}
-	return fst, arg, nil
+	return fst, s.id, nil
 }
 
 // sealedSession returns the file store and ID of the sealed session arg
