@@ -370,6 +370,12 @@ func mustJSON(m map[string]json.RawMessage) json.RawMessage {
 	return b
 }
 
+// dshCounts counts a dsh log by dsh's own word on who produced each
+// message (data.source.kind, dsh's MessageSource): a user/message is a
+// prompt only when its source kind is "user" (or it has no source), and a
+// slash command (command/run, whose source dsh defines as "a human-typed
+// line") is one too, as "/<name><args>". Every other kind — a plugin's,
+// a goal's, another agent's — is context a producer injected.
 func dshCounts(src []byte) (Counts, error) {
 	var c Counts
 	header := true
@@ -384,6 +390,11 @@ func dshCounts(src []byte) (Counts, error) {
 			Message *struct {
 				Content []part `json:"content"`
 			} `json:"message"`
+			Source *struct {
+				Kind *string `json:"kind"`
+			} `json:"source"`
+			Name *string `json:"name"`
+			Args string  `json:"args"`
 		}
 		_ = json.Unmarshal(m["data"], &d)
 		join := func(ps []part) string {
@@ -395,13 +406,19 @@ func dshCounts(src []byte) (Counts, error) {
 			}
 			return b.String()
 		}
+		typed := d.Source == nil || d.Source.Kind == nil || *d.Source.Kind == "user"
 		switch str(m["type"]) {
 		case "user/message":
 			switch {
+			case !typed:
 			case d.Content != nil:
 				c.Prompts = append(c.Prompts, join(d.Content))
 			case d.Text != nil:
 				c.Prompts = append(c.Prompts, *d.Text)
+			}
+		case "command/run":
+			if typed && d.Name != nil {
+				c.Prompts = append(c.Prompts, "/"+*d.Name+strings.TrimRight(d.Args, " \t\r\n"))
 			}
 		case "assistant/message":
 			switch {
