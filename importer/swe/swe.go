@@ -331,6 +331,7 @@ type conv struct {
 	uses     map[string]int    // source call id → calls that used it
 	alias    map[string]string // source call id → the id of its latest call
 	taken    map[string]bool   // ids of the tool/calls made
+	answered bool              // the model has answered (not in a demonstration)
 }
 
 // add adds an event at the next time: the trace has none.
@@ -382,14 +383,12 @@ func (c *conv) message(m message) {
 	case m.Role == "system":
 		// The system prompt: the record alone (swe-agent/history).
 	case m.IsDemo:
+		// A demonstration the model was shown: nobody typed it, and the
+		// model did not answer it.
 		c.endStep()
-		c.openTurn()
-		typ := "user/message"
-		if m.Role == "assistant" {
-			typ = "assistant/message"
-		}
-		c.add(typ, importer.Obj{"text", content, "demo", true, "source", c.b.Src()})
+		c.add(importer.TypeContext, importer.Obj{"text", content, "kind", KindDemo, "role", m.Role, "source", c.b.Src()})
 	case m.Role == "assistant":
+		c.answered = true
 		c.endStep()
 		c.openTurn()
 		c.add("step/start", importer.Obj{})
@@ -420,12 +419,25 @@ func (c *conv) message(m message) {
 		}
 	case len(c.pending) > 0 && (m.Role == "user" || m.Role == "tool"):
 		c.result(c.pending[0], content, c.b.Src())
+	case c.answered:
+		// Once the model has answered, the user role is SWE-agent's own
+		// templates (a format error, a limit): text nobody typed.
+		c.endStep()
+		c.openTurn()
+		c.add(importer.TypeContext, importer.Obj{"text", content, "kind", KindHarness, "role", m.Role, "source", c.b.Src()})
 	default:
+		// The task as posed, before the model's first answer.
 		c.endStep()
 		c.openTurn()
 		c.add("user/message", importer.Obj{"text", content, "source", c.b.Src()})
 	}
 }
+
+// Kinds of the context/message of a history entry nobody typed.
+const (
+	KindDemo    = "demo"    // is_demo: a demonstration the model was shown
+	KindHarness = "harness" // a user message after the model's first answer that answers no call
+)
 
 // call adds a tool/call. A call id the trace used before (replayed
 // demonstrations reuse them) gets "~<n>" appended for its n-th use (or the

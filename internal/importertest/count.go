@@ -436,6 +436,10 @@ func dshCounts(src []byte) (Counts, error) {
 	return c, err
 }
 
+// sweCounts counts a trajectory by SWE-agent's own roles: the system
+// prompt and the demonstrations (is_demo) are nobody's words; the task is
+// the user messages before the model's first answer; after it, the user
+// role is SWE-agent's own (observations, templates).
 func sweCounts(src []byte) (Counts, error) {
 	var doc struct {
 		History []struct {
@@ -467,14 +471,12 @@ func sweCounts(src []byte) (Counts, error) {
 		}
 		return strings.Join(texts, "\n")
 	}
+	answered := false // the model answered: the user role is SWE-agent's templates
 	for _, h := range doc.History {
 		switch {
-		case h.Role == "system":
-		case h.IsDemo && h.Role == "assistant":
-			c.Assistant = append(c.Assistant, text(h.Content))
-		case h.IsDemo:
-			c.Prompts = append(c.Prompts, text(h.Content))
+		case h.Role == "system", h.IsDemo: // the setting and the demonstrations: nobody typed them
 		case h.Role == "assistant":
+			answered = true
 			msg := text(h.Content)
 			if h.Thought != nil && *h.Thought != "" {
 				msg = *h.Thought
@@ -494,8 +496,8 @@ func sweCounts(src []byte) (Counts, error) {
 		case awaiting > 0 && (h.Role == "user" || h.Role == "tool"):
 			c.Results++
 			awaiting--
-		default:
-			c.Prompts = append(c.Prompts, text(h.Content))
+		case !answered:
+			c.Prompts = append(c.Prompts, text(h.Content)) // the task as posed
 		}
 	}
 	if awaiting > 0 && c.Calls == len(doc.Trajectory) && len(doc.Trajectory) > 0 {

@@ -383,12 +383,10 @@ func GenSWE(seed uint64) ([]byte, Counts) {
 	var history, trajectory []obj
 	history = append(history, obj{"role": "system", "content": "You are an agent.", "agent": "main"})
 	if g.chance(0.5) {
-		d := g.words()
-		history = append(history, obj{"role": "user", "content": d, "agent": "main", "is_demo": true, "message_type": "demonstration"})
-		g.want.Prompts = append(g.want.Prompts, d)
-		a := g.words()
-		history = append(history, obj{"role": "assistant", "content": a, "agent": "main", "is_demo": true})
-		g.want.Assistant = append(g.want.Assistant, a)
+		// Demonstrations: shown to the model, typed by nobody, answered
+		// by no model.
+		history = append(history, obj{"role": "user", "content": g.words(), "agent": "main", "is_demo": true, "message_type": "demonstration"})
+		history = append(history, obj{"role": "assistant", "content": g.words(), "agent": "main", "is_demo": true})
 	}
 	task := "Fix: " + g.words()
 	history = append(history, obj{"role": "user", "content": []obj{{"type": "text", "text": task}}, "agent": "main"})
@@ -396,6 +394,13 @@ func GenSWE(seed uint64) ([]byte, Counts) {
 	steps := 1 + g.r.IntN(6)
 	lastOnlyInTrajectory := g.chance(0.3)
 	for s := 0; s < steps; s++ {
+		if s > 0 && g.chance(0.15) {
+			// An answer without an action, and SWE-agent's reply to it.
+			thought := g.words()
+			history = append(history, obj{"role": "assistant", "content": thought, "thought": thought, "agent": "main"})
+			g.want.Assistant = append(g.want.Assistant, thought)
+			history = append(history, obj{"role": "user", "content": "Your output was not formatted correctly. " + g.words(), "agent": "main"})
+		}
 		thought := g.words()
 		action := "edit " + g.words()
 		m := obj{"role": "assistant", "content": "thinking: " + thought, "thought": thought, "action": action, "agent": "main"}
