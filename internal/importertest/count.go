@@ -174,12 +174,18 @@ func claudeCounts(src []byte) (Counts, error) {
 		typ := str(m["type"])
 		if typ == "attachment" {
 			var a struct {
-				Type   string          `json:"type"`
-				Prompt json.RawMessage `json:"prompt"`
-				IsMeta bool            `json:"isMeta"`
+				Type        string          `json:"type"`
+				Prompt      json.RawMessage `json:"prompt"`
+				IsMeta      bool            `json:"isMeta"`
+				CommandMode string          `json:"commandMode"`
+				Origin      json.RawMessage `json:"origin"`
 			}
 			_ = json.Unmarshal(m["attachment"], &a)
-			if a.Type == "queued_command" && !a.IsMeta && !flag(m["isMeta"]) {
+			// A queued command a person typed: its origin says human, or,
+			// without one, its mode is a prompt's (or a ! command's).
+			typed := originKind(a.Origin) == "human" ||
+				(len(a.Origin) == 0 && (a.CommandMode == "" || a.CommandMode == "prompt" || a.CommandMode == "bash"))
+			if a.Type == "queued_command" && typed && !a.IsMeta && !flag(m["isMeta"]) {
 				if text := claudeText(parts(a.Prompt)); text != "" {
 					c.Prompts = append(c.Prompts, text)
 				}
@@ -209,6 +215,15 @@ func claudeCounts(src []byte) (Counts, error) {
 			if text == "" || flag(m["isMeta"]) || flag(m["isCompactSummary"]) || flag(m["isVisibleInTranscriptOnly"]) {
 				return
 			}
+			if o, ok := m["origin"]; ok {
+				// A newer Claude Code says who: only "human" is a person.
+				if originKind(o) == "human" {
+					c.Prompts = append(c.Prompts, text)
+				}
+				return
+			}
+			// An older one says nothing: the wrappers it puts around its
+			// own text tell.
 			trimmed := strings.TrimLeft(text, " \t\r\n")
 			for _, w := range claudeWrappers {
 				if strings.HasPrefix(trimmed, w) {
@@ -233,6 +248,15 @@ func claudeCounts(src []byte) (Counts, error) {
 		}
 	})
 	return c, err
+}
+
+// originKind is the kind of a Claude Code origin {"kind"}.
+func originKind(raw json.RawMessage) string {
+	var o struct {
+		Kind string `json:"kind"`
+	}
+	_ = json.Unmarshal(raw, &o)
+	return o.Kind
 }
 
 // claudeText is the text of a user message's parts: text parts joined
