@@ -274,13 +274,18 @@ func claudeText(ps []part) string {
 	return strings.Join(texts, "\n\n")
 }
 
-// codexWrappers start the user texts Codex writes itself.
+// codexWrappers start the user texts Codex writes itself (its contextual
+// user fragments: environment, instructions, skills, plugins, a shell
+// command's output, an abort's or a subagent's notice): Codex's own test,
+// in a rollout that records no user_message events, of what is not
+// user intent.
 var codexWrappers = []string{
 	"<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<INSTRUCTIONS>",
 	"<permissions instructions>", "<developer_instructions>", "<collaboration_mode>",
 	"<skills_instructions>", "<plugins_instructions>", "<recommended_plugins>", "<app-context>",
 	"<ide_opened_file>", "<skill>", "<user_shell_command>", "<turn_aborted>",
-	"<subagent_notification>", "<task-notification>",
+	"<subagent_notification>", "<task-notification>", "<plugins>", "<subagents>",
+	"<skills_section", "<js_repl_instructions>", "<child_agents_instructions>",
 }
 
 func codexWritten(text string) bool {
@@ -327,12 +332,16 @@ func codexCounts(src []byte) (Counts, error) {
 		case "event_msg":
 			switch {
 			case p.Type == "user_message" && p.Message != nil:
+				// Codex records a user_message event for what the user
+				// sent (the first versions also for its own instructions
+				// and environment, kind saying which): by its own word a
+				// prompt, whatever its text.
 				events = true
 				text := *p.Message
 				if text == "" && len(p.Images) > 0 {
 					text = "[image]"
 				}
-				if (p.Kind == "" || p.Kind == "plain") && !codexWritten(text) {
+				if p.Kind == "" || p.Kind == "plain" {
 					eventPrompts = append(eventPrompts, text)
 				}
 			case p.Type == "item_completed" && p.Item != nil && p.Item.Type == "UserMessage":
@@ -344,9 +353,7 @@ func codexCounts(src []byte) (Counts, error) {
 				}
 				if b.Len() > 0 {
 					events = true
-					if !codexWritten(b.String()) {
-						eventPrompts = append(eventPrompts, b.String())
-					}
+					eventPrompts = append(eventPrompts, b.String())
 				}
 			}
 		case "response_item":

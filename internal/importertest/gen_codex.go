@@ -120,6 +120,17 @@ func GenCodex(seed uint64) ([]byte, Counts) {
 		if turn == 0 || g.chance(0.2) {
 			line("response_item", msg("developer", "<permissions instructions>\nsandbox: workspace-write\n</permissions instructions>"))
 			line("response_item", msg("user", "# AGENTS.md instructions for /w\n\n<INSTRUCTIONS>\nbe brief\n</INSTRUCTIONS>", "<environment_context>\n  <cwd>/w</cwd>\n</environment_context>"))
+			// Codex's other contextual user fragments, as user items.
+			fragments := []string{
+				"<user_instructions>\nbe brief\n</user_instructions>", "<skill>\n<name>review</name>\n</skill>",
+				"<plugins>\ncalendar\n</plugins>", "<subagents>\n- a1\n</subagents>", "<skills_section>\nreview\n</skills_section>",
+				"<js_repl_instructions>\nrepl\n</js_repl_instructions>", "<child_agents_instructions>\nx\n</child_agents_instructions>",
+				"<user_shell_command>\n<command>\nls\n</command>\n</user_shell_command>", "<turn_aborted>\nThe user interrupted the previous turn on purpose.\n</turn_aborted>",
+				"<subagent_notification>\n{\"agent_id\":\"a1\",\"status\":\"completed\"}\n</subagent_notification>",
+			}
+			for g.chance(0.4) {
+				line("response_item", msg("user", fragments[g.r.IntN(len(fragments))]))
+			}
 			if variant == codexNoTasks {
 				line("event_msg", obj{"type": "user_message", "message": "<user_instructions>be brief</user_instructions>", "kind": "user_instructions"})
 			}
