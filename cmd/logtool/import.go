@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/importer"
 	"github.com/sessionlog/sessionlog/importer/formats"
 	"github.com/sessionlog/sessionlog/ingest"
@@ -24,11 +25,11 @@ func importFormats() []string {
 
 func (a *app) newImportCmd() *cobra.Command {
 	var (
-		from, progress  string
-		skipBad, asJSON bool
+		from, progress, encoding string
+		skipBad, asJSON          bool
 	)
 	cmd := &cobra.Command{
-		Use:   "import [--from sessionlog|claude|codex|dsh|swe-agent] [--skip-bad] [--progress auto|always|never] [--json] FILE|DIR...",
+		Use:   "import [--from sessionlog|claude|codex|dsh|swe-agent] [--encoding raw|zstd] [--skip-bad] [--progress auto|always|never] [--json] FILE|DIR...",
 		Short: "Import sessionlog files and Claude Code, Codex, dsh or SWE-agent traces into --dir",
 		Long: `Import brings each FILE, and every file of a known format under each DIR
 (walked recursively), into --dir, and prints one line per session:
@@ -43,22 +44,26 @@ written at once or not at all). A new source is "created", all or nothing
 whenever the process dies. A source that cannot be imported is "failed",
 with its "reason", and the others are imported.
 
-sessionlog files (an export, say; raw or zstd) keep their ID, labels and
-createdAt and hold their logical log. Foreign traces are converted into the
+sessionlog files (an export, say; raw or zstd) keep their ID, labels,
+createdAt and encoding (--encoding makes every new session raw or zstd)
+and hold their logical log. Foreign traces are converted into the
 agent vocabulary; every source record is kept, so the source can be rebuilt
 from the session (docs/cli.md tells each format's mapping). A damaged JSONL
 trace is imported up to its first bad line, or past each with --skip-bad; a
 torn last line is left out; each is reported on stderr.
 
 On a terminal, stderr shows a progress bar and, at the end, a summary table
-(--progress always|never to force it either way). Exit 0 when every source
-was imported whole, 1 when one failed or was cut short, 2 for a missing path,
-a folder without a file to import or an unknown --from.`,
+(--progress always|never to force it either way). A path that does not
+exist, or a folder without a file to import, fails on its own line and the
+other paths are imported. Exit 0 when every source was imported whole, 1
+when one failed for its content or was cut short, 2 for a missing path, a
+folder without a file to import, or an unknown --from or --encoding.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.runImport(cmd.Context(), args, from, skipBad, progress, asJSON)
+			return a.runImport(cmd.Context(), args, importFlags{from: from, encoding: encoding, progress: progress, skipBad: skipBad, asJSON: asJSON})
 		},
 	}
+	cmd.Flags().StringVar(&encoding, "encoding", "", "create every new session in this encoding (raw or zstd); default: a sessionlog file's own, the store's for a trace")
 	cmd.Flags().StringVar(&from, "from", "", "read every file as this format (sessionlog, claude, codex, dsh, swe-agent); default: found by content")
 	cmd.Flags().BoolVar(&skipBad, "skip-bad", false, "import past the bad lines of a trace, each reported, instead of stopping before the first")
 	cmd.Flags().StringVar(&progress, "progress", "auto", "progress and a summary on stderr: auto (on a terminal), always or never")
@@ -95,11 +100,23 @@ func resultOf(r ingest.Result) importResult {
 	return out
 }
 
-func (a *app) runImport(ctx context.Context, paths []string, from string, skipBad bool, progress string, asJSON bool) error {
+// importFlags are import's flags.
+type importFlags struct {
+	from, encoding, progress string
+	skipBad, asJSON          bool
+}
+
+func (a *app) runImport(ctx context.Context, paths []string, fl importFlags) error {
+	from, asJSON := fl.from, fl.asJSON
 	if from != "" && !slices.Contains(importFormats(), from) {
 		return usageErrorf("--from %q: want one of %s", from, strings.Join(importFormats(), ", "))
 	}
-	show, err := a.showProgress(progress)
+	switch fl.encoding {
+	case "", handle.EncodingRaw, handle.EncodingZstd:
+	default:
+		return usageErrorf("--encoding %q: want %s or %s", fl.encoding, handle.EncodingRaw, handle.EncodingZstd)
+	}
+	show, err := a.showProgress(fl.progress)
 	if err != nil {
 		return err
 	}
@@ -112,8 +129,11 @@ func (a *app) runImport(ctx context.Context, paths []string, from string, skipBa
 	if from != "" {
 		opts = append(opts, ingest.From(from))
 	}
-	if skipBad {
+	if fl.skipBad {
 		opts = append(opts, ingest.SkipBad())
+	}
+	if fl.encoding != "" {
+		opts = append(opts, ingest.WithEncoding(fl.encoding))
 	}
 	sum, err := ingest.Import(ctx, st, paths, opts...)
 	bar.finish()
@@ -134,7 +154,7 @@ func (a *app) runImport(ctx context.Context, paths []string, from string, skipBa
 			return err
 		}
 	}
-	if err := a.importSummary(ctx, show, st, sum); err != nil {
+	if err := a.importSummary(ctx, show, sum); err != nil {
 		return err
 	}
 	if sum.Failed > 0 || cut > 0 {

@@ -80,7 +80,8 @@
 //
 // The trace has no
 // times: createdAt is 0 and event n has time n (ms), so the same file
-// always gives the same events. Labels: source "swe-agent", sourceFile,
+// always gives the same events; the Session says so (Untimed, Since
+// FirstRelease), and ingest places it at the file's modification time. Labels: source "swe-agent", sourceFile,
 // sourceId (the file's name without .traj: the instance), model (from
 // replay_config.agent.model.name when present), swe-agent.environment,
 // swe-agent.exitStatus.

@@ -19,6 +19,11 @@ import (
 // Name is the --from value and the "source" label.
 const Name = "swe-agent"
 
+// FirstRelease is when SWE-agent was first released (2024-04-02, Unix
+// ms): no trajectory is older, so a file time before it is not the
+// trajectory's (see importer.Session.Untimed).
+const FirstRelease int64 = 1712016000000
+
 // New returns the importer of SWE-agent trajectories (*.traj).
 func New() importer.Importer {
 	return importer.Format{Label: Name, Suffix: ".traj", SniffFunc: Sniff, ConvertFunc: Convert, RecordsFunc: Records}
@@ -237,6 +242,7 @@ func Convert(ctx context.Context, src io.ReadSeeker, name string, cfg importer.C
 		return importer.Session{}, err
 	}
 	s := importer.NewSession(Name, name)
+	s.Untimed, s.Since = true, FirstRelease
 	s.SetLabel("sourceId", strings.TrimSuffix(filepath.Base(name), ".traj"))
 	var env string
 	if json.Unmarshal(o.environment, &env) == nil {
