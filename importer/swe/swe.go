@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -126,7 +127,7 @@ func scan(src io.ReadSeeker, limit int, sum func([]byte)) (outline, error) {
 			n := 0
 			err := s.Array(func() error {
 				n++
-				return s.Skip()
+				return where(fmt.Sprintf("%s entry %d", key, n), s.Skip())
 			})
 			if key == "history" {
 				o.history, seenH = n, true
@@ -137,7 +138,7 @@ func scan(src io.ReadSeeker, limit int, sum func([]byte)) (outline, error) {
 		}
 		raw, err := s.Raw()
 		if err != nil {
-			return err
+			return where(fmt.Sprintf("%q", key), err)
 		}
 		v, err := importer.Marshal(raw)
 		if err != nil {
@@ -163,7 +164,12 @@ func scan(src io.ReadSeeker, limit int, sum func([]byte)) (outline, error) {
 	if err == nil {
 		err = s.End()
 	}
-	if err != nil {
+	switch {
+	case errors.Is(err, importer.ErrTooLarge):
+		// A trajectory, with a value no record may hold: say so and where,
+		// not that the file is no trajectory.
+		return o, err
+	case err != nil:
 		return o, notTrajectory(err)
 	}
 	if !seenH || !seenT {
@@ -173,6 +179,25 @@ func scan(src io.ReadSeeker, limit int, sum func([]byte)) (outline, error) {
 	o.rest = rest.Bytes()
 	return o, nil
 }
+
+// where names the part of the document an over-limit value is in.
+func where(part string, err error) error {
+	var tl *tooLarge
+	if !errors.Is(err, importer.ErrTooLarge) || errors.As(err, &tl) {
+		return err
+	}
+	return &tooLarge{part: part, err: err}
+}
+
+// tooLarge is a value over the limit in part of the document (`history
+// entry 3`, `"info"`): a format error.
+type tooLarge struct {
+	part string
+	err  error
+}
+
+func (e *tooLarge) Error() string { return e.part + ": " + e.err.Error() }
+func (e *tooLarge) Unwrap() error { return e.err }
 
 type writerFunc func([]byte)
 

@@ -220,3 +220,23 @@ func TestDeepArgs(t *testing.T) {
 	require.ErrorIs(t, err, importer.ErrFormat)
 	require.Contains(t, err.Error(), "seq 3: tool/call: ")
 }
+
+// Regression: a trajectory holding a value over the limit a record may
+// have failed as "not a SWE-agent trajectory", even read as one. It says
+// what is wrong and where: the part of the document, the value's offset.
+func TestValueOverLimit(t *testing.T) {
+	big := strings.Repeat("x", 300)
+	for _, tc := range []struct{ name, doc, where string }{
+		{"history", `{"history":[{"role":"system","content":"s"},{"role":"user","content":"` + big + `"}],"trajectory":[]}`, "history entry 2: offset 44: "},
+		{"trajectory", `{"trajectory":[{"observation":"` + big + `"}],"history":[]}`, "trajectory entry 1: offset 15: "},
+		{"info", `{"history":[],"trajectory":[],"info":{"submission":"` + big + `"}}`, `"info": offset 37: `},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := importer.Parse(t.Context(), swe.New(), strings.NewReader(tc.doc), "/r/x.traj", importer.NewConfig(importer.MaxLine(256)))
+			require.ErrorIs(t, err, importer.ErrTooLarge)
+			require.ErrorIs(t, err, importer.ErrFormat)
+			require.NotContains(t, err.Error(), "not a SWE-agent trajectory")
+			require.Contains(t, err.Error(), tc.where+"importer: value too large: more than the 256 bytes a record may have")
+		})
+	}
+}
