@@ -366,7 +366,11 @@ func (p *parser) user(l line, t int64) error {
 		return nil
 	}
 	text := importer.Text(texts)
-	switch kind := Kind(l.IsMeta, l.IsCompactSummary, l.IsVisibleInTranscriptOnly, l.Origin.kind(), text); kind {
+	kind := Kind(l.IsMeta, l.IsCompactSummary, l.IsVisibleInTranscriptOnly, l.Origin.kind(), text)
+	if kind == KindPrompt && strings.HasPrefix(p.agentID, compactionAgent) && l.Origin.kind() == "" {
+		kind = KindCompaction // Claude Code asks its compaction sub-run for the summary
+	}
+	switch kind {
 	case KindCompactSummary:
 		p.closeStep()
 		p.b.Add("context/compacted", t, importer.Obj{"summary", text, "source", p.b.Src()})
@@ -385,10 +389,11 @@ func (p *parser) user(l line, t int64) error {
 		}
 		p.b.Add("user/message", t, importer.Obj{"text", text, "source", p.b.Src()})
 		p.lastAnswer = false
-	case KindTaskNotification, l.Origin.kind():
-		// A background task's end (or a message Claude Code delivered from
-		// elsewhere: another session) makes Claude Code run the model on
-		// it: a turn of its own, which no one typed.
+	case KindTaskNotification, KindCompaction, l.Origin.kind():
+		// A background task's end, a message Claude Code delivered from
+		// elsewhere (another session), or its instruction to a compaction
+		// sub-run makes Claude Code run the model on it: a turn of its
+		// own, which no one typed.
 		p.newTurn(t)
 		p.context(kind, text, t)
 	default:

@@ -306,3 +306,22 @@ func TestOrigin(t *testing.T) {
 		`turn/end {"kind":"interrupted","reason":"[Request interrupted by user]","source":{"line":10,"record":@}}`,
 	}, events(t, s.Events))
 }
+
+// Regression: the prompt of a compaction sub-run (agent-acompact-*: "Your
+// task is to create a detailed summary…") became a user/message; it is
+// Claude Code's instruction, a turn of its own nobody typed.
+func TestCompactionRun(t *testing.T) {
+	s, err := claude.Parse(strings.NewReader(
+		`{"type":"user","uuid":"c1","isSidechain":true,"agentId":"acompact-1","timestamp":"2026-01-01T00:00:00.000Z","sessionId":"S","message":{"role":"user","content":"Your task is to create a detailed summary"}}`+"\n"+
+			`{"type":"assistant","uuid":"c2","isSidechain":true,"agentId":"acompact-1","timestamp":"2026-01-01T00:00:01.000Z","sessionId":"S","message":{"id":"m1","model":"claude-x","content":[{"type":"text","text":"<summary>…</summary>"}]}}`+"\n"),
+		"/p/S/subagents/agent-acompact-1.jsonl")
+	require.NoError(t, err)
+	require.Equal(t, []string{
+		`turn/start {}`,
+		`context/message {"text":"Your task is to create a detailed summary","kind":"compaction","source":{"line":1,"record":@}}`,
+		`step/start {}`,
+		`assistant/message {"text":"<summary>…</summary>","source":{"line":2,"record":@}}`,
+		`step/end {}`,
+		`turn/end {"kind":"completed"}`,
+	}, events(t, s.Events))
+}

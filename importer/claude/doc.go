@@ -91,5 +91,7 @@
 // transcript imported in the same unit becomes a child session at that
 // tool/call (Session.Key is the file's agentId). A compaction sub-run
 // (agent-acompact-*) is named by no tool call: it is imported as a session
-// of its own.
+// of its own, its prompt Claude Code's instruction (context/message of kind
+// compaction, a turn of its own); a subagent's prompt is its parent
+// agent's task, the child session's user/message.
 package claude

@@ -19,7 +19,12 @@ const (
 	KindHook             = "hook"              // a UserPromptSubmit hook's output
 	KindAPIError         = "api-error"         // isApiErrorMessage: Claude Code's error message
 	KindSynthetic        = "synthetic"         // a <synthetic> assistant line ("No response requested.")
+	KindCompaction       = "compaction"        // the instruction of a compaction sub-run (agent-acompact-*)
 )
+
+// compactionAgent starts the agentId Claude Code gives the sub-run that
+// writes a compaction's summary: its prompt is Claude Code's instruction.
+const compactionAgent = "acompact-"
 
 // markers are the wrappers Claude Code puts around the text it writes as
 // a user line, and the kind each means.

@@ -223,7 +223,11 @@ func claudeCounts(src []byte) (Counts, error) {
 				return
 			}
 			// An older one says nothing: the wrappers it puts around its
-			// own text tell.
+			// own text tell, and a compaction sub-run's (agentId
+			// acompact-…) prompt is Claude Code's instruction.
+			if strings.HasPrefix(str(m["agentId"]), "acompact-") {
+				return
+			}
 			trimmed := strings.TrimLeft(text, " \t\r\n")
 			for _, w := range claudeWrappers {
 				if strings.HasPrefix(trimmed, w) {

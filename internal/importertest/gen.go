@@ -88,9 +88,13 @@ type obj = map[string]any
 func GenClaude(seed uint64) ([]byte, Counts) {
 	g := newTrace(seed)
 	sid := fmt.Sprintf("%08x-0000-4000-8000-%012x", seed&0xffffffff, seed)
-	side := g.chance(0.15) // a subagent's transcript
+	side := g.chance(0.15)              // a subagent's transcript
+	compaction := side && g.chance(0.3) // the sub-run that writes a compaction's summary
 	agent := ""
-	if side {
+	switch {
+	case compaction:
+		agent = fmt.Sprintf("acompact-%06x", seed&0xffffff)
+	case side:
 		agent = fmt.Sprintf("a%06x", seed&0xffffff)
 	}
 	parent := ""
@@ -229,7 +233,14 @@ func GenClaude(seed uint64) ([]byte, Counts) {
 		}
 	}
 	turns := 1 + g.r.IntN(5)
-	if side {
+	if compaction {
+		turns = 1 // one instruction, one summary
+	}
+	switch {
+	case compaction:
+		// Claude Code's instruction, nobody's prompt.
+		user("Your task is to create a detailed summary of the conversation so far: "+g.words(), nil)
+	case side:
 		text := "Explore: " + g.words()
 		user(text, nil) // the parent agent's task: the subagent's prompt
 		g.want.Prompts = append(g.want.Prompts, text)
