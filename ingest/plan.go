@@ -170,7 +170,7 @@ func argFiles(ctx context.Context, cfg *config, p string) ([]file, error) {
 		return found, nil
 	}
 	// Never opened: a FIFO's open would block, a device be endless.
-	return nil, &ArgError{Path: p, Reason: fmt.Sprintf("not a file or folder (%s)", fi.Mode().Type()), Err: handle.ErrNotRegular}
+	return nil, &ArgError{Path: p, Reason: fmt.Sprintf("refused, not a regular file or a folder (mode %s)", fi.Mode().Type()), Err: handle.ErrNotRegular}
 }
 
 // ArgError is why a path Import was given gives nothing to import: there
