@@ -53,13 +53,9 @@ func (h *core) append(ctx context.Context, expected int64, events []eventlog.Eve
 		h.mu.Unlock()
 		return 0, err
 	}
-	if expected >= 0 && expected != h.next || hasCheckpoint && h.dig == nil {
-		// (A conflict dropped the digest after initDigest built it.)
+	if expected >= 0 && expected != h.next {
 		next := h.next
 		h.mu.Unlock()
-		if expected < 0 {
-			expected = next
-		}
 		return 0, &ConflictError{Path: h.path, Expected: expected, Next: next}
 	}
 	for i := range batch {
@@ -71,7 +67,7 @@ func (h *core) append(ctx context.Context, expected int64, events []eventlog.Eve
 		h.mu.Unlock()
 		return 0, err
 	}
-	h.dig, h.lost = dig, nil
+	h.dig = dig
 	h.marks = append(h.marks, marks...)
 	h.queue(batch, tails)
 	h.next += int64(len(batch))

@@ -26,11 +26,12 @@ type Backend interface {
 	// events first..last, first being the next seq — after the rows the
 	// previous Writes stored (the first Write of a writer whose open found
 	// a torn tail cuts it first) and returns once they are durable. An
-	// error poisons the handle, unless it wraps ErrConflict: another
-	// writer appended (a store without writer locks), nothing of rows was
-	// stored, and the core drops what it had queued and goes on from
-	// Tail. after, when not nil, runs once the flush's callers are woken,
-	// outside the core's lock: bookkeeping that must not delay them.
+	// error poisons the handle. One that wraps ErrConflict says that
+	// another writer appended (a store without writer locks) and nothing
+	// of rows was stored: the core drops what it had queued and poisons
+	// the handle with a *ConflictError naming Tail. after, when not nil,
+	// runs once the flush's callers are woken, outside the core's lock:
+	// bookkeeping that must not delay them.
 	Write(ctx context.Context, rows []byte, first, last int64) (after func(), err error)
 	// Read calls use with a reader of the session's own rows, from the row
 	// holding seq from or one before it, then releases the reader. A
@@ -39,7 +40,8 @@ type Backend interface {
 	// that it follows a writer.
 	Read(ctx context.Context, from int64, use func(*eventlog.Reader)) error
 	// Tail returns the seq that follows the last event stored, as the
-	// store holds it now.
+	// store holds it now (after a conflict: where the other writer left
+	// it).
 	Tail(ctx context.Context) (next int64, err error)
 	// RenewEvery says how often the writer's hold must be renewed (a
 	// lease); 0 for a hold that lasts (a lock). The core then calls Renew

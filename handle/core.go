@@ -45,8 +45,7 @@ type core struct {
 	flight    *flushRound // the running flush, or the last one
 	taken     int64       // last seq of the running flush's batch
 	gather                // the leader's wait for concurrent appenders
-	err       error       // poison: a write or fsync failed
-	lost      error       // a conflict dropped queued events: Flush says so until the next Append
+	err       error       // poison: a write or fsync failed, a conflict dropped events
 	closing   bool
 	closed    bool
 	recovery  Recovery
@@ -206,10 +205,6 @@ func (h *core) Flush(ctx context.Context) error {
 			err := h.err
 			h.mu.Unlock()
 			return err
-		case h.lost != nil:
-			err := h.lost
-			h.mu.Unlock()
-			return err
 		case h.durable >= target:
 			h.mu.Unlock()
 			return nil
@@ -281,7 +276,7 @@ func (h *core) lead() {
 	h.gather.flushed(time.Since(started))
 	switch {
 	case errors.Is(err, ErrConflict):
-		round.err = h.resync(batch)
+		round.err = h.conflicted(batch)
 	case err != nil:
 		h.err = &PoisonedError{Path: h.path, Err: err}
 		round.err = h.err
@@ -301,25 +296,26 @@ func (h *core) lead() {
 	}
 }
 
-// resync follows a conflict (another writer appended): the batch and
-// everything queued since are dropped, and the handle goes on from the
-// stored log's tail. Every Flush returns the conflict until the next
-// Append, so that a caller whose events were dropped learns it. Called
-// with mu held, which it keeps while it asks the backend for the tail: no
-// append may take a seq, and no flush start, before the tail is known.
-func (h *core) resync(batch []eventlog.Event) error {
+// conflicted follows a conflict: another writer appended, and the
+// backend stored nothing of the batch. Its events and everything queued
+// since are dropped, and they were appended before any Flush still to
+// come, so no later Flush may return nil (Flush's promise covers every
+// event appended before it, whoever appended it): the handle is poisoned
+// with a *ConflictError that says where the log now ends. A reopen goes on
+// from there. Called with mu held, which it keeps while it asks the
+// backend for the tail.
+func (h *core) conflicted(batch []eventlog.Event) error {
 	dropped := len(batch) + len(h.pending)
-	expected := h.next - int64(dropped)
-	h.pending, h.rows, h.open, h.dig, h.marks = nil, nil, 0, nil, nil
-	next, err := h.b.Tail(context.Background())
-	if err != nil {
-		h.err = &PoisonedError{Path: h.path, Err: err}
-		return h.err
+	h.pending, h.rows, h.open = nil, nil, 0
+	var cause error
+	if next, err := h.b.Tail(context.Background()); err != nil {
+		cause = fmt.Errorf("%w: another writer appended at seq %d (where the log now ends is unknown: %w)", ErrConflict, batch[0].Seq, err)
+	} else {
+		cause = &ConflictError{Path: h.path, Expected: batch[0].Seq, Next: next}
 	}
-	h.next, h.durable = next, next-1
-	h.lost = &ConflictError{Path: h.path, Expected: expected, Next: next}
-	h.log.Warn("another writer appended; batch dropped", "path", h.path, "dropped", dropped, "next", next)
-	return h.lost
+	h.err = &PoisonedError{Path: h.path, Err: cause}
+	h.log.Warn("another writer appended; the queued events were dropped and the handle poisoned", "path", h.path, "dropped", dropped, "err", cause)
+	return h.err
 }
 
 func (h *core) Read(ctx context.Context, from, to int64) iter.Seq2[eventlog.Event, error] {

@@ -132,7 +132,12 @@ type Handle interface {
 	// expected; otherwise it writes nothing and returns a *ConflictError.
 	AppendAt(ctx context.Context, expected int64, events ...eventlog.Event) (last int64, err error)
 	// Flush is the durability barrier: once it returns nil, every event
-	// appended before it survives a process kill or power loss.
+	// appended before it — by any goroutine — survives a process kill or
+	// power loss. So events once dropped make every later Flush fail: a
+	// flush that meets another writer's appends (a store without writer
+	// locks) stores nothing of its batch and drops everything queued, and
+	// the handle is poisoned with a *ConflictError (in a *PoisonedError)
+	// that says where the log now ends; reopen to go on from there.
 	Flush(ctx context.Context) error
 	// Read yields the events with from <= seq <= to in order (to may be
 	// End). A write handle sees its own appends, flushed or not; a

@@ -21,7 +21,7 @@ import (
 // one was acknowledged; a Read fetches the subject's messages from the one
 // nearest its first seq. The lease, when there is one, is renewed by the
 // core; a conflict (another writer's messages follow the expected one) is
-// handed to the core, which resynchronises with Tail.
+// handed to the core, which poisons the handle with it (and Tail).
 type jsBackend struct {
 	s      *Store
 	id     string
