@@ -125,6 +125,7 @@ type eventCheck struct {
 	prefix func() (*eventlog.Digest, error) // a fork's inherited digest; nil: none
 	err    error                            // why events stopped
 	last   eventlog.Event                   // the last event checked
+	marks  []savedDigest                    // the digest's states at the checkpoints checked
 }
 
 // info fills in what the checked events say of the session in.
@@ -178,7 +179,7 @@ func (c *eventCheck) check(e eventlog.Event) (eventlog.Event, error) {
 		}
 	}
 	batch := [1]eventlog.Event{e}
-	dig, err := checkReserved(c.path, batch[:], nil, c.dig, e.Type == eventlog.TypeCheckpoint, nil)
+	dig, err := checkReserved(c.path, batch[:], nil, c.dig, e.Type == eventlog.TypeCheckpoint, &c.marks)
 	if err != nil {
 		var ee *EventError
 		if errors.As(err, &ee) {

@@ -61,7 +61,7 @@ func (r *run) native(ctx context.Context, path string) Result {
 		res.Status, res.Reason, res.Events = Unchanged, "its session holds it already", have
 		return res
 	}
-	after, err := appendAll(ctx, r.st, hdr.ID, have, events(have))
+	after, err := r.st.AppendAll(ctx, hdr.ID, have, events(have))
 	if err != nil {
 		return failed(path, Sessionlog, fmt.Errorf("appending to %s: %w", hdr.ID, err))
 	}
