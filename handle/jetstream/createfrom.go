@@ -102,7 +102,13 @@ func (s *Store) CreateFrom(ctx context.Context, events iter.Seq2[eventlog.Event,
 		return handle.Info{}, err
 	}
 	headerSS := b.index[0].ss
-	last, err := appendAll(ctx, h, hdr.FirstSeq(), events)
+	// The running digest, kept from the first event on: h's Close saves
+	// it with its states at the checkpoints, as a writer's Close does.
+	var last *eventlog.Event
+	_, _, err = h.LogDigest(ctx)
+	if err == nil {
+		last, err = appendAll(ctx, h, hdr.FirstSeq(), events)
+	}
 	if err == nil {
 		err = h.Flush(ctx)
 	}

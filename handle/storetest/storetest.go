@@ -96,6 +96,7 @@ var cases = []testCase{
 	{"CreateFromFork", testCreateFromFork},
 	{"CreateFromLarge", testCreateFromLarge},
 	{"CreateFromDigest", testCreateFromDigest},
+	{"CreateFromDerived", testCreateFromDerived},
 	{"AppendAllRefused", testAppendAllRefused},
 	{"AppendAll", testAppendAll},
 	{"Detach", testDetach},
@@ -126,7 +127,7 @@ func events(from, n int) []eventlog.Event {
 // its row or frame is larger than any metadata a store writes after it.
 func incompressible(n int) eventlog.Event {
 	b := make([]byte, n)
-	x := uint32(2463534242)
+	x := uint32(2463534242) ^ uint32(n)*2654435761 | 1 // a stream of its own for each n
 	for i := range b {
 		x ^= x << 13
 		x ^= x >> 17
