@@ -36,12 +36,13 @@ type core struct {
 	next      int64            // next seq to assign (writer) or to read (reader)
 	durable   int64            // last seq made durable
 	pending   []eventlog.Event // appended, not yet taken by a flush
-	rows      []byte           // the rows of pending[:open] (see queue)
-	open      int              // pending[open:] is a run of one packed type, not yet in rows
+	tails     [][]byte         // the prepared bytes of pending's rows, nil for packed events (see queue)
 	inflight  []eventlog.Event // being written by the current flush
 	spare     []eventlog.Event // the last flush's batch, emptied: the next pending
-	spareRows []byte           // the last flush's rows, emptied: the next rows
+	spareTail [][]byte         // the last flush's tails, emptied: the next tails
+	out       []byte           // the last flush's rows, emptied: the leader's buffer
 	flushing  bool
+	gathering bool        // the running flush has not taken its batch yet: it will take all that is pending
 	flight    *flushRound // the running flush, or the last one
 	taken     int64       // last seq of the running flush's batch
 	gather                // the leader's wait for concurrent appenders
@@ -217,7 +218,9 @@ func (h *core) Flush(ctx context.Context) error {
 			h.lead()
 			continue
 		}
-		r, carried := h.flight, target <= h.taken
+		// A flush still gathering takes everything pending, target too:
+		// its outcome is this caller's, read without the mutex again.
+		r, carried := h.flight, h.gathering || target <= h.taken
 		h.mu.Unlock()
 		if r.wait(ctx) && carried {
 			return r.err // the flush that made target durable, or failed
@@ -247,26 +250,28 @@ func (r *flushRound) wait(ctx context.Context) bool {
 }
 
 // lead runs one flush: everything pending, one Write. Called with mu held;
-// releases it during I/O. The rows are the appenders' (see queue): the
-// leader only encodes a run of packed events still open, then writes.
+// releases it while it builds the rows from what the appenders prepared
+// (see queue) and writes them.
 func (h *core) lead() {
 	h.flushing = true
 	round := &flushRound{done: make(chan struct{})}
 	h.flight = round
+	h.gathering = true
 	h.gather.wait(&h.mu)
-	batch, rows, run := h.pending, h.rows, h.pending[h.open:]
-	h.pending, h.inflight, h.spare = h.spare[:0], batch, nil
-	h.rows, h.spareRows, h.open = h.spareRows[:0], nil, 0
+	h.gathering = false
+	batch, tails := h.pending, h.tails
+	h.pending, h.tails, h.inflight = h.spare[:0], h.spareTail[:0], batch
+	h.spare, h.spareTail = nil, nil
 	h.taken = h.next - 1
+	rows := h.out[:0] // one flush at a time: the leader's alone
+	h.out = nil
 	h.mu.Unlock()
 	started := time.Now()
 
 	var after func()
 	var err error
 	if len(batch) > 0 {
-		if len(run) > 0 {
-			rows = h.enc.AppendRows(rows, run)
-		}
+		rows = h.rows(rows, batch, tails)
 		// Not the leader's context: the flush is everyone's.
 		after, err = h.b.Write(context.Background(), rows, batch[0].Seq, batch[len(batch)-1].Seq)
 	}
@@ -286,7 +291,8 @@ func (h *core) lead() {
 	}
 	if cap(rows) <= 4<<20 { // else not kept: do not pin a large batch's buffers
 		clear(batch) // reused: holds no data of events already written
-		h.spare, h.spareRows = batch, rows[:0]
+		clear(tails)
+		h.spare, h.spareTail, h.out = batch, tails, rows[:0]
 	}
 	close(round.done)
 	if after != nil {
@@ -306,7 +312,7 @@ func (h *core) lead() {
 // backend for the tail.
 func (h *core) conflicted(batch []eventlog.Event) error {
 	dropped := len(batch) + len(h.pending)
-	h.pending, h.rows, h.open = nil, nil, 0
+	h.pending, h.tails = nil, nil
 	var cause error
 	if next, err := h.b.Tail(context.Background()); err != nil {
 		cause = fmt.Errorf("%w: another writer appended at seq %d (where the log now ends is unknown: %w)", ErrConflict, batch[0].Seq, err)

@@ -47,8 +47,10 @@ type fileBackend struct {
 	lock  writerLock // nil for a read-only handle
 	// file is the writer's log file as it was opened, to check at every
 	// flush that the path still names it (see inPlace); nil when the file
-	// system cannot tell files apart (afero's memory files).
-	file fs.FileInfo
+	// system cannot tell files apart (afero's memory files). osPath makes
+	// that check one system call, on an OS file system that has it.
+	file   fs.FileInfo
+	osPath *pathCheck
 
 	mu        sync.Mutex
 	size      int64 // bytes of complete rows on disk
@@ -76,25 +78,43 @@ func newFileBackend(s *FileStore, enc *encoding, hdr eventlog.Header, path strin
 	}
 	b := &fileBackend{store: s, enc: enc, hdr: hdr, path: path, f: guardFile(f), lock: lock,
 		size: size, next: next, index: index, recent: index[len(index)-1]}
-	if fi, err := f.Stat(); err == nil && lock != nil && os.SameFile(fi, fi) {
-		b.file = fi // os.SameFile can tell it from another file
-	}
+	b.identify(f)
 	return b
+}
+
+// identify records the writer's log file f, for inPlace.
+func (b *fileBackend) identify(f afero.File) {
+	b.file, b.osPath = nil, nil
+	if fi, err := f.Stat(); err == nil && b.lock != nil && os.SameFile(fi, fi) {
+		b.file = fi // os.SameFile can tell it from another file
+		b.osPath = newPathCheck(b.path, f)
+	}
 }
 
 // inPlace returns an error wrapping ErrDisplaced unless the session's path
 // still names the writer's log file (docs/format.md §9: a writer
 // acknowledges only what a later open of the session finds).
 func (b *fileBackend) inPlace() error {
-	if b.file == nil {
-		return nil
-	}
-	fi, err := lstat(b.store.fs, b.path)
+	var same bool
+	var err error
 	switch {
-	case err == nil && os.SameFile(b.file, fi):
+	case b.osPath != nil:
+		same, err = b.osPath.names()
+	case b.file == nil:
 		return nil
-	case err != nil && !errors.Is(err, fs.ErrNotExist):
+	default:
+		var fi fs.FileInfo
+		fi, err = lstat(b.store.fs, b.path)
+		same = err == nil && os.SameFile(b.file, fi)
+		if errors.Is(err, fs.ErrNotExist) {
+			err = nil
+		}
+	}
+	switch {
+	case err != nil:
 		return fmt.Errorf("checking that %q still names the log file: %w", b.path, err)
+	case same:
+		return nil
 	}
 	return fmt.Errorf("%w: %q was unlinked, renamed or replaced while its writer was open; nothing written since is acknowledged (reopen the session)", ErrDisplaced, b.path)
 }
@@ -208,13 +228,10 @@ func (b *fileBackend) WriteAll(ctx context.Context, rows iter.Seq2[Rows, error])
 	if err := b.store.fs.Rename(tmp, b.path); err != nil {
 		return fail(fmt.Errorf("handle: append all to %q: %w", b.path, err))
 	}
-	fi, statErr := f.Stat()
 	b.mu.Lock()
 	old := b.f
 	b.f = guardFile(f)
-	if b.file != nil && statErr == nil {
-		b.file = fi
-	}
+	b.identify(f)
 	b.size, b.next, b.index, b.recent, b.lastFrame = off, next, index, recent, lastFrame
 	b.cutTorn, b.wrote, b.sinceChecked = false, true, [2]int64{}
 	b.mu.Unlock()
