@@ -75,7 +75,7 @@ func (s *FileStore) rewriteFile(ctx context.Context, id string, loc location, ds
 func (s *FileStore) rewrite(ctx context.Context, id string, loc location, dst *encoding, hdr eventlog.Header, events iter.Seq2[eventlog.Event, error]) error {
 	dstPath := filepath.Join(s.dir, id+dst.ext)
 	tmp := dstPath + tmpExt
-	want, _, err := s.writeCopy(ctx, hdr, events, dst, tmp)
+	want, sc, err := s.writeCopy(ctx, hdr, events, dst, tmp)
 	if err == nil {
 		var got []byte
 		got, err = s.logDigest(ctx, location{path: tmp, enc: dst})
@@ -100,17 +100,18 @@ func (s *FileStore) rewrite(ctx context.Context, id string, loc location, dst *e
 			}
 		}
 	}
+	s.saveWritten(ctx, location{path: dstPath, enc: dst}, sc, nil)
 	s.cfg.log.Info("session rewritten", "id", id, "from", loc.enc.name, "to", dst.name)
 	return nil
 }
 
 // writeCopy streams hdr and events into tmp in encoding dst, fsyncs it,
-// and returns the digest of the events' canonical lines and the file's
-// size.
-func (s *FileStore) writeCopy(ctx context.Context, hdr eventlog.Header, events iter.Seq2[eventlog.Event, error], dst *encoding, tmp string) ([]byte, int64, error) {
+// and returns the digest of the events' canonical lines and what a full
+// check of the file would find (for its checked record).
+func (s *FileStore) writeCopy(ctx context.Context, hdr eventlog.Header, events iter.Seq2[eventlog.Event, error], dst *encoding, tmp string) ([]byte, scanResult, error) {
 	out, err := openRegular(s.fs, tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, false)
 	if err != nil {
-		return nil, 0, fmt.Errorf("handle: writing %q: %w", tmp, err)
+		return nil, scanResult{}, fmt.Errorf("handle: writing %q: %w", tmp, err)
 	}
 	w := &copyWriter{f: out, dst: dst, enc: s.enc}
 	sum, err := w.copyLog(ctx, hdr, events)
@@ -121,18 +122,22 @@ func (s *FileStore) writeCopy(ctx context.Context, hdr eventlog.Header, events i
 		err = cerr
 	}
 	if err != nil {
-		return nil, 0, fmt.Errorf("handle: writing %q: %w", tmp, err)
+		return nil, scanResult{}, fmt.Errorf("handle: writing %q: %w", tmp, err)
 	}
-	return sum, w.off, nil
+	return sum, scanResult{hdr: hdr, end: w.off, next: w.next, index: w.index, lastFrame: w.lastFrame}, nil
 }
 
-// copyWriter writes a log in an encoding, in frames of about
-// eventlog.FrameTarget bytes, the header alone in the first.
+// copyWriter writes a log in an encoding, the header alone first, then
+// the rows in writes of about eventlog.FrameTarget bytes (zstd: each its
+// frames) or of the seq index's stride (raw), and keeps the seq index a
+// full check of the file would build.
 type copyWriter struct {
 	f         io.Writer
 	dst       *encoding
 	enc       *eventlog.Encoder
 	off       int64
+	next      int64 // the seq after the last event written
+	index     []indexEntry
 	lastFrame [2]int64
 	rows, out []byte
 }
@@ -166,7 +171,13 @@ func (w *copyWriter) copyLog(ctx context.Context, hdr eventlog.Header, events it
 	var batch []eventlog.Event
 	size := 0
 	next := hdr.FirstSeq()
+	w.index, w.next = []indexEntry{{off: w.off, seq: next}}, next
+	target := eventlog.FrameTarget
+	if w.dst.z == nil {
+		target = indexStride
+	}
 	flush := func() error {
+		w.index = addIndex(w.index, w.off, batch[0].Seq)
 		w.rows = w.enc.AppendRows(w.rows[:0], batch)
 		batch, size = batch[:0], 0
 		return w.write(w.rows)
@@ -180,9 +191,9 @@ func (w *copyWriter) copyLog(ctx context.Context, hdr eventlog.Header, events it
 		}
 		next++
 		writeCanon(sum, e)
-		// A frame of about FrameTarget bytes: flush before the row that
-		// would pass it.
-		if rs := eventlog.RowSize(e); size > 0 && size+rs > eventlog.FrameTarget {
+		// A write of about target bytes: flush before the row that would
+		// pass it.
+		if rs := eventlog.RowSize(e); size > 0 && size+rs > target {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
@@ -198,6 +209,7 @@ func (w *copyWriter) copyLog(ctx context.Context, hdr eventlog.Header, events it
 			return nil, err
 		}
 	}
+	w.next = next
 	if w.dst.z != nil {
 		tail := eventlog.AppendTailFrame(nil, w.off, w.lastFrame[0], w.lastFrame[1], next)
 		if _, err := w.f.Write(tail); err != nil {

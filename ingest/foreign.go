@@ -168,7 +168,7 @@ func (r *run) foreign(ctx context.Context, imp importer.Importer, f file, earlie
 			res.Status, res.Reason = Unchanged, "its session holds it already"
 			return res, r.made(made{id: info.ID, moved: g.moved, s: s})
 		}
-		after, err := appendAll(ctx, r.st, info.ID, g.next, g.tail(r.placed(ctx, imp, path, sc, info.Header.CreatedAt)))
+		after, err := r.st.AppendAll(ctx, info.ID, g.next, g.tail(r.placed(ctx, imp, path, sc, info.Header.CreatedAt)))
 		if err != nil {
 			return failed(path, format, fmt.Errorf("appending to %s: %w", info.ID, err)), made{}
 		}
@@ -257,3 +257,6 @@ func same(seq int64) int64 { return seq }
 
 // errChanged reports a source that changed between two readings.
 var errChanged = errors.New("the file changed while it was imported")
+
+// errStop stops a conversion whose events nobody wants any more.
+var errStop = errors.New("ingest: stopped")

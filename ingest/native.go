@@ -67,7 +67,7 @@ func (r *run) native(ctx context.Context, f file) Result {
 		res.Status, res.Reason = Unchanged, "its session holds it already"
 		return res
 	}
-	after, err := appendAll(ctx, r.st, hdr.ID, have, events(have))
+	after, err := r.st.AppendAll(ctx, hdr.ID, have, events(have))
 	if err != nil {
 		return failed(path, Sessionlog, fmt.Errorf("appending to %s: %w", hdr.ID, err))
 	}
