@@ -106,17 +106,21 @@ func (a *app) newCopyCmd() *cobra.Command {
 	var encoding string
 	cmd := &cobra.Command{
 		Use:   "copy [--id ID]... [--encoding raw|zstd] SRC DST",
-		Short: "Copy sessions between stores (folders or nats://host:port[/prefix]), keeping every digest",
+		Short: "Copy sessions between stores (folders or nats:// URLs), keeping every digest",
 		Long: `Copy copies the sessions of store SRC (every one, or those given with --id) to
-store DST. A store is a folder of the file store or nats://host:port[/prefix]
-for JetStream (docs/distributed.md). Each session keeps its ID, header, labels
-and lineage (parents are copied before their forks and children), and its log
-digest is checked to be the same on both sides; it keeps its encoding unless
---encoding says otherwise (a JetStream store keeps raw logs only). Each copy is
-all or nothing: killed at any instant, the session is absent from DST or
-complete, and the same copy run again goes on. A session that exists in DST
-already is refused (exit 2, as for import) and nothing more is copied. It
-prints one line {"id","events","digest"} a session ("events": its own).`,
+store DST. A store is a folder of the file store or a JetStream URL,
+nats://host:port[,host:port…][/prefix][?replicas=N&sync=always&lease=D]
+(docs/distributed.md). Each session keeps its ID, header, labels and lineage
+(parents are copied before their forks and children), and its log digest is
+checked to be the same on both sides; it keeps its encoding unless --encoding
+says otherwise (a JetStream store keeps raw logs only). Each copy is all or
+nothing: killed at any instant, the session is absent from DST or complete.
+A session DST holds already with the same lineage and log (in any encoding)
+is left as it is ("unchanged"), so the same copy run again after a failure
+or a kill goes on where it stopped; one with another log or lineage under
+that ID is a conflict naming both (exit 2, as for import), and nothing more
+is copied. It prints one line {"id","status","events","digest"} a session
+(status "created" or "unchanged"; "events": its own).`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if encoding != "" && encoding != handle.EncodingRaw && encoding != handle.EncodingZstd {
