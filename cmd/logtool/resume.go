@@ -32,7 +32,7 @@ func (a *app) statFacts(ctx context.Context, s session) (handle.Info, recorder.F
 		facts, err := recorder.ReadFacts(ctx, src, cache)
 		return info, facts, err
 	}
-	var tr *handle.TailReader
+	var tr handle.Tail
 	var err error
 	if s.id != "" {
 		tr, err = s.file.OpenTail(ctx, s.id)

@@ -94,6 +94,7 @@ var cases = []testCase{
 	{"Detach", testDetach},
 	{"TreeChildrenAncestors", testTree},
 	{"DerivedData", testDerived},
+	{"Tail", testTail},
 	{"GC", testGC},
 	{"FlushPolicies", testFlushPolicies},
 }
