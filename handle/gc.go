@@ -69,10 +69,7 @@ func collect(ctx context.Context, st Store, before time.Time, dryRun bool) (GCRe
 	parentOf := map[string]string{}
 	last := map[string]int64{}
 	for _, in := range infos {
-		t := in.Header.CreatedAt
-		if in.LastType != "" {
-			t = max(t, in.LastTime)
-		}
+		t := in.LastActive()
 		last[in.ID] = t
 		if t < cutoff {
 			old[in.ID] = true

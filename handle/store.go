@@ -20,12 +20,12 @@ const End int64 = math.MaxInt64
 // session after a crash).
 type Mode int
 
-const (
-	// ReadOnly handles read what is on disk; any number may be open.
-	ReadOnly Mode = iota
-	// ReadWrite handles hold the session's writer lock; one at a time.
-	ReadWrite
-)
+// ReadOnly handles read what is on disk; any number may be open. (Each
+// mode is declared on its own so that go doc handle.Mode lists both.)
+const ReadOnly Mode = 0
+
+// ReadWrite handles hold the session's writer lock; one at a time.
+const ReadWrite Mode = 1
 
 // Store is the contract every session store implements: the file store
 // here, the JetStream store in handle/jetstream. Everything a caller may

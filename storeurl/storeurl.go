@@ -2,6 +2,9 @@ package storeurl
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io/fs"
 	"log/slog"
 	"strings"
 	"time"
@@ -17,7 +20,18 @@ type config struct {
 	log      *slog.Logger
 	leaseTTL time.Duration
 	name     string
+	existing bool
 }
+
+// ErrNoStore: a store that Existing requires is not there.
+var ErrNoStore = errors.New("storeurl: no store")
+
+// Existing makes Open fail with ErrNoStore where no store is yet: a
+// folder that does not exist (or is not a folder). It is for opening a
+// store to read it, where a mistyped name must not look like an empty
+// store. A JetStream store is there once its server answers (its stream
+// is made on open).
+func Existing() Option { return func(c *config) { c.existing = true } }
 
 // Option configures Open.
 type Option func(*config)
@@ -54,6 +68,17 @@ func Open(ctx context.Context, where string, opts ...Option) (st handle.Store, c
 		o(&c)
 	}
 	if !IsURL(where) {
+		if c.existing {
+			fi, err := c.fs.Stat(where)
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+				return nil, nil, fmt.Errorf("%w at %q: no such folder", ErrNoStore, where)
+			case err != nil:
+				return nil, nil, fmt.Errorf("storeurl: %w", err)
+			case !fi.IsDir():
+				return nil, nil, fmt.Errorf("%w at %q: not a folder", ErrNoStore, where)
+			}
+		}
 		return handle.NewFileStore(c.fs, where), func() {}, nil
 	}
 	jopts := []jetstream.Option{jetstream.WithClientName(c.name)}

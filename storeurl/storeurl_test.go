@@ -79,3 +79,29 @@ func TestOpenRefuses(t *testing.T) {
 	require.Equal(t, 1, strings.Count(err.Error(), "jetstream:"), err.Error())
 	require.False(t, storeurl.IsURL("./nats"))
 }
+
+// Existing refuses a folder that is not there, or not a folder, with
+// ErrNoStore: a mistyped --dir is an error, not an empty store. Without
+// it the folder need not exist (the first Create makes it).
+func TestOpenExisting(t *testing.T) {
+	fs := afero.NewMemMapFs()
+	require.NoError(t, afero.WriteFile(fs, "/file", []byte("x"), 0o600))
+	require.NoError(t, fs.MkdirAll("/data", 0o700))
+	for _, tc := range []struct{ where, msg string }{
+		{"/nowhere", `no store at "/nowhere": no such folder`},
+		{"/file", `no store at "/file": not a folder`},
+	} {
+		_, _, err := storeurl.Open(t.Context(), tc.where, storeurl.WithFs(fs), storeurl.Existing())
+		require.ErrorIs(t, err, storeurl.ErrNoStore)
+		require.ErrorContains(t, err, tc.msg)
+		_, closeFn, err := storeurl.Open(t.Context(), tc.where, storeurl.WithFs(fs))
+		require.NoError(t, err, "without Existing")
+		closeFn()
+	}
+	st, closeFn, err := storeurl.Open(t.Context(), "/data", storeurl.WithFs(fs), storeurl.Existing())
+	require.NoError(t, err)
+	defer closeFn()
+	infos, err := st.List(t.Context())
+	require.NoError(t, err)
+	require.Empty(t, infos)
+}

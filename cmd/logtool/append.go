@@ -26,15 +26,29 @@ func (a *app) newAppendCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "append [--flush-every N] SESSION",
 		Short: "Append event objects read from stdin, one a line, and print acks",
-		Long: `Append reads event objects {"type","time"?,"data"?,"seq"?} one a line on stdin.
-A missing time is now (Unix milliseconds); a seq that is not the next one is a
-conflict. It flushes every N events, whenever stdin has no complete line
-buffered (acks never wait for more input) and at the end of input; after each
-durable flush it prints {"acked":S}, S the last durable seq. On a conflict or a
-malformed line it flushes what came before, prints the ack and
-{"error":{"kind":"conflict"|"invalid","line":N,"message":"..."}}, writes
-nothing of that line and exits 1. On SIGINT or SIGTERM, also while it waits
-on stdin, it flushes what it appended, prints the ack and exits 130 or 143.`,
+		Long: `Append reads event objects {"type","time"?,"data"?,"seq"?}, one a line,
+from stdin. time (Unix milliseconds; 0 is a time) defaults to now; data is
+any JSON value, stored compacted; a seq that is not the next one is a
+conflict. Any other key, a repeated key, a time or seq that is not an
+integer >= 0, or text after the object makes the line invalid; blank lines
+are skipped.
+
+It flushes (write, fsync) every N events with --flush-every, whenever stdin
+holds no further complete line (an ack never waits for more input) and at
+the end of input; after each flush it prints {"acked":S}, S the last
+durable seq, so a program that pipes events in may wait for each ack. On a
+conflict or an invalid line it flushes what came before, prints the ack and
+{"error":{"kind":"conflict"|"invalid","line":N,"message":"..."}} (N counts
+stdin's lines from 1), writes nothing of that line or after it, and exits
+1. A session another writer holds exits 1 at once; one whose file is
+unlinked, renamed or replaced under it stops at the next flush (exit 2).
+On SIGINT or SIGTERM, also while it waits on stdin, it flushes what it
+appended, prints the ack and exits 130 or 143.`,
+		Example: `  $ printf '%s\n' '{"type":"user/message","data":{"text":"hi"}}' | logtool append agent=coder
+  {"acked":0}
+  $ echo '{"type":"x","seq":9}' | logtool append agent=coder
+  {"acked":0}
+  {"error":{"kind":"conflict","line":1,"message":"seq 9 is not the next seq 1"}}`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if every < 0 {
@@ -43,7 +57,7 @@ on stdin, it flushes what it appended, prints the ack and exits 130 or 143.`,
 			return a.runAppend(cmd.Context(), args[0], every)
 		},
 	}
-	cmd.Flags().IntVar(&every, "flush-every", 0, "flush after every N events (0: only when stdin is drained and at its end)")
+	cmd.Flags().IntVar(&every, "flush-every", 0, "flush after every `N` events (0: only when stdin is drained and at its end)")
 	return cmd
 }
 

@@ -80,9 +80,9 @@ func TestVerifyCountsTheLogicalLog(t *testing.T) {
 	require.Equal(t, st["events"], got["events"])
 	require.Equal(t, float64(19), got["events"])
 	require.Equal(t, float64(9), got["fileEvents"], "19 events, 10 inherited")
-	v = logtool(t, "", "--dir", dir, "verify", fork)
+	v = logtoolWords(t, "", "--dir", dir, "verify", fork)
 	require.Contains(t, v.stdout, "  19 events (9 in this file, the rest inherited)\n")
-	v = logtool(t, "", "--dir", dir, "verify", ids["child.jsonl"])
+	v = logtoolWords(t, "", "--dir", dir, "verify", ids["child.jsonl"])
 	require.Contains(t, v.stdout, "  12 events\n", "a child inherits nothing")
 }
 
@@ -98,12 +98,12 @@ func TestWordsForCounts(t *testing.T) {
 	dir := t.TempDir()
 	id, _ := newSession(t, dir)
 	res := logtool(t, "", "--dir", dir, "fork", "--at", "0", id)
-	require.Equal(t, 1, res.code)
-	require.Contains(t, res.stderr, "cannot fork "+id+" at seq 0: it holds no events")
-	res = logtool(t, "", "--dir", dir, "checkpoints", id)
+	require.Equal(t, 2, res.code, "a seq past the end is a usage error")
+	require.Contains(t, res.stderr, "--at 0: "+id+" holds no events")
+	res = logtoolWords(t, "", "--dir", dir, "checkpoints", id)
 	require.Equal(t, "no checkpoints\n", res.stdout)
 	require.Equal(t, 0, logtool(t, `{"type":"a","time":1}`+"\n", "--dir", dir, "append", id).code)
 	require.Equal(t, 0, logtool(t, "", "--dir", dir, "checkpoint", "--label", "x", id).code)
-	res = logtool(t, "", "--dir", dir, "checkpoints", id)
+	res = logtoolWords(t, "", "--dir", dir, "checkpoints", id)
 	require.Regexp(t, `^   SEQ  TIME                      BRANCH     LABEL\n     1  \S+  live       x\n$`, res.stdout)
 }

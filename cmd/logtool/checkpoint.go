@@ -38,12 +38,17 @@ func (a *app) newCheckpointCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "checkpoint [--label L] [--json] SESSION",
 		Short: "Append a checkpoint: log and agent/v1 state digests of all so far",
-		Args:  cobra.ExactArgs(1),
+		Long: `Checkpoint appends a checkpoint covering every event so far, with the log
+digest (the writer's running digest: nothing is re-read) and the agent/v1
+state digest (rebuilt by replay from the nearest stored state), and
+flushes it. It prints {"seq","time","label","log","state":{"projection",
+"digest"},"live":true}; rollback --checkpoint L finds it by its label.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.runCheckpoint(cmd.Context(), args[0], label, asJSON)
 		},
 	}
-	cmd.Flags().StringVar(&label, "label", "", "label the checkpoint (for rollback --checkpoint)")
+	cmd.Flags().StringVar(&label, "label", "", "the checkpoint's label `L` (rollback --checkpoint L finds it)")
 	jsonFlag(cmd, &asJSON)
 	return cmd
 }
@@ -72,12 +77,15 @@ func (a *app) newCheckpointsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "checkpoints [--json] SESSION",
 		Short: "List the checkpoints: seq, time, live or abandoned, label",
-		Args:  cobra.ExactArgs(1),
+		Long: `Checkpoints lists a session's checkpoints: seq, time, branch (live: no
+later rollback abandoned it; abandoned) and label. JSON, one object a
+checkpoint: {"seq","time","label"?,"log","state"?,"live"}.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.runCheckpoints(cmd.Context(), args[0], asJSON, a.stdout)
+			return a.runCheckpoints(cmd.Context(), args[0], a.wantJSON(asJSON), a.stdout)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object a checkpoint")
+	jsonFlag(cmd, &asJSON)
 	return cmd
 }
 
@@ -135,7 +143,13 @@ func (a *app) newRollbackCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "rollback (--to S | --checkpoint LABEL) [--reason R] [--json] SESSION",
 		Short: "Append a rollback: the state returns to right after seq S",
-		Args:  cobra.ExactArgs(1),
+		Long: `Rollback appends a rollback: from it on, every projection's state equals
+its state right after event S; with --checkpoint L, S is the seq of the
+latest checkpoint labelled L on the live branch. Nothing is deleted: cat
+still shows every event, show draws the abandoned branch. It prints
+{"seq","to","label"?}. An S outside the log, or no such checkpoint, is a
+usage error (exit 2).`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			toSet, cpSet := cmd.Flags().Changed("to"), cmd.Flags().Changed("checkpoint")
 			if toSet == cpSet {
@@ -145,9 +159,9 @@ func (a *app) newRollbackCmd() *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	fl.Int64Var(&to, "to", 0, "the seq whose state the session returns to")
-	fl.StringVar(&label, "checkpoint", "", "roll back to the latest checkpoint with this label on the live branch")
-	fl.StringVar(&reason, "reason", "", "why, in words")
+	seqFlag(fl, &to, "to", "the seq whose state the session returns to")
+	fl.StringVar(&label, "checkpoint", "", "roll back to the latest checkpoint labelled `LABEL` on the live branch")
+	fl.StringVar(&reason, "reason", "", "why, in `words`")
 	jsonFlag(cmd, &asJSON)
 	return cmd
 }

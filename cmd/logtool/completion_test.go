@@ -5,6 +5,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/handle"
 )
 
 // completions runs cobra's hidden __complete command, as the shell
@@ -36,6 +39,11 @@ func TestCompletionKnowsTheStore(t *testing.T) {
 	require.Len(t, got, 11, "diff takes two")
 	got, _ = completions(t, "--dir", dir, "cat", "./")
 	require.Empty(t, got, "a path is the shell's to complete")
+	got, directive = completions(t, "--dir", dir, "cat", "fixture=fo")
+	require.Equal(t, []string{"fixture=fork\t1 session"}, got, "a label query completes to the pairs the store has")
+	require.Equal(t, ":4", directive)
+	got, _ = completions(t, "--dir", dir, "show", "agent=")
+	require.Equal(t, []string{"agent=gencorpus\t11 sessions"}, got)
 	got, directive = completions(t, "--dir", dir, "new", "--parent", "01KB000000000000000000000A")
 	require.Len(t, got, 1)
 	require.Equal(t, ":4", directive)
@@ -58,6 +66,13 @@ func TestCompletionKnowsTheStore(t *testing.T) {
 		require.Equal(t, tc.want, names, "%v", tc.args)
 		require.Equal(t, ":4", directive, "no file names among flag values")
 	}
+	// Short whatever the labels: title and agent first, values cut, the
+	// rest counted.
+	long := handle.Info{Events: 3, Header: eventlog.Header{Labels: map[string]string{
+		"cwd": "/home/someone/src/a/very/deep/project/folder", "source": "claude", "title": "fix the flaky test in the importer please",
+		"agent": "claude-code", "model": "opus", "gitBranch": "main"}}}
+	require.Equal(t, "title=fix the flaky test in t… agent=claude-code +4 labels · 3 events", shortDesc(long))
+
 	for _, shell := range []string{"bash", "zsh", "fish"} {
 		res := logtool(t, "", "completion", shell)
 		require.Equal(t, 0, res.code, res.stderr)

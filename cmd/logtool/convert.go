@@ -16,12 +16,21 @@ func (a *app) newConvertCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "convert --encoding raw|zstd [--json] SESSION",
 		Short: "Rewrite a session in another encoding (raw, zstd), atomically",
-		Args:  cobra.ExactArgs(1),
+		Long: `Convert rewrites a session in the other encoding, atomically: the new log
+goes to a temp file, is fsynced and read back, and replaces the old only
+if its canonical events are byte-identical (every digest is kept); then
+rename, fsync the folder, remove the old file. zstd to zstd compacts the
+per-flush frames into large ones. A torn tail is not carried over. It takes
+the writer lock (exit 1 if a writer holds the session) and prints
+{"id","path","encoding","sizeBytes","sizeBytesBefore"}. A crash leaves the
+old file, the new one or both holding the same log; the store keeps the
+newer (docs/format.md §2).`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.runConvert(cmd.Context(), args[0], encoding, asJSON)
 		},
 	}
-	cmd.Flags().StringVar(&encoding, "encoding", "", "the encoding to convert to: raw or zstd")
+	cmd.Flags().StringVar(&encoding, "encoding", "", "the encoding to convert to: `raw|zstd`")
 	jsonFlag(cmd, &asJSON)
 	cmd.MarkFlagRequired("encoding")
 	return cmd

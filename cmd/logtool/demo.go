@@ -27,11 +27,13 @@ func (a *app) newDemoCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "demo [--dir D]",
 		Short: "Run an agent loop, kill it mid-turn, resume, roll back, fork",
-		Long: `Demo runs the example agent loop (examples/agentloop: a scripted model with
-real tools) on a session in --dir (default ./sessions) as a child process,
-kills it with SIGKILL mid-turn, shows the open turn, resumes it, lets the loop
-finish, rolls back to a checkpoint, forks, and ends with ls --tree, the
-transcript and a clean verify, narrating each step in one line.`,
+		Long: `Demo is the main job on the store: it runs the example agent loop
+(examples/agentloop: a scripted model, real tools) as a child process,
+kills it with SIGKILL right after a tool call became durable, shows the
+open turn, resumes it, lets the loop finish, rolls back to the first
+turn's checkpoint, forks there, and ends with ls --tree, the transcript and
+a clean verify, each step narrated in one line. On --store it waits for
+the killed agent's lease to expire.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.runDemo(cmd.Context(), a.stdout)
@@ -60,7 +62,7 @@ func (a *app) newAgentLoopCmd() *cobra.Command {
 
 func (a *app) runDemo(ctx context.Context, out io.Writer) error {
 	say := func(format string, args ...any) { fmt.Fprintf(out, "» "+format+"\n", args...) }
-	st, err := a.sessions(ctx)
+	st, err := a.creating(ctx)
 	if err != nil {
 		return err
 	}

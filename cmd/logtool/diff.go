@@ -19,18 +19,23 @@ func (a *app) newDiffCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "diff [--json] A B",
 		Short: "Compare two sessions' logical logs; exit 1 if they differ",
-		Long: `Diff compares the logical logs of sessions A and B (a fork's inherited events
-included) event by event, as canonical bytes (docs/format.md §6), and prints the first
-seq where they differ with the event on each side: none when that side's log
-ends before it. Headers (ids, labels, parents) are not compared. --json prints
-{"firstDiff":S|null,"a":canon|null,"b":canon|null,"lenA":N,"lenB":N}.
-Exit 0 when the logs are identical, 1 when they differ.`,
+		Long: `Diff compares the logical logs of sessions A and B (IDs, names or files; a
+fork's inherited events included) event by event, as canonical bytes
+(docs/format.md §6), and prints the first seq where they differ and the
+event each side holds there (none when that log ends before it). Headers
+are not compared. JSON: {"firstDiff","a","b","lenA","lenB"}, firstDiff, a
+and b null when the logs are identical. Exit 0 when identical, 1 when they
+differ.`,
+		Example: `  $ logtool diff agent=coder fork.jsonl
+  first difference at seq 7 (a: 8 events, b: 9 events)
+  a      7  2025-11-29T21:00:09.000Z  turn/start            {"input":"parent"}
+  b      7  2025-11-29T21:00:20.000Z  turn/start            {"input":"fork"}`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.runDiff(cmd.Context(), args[0], args[1], asJSON, a.stdout)
+			return a.runDiff(cmd.Context(), args[0], args[1], a.wantJSON(asJSON), a.stdout)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
+	jsonFlag(cmd, &asJSON)
 	return cmd
 }
 

@@ -23,15 +23,14 @@ func (a *app) newExportCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "export [--to S] [--out FILE [--json]] SESSION",
 		Short: "Write a session (up to seq S) as a standalone raw file",
-		Long: `Export writes SESSION's logical log, up to seq S inclusive (default: all of
-it), as a standalone raw session: the header keeps the session's id, createdAt
-and labels but names no parent, and every event, a fork's inherited ones
-included, is a row of the file. Its cat --json is byte-identical to SESSION's
-(up to S), and it verifies on its own: checkpoint digests cover the logical
-log, so those up to S stay valid. It goes to stdout, or with --out FILE to
-FILE, written atomically (temp file, fsync, rename, fsync of the folder) and
-then described as {"id","path","events","lastSeq"}. An existing FILE is
-refused.`,
+		Long: `Export writes SESSION's logical log up to seq S (default: all of it) as a
+standalone raw session: the header keeps the ID, createdAt and labels but
+names no parent, and every event, a fork's inherited ones included, is a
+row. Its cat --json is byte-identical to SESSION's (up to S), and it
+verifies on its own (checkpoint digests cover the logical log). It goes to
+stdout, or with --out FILE to FILE, atomically (temp file, fsync, rename),
+then prints {"id","path","events","lastSeq"}. An existing FILE, a name
+ending in .zst or named after another session is refused.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !cmd.Flags().Changed("to") {
@@ -40,8 +39,8 @@ refused.`,
 			return a.runExport(cmd.Context(), args[0], to, out, asJSON)
 		},
 	}
-	cmd.Flags().Int64Var(&to, "to", 0, "last seq to export (inclusive; default: the last event)")
-	cmd.Flags().StringVar(&out, "out", "", "write to FILE, atomically, instead of stdout")
+	seqFlag(cmd.Flags(), &to, "to", "last seq to export (inclusive; default: the last event)")
+	cmd.Flags().StringVar(&out, "out", "", "write to `FILE`, atomically, instead of stdout")
 	jsonFlag(cmd, &asJSON)
 	return cmd
 }

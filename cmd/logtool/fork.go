@@ -21,11 +21,14 @@ func (a *app) newForkCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "fork --at S [--label k=v]... [--encoding raw|zstd] [--json] SESSION",
 		Short: "Fork a session after seq S: it inherits 0..S, nothing is copied",
-		Long: `Fork creates, in the folder of SESSION (for an ID: --dir), a session whose
-logical log is SESSION's events 0..S followed by its own, which start at S+1.
-Nothing is copied. The fork is durable when logtool prints
-{"id","path"}. SESSION must hold event S (exit 1 otherwise). The fork takes
-the parent's encoding unless --encoding says otherwise.`,
+		Long: `Fork creates a session whose logical log is SESSION's events 0..S followed
+by its own, which start at S+1, and prints {"id","path"}. Nothing is
+copied: the cost does not depend on the parent's length; the fork is
+durable when printed. It takes the parent's encoding unless --encoding
+says otherwise, and no labels but those --label gives. An S past the
+parent's end is a usage error (exit 2).`,
+		Example: `  $ logtool fork --at 20 agent=coder
+  {"id":"01JDX4P7M2C5VQ8E9R1T3W6Y0B","path":"sessions/01JDX4P7M2C5VQ8E9R1T3W6Y0B.jsonl"}`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !cmd.Flags().Changed("at") {
@@ -36,9 +39,9 @@ the parent's encoding unless --encoding says otherwise.`,
 	}
 	fl := cmd.Flags()
 	jsonFlag(cmd, &o.json)
-	fl.Int64Var(&o.at, "at", 0, "the parent's last inherited seq (inclusive)")
-	fl.StringVar(&o.encoding, "encoding", "", "physical encoding of the fork: raw or zstd (default: the parent's)")
-	fl.StringArrayVar(&o.labels, "label", nil, "a label k=v of the fork (repeatable)")
+	seqFlag(fl, &o.at, "at", "the parent's last inherited seq (inclusive)")
+	fl.StringVar(&o.encoding, "encoding", "", "physical encoding of the fork: `raw|zstd` (default: the parent's)")
+	fl.StringArrayVar(&o.labels, "label", nil, "a label `k=v` of the fork (repeatable)")
 	return cmd
 }
 
@@ -60,6 +63,13 @@ func (a *app) runFork(ctx context.Context, arg string, o forkOptions) (err error
 	st := s.writeStore()
 	if st == nil {
 		return usageErrorf("%q: fork needs a session of a store, a file named <ID>.jsonl or <ID>.jsonl.zst", s.path)
+	}
+	info, err := a.stat(ctx, s)
+	if err != nil {
+		return err
+	}
+	if o.at > info.LastSeq {
+		return usageErrorf("--at %d: %s %s", o.at, s.id, holdsWords(info.LastSeq))
 	}
 	enc := o.encoding
 	if enc == "" {

@@ -92,7 +92,7 @@ func TestForkExportImportFlow(t *testing.T) {
 			require.Equal(t, map[string]any{"id": parent, "seq": float64(at), "mode": "fork"}, rows[1]["parent"])
 			require.Equal(t, false, rows[1]["parentGone"])
 
-			res = logtool(t, "", "--dir", dir, "ls", "--tree")
+			res = logtoolWords(t, "", "--dir", dir, "ls", "--tree")
 			require.Equal(t, 0, res.code, res.stderr)
 			lines := strings.Split(strings.TrimSpace(res.stdout), "\n")
 			require.Len(t, lines, 3)
@@ -142,7 +142,7 @@ func TestForkExportImportFlow(t *testing.T) {
 			d := logtool(t, "", "--dir", dir, "diff", "--json", parent, fork)
 			require.Equal(t, 1, d.code, d.stderr)
 			require.JSONEq(t, `{"firstDiff":7,"a":{"seq":7,"type":"turn/start","time":10,"data":{"input":"parent"}},"b":{"seq":7,"type":"turn/start","time":20,"data":{"input":"fork"}},"lenA":8,"lenB":9}`, d.stdout)
-			d = logtool(t, "", "--dir", dir, "diff", parent, fork)
+			d = logtoolWords(t, "", "--dir", dir, "diff", parent, fork)
 			require.Equal(t, 1, d.code)
 			require.Contains(t, d.stdout, "first difference at seq 7")
 			require.Contains(t, d.stderr, "differ from seq 7")
@@ -150,7 +150,7 @@ func TestForkExportImportFlow(t *testing.T) {
 				{parent, parent, "identical: 8 events\n"},
 				{fork, out, "identical: 9 events\n"},
 			} {
-				d = logtool(t, "", "--dir", dir, "diff", same.a, same.b)
+				d = logtoolWords(t, "", "--dir", dir, "diff", same.a, same.b)
 				require.Equal(t, 0, d.code, d.stderr)
 				require.Equal(t, same.want, d.stdout)
 				require.Empty(t, d.stderr)
@@ -173,10 +173,10 @@ func TestForkRefuses(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{"at past the parent's end", []string{"--at", "2", parent}, 1, "lineage"},
+		{"at past the parent's end", []string{"--at", "2", parent}, 2, "--at 2: " + parent + " holds seqs 0 to 1"},
 		{"unknown session", []string{"--at", "0", missing}, 2, "not found"},
 		{"no --at", []string{parent}, 2, "needs --at"},
-		{"negative --at", []string{"--at", "-1", parent}, 2, "want a seq >= 0"},
+		{"negative --at", []string{"--at", "-1", parent}, 2, `--at "-1": want a seq, an integer >= 0`},
 		{"freely named file", []string{"--at", "0", free}, 2, "needs a session of a store"},
 		{"bad encoding", []string{"--at", "0", "--encoding", "lz4", parent}, 2, "want raw or zstd"},
 		{"bad label", []string{"--at", "0", "--label", "x", parent}, 2, "want k=v"},
@@ -269,7 +269,7 @@ func TestExportTo(t *testing.T) {
 		msg  string
 	}{
 		{"to past the end", []string{"--to", "6", id}, "holds seqs 0 to 5"},
-		{"negative to", []string{"--to", "-1", id}, "want a seq >= 0"},
+		{"negative to", []string{"--to", "-1", id}, `--to "-1": want a seq, an integer >= 0`},
 		{"out exists", []string{"--out", existing, id}, "exists"},
 		{"out zstd", []string{"--out", filepath.Join(t.TempDir(), "x.jsonl.zst"), id}, "raw"},
 		{"out named after another session", []string{"--out", filepath.Join(t.TempDir(), "01JDX3N0Q3Z8Y6W2D1V5K7M9PA.jsonl"), id}, "named after session"},
@@ -387,7 +387,7 @@ func TestLsTreeParentGone(t *testing.T) {
 	child, _ := newSession(t, dir, "--parent", parent, "--at", "1", "--mode", "child", "--call", "c1", "--label", "role=helper")
 	appendEvents(t, dir, child, `{"type":"x","time":3}`)
 
-	res := logtool(t, "", "--dir", dir, "ls", "--tree")
+	res := logtoolWords(t, "", "--dir", dir, "ls", "--tree")
 	require.Equal(t, 0, res.code, res.stderr)
 	lines := strings.Split(strings.TrimSpace(res.stdout), "\n")
 	require.Len(t, lines, 4)
@@ -404,7 +404,7 @@ func TestLsTreeParentGone(t *testing.T) {
 	require.ErrorIs(t, st.Delete(t.Context(), parent), handle.ErrHasDependents)
 	require.NoError(t, st.Delete(t.Context(), parent, handle.Detach()))
 
-	res = logtool(t, "", "--dir", dir, "ls", "--tree")
+	res = logtoolWords(t, "", "--dir", dir, "ls", "--tree")
 	require.Equal(t, 0, res.code, res.stderr)
 	lines = strings.Split(strings.TrimSpace(res.stdout), "\n")
 	require.Len(t, lines, 3)
@@ -429,8 +429,8 @@ func TestLsTreeParentGone(t *testing.T) {
 func TestLsTreeEdges(t *testing.T) {
 	dir := t.TempDir()
 	res := logtool(t, "", "--dir", filepath.Join(dir, "none"), "ls", "--tree")
-	require.Equal(t, 0, res.code, "a store that has no folder yet is empty")
-	require.Equal(t, "no sessions\n", res.stdout, "as ls says")
+	require.Equal(t, 2, res.code, "a --dir that is not there is a mistake, not an empty store")
+	require.Contains(t, res.stderr, "no such folder (give --dir D or --store URL")
 	require.Equal(t, 2, logtool(t, "", "ls", "--tree", filepath.Join(dir, "none")).code, "a named folder must exist")
 
 	id, _ := newSession(t, dir)
@@ -479,7 +479,7 @@ func TestDiff(t *testing.T) {
 		})
 	}
 
-	res := logtool(t, "", "--dir", dir, "diff", a, prefix)
+	res := logtoolWords(t, "", "--dir", dir, "diff", a, prefix)
 	require.Equal(t, 1, res.code)
 	require.Contains(t, res.stdout, "first difference at seq 1 (a: 2 events, b: 1 event)")
 	require.Contains(t, res.stdout, "(none: its log ends at seq 0)")

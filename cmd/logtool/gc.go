@@ -18,13 +18,14 @@ func (a *app) newGCCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "gc --older-than D [--dry-run] [--json]",
 		Short: "Delete sessions inactive for longer than D (30d, 12h)",
-		Long: `Gc deletes the sessions of --dir (or --store) whose last event (or creation)
-is older than D — a Go duration (90m, 12h) or a number of days (30d) — except
-those that a kept session forks from, and those a writer holds (its lock, or
-on JetStream its lease); then, in a folder, it removes leftovers (temp files
-of interrupted writes, derived files of sessions that are gone). --dry-run
-only reports, deciding as the real run does. It prints
-{"deleted":[…],"kept":[…],"leftovers":[…]}.`,
+		Long: `Gc deletes the sessions of the store whose last activity (the later of the
+last event's time and the creation) is older than D (a Go duration, 90m,
+12h, or days, 30d), except those a kept session forks from and those a
+writer holds (its lock; on JetStream its lease); then, in a folder, it
+removes leftovers (temp files of interrupted writes, derived files of
+sessions that are gone). --dry-run deletes nothing and reports what the
+same gc would do, deciding as it does (a writer is probed, not disturbed).
+It prints {"deleted":[...],"kept":[...],"leftovers":[...]}.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			d, err := parseAge(olderThan)
@@ -34,7 +35,7 @@ only reports, deciding as the real run does. It prints
 			return a.runGC(cmd.Context(), d, dryRun, asJSON)
 		},
 	}
-	cmd.Flags().StringVar(&olderThan, "older-than", "", "the inactivity after which a session goes: 30d, 12h, 90m")
+	cmd.Flags().StringVar(&olderThan, "older-than", "", "the inactivity `D` after which a session goes: 30d, 12h, 90m")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "report what would go, delete nothing")
 	jsonFlag(cmd, &asJSON)
 	cmd.MarkFlagRequired("older-than")

@@ -37,6 +37,19 @@ func logtool(t *testing.T, stdin string, args ...string) result {
 	return result{code: code, stdout: out.String(), stderr: errOut.String()}
 }
 
+// wordsEnv is the environment of a run whose stdout stands in for a
+// terminal (words and tables, no colour, no pager) while stderr stays a
+// pipe (no progress drawn).
+var wordsEnv = map[string]string{envTerminal: "stdout", "NO_COLOR": "1", "PAGER": "cat"}
+
+// logtoolWords is logtool with stdout as a terminal: what a person reads.
+func logtoolWords(t *testing.T, stdin string, args ...string) result {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run(t.Context(), args, strings.NewReader(stdin), &out, &errOut, func(k string) string { return wordsEnv[k] })
+	return result{code: code, stdout: out.String(), stderr: errOut.String()}
+}
+
 // newSession creates a session in dir and returns its ID and path.
 func newSession(t *testing.T, dir string, args ...string) (id, path string) {
 	t.Helper()

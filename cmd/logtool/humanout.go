@@ -12,21 +12,24 @@ import (
 	"github.com/sessionlog/sessionlog/recorder"
 )
 
-// The output convention (docs/cli.md): a command that changes something
-// prints one JSON object for scripts with --json, and whenever stdout is
-// not a terminal (so scripts that pipe it keep working); on a terminal,
-// without --json, a short line for people.
+// The output convention (docs/cli.md): every command that has a JSON form
+// prints it, one object a line, with --json and whenever stdout is not a
+// terminal (so a script that pipes it needs no flag); on a terminal,
+// without --json, words and tables for people.
 
-// jsonFlag adds --json to a command whose result is a JSON object for
-// scripts and a line for people.
+// jsonFlag adds --json to a command whose output has a JSON form.
 func jsonFlag(cmd *cobra.Command, asJSON *bool) {
 	cmd.Flags().BoolVar(asJSON, "json", false, "print JSON on a terminal too (piped, it always is)")
 }
 
+// wantJSON reports whether a command prints JSON: with --json, or when
+// stdout is not a terminal.
+func (a *app) wantJSON(asJSON bool) bool { return asJSON || !a.isTerminal(a.stdout) }
+
 // printResult writes v as one JSON line for scripts, or human for people
 // on a terminal.
 func (a *app) printResult(asJSON bool, v any, human func() string) error {
-	if asJSON || !a.isTerminal(a.stdout) {
+	if a.wantJSON(asJSON) {
 		return writeJSON(a.stdout, v)
 	}
 	_, err := fmt.Fprintln(a.stdout, human())

@@ -29,39 +29,36 @@ func (a *app) newImportCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "import [--from sessionlog|claude|codex|dsh|swe-agent] [--skip-bad] [--progress auto|always|never] [--json] FILE|DIR...",
-		Short: "Import sessionlog files and Claude Code, Codex, dsh or SWE-agent traces into --dir",
+		Short: "Import sessionlog files and Claude Code, Codex, dsh or SWE-agent traces",
 		Long: `Import brings each FILE, and every file of a known format under each DIR
-(walked recursively), into --dir, and prints one line per session:
-{"id","path","events","source","format","status",…}. Without --from, each
+(walked recursively), into the store, and prints one line a source:
+{"id","path","events","source","format","status",...}. Without --from each
 file's format is found by its content (an unknown or ambiguous file fails,
-naming the formats tried); --from reads every file as one format.
+naming the formats tried).
 
-A session's identity is the source's own session id, not its path: importing
-a source again — from another path, or after it grew — finds its session:
-"status" is "unchanged" (nothing written) or "appended" (the new events,
-written at once or not at all). A new source is "created", all or nothing
-whenever the process dies. A source that cannot be imported is "failed",
-with its "reason", and the others are imported.
+A session's identity is the source's own session id, not its path: the
+same source again, from any path, is "unchanged"; grown, "appended" (the
+new events, at once or not at all); a new one "created", all or nothing
+whenever the process dies; one that cannot be imported "failed", with its
+"reason", and the others are imported. sessionlog files keep their ID,
+labels and createdAt. Foreign traces become the agent vocabulary and keep
+every source record (docs/import.md says what each record becomes). A
+damaged JSONL trace is imported up to its first bad line (label partial),
+or past each with --skip-bad; each is reported on stderr.
 
-sessionlog files (an export, say; raw or zstd) keep their ID, labels and
-createdAt and hold their logical log. Foreign traces are converted into the
-agent vocabulary; every source record is kept, so the source can be rebuilt
-from the session (docs/cli.md tells each format's mapping). A damaged JSONL
-trace is imported up to its first bad line, or past each with --skip-bad; a
-torn last line is left out; each is reported on stderr.
-
-On a terminal, stderr shows a progress bar and, at the end, a summary table
-(--progress always|never to force it either way). Exit 0 when every source
-was imported whole, 1 when one failed or was cut short, 2 for a missing path,
-a folder without a file to import or an unknown --from.`,
+On a terminal, stderr shows a progress bar and a summary table. Exit 0
+when every source was imported whole, 1 when one failed or was cut short,
+2 for a missing path, a folder with nothing to import, an unknown --from.`,
+		Example: `  $ logtool import ~/.claude/projects
+  $ logtool import --from codex --skip-bad rollout.jsonl`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.runImport(cmd.Context(), args, from, skipBad, progress, asJSON)
 		},
 	}
-	cmd.Flags().StringVar(&from, "from", "", "read every file as this format (sessionlog, claude, codex, dsh, swe-agent); default: found by content")
+	cmd.Flags().StringVar(&from, "from", "", "read every file as this `format` (sessionlog, claude, codex, dsh, swe-agent); default: found by content")
 	cmd.Flags().BoolVar(&skipBad, "skip-bad", false, "import past the bad lines of a trace, each reported, instead of stopping before the first")
-	cmd.Flags().StringVar(&progress, "progress", "auto", "progress and a summary on stderr: auto (on a terminal), always or never")
+	cmd.Flags().StringVar(&progress, "progress", "auto", "progress and a summary on stderr: `auto|always|never` (auto: on a terminal)")
 	jsonFlag(cmd, &asJSON)
 	return cmd
 }
@@ -75,7 +72,7 @@ type importResult struct {
 	Format string `json:"format,omitempty"`
 	Status string `json:"status"`
 	Reason string `json:"reason,omitempty"`
-	// Of a foreign trace only (docs/cli.md): the source's records and
+	// Of a foreign trace only (docs/import.md): the source's records and
 	// bytes, the records kept; the line a damaged source was cut before.
 	Records     int   `json:"records,omitempty"`
 	Kept        int   `json:"kept,omitempty"`
@@ -103,7 +100,7 @@ func (a *app) runImport(ctx context.Context, paths []string, from string, skipBa
 	if err != nil {
 		return err
 	}
-	st, err := a.sessions(ctx)
+	st, err := a.creating(ctx)
 	if err != nil {
 		return err
 	}

@@ -315,7 +315,7 @@ func TestImportClaudeSubagents(t *testing.T) {
 	require.Equal(t, "agent-a2898e3.jsonl", filepath.Base(task.Source))
 	require.Equal(t, "agent-acompact-e1f845.jsonl", filepath.Base(compact.Source))
 
-	tree := logtool(t, "", "--dir", dir, "ls", "--tree")
+	tree := logtoolWords(t, "", "--dir", dir, "ls", "--tree")
 	require.Equal(t, 0, tree.code, tree.stderr)
 	require.Regexp(t, `(?m)^  `+task.ID+` +child@\d+ call toolu_017pLRuPHYTX5t99EnLyV53m `, tree.stdout)
 	require.Regexp(t, `(?m)^`+compact.ID+` `, tree.stdout, "the compaction run stands alone")

@@ -63,7 +63,7 @@ func TestLifecycle(t *testing.T) {
 	require.Equal(t, false, stop["verdict"].(map[string]any)["resumable"], "an unknown kind never resumes")
 	require.Contains(t, st, "createdAt")
 
-	res = logtool(t, "", "--dir", dir, "stat", id)
+	res = logtoolWords(t, "", "--dir", dir, "stat", id)
 	require.Equal(t, 0, res.code, res.stderr)
 	require.Contains(t, res.stdout, "last      seq 5 turn/end at 2025-11-29T21:00:00.300Z")
 
@@ -78,7 +78,7 @@ func TestLifecycle(t *testing.T) {
 	require.Equal(t, 0, res.code, res.stderr)
 	require.Equal(t, `{"path":"`+path+`","id":"`+id+`","ok":true,"events":6,"fileEvents":6,"torn":null,"checkpoints":0,"unchecked":0,"error":null}`+"\n", res.stdout)
 
-	res = logtool(t, "", "--dir", dir, "verify", id)
+	res = logtoolWords(t, "", "--dir", dir, "verify", id)
 	require.Equal(t, 0, res.code, res.stderr)
 	require.Equal(t, "ok    "+path+"  "+id+"  6 events\n", res.stdout)
 }
@@ -121,7 +121,7 @@ func TestCatFilters(t *testing.T) {
 		})
 	}
 
-	res := logtool(t, "", "--dir", dir, "cat", "--to", "0", id)
+	res := logtoolWords(t, "", "--dir", dir, "cat", "--to", "0", id)
 	require.Equal(t, 0, res.code, res.stderr)
 	require.True(t, strings.HasPrefix(res.stdout, "     0  1970-01-01T00:00:01.000Z  a  "), res.stdout)
 	require.True(t, strings.HasSuffix(res.stdout, "…\n"), "long data is cut: %q", res.stdout)
@@ -149,7 +149,7 @@ func TestLs(t *testing.T) {
 		lines[0]["createdAt"] == lines[1]["createdAt"] && lines[0]["id"].(string) > lines[1]["id"].(string), "newest first: %v", lines)
 	newest := lines[0]["id"].(string)
 
-	res = logtool(t, "", "--dir", dir, "ls")
+	res = logtoolWords(t, "", "--dir", dir, "ls")
 	require.Equal(t, 0, res.code, res.stderr)
 	rows := strings.Split(strings.TrimSpace(res.stdout), "\n")
 	require.Len(t, rows, 3)
@@ -158,8 +158,9 @@ func TestLs(t *testing.T) {
 	require.Equal(t, newest == second, strings.Contains(rows[1], "title=two"))
 
 	res = logtool(t, "", "--dir", filepath.Join(dir, "none"), "ls")
-	require.Equal(t, 0, res.code, "a store that has no folder yet is empty")
-	require.Equal(t, "no sessions\n", res.stdout, "said in words")
+	require.Equal(t, 2, res.code, "a --dir that is not there is a mistake, not an empty store")
+	require.Contains(t, res.stderr, `no store at "`+filepath.Join(dir, "none")+`": no such folder`)
+	require.Empty(t, res.stdout)
 	require.Equal(t, 2, logtool(t, "", "ls", filepath.Join(dir, "none")).code, "a named folder must exist")
 	require.Equal(t, 0, logtool(t, "", "--dir", dir, "ls", "--tree").code)
 

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -26,8 +28,8 @@ type lsOptions struct {
 func (o *lsOptions) flags(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.BoolVar(&o.wide, "wide", false, "every column: creation time, last type, size in bytes, parent, all labels")
-	fl.StringArrayVar(&o.labels, "label", nil, "only sessions with this label k=v (repeatable: all must match)")
-	fl.StringVar(&o.since, "since", "", "only sessions active within D: 90m, 12h, 30d")
+	fl.StringArrayVar(&o.labels, "label", nil, "only sessions with the label `k=v` (repeatable: all must match)")
+	fl.StringVar(&o.since, "since", "", "only sessions active within `D`: 90m, 12h, 30d")
 }
 
 // parse checks the flags; the filters do not apply to --tree, whose
@@ -56,13 +58,12 @@ func (o *lsOptions) listOptions() []handle.ListOption {
 	return out
 }
 
-// lastActive is when a session last did something: its last event's time,
-// or its creation when that is later (gc's rule).
-func lastActive(info handle.Info) int64 {
-	if info.LastType != "" && info.LastTime > info.Header.CreatedAt {
-		return info.LastTime
-	}
-	return info.Header.CreatedAt
+// byActivity orders sessions as ls lists them: the last active first (the
+// ACTIVE column: Info.LastActive), then by ID.
+func byActivity(infos []handle.Info) {
+	slices.SortFunc(infos, func(a, b handle.Info) int {
+		return cmp.Or(cmp.Compare(b.LastActive(), a.LastActive()), strings.Compare(b.ID, a.ID))
+	})
 }
 
 // filterSince keeps the sessions active within --since.
@@ -73,32 +74,11 @@ func (a *app) filterSince(infos []handle.Info, o lsOptions) []handle.Info {
 	cut := a.now().Add(-o.sinceD).UnixMilli()
 	out := infos[:0:0]
 	for _, info := range infos {
-		if lastActive(info) >= cut {
+		if info.LastActive() >= cut {
 			out = append(out, info)
 		}
 	}
 	return out
-}
-
-// ago says how long ago ms was, in one short word: "now", "45s ago",
-// "5m ago", "3h ago", "4d ago", "5mo ago", "2y ago".
-func ago(now time.Time, ms int64) string {
-	d := now.Sub(time.UnixMilli(ms))
-	switch {
-	case d < time.Second:
-		return "now"
-	case d < time.Minute:
-		return fmt.Sprintf("%ds ago", int(d/time.Second))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm ago", int(d/time.Minute))
-	case d < 24*time.Hour:
-		return fmt.Sprintf("%dh ago", int(d/time.Hour))
-	case d < 60*24*time.Hour:
-		return fmt.Sprintf("%dd ago", int(d/(24*time.Hour)))
-	case d < 365*24*time.Hour:
-		return fmt.Sprintf("%dmo ago", min(int(d/(30*24*time.Hour)), 11))
-	}
-	return fmt.Sprintf("%dy ago", int(d/(365*24*time.Hour)))
 }
 
 // writeLsTable writes one aligned row a session: to fit the width of
@@ -122,7 +102,7 @@ func (a *app) writeLsTable(out io.Writer, infos []handle.Info, wide bool) error 
 			if p := info.Header.Parent; p != nil {
 				parent = fmt.Sprintf("%s %s@%d", p.Mode, p.ID, p.Seq)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\t%s\t%s\n", info.ID, formatTime(info.Header.CreatedAt), ago(now, lastActive(info)),
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\t%s\t%s\n", info.ID, formatTime(info.Header.CreatedAt), chatview.Ago(now, info.LastActive()),
 				info.Events, last, info.SizeBytes, parent, describeLabels(info.Header.Labels))
 		}
 		return tw.Flush()
@@ -131,7 +111,7 @@ func (a *app) writeLsTable(out io.Writer, infos []handle.Info, wide bool) error 
 	rows := make([][4]string, len(infos))
 	widths := [4]int{len("ID"), len("ACTIVE"), len("EVENTS"), len("SIZE")}
 	for i, info := range infos {
-		rows[i] = [4]string{info.ID, ago(now, lastActive(info)), chatview.Thousands(info.Events), chatview.Size(info.SizeBytes)}
+		rows[i] = [4]string{info.ID, chatview.Ago(now, info.LastActive()), chatview.Thousands(info.Events), chatview.Size(info.SizeBytes)}
 		for c, s := range rows[i] {
 			widths[c] = max(widths[c], len(s))
 		}

@@ -110,6 +110,12 @@ func runOn(ctx context.Context, fsys afero.Fs, args []string, stdin io.Reader, s
 		return exitOK
 	}
 	fmt.Fprintf(stderr, "logtool: %s\n", oneLine(err.Error()))
+	var ee *exitError
+	if errors.As(err, &ee) {
+		for _, l := range ee.more {
+			fmt.Fprintf(stderr, "logtool:   %s\n", oneLine(l))
+		}
+	}
 	return exitCode(err)
 }
 
@@ -127,6 +133,7 @@ type app struct {
 	dir string // --dir
 
 	storeURL string          // --store
+	creates  bool            // the command creates sessions: its store need not exist yet
 	ctx      context.Context // the run's, for resolving SESSION arguments on --store
 	st       handle.Store    // the store of location, once opened
 	closers  []func()
@@ -137,20 +144,60 @@ func newRootCmd(a *app) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "logtool",
 		Short: "Create, append to, read and check sessionlog sessions",
-		Long: `logtool works on sessionlog sessions: append-only JSONL logs of events.
+		Long: `logtool works on sessionlog sessions: append-only, fsync'd logs of events
+(docs/format.md). Start with logtool demo, then logtool ls and logtool show.
 
-SESSION is a path to a log file, or a session ID found in --dir
-(default $SESSIONLOG_DIR, else ./sessions), or with --store
-nats://host:port[/prefix] a session ID on JetStream (docs/distributed.md).
+SESSION is a path to a log file (it ends in .jsonl or .jsonl.zst, names an
+existing file, or holds a /), or names a session of the store: by its ID,
+the start of its ID in either case (01KC3), or a label query k=v[,k=v] its
+labels hold (agent=coder). A name several sessions answer to lists them
+(exit 2); a name nothing answers to says where it looked. A freely named
+file (an export) can be read, not written: append and fork need a session
+of a store.
 
-Start with: logtool demo (a scripted session), logtool ls, and
-logtool show SESSION (the conversation). On a terminal the commands speak
-in words; piped, they print JSON for scripts (--json on a terminal too).
-docs/cli.md has every command in full.
+The store is the folder --dir (default $SESSIONLOG_DIR, else ./sessions),
+or with --store a JetStream store (default $SESSIONLOG_STORE):
+nats://host:port[,host:port...][/prefix][?replicas=N&sync=always&lease=D]
+(docs/distributed.md). A store that is not there is an error, but for new,
+import and demo, which make it. convert, repair, cat --salvage and serve
+work on a folder only.
 
-Exit status: 0 done and clean; 1 a check failed (corruption, conflict,
-locked by another writer); 2 usage or environment error; 130 (SIGINT) or
-143 (SIGTERM) stopped by that signal (a second one kills at once).`,
+Output: on a terminal, words and tables; show in colour (not with
+$NO_COLOR) through $PAGER. Piped, every command prints JSON, one object a
+line, as --json does on a terminal, but show and demo (words for people),
+serve (its URL) and completion (a script). Errors go to stderr, one line
+each, starting with "logtool: ". Seq ranges (--from, --to, --at) are
+inclusive; a seq past the end of the log is a usage error, but in the
+ranges of cat and show, which filter.
+
+Exit status:
+  0         done, and everything checked was clean
+  1         a check failed: corruption, a checkpoint digest, a format
+            version, a seq conflict, a malformed append line, a session
+            locked by another writer, a broken lineage, a difference (diff,
+            replay --golden), an import source that failed or was cut
+  2         a usage or environment error: bad flags or arguments, a session
+            or store not found, an ambiguous name, an I/O error
+  130, 143  stopped by SIGINT or SIGTERM: what was finished stays (append
+            prints its last ack first); a second signal kills at once
+
+A torn tail (an unacknowledged write, docs/format.md §9) is never an error:
+readers drop it and say so on stderr, verify reports it, the next append
+cuts it. Only regular files are sessions: a FIFO, device, folder or link
+named like one is refused, never opened.
+
+Environment:
+  SESSIONLOG_DIR       the default --dir
+  SESSIONLOG_STORE     the default --store
+  SESSIONLOG_TERMINAL  1: stdout and stderr are terminals; 0: both pipes;
+                       stdout: only stdout (words through a pipe, no
+                       progress drawn on stderr); unset: ask the terminal
+  COLUMNS              the width on a terminal (else the terminal's own)
+  NO_COLOR             no colours (no-color.org)
+  PAGER, LESS          show's pager: default less, with LESS=FRX
+
+logtool --version prints the module version and, when the build stamped
+it, the commit (runtime/debug.ReadBuildInfo).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -158,10 +205,10 @@ locked by another writer); 2 usage or environment error; 130 (SIGINT) or
 	if dir == "" {
 		dir = defaultDir
 	}
-	root.PersistentFlags().StringVar(&a.dir, "dir", dir, "folder of the session store; $"+envDir+" sets the default")
+	root.PersistentFlags().StringVar(&a.dir, "dir", dir, "the `folder` of the session store; $"+envDir+" sets the default")
 	root.PersistentFlags().StringVar(&a.storeURL, "store", a.env(envStore),
-		"a JetStream store, nats://host:port[/prefix], instead of --dir (docs/distributed.md); $"+envStore+" sets the default")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
+		"a JetStream store `URL`, nats://host:port[/prefix], instead of --dir (docs/distributed.md); $"+envStore+" sets the default")
+	root.SetFlagErrorFunc(flagError)
 	root.SetOut(a.stdout) // help and completion scripts
 	root.SetErr(a.stderr)
 	root.AddCommand(
@@ -194,11 +241,14 @@ locked by another writer); 2 usage or environment error; 130 (SIGINT) or
 	root.SetVersionTemplate("logtool {{.Version}}\n")
 	a.addCompletions(root)
 	groupCommands(root)
+	catchUnknownCommands(root)
 	// cobra's completion command prints its help and exits 0 on a shell it
 	// does not know, or none; docs/cli.md makes that a usage error.
 	root.InitDefaultCompletionCmd()
 	for _, c := range root.Commands() {
 		if c.Name() == "completion" {
+			c.Use = "completion bash|zsh|fish|powershell"
+			c.Short, c.Long = "Print a shell completion script (bash, zsh, fish, powershell)", completionLong
 			c.Args = cobra.ArbitraryArgs
 			c.RunE = func(_ *cobra.Command, args []string) error {
 				return usageErrorf("completion %q: want one of bash, zsh, fish, powershell", strings.Join(args, " "))
@@ -212,6 +262,7 @@ locked by another writer); 2 usage or environment error; 130 (SIGINT) or
 type exitError struct {
 	code int
 	err  error
+	more []string // lines that follow the message on stderr (the candidates of an ambiguous name)
 }
 
 func (e *exitError) Error() string { return e.err.Error() }

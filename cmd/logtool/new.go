@@ -25,8 +25,21 @@ func (a *app) newNewCmd() *cobra.Command {
 	var o newOptions
 	cmd := &cobra.Command{
 		Use:   "new [--encoding raw|zstd] [--label k=v]... [--parent ID --at S --mode fork|child [--call ID]] [--json]",
-		Short: `Create a session in --dir and print {"id","path"}`,
-		Args:  cobra.NoArgs,
+		Short: `Create a session in the store and print {"id","path"}`,
+		Long: `New creates a session in the store and prints {"id","path"}; it is durable
+when printed. --encoding raw (the default, <ID>.jsonl) or zstd
+(<ID>.jsonl.zst, one zstd frame a flush); every command reads both alike.
+--label k=v may be repeated (a key given twice is refused).
+
+--parent names a session of the store (any name SESSION takes) and needs
+--at S and --mode. fork: the new session's logical log is the parent's
+events 0..S followed by its own, which start at S+1. child: a sub-session
+spawned at the parent's event S (--call: the delegating tool call's id);
+it inherits nothing. A parent that does not hold event S is a usage error.`,
+		Example: `  $ logtool new --label agent=coder
+  {"id":"01JDX3N0Q3Z8Y6W2D1V5K7M9PA","path":"sessions/01JDX3N0Q3Z8Y6W2D1V5K7M9PA.jsonl"}
+  $ logtool new --parent agent=coder --at 41 --mode child --call c7`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			fl := cmd.Flags()
 			return a.runNew(cmd.Context(), o, fl.Changed("at"), fl.Changed("mode"), fl.Changed("call"))
@@ -34,12 +47,12 @@ func (a *app) newNewCmd() *cobra.Command {
 	}
 	fl := cmd.Flags()
 	jsonFlag(cmd, &o.json)
-	fl.StringVar(&o.encoding, "encoding", handle.EncodingRaw, "physical encoding: raw or zstd")
-	fl.StringArrayVar(&o.labels, "label", nil, "a label k=v (repeatable)")
-	fl.StringVar(&o.parent, "parent", "", "ID of the parent session, in --dir")
-	fl.Int64Var(&o.at, "at", 0, "the parent's seq to fork at or spawn the child from")
-	fl.StringVar(&o.mode, "mode", "", "relation to the parent: fork or child")
-	fl.StringVar(&o.call, "call", "", "the parent's tool call that spawned a child")
+	fl.StringVar(&o.encoding, "encoding", handle.EncodingRaw, "physical encoding: `raw|zstd`")
+	fl.StringArrayVar(&o.labels, "label", nil, "a label `k=v` (repeatable)")
+	fl.StringVar(&o.parent, "parent", "", "the parent `SESSION`: any name SESSION takes")
+	seqFlag(fl, &o.at, "at", "the parent's seq to fork at or spawn the child from")
+	fl.StringVar(&o.mode, "mode", "", "relation to the parent: `fork|child`")
+	fl.StringVar(&o.call, "call", "", "the parent's tool call `ID` that spawned a child")
 	return cmd
 }
 
@@ -57,7 +70,7 @@ func (a *app) runNew(ctx context.Context, o newOptions, atSet, modeSet, callSet 
 	if err != nil {
 		return err
 	}
-	st, err := a.sessions(ctx)
+	st, err := a.creating(ctx)
 	if err != nil {
 		return err
 	}
@@ -73,6 +86,13 @@ func (a *app) runNew(ctx context.Context, o newOptions, atSet, modeSet, callSet 
 		p, err := checkParent(o, atSet, modeSet, callSet)
 		if err != nil {
 			return err
+		}
+		parent, err := handle.Resolve(ctx, st, o.parent)
+		if err != nil {
+			return a.nameError(o.parent, a.where(), err)
+		}
+		if p.ID = parent.ID; p.Seq > parent.LastSeq {
+			return usageErrorf("--at %d: the parent %s %s", p.Seq, p.ID, holdsWords(parent.LastSeq))
 		}
 		opts = append(opts, handle.WithParent(p))
 	}
@@ -107,14 +127,13 @@ func parseLabels(flags []string) (map[string]string, error) {
 }
 
 // checkParent validates the parent flags. That the parent exists in the
-// store and holds the event at --at is Create's check (handle.ErrNotFound,
-// exit 2; handle.ErrLineage, exit 1), so no session is created whose
-// lineage is broken from the start.
+// store and holds the event at --at is checked after (a usage error, exit
+// 2), and again by Create (handle.ErrLineage, exit 1, when the parent
+// changed meanwhile), so no session is created whose lineage is broken
+// from the start.
 func checkParent(o newOptions, atSet, modeSet, callSet bool) (eventlog.Parent, error) {
 	p := eventlog.Parent{ID: o.parent, Seq: o.at, Mode: o.mode, Call: o.call}
 	switch {
-	case !eventlog.ValidID(o.parent):
-		return p, usageErrorf("--parent %q is not a session ID (26 upper-case Crockford base32 characters)", o.parent)
 	case !atSet || !modeSet:
 		return p, usageErrorf("--parent needs --at and --mode")
 	case o.mode != eventlog.ModeFork && o.mode != eventlog.ModeChild:

@@ -30,8 +30,8 @@ func TestNewRefuses(t *testing.T) {
 		{"parent without mode", []string{"--parent", parent, "--at", "0"}, "needs --at and --mode"},
 		{"bad mode", []string{"--parent", parent, "--at", "0", "--mode", "spoon"}, "want fork or child"},
 		{"call on a fork", []string{"--parent", parent, "--at", "0", "--mode", "fork", "--call", "c1"}, "--call is for --mode child"},
-		{"negative at", []string{"--parent", parent, "--at", "-1", "--mode", "fork"}, "want a seq >= 0"},
-		{"parent not an id", []string{"--parent", "p", "--at", "0", "--mode", "fork"}, "not a session ID"},
+		{"negative at", []string{"--parent", parent, "--at", "-1", "--mode", "fork"}, `--at "-1": want a seq, an integer >= 0`},
+		{"parent not an id", []string{"--parent", "p", "--at", "0", "--mode", "fork"}, "neither a log file, a session ID"},
 		{"parent missing", []string{"--parent", missing, "--at", "0", "--mode", "child"}, "not found"},
 		{"an argument", []string{"extra"}, "unknown command"},
 	}
@@ -43,12 +43,11 @@ func TestNewRefuses(t *testing.T) {
 			require.Empty(t, res.stdout)
 		})
 	}
-	// That the parent holds event --at is the store's check: a lineage
-	// failure, exit 1, as for fork.
+	// A parent that does not hold event --at: a usage error, as for fork.
 	for _, mode := range []string{"fork", "child"} {
 		res := logtool(t, "", "--dir", dir, "new", "--parent", parent, "--at", "2", "--mode", mode)
-		require.Equal(t, 1, res.code, res.stderr)
-		require.Contains(t, res.stderr, "lineage")
+		require.Equal(t, 2, res.code, res.stderr)
+		require.Contains(t, res.stderr, "--at 2: the parent "+parent+" holds seqs 0 to 1")
 		require.Empty(t, res.stdout)
 	}
 	entries, err := os.ReadDir(dir)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/internal/chatview"
 	"github.com/sessionlog/sessionlog/recorder"
 )
 
@@ -152,9 +153,9 @@ func writeStatHuman(w io.Writer, info handle.Info, f recorder.Facts) error {
 	if !f.Verdict.Resumable {
 		verdict = "may not continue: "
 	}
-	_, err := fmt.Fprintf(w, "id        %s\npath      %s\nencoding  %s\ncreated   %s\nparent    %s\nlabels    %s\nevents    %d\nlast      %s\nsize      %d bytes\nopen turn %t\nstop      %s\nverdict   %s\n",
+	_, err := fmt.Fprintf(w, "id        %s\npath      %s\nencoding  %s\ncreated   %s\nparent    %s\nlabels    %s\nevents    %d\nlast      %s\nsize      %s\nopen turn %t\nstop      %s\nverdict   %s\n",
 		info.Header.ID, info.Path, info.Encoding, formatTime(info.Header.CreatedAt),
-		describeParent(info.Header.Parent), describeLabels(info.Header.Labels), info.Events, last, info.SizeBytes,
+		describeParent(info.Header.Parent), describeLabels(info.Header.Labels), info.Events, last, chatview.Size(info.SizeBytes),
 		f.OpenTurn, stop, verdict+f.Verdict.Reason)
 	return err
 }

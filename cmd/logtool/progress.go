@@ -124,7 +124,7 @@ func (p *progress) draw(force bool) {
 		return
 	}
 	p.last, p.shown = now, true
-	spent := now.Sub(p.start).Truncate(time.Second)
+	spent := chatview.Duration(now.Sub(p.start).Truncate(time.Second))
 	var s string
 	if p.total <= 0 {
 		s = fmt.Sprintf("%s %c %s", p.label, `|/-\`[p.frame%4], spent)

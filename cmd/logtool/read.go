@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -30,34 +29,41 @@ func (a *app) newCatCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "cat [--json] [--from S] [--to S] [--type T]... SESSION",
 		Short: "Print the events of a session (--json: canonical rows)",
-		Long: `Cat prints the events of a session's logical log (a fork's inherited events
-first). With --json each line is canon(e) (docs/format.md §6), byte for byte; without,
-one line per event: seq, time (RFC 3339, UTC), type and the data, cut short.
---from and --to are inclusive. A torn tail is not shown and is noted on stderr.
+		Long: `Cat prints the events of a session's logical log, a fork's inherited events
+first: with --json (and piped) each line is canon(e), byte for byte
+(docs/format.md §6); on a terminal one line an event: seq, time (RFC 3339,
+UTC), type, and the data cut to 100 characters. --from and --to bound the
+seqs, --type (repeatable) the types; a type no event has and the library
+does not know is warned about, with the nearest one (a typo). A torn tail
+is not shown and is noted on stderr.
 
-On a damaged log, cat prints the events before the first damage, then the
-error on stderr (exit 1). It checks the log digest of every checkpoint it
-passes (reading from the first event, whatever --from says): a mismatch is
-reported on stderr and exits 1 after the events are printed.
+On a damaged log cat prints the events before the first damage, then the
+error (file, offset, seq, the fix) on stderr, and exits 1. It checks the
+log digest of every checkpoint it passes (it reads from the first event
+whatever --from says): a mismatch is reported on stderr, exit 1, after the
+events. A fork whose parent is gone can still be read from past its fork
+point (--from), with a note that the digests were not checked.
 
---salvage reads past damage, for inspection: it prints every event it can
-decode (a fork's inherited events first, read from its parent) and reports
-each skipped range on stderr with the seqs lost; it changes nothing. The exit
-status is 1 when a range was skipped: the output is all that could be read,
-but the log is not clean.`,
+--salvage reads past damage, for inspection: every event it can decode is
+printed and each skipped range reported on stderr with the seqs lost; it
+changes nothing, and exits 1 when a range was skipped.`,
+		Example: `  $ logtool cat --json --from 1 01JDX3N0
+  {"seq":1,"type":"user/message","time":1764450000100,"data":{"text":"hi"}}
+  $ logtool cat --type tool/call agent=coder`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !cmd.Flags().Changed("to") {
 				o.to = handle.End
 			}
+			o.json = a.wantJSON(o.json)
 			return a.runCat(cmd.Context(), args[0], o, a.stdout)
 		},
 	}
 	fl := cmd.Flags()
-	fl.BoolVar(&o.json, "json", false, "print canon(e) lines")
-	fl.Int64Var(&o.from, "from", 0, "first seq to print (inclusive)")
-	fl.Int64Var(&o.to, "to", 0, "last seq to print (inclusive; default: the last event)")
-	fl.StringArrayVar(&o.types, "type", nil, "print only events of this type (repeatable)")
+	jsonFlag(cmd, &o.json)
+	seqFlag(fl, &o.from, "from", "first seq to print (inclusive)")
+	seqFlag(fl, &o.to, "to", "last seq to print (inclusive; default: the last event)")
+	fl.StringArrayVar(&o.types, "type", nil, "print only events of type `T` (repeatable)")
 	fl.BoolVar(&o.salvage, "salvage", false, "read the file past damage, reporting each skipped range on stderr")
 	return cmd
 }
@@ -77,8 +83,14 @@ func (a *app) runCat(ctx context.Context, arg string, o catOptions, out io.Write
 	}
 	w := bufio.NewWriterSize(out, 64<<10)
 	var buf []byte
+	types := newTypeFilter(o.types)
+	defer func() {
+		for _, m := range types.warnings() {
+			a.note("%s", m)
+		}
+	}()
 	print := func(e eventlog.Event) error {
-		if e.Seq < o.from || e.Seq > o.to || len(o.types) > 0 && !slices.Contains(o.types, e.Type) {
+		if !types.keep(e.Type) || e.Seq < o.from || e.Seq > o.to {
 			return nil
 		}
 		if !o.json {
@@ -224,19 +236,24 @@ func (a *app) newStatCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "stat [--json] SESSION",
 		Short: "Describe a session: header, last row, open turn and how it stopped",
-		Long: `Stat describes a session from its header and its last row, and reads its tail
-backward for the stop facts: whether a turn is open, the last turn/end and
-the verdict on whether the session may continue. --json prints
+		Long: `Stat describes a session from its header and its last row, and reads its
+tail backward (along the live branch) for the stop facts; the rest of the
+log is neither read nor checked (verify checks it). JSON:
 {"id","path","encoding","createdAt","parent","labels","events","lastSeq",
-"lastType","lastTime","sizeBytes","openTurn","stop"}, stop being
-{"seq","kind","reason","verdict":{"resumable","reason"}} (kind "" before
-any turn/end).`,
+"lastType","lastTime","sizeBytes","openTurn","stop"}. events counts the
+logical log (a fork's inherited events included); lastSeq is -1 for an
+empty log; lastType and lastTime are null when the file holds no event of
+its own; parent is null or {"id","seq","mode","call"?}; openTurn says the
+last turn/start has no turn/end (resume closes it); stop is
+{"seq","kind","reason","verdict":{"resumable","reason"}}: the last turn/end
+(seq null before any) and whether the session may continue (deny by
+default: failed, budget and unknown kinds may not).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.runStat(cmd.Context(), args[0], asJSON, a.stdout)
+			return a.runStat(cmd.Context(), args[0], a.wantJSON(asJSON), a.stdout)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
+	jsonFlag(cmd, &asJSON)
 	return cmd
 }
 
@@ -260,27 +277,26 @@ func (a *app) newLsCmd() *cobra.Command {
 	var lo lsOptions
 	cmd := &cobra.Command{
 		Use:   "ls [--json] [--wide] [--label k=v]... [--since D] [--tree] [DIR]",
-		Short: "List a store's sessions, newest first, or as a tree of forks",
-		Long: `Ls lists the sessions of DIR (default --dir), newest first, in 80 columns
-($COLUMNS on a terminal): ID, last activity (the later of the last event's
-time and the creation, as "3h ago"), events, size, and the labels (a fork or
-child marked (fork@S) or (child@S)), cut to fit. --wide shows every column in
-full: creation time, last type, size in bytes, parent. --label k=v keeps the
-sessions with that label (repeatable: all must match); --since D those active
-within D (90m, 12h, 30d). --json prints one object a session, shaped as stat
---json. A session that cannot be read is reported on stderr and makes the
-exit status 1.
+		Short: "List a store's sessions, the last active first, or as a tree of forks",
+		Long: `Ls lists the sessions of DIR (default: the store), the last active first:
+on a terminal a table that fits the width (ID, last activity as an age, the
+later of the last event's time and the creation; events; size; labels, a
+fork or child marked (fork@S) or (child@S), cut to fit), --wide every
+column in full (creation time, last type, size in bytes, parent); JSON: one
+stat object a session, without openTurn and stop. --label k=v (repeatable)
+keeps the sessions whose labels hold every pair; --since D those active
+within D (90m, 12h, 30d).
 
---tree shows the sessions as a forest: roots oldest first, every fork and
-child indented under its parent, oldest first, with its mode (fork@S,
-child@S and its call), event count, last activity and labels; a session
-whose parent is gone is a root marked "(parent ID gone)". With --json, one
-object a session in that order: the stat --json fields but openTurn and
-stop, plus "depth" (0 for a root) and "parentGone".
+--tree shows the forest: roots oldest first, each fork and child indented
+under its parent with its mode (fork@S, child@S and its call), event
+count, age and labels; a session whose parent is gone is a root marked
+"(parent ID gone)". JSON adds "depth" (0 for a root) and "parentGone". The
+filters and --wide do not go with --tree.
 
---label k=v (repeatable) lists only the sessions whose labels hold every
-pair: --label source=claude finds what import brought from Claude Code (not
-with --tree).`,
+A session that cannot be read (or is not a regular file) is reported on
+stderr, the others are listed, and the exit status is 1.`,
+		Example: `  $ logtool ls --label source=claude --since 7d
+  $ logtool ls --tree`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir, explicit := a.dir, len(args) == 1
@@ -291,12 +307,12 @@ with --tree).`,
 				return err
 			}
 			if tree {
-				return a.runLsTree(cmd.Context(), dir, explicit, asJSON, a.stdout)
+				return a.runLsTree(cmd.Context(), dir, explicit, a.wantJSON(asJSON), a.stdout)
 			}
-			return a.runLs(cmd.Context(), dir, explicit, asJSON, lo, a.stdout)
+			return a.runLs(cmd.Context(), dir, explicit, a.wantJSON(asJSON), lo, a.stdout)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object a session")
+	jsonFlag(cmd, &asJSON)
 	cmd.Flags().BoolVar(&tree, "tree", false, "show forks and children under their parents")
 	lo.flags(cmd)
 	return cmd
@@ -308,6 +324,7 @@ func (a *app) runLs(ctx context.Context, dir string, explicit, asJSON bool, lo l
 		return err
 	}
 	infos = a.filterSince(infos, lo)
+	byActivity(infos)
 	if asJSON {
 		for _, info := range infos {
 			if err := writeJSON(out, newStatJSON(info)); err != nil {

@@ -98,8 +98,8 @@ func TestReadmeLine(t *testing.T) {
 // TestReadmeShellSnippets runs every ```sh block of README.md, in order, in
 // one bash (set -euo pipefail: any failing command fails the test) in an
 // empty folder holding the built logtool, and checks each block's key
-// output. The blocks share the shell because later ones use the variables
-// of earlier ones ($id).
+// output. The blocks share the shell and the store: later ones name the
+// sessions earlier ones made (agent=sh).
 func TestReadmeShellSnippets(t *testing.T) {
 	bash, err := exec.LookPath("bash")
 	if err != nil {
@@ -119,15 +119,15 @@ func TestReadmeShellSnippets(t *testing.T) {
 			`(?m)^\{"acked":1\}$`,
 			`(?m)^\{"seq":0,"type":"user/message","time":\d+,"data":\{"text":"hello"\}\}$`,
 			`(?m)^\{"seq":1,"type":"assistant/message","time":\d+,"data":\{"text":"hi!"\}\}$`,
-			`(?m)^labels +agent=sh$`,
-			`(?m)^events +2$`,
-			`(?m)^ok +sessions/[0-9A-Z]{26}\.jsonl +[0-9A-Z]{26} +2 events$`,
+			// Piped, stat and verify print their JSON, as every command does.
+			`(?m)^\{"id":"[0-9A-Z]{26}",.*"labels":\{"agent":"sh"\},"events":2,`,
+			`(?m)^\{"path":"sessions/[0-9A-Z]{26}\.jsonl","id":"[0-9A-Z]{26}","ok":true,"events":2,`,
 		}},
 		{"branch: fork, ls --tree, export, checkpoint, replay", []string{
 			`(?m)^\{"acked":1\}$`,
-			`(?m)^  [0-9A-Z]{26} +fork@0 `,
+			`(?m)^\{"id":"[0-9A-Z]{26}",.*"parent":\{"id":"[0-9A-Z]{26}","seq":0,"mode":"fork"\},.*"depth":1,`,
 			`(?m)^\{"id":"[0-9A-Z]{26}","path":"fork\.jsonl","events":2,"lastSeq":1\}$`,
-			`(?m)^ok +fork\.jsonl +[0-9A-Z]{26} +2 events$`,
+			`(?m)^\{"path":"fork\.jsonl","id":"[0-9A-Z]{26}","ok":true,"events":2,`,
 			`(?m)^\{"seq":2,.*"label":"good","log":"sha256:[0-9a-f]{64}","state":\{"projection":"agent/v1","digest":"sha256:[0-9a-f]{64}"\}`,
 			`"messages":\[\{"seq":0,"role":"user","text":"hello"\},\{"seq":1,"role":"assistant","text":"hi!"\}\]`,
 		}},

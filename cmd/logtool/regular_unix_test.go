@@ -58,8 +58,13 @@ func TestRefusedEntriesListed(t *testing.T) {
 		requireRefused(t, strings.ReplaceAll(res.stdout, `\\`, `\`))
 	})
 	t.Run("verify SESSION", func(t *testing.T) {
-		res := logtool(t, "", "--dir", dir, "verify", "01JDX3N0Q3Z8Y6W2D1V5K7M9PB")
+		res := logtoolWords(t, "", "--dir", dir, "verify", "01JDX3N0Q3Z8Y6W2D1V5K7M9PB")
 		require.Equal(t, 1, res.code, res.stderr)
+		// The start of their IDs names the refused entries as candidates:
+		// a prefix never picks a session because the others are refused.
+		byPrefix := logtoolWords(t, "", "--dir", dir, "verify", "01JDX3N0Q3Z8Y6W2D1V5K7M9P")
+		require.Equal(t, exitUsage, byPrefix.code)
+		require.Contains(t, byPrefix.stderr, "logtool:   01JDX3N0Q3Z8Y6W2D1V5K7M9PB  (cannot be read)\n")
 		// The store cannot describe the session: the line names it by its
 		// ID, and the message the file refused.
 		require.True(t, strings.HasPrefix(res.stdout, "FAIL  01JDX3N0Q3Z8Y6W2D1V5K7M9PB  01JDX3N0Q3Z8Y6W2D1V5K7M9PB  io: "), res.stdout)

@@ -31,25 +31,27 @@ func (a *app) newReplayCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "replay [--to S] [--projection transcript|agent|conversation] [--golden FILE [--update]] SESSION",
 		Short: "Print a projection's state, replayed with rollbacks applied (JSON)",
-		Long: `Rebuild a projection's state by replaying the log (rollbacks applied) and
-print it as JSON: indented on a terminal, one line when piped (for scripts).
---projection transcript (the default) is what a model would be sent; agent is
-where the loop stands; conversation is every message of the live branch
-across compactions, each compaction's summary (role "summary") where it
-stands, to read a long session end to end. logtool show prints the
-conversation for people.
+		Long: `Replay rebuilds a projection's state by replaying the logical log up to
+--to (default: the last event), rollbacks applied, from the nearest stored
+state, and prints it as JSON: indented on a terminal, one line piped.
+--projection transcript (the default) is what a model would be sent (after
+a compaction it starts from the summary); agent is where the loop stands;
+conversation is every message of the live branch across compactions, each
+summary where it stood, for reading a long session. Events a projection
+could not understand are in the state's degraded and noted on stderr.
 
-With --golden FILE, compare the state with FILE instead (the pretty JSON that
-replaytest writes, see docs/ci-replay.md): exit 0 and a status line when they
-match, exit 1 naming the first differing JSON path and both values when they
-do not. --update writes the state to FILE instead of comparing.
+When the log ends in an open turn and no writer holds the session, the
+state is shown as a resume would leave it (docs/format.md §8: synthetic
+results, step/end, turn/end interrupted, in memory only; stderr says so);
+--as-is shows the log's own state, as --to and --golden always do.
 
-When the log ends in an open turn and no writer holds the session (its
-writer stopped mid-turn), the state is shown as a resume would leave it
-(docs/format.md §8: a read-only reader adds the same closers in memory only): a
-synthetic result for every call without one, step/end, turn/end
-interrupted, noted on stderr; nothing is written (logtool resume writes
-them). --as-is shows the log's own state; --to and --golden always do.`,
+--golden FILE compares the state with FILE (the pretty JSON replaytest
+writes, docs/ci-replay.md) instead of printing it: exit 1 naming the first
+differing JSON path and both values; --update writes FILE. It checks every
+checkpoint's log digest first, so an edited fixture is told apart from a
+change of behaviour.`,
+		Example: `  $ logtool replay --projection agent agent=coder
+  $ logtool replay --golden testdata/chat.golden agent=coder`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.toSet = cmd.Flags().Changed("to")
@@ -60,9 +62,9 @@ them). --as-is shows the log's own state; --to and --golden always do.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.Int64Var(&o.to, "to", 0, "replay up to this seq (inclusive); default: the last")
-	fl.StringVar(&o.projection, "projection", "transcript", "the projection: transcript, agent or conversation (every message across compactions)")
-	fl.StringVar(&o.golden, "golden", "", "compare the state with this golden file (exit 1 on a difference)")
+	seqFlag(fl, &o.to, "to", "replay up to this seq (inclusive); default: the last")
+	fl.StringVar(&o.projection, "projection", "transcript", "the projection `name`: transcript, agent or conversation (every message across compactions)")
+	fl.StringVar(&o.golden, "golden", "", "compare the state with the golden `FILE` (exit 1 on a difference)")
 	fl.BoolVar(&o.update, "update", false, "with --golden: write the state to the golden file instead of comparing")
 	fl.BoolVar(&o.asIs, "as-is", false, "do not close an open turn in memory")
 	return cmd
@@ -87,6 +89,9 @@ func (a *app) runReplay(ctx context.Context, arg string, o replayOptions, out io
 		return err
 	}
 	defer src.Close()
+	if o.toSet && o.to > src.Seq() {
+		return usageErrorf("--to %d: the session %s", o.to, holdsWords(src.Seq()))
+	}
 	opts := []replay.Option{}
 	if o.toSet {
 		opts = append(opts, replay.UpTo(o.to))

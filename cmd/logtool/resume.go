@@ -52,12 +52,15 @@ func (a *app) newResumeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "resume [--json] SESSION",
 		Short: "Close a turn a crash left open, durably, and say if it may go on",
-		Long: `Resume closes an open turn (docs/format.md §8): a synthetic tool/result for every call
-without a result (its error says whether the call may have run: read → not run
-or lost, safe to retry; write or unknown → outcome unknown), a step/end if a
-step is open, and turn/end {"kind":"interrupted"}; all flushed before it
-prints {"appended":[seqs],"verdict":{"resumable":bool,"reason":"…"}}. It exits
-0 whatever the verdict; a second run appends nothing.`,
+		Long: `Resume closes a turn a crash left open (docs/format.md §8), durably: a
+synthetic tool/result for every call without a result (its error says
+whether the call may have run: effect read, not run or lost, safe to
+retry; write or none, outcome unknown), a step/end if a step is open, and
+turn/end {"kind":"interrupted"}, all flushed before it prints
+{"appended":[seqs],"verdict":{"resumable":bool,"reason":"..."}}. It exits
+0 whatever the verdict; a second run appends nothing. Verdicts deny by
+default: completed, interrupted, paused and cancelled may continue; failed,
+budget and any unknown kind may not.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.runResume(cmd.Context(), args[0], asJSON)
@@ -85,7 +88,15 @@ func (a *app) newRepairCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "repair [--salvage] [--json] SESSION",
 		Short: "Cut a torn tail; --salvage: cut a corrupt log at its damage",
-		Args:  cobra.ExactArgs(1),
+		Long: `Repair cuts a torn tail (truncate, fsync). With --salvage a corrupt log is
+cut at its first damage. Either way the bytes cut are first copied to a
+side file beside the log (<file>.torn-<offset>, <file>.salvaged-<offset>,
+never overwritten: .1, .2, ... follow). It prints {"torn":{"offset",
+"bytes","side"}|null,"salvaged":{...}|null,"firstLost","lastLost",
+"events"}; firstLost..lastLost are the seqs the salvage removed (firstLost >
+lastLost when none). A corrupt log without --salvage is left untouched:
+exit 1 with the corruption. Never automatic.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.runRepair(cmd.Context(), args[0], salvage, asJSON)
 		},

@@ -24,27 +24,35 @@ func (a *app) newServeCmd() *cobra.Command {
 	var open bool
 	cmd := &cobra.Command{
 		Use:   "serve [--addr 127.0.0.1:0] [--open]",
-		Short: "Browse the sessions of --dir in a web browser (read-only, local)",
-		Long: `Serve starts a read-only web view of the store in --dir: the session list
-(search, sort, the fork/child tree, stop and verdict), each session's turns
-with its branches, forks and a timeline, the diff of two sessions, verify on
-demand, and a live view that follows a session being written. /api/ls,
-/api/tree, /api/stat/ID, /api/verify/ID and /api/replay/ID?projection=P answer
-with what ls --json, ls --tree --json, stat --json, verify --json and replay
-print.
+		Short: "Browse a folder store's sessions in a web browser (read-only, local)",
+		Long: `Serve is a read-only web view of the store (a folder), in the binary:
+pages rendered on the server, a little plain JavaScript, nothing fetched
+from elsewhere. It prints the URL to open and serves until interrupted.
 
-It binds to --addr (default 127.0.0.1 and a free port; another address only
-when given) and prints the URL to open, which holds a random token: every
-request must carry it (the page keeps it in a cookie) and a Host header naming
-the bound address. Only GET and HEAD are served and the store is opened through
-a read-only file system: nothing a request does can change it. --open starts
-the system's browser on the URL. Serve runs until interrupted.`,
+  /                     the sessions, newest first, 100 a page; ?q= a part
+                        of the ID or a label (k=v), ?sort=size|events|tree,
+                        ?text= sessions whose events hold the text
+  /s/ID                 the last 400 events in turns, folded as show folds
+                        them; forks, children, the timeline; it follows the
+                        log as tail -f does
+  /s/ID/events          the events as stored, ?from=S&to=S
+  /diff?a=A&b=B         where two sessions part (&as=S&bs=S: from seqs)
+  /s/ID/verify          verify of the session, on demand
+  /api/ls, /api/tree, /api/stat/ID, /api/verify/ID, /api/replay/ID
+                        what ls, ls --tree, stat, verify and replay print
+
+ID may be any name SESSION takes: the server redirects to the session's ID
+(an ambiguous name shows its candidates). It binds to --addr (loopback, a
+free port); every request must carry the URL's token (kept in a cookie)
+and a Host header naming the bound address; only GET and HEAD are served,
+through a read-only file system, so no request changes the store. Event
+data is shown as text, under a strict Content-Security-Policy.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.runServe(cmd.Context(), addr, open)
 		},
 	}
-	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:0", "address to listen on, host:port (port 0: any free one)")
+	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:0", "address to listen on, `host:port` (port 0: any free one)")
 	cmd.Flags().BoolVar(&open, "open", false, "open the URL in the system's browser")
 	return cmd
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/internal/chatview"
 )
 
 // File name endings of the two encodings (docs/format.md §2).
@@ -32,8 +33,9 @@ type session struct {
 }
 
 // resolve turns a SESSION argument into a session (docs/cli.md): a path to a
-// log file (it holds a path separator, ends in .jsonl or names an existing
-// file), or else an ID found in the store (--dir, or --store).
+// log file (isPath), or else a name of a session in the store (--dir, or
+// --store): its ID, the start of its ID, or a label query k=v
+// (handle.Resolve).
 func (a *app) resolve(arg string) (session, error) {
 	if arg == "" {
 		return session{}, usageErrorf("empty SESSION")
@@ -41,28 +43,68 @@ func (a *app) resolve(arg string) (session, error) {
 	if a.isPath(arg) {
 		return a.resolvePath(arg)
 	}
-	if !eventlog.ValidID(arg) {
-		return session{}, usageErrorf("%q is neither a log file nor a session ID (26 upper-case Crockford base32 characters)", arg)
+	if _, query := handle.LabelQuery(arg); !query && !handle.IDPrefix(arg) {
+		return session{}, a.nameError(arg, a.where(), handle.ErrInvalidID) // before the store: a typo, not a missing --dir
 	}
 	st, err := a.sessions(a.ctx)
 	if err != nil {
 		return session{}, err
 	}
-	info, err := st.Stat(a.ctx, arg)
+	info, err := handle.Resolve(a.ctx, st, arg)
 	if err != nil {
-		return session{}, err // not found, refused, stored twice, I/O: the ID itself is valid
+		return session{id: info.ID}, a.nameError(arg, a.where(), err)
 	}
 	fst, _ := st.(*handle.FileStore) // the one store whose sessions are files
-	return session{path: info.Path, id: arg, st: st, file: fst}, nil
+	return session{path: info.Path, id: info.ID, st: st, file: fst}, nil
 }
 
+// maxCandidates is how many sessions an ambiguous name lists.
+const maxCandidates = 10
+
+// nameError says what went wrong with the session name arg: the
+// candidates of an ambiguous one, where (the store) a missing one was
+// looked for.
+func (a *app) nameError(arg, where string, err error) error {
+	var amb *handle.AmbiguousError
+	switch {
+	case errors.As(err, &amb):
+		now := a.now()
+		var lines []string
+		for i, c := range amb.Candidates {
+			if i == maxCandidates {
+				lines = append(lines, fmt.Sprintf("… and %d more (logtool ls lists them)", len(amb.Candidates)-i))
+				break
+			}
+			if c.Path == "" {
+				lines = append(lines, c.ID+"  (cannot be read)")
+				continue
+			}
+			lines = append(lines, fmt.Sprintf("%s  %s  %s", c.ID, chatview.Ago(now, c.LastActive()), shortDesc(c)))
+		}
+		return &exitError{code: exitUsage, err: fmt.Errorf("%q names %d sessions: give more of the ID, or a label query k=v that one session has",
+			arg, len(amb.Candidates)), more: lines}
+	case errors.Is(err, handle.ErrInvalidID):
+		return usageErrorf("%q is neither a log file, a session ID (or the start of one), nor a label query k=v", arg)
+	case errors.Is(err, handle.ErrNotFound):
+		return fmt.Errorf("%w (looked in %s; a session elsewhere: --dir D or --store URL)", err, where)
+	}
+	return err
+}
+
+// isPath reports whether a SESSION argument is a path to a log file: it
+// ends in .jsonl or .jsonl.zst, names an existing file, or holds a path
+// separator and is no label query (cwd=/src/app is one).
 func (a *app) isPath(arg string) bool {
-	if strings.ContainsRune(arg, '/') || strings.ContainsRune(arg, filepath.Separator) ||
-		strings.HasSuffix(arg, rawExt) || strings.HasSuffix(arg, zstdExt) {
+	if strings.HasSuffix(arg, rawExt) || strings.HasSuffix(arg, zstdExt) {
 		return true
 	}
-	fi, err := a.fs.Stat(arg)
-	return err == nil && fi.Mode().IsRegular()
+	if fi, err := a.fs.Stat(arg); err == nil && fi.Mode().IsRegular() {
+		return true
+	}
+	if _, ok := handle.LabelQuery(arg); ok && !strings.ContainsAny(arg[:1], "./~") {
+		return false
+	}
+	return strings.ContainsRune(arg, '/') || strings.ContainsRune(arg, filepath.Separator)
 }
 
 func (a *app) resolvePath(path string) (session, error) {

@@ -26,25 +26,27 @@ func (a *app) newShowCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "show [--from S] [--to S] [--turn N] [--no-pager] SESSION",
 		Short: "Show a session as a conversation: turns, messages, tools, branches",
-		Long: `Show prints a session's logical log as a person reads it: each turn under a
-header, user and assistant text (a step's streamed chunks joined when it has
-no assistant/message), reasoning folded to one line, tool calls with their
-arguments and results (long output cut, with a note of how much), usage per
-model call, how each turn stopped (and whether a resume closed it),
-checkpoints, rollbacks, and the branch each rollback abandoned (dimmed, each
-line marked "┆ ", with the seq it returned to). A fork says where its own
-events start; forks and child sessions of this one are named where they
-branch off.
+		Long: `Show prints a session's logical log as a person reads it (cat is the log as
+stored): each turn under a heading with its number, seq and time; lines
+labelled user, agent, think (reasoning, folded), call (name, id, effect,
+arguments), allow, result or error (long output cut, with the cat command
+that shows it all), usage, stop (how the turn ended; "closed by resume"),
+summary (a compaction), and · for other events, a run of one type folded
+into one line with its count. A step's streamed chunks are one agent
+message when it has none. A rollback is a line "↶ rollback at seq R to seq
+S"; the events it abandoned are dimmed, each line marked "┆ ". A fork's
+heading names its parent; forks and children are named where they branch.
 
---from and --to bound the seqs (inclusive). --turn N shows the N-th turn
-(from 1, in log order, abandoned turns included); --turn -1 is the last
-turn, -2 the one before: read from the tail, so it costs the same for any
-length of log.
+--from and --to bound the seqs. --turn N shows the N-th turn (from 1, in
+log order, abandoned turns included); -1 the last, -2 the one before, read
+from the tail at the same cost for any length of log. A damaged log is
+shown up to its damage, then the error (exit 1).
 
-Lines fit 80 columns ($COLUMNS on a terminal). On a terminal the output has
-colours (unless $NO_COLOR is set) and goes through $PAGER (default less,
-with LESS=FRX), as git log does; piped, it is plain text. See docs/cli.md.`,
-		Args: cobra.ExactArgs(1),
+Lines fit the width (80 piped); text that could drive a terminal shows as
+�. On a terminal: colours, and the pager ($PAGER, default less with
+LESS=FRX; PAGER=cat or --no-pager writes directly).`,
+		Example: `  $ logtool show --turn -1 agent=coder`,
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !cmd.Flags().Changed("to") {
 				o.to = handle.End
@@ -59,9 +61,9 @@ with LESS=FRX), as git log does; piped, it is plain text. See docs/cli.md.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.Int64Var(&o.from, "from", 0, "first seq to show (inclusive)")
-	fl.Int64Var(&o.to, "to", 0, "last seq to show (inclusive; default: the last event)")
-	fl.IntVar(&o.turn, "turn", 0, "show turn N only (1 the first; -1 the last)")
+	seqFlag(fl, &o.from, "from", "first seq to show (inclusive)")
+	seqFlag(fl, &o.to, "to", "last seq to show (inclusive; default: the last event)")
+	fl.IntVar(&o.turn, "turn", 0, "show turn `N` only (1 the first; -1 the last)")
 	fl.BoolVar(&o.noPager, "no-pager", false, "write to stdout even on a terminal")
 	return cmd
 }

@@ -108,7 +108,7 @@ func TestBinaryVerifyStopsOnSignal(t *testing.T) {
 			lines := bufio.NewReader(stdout)
 			first, err := lines.ReadString('\n') // ready: it now reads the huge log
 			require.NoError(t, err)
-			require.True(t, strings.HasPrefix(first, "ok "), first)
+			require.True(t, strings.HasPrefix(first, `{"path":`), first)
 			require.Contains(t, first, id, "the small session first")
 
 			require.NoError(t, cmd.Process.Signal(s.sig))

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -31,16 +32,41 @@ func (a *app) location() string {
 }
 
 // sessions returns the store the commands use (location), opened once a
-// run.
+// run. It must exist: a folder that is not there is an error, not an
+// empty store (a mistyped --dir), but for the commands that create
+// sessions, which call creating first.
 func (a *app) sessions(ctx context.Context) (handle.Store, error) {
 	if a.st == nil {
-		st, closeFn, err := a.openStoreURL(ctx, a.location())
+		var opts []storeurl.Option
+		if !a.creates {
+			opts = append(opts, storeurl.Existing())
+		}
+		st, closeFn, err := a.openStoreURL(ctx, a.location(), opts...)
+		if errors.Is(err, storeurl.ErrNoStore) {
+			return nil, fmt.Errorf("%w (give --dir D or --store URL; $%s and $%s set the defaults)", err, envDir, envStore)
+		}
 		if err != nil {
 			return nil, err
 		}
 		a.st, a.closers = st, append(a.closers, closeFn)
 	}
 	return a.st, nil
+}
+
+// creating returns the store the commands use, which need not exist yet:
+// a session created there makes its folder.
+func (a *app) creating(ctx context.Context) (handle.Store, error) {
+	a.creates = true
+	return a.sessions(ctx)
+}
+
+// where says where the store in use is, for messages: --dir "D" or
+// --store URL.
+func (a *app) where() string {
+	if a.storeURL != "" {
+		return "--store " + a.storeURL
+	}
+	return fmt.Sprintf("--dir %q", a.dir)
 }
 
 // folder returns the file store the file operations (convert, repair,
@@ -62,9 +88,9 @@ func (a *app) folder(ctx context.Context, cmd string) (*handle.FileStore, error)
 
 // openStoreURL opens the store at a URL or a folder (storeurl.Open),
 // with logtool's lease and its warnings on stderr.
-func (a *app) openStoreURL(ctx context.Context, raw string) (handle.Store, func(), error) {
-	return storeurl.Open(ctx, raw, storeurl.WithFs(a.fs), storeurl.WithLeaseTTL(cliLeaseTTL), storeurl.WithClientName("logtool"),
-		storeurl.WithLogger(slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))))
+func (a *app) openStoreURL(ctx context.Context, raw string, opts ...storeurl.Option) (handle.Store, func(), error) {
+	return storeurl.Open(ctx, raw, append([]storeurl.Option{storeurl.WithFs(a.fs), storeurl.WithLeaseTTL(cliLeaseTTL), storeurl.WithClientName("logtool"),
+		storeurl.WithLogger(slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))}, opts...)...)
 }
 
 // closeStores closes the connections the run opened.
@@ -107,20 +133,19 @@ func (a *app) newCopyCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "copy [--id ID]... [--encoding raw|zstd] SRC DST",
 		Short: "Copy sessions between stores (folders or nats:// URLs), keeping every digest",
-		Long: `Copy copies the sessions of store SRC (every one, or those given with --id) to
-store DST. A store is a folder of the file store or a JetStream URL,
+		Long: `Copy copies the sessions of store SRC (every one, or those --id names: any
+name SESSION takes, looked up in SRC) to store DST; a store is a folder or
 nats://host:port[,host:port…][/prefix][?replicas=N&sync=always&lease=D]
-(docs/distributed.md). Each session keeps its ID, header, labels and lineage
-(parents are copied before their forks and children), and its log digest is
-checked to be the same on both sides; it keeps its encoding unless --encoding
-says otherwise (a JetStream store keeps raw logs only). Each copy is all or
-nothing: killed at any instant, the session is absent from DST or complete.
-A session DST holds already with the same lineage and log (in any encoding)
-is left as it is ("unchanged"), so the same copy run again after a failure
-or a kill goes on where it stopped; one with another log or lineage under
-that ID is a conflict naming both (exit 2, as for import), and nothing more
-is copied. It prints one line {"id","status","events","digest"} a session
-(status "created" or "unchanged"; "events": its own).`,
+(docs/distributed.md). Each session keeps its ID, header, labels and
+lineage (parents first), and its encoding unless --encoding says otherwise
+(a JetStream store keeps raw logs only); its log digest is checked to be
+the same on both sides. Each copy is all or nothing: killed at any instant,
+the session is absent from DST or complete. A session DST holds already
+with the same lineage and log (in any encoding) is left as it is
+("unchanged"), so the same copy run again goes on where it stopped; another
+log or lineage under that ID is a conflict naming both (exit 2, as for
+import) and nothing more is copied. It prints {"id","status","events",
+"digest"} a session (status created or unchanged; events: its own).`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if encoding != "" && encoding != handle.EncodingRaw && encoding != handle.EncodingZstd {
@@ -129,17 +154,24 @@ is copied. It prints one line {"id","status","events","digest"} a session
 			return a.runCopy(cmd.Context(), args[0], args[1], ids, encoding)
 		},
 	}
-	cmd.Flags().StringSliceVar(&ids, "id", nil, "copy only this session (repeatable)")
-	cmd.Flags().StringVar(&encoding, "encoding", "", "store the copies as raw or zstd (default: each session's own)")
+	cmd.Flags().StringSliceVar(&ids, "id", nil, "copy only this `SESSION` of SRC (repeatable)")
+	cmd.Flags().StringVar(&encoding, "encoding", "", "store the copies as `raw|zstd` (default: each session's own)")
 	return cmd
 }
 
 func (a *app) runCopy(ctx context.Context, srcURL, dstURL string, ids []string, encoding string) error {
-	src, closeSrc, err := a.openStoreURL(ctx, srcURL)
+	src, closeSrc, err := a.openStoreURL(ctx, srcURL, storeurl.Existing())
 	if err != nil {
 		return err
 	}
 	defer closeSrc()
+	for i, name := range ids {
+		info, err := handle.Resolve(ctx, src, name)
+		if err != nil {
+			return a.nameError(name, "SRC "+srcURL, err)
+		}
+		ids[i] = info.ID
+	}
 	dst, closeDst, err := a.openStoreURL(ctx, dstURL)
 	if err != nil {
 		return err

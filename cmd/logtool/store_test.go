@@ -53,8 +53,14 @@ func TestStoreNATS(t *testing.T) {
 	require.Equal(t, `{"acked":2}`+"\n", res.stdout)
 	cat := nats("", "cat", "--json", id).stdout
 	require.Equal(t, 3, strings.Count(cat, "\n"))
-	require.Contains(t, nats("", "stat", id).stdout, "seq 2 assistant/chunk")
+	require.Contains(t, logtoolWords(t, "", "--store", url, "stat", id).stdout, "seq 2 assistant/chunk")
 	require.Contains(t, nats("", "ls").stdout, id)
+	// Names work on a stream as in a folder (handle.Resolve over Store).
+	require.Equal(t, cat, nats("", "cat", "agent=cli").stdout)
+	require.Equal(t, cat, nats("", "cat", strings.ToLower(id)).stdout)
+	res = logtool(t, "", "--store", url, "cat", "agent=nobody")
+	require.Equal(t, exitUsage, res.code)
+	require.Contains(t, res.stderr, "(looked in --store "+url+";")
 	require.Contains(t, nats("", "verify", "--json", id).stdout, `"ok":true`)
 	var forked struct{ ID string }
 	require.NoError(t, json.Unmarshal([]byte(nats("", "fork", "--at", "1", id).stdout), &forked))
@@ -227,9 +233,9 @@ func TestStoreNATSTree(t *testing.T) {
 	require.Equal(t, 0, res.code, res.stderr)
 
 	for _, form := range [][]string{{"ls", "--tree"}, {"ls", "--tree", "--json"}} {
-		files := logtool(t, "", append([]string{"--dir", dir}, form...)...)
+		files := logtoolWords(t, "", append([]string{"--dir", dir}, form...)...)
 		require.Equal(t, 0, files.code, files.stderr)
-		stream := logtool(t, "", append([]string{"--store", url}, form...)...)
+		stream := logtoolWords(t, "", append([]string{"--store", url}, form...)...)
 		require.Equal(t, 0, stream.code, stream.stderr)
 		if form[len(form)-1] == "--json" {
 			f, s := jsonLines(t, files.stdout), jsonLines(t, stream.stdout)
@@ -259,7 +265,7 @@ func TestStoreNATSTree(t *testing.T) {
 	st, err := js.Stream(t.Context(), "tree")
 	require.NoError(t, err)
 	require.NoError(t, st.Purge(t.Context(), natsjs.WithPurgeSubject("tree.s."+parent)))
-	res = logtool(t, "", "--store", url, "ls", "--tree")
+	res = logtoolWords(t, "", "--store", url, "ls", "--tree")
 	require.Equal(t, 0, res.code, res.stderr)
 	require.Regexp(t, `(?m)^`+child+` +child@1 call c1 +1 .*\(parent `+parent+` gone\)$`, res.stdout)
 	require.Regexp(t, `(?m)^`+fork+` +fork@0 `, res.stdout)

@@ -23,27 +23,26 @@ func (a *app) newTailCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "tail [-n N] [-f] [--json] SESSION",
 		Short: "Print the last N events; -f: follow as a writer appends",
-		Long: `Tail prints the last N events of a session (default 10): one line an event as
-cat prints them, or canon(e) lines with --json.
-
-With -f it keeps printing the events a writer appends (it looks every 200 ms)
-until interrupted (Ctrl-C: exit status 130). It follows the session, not the
-file, as tail -F does: when the file is replaced (logtool convert, a repair, a
-writer's rewrite), cut (repair --salvage) or removed for a while, it says so
-on stderr, opens the session's file anew and goes on from the first event it
-has not printed (or from where a cut log now ends). With --store it follows
-the session's subject: each look reads what was acknowledged since.`,
-		Args: cobra.ExactArgs(1),
+		Long: `Tail prints the last N events (default 10), as cat prints them. With -f it
+goes on printing what a writer appends (it looks every 200 ms) until
+interrupted (exit 130). It follows the session, not the file, as tail -F
+does (package follow): when the session moves (convert), is replaced, cut
+(repair --salvage, a writer's recovery) or rewritten, it says so on stderr,
+opens it anew and goes on from the first event not printed, or from the
+first seq where the log now differs from what was printed. A session gone
+for a while is waited for; on JetStream the session's subject is followed.`,
+		Example: `  $ logtool tail -f --json agent=coder`,
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if n < 0 {
 				return usageErrorf("-n %d: want N >= 0", n)
 			}
-			return a.runTail(cmd.Context(), args[0], n, keep, asJSON, a.stdout)
+			return a.runTail(cmd.Context(), args[0], n, keep, a.wantJSON(asJSON), a.stdout)
 		},
 	}
-	cmd.Flags().Int64VarP(&n, "lines", "n", 10, "how many of the last events to print")
+	cmd.Flags().Int64VarP(&n, "lines", "n", 10, "print the last `N` events")
 	cmd.Flags().BoolVarP(&keep, "follow", "f", false, "keep printing events as they are appended, across a convert or repair, until interrupted")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print canon(e) lines")
+	jsonFlag(cmd, &asJSON)
 	return cmd
 }
 

@@ -9,11 +9,14 @@ import (
 	"os/exec"
 	"strconv"
 	"syscall"
+
+	"golang.org/x/term"
 )
 
 // envTerminal overrides terminal detection: "1" treats stdout and stderr
-// as terminals, "0" as pipes (docs/cli.md: for tests and for scripts that
-// run logtool under a pseudo-terminal).
+// as terminals, "0" as pipes, "stdout" only stdout as a terminal (words
+// and tables through a pipe, no progress drawn on stderr). docs/cli.md: for
+// tests and for scripts that run logtool under a pseudo-terminal.
 const envTerminal = "SESSIONLOG_TERMINAL"
 
 // defaultWidth is the width of human output when the terminal's is not
@@ -21,20 +24,19 @@ const envTerminal = "SESSIONLOG_TERMINAL"
 const defaultWidth = 80
 
 // isTerminal reports whether w is a terminal, unless $SESSIONLOG_TERMINAL
-// says otherwise.
+// says otherwise. A character device that is not a terminal (/dev/null)
+// is not one.
 func (a *app) isTerminal(w io.Writer) bool {
 	switch a.env(envTerminal) {
 	case "1":
 		return true
 	case "0":
 		return false
+	case "stdout":
+		return w == a.stdout
 	}
 	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // colour reports whether output to w may use ANSI colours: only on a
@@ -43,11 +45,18 @@ func (a *app) colour(w io.Writer) bool {
 	return a.isTerminal(w) && a.env("NO_COLOR") == ""
 }
 
-// width is the number of columns human output to w fits in: $COLUMNS on a
-// terminal, else 80.
+// width is the number of columns human output to w fits in: on a
+// terminal $COLUMNS when it is set (at least 40), else the terminal's own
+// width; piped, or when neither is known, 80.
 func (a *app) width(w io.Writer) int {
-	if a.isTerminal(w) {
-		if n, err := strconv.Atoi(a.env("COLUMNS")); err == nil && n >= 40 {
+	if !a.isTerminal(w) {
+		return defaultWidth
+	}
+	if n, err := strconv.Atoi(a.env("COLUMNS")); err == nil && n >= 40 {
+		return n
+	}
+	if f, ok := w.(*os.File); ok {
+		if n, _, err := term.GetSize(int(f.Fd())); err == nil && n >= 40 {
 			return n
 		}
 	}

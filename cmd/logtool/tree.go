@@ -207,7 +207,7 @@ func (a *app) writeTree(out io.Writer, rows []treeRow) error {
 		case r.err != nil:
 			events, last = "?", "?"
 		case r.info.LastType != "":
-			last = ago(now, r.info.LastTime)
+			last = chatview.Ago(now, r.info.LastTime)
 		}
 		cells[i] = [4]string{strings.Repeat("  ", r.depth) + r.info.ID, describeMode(r.info.Header.Parent), events, last}
 		for c, s := range cells[i] {

@@ -20,26 +20,29 @@ func (a *app) newVerifyCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "verify [--json] SESSION|DIR|URL...",
 		Short: "Check logs: structure, lineage, every checkpoint digest",
-		Long: `Verify reads every row of each log and checks the format: the header, every
-row's shape, the seq rule; then the logical log (a fork's parent must hold the
-fork point) and every checkpoint: its log digest, and its state digest when it
-names a projection logtool knows (agent/v1, transcript/v1; others are counted
-as unchecked). A DIR verifies every <ID>.jsonl[.zst] in it, a store's URL
-(nats://host:port[/prefix]) every session of that store. A torn tail alone
-is ok. --json prints one object a file or session:
-{"path","id","ok","events","fileEvents","torn","checkpoints","unchecked",
-"error"}: events counts the logical log (a fork's inherited events included,
-as stat and ls count it), fileEvents the events of the file's own rows; torn
-null or {"offset","bytes"}, error null or {"kind","seq","offset","message"},
-kind one of corrupt, version, digest, lineage, io (io also for an entry
-refused as not a regular file: a folder, FIFO, device or link named like a
-session).`,
+		Long: `Verify reads every row of each log and checks its structure (the header,
+every zstd frame's checksum, every row's shape, the seq rule), the logical
+log (a fork's parent must hold the fork point) and every checkpoint: its
+log digest, and its state digest when it names a projection logtool knows
+(agent/v1, transcript/v1; others are counted as unchecked). A DIR verifies
+every <ID>.jsonl[.zst] in it, a store's URL every session of that store, a
+path any log file. A torn tail alone is ok.
+
+JSON, one object a file or session: {"path","id","ok","events",
+"fileEvents","torn","checkpoints","unchecked","error"}: events counts the
+logical log, fileEvents the file's own rows; torn is null or
+{"offset","bytes"}; error is null or {"kind","seq","offset","message"}
+with kind corrupt, version, digest, lineage or io (an I/O error, or an
+entry refused as not a regular file). On a terminal one line a file: ok or
+FAIL, the path, the ID and what was found. Exit 1 if any fails.`,
+		Example: `  $ logtool verify sessions
+  $ logtool verify --json nats://127.0.0.1:4222/prod`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.runVerify(cmd.Context(), args, asJSON, a.stdout)
+			return a.runVerify(cmd.Context(), args, a.wantJSON(asJSON), a.stdout)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object a file")
+	jsonFlag(cmd, &asJSON)
 	return cmd
 }
 
@@ -133,7 +136,7 @@ func (a *app) verifyJobs(ctx context.Context, arg string, jobs []verifyJob) ([]v
 	id := s.id
 	switch {
 	case errors.Is(err, handle.ErrDuplicate) || errors.Is(err, handle.ErrNotRegular):
-		id = arg // the store refuses the session: verify says so
+		id = s.id // the store refuses the session it names: verify says so
 	case err != nil:
 		return nil, err
 	}

@@ -56,7 +56,7 @@ func TestVerify(t *testing.T) {
 		require.Equal(t, 0, res.code, res.stderr)
 		require.Equal(t, fmt.Sprintf(`{"path":%q,"id":%q,"ok":true,"events":3,"fileEvents":3,"torn":{"offset":%d,"bytes":23},"checkpoints":0,"unchecked":0,"error":null}`+"\n",
 			path, id, len(strings.Join(lines, ""))), res.stdout, target)
-		res = logtool(t, "", "--dir", dir, "verify", target)
+		res = logtoolWords(t, "", "--dir", dir, "verify", target)
 		require.Equal(t, 0, res.code, res.stderr)
 		require.Equal(t, fmt.Sprintf("ok    %s  %s  3 events; torn tail of 23 bytes at offset %d (never acknowledged; cut by the next append or repair)\n",
 			path, id, len(strings.Join(lines, ""))), res.stdout)
@@ -97,7 +97,7 @@ func TestVerifyFolder(t *testing.T) {
 	require.Equal(t, map[string]bool{good: true, bad: false}, byPath)
 	require.Contains(t, res.stderr, "1 of 2 files failed")
 
-	res = logtool(t, "", "verify", dir)
+	res = logtoolWords(t, "", "verify", dir)
 	require.Equal(t, 1, res.code)
 	require.Contains(t, res.stdout, "ok    "+good)
 	require.Contains(t, res.stdout, "FAIL  "+bad)

@@ -17,7 +17,7 @@
 //
 // Lines are read in file order (the parentUuid tree is not rebuilt; Claude
 // Code appends in time order, a rewound branch stays where it was written).
-// docs/cli.md has the table of every record type; in short:
+// docs/import.md has the table of every record type; in short:
 //
 //   - A user line's text is classified by its flags and the way it starts
 //     (Kind): only what the user typed — a prompt, a /command, a ! command

@@ -21,7 +21,7 @@
 //
 // # The mapping
 //
-// docs/cli.md has the table of every record type; in short:
+// docs/import.md has the table of every record type; in short:
 //
 //   - Turns follow Codex's own: task_started (turn_started) starts one,
 //     ending one still open as interrupted; task_complete (turn_complete)

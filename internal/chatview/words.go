@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/width"
 )
 
 // Plural says n things in words: "1 event", "2 events", "no events".
@@ -57,6 +60,67 @@ func Size(n int64) string {
 		return fmt.Sprintf("%.1f %s", v, suffix)
 	}
 	return fmt.Sprintf("%.0f %s", v, suffix)
+}
+
+// Duration says d for people in its two largest units, as a reader
+// weighs it: "850ms", "12.3s", "5m 12s", "3h 5m", "204d 9h" (never
+// "4905h11m17.608s").
+func Duration(d time.Duration) string {
+	if d < 0 {
+		return "-" + Duration(-d)
+	}
+	const day = 24 * time.Hour
+	switch {
+	case d == 0:
+		return "0s"
+	case d < time.Second:
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	case d < 10*time.Second:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", d/time.Second)
+	case d < time.Hour:
+		return twoUnits(d, time.Minute, "m", time.Second, "s")
+	case d < day:
+		return twoUnits(d, time.Hour, "h", time.Minute, "m")
+	}
+	return twoUnits(d, day, "d", time.Hour, "h")
+}
+
+// twoUnits says d as whole big units and whole small ones, the second
+// left out when it is none: "5m 12s", "3h".
+func twoUnits(d, big time.Duration, bigName string, small time.Duration, smallName string) string {
+	n, rest := d/big, (d%big)/small
+	if rest == 0 {
+		return fmt.Sprintf("%d%s", n, bigName)
+	}
+	return fmt.Sprintf("%d%s %d%s", n, bigName, rest, smallName)
+}
+
+// Ago says how long before now the Unix milliseconds ms were, in one
+// short word: "now", "45s ago", "5m ago", "3h ago", "4d ago", "5mo ago",
+// "2y ago"; "in 3h" for a time after now (a writer's clock ahead).
+func Ago(now time.Time, ms int64) string {
+	d := now.Sub(time.UnixMilli(ms))
+	if d <= -time.Second {
+		return "in " + strings.TrimSuffix(Ago(now.Add(-2*d), ms), " ago")
+	}
+	const day = 24 * time.Hour
+	switch {
+	case d < time.Second:
+		return "now"
+	case d < time.Minute:
+		return fmt.Sprintf("%ds ago", d/time.Second)
+	case d < time.Hour:
+		return fmt.Sprintf("%dm ago", d/time.Minute)
+	case d < day:
+		return fmt.Sprintf("%dh ago", d/time.Hour)
+	case d < 60*day:
+		return fmt.Sprintf("%dd ago", d/day)
+	case d < 365*day:
+		return fmt.Sprintf("%dmo ago", min(d/(30*day), 11))
+	}
+	return fmt.Sprintf("%dy ago", d/(365*day))
 }
 
 // clean makes text safe to print on a terminal: tabs become spaces, and
@@ -148,20 +212,19 @@ func columnOffset(s string, width int) int {
 	return len(s)
 }
 
-// runeWidth is the columns r takes (a short table of the wide ranges of
-// Unicode's East Asian Width; enough for a line never to overflow on
-// CJK text).
+// runeWidth is the columns r takes on a terminal: none for a combining
+// mark, a format character or a zero-width space; two for what Unicode's
+// East Asian Width calls wide or fullwidth (CJK, most emoji); one for the
+// rest, ambiguous ones included (as terminals outside East Asia draw them).
 func runeWidth(r rune) int {
 	switch {
 	case r < 0x300: // Latin, before the combining marks
 		return 1
-	case unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Me, r) || r == 0x200B:
+	case unicode.In(r, unicode.Mn, unicode.Me, unicode.Cf):
 		return 0
-	case r >= 0x1100 && r <= 0x115F, r >= 0x2E80 && r <= 0x303E, r >= 0x3041 && r <= 0x33FF,
-		r >= 0x3400 && r <= 0x4DBF, r >= 0x4E00 && r <= 0x9FFF, r >= 0xA000 && r <= 0xA4CF,
-		r >= 0xAC00 && r <= 0xD7A3, r >= 0xF900 && r <= 0xFAFF, r >= 0xFE30 && r <= 0xFE4F,
-		r >= 0xFF00 && r <= 0xFF60, r >= 0xFFE0 && r <= 0xFFE6, r >= 0x1F300 && r <= 0x1F64F,
-		r >= 0x1F900 && r <= 0x1F9FF, r >= 0x20000 && r <= 0x3FFFD:
+	}
+	switch width.LookupRune(r).Kind() {
+	case width.EastAsianWide, width.EastAsianFullwidth:
 		return 2
 	}
 	return 1

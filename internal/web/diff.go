@@ -42,7 +42,18 @@ func (s *Server) handleDiff(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	a, b := q.Get("a"), q.Get("b")
 	if !eventlog.ValidID(a) || !eventlog.ValidID(b) {
-		http.Error(w, "a and b must be session IDs (26 upper-case Crockford base32 characters)", http.StatusBadRequest)
+		// Names of sessions (the start of an ID, a label query): the same
+		// diff with their IDs.
+		for _, side := range []string{"a", "b"} {
+			if name := q.Get(side); !eventlog.ValidID(name) {
+				id, ok := s.resolve(w, r, name)
+				if !ok {
+					return
+				}
+				q.Set(side, id)
+			}
+		}
+		redirect(w, r, "/diff", q.Encode())
 		return
 	}
 	as, errA := seqParam(q.Get("as"))

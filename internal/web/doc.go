@@ -2,13 +2,16 @@
 // view of a session store (docs/cli.md, serve). It renders the session list,
 // a session's conversation with its branches, the diff of two sessions or
 // two seqs, events as stored, verify results and a live view that follows a
-// log as tail -f does, with html/template (every piece of event data is
+// session with the follower tail -f uses (package follow), with
+// html/template (every piece of event data is
 // escaped) and a little plain JavaScript, all embedded. What a page shows of
 // the events is what logtool show shows: both fold them with
 // internal/chatview's Builder.
 //
-// It reads sessions through the narrow Store interface (handle.FileStore is
-// one) and only ever opens them read-only; what the CLI prints as JSON
+// It reads sessions through a handle.Store (serve gives it a file store
+// over a read-only file system) and only ever opens them read-only; a URL
+// may name a session as the command line does (handle.Resolve), answered
+// with a redirect to its ID. What the CLI prints as JSON
 // (stat, ls, verify, replay) comes from an API the caller supplies, so the
 // /api/ answers are the CLI's bytes. Every request must carry the server's
 // token and a Host naming the bound address, and only GET and HEAD are

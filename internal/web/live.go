@@ -11,20 +11,23 @@ import (
 	"time"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/follow"
 	"github.com/sessionlog/sessionlog/handle"
 )
 
 // handleLive follows a session for the session page that shows its last
 // events (?from=F&after=S: the page shows seqs F..S), as server-sent
-// events, the way tail -f does: it reads to the end, waits, reads again.
-// It first folds the page's events again, so that it knows what the page
-// shows (its turns, their totals, the streamed text and the runs still
-// growing), then sends, after each read that found events, one message:
-// the new items in their turn, the page's facts and totals, and what is
-// still growing, each rendered by the page's own templates (the same
-// escaping). Its id is the last seq, so a reconnecting browser goes on
-// from Last-Event-ID. A rollback changes what earlier items mean: the
-// message then asks the page to reload.
+// events, with the follower tail -f uses (package follow), so that it goes
+// on across what the store does to the log under it (a convert moves it,
+// a compaction replaces it). It first folds the page's events again, so
+// that it knows what the page shows (its turns, their totals, the
+// streamed text and the runs still growing), then sends, after each look
+// that found events, one message: the new items in their turn, the page's
+// facts and totals, and what is still growing, each rendered by the page's
+// own templates (the same escaping). Its id is the last seq, so a
+// reconnecting browser goes on from Last-Event-ID. A rollback changes
+// what earlier items mean, and a log cut or rewritten under the page what
+// it shows: the message then asks the page to reload.
 func (s *Server) handleLive(w http.ResponseWriter, r *http.Request, id string) {
 	ctx := r.Context()
 	q := r.URL.Query()
@@ -47,12 +50,16 @@ func (s *Server) handleLive(w http.ResponseWriter, r *http.Request, id string) {
 		s.fail(w, err)
 		return
 	}
-	h, ok := s.open(w, r, id)
-	if !ok {
+	var changed bool // the log under the page was cut or rewritten
+	f, err := follow.Open(ctx, follow.Session(s.store, id), follow.From(after+1), follow.WithNotes(func(n follow.Note) {
+		changed = changed || rewrites(n.Kind)
+	}))
+	if err != nil {
+		s.fail(w, err)
 		return
 	}
-	defer h.Close()
-	lv, err := s.newLive(ctx, h, info, from, after)
+	defer f.Close()
+	lv, err := s.newLive(ctx, f.Handle(), info, from, after)
 	if err != nil {
 		s.fail(w, err)
 		return
@@ -67,14 +74,19 @@ func (s *Server) handleLive(w http.ResponseWriter, r *http.Request, id string) {
 	tick := time.NewTicker(s.followEvery)
 	defer tick.Stop()
 	for {
-		for e, err := range h.Read(ctx, after+1, handle.End) {
+		for e, err := range f.Poll(ctx) {
 			if err != nil {
-				fmt.Fprintf(w, "event: failed\ndata: %s\n\n", oneLine(err.Error()))
-				fl.Flush()
+				if ctx.Err() == nil {
+					fmt.Fprintf(w, "event: failed\ndata: %s\n\n", oneLine(err.Error()))
+					fl.Flush()
+				}
 				return
 			}
 			lv.add(e)
 			after = e.Seq
+		}
+		if changed {
+			lv.changed, lv.reload = true, true
 		}
 		if lv.changed {
 			msg, err := lv.update(ctx)
@@ -95,6 +107,17 @@ func (s *Server) handleLive(w http.ResponseWriter, r *http.Request, id string) {
 		case <-tick.C:
 		}
 	}
+}
+
+// rewrites reports whether what a follower noticed may have changed
+// events the page shows already: the log was cut, rewritten, replaced or
+// parts from what was read. (A move, a convert's, keeps the log.)
+func rewrites(k follow.NoteKind) bool {
+	switch k {
+	case follow.Cut, follow.Rewritten, follow.Replaced, follow.Parted:
+		return true
+	}
+	return false
 }
 
 func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }

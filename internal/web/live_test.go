@@ -151,3 +151,49 @@ func TestLiveGoesOnFromLastEventID(t *testing.T) {
 	require.Contains(t, u.Groups[0].Items, "m2")
 	require.NotContains(t, u.Groups[0].Items, "m1")
 }
+
+// TestLiveAcrossConvertAndCut: the live view follows the session, not the
+// file (package follow): a convert moves the log to another name and the
+// page goes on with what is written after it; a log cut under the page
+// (a repair, a writer's recovery) asks the page to reload, since events
+// it shows may be gone.
+func TestLiveAcrossConvertAndCut(t *testing.T) {
+	ctx := t.Context()
+	fsys := afero.NewMemMapFs()
+	st := handle.NewFileStore(fsys, "/s")
+	w, err := st.Create(ctx)
+	require.NoError(t, err)
+	id := w.ID()
+	appendFlush := func(w handle.Handle, evs ...eventlog.Event) {
+		t.Helper()
+		_, err := w.Append(ctx, evs...)
+		require.NoError(t, err)
+		require.NoError(t, w.Flush(ctx))
+	}
+	appendFlush(w, ev("turn/start", `{}`), ev("user/message", `{"text":"one"}`))
+	require.NoError(t, w.Close())
+
+	srv, err := web.New(handle.NewFileStore(afero.NewReadOnlyFs(fsys), "/s"), fakeAPI{}, addr, web.WithToken(token), web.WithFollowEvery(time.Millisecond))
+	require.NoError(t, err)
+	f := &fixture{handler: srv.Handler()}
+	lines := follow(t, f.handler, followURL(t, f.get(t, "/s/"+id).Body.String()), "")
+
+	require.NoError(t, st.Convert(ctx, id, handle.EncodingZstd))
+	w, err = st.Open(ctx, id, handle.ReadWrite)
+	require.NoError(t, err)
+	appendFlush(w, ev("user/message", `{"text":"after the convert"}`))
+	require.NoError(t, w.Close())
+	seq, u := nextUpdate(t, lines)
+	require.Equal(t, "2", seq)
+	require.False(t, u.Reload)
+	require.Contains(t, u.Groups[0].Items, "after the convert")
+
+	require.NoError(t, st.Convert(ctx, id, handle.EncodingRaw))
+	path := "/s/" + id + ".jsonl"
+	b, err := afero.ReadFile(fsys, path)
+	require.NoError(t, err)
+	rows := strings.SplitAfter(string(b), "\n")
+	require.NoError(t, afero.WriteFile(fsys, path, []byte(strings.Join(rows[:2], "")), 0o600)) // the header and seq 0
+	_, u = nextUpdate(t, lines)
+	require.True(t, u.Reload, "the events the page shows past seq 0 are gone")
+}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
+	"net/url"
+	"strings"
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
@@ -43,16 +45,76 @@ func describeParent(p *eventlog.Parent) string {
 
 // withID validates the {id} of a route before anything reads the store:
 // a session ID is 26 Crockford base32 characters, so no path can be
-// smuggled through it.
+// smuggled through it. Any other name of a session (the start of its ID,
+// a label query k=v: handle.Resolve, which builds no path from it) is
+// answered with a redirect to the same URL with the ID (see resolve).
 func (s *Server) withID(h func(http.ResponseWriter, *http.Request, string)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		id := r.PathValue("id")
-		if !eventlog.ValidID(id) {
-			http.Error(w, "not a session ID (26 upper-case Crockford base32 characters)", http.StatusBadRequest)
+		name := r.PathValue("id")
+		if eventlog.ValidID(name) {
+			h(w, r, name)
 			return
 		}
-		h(w, r, id)
+		id, ok := s.resolve(w, r, name)
+		if !ok {
+			return
+		}
+		segs := strings.Split(r.URL.EscapedPath(), "/")
+		for i, seg := range segs {
+			if v, err := url.PathUnescape(seg); err == nil && v == name {
+				segs[i] = id
+				break
+			}
+		}
+		u := *r.URL
+		u.Path, u.RawPath = "", ""
+		redirect(w, r, strings.Join(segs, "/"), u.RawQuery)
 	}
+}
+
+// resolve finds the session that name names (handle.Resolve), or answers
+// the request: 400 for what is no name, 404 when no session answers to
+// it, and when several do, the session list of them (300 Multiple
+// Choices) for a page, a text of their IDs (409) for /api/.
+func (s *Server) resolve(w http.ResponseWriter, r *http.Request, name string) (string, bool) {
+	info, err := handle.Resolve(r.Context(), s.store, name)
+	var amb *handle.AmbiguousError
+	switch {
+	case err == nil:
+		return info.ID, true
+	case errors.As(err, &amb) && strings.HasPrefix(r.URL.Path, "/api/"):
+		var ids []string
+		for _, c := range amb.Candidates {
+			ids = append(ids, c.ID)
+		}
+		http.Error(w, fmt.Sprintf("%q names %d sessions: %s", name, len(ids), strings.Join(ids, " ")), http.StatusConflict)
+	case errors.As(err, &amb):
+		page := listPage{Q: name, Matched: len(amb.Candidates), Total: len(amb.Candidates)}
+		for _, c := range amb.Candidates {
+			page.Rows = append(page.Rows, listRow{Info: c, Parent: describeParent(c.Header.Parent)})
+		}
+		var buf bytes.Buffer
+		if err := s.pages.ExecuteTemplate(&buf, "list.html", page); err != nil {
+			s.fail(w, err)
+			return "", false
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.WriteHeader(http.StatusMultipleChoices)
+		w.Write(buf.Bytes())
+	case errors.Is(err, handle.ErrInvalidID):
+		http.Error(w, "not a session name: a session ID (26 Crockford base32 characters), the start of one, or a label query k=v", http.StatusBadRequest)
+	default:
+		s.fail(w, err)
+	}
+	return "", false
+}
+
+// redirect sends the browser to path?query on this server (302).
+func redirect(w http.ResponseWriter, r *http.Request, path, query string) {
+	if query != "" {
+		path += "?" + query
+	}
+	http.Redirect(w, r, path, http.StatusFound)
 }
 
 // render executes a page into a buffer first, so a failure mid-page is a

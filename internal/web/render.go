@@ -181,7 +181,7 @@ func (g *group) Tokens() int64 { return g.In + g.Out }
 // Duration says how long the group took, from its first event's time to
 // its last's.
 func (g *group) Duration() string {
-	return (time.Duration(g.End-g.Start) * time.Millisecond).Round(time.Millisecond).String()
+	return chatview.Duration(time.Duration(g.End-g.Start) * time.Millisecond)
 }
 
 // pageBuilder folds events into groups of items through a
@@ -323,7 +323,7 @@ func (c chart) MostWords() string {
 	if c.ByTokens {
 		return chatview.Plural(c.Most, "token", "")
 	}
-	return (time.Duration(c.Most) * time.Millisecond).Round(time.Millisecond).String()
+	return chatview.Duration(time.Duration(c.Most) * time.Millisecond)
 }
 
 // Chart dimensions: bars are at most maxBarWidth wide, so that a page of

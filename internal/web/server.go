@@ -24,13 +24,11 @@ var assets embed.FS
 // TokenCookie is the cookie that carries the token after the first visit.
 const TokenCookie = "logtool_serve_token"
 
-// Store is what the server reads sessions through. handle.FileStore (and
-// every handle.Store) is one. The server opens sessions ReadOnly only.
-type Store interface {
-	List(ctx context.Context, opts ...handle.ListOption) ([]handle.Info, error)
-	Stat(ctx context.Context, id string) (handle.Info, error)
-	Open(ctx context.Context, id string, mode handle.Mode) (handle.Handle, error)
-}
+// Store is what the server reads sessions through: any handle.Store (the
+// live view follows a session with package follow, a name is resolved
+// with handle.Resolve). The server opens sessions ReadOnly only; serve
+// gives it a file store over a read-only file system.
+type Store = handle.Store
 
 // API writes what the CLI prints for scripts, so /api/ answers with the
 // same bytes: `ls --json`, `ls --tree --json`, `stat --json`,

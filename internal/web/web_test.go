@@ -271,6 +271,39 @@ func TestSecurityHeaders(t *testing.T) {
 	}
 }
 
+// A session is named in a URL as on the command line (handle.Resolve): the
+// start of its ID, in either case, or a label query k=v; the server
+// redirects to the URL with its ID. A name several sessions answer to
+// lists them (300, the session list of them; 409 on /api/), one nothing
+// answers to is 404. Nothing is written.
+func TestSessionNames(t *testing.T) {
+	f := newFixture(t)
+	before := f.snapshot(t)
+	for _, tc := range []struct{ target, location string }{
+		{"/s/" + strings.ToLower(f.main), "/s/" + f.main},
+		{"/s/" + strings.ToLower(f.main) + "/verify", "/s/" + f.main + "/verify"},
+		{"/s/" + f.main[:25] + "/events?from=3", "/s/" + f.main + "/events?from=3"},
+		{"/s/title=%3Cb%3Ebold%3C%2Fb%3E", "/s/" + f.main},
+		{"/api/stat/title=%3Cb%3Ebold%3C%2Fb%3E", "/api/stat/" + f.main},
+		{"/diff?a=" + strings.ToLower(f.main) + "&b=" + f.fork + "&as=2", "/diff?a=" + f.main + "&as=2&b=" + f.fork},
+	} {
+		res := f.get(t, tc.target)
+		require.Equal(t, http.StatusFound, res.Code, tc.target)
+		require.Equal(t, tc.location, res.Header().Get("Location"), tc.target)
+	}
+	res := f.get(t, "/s/0")
+	require.Equal(t, http.StatusMultipleChoices, res.Code)
+	require.Contains(t, res.Body.String(), `href="/s/`+f.main+`"`)
+	require.Contains(t, res.Body.String(), `href="/s/`+f.fork+`"`)
+	res = f.get(t, "/api/stat/0")
+	require.Equal(t, http.StatusConflict, res.Code)
+	require.Contains(t, res.Body.String(), f.main)
+	require.Contains(t, res.Body.String(), f.fork)
+	require.Equal(t, http.StatusNotFound, f.get(t, "/s/7ZZZ").Code)
+	require.Equal(t, http.StatusNotFound, f.get(t, "/s/agent=nobody").Code)
+	require.Equal(t, before, f.snapshot(t), "names are resolved without writing")
+}
+
 func TestBadIDs(t *testing.T) {
 	f := newFixture(t)
 	before := f.snapshot(t)
@@ -280,7 +313,6 @@ func TestBadIDs(t *testing.T) {
 		want   int
 	}{
 		{"/s/abc", http.StatusBadRequest},
-		{"/s/" + strings.ToLower(f.main), http.StatusBadRequest},
 		{"/s/..%2F..%2Fetc%2Fpasswd", http.StatusBadRequest},
 		{"/s/" + f.main + "x", http.StatusBadRequest},
 		{"/s/" + f.main + ".jsonl", http.StatusBadRequest},

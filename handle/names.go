@@ -1,0 +1,175 @@
+package handle
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+)
+
+// ErrAmbiguous: a session name that more than one session answers to; it
+// is wrapped by *AmbiguousError.
+var ErrAmbiguous = errors.New("handle: ambiguous session name")
+
+// AmbiguousError reports a name (an ID prefix, a label query) that several
+// sessions answer to, as git reports a short commit hash that is not
+// unique. It wraps ErrAmbiguous.
+type AmbiguousError struct {
+	Name string
+	// Candidates are the sessions the name fits, the last active first.
+	// A session whose tail cannot be read has only its ID.
+	Candidates []Info
+}
+
+// Error implements error.
+func (e *AmbiguousError) Error() string {
+	return fmt.Sprintf("handle: %q names %d sessions", e.Name, len(e.Candidates))
+}
+
+// Unwrap returns ErrAmbiguous.
+func (e *AmbiguousError) Unwrap() error { return ErrAmbiguous }
+
+// LastActive is when the session last did something, in Unix
+// milliseconds: its last event's time, or its creation when that is later
+// (event times are the writer's to set, so a session is never older than
+// its header says). ls sorts and shows it, and GC collects by it.
+func (i Info) LastActive() int64 {
+	if i.LastType != "" && i.LastTime > i.Header.CreatedAt {
+		return i.LastTime
+	}
+	return i.Header.CreatedAt
+}
+
+// LabelQuery parses a label query, k=v or k1=v1,k2=v2: the labels a
+// session's header must hold, each with that value. A comma starts a new
+// pair only when what follows it holds an "=", so a value may hold commas
+// (cwd=/a,b). ok is false when name is no query: it has no "=", or a key
+// is empty.
+func LabelQuery(name string) (labels map[string]string, ok bool) {
+	if !strings.Contains(name, "=") {
+		return nil, false
+	}
+	var pairs []string
+	for _, part := range strings.Split(name, ",") {
+		if len(pairs) > 0 && !strings.Contains(part, "=") {
+			pairs[len(pairs)-1] += "," + part
+			continue
+		}
+		pairs = append(pairs, part)
+	}
+	labels = map[string]string{}
+	for _, p := range pairs {
+		k, v, _ := strings.Cut(p, "=")
+		if k == "" {
+			return nil, false
+		}
+		labels[k] = v
+	}
+	return labels, true
+}
+
+// IDPrefix reports whether name can begin a session ID (in either case):
+// 1 to 26 Crockford base32 characters, the first 0–7.
+func IDPrefix(name string) bool {
+	if name == "" || len(name) > 26 {
+		return false
+	}
+	up := strings.ToUpper(name)
+	return eventlog.ValidID(up + strings.Repeat("0", 26-len(up)))
+}
+
+// Resolve returns the session of st that name names, as a person types it
+// (docs/cli.md, SESSION):
+//
+//   - a session ID, in either case: that session (one Stat, no listing);
+//   - a shorter prefix of one: the one session whose ID starts with it;
+//   - a label query (LabelQuery: agent=coder, or agent=coder,task=t1): the
+//     one session whose labels hold every pair.
+//
+// When several sessions fit it returns an *AmbiguousError listing them;
+// when none does, an error wrapping ErrNotFound that says what was looked
+// for; a name that is none of the three wraps ErrInvalidID. A prefix or a
+// query lists the store (its cost grows with the number of sessions; an
+// ID's does not). A session whose tail cannot be read still counts as a
+// candidate of a prefix, so that a prefix never names another session
+// because one is damaged. When the one session named cannot be described,
+// the Info holds its ID and err is Stat's error (the session is corrupt,
+// stored twice, not a regular file…).
+func Resolve(ctx context.Context, st Store, name string) (Info, error) {
+	if labels, ok := LabelQuery(name); ok {
+		opts := []ListOption{SkipBroken(func(string, error) {})}
+		for k, v := range labels {
+			opts = append(opts, WithLabel(k, v))
+		}
+		infos, err := st.List(ctx, opts...)
+		if err != nil {
+			return Info{}, err
+		}
+		return only(name, infos, fmt.Errorf("%w: no session has the labels %s", ErrNotFound, describeQuery(labels)))
+	}
+	if !IDPrefix(name) {
+		return Info{}, fmt.Errorf("%w: %q is neither a session ID, the start of one, nor a label query k=v", ErrInvalidID, name)
+	}
+	prefix := strings.ToUpper(name)
+	if len(prefix) == 26 {
+		return stat(ctx, st, prefix)
+	}
+	var broken []Info
+	infos, err := st.List(ctx, SkipBroken(func(id string, _ error) {
+		if strings.HasPrefix(id, prefix) {
+			broken = append(broken, Info{ID: id, LastSeq: -1})
+		}
+	}))
+	if err != nil {
+		return Info{}, err
+	}
+	var fit []Info
+	for _, in := range infos {
+		if strings.HasPrefix(in.ID, prefix) {
+			fit = append(fit, in)
+		}
+	}
+	fit = append(fit, broken...)
+	info, err := only(name, fit, fmt.Errorf("%w: no session ID starts with %s", ErrNotFound, prefix))
+	if err == nil && info.Path == "" {
+		return stat(ctx, st, info.ID) // a broken one: its own error
+	}
+	return info, err
+}
+
+// stat is st.Stat that keeps the ID in the Info it returns with an error.
+func stat(ctx context.Context, st Store, id string) (Info, error) {
+	info, err := st.Stat(ctx, id)
+	if err != nil {
+		return Info{ID: id, LastSeq: -1}, err
+	}
+	return info, nil
+}
+
+// only returns the one session of fit, else the ambiguity or none.
+func only(name string, fit []Info, none error) (Info, error) {
+	switch len(fit) {
+	case 0:
+		return Info{}, none
+	case 1:
+		return fit[0], nil
+	}
+	slices.SortFunc(fit, func(a, b Info) int {
+		return cmp.Or(cmp.Compare(b.LastActive(), a.LastActive()), strings.Compare(a.ID, b.ID))
+	})
+	return Info{}, &AmbiguousError{Name: name, Candidates: fit}
+}
+
+// describeQuery writes labels as the query k=v,… in key order.
+func describeQuery(labels map[string]string) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		parts = append(parts, k+"="+labels[k])
+	}
+	return strings.Join(parts, ",")
+}
