@@ -60,8 +60,8 @@ func WithClock(now func() time.Time) Option { return func(c *config) { c.now = n
 // Run reads event objects from in, one a line, appends them to h (a write
 // handle) and writes to out an Ack after each durable flush. It returns
 // nil at the end of the input, everything flushed and acknowledged; a
-// *LineError when a line ended it (after the ack of what came before —
-// written once — and the ErrorLine); ctx's error when ctx ended it, also while a read of in
+// *LineError when a line ended it (after the ack of what came before and
+// the ErrorLine); ctx's error when ctx ended it, also while a read of in
 // blocks, after flushing and acknowledging what was appended (so the last
 // ack says exactly what is durable); any other error of h, in or out as it
 // is. Blank lines are skipped.
@@ -88,8 +88,7 @@ type feeder struct {
 	h       handle.Handle
 	out     *json.Encoder
 	cfg     config
-	pending int  // events appended since the last flush
-	acked   bool // an ack of the log as it is now was written
+	pending int // events appended since the last flush
 }
 
 func (f *feeder) run(ctx context.Context, in *bufio.Reader) error {
@@ -199,7 +198,7 @@ func (f *feeder) add(ctx context.Context, n int, line []byte) error {
 	case err != nil:
 		return err
 	}
-	f.pending, f.acked = f.pending+1, false
+	f.pending++
 	if f.cfg.every > 0 && f.pending >= f.cfg.every {
 		return f.flush(ctx)
 	}
@@ -218,23 +217,19 @@ func (f *feeder) flush(ctx context.Context) error {
 	return f.ack()
 }
 
-func (f *feeder) ack() error {
-	f.acked = true
-	return f.out.Encode(Ack{Acked: f.h.DurableSeq()})
-}
+func (f *feeder) ack() error { return f.out.Encode(Ack{Acked: f.h.DurableSeq()}) }
 
 // fail ends the input at line n: what came before is flushed and acked
-// (the ack written last is the log's already when nothing came since),
-// then the error line is written.
+// (the log as it is acked again when nothing came since the last ack, so
+// that the error line always follows its ack), then the error line is
+// written.
 func (f *feeder) fail(ctx context.Context, kind string, n int, msg string) error {
 	if f.pending > 0 {
 		if err := f.flush(ctx); err != nil {
 			return err
 		}
-	} else if !f.acked {
-		if err := f.ack(); err != nil {
-			return err
-		}
+	} else if err := f.ack(); err != nil {
+		return err
 	}
 	le := &LineError{Kind: kind, Line: n, Message: msg}
 	if err := f.out.Encode(ErrorLine{Error: le}); err != nil {

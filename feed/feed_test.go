@@ -93,10 +93,15 @@ func TestRunStopsAtBadLine(t *testing.T) {
 			require.Equal(t, feed.LineError{Kind: tt.kind, Line: 3, Message: le.Message}, *le)
 			require.Contains(t, le.Message, tt.msg)
 			lines := outLines(out.String())
-			require.Len(t, lines, 2, out.String())
-			require.Equal(t, `{"acked":1}`, lines[0])
+			// Acks of seq 1 (one more, just before the error line, when the
+			// bad line was not buffered and so was read after a flush),
+			// then the error line.
+			require.Contains(t, []int{2, 3}, len(lines), out.String())
+			for _, l := range lines[:len(lines)-1] {
+				require.Equal(t, `{"acked":1}`, l)
+			}
 			var got feed.ErrorLine
-			require.NoError(t, json.Unmarshal([]byte(lines[1]), &got))
+			require.NoError(t, json.Unmarshal([]byte(lines[len(lines)-1]), &got))
 			require.Equal(t, le, got.Error)
 			require.Len(t, logOf(t, st, h.ID()), 2, "nothing of the bad line or after it")
 		})

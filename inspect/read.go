@@ -72,7 +72,7 @@ func (r *Read) Events(ctx context.Context) iter.Seq2[eventlog.Event, error] {
 			}
 		}
 		var ce *eventlog.CorruptError
-		if errors.As(err, &ce) && ce.Seq > 0 && r.log.IsFile() {
+		if errors.As(err, &ce) && ce.Seq > 0 {
 			// The events before the damage, read past the open's refusal.
 			check, r.Mismatches = eventlog.NewDigest(), nil
 			if stopped, err = r.beforeDamage(ctx, ce, checked); stopped {
@@ -105,17 +105,14 @@ func (r *Read) read(ctx context.Context, from int64, fn func(eventlog.Event) boo
 	return false, nil
 }
 
-// beforeDamage hands fn the events of the log before the damage ce names
-// (a fork's inherited ones first) as a salvage reads them, up to the
-// first gap, and then returns ce.
+// beforeDamage is BeforeDamage for Events: stopped is true when fn
+// stopped the read.
 func (r *Read) beforeDamage(ctx context.Context, ce *eventlog.CorruptError, fn func(eventlog.Event) bool) (stopped bool, err error) {
 	errStop := errors.New("stop")
-	next := int64(-1)
-	_, err = r.log.Salvage(ctx, func(e eventlog.Event) error {
-		if e.Seq >= ce.Seq || e.Seq > r.to || next >= 0 && e.Seq != next {
-			return errStop // the damage, or what a salvage found past it
+	err = BeforeDamage(ctx, r.log, ce, func(e eventlog.Event) error {
+		if e.Seq > r.to {
+			return errStop
 		}
-		next = e.Seq + 1
 		if !fn(e) {
 			stopped = true
 			return errStop
@@ -125,8 +122,38 @@ func (r *Read) beforeDamage(ctx context.Context, ce *eventlog.CorruptError, fn f
 	switch {
 	case stopped:
 		return true, nil
-	case err != nil && !errors.Is(err, errStop) && !errors.Is(err, eventlog.ErrCorrupt):
-		return false, err
+	case errors.Is(err, errStop):
+		return false, ce
 	}
-	return false, ce
+	return false, err
+}
+
+// BeforeDamage hands fn the events of l before the damage ce names (a
+// fork's inherited ones first), read past the open's refusal as a salvage
+// reads them, up to the first gap, then returns ce: what a damaged log
+// can show without any claim that it is clean. fn's error ends the read
+// and is returned. A log that is not a file has no salvage read: ce at
+// once.
+func BeforeDamage(ctx context.Context, l Log, ce *eventlog.CorruptError, fn func(eventlog.Event) error) error {
+	if !l.IsFile() {
+		return ce
+	}
+	errEnd := errors.New("the damage")
+	var ferr error
+	next := int64(-1)
+	_, err := l.Salvage(ctx, func(e eventlog.Event) error {
+		if e.Seq >= ce.Seq || next >= 0 && e.Seq != next {
+			return errEnd // the damage, or what a salvage found past it
+		}
+		next = e.Seq + 1
+		ferr = fn(e)
+		return ferr
+	})
+	switch {
+	case ferr != nil:
+		return ferr
+	case err != nil && !errors.Is(err, errEnd) && !errors.Is(err, eventlog.ErrCorrupt):
+		return err
+	}
+	return ce
 }

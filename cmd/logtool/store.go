@@ -70,16 +70,16 @@ func (a *app) where() string {
 }
 
 // folder returns the file store the file operations (convert, repair,
-// serve) work on: the store of location when its sessions are files, else
-// a usage error (docs/distributed.md: a stream holds neither zstd frames
-// nor torn tails, and serve reads a folder through a read-only file
-// system).
+// serve) work on: the store of location when its sessions are files
+// (handle.FileStoreOf), else a usage error (docs/distributed.md: a stream
+// holds neither zstd frames nor torn tails, and serve reads a folder
+// through a read-only file system).
 func (a *app) folder(ctx context.Context, cmd string) (*handle.FileStore, error) {
 	st, err := a.sessions(ctx)
 	if err != nil {
 		return nil, err
 	}
-	fst, ok := st.(*handle.FileStore)
+	fst, ok := handle.FileStoreOf(st)
 	if !ok {
 		return nil, usageErrorf("%s works on a folder store only, not on %s (docs/distributed.md)", cmd, a.location())
 	}
@@ -135,7 +135,7 @@ func (a *app) newCopyCmd() *cobra.Command {
 		Short: "Copy sessions between stores (folders or nats:// URLs), keeping every digest",
 		Long: `Copy copies the sessions of store SRC (every one, or those --id names: any
 name SESSION takes, looked up in SRC) to store DST; a store is a folder or
-nats://host:port[,host:port…][/prefix][?replicas=N&sync=always&lease=D]
+nats://host:port[,host:port...][/prefix][?replicas=N&sync=always&lease=D]
 (docs/distributed.md). Each session keeps its ID, header, labels and
 lineage (parents first), and its encoding unless --encoding says otherwise
 (a JetStream store keeps raw logs only); its log digest is checked to be
