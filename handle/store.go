@@ -73,6 +73,11 @@ type Store interface {
 	// close — it is still writing, or crashed — has no tail frame: Stat then
 	// walks its frame headers, reading a few bytes per 128 KiB block).
 	Stat(ctx context.Context, id string) (Info, error)
+	// OpenTail opens a Tail on session id: a read of its log that costs
+	// what its reads cost where the store can (the file store's
+	// TailReader: stop facts of a gigabyte log without reading it all),
+	// else a read-only handle. It fails where Stat fails.
+	OpenTail(ctx context.Context, id string) (Tail, error)
 	// List describes the sessions of the store, newest first, filtered by
 	// the options.
 	List(ctx context.Context, opts ...ListOption) ([]Info, error)

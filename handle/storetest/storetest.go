@@ -102,6 +102,7 @@ var cases = []testCase{
 	{"Detach", testDetach},
 	{"TreeChildrenAncestors", testTree},
 	{"DerivedData", testDerived},
+	{"Tail", testTail},
 	{"GC", testGC},
 	{"FlushPolicies", testFlushPolicies},
 }
