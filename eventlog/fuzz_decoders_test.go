@@ -190,7 +190,10 @@ func TestReadHeaderOverlongHeader(t *testing.T) {
 // full Reader: the same header or the same error (for a header row within
 // MaxRowSize: see TestReadHeaderOverlongHeader); the header's end just
 // past the first '\n'; the last event as LastEvent's contract says and,
-// when the Reader ends clean or torn, the last event the Reader yields.
+// when the Reader ends clean or torn, the last event the Reader yields;
+// the bytes after the last row judged as the Reader judges them (one
+// classifier: regression, a header and a 20 MB line without '\n' was a
+// healthy empty log to ReadTail and corruption to the Reader).
 func FuzzReadTail(f *testing.F) {
 	for _, s := range rawLogSeeds(f) {
 		f.Add(s, uint16(0))
@@ -214,10 +217,23 @@ func FuzzReadTail(f *testing.F) {
 		hh, end, err := eventlog.ReadHeader(bytes.NewReader(data), "p")
 		require.Equal(t, herr, err, "ReadHeader fails as the Reader does")
 		tl, terr := eventlog.ReadTail(bytes.NewReader(data), size, "p")
-		require.Equal(t, herr, terr, "ReadTail fails as the Reader does")
 		if herr != nil {
+			require.Equal(t, herr, terr, "ReadTail fails as the Reader does")
 			requireLogError(t, herr, size)
 			return
+		}
+		// What follows the last row is classified as the Reader does: the
+		// same verdict when the Reader's damage lies there (or there is
+		// none), and no verdict but on those bytes otherwise.
+		var rce, tce *eventlog.CorruptError
+		switch {
+		case r.Err() == nil:
+			require.NoError(t, terr, "a clean or torn log's tail is no error")
+		case errors.As(r.Err(), &rce) && rce.Offset >= tl.End:
+			require.Equal(t, r.Err(), terr, "damage after the last row: ReadTail fails as the Reader does")
+		case terr != nil:
+			require.ErrorAs(t, terr, &tce)
+			require.GreaterOrEqual(t, tce.Offset, tl.End, "ReadTail judges only the bytes after the last row")
 		}
 		require.Equal(t, h, hh)
 		require.Equal(t, int64(bytes.IndexByte(data, '\n')+1), end)
@@ -698,4 +714,40 @@ func FuzzCheckReserved(f *testing.F) {
 		require.NotEmpty(t, ce.Reason)
 		require.Contains(t, ce.Error(), "a writer would have refused this event")
 	})
+}
+
+// ReadTail judges the bytes after the last row as the Reader does: a torn
+// tail is passed over, a tail no crash leaves is the Reader's
+// *CorruptError. Regression: a header-only log ending in 20 MB without a
+// '\n' was a healthy empty log to Stat (stat, ls) and corrupt to a full
+// read (cat, append).
+func TestReadTailClassifiesTheRest(t *testing.T) {
+	over := strings.Repeat("x", eventlog.MaxRowSize+1)
+	for _, tc := range []struct {
+		name, data string
+		corrupt    bool
+	}{
+		{"header, a tail over the limit without a newline", hdrLine + strings.Repeat("x", 20<<20), true},
+		{"rows, a tail over the limit without a newline", hdrLine + rows(0, 2) + over, true},
+		{"rows, a partial row", hdrLine + rows(0, 2) + `{"seq":2,"ty`, false},
+		{"rows, NUL holes", hdrLine + rows(0, 2) + "\x00\x00\x00\n\x00", false},
+		{"rows, a tail of MaxRowSize bytes", hdrLine + rows(0, 2) + over[1:], false},
+		{"rows, a bad row with a newline", hdrLine + rows(0, 2) + "not a row\n", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := eventlog.NewReader(strings.NewReader(tc.data), eventlog.WithPath("p"))
+			for r.Next() {
+			}
+			tl, err := eventlog.ReadTail(strings.NewReader(tc.data), int64(len(tc.data)), "p")
+			if !tc.corrupt {
+				require.NoError(t, r.Err())
+				require.NoError(t, err)
+				return
+			}
+			var ce *eventlog.CorruptError
+			require.ErrorAs(t, err, &ce)
+			require.Equal(t, r.Err(), err, "the Reader's verdict, word for word")
+			require.Equal(t, tl.End, ce.Offset)
+		})
+	}
 }

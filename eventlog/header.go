@@ -35,6 +35,16 @@ type Parent struct {
 	Call string `json:"call,omitempty"` // the delegating tool call, for a child
 }
 
+// String says where the session comes from in words: "fork of ID at seq
+// S", or "child of ID at seq S (call C)".
+func (p Parent) String() string {
+	s := fmt.Sprintf("%s of %s at seq %d", p.Mode, p.ID, p.Seq)
+	if p.Call != "" {
+		s += " (call " + p.Call + ")"
+	}
+	return s
+}
+
 // NewHeader returns a version-1 header for the session id.
 func NewHeader(id string, createdAt int64) Header {
 	return Header{Format: FormatName, Version: Version, ID: id, CreatedAt: createdAt}

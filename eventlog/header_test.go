@@ -192,3 +192,16 @@ func TestEncodeHeaderTooLarge(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, h, back)
 }
+
+// A parent in words names its mode, session and seq, and a child's call.
+func TestParentString(t *testing.T) {
+	for _, tc := range []struct {
+		p    eventlog.Parent
+		want string
+	}{
+		{eventlog.Parent{ID: "01JDX3N0Q3Z8Y6W2D1V5K7M9PA", Seq: 7, Mode: eventlog.ModeFork}, "fork of 01JDX3N0Q3Z8Y6W2D1V5K7M9PA at seq 7"},
+		{eventlog.Parent{ID: "01JDX3N0Q3Z8Y6W2D1V5K7M9PA", Seq: 0, Mode: eventlog.ModeChild, Call: "c1"}, "child of 01JDX3N0Q3Z8Y6W2D1V5K7M9PA at seq 0 (call c1)"},
+	} {
+		require.Equal(t, tc.want, tc.p.String())
+	}
+}

@@ -58,7 +58,11 @@ type Tail struct {
 }
 
 // ReadTail reads a raw log's header and last event, a bounded amount (see
-// ReadHeader and LastEvent).
+// ReadHeader and LastEvent), and classifies what follows the last row as
+// a full read does (Reader, the one classifier of docs/format.md §9): a
+// torn tail is passed over, anything else there — a tail longer than any
+// row without a NUL byte, say — is a *CorruptError. Only those bytes are
+// read: a torn tail is at most the last write.
 func ReadTail(src io.ReaderAt, size int64, path string) (Tail, error) {
 	hdr, end, err := ReadHeader(src, path)
 	if err != nil {
@@ -66,10 +70,25 @@ func ReadTail(src io.ReaderAt, size int64, path string) (Tail, error) {
 	}
 	last, rowEnd, found, err := lastEvent(src, size, end)
 	t := Tail{Header: hdr, Last: last, Found: found, HeaderEnd: end, End: end}
+	next := hdr.FirstSeq()
 	if found {
-		t.End = rowEnd
+		t.End, next = rowEnd, last.Seq+1
+	}
+	if err == nil && t.End < size {
+		err = classifyRest(src, t.End, size, next, path)
 	}
 	return t, err
+}
+
+// classifyRest reads the bytes of a raw log from off, just past its last
+// row, to size with a Reader, which tells a torn tail (nil) from
+// corruption. No row decodes there (lastEvent found none), so the Reader
+// sees only what a crash may have left.
+func classifyRest(src io.ReaderAt, off, size, next int64, path string) error {
+	r := NewReader(io.NewSectionReader(src, off, size-off), WithPath(path), WithStart(off, next))
+	for r.Next() {
+	}
+	return r.Err()
 }
 
 // ReadZstdTail reads a zstd log's header (from its first data frame:

@@ -15,17 +15,17 @@ import (
 // seq (eventlog.AppendCanonTail) are built, so concurrent appenders do that
 // CPU in parallel, also while a flush's fsync runs. Under the mutex it
 // only takes seqs, checks the reserved events that need them, feeds the
-// running digest those bytes, and queues the rows: {"seq":N, then the
-// prepared bytes. The leader of a flush takes the queued rows as they
-// are and writes them.
+// running digest those bytes, and queues the events with their prepared
+// bytes, by reference. The leader of a flush concatenates them into rows
+// ({"seq":N, then the prepared bytes) and writes them.
 //
 // Runs of packed types (assistant/chunk) are packed across appends, as one
 // Encoder.AppendRows of the whole queue would pack them: the recorder
 // appends chunks one at a time, and a chunk stored alone repeats its
-// row's keys (about 60 bytes a chunk). So an event of a packed type is
-// queued as an open run, encoded once the run ends (by the append that
-// ends it, under the mutex: copies of prepared data) or at the flush (by
-// the leader).
+// row's keys (about 60 bytes a chunk). So the rows are built by the
+// leader of the flush that takes the events, outside the mutex: a run of
+// packed events encoded together, the other rows from their prepared
+// bytes.
 
 // append prepares the batch, then queues it; expected < 0 means any next
 // seq.
@@ -54,13 +54,9 @@ func (h *core) append(ctx context.Context, expected int64, events []eventlog.Eve
 		h.mu.Unlock()
 		return 0, err
 	}
-	if expected >= 0 && expected != h.next || hasCheckpoint && h.dig == nil {
-		// (A conflict dropped the digest after initDigest built it.)
+	if expected >= 0 && expected != h.next {
 		next := h.next
 		h.mu.Unlock()
-		if expected < 0 {
-			expected = next
-		}
 		return 0, &ConflictError{Path: h.path, Expected: expected, Next: next}
 	}
 	for i := range batch {
@@ -72,7 +68,7 @@ func (h *core) append(ctx context.Context, expected int64, events []eventlog.Eve
 		h.mu.Unlock()
 		return 0, err
 	}
-	h.dig, h.lost = dig, nil
+	h.dig = dig
 	h.marks = append(h.marks, marks...)
 	h.queue(batch, tails)
 	h.next += int64(len(batch))
@@ -132,30 +128,35 @@ func prepareBatch(path string, enc *eventlog.Encoder, red *redact.Redactor, even
 	return hasCheckpoint, nil
 }
 
-// queue adds a prepared batch, its seqs assigned, to pending and its rows
-// to rows. Called with mu held.
+// queue adds a prepared batch, its seqs assigned, to pending and the
+// bytes of its rows after the seq (nil for a packed event) to tails: by
+// reference, so that the mutex is held for two appends of slice headers;
+// the leader of the flush that takes them builds the rows (see rows).
+// Called with mu held.
 func (h *core) queue(batch []eventlog.Event, tails [][]byte) {
-	for i, e := range batch {
-		if tails[i] == nil { // packed (see prepareBatch)
-			if h.open < len(h.pending) && h.pending[h.open].Type != e.Type {
-				h.closeRun()
-			}
-			h.pending = append(h.pending, e) // in the open run
-			continue
-		}
-		h.closeRun()
-		h.rows = strconv.AppendInt(append(h.rows, `{"seq":`...), e.Seq, 10)
-		h.rows = append(append(h.rows, tails[i]...), '\n')
-		h.pending = append(h.pending, e)
-		h.open = len(h.pending)
-	}
+	h.pending = append(h.pending, batch...)
+	h.tails = append(h.tails, tails...)
 }
 
-// closeRun encodes the open run of packed events, if any, into rows.
-// Called with mu held.
-func (h *core) closeRun() {
-	if h.open < len(h.pending) {
-		h.rows = h.enc.AppendRows(h.rows, h.pending[h.open:])
-		h.open = len(h.pending)
+// rows appends to dst the rows of batch, a flush's events, as one
+// Encoder.AppendRows of them would: {"seq":N and the prepared bytes of an
+// event that is not packed, one AppendRows of each run of a packed type
+// (packed across appends and appenders). Called by the flush's leader,
+// outside mu.
+func (h *core) rows(dst []byte, batch []eventlog.Event, tails [][]byte) []byte {
+	for i := 0; i < len(batch); {
+		if tails[i] != nil {
+			dst = strconv.AppendInt(append(dst, `{"seq":`...), batch[i].Seq, 10)
+			dst = append(append(dst, tails[i]...), '\n')
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(batch) && tails[j] == nil && batch[j].Type == batch[i].Type {
+			j++
+		}
+		dst = h.enc.AppendRows(dst, batch[i:j])
+		i = j
 	}
+	return dst
 }

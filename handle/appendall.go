@@ -2,113 +2,137 @@ package handle
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
-	"os"
 
 	"github.com/sessionlog/sessionlog/eventlog"
 )
 
-// AppendAll appends events to session id as one batch that is durable
-// all at once or not at all, whenever the process dies or the power
-// fails: the whole log, its events then these, is rewritten to a temp
-// file under the session's writer lock, fsynced, read back and renamed
-// over the old file, and the folder fsynced (as Convert does; the
-// encoding is kept). Until the rename the session is as it was; after it,
-// it holds every event. A plain Append can make no such promise for a
-// batch of many rows: a crash mid-write leaves the first rows whole
-// (raw), or the first frames (zstd, one frame per 4 MiB of rows).
-//
-// expected is the seq the first event must have: the log's next, else a
-// *ConflictError and nothing is written. Each event must carry the seq it
-// gets; each is checked as Append checks it (a rollback's "to" below its
-// own seq); checkpoints are refused (their digests would need the log
-// read twice). It costs a copy of the whole log: for batches that must
-// not be torn (a re-import's), not for appending as an agent runs. Like
-// CreateFrom it stores the events as given, unredacted: the import
-// operation redacts what it converts.
-func (s *FileStore) AppendAll(ctx context.Context, id string, expected int64, events iter.Seq2[eventlog.Event, error]) (Info, error) {
-	lock, err := s.lockSession(ctx, id)
+// AppendAll is Store.AppendAll for every store whose handles are the
+// write core's (NewHandle): it opens a write handle on session id of st
+// (ErrLocked while another writer holds it), checks that expected is its
+// next seq (a *ConflictError otherwise), and hands the events to the
+// backend's WriteAll, checked as CreateFrom checks them — each at the seq
+// it claims, each as Append checks it, a checkpoint against the log's
+// digest — in chunks of about eventlog.FrameTarget bytes of rows. The
+// running digest, its states at the batch's checkpoints and the handle's
+// seqs move only once the whole batch is durable, so the handle's Close
+// leaves the derived records a writer's Close leaves. The events are
+// stored as given, unredacted, as CreateFrom stores them.
+func AppendAll(ctx context.Context, st Store, id string, expected int64, events iter.Seq2[eventlog.Event, error]) (Info, error) {
+	if err := ctx.Err(); err != nil {
+		return Info{}, err
+	}
+	h, err := st.Open(ctx, id, ReadWrite)
 	if err != nil {
 		return Info{}, err
 	}
-	defer lock.unlock()
-	loc, err := s.locate(ctx, id)
+	c, ok := h.(*core)
+	if !ok {
+		h.Close()
+		return Info{}, fmt.Errorf("handle: append all to %q: the handle is not the write core's", h.Path())
+	}
+	err = c.appendAll(ctx, expected, events)
+	if cerr := h.Close(); err == nil {
+		err = cerr
+	}
 	if err != nil {
 		return Info{}, err
 	}
-	in, err := s.openLog(ctx, &loc, os.O_RDONLY)
-	if err != nil {
-		return Info{}, fmt.Errorf("handle: append all: %w", err)
-	}
-	defer in.Close()
-	r := loc.reader(ctx, in, readOpts{})
-	hdr, err := r.Header()
-	if err != nil {
-		return Info{}, err
-	}
-	var refused error // why the batch was refused: returned as it is
-	next := hdr.FirstSeq()
-	all := func(yield func(eventlog.Event, error) bool) {
-		for e, err := range r.All() {
-			if err != nil {
-				yield(eventlog.Event{}, err)
-				return
-			}
-			next = e.Seq + 1
-			if !yield(e, nil) {
-				return
-			}
-		}
-		if next != expected {
-			refused = &ConflictError{Path: loc.path, Expected: expected, Next: next}
-			yield(eventlog.Event{}, refused)
-			return
-		}
-		for e, err := range events {
-			if err == nil {
-				err = appendable(e, next)
-			}
-			if err != nil {
-				refused = err
-				yield(eventlog.Event{}, err)
-				return
-			}
-			next++
-			if !yield(e, nil) {
-				return
-			}
-		}
-	}
-	plan, err := s.rewritePlan(ctx, loc, hdr, loc.enc)
-	if err != nil {
-		return Info{}, err
-	}
-	if err := s.rewrite(ctx, id, loc, loc.enc, hdr, plan, all); err != nil {
-		if refused != nil {
-			return Info{}, refused
-		}
-		return Info{}, err
-	}
-	return s.Stat(ctx, id)
+	return st.Stat(ctx, id)
 }
 
-// appendable checks an event of a batch AppendAll appends at seq.
-func appendable(e eventlog.Event, seq int64) error {
-	if e.Seq != seq {
-		return fmt.Errorf("%w: an event of seq %d where %d comes", eventlog.ErrInvalidEvent, e.Seq, seq)
+// AppendAll appends events to session id as one batch, all or nothing;
+// see Store.AppendAll. The batch goes to the file through a copy of the
+// log (the file's bytes, then the batch's rows) written to
+// <ID>.jsonl[.zst].tmp, fsynced and renamed over it, the folder fsynced:
+// until the rename the session is as it was, after it it holds every
+// event. So it costs a copy of the log: for batches that must not be torn
+// (a re-import's), not for appending as an agent runs.
+func (s *FileStore) AppendAll(ctx context.Context, id string, expected int64, events iter.Seq2[eventlog.Event, error]) (Info, error) {
+	return AppendAll(ctx, s, id, expected, events)
+}
+
+// appendAll is AppendAll on h, a write handle opened for it alone.
+func (h *core) appendAll(ctx context.Context, expected int64, events iter.Seq2[eventlog.Event, error]) error {
+	h.mu.Lock()
+	err := h.usable(true)
+	if err == nil && (len(h.pending) > 0 || h.flushing) {
+		err = fmt.Errorf("handle: append all to %q: events are queued", h.path)
 	}
-	if e.Type == eventlog.TypeCheckpoint {
-		return fmt.Errorf("%w: AppendAll takes no checkpoint (seq %d)", eventlog.ErrInvalidEvent, seq)
+	next := h.next
+	h.mu.Unlock()
+	if err != nil {
+		return err
 	}
-	if _, err := eventlog.Storable(e); err != nil {
-		return fmt.Errorf("%w: seq %d: %w", eventlog.ErrInvalidEvent, seq, err)
+	if expected != next {
+		return &ConflictError{Path: h.path, Expected: expected, Next: next}
 	}
-	if e.Type == eventlog.TypeRollback {
-		rb, err := eventlog.ParseRollback(e.Data)
-		if err != nil || rb.To >= seq {
-			return fmt.Errorf("%w: seq %d: a rollback to %d", eventlog.ErrInvalidEvent, seq, rb.To)
+	check := &eventCheck{path: h.path, next: next, prefix: func() (*eventlog.Digest, error) {
+		if err := h.initDigest(ctx); err != nil {
+			return nil, err
 		}
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return h.dig.Clone(), nil
+	}}
+	after, err := h.b.WriteAll(ctx, check.rows(ctx, h.enc, events))
+	if err != nil {
+		if check.err != nil {
+			return check.err // refused, the events' own error, ctx's: nothing stored
+		}
+		if errors.Is(err, ErrConflict) {
+			if tail, terr := h.b.Tail(ctx); terr == nil {
+				err = &ConflictError{Path: h.path, Expected: expected, Next: tail}
+			}
+		}
+		h.poison(err) // what was stored is the backend's to know: Close saves nothing
+		return err
+	}
+	h.mu.Lock()
+	h.next, h.durable = check.next, check.next-1
+	if check.dig != nil {
+		h.dig = check.dig
+	}
+	h.marks = append(h.marks, check.marks...)
+	h.mu.Unlock()
+	if after != nil {
+		after()
 	}
 	return nil
+}
+
+// rows yields the checked events of in as rows for Backend.WriteAll, in
+// chunks of about eventlog.FrameTarget bytes (a zstd log's frames), and
+// stops at the first error (see events).
+func (c *eventCheck) rows(ctx context.Context, enc *eventlog.Encoder, in iter.Seq2[eventlog.Event, error]) iter.Seq2[Rows, error] {
+	return func(yield func(Rows, error) bool) {
+		var batch []eventlog.Event
+		var buf []byte
+		size := 0
+		put := func() bool {
+			buf = enc.AppendRows(buf[:0], batch)
+			r := Rows{Bytes: buf, First: batch[0].Seq, Last: batch[len(batch)-1].Seq}
+			batch, size = batch[:0], 0
+			return yield(r, nil)
+		}
+		for e, err := range c.events(ctx, in) {
+			if err != nil {
+				yield(Rows{}, err)
+				return
+			}
+			rs := eventlog.RowSize(e)
+			if size > 0 && size+rs > eventlog.FrameTarget {
+				if !put() {
+					return
+				}
+			}
+			batch = append(batch, e)
+			size += rs
+		}
+		if len(batch) > 0 {
+			put()
+		}
+	}
 }

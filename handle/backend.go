@@ -2,6 +2,7 @@ package handle
 
 import (
 	"context"
+	"iter"
 	"log/slog"
 	"time"
 
@@ -27,12 +28,24 @@ type Backend interface {
 	// events first..last, first being the next seq — after the rows the
 	// previous Writes stored (the first Write of a writer whose open found
 	// a torn tail cuts it first) and returns once they are durable. An
-	// error poisons the handle, unless it wraps ErrConflict: another
-	// writer appended (a store without writer locks), nothing of rows was
-	// stored, and the core drops what it had queued and goes on from
-	// Tail. after, when not nil, runs once the flush's callers are woken,
-	// outside the core's lock: bookkeeping that must not delay them.
+	// error poisons the handle. One that wraps ErrConflict says that
+	// another writer appended (a store without writer locks) and nothing
+	// of rows was stored: the core drops what it had queued and poisons
+	// the handle with a *ConflictError naming Tail. after, when not nil,
+	// runs once the flush's callers are woken, outside the core's lock:
+	// bookkeeping that must not delay them.
 	Write(ctx context.Context, rows []byte, first, last int64) (after func(), err error)
+	// WriteAll stores the rows that rows yields after the rows stored, all
+	// or nothing (Store.AppendAll): once it returns nil every one is
+	// durable; when it fails, or the process dies at any instant, the
+	// store holds all of them or none — never a part. Each Rows is
+	// complete rows, the first holding the next seq, and is valid only
+	// until the next is asked for. An error rows yields (a refused event,
+	// the events' own) ends it with nothing stored, and is returned as
+	// it is. Any other error poisons the handle; ErrConflict, as for
+	// Write, says that nothing was stored. The core calls it only on a
+	// write handle opened for it alone, with nothing queued.
+	WriteAll(ctx context.Context, rows iter.Seq2[Rows, error]) (after func(), err error)
 	// Read calls use with a reader of the session's own rows, from the row
 	// holding seq from or one before it, then releases the reader. A
 	// writer's reader ends where the rows its Writes stored end; a
@@ -40,7 +53,8 @@ type Backend interface {
 	// that it follows a writer.
 	Read(ctx context.Context, from int64, use func(RowReader)) error
 	// Tail returns the seq that follows the last event stored, as the
-	// store holds it now.
+	// store holds it now (after a conflict: where the other writer left
+	// it).
 	Tail(ctx context.Context) (next int64, err error)
 	// RenewEvery says how often the writer's hold must be renewed (a
 	// lease); 0 for a hold that lasts (a lock). The core then calls Renew
@@ -68,6 +82,13 @@ type RowReader interface {
 }
 
 var _ RowReader = (*eventlog.Reader)(nil)
+
+// Rows are complete rows, each ending in '\n', holding the events
+// First..Last: what Backend.WriteAll stores.
+type Rows struct {
+	Bytes       []byte
+	First, Last int64
+}
 
 // HandleConfig describes the session NewHandle opens a handle on.
 type HandleConfig struct {

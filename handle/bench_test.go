@@ -169,6 +169,16 @@ func (n noSyncFs) OpenFile(name string, flag int, perm os.FileMode) (afero.File,
 
 func (n noSyncFs) Open(name string) (afero.File, error) { return n.OpenFile(name, os.O_RDONLY, 0) }
 
+// LstatIfPossible is the base's, as the store asks it of the OS file
+// system.
+func (n noSyncFs) LstatIfPossible(name string) (os.FileInfo, bool, error) {
+	if l, ok := n.Fs.(afero.Lstater); ok {
+		return l.LstatIfPossible(name)
+	}
+	fi, err := n.Fs.Stat(name)
+	return fi, false, err
+}
+
 type noSyncFile struct{ afero.File }
 
 func (noSyncFile) Sync() error { return nil }

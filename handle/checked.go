@@ -314,3 +314,23 @@ func (b *fileBackend) checkedDue(n, frames int) bool {
 	b.sinceChecked = [2]int64{}
 	return true
 }
+
+// saveWritten leaves beside the log the store just wrote whole at loc
+// (CreateFrom, a rewrite) the derived records a writer's Close leaves: the
+// checked record (sc says what a full check of it finds), the evidence of
+// its acknowledged seqs and, from c when not nil, the digest c computed
+// over its events with the states at their checkpoints. Called once the
+// file has its name (a rename sets its change time); a failure only costs
+// a later open, checkpoint or fork a pass over the log.
+func (s *FileStore) saveWritten(ctx context.Context, loc location, sc scanResult, c *eventCheck) {
+	if c != nil && c.dig != nil && c.index > 0 {
+		saveDigests(ctx, s, sc.hdr.ID, s.cfg.log, c.dig, &c.last, c.marks)
+	}
+	s.saveAcked(ctx, sc.hdr, sc.next)
+	f, err := s.openLog(ctx, &loc, os.O_RDONLY)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	s.saveChecked(ctx, sc.hdr.ID, f, nil, sc)
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/sessionlog/sessionlog/checkpoint"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/storetest"
 	"github.com/sessionlog/sessionlog/internal/countfs"
 )
 
@@ -325,5 +326,54 @@ func TestCheckedRecordProperty(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, r.Close())
 		}
+	}
+}
+
+// A session written whole — by CreateFrom, grown by AppendAll, rewritten
+// by Convert — gets the checked record a writer's Close leaves: the first
+// open after it reads a bounded amount (the header, the last frame, the
+// record), not the log, and the record says what a full check finds (its
+// end, next seq, last frame and a seq index of the stride a full check
+// builds).
+func TestWholeWritesLeaveCheckedRecord(t *testing.T) {
+	for _, enc := range []string{handle.EncodingRaw, handle.EncodingZstd} {
+		t.Run(enc, func(t *testing.T) {
+			ctx := t.Context()
+			st, counted, _ := osStore(t, enc)
+			var evs []eventlog.Event
+			for i := range 10000 {
+				e := bigEvent(i)
+				e.Seq = int64(i)
+				evs = append(evs, e)
+			}
+			info, err := st.CreateFrom(ctx, storetest.Events(evs[:7000], nil), handle.WithSessionEncoding(enc))
+			require.NoError(t, err)
+			opened := func(what string, want []eventlog.Event) {
+				t.Helper()
+				ok, err := handle.CheckedRecord(ctx, st, info.ID)
+				require.NoError(t, err, what)
+				require.True(t, ok, "%s left a record of the file as it is", what)
+				now, err := st.Stat(ctx, info.ID)
+				require.NoError(t, err)
+				require.Greater(t, now.SizeBytes, int64(6<<20), "a log of several zstd frames")
+				before := counted.BytesRead()
+				h, err := st.Open(ctx, info.ID, handle.ReadOnly)
+				require.NoError(t, err)
+				require.Less(t, counted.BytesRead()-before, now.SizeBytes/3, "after %s, open read a bounded amount", what)
+				require.Equal(t, want[len(want)-1].Seq, h.Seq())
+				require.Equal(t, canonLines(want), canonLines(readWholeLog(t, h)))
+				require.NoError(t, h.Close())
+			}
+			opened("CreateFrom", evs[:7000])
+			_, err = st.AppendAll(ctx, info.ID, 7000, storetest.Events(evs[7000:], nil))
+			require.NoError(t, err)
+			opened("AppendAll", evs)
+			other := handle.EncodingZstd
+			if enc == other {
+				other = handle.EncodingRaw
+			}
+			require.NoError(t, st.Convert(ctx, info.ID, other))
+			opened("Convert", evs)
+		})
 	}
 }

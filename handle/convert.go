@@ -104,7 +104,7 @@ func (s *FileStore) rewritePlan(ctx context.Context, loc location, hdr eventlog.
 func (s *FileStore) rewrite(ctx context.Context, id string, loc location, dst *encoding, hdr eventlog.Header, plan *sealPlan, events iter.Seq2[eventlog.Event, error]) error {
 	dstPath := filepath.Join(s.dir, id+dst.ext)
 	tmp := dstPath + tmpExt
-	want, _, err := s.writeCopy(ctx, hdr, events, dst, plan, tmp)
+	want, sc, err := s.writeCopy(ctx, hdr, events, dst, plan, tmp)
 	if err == nil {
 		var got []byte
 		got, err = s.logDigest(ctx, location{path: tmp, enc: dst})
@@ -129,6 +129,7 @@ func (s *FileStore) rewrite(ctx context.Context, id string, loc location, dst *e
 			}
 		}
 	}
+	s.saveWritten(ctx, location{path: dstPath, enc: dst}, sc, nil)
 	s.cfg.log.Info("session rewritten", "id", id, "from", loc.enc.name, "to", dst.name)
 	return nil
 }
@@ -136,14 +137,14 @@ func (s *FileStore) rewrite(ctx context.Context, id string, loc location, dst *e
 // writeCopy streams hdr and events into tmp in encoding dst, sealed as
 // plan says (nil: clear; its data key is kept for reading tmp back),
 // fsyncs it, and returns the digest of the events' canonical lines and
-// the file's size.
-func (s *FileStore) writeCopy(ctx context.Context, hdr eventlog.Header, events iter.Seq2[eventlog.Event, error], dst *encoding, plan *sealPlan, tmp string) ([]byte, int64, error) {
+// what a full check of the file would find (for its checked record).
+func (s *FileStore) writeCopy(ctx context.Context, hdr eventlog.Header, events iter.Seq2[eventlog.Event, error], dst *encoding, plan *sealPlan, tmp string) ([]byte, scanResult, error) {
 	if plan != nil {
 		s.remember(plan)
 	}
 	out, err := openRegular(s.fs, tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, false)
 	if err != nil {
-		return nil, 0, fmt.Errorf("handle: writing %q: %w", tmp, err)
+		return nil, scanResult{}, fmt.Errorf("handle: writing %q: %w", tmp, err)
 	}
 	w := &copyWriter{f: out, dst: dst, enc: s.enc, plan: plan}
 	sum, err := w.copyLog(ctx, hdr, events)
@@ -154,19 +155,27 @@ func (s *FileStore) writeCopy(ctx context.Context, hdr eventlog.Header, events i
 		err = cerr
 	}
 	if err != nil {
-		return nil, 0, fmt.Errorf("handle: writing %q: %w", tmp, err)
+		return nil, scanResult{}, fmt.Errorf("handle: writing %q: %w", tmp, err)
 	}
-	return sum, w.off, nil
+	sc := scanResult{hdr: hdr, end: w.off, next: w.next, index: w.index, lastFrame: w.lastFrame}
+	if plan != nil {
+		sc.envs = plan.head.Envelopes
+	}
+	return sum, sc, nil
 }
 
-// copyWriter writes a log in an encoding, in frames of about
-// eventlog.FrameTarget bytes, the header alone in the first.
+// copyWriter writes a log in an encoding, the header alone first, then
+// the rows in writes of about eventlog.FrameTarget bytes (zstd: each its
+// frames) or of the seq index's stride (raw), and keeps the seq index a
+// full check of the file would build.
 type copyWriter struct {
 	f         io.Writer
 	dst       *encoding
 	enc       *eventlog.Encoder
 	plan      *sealPlan // nil: a clear log
 	off       int64
+	next      int64 // the seq after the last event written
+	index     []indexEntry
 	lastFrame [2]int64
 	rows, out []byte
 	scratch   []byte // a frame before it is sealed
@@ -216,7 +225,13 @@ func (w *copyWriter) copyLog(ctx context.Context, hdr eventlog.Header, events it
 	var batch []eventlog.Event
 	size := 0
 	next := hdr.FirstSeq()
+	w.index, w.next = []indexEntry{{off: w.off, seq: next}}, next
+	target := eventlog.FrameTarget
+	if w.dst.z == nil {
+		target = indexStride
+	}
 	flush := func() error {
+		w.index = addIndex(w.index, w.off, batch[0].Seq)
 		w.rows = w.enc.AppendRows(w.rows[:0], batch)
 		batch, size = batch[:0], 0
 		return w.write(w.rows)
@@ -230,9 +245,9 @@ func (w *copyWriter) copyLog(ctx context.Context, hdr eventlog.Header, events it
 		}
 		next++
 		writeCanon(sum, e)
-		// A frame of about FrameTarget bytes: flush before the row that
-		// would pass it.
-		if rs := eventlog.RowSize(e); size > 0 && size+rs > eventlog.FrameTarget {
+		// A write of about target bytes: flush before the row that would
+		// pass it.
+		if rs := eventlog.RowSize(e); size > 0 && size+rs > target {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
@@ -248,6 +263,7 @@ func (w *copyWriter) copyLog(ctx context.Context, hdr eventlog.Header, events it
 			return nil, err
 		}
 	}
+	w.next = next
 	if w.dst.z != nil {
 		tail := eventlog.AppendTailFrame(nil, w.off, w.lastFrame[0], w.lastFrame[1], next)
 		if _, err := w.f.Write(tail); err != nil {

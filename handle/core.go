@@ -38,17 +38,17 @@ type core struct {
 	next      int64            // next seq to assign (writer) or to read (reader)
 	durable   int64            // last seq made durable
 	pending   []eventlog.Event // appended, not yet taken by a flush
-	rows      []byte           // the rows of pending[:open] (see queue)
-	open      int              // pending[open:] is a run of one packed type, not yet in rows
+	tails     [][]byte         // the prepared bytes of pending's rows, nil for packed events (see queue)
 	inflight  []eventlog.Event // being written by the current flush
 	spare     []eventlog.Event // the last flush's batch, emptied: the next pending
-	spareRows []byte           // the last flush's rows, emptied: the next rows
+	spareTail [][]byte         // the last flush's tails, emptied: the next tails
+	out       []byte           // the last flush's rows, emptied: the leader's buffer
 	flushing  bool
+	gathering bool        // the running flush has not taken its batch yet: it will take all that is pending
 	flight    *flushRound // the running flush, or the last one
 	taken     int64       // last seq of the running flush's batch
 	gather                // the leader's wait for concurrent appenders
-	err       error       // poison: a write or fsync failed
-	lost      error       // a conflict dropped queued events: Flush says so until the next Append
+	err       error       // poison: a write or fsync failed, a conflict dropped events
 	closing   bool
 	closed    bool
 	recovery  Recovery
@@ -208,10 +208,6 @@ func (h *core) Flush(ctx context.Context) error {
 			err := h.err
 			h.mu.Unlock()
 			return err
-		case h.lost != nil:
-			err := h.lost
-			h.mu.Unlock()
-			return err
 		case h.durable >= target:
 			h.mu.Unlock()
 			return nil
@@ -224,7 +220,9 @@ func (h *core) Flush(ctx context.Context) error {
 			h.lead()
 			continue
 		}
-		r, carried := h.flight, target <= h.taken
+		// A flush still gathering takes everything pending, target too:
+		// its outcome is this caller's, read without the mutex again.
+		r, carried := h.flight, h.gathering || target <= h.taken
 		h.mu.Unlock()
 		if r.wait(ctx) && carried {
 			return r.err // the flush that made target durable, or failed
@@ -254,26 +252,28 @@ func (r *flushRound) wait(ctx context.Context) bool {
 }
 
 // lead runs one flush: everything pending, one Write. Called with mu held;
-// releases it during I/O. The rows are the appenders' (see queue): the
-// leader only encodes a run of packed events still open, then writes.
+// releases it while it builds the rows from what the appenders prepared
+// (see queue) and writes them.
 func (h *core) lead() {
 	h.flushing = true
 	round := &flushRound{done: make(chan struct{})}
 	h.flight = round
+	h.gathering = true
 	h.gather.wait(&h.mu)
-	batch, rows, run := h.pending, h.rows, h.pending[h.open:]
-	h.pending, h.inflight, h.spare = h.spare[:0], batch, nil
-	h.rows, h.spareRows, h.open = h.spareRows[:0], nil, 0
+	h.gathering = false
+	batch, tails := h.pending, h.tails
+	h.pending, h.tails, h.inflight = h.spare[:0], h.spareTail[:0], batch
+	h.spare, h.spareTail = nil, nil
 	h.taken = h.next - 1
+	rows := h.out[:0] // one flush at a time: the leader's alone
+	h.out = nil
 	h.mu.Unlock()
 	started := time.Now()
 
 	var after func()
 	var err error
 	if len(batch) > 0 {
-		if len(run) > 0 {
-			rows = h.enc.AppendRows(rows, run)
-		}
+		rows = h.rows(rows, batch, tails)
 		// Not the leader's context: the flush is everyone's.
 		after, err = h.b.Write(context.Background(), rows, batch[0].Seq, batch[len(batch)-1].Seq)
 	}
@@ -283,7 +283,7 @@ func (h *core) lead() {
 	h.gather.flushed(time.Since(started))
 	switch {
 	case errors.Is(err, ErrConflict):
-		round.err = h.resync(batch)
+		round.err = h.conflicted(batch)
 	case err != nil:
 		h.err = &PoisonedError{Path: h.path, Err: err}
 		round.err = h.err
@@ -293,7 +293,8 @@ func (h *core) lead() {
 	}
 	if cap(rows) <= 4<<20 { // else not kept: do not pin a large batch's buffers
 		clear(batch) // reused: holds no data of events already written
-		h.spare, h.spareRows = batch, rows[:0]
+		clear(tails)
+		h.spare, h.spareTail, h.out = batch, tails, rows[:0]
 	}
 	close(round.done)
 	if after != nil {
@@ -303,25 +304,26 @@ func (h *core) lead() {
 	}
 }
 
-// resync follows a conflict (another writer appended): the batch and
-// everything queued since are dropped, and the handle goes on from the
-// stored log's tail. Every Flush returns the conflict until the next
-// Append, so that a caller whose events were dropped learns it. Called
-// with mu held, which it keeps while it asks the backend for the tail: no
-// append may take a seq, and no flush start, before the tail is known.
-func (h *core) resync(batch []eventlog.Event) error {
+// conflicted follows a conflict: another writer appended, and the
+// backend stored nothing of the batch. Its events and everything queued
+// since are dropped, and they were appended before any Flush still to
+// come, so no later Flush may return nil (Flush's promise covers every
+// event appended before it, whoever appended it): the handle is poisoned
+// with a *ConflictError that says where the log now ends. A reopen goes on
+// from there. Called with mu held, which it keeps while it asks the
+// backend for the tail.
+func (h *core) conflicted(batch []eventlog.Event) error {
 	dropped := len(batch) + len(h.pending)
-	expected := h.next - int64(dropped)
-	h.pending, h.rows, h.open, h.dig, h.marks = nil, nil, 0, nil, nil
-	next, err := h.b.Tail(context.Background())
-	if err != nil {
-		h.err = &PoisonedError{Path: h.path, Err: err}
-		return h.err
+	h.pending, h.tails = nil, nil
+	var cause error
+	if next, err := h.b.Tail(context.Background()); err != nil {
+		cause = fmt.Errorf("%w: another writer appended at seq %d (where the log now ends is unknown: %w)", ErrConflict, batch[0].Seq, err)
+	} else {
+		cause = &ConflictError{Path: h.path, Expected: batch[0].Seq, Next: next}
 	}
-	h.next, h.durable = next, next-1
-	h.lost = &ConflictError{Path: h.path, Expected: expected, Next: next}
-	h.log.Warn("another writer appended; batch dropped", "path", h.path, "dropped", dropped, "next", next)
-	return h.lost
+	h.err = &PoisonedError{Path: h.path, Err: cause}
+	h.log.Warn("another writer appended; the queued events were dropped and the handle poisoned", "path", h.path, "dropped", dropped, "err", cause)
+	return h.err
 }
 
 func (h *core) Read(ctx context.Context, from, to int64) iter.Seq2[eventlog.Event, error] {

@@ -2,7 +2,6 @@ package handle_test
 
 import (
 	"encoding/json"
-	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -71,46 +70,6 @@ func TestCrashDuringAppendAll(t *testing.T) {
 			}.sweep(t)
 		})
 	}
-}
-
-// TestAppendAll: the batch must follow the log (a conflict otherwise),
-// carry its seqs and hold what Append takes; nothing of a refused batch is
-// written.
-func TestAppendAll(t *testing.T) {
-	ctx := t.Context()
-	st := handle.NewFileStore(afero.NewMemMapFs(), crashDir)
-	h, err := st.Create(ctx, handle.WithID(linN))
-	require.NoError(t, err)
-	appendAndFlush(t, h, crashEvents(0, 3)...)
-	require.NoError(t, h.Close())
-	rollback := func(seq, to int64) eventlog.Event {
-		return eventlog.Event{Seq: seq, Type: eventlog.TypeRollback, Time: 1, Data: fmt.Appendf(nil, `{"to":%d}`, to)}
-	}
-	for name, tc := range map[string]struct {
-		expected int64
-		batch    []eventlog.Event
-		is       error
-	}{
-		"behind":       {2, crashEvents(2, 2), handle.ErrConflict},
-		"ahead":        {4, crashEvents(4, 1), handle.ErrConflict},
-		"a seq gap":    {3, append(crashEvents(3, 1), crashEvent(5)), eventlog.ErrInvalidEvent},
-		"a checkpoint": {3, []eventlog.Event{{Seq: 3, Type: eventlog.TypeCheckpoint, Time: 1, Data: json.RawMessage(`{"log":"sha256:00"}`)}}, eventlog.ErrInvalidEvent},
-		"a bad type":   {3, []eventlog.Event{{Seq: 3, Type: "a b", Time: 1}}, eventlog.ErrInvalidEvent},
-		"rollback on":  {3, []eventlog.Event{rollback(3, 3)}, eventlog.ErrInvalidEvent},
-	} {
-		t.Run(name, func(t *testing.T) {
-			_, err := st.AppendAll(ctx, linN, tc.expected, storetest.Events(tc.batch, nil))
-			require.ErrorIs(t, err, tc.is)
-			info, err := st.Stat(ctx, linN)
-			require.NoError(t, err)
-			require.Equal(t, int64(3), info.Events, "nothing written")
-		})
-	}
-	info, err := st.AppendAll(ctx, linN, 3, storetest.Events(append(crashEvents(3, 2), rollback(5, 2)), nil))
-	require.NoError(t, err)
-	require.Equal(t, int64(6), info.Events)
-	_, err = st.AppendAll(ctx, "01JDX3N0Q3Z8Y6W2D1V5K7M9PB", 0, storetest.Events(nil, nil))
-	require.ErrorIs(t, err, handle.ErrNotFound)
 }
 
 // noise is n letters that do not compress, the same for the same seed.

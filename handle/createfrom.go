@@ -2,7 +2,6 @@ package handle
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -50,7 +49,7 @@ func (s *FileStore) CreateFrom(ctx context.Context, events iter.Seq2[eventlog.Ev
 		check.prefix = func() (*eventlog.Digest, error) { return s.digestAt(ctx, *p) }
 	}
 	tmp := path + tmpExt
-	_, size, err := s.writeCopy(ctx, hdr, check.events(ctx, events), enc, plan, tmp)
+	_, sc, err := s.writeCopy(ctx, hdr, check.events(ctx, events), enc, plan, tmp)
 	if err == nil {
 		err = s.fs.Rename(tmp, path)
 	}
@@ -67,10 +66,10 @@ func (s *FileStore) CreateFrom(ctx context.Context, events iter.Seq2[eventlog.Ev
 		s.fs.Remove(path)
 		return Info{}, fmt.Errorf("handle: create %q: sync folder: %w", path, err)
 	}
-	s.saveCreatedDigest(ctx, id, check)
+	s.saveWritten(ctx, location{path: path, enc: enc}, sc, check)
 	s.cfg.log.Debug("session created from events", "id", id, "path", path, "encoding", enc.name, "events", check.next-hdr.FirstSeq())
 	// Told, not read back: once the session exists CreateFrom must not fail.
-	return check.info(Info{ID: id, Path: path, Encoding: enc.name, Header: hdr, SizeBytes: size, Sealed: plan != nil}), nil
+	return check.info(Info{ID: id, Path: path, Encoding: enc.name, Header: hdr, SizeBytes: sc.end, Sealed: plan != nil}), nil
 }
 
 // absent returns nil when session id does not exist, else ErrExists (or
@@ -84,23 +83,6 @@ func (s *FileStore) absent(ctx context.Context, id string) error {
 		return err // what is there is not a session
 	}
 	return fmt.Errorf("%w: %s in %q", ErrExists, id, s.dir)
-}
-
-// saveCreatedDigest saves the digest c computed over the new session's
-// log, as a writer's Close does: its first checkpoint then hashes nothing
-// again. A failure costs that one pass.
-func (s *FileStore) saveCreatedDigest(ctx context.Context, id string, c *eventCheck) {
-	if c.dig == nil || c.index == 0 {
-		return
-	}
-	state, err := c.dig.MarshalBinary()
-	if err != nil {
-		return
-	}
-	b, _ := json.Marshal(savedDigest{Next: c.dig.Next(), Last: canonSum(c.last), State: state})
-	if err := s.PutDerived(ctx, id, digestKey, b); err != nil {
-		s.cfg.log.Debug("saving the digest state failed", "id", id, "err", err)
-	}
 }
 
 // digestAt returns the running digest of the logical log of parent p.ID
@@ -125,6 +107,7 @@ type eventCheck struct {
 	prefix func() (*eventlog.Digest, error) // a fork's inherited digest; nil: none
 	err    error                            // why events stopped
 	last   eventlog.Event                   // the last event checked
+	marks  []savedDigest                    // the digest's states at the checkpoints checked
 }
 
 // info fills in what the checked events say of the session in.
@@ -178,7 +161,7 @@ func (c *eventCheck) check(e eventlog.Event) (eventlog.Event, error) {
 		}
 	}
 	batch := [1]eventlog.Event{e}
-	dig, err := checkReserved(c.path, batch[:], nil, c.dig, e.Type == eventlog.TypeCheckpoint, nil)
+	dig, err := checkReserved(c.path, batch[:], nil, c.dig, e.Type == eventlog.TypeCheckpoint, &c.marks)
 	if err != nil {
 		var ee *EventError
 		if errors.As(err, &ee) {

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"slices"
 
 	"github.com/sessionlog/sessionlog/eventlog"
@@ -178,8 +179,10 @@ func (h *core) digestFrom(ctx context.Context, sd savedDigest, upto int64) (*eve
 
 // loadMarks returns the digest states kept at the session's checkpoints,
 // oldest first (nil when there are none, or they do not read).
-func (h *core) loadMarks(ctx context.Context) []savedDigest {
-	b, err := h.store.GetDerived(ctx, h.hdr.ID, digestsKey)
+func (h *core) loadMarks(ctx context.Context) []savedDigest { return loadMarks(ctx, h.store, h.hdr.ID) }
+
+func loadMarks(ctx context.Context, st Store, id string) []savedDigest {
+	b, err := st.GetDerived(ctx, id, digestsKey)
 	if err != nil {
 		return nil
 	}
@@ -210,33 +213,43 @@ func (h *core) saveDigest(ctx context.Context) {
 	}
 	d := h.dig.Clone()
 	h.mu.Unlock()
-	if len(marks) > 0 {
-		h.saveMarks(ctx, marks)
-	}
 	var last *eventlog.Event
 	for e, err := range h.Read(ctx, d.Next()-1, d.Next()-1) {
 		if err != nil {
-			return
+			break
 		}
 		last = &e
 	}
+	saveDigests(ctx, h.store, h.hdr.ID, h.log, d, last, marks)
+}
+
+// saveDigests adds marks (states at checkpoints) to those kept for
+// session id and, when last (d's last event) is known, keeps the state of
+// d as its saved digest: what a writer's Close leaves, and CreateFrom too.
+func saveDigests(ctx context.Context, st Store, id string, log *slog.Logger, d *eventlog.Digest, last *eventlog.Event, marks []savedDigest) {
+	if len(marks) > 0 {
+		saveMarks(ctx, st, id, log, marks)
+	}
+	if last == nil {
+		return
+	}
 	state, err := d.MarshalBinary()
-	if err != nil || last == nil {
+	if err != nil {
 		return
 	}
 	b, _ := json.Marshal(savedDigest{Next: d.Next(), Last: canonSum(*last), State: state})
-	if err := h.store.PutDerived(ctx, h.hdr.ID, digestKey, b); err != nil {
-		h.log.Debug("saving the digest state failed", "path", h.path, "err", err)
+	if err := st.PutDerived(ctx, id, digestKey, b); err != nil {
+		log.Debug("saving the digest state failed", "id", id, "err", err)
 	}
 }
 
 // saveMarks adds marks (states at checkpoints, oldest first) to those kept
-// for the session: the kept ones past the first of marks are another
-// log's (it was cut and written again) and go. Past maxMarks, every other
-// state of the older half goes: forks far back cost more hashing, the
-// derived file stays small.
-func (h *core) saveMarks(ctx context.Context, marks []savedDigest) {
-	kept := h.loadMarks(ctx)
+// for session id: the kept ones past the first of marks are another log's
+// (it was cut and written again) and go. Past maxMarks, every other state
+// of the older half goes: forks far back cost more hashing, the derived
+// file stays small.
+func saveMarks(ctx context.Context, st Store, id string, log *slog.Logger, marks []savedDigest) {
+	kept := loadMarks(ctx, st, id)
 	kept = slices.DeleteFunc(kept, func(m savedDigest) bool { return m.Next >= marks[0].Next })
 	kept = append(kept, marks...)
 	for len(kept) > maxMarks {
@@ -250,8 +263,8 @@ func (h *core) saveMarks(ctx context.Context, marks []savedDigest) {
 		kept = append(thin, kept[half:]...)
 	}
 	b, _ := json.Marshal(kept)
-	if err := h.store.PutDerived(ctx, h.hdr.ID, digestsKey, b); err != nil {
-		h.log.Debug("saving the checkpoints' digest states failed", "path", h.path, "err", err)
+	if err := st.PutDerived(ctx, id, digestsKey, b); err != nil {
+		log.Debug("saving the checkpoints' digest states failed", "id", id, "err", err)
 	}
 }
 

@@ -34,6 +34,9 @@ var (
 	ErrInvalidEvent = eventlog.ErrInvalidEvent
 	// ErrTooLarge: an event whose row would exceed eventlog.MaxRowSize.
 	ErrTooLarge = eventlog.ErrTooLarge
+	// ErrBatchTooLarge: a Store.AppendAll batch larger than the store can
+	// write atomically (JetStream: one atomic batch); nothing is written.
+	ErrBatchTooLarge = errors.New("handle: batch too large to write all or nothing")
 	// ErrVersion: a log of a format version this library does not read
 	// (see *eventlog.VersionError).
 	ErrVersion = eventlog.ErrVersion

@@ -37,12 +37,20 @@ func (b *fileBackend) saveAcked(ctx context.Context) {
 	b.mu.Lock()
 	next, wrote := b.next, b.wrote
 	b.mu.Unlock()
-	if !wrote || next <= b.hdr.FirstSeq() {
+	if wrote {
+		b.store.saveAcked(ctx, b.hdr, next)
+	}
+}
+
+// saveAcked records that every event of the session whose header is hdr
+// before seq next is durable (see fileBackend.saveAcked).
+func (s *FileStore) saveAcked(ctx context.Context, hdr eventlog.Header, next int64) {
+	if next <= hdr.FirstSeq() {
 		return
 	}
 	bs, _ := json.Marshal(ackedRecord{Next: next})
-	if err := b.store.PutDerived(ctx, b.hdr.ID, ackedKey, bs); err != nil {
-		b.store.cfg.log.Debug("saving the acknowledged seq failed", "path", b.path, "err", err)
+	if err := s.PutDerived(ctx, hdr.ID, ackedKey, bs); err != nil {
+		s.cfg.log.Debug("saving the acknowledged seq failed", "id", hdr.ID, "err", err)
 	}
 }
 

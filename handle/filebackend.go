@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"iter"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -46,8 +48,10 @@ type fileBackend struct {
 	lock  writerLock // nil for a read-only handle
 	// file is the writer's log file as it was opened, to check at every
 	// flush that the path still names it (see inPlace); nil when the file
-	// system cannot tell files apart (afero's memory files).
-	file fs.FileInfo
+	// system cannot tell files apart (afero's memory files). osPath makes
+	// that check one system call, on an OS file system that has it.
+	file   fs.FileInfo
+	osPath *pathCheck
 
 	mu        sync.Mutex
 	size      int64 // bytes of complete rows on disk
@@ -86,25 +90,43 @@ func newFileBackend(s *FileStore, loc location, hdr eventlog.Header, f afero.Fil
 	}
 	b := &fileBackend{store: s, enc: loc.enc, hdr: hdr, path: loc.path, f: guardFile(f), lock: lock,
 		size: size, next: next, index: index, recent: index[len(index)-1], sealed: loc.sealed}
-	if fi, err := f.Stat(); err == nil && lock != nil && os.SameFile(fi, fi) {
-		b.file = fi // os.SameFile can tell it from another file
-	}
+	b.identify(f)
 	return b
+}
+
+// identify records the writer's log file f, for inPlace.
+func (b *fileBackend) identify(f afero.File) {
+	b.file, b.osPath = nil, nil
+	if fi, err := f.Stat(); err == nil && b.lock != nil && os.SameFile(fi, fi) {
+		b.file = fi // os.SameFile can tell it from another file
+		b.osPath = newPathCheck(b.path, f)
+	}
 }
 
 // inPlace returns an error wrapping ErrDisplaced unless the session's path
 // still names the writer's log file (docs/format.md §9: a writer
 // acknowledges only what a later open of the session finds).
 func (b *fileBackend) inPlace() error {
-	if b.file == nil {
-		return nil
-	}
-	fi, err := lstat(b.store.fs, b.path)
+	var same bool
+	var err error
 	switch {
-	case err == nil && os.SameFile(b.file, fi):
+	case b.osPath != nil:
+		same, err = b.osPath.names()
+	case b.file == nil:
 		return nil
-	case err != nil && !errors.Is(err, fs.ErrNotExist):
+	default:
+		var fi fs.FileInfo
+		fi, err = lstat(b.store.fs, b.path)
+		same = err == nil && os.SameFile(b.file, fi)
+		if errors.Is(err, fs.ErrNotExist) {
+			err = nil
+		}
+	}
+	switch {
+	case err != nil:
 		return fmt.Errorf("checking that %q still names the log file: %w", b.path, err)
+	case same:
+		return nil
 	}
 	return fmt.Errorf("%w: %q was unlinked, renamed or replaced while its writer was open; nothing written since is acknowledged (reopen the session)", ErrDisplaced, b.path)
 }
@@ -124,41 +146,10 @@ func (b *fileBackend) Write(_ context.Context, rows []byte, first, last int64) (
 	b.mu.Lock()
 	cut, at := b.cutTorn, b.size
 	b.mu.Unlock()
-	out, parts := rows, append(b.parts[:0], 0)
-	var err error
-	switch {
-	case b.enc.z != nil:
-		// One frame per flush (docs/format.md §5): a batch larger than a
-		// frame is written as several flushes, each frame durable before
-		// the next is written, so at most the last frame can be torn. A
-		// sealed log seals each frame, compressed (§11).
-		out, parts = b.frameBuf[:0], parts[:0]
-		for rest := rows; len(rest) > 0 && err == nil; {
-			n := eventlog.FrameCut(rest)
-			parts = append(parts, len(out))
-			if b.sealer == nil {
-				out, _ = b.enc.z.AppendFrames(out, rest[:n])
-			} else {
-				b.sealBuf, _ = b.enc.z.AppendFrames(b.sealBuf[:0], rest[:n])
-				out, err = b.sealer.AppendFrame(out, b.sealBuf)
-			}
-			rest = rest[n:]
-		}
-		b.frameBuf = out
-		if cap(b.frameBuf) > 4<<20 {
-			b.frameBuf, b.sealBuf = nil, nil // do not pin a large batch's buffers
-		}
-	case b.sealer != nil:
-		out, err = b.sealer.AppendRows(b.frameBuf[:0], rows)
-		b.frameBuf = out
-		if cap(b.frameBuf) > 4<<20 {
-			b.frameBuf = nil
-		}
-	}
+	out, parts, err := b.encode(rows)
 	if err != nil {
-		return nil, fmt.Errorf("sealing rows: %w", err)
+		return nil, err
 	}
-	b.parts = parts
 	lastPart := parts[len(parts)-1]
 	if err := b.write(cut, at, out, parts); err != nil {
 		return nil, err
@@ -182,6 +173,130 @@ func (b *fileBackend) Write(_ context.Context, rows []byte, first, last int64) (
 	// makes the record stale, and saveChecked then keeps none.
 	sc := b.ownScan()
 	return func() { b.store.saveChecked(context.Background(), b.hdr.ID, b.f, nil, sc) }, nil
+}
+
+// encode returns rows as the bytes to write and where each part of them
+// starts: the rows as they are (raw), or one zstd frame per flush
+// (docs/format.md §5): a batch larger than a frame is written as several,
+// each frame durable before the next is written, so at most the last
+// frame can be torn. A sealed log seals each row (raw) or each frame,
+// compressed (zstd; §11). The result is valid until the next call (one
+// write at a time).
+func (b *fileBackend) encode(rows []byte) ([]byte, []int, error) {
+	b.parts = append(b.parts[:0], 0)
+	var out []byte
+	var err error
+	switch {
+	case b.enc.z != nil:
+		parts := b.parts[:0]
+		out = b.frameBuf[:0]
+		for rest := rows; len(rest) > 0 && err == nil; {
+			n := eventlog.FrameCut(rest)
+			parts = append(parts, len(out))
+			if b.sealer == nil {
+				out, _ = b.enc.z.AppendFrames(out, rest[:n])
+			} else {
+				b.sealBuf, _ = b.enc.z.AppendFrames(b.sealBuf[:0], rest[:n])
+				out, err = b.sealer.AppendFrame(out, b.sealBuf)
+			}
+			rest = rest[n:]
+		}
+		b.parts = parts
+	case b.sealer != nil:
+		out, err = b.sealer.AppendRows(b.frameBuf[:0], rows)
+	default:
+		return rows, b.parts, nil
+	}
+	b.frameBuf = out
+	if cap(b.frameBuf) > 4<<20 {
+		b.frameBuf, b.sealBuf = nil, nil // do not pin a large batch's buffers
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("sealing rows: %w", err)
+	}
+	return out, b.parts, nil
+}
+
+// WriteAll stores the rows all or nothing (Backend.WriteAll) through a
+// copy of the log: the bytes of its complete rows (a torn tail is left
+// behind), then the new rows encoded as Write encodes them, to
+// <ID>.jsonl[.zst].tmp; fsync, rename over the log, fsync the folder. The
+// backend then writes to the new file. Until the rename the session is as
+// it was; after the folder's fsync it holds every row. Nothing is copied
+// when rows yields none.
+func (b *fileBackend) WriteAll(ctx context.Context, rows iter.Seq2[Rows, error]) (func(), error) {
+	b.mu.Lock()
+	at, next, index, lastFrame := b.size, b.next, slices.Clone(b.index), b.lastFrame
+	b.mu.Unlock()
+	tmp := b.path + tmpExt
+	var f afero.File
+	fail := func(err error) (func(), error) {
+		if f != nil {
+			f.Close()
+			b.store.fs.Remove(tmp)
+		}
+		return nil, err
+	}
+	off, recent := at, indexEntry{}
+	for r, err := range rows {
+		if err != nil {
+			return fail(err)
+		}
+		if f == nil {
+			if f, err = b.copyLog(ctx, tmp, at); err != nil {
+				return fail(err)
+			}
+		}
+		out, parts, err := b.encode(r.Bytes)
+		if err != nil {
+			return fail(fmt.Errorf("handle: append all to %q: %w", b.path, err))
+		}
+		if _, err := f.WriteAt(out, off); err != nil {
+			return fail(fmt.Errorf("handle: append all to %q: writing %q: %w", b.path, tmp, err))
+		}
+		index, recent = addIndex(index, off, r.First), indexEntry{off: off, seq: r.First}
+		last := parts[len(parts)-1]
+		lastFrame = [2]int64{off + int64(last), int64(len(out) - last)}
+		off, next = off+int64(len(out)), r.Last+1
+	}
+	if f == nil {
+		return nil, nil
+	}
+	if err := f.Sync(); err != nil {
+		return fail(fmt.Errorf("handle: append all to %q: fsync %q: %w", b.path, tmp, err))
+	}
+	if err := b.store.fs.Rename(tmp, b.path); err != nil {
+		return fail(fmt.Errorf("handle: append all to %q: %w", b.path, err))
+	}
+	b.mu.Lock()
+	old := b.f
+	b.f = guardFile(f)
+	b.identify(f)
+	b.size, b.next, b.index, b.recent, b.lastFrame = off, next, index, recent, lastFrame
+	b.cutTorn, b.wrote, b.sinceChecked = false, true, [2]int64{}
+	b.mu.Unlock()
+	old.Close()
+	if err := syncDir(b.store.fs, b.store.dir); err != nil {
+		// The rename may not survive a power cut: the session holds the
+		// batch or not, and the handle is poisoned.
+		return nil, fmt.Errorf("handle: append all to %q: sync folder: %w", b.path, err)
+	}
+	return nil, nil
+}
+
+// copyLog creates tmp, read-write, holding the log's first at bytes.
+func (b *fileBackend) copyLog(ctx context.Context, tmp string, at int64) (afero.File, error) {
+	f, err := openRegular(b.store.fs, tmp, os.O_CREATE|os.O_TRUNC|os.O_RDWR, false)
+	if err != nil {
+		return nil, fmt.Errorf("handle: append all to %q: %w", b.path, err)
+	}
+	src := io.NewSectionReader(ctxReaderAt{ctx: ctx, r: b.f}, 0, at)
+	if _, err := io.CopyBuffer(f, src, make([]byte, 1<<20)); err != nil {
+		f.Close()
+		b.store.fs.Remove(tmp)
+		return nil, fmt.Errorf("handle: append all to %q: copying the log to %q: %w", b.path, tmp, err)
+	}
+	return f, nil
 }
 
 // write makes rows durable at offset at: cut a torn tail first if needed,

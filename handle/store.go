@@ -49,6 +49,20 @@ type Store interface {
 	// and digest of its source; a caller with new events (an import)
 	// redacts them first.
 	CreateFrom(ctx context.Context, events iter.Seq2[eventlog.Event, error], opts ...CreateOption) (Info, error)
+	// AppendAll appends events to session id as one batch, all or
+	// nothing: when it returns nil every event is durable; when it fails,
+	// or the process dies at any instant, the session holds all of them
+	// or none — never a part. expected is the seq the first must have,
+	// the log's next (a *ConflictError otherwise, nothing written); each
+	// event's Seq must be the seq it gets, and each is checked as Append
+	// checks it (a checkpoint's digest against the log before it). It
+	// takes the session's writer lock or lease (ErrLocked while a writer
+	// holds it). It is for batches that must not be torn (a re-import's)
+	// and costs what the store's atomicity costs: a copy of the whole log
+	// on files, one atomic batch on JetStream (a batch larger than one is
+	// refused with ErrBatchTooLarge). The events are stored as given.
+	// AppendAll implements it for every store of write-core handles.
+	AppendAll(ctx context.Context, id string, expected int64, events iter.Seq2[eventlog.Event, error]) (Info, error)
 	// Open opens an existing session. A write handle takes the session's
 	// writer lock (ErrLocked if another writer holds it) and recovers the
 	// log: a torn tail is reported by Recovery and cut before the first
@@ -63,6 +77,11 @@ type Store interface {
 	// close — it is still writing, or crashed — has no tail frame: Stat then
 	// walks its frame headers, reading a few bytes per 128 KiB block).
 	Stat(ctx context.Context, id string) (Info, error)
+	// OpenTail opens a Tail on session id: a read of its log that costs
+	// what its reads cost where the store can (the file store's
+	// TailReader: stop facts of a gigabyte log without reading it all),
+	// else a read-only handle. It fails where Stat fails.
+	OpenTail(ctx context.Context, id string) (Tail, error)
 	// List describes the sessions of the store, newest first, filtered by
 	// the options.
 	List(ctx context.Context, opts ...ListOption) ([]Info, error)
@@ -136,7 +155,12 @@ type Handle interface {
 	// expected; otherwise it writes nothing and returns a *ConflictError.
 	AppendAt(ctx context.Context, expected int64, events ...eventlog.Event) (last int64, err error)
 	// Flush is the durability barrier: once it returns nil, every event
-	// appended before it survives a process kill or power loss.
+	// appended before it — by any goroutine — survives a process kill or
+	// power loss. So events once dropped make every later Flush fail: a
+	// flush that meets another writer's appends (a store without writer
+	// locks) stores nothing of its batch and drops everything queued, and
+	// the handle is poisoned with a *ConflictError (in a *PoisonedError)
+	// that says where the log now ends; reopen to go on from there.
 	Flush(ctx context.Context) error
 	// Read yields the events with from <= seq <= to in order (to may be
 	// End). A write handle sees its own appends, flushed or not; a

@@ -35,7 +35,7 @@ import (
 // Every row it yields is decoded and checked as a full read checks it, and
 // a fork's inherited events come from a TailReader on its parent. It does
 // not find damage outside what it reads: that is Open's job (and verify's).
-// A TailReader is safe for concurrent use.
+// A TailReader is safe for concurrent use. It is the file store's Tail.
 type TailReader struct {
 	store *FileStore
 	id    string // "" for a file outside the store
@@ -62,8 +62,8 @@ type TailReader struct {
 	parent     *TailReader
 }
 
-// OpenTail opens a TailReader on session id.
-func (s *FileStore) OpenTail(ctx context.Context, id string) (*TailReader, error) {
+// OpenTail opens a TailReader on session id (see Store).
+func (s *FileStore) OpenTail(ctx context.Context, id string) (Tail, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -71,7 +71,11 @@ func (s *FileStore) OpenTail(ctx context.Context, id string) (*TailReader, error
 	if err != nil {
 		return nil, err
 	}
-	return s.openTail(ctx, id, id, loc)
+	t, err := s.openTail(ctx, id, id, loc)
+	if err != nil {
+		return nil, err // not a nil *TailReader in a non-nil Tail
+	}
+	return t, nil
 }
 
 // OpenTailPath opens a TailReader on the log file at path, named freely or
@@ -219,9 +223,10 @@ func (t *TailReader) Close() error {
 	return err
 }
 
-// Read yields the events with from <= seq <= to (to may be End, or past
-// Seq: what a writer appended since is read too), a fork's inherited ones
-// first. An error is yielded last.
+// Read yields the events with from <= seq <= to (to may be End) of the
+// file as it was when the reader opened (what a writer appended since lies
+// past the size it took), a fork's inherited ones first. An error is
+// yielded last.
 func (t *TailReader) Read(ctx context.Context, from, to int64) iter.Seq2[eventlog.Event, error] {
 	return func(yield func(eventlog.Event, error) bool) {
 		t.read(ctx, max(from, 0), to, 0, yield)
@@ -347,7 +352,11 @@ func (t *TailReader) parentReader(ctx context.Context, p eventlog.Parent) (*Tail
 	if t.parent != nil {
 		return t.parent, nil
 	}
-	pt, err := t.store.OpenTail(ctx, p.ID)
+	var pt *TailReader
+	loc, err := t.store.existing(ctx, p.ID)
+	if err == nil {
+		pt, err = t.store.openTail(ctx, p.ID, p.ID, loc)
+	}
 	if errors.Is(err, ErrNotFound) {
 		return nil, &LineageError{Path: t.path, Parent: p.ID, Seq: p.Seq, Reason: "the parent session is missing"}
 	}

@@ -31,6 +31,14 @@ type Session struct {
 	// CreatedAt is the session's creation time (Unix ms): the trace's
 	// first timestamp, or 0 when it has none.
 	CreatedAt int64
+	// Untimed says the source records no times at all (a SWE-agent
+	// trajectory): its events are at 0, 1, 2… ms and CreatedAt is 0, the
+	// same for the same source, and whoever stores the session places it
+	// in time (ingest: at the source file's modification time). Since is
+	// then the earliest time (Unix ms) a source of the format can have
+	// been written: the format's first release.
+	Untimed bool
+	Since   int64
 	// Labels are the header labels: "source" (the format), "sourceFile"
 	// (the file's base name) and whatever the format tells (sourceId,
 	// cwd, model, title, and keys prefixed with the format's name).

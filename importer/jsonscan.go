@@ -21,7 +21,8 @@ type Scanner struct {
 	limit int
 	off   int64
 	buf   []byte
-	n     int // bytes of the value being read
+	n     int   // bytes of the value being read
+	start int64 // offset of the value being read
 }
 
 // NewScanner returns a scanner of r that captures values of at most limit
@@ -75,7 +76,7 @@ func (s *Scanner) peek() (byte, error) {
 // the limit (one that large can never be stored, skipped or not).
 func (s *Scanner) capture(on bool, c byte) error {
 	if s.n >= s.limit {
-		return FormatError(fmt.Errorf("offset %d: %w: more than the %d bytes a record may have", s.off, ErrTooLarge, s.limit))
+		return FormatError(fmt.Errorf("offset %d: %w: more than the %d bytes a record may have", s.start, ErrTooLarge, s.limit))
 	}
 	s.n++
 	if on {
@@ -94,6 +95,7 @@ func (s *Scanner) value(capture bool) error {
 		}
 		return err
 	}
+	s.start = s.off
 	if _, err := s.readByte(); err != nil {
 		return err
 	}

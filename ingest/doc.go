@@ -12,12 +12,12 @@
 //
 // All or nothing, whenever the process dies: a session it creates is made
 // by Store.CreateFrom (absent or complete, and a retry succeeds); what a
-// re-import appends is one batch made durable all at once (a store that
-// can, as the file store, rewrites the log through a temporary file and
-// an atomic rename; see appendAll). A source is read while it is imported,
-// never held whole: a conversion holds one record at a time and the store
-// writes as the events come, so the memory an import needs does not grow
-// with the size of the source.
+// re-import appends is one batch made durable all at once
+// (Store.AppendAll). A source is read while it is imported, never held
+// whole: a conversion holds one record at a time and the store writes as
+// the events come, so the memory an import needs does not grow with the
+// size of the source (but for what JetStream's AppendAll holds: one
+// atomic batch).
 //
 // It stands above handle (stores and sessions) and importer (the
 // conversions) and knows nothing of flags, terminals or output: the

@@ -7,6 +7,7 @@ import (
 	"iter"
 	"maps"
 	"strconv"
+	"time"
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
@@ -101,6 +102,40 @@ func (r *run) events(ctx context.Context, imp importer.Importer, path string, wa
 	}
 }
 
+// placed is events, placed in time: an untimed source's (importer.Session.
+// Untimed) moved to start at at, the createdAt of its session; any
+// other's as they are.
+func (r *run) placed(ctx context.Context, imp importer.Importer, path string, sc scanned, at int64) iter.Seq2[eventlog.Event, error] {
+	events := r.events(ctx, imp, path, sc)
+	if !sc.s.Untimed {
+		return events
+	}
+	return func(yield func(eventlog.Event, error) bool) {
+		for e, err := range events {
+			e.Time += at
+			if !yield(e, err) {
+				return
+			}
+		}
+	}
+}
+
+// placement is where a new session of an untimed source s starts (0 for
+// a source with times of its own): the source file's modification time
+// mtime — a trajectory is saved as its run goes, so that is when the run
+// last wrote it — unless that is before the format's first release or
+// after now, a time the file cannot have been written at, when it is now.
+func placement(s importer.Session, mtime, now time.Time) int64 {
+	if !s.Untimed {
+		return 0
+	}
+	at, limit := mtime.UnixMilli(), now.UnixMilli()
+	if at < s.Since || at > limit {
+		return limit
+	}
+	return at
+}
+
 // importKey is the identity of a source: its format and its own session
 // id (importer.Session.ID); for a source with none, its bytes' digest.
 func importKey(format string, s importer.Session) string {
@@ -110,11 +145,11 @@ func importKey(format string, s importer.Session) string {
 	return format + ":" + s.Digest
 }
 
-// foreign imports the trace at path: unchanged when a session of the same
+// foreign imports the trace of f: unchanged when a session of the same
 // identity holds it already, appended to that session when the trace grew,
 // created otherwise. earlier are the sessions of the unit before it.
-func (r *run) foreign(ctx context.Context, imp importer.Importer, path string, earlier []made) (Result, made) {
-	format := imp.Name()
+func (r *run) foreign(ctx context.Context, imp importer.Importer, f file, earlier []made) (Result, made) {
+	format, path := imp.Name(), f.path
 	sc, err := r.scan(ctx, imp, path)
 	if err != nil {
 		return failed(path, format, err), made{}
@@ -137,16 +172,17 @@ func (r *run) foreign(ctx context.Context, imp importer.Importer, path string, e
 		if !ok {
 			continue
 		}
-		res.ID, res.Path, res.Events = info.ID, info.Path, info.Events
+		res.stored(info)
 		if g.same {
 			res.Status, res.Reason = Unchanged, "its session holds it already"
 			return res, r.made(made{id: info.ID, moved: g.moved, s: s})
 		}
-		after, err := appendAll(ctx, r.st, info.ID, g.next, g.tail(r.events(ctx, imp, path, sc)))
+		after, err := r.st.AppendAll(ctx, info.ID, g.next, g.tail(r.placed(ctx, imp, path, sc, info.Header.CreatedAt)))
 		if err != nil {
 			return failed(path, format, fmt.Errorf("appending to %s: %w", info.ID, err)), made{}
 		}
-		res.Status, res.Events = Appended, after.Events
+		res.Status = Appended
+		res.stored(after)
 		res.Reason = fmt.Sprintf("the source grew: %d events appended", after.Events-info.Events)
 		return res, r.made(made{id: info.ID, moved: g.moved, s: s})
 	}
@@ -156,15 +192,20 @@ func (r *run) foreign(ctx context.Context, imp importer.Importer, path string, e
 	if s.Partial != nil {
 		labels[LabelPartial] = strconv.Itoa(s.Partial.Line)
 	}
-	opts := []handle.CreateOption{handle.WithCreatedAt(s.CreatedAt), handle.WithLabels(labels)}
+	at := placement(s, f.mtime, time.Now())
+	opts := []handle.CreateOption{handle.WithCreatedAt(s.CreatedAt + at), handle.WithLabels(labels)}
+	if r.cfg.encoding != "" {
+		opts = append(opts, handle.WithSessionEncoding(r.cfg.encoding))
+	}
 	if p := r.parentOf(s, earlier); p != nil {
 		opts = append(opts, handle.WithParent(*p))
 	}
-	info, err := r.st.CreateFrom(ctx, r.events(ctx, imp, path, sc), opts...)
+	info, err := r.st.CreateFrom(ctx, r.placed(ctx, imp, path, sc, at), opts...)
 	if err != nil {
 		return failed(path, format, err), made{}
 	}
-	res.Status, res.ID, res.Path, res.Events = Created, info.ID, info.Path, info.Events
+	res.Status = Created
+	res.stored(info)
 	return res, r.made(made{id: info.ID, moved: same, s: s})
 }
 
@@ -207,7 +248,7 @@ func (r *run) against(ctx context.Context, format string, info handle.Info, imp 
 		return growth{}, false, err
 	}
 	defer old.Close()
-	g, err := compare(ctx, format, old, r.events(ctx, imp, path, sc), r.cfg.red)
+	g, err := compare(ctx, format, old, r.placed(ctx, imp, path, sc, info.Header.CreatedAt), r.cfg.red)
 	if err != nil {
 		return growth{}, false, err
 	}
@@ -225,3 +266,6 @@ func same(seq int64) int64 { return seq }
 
 // errChanged reports a source that changed between two readings.
 var errChanged = errors.New("the file changed while it was imported")
+
+// errStop stops a conversion whose events nobody wants any more.
+var errStop = errors.New("ingest: stopped")

@@ -40,17 +40,23 @@ const (
 // Result is what an import did with one session's source.
 type Result struct {
 	// Source is the file; Format the format it was read as ("" when
-	// none was found).
+	// none was found). Arg is the path argument that named it or that it
+	// was found under (for a sub-session, its parent file's folder), so
+	// that Source relative to Arg tells apart files of the same name.
 	Source, Format string
+	Arg            string
 	Status         Status
 	// Reason says why a source failed (Err is the error), and for one
 	// that did not, what was cut from it ("" when nothing was).
 	Reason string
 	Err    error
 	// ID and Path name the session (not for a failure); Events is how
-	// many events it holds after the import.
-	ID, Path string
-	Events   int64
+	// many events it holds after the import, StoredBytes what it takes in
+	// the store (handle.Info.SizeBytes) and Encoding its encoding.
+	ID, Path    string
+	Events      int64
+	StoredBytes int64
+	Encoding    string
 	// Of a foreign trace: its records, those the session keeps, its
 	// bytes, and its damage (see importer.Session).
 	Records, Kept int
@@ -91,9 +97,10 @@ type Progress struct {
 	Current string
 }
 
-// ErrUsage is wrapped by the errors about what Import was asked: a path
-// that does not exist or is not a file or folder, a folder without a
-// file of the format, an unknown format. Nothing was imported.
+// ErrUsage is wrapped by the error about what Import was asked as a
+// whole: an unknown format or encoding. Nothing was imported. (A path
+// that gives nothing to import — there is none, it is no file or folder,
+// it holds no file of the format — is a Failed result of its own.)
 var ErrUsage = errors.New("ingest: nothing to import")
 
 // Option configures Import.
@@ -101,6 +108,7 @@ type Option func(*config)
 
 type config struct {
 	from     string
+	encoding string
 	fs       afero.Fs
 	reg      *importer.Registry
 	progress func(Progress)
@@ -113,6 +121,11 @@ type config struct {
 // From reads every file as the format name (Sessionlog, or a name of the
 // registry) instead of finding each file's format by its content.
 func From(name string) Option { return func(c *config) { c.from = name } }
+
+// WithEncoding creates every new session in encoding (handle.EncodingRaw
+// or handle.EncodingZstd). Without it a sessionlog file's session keeps
+// the file's encoding and a foreign trace's takes the store's default.
+func WithEncoding(encoding string) Option { return func(c *config) { c.encoding = encoding } }
 
 // SkipBad makes a JSONL trace's import go past its bad lines, each
 // reported, instead of stopping before the first (importer.SkipBad).
@@ -158,8 +171,9 @@ func WithConvert(opts ...importer.Option) Option {
 
 // Import imports the files and folders of paths into st (see the package
 // doc) and reports each session's source. Its error is about what it was
-// asked (ErrUsage: nothing was imported) or the context's; a source that
-// cannot be imported is a Failed result, and the others are imported.
+// asked (ErrUsage: nothing was imported) or the context's; a path or a
+// source that cannot be imported is a Failed result, and the others are
+// imported.
 func Import(ctx context.Context, st handle.Store, paths []string, opts ...Option) (Summary, error) {
 	cfg := config{fs: afero.NewOsFs(), log: slog.New(slog.DiscardHandler), red: redact.New()}
 	for _, o := range opts {
@@ -172,6 +186,11 @@ func Import(ctx context.Context, st handle.Store, paths []string, opts ...Option
 		if _, err := cfg.reg.Lookup(cfg.from); err != nil {
 			return Summary{}, fmt.Errorf("%w: %w", ErrUsage, err)
 		}
+	}
+	switch cfg.encoding {
+	case "", handle.EncodingRaw, handle.EncodingZstd:
+	default:
+		return Summary{}, fmt.Errorf("%w: encoding %q: want %s or %s", ErrUsage, cfg.encoding, handle.EncodingRaw, handle.EncodingZstd)
 	}
 	plan, err := planOf(ctx, &cfg, paths)
 	if err != nil {
@@ -220,14 +239,14 @@ func (r *run) unit(ctx context.Context, u unit) error {
 	}
 	if u.format == Sessionlog {
 		r.start(u.files[0])
-		r.done(u.files[0], r.native(ctx, u.files[0].path))
+		r.done(u.files[0], r.native(ctx, u.files[0]))
 		return ctx.Err()
 	}
 	imp, _ := r.cfg.reg.Lookup(u.format) // planOf plans known formats only
 	var sessions []made
 	for _, f := range u.files {
 		r.start(f)
-		res, m := r.foreign(ctx, imp, f.path, sessions)
+		res, m := r.foreign(ctx, imp, f, sessions)
 		sessions = append(sessions, m)
 		r.done(f, res)
 		if err := ctx.Err(); err != nil {
@@ -243,10 +262,16 @@ func (r *run) start(f file) {
 }
 
 func (r *run) done(f file, res Result) {
+	res.Arg = f.arg
 	r.sum.add(res)
 	r.progress.FilesDone++
 	r.progress.BytesDone += f.size
 	r.tell()
+}
+
+// stored sets what res's session takes in the store, from info.
+func (res *Result) stored(info handle.Info) {
+	res.ID, res.Path, res.Events, res.StoredBytes, res.Encoding = info.ID, info.Path, info.Events, info.SizeBytes, info.Encoding
 }
 
 // failed is the Result of a source nothing was written for.

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"filippo.io/age"
 	"github.com/spf13/afero"
@@ -211,26 +212,16 @@ func TestDetect(t *testing.T) {
 	require.Contains(t, err.Error(), "could be sessionlog or claude")
 }
 
-// TestImportUsage: what cannot be imported at all is an ErrUsage error,
-// and nothing is imported; a file that is no trace fails alone.
+// TestImportUsage: what cannot be imported at all (an unknown format or
+// encoding) is an ErrUsage error, and nothing is imported; a file that is
+// no trace fails alone.
 func TestImportUsage(t *testing.T) {
 	w := newWorld(t)
 	w.write("/src/a.traj", []byte("{}"))
-	require.NoError(t, w.fs.MkdirAll("/empty", 0o700))
-	for name, tc := range map[string]struct {
-		paths []string
-		opts  []ingest.Option
-		is    error
-	}{
-		"missing":        {[]string{"/src/a.traj", "/none"}, nil, handle.ErrNotFound},
-		"empty folder":   {[]string{"/empty"}, nil, ingest.ErrUsage},
-		"unknown format": {[]string{"/src"}, []ingest.Option{ingest.From("word")}, importer.ErrUnknownFormat},
-		"no file of it":  {[]string{"/src"}, []ingest.Option{ingest.From("claude")}, ingest.ErrUsage},
-	} {
+	for name, opt := range map[string]ingest.Option{"unknown format": ingest.From("word"), "unknown encoding": ingest.WithEncoding("gzip")} {
 		t.Run(name, func(t *testing.T) {
-			_, err := ingest.Import(t.Context(), w.st, tc.paths, append(tc.opts, ingest.WithFs(w.fs))...)
+			_, err := ingest.Import(t.Context(), w.st, []string{"/src"}, opt, ingest.WithFs(w.fs))
 			require.ErrorIs(t, err, ingest.ErrUsage)
-			require.ErrorIs(t, err, tc.is)
 			require.Zero(t, w.sessions())
 		})
 	}
@@ -238,6 +229,33 @@ func TestImportUsage(t *testing.T) {
 	require.Equal(t, []ingest.Status{ingest.Failed}, statuses(sum))
 	require.ErrorIs(t, sum.Results[0].Err, ingest.ErrUnknownFormat)
 	require.Zero(t, w.sessions(), "nothing kept of a failed source")
+}
+
+// Regression: a missing path among several aborted the whole import
+// ("nothing to import: … no file or folder"). A path that gives nothing
+// to import — there is none, it holds no file to import, none of the
+// format asked — is a failed result with its reason, and the other paths
+// are imported.
+func TestImportBadPaths(t *testing.T) {
+	w := newWorld(t)
+	src, _ := importertest.GenSWE(1)
+	w.write("/src/a.traj", src)
+	require.NoError(t, w.fs.MkdirAll("/empty", 0o700))
+	sum := w.importAll([]string{"/none", "/src/a.traj", "/empty"})
+	require.Equal(t, []ingest.Status{ingest.Failed, ingest.Created, ingest.Failed}, statuses(sum))
+	require.Equal(t, 1, w.sessions(), "the file between them is imported")
+	missing := sum.Results[0]
+	require.Equal(t, "/none", missing.Source)
+	require.ErrorIs(t, missing.Err, fs.ErrNotExist)
+	require.Equal(t, "/none: no such file or folder", missing.Reason)
+	var ae *ingest.ArgError
+	require.ErrorAs(t, sum.Results[2].Err, &ae)
+	require.Equal(t, "/empty: no file to import in it (*.jsonl, *.jsonl.zst, *.traj)", sum.Results[2].Reason)
+	require.Equal(t, 2, sum.Failed)
+
+	sum = w.importAll([]string{"/src"}, ingest.From("claude"))
+	require.Equal(t, []ingest.Status{ingest.Failed}, statuses(sum))
+	require.Equal(t, "/src: no file to import in it (the files of claude)", sum.Results[0].Reason)
 }
 
 // TestImportGrown: a trace imported while it was still being written
@@ -499,4 +517,76 @@ func TestImportSealedExport(t *testing.T) {
 	sum = w.importAll([]string{"/src/export.jsonl"}) // no identity to read it with
 	require.Equal(t, []ingest.Status{ingest.Failed}, statuses(sum))
 	require.ErrorIs(t, sum.Results[0].Err, seal.ErrNoKey)
+}
+
+// Regression: a SWE-agent trajectory records no times, and its sessions
+// were placed at 1970 ("56y ago"). A new session of an untimed source
+// starts at the file's modification time (events 1 ms apart); a file time
+// before SWE-agent existed is not the trajectory's, and the import's own
+// time is used; a copy of the file with another time is the same source,
+// unchanged.
+func TestImportUntimedPlaced(t *testing.T) {
+	w := newWorld(t)
+	src, _ := importertest.GenSWE(2)
+	at := time.Date(2025, 5, 22, 10, 0, 0, 0, time.UTC)
+	w.write("/a/run.traj", src)
+	require.NoError(t, w.fs.Chtimes("/a/run.traj", at, at))
+	r := w.importAll([]string{"/a/run.traj"}).Results[0]
+	require.Equal(t, ingest.Created, r.Status, r.Reason)
+	info, err := w.st.Stat(t.Context(), r.ID)
+	require.NoError(t, err)
+	require.Equal(t, at.UnixMilli(), info.Header.CreatedAt)
+	for i, e := range w.events(r.ID) {
+		require.Equal(t, at.UnixMilli()+int64(i), e.Time, "seq %d", i)
+	}
+
+	w.write("/b/copy.traj", src)
+	later := at.Add(48 * time.Hour)
+	require.NoError(t, w.fs.Chtimes("/b/copy.traj", later, later))
+	require.Equal(t, ingest.Unchanged, w.importAll([]string{"/b/copy.traj"}).Results[0].Status)
+	require.Equal(t, 1, w.sessions())
+
+	other, _ := importertest.GenSWE(3)
+	w.write("/c/old.traj", other)
+	require.NoError(t, w.fs.Chtimes("/c/old.traj", time.Unix(0, 0), time.Unix(0, 0)))
+	before := time.Now().UnixMilli()
+	r = w.importAll([]string{"/c/old.traj"}).Results[0]
+	info, err = w.st.Stat(t.Context(), r.ID)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, info.Header.CreatedAt, before, "a file time before SWE-agent's first release: the import's time")
+	require.LessOrEqual(t, info.Header.CreatedAt, time.Now().UnixMilli())
+}
+
+// Regression: a zstd sessionlog file was imported as a raw session. A
+// sessionlog file's session keeps the file's encoding unless
+// WithEncoding says another; what it takes in the store is in the Result
+// (from the store's Stat, never a second reading), with the argument it
+// was found under.
+func TestImportEncoding(t *testing.T) {
+	w := newWorld(t)
+	exp := handle.NewFileStore(w.fs, "/exp", handle.WithEncoding(handle.EncodingZstd))
+	h, err := exp.Create(t.Context(), handle.WithLabels(map[string]string{"a": "b"}))
+	require.NoError(t, err)
+	_, err = h.Append(t.Context(), eventlog.Event{Type: "x", Time: 1, Data: json.RawMessage(`{"k":1}`)})
+	require.NoError(t, err)
+	require.NoError(t, h.Close())
+	path := h.Path()
+	require.True(t, strings.HasSuffix(path, ".jsonl.zst"), path)
+
+	r := w.importAll([]string{"/exp"}).Results[0]
+	require.Equal(t, ingest.Created, r.Status, r.Reason)
+	require.Equal(t, handle.EncodingZstd, r.Encoding)
+	require.Equal(t, "/exp", r.Arg)
+	info, err := w.st.Stat(t.Context(), r.ID)
+	require.NoError(t, err)
+	require.Equal(t, handle.EncodingZstd, info.Encoding)
+	require.Equal(t, info.SizeBytes, r.StoredBytes)
+
+	w2 := newWorld(t)
+	w2.fs = w.fs
+	w2.st = handle.NewFileStore(w.fs, "/store2")
+	r = w2.importAll([]string{path}, ingest.WithEncoding(handle.EncodingRaw)).Results[0]
+	require.Equal(t, ingest.Created, r.Status, r.Reason)
+	require.Equal(t, handle.EncodingRaw, r.Encoding, "asked for raw")
+	require.Equal(t, path, r.Arg)
 }

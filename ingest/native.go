@@ -12,13 +12,14 @@ import (
 )
 
 // native imports a sessionlog log file (an export, say; raw, or zstd when
-// its name ends in .zst) under its own ID, with its labels and createdAt,
-// holding its logical log — a fork's inherited events, read from the
+// its name ends in .zst) under its own ID, with its labels, createdAt
+// and encoding (unless WithEncoding says another), holding its logical log — a fork's inherited events, read from the
 // file's folder, become its own rows: it names no parent. Its identity is
 // its ID: a session of that ID that holds the same log is unchanged, one
 // that holds a beginning of it grows by the rest, one that holds another
 // log is a conflict (Failed, wrapping handle.ErrExists).
-func (r *run) native(ctx context.Context, path string) Result {
+func (r *run) native(ctx context.Context, f file) Result {
+	path := f.path
 	fst := handle.NewFileStore(r.cfg.fs, filepath.Dir(path), r.cfg.srcOpts...)
 	src, err := fst.OpenPath(ctx, path)
 	if err != nil {
@@ -33,7 +34,11 @@ func (r *run) native(ctx context.Context, path string) Result {
 	info, err := r.st.Stat(ctx, hdr.ID)
 	switch {
 	case errors.Is(err, handle.ErrNotFound):
-		opts := []handle.CreateOption{handle.WithID(hdr.ID), handle.WithCreatedAt(hdr.CreatedAt)}
+		enc := r.cfg.encoding
+		if enc == "" {
+			enc = handle.EncodingOfPath(path)
+		}
+		opts := []handle.CreateOption{handle.WithID(hdr.ID), handle.WithCreatedAt(hdr.CreatedAt), handle.WithSessionEncoding(enc)}
 		if len(hdr.Labels) > 0 {
 			opts = append(opts, handle.WithLabels(hdr.Labels))
 		}
@@ -49,12 +54,13 @@ func (r *run) native(ctx context.Context, path string) Result {
 		if err != nil {
 			return failed(path, Sessionlog, err)
 		}
-		res.Status, res.Path, res.Events = Created, info.Path, info.Events
+		res.Status = Created
+		res.stored(info)
 		return res
 	case err != nil:
 		return failed(path, Sessionlog, err)
 	}
-	res.Path = info.Path
+	res.stored(info)
 	have := info.Events
 	if have > last+1 {
 		return failed(path, Sessionlog, fmt.Errorf("%w: %s holds %d events, more than %s's %d: another log", handle.ErrExists, hdr.ID, have, path, last+1))
@@ -67,14 +73,15 @@ func (r *run) native(ctx context.Context, path string) Result {
 		return failed(path, Sessionlog, fmt.Errorf("%w: %s holds other events than %s", handle.ErrExists, hdr.ID, path))
 	}
 	if have == last+1 {
-		res.Status, res.Reason, res.Events = Unchanged, "its session holds it already", have
+		res.Status, res.Reason = Unchanged, "its session holds it already"
 		return res
 	}
-	after, err := appendAll(ctx, r.st, hdr.ID, have, events(have))
+	after, err := r.st.AppendAll(ctx, hdr.ID, have, events(have))
 	if err != nil {
 		return failed(path, Sessionlog, fmt.Errorf("appending to %s: %w", hdr.ID, err))
 	}
-	res.Status, res.Events = Appended, after.Events
+	res.Status = Appended
+	res.stored(after)
 	res.Reason = fmt.Sprintf("the log grew: %d events appended", after.Events-have)
 	return res
 }

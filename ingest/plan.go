@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/afero"
 
@@ -18,17 +19,21 @@ import (
 	"github.com/sessionlog/sessionlog/seal"
 )
 
-// file is one source file of a plan: its path, size, and whether it was
-// named by the caller (not found in a folder).
+// file is one source file of a plan: its path, size and modification
+// time, whether it was named by the caller (not found in a folder), and
+// the argument it was named by or found under (a sub-session's: its
+// parent file's folder).
 type file struct {
 	path  string
 	size  int64
+	mtime time.Time
 	named bool
+	arg   string
 }
 
 // unit is the files imported together: a file, then the files of its
 // sub-sessions (Claude Code's subagents). err, when set, is why the unit
-// fails before anything is read (no format recognised).
+// fails before anything is read (no such path, no format recognised).
 type unit struct {
 	format string
 	files  []file
@@ -109,49 +114,37 @@ func detect(head []byte, reg *importer.Registry, path string) (string, error) {
 
 // planOf turns the paths into units: a file is a unit (with its
 // sub-sessions); a folder is walked recursively, in path order, for the
-// files whose names a format's files have; each file once.
+// files whose names a format's files have; each file once. A path that
+// gives nothing to import (there is none, it is no file or folder, it
+// holds no file of the format) is a unit that fails with the reason, and
+// the others are planned all the same.
 func planOf(ctx context.Context, cfg *config, paths []string) (plan, error) {
 	var files []file
+	var errs []error
 	seen := map[string]bool{}
 	for _, p := range paths {
-		fi, err := cfg.fs.Stat(p)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			return plan{}, fmt.Errorf("%w: %w: no file or folder %q", ErrUsage, handle.ErrNotFound, p)
-		case err != nil:
-			return plan{}, fmt.Errorf("%w: %q: %w", ErrUsage, p, err)
-		case fi.Mode().IsRegular():
-			if c := filepath.Clean(p); !seen[c] {
+		found, err := argFiles(ctx, cfg, p)
+		if err != nil {
+			if ctx.Err() != nil {
+				return plan{}, ctx.Err()
+			}
+			files, errs = append(files, file{path: p, named: true, arg: p}), append(errs, err)
+			continue
+		}
+		for _, f := range found {
+			if c := filepath.Clean(f.path); !seen[c] {
 				seen[c] = true
-				files = append(files, file{path: p, size: fi.Size(), named: true})
+				files, errs = append(files, f), append(errs, nil)
 			}
-		case fi.IsDir():
-			found, err := walk(ctx, cfg, p)
-			if err != nil {
-				return plan{}, err
-			}
-			if len(found) == 0 {
-				return plan{}, fmt.Errorf("%w: no file to import in %q (%s)", ErrUsage, p, wanted(cfg))
-			}
-			for _, f := range found {
-				if c := filepath.Clean(f.path); !seen[c] {
-					seen[c] = true
-					files = append(files, f)
-				}
-			}
-		default:
-			// Never opened: a FIFO's open would block, a device be endless.
-			return plan{}, fmt.Errorf("%w: %w: %q is not a file or folder (%s)", ErrUsage, handle.ErrNotRegular, p, fi.Mode().Type())
 		}
 	}
 	var pl plan
 	var formats []string
-	for _, f := range files {
+	for i, f := range files {
 		pl.files++
 		pl.bytes += f.size
-		format := cfg.from
-		var err error
-		if format == "" {
+		format, err := cfg.from, errs[i]
+		if format == "" && err == nil {
 			format, err = Detect(cfg.fs, f.path, cfg.reg)
 		}
 		formats = append(formats, format)
@@ -159,6 +152,43 @@ func planOf(ctx context.Context, cfg *config, paths []string) (plan, error) {
 	}
 	return group(cfg, pl, formats)
 }
+
+// argFiles are the files the path argument p names: itself, or the files
+// to import under it; an *ArgError says why it names none.
+func argFiles(ctx context.Context, cfg *config, p string) ([]file, error) {
+	fi, err := cfg.fs.Stat(p)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, &ArgError{Path: p, Reason: "no such file or folder", Err: fs.ErrNotExist}
+	case err != nil:
+		return nil, &ArgError{Path: p, Reason: err.Error(), Err: err}
+	case fi.Mode().IsRegular():
+		return []file{{path: p, size: fi.Size(), mtime: fi.ModTime(), named: true, arg: p}}, nil
+	case fi.IsDir():
+		found, err := walk(ctx, cfg, p)
+		if err != nil {
+			return nil, &ArgError{Path: p, Reason: "walking it: " + err.Error(), Err: err}
+		}
+		if len(found) == 0 {
+			return nil, &ArgError{Path: p, Reason: fmt.Sprintf("no file to import in it (%s)", wanted(cfg))}
+		}
+		return found, nil
+	}
+	// Never opened: a FIFO's open would block, a device be endless.
+	return nil, &ArgError{Path: p, Reason: fmt.Sprintf("refused, not a regular file or a folder (mode %s)", fi.Mode().Type()), Err: handle.ErrNotRegular}
+}
+
+// ArgError is why a path Import was given gives nothing to import: there
+// is none (Err fs.ErrNotExist), it is no file or folder (Err
+// handle.ErrNotRegular), it holds no file of the format, or it could not
+// be walked. Its Result is Failed, and the other paths are imported.
+type ArgError struct {
+	Path, Reason string
+	Err          error // nil for a folder without a file to import
+}
+
+func (e *ArgError) Error() string { return e.Path + ": " + e.Reason }
+func (e *ArgError) Unwrap() error { return e.Err }
 
 // wanted says which file names a folder walk takes.
 func wanted(cfg *config) string {
@@ -202,12 +232,12 @@ func walk(ctx context.Context, cfg *config, dir string) ([]file, error) {
 			return err
 		}
 		if info.Mode().IsRegular() && match(p) {
-			out = append(out, file{path: p, size: info.Size()})
+			out = append(out, file{path: p, size: info.Size(), mtime: info.ModTime(), arg: dir})
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("%w: walking %q: %w", ErrUsage, dir, err)
+		return nil, err
 	}
 	slices.SortFunc(out, func(a, b file) int { return strings.Compare(a.path, b.path) })
 	return out, nil
@@ -248,7 +278,7 @@ func group(cfg *config, pl plan, formats []string) (plan, error) {
 				}
 				pl.files++
 				pl.bytes += fi.Size()
-				kids[i] = append(kids[i], file{path: k, size: fi.Size()})
+				kids[i] = append(kids[i], file{path: k, size: fi.Size(), mtime: fi.ModTime(), arg: filepath.Dir(u.files[0].path)})
 			}
 		}
 	}

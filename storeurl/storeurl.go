@@ -108,7 +108,7 @@ func Open(ctx context.Context, where string, opts ...Option) (st handle.Store, c
 	}
 	js, err := jetstream.OpenURL(ctx, where, jopts...)
 	if err != nil {
-		return nil, nil, fmt.Errorf("storeurl: %w", err)
+		return nil, nil, err // jetstream's errors name the URL and the package
 	}
 	return js, func() { js.Close() }, nil
 }

@@ -3,6 +3,7 @@ package storeurl_test
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/spf13/afero"
@@ -55,7 +56,8 @@ func TestOpenNATS(t *testing.T) {
 
 // A URL Open cannot use is refused before anything is dialled, wrapping
 // jetstream.ErrURL; a server that does not answer is handle.ErrUnavailable.
-// A URL's scheme is read in any case.
+// A URL's scheme is read in any case. The message names each layer once
+// (regression: "storeurl: jetstream: …").
 func TestOpenRefuses(t *testing.T) {
 	for _, tc := range []struct{ url, msg string }{
 		{"nats://", "an empty host"},
@@ -68,10 +70,13 @@ func TestOpenRefuses(t *testing.T) {
 			_, _, err := storeurl.Open(t.Context(), tc.url)
 			require.ErrorIs(t, err, jetstream.ErrURL)
 			require.ErrorContains(t, err, tc.msg)
+			require.True(t, strings.HasPrefix(err.Error(), "jetstream: bad store URL "), err.Error())
+			require.Equal(t, 1, strings.Count(err.Error(), "jetstream:"), err.Error())
 		})
 	}
 	_, _, err := storeurl.Open(t.Context(), "nats://127.0.0.1:1/x")
 	require.ErrorIs(t, err, handle.ErrUnavailable)
+	require.Equal(t, 1, strings.Count(err.Error(), "jetstream:"), err.Error())
 	require.False(t, storeurl.IsURL("./nats"))
 }
 

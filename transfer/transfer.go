@@ -3,6 +3,7 @@ package transfer
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"slices"
@@ -15,9 +16,36 @@ import (
 // copy.
 type Result struct {
 	ID     string `json:"id"`
+	Status Status `json:"status"`
 	Events int64  `json:"events"` // the session's own events (a fork's inherited ones are its parent's)
 	Digest string `json:"digest"` // the log digest, the same on both sides
 }
+
+// Status says what a copy did with a session.
+type Status string
+
+// The statuses of a Result.
+const (
+	Created   Status = "created"   // the destination had no such session: it holds the copy now
+	Unchanged Status = "unchanged" // the destination held the same session already: nothing written
+)
+
+// ConflictError is a session the destination holds under the ID of the
+// session copied, with another lineage or another logical log: the copy
+// writes nothing and stops there. It wraps handle.ErrExists.
+type ConflictError struct {
+	ID     string
+	Source string // the session's path in the source store
+	Dest   string // the path of the session under that ID in the destination
+	Reason string // what differs
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("the destination's %s is another session than the source's %s under the same ID: %s", e.Dest, e.Source, e.Reason)
+}
+
+// Unwrap returns handle.ErrExists.
+func (e *ConflictError) Unwrap() error { return handle.ErrExists }
 
 type config struct {
 	ids      []string
@@ -46,7 +74,8 @@ func newConfig(opts []Option) config {
 // Copy copies the sessions of src to dst (all, or those of IDs), parents
 // before their forks and children, each as Session does, and yields each
 // result as it is done. It stops at the first failure, yielded last; the
-// sessions copied before it stay copied.
+// sessions copied before it stay copied, and the same Copy run again
+// passes over them (Unchanged) and goes on.
 func Copy(ctx context.Context, src, dst handle.Store, opts ...Option) iter.Seq2[Result, error] {
 	c := newConfig(opts)
 	return func(yield func(Result, error) bool) {
@@ -113,10 +142,17 @@ func LineageOrder(infos []handle.Info) []handle.Info {
 // createdAt, labels, parent; a fork's parent must be in dst already) with
 // its own events as src holds them now, in its encoding unless
 // WithEncoding says otherwise, all or nothing; then it checks that the
-// copy's log digest is the source's. A session dst holds already is
-// refused (handle.ErrExists).
+// copy's log digest is the source's. A copy is idempotent: a session dst
+// holds already under that ID with the same lineage and the same logical
+// log (its digest the source's) is left as it is (Unchanged), so that a
+// copy run again after a failure or a kill goes on where it stopped; one
+// with another log or lineage is a *ConflictError and nothing is written.
 func Session(ctx context.Context, src, dst handle.Store, id string, opts ...Option) (Result, error) {
-	return copySession(ctx, src, dst, id, newConfig(opts))
+	res, err := copySession(ctx, src, dst, id, newConfig(opts))
+	if err != nil {
+		return Result{}, fmt.Errorf("transfer: copy %s: %w", id, err)
+	}
+	return res, nil
 }
 
 func copySession(ctx context.Context, src, dst handle.Store, id string, c config) (Result, error) {
@@ -125,6 +161,14 @@ func copySession(ctx context.Context, src, dst handle.Store, id string, c config
 		return Result{}, err
 	}
 	defer r.Close()
+	log := &sourceLog{r: r, first: r.Header().FirstSeq(), last: r.Seq()} // the log as it is now
+	had, err := dst.Stat(ctx, id)
+	switch {
+	case err == nil:
+		return log.sameAs(ctx, dst, had)
+	case !errors.Is(err, handle.ErrNotFound):
+		return Result{}, err
+	}
 	info, err := src.Stat(ctx, id)
 	if err != nil {
 		return Result{}, err
@@ -157,46 +201,110 @@ func copySession(ctx context.Context, src, dst handle.Store, id string, c config
 		}
 		opts = append(opts, handle.SealedAs(sl))
 	}
-	// The log as it is now (a writer may go on appending): its events up
-	// to last, the inherited ones hashed, the session's own copied.
-	first, last := hdr.FirstSeq(), r.Seq()
-	want := eventlog.NewDigest()
-	var n int64
-	own := func(yield func(eventlog.Event, error) bool) {
-		for e, err := range r.Read(ctx, 0, last) {
-			if err != nil {
-				yield(eventlog.Event{}, err)
-				return
-			}
-			if e.Seq != want.Next() {
-				yield(eventlog.Event{}, fmt.Errorf("%s: event %d where %d was expected", r.Path(), e.Seq, want.Next()))
-				return
-			}
-			want.Add(e)
-			if e.Seq < first {
-				continue
-			}
-			n++
-			if !yield(e, nil) {
-				return
-			}
-		}
-		if want.Next() != last+1 {
-			yield(eventlog.Event{}, fmt.Errorf("%s: the log ended at seq %d, before seq %d", r.Path(), want.Next()-1, last))
-		}
-	}
 	// All or nothing: a copy killed at any instant is absent or complete.
-	if _, err := dst.CreateFrom(ctx, own, opts...); err != nil {
+	if _, err := dst.CreateFrom(ctx, log.own(ctx), opts...); err != nil {
+		if errors.Is(err, handle.ErrExists) { // another copy made it meanwhile
+			if had, serr := dst.Stat(ctx, id); serr == nil {
+				return log.sameAs(ctx, dst, had)
+			}
+		}
 		return Result{}, err
 	}
 	got, err := digestOf(ctx, dst, id)
 	if err != nil {
 		return Result{}, err
 	}
-	if got != want.String() {
-		return Result{}, fmt.Errorf("the copy's log digest %s differs from the source's %s", got, want.String())
+	if got != log.digest.String() {
+		return Result{}, fmt.Errorf("the copy's log digest %s differs from the source's %s", got, log.digest.String())
 	}
-	return Result{ID: id, Events: n, Digest: got}, nil
+	return Result{ID: id, Status: Created, Events: log.n, Digest: got}, nil
+}
+
+// sourceLog is the log of the session being copied, as it was when the
+// copy began: events up to last, the session's own from first.
+type sourceLog struct {
+	r           handle.Handle
+	first, last int64
+	digest      *eventlog.Digest // of the events own has yielded, the inherited ones included
+	n           int64            // own events yielded
+}
+
+// own yields the session's own events, hashing every event of its
+// logical log (a fork's inherited ones too) into l.digest, and fails when
+// the log does not run unbroken to l.last.
+func (l *sourceLog) own(ctx context.Context) iter.Seq2[eventlog.Event, error] {
+	l.digest, l.n = eventlog.NewDigest(), 0
+	return func(yield func(eventlog.Event, error) bool) {
+		want := l.digest
+		for e, err := range l.r.Read(ctx, 0, l.last) {
+			if err != nil {
+				yield(eventlog.Event{}, err)
+				return
+			}
+			if e.Seq != want.Next() {
+				yield(eventlog.Event{}, fmt.Errorf("%s: event %d where %d was expected", l.r.Path(), e.Seq, want.Next()))
+				return
+			}
+			want.Add(e)
+			if e.Seq < l.first {
+				continue
+			}
+			l.n++
+			if !yield(e, nil) {
+				return
+			}
+		}
+		if want.Next() != l.last+1 {
+			yield(eventlog.Event{}, fmt.Errorf("%s: the log ended at seq %d, before seq %d", l.r.Path(), want.Next()-1, l.last))
+		}
+	}
+}
+
+// sameAs compares the session dst holds under the source's ID (had) with
+// the source: the same lineage and logical log is Unchanged, anything
+// else a *ConflictError.
+func (l *sourceLog) sameAs(ctx context.Context, dst handle.Store, had handle.Info) (Result, error) {
+	conflict := func(format string, args ...any) error {
+		return &ConflictError{ID: had.ID, Source: l.r.Path(), Dest: had.Path, Reason: fmt.Sprintf(format, args...)}
+	}
+	if want, got := l.r.Header().Parent, had.Header.Parent; !sameParent(want, got) {
+		return Result{}, conflict("its lineage is %s, the source's %s", lineage(got), lineage(want))
+	}
+	if had.LastSeq != l.last {
+		return Result{}, conflict("it holds %s, the source %s", events(had.LastSeq+1), events(l.last+1))
+	}
+	for _, err := range l.own(ctx) {
+		if err != nil {
+			return Result{}, err
+		}
+	}
+	got, err := digestOf(ctx, dst, had.ID)
+	if err != nil {
+		return Result{}, err
+	}
+	if want := l.digest.String(); got != want {
+		return Result{}, conflict("its log digest is %s, the source's %s", got, want)
+	}
+	return Result{ID: had.ID, Status: Unchanged, Events: l.n, Digest: got}, nil
+}
+
+func sameParent(a, b *eventlog.Parent) bool {
+	return a == nil && b == nil || a != nil && b != nil && *a == *b
+}
+
+// lineage names a header's parent for a conflict's reason.
+func lineage(p *eventlog.Parent) string {
+	if p == nil {
+		return "none (no parent)"
+	}
+	return p.String()
+}
+
+func events(n int64) string {
+	if n == 1 {
+		return "1 event"
+	}
+	return fmt.Sprintf("%d events", n)
 }
 
 // digestOf reads session id of st and returns its log digest.

@@ -141,24 +141,114 @@ func TestCopyOptions(t *testing.T) {
 	require.ErrorIs(t, err, handle.ErrNotFound, "nothing copied")
 }
 
-// A session the destination holds already stops the copy there: it is
-// left as it was, the ones copied before it stay, and a copy of the rest
-// goes on from there.
-func TestCopyStopsAtAnExistingSession(t *testing.T) {
+// A copy is idempotent: a session the destination holds already with the
+// same lineage and log (in any encoding) is unchanged and the copy goes
+// on, so a copy stopped part way (a fork whose parent was not copied yet,
+// a kill) completes when it is run again, and a third run writes nothing.
+func TestCopyGoesOnPastTheSameSession(t *testing.T) {
 	src := handle.NewFileStore(afero.NewMemMapFs(), "/src")
 	ids := tree(t, src)
 	dst := handle.NewFileStore(afero.NewMemMapFs(), "/dst")
 	_, err := collect(t, transfer.Copy(t.Context(), src, dst, transfer.IDs(ids[1:2]...)))
 	require.ErrorIs(t, err, handle.ErrNotFound, "a fork needs its parent in the destination")
-	_, err = collect(t, transfer.Copy(t.Context(), src, dst, transfer.IDs(ids[0])))
+	_, err = collect(t, transfer.Copy(t.Context(), src, dst, transfer.IDs(ids[0]), transfer.WithEncoding(handle.EncodingZstd)))
 	require.NoError(t, err)
+
 	res, err := collect(t, transfer.Copy(t.Context(), src, dst))
-	require.ErrorIs(t, err, handle.ErrExists)
-	require.Empty(t, res)
-	require.Contains(t, err.Error(), "copy "+ids[0])
-	res, err = collect(t, transfer.Copy(t.Context(), src, dst, transfer.IDs(ids[1:]...)))
 	require.NoError(t, err)
-	require.Len(t, res, 2)
+	require.Equal(t, []transfer.Status{transfer.Unchanged, transfer.Created, transfer.Created}, statuses(res))
+	require.Equal(t, []int64{31, 5, 4}, []int64{res[0].Events, res[1].Events, res[2].Events}, "own events, whatever the status")
+	before := stats(t, dst, ids)
+	again, err := collect(t, transfer.Copy(t.Context(), src, dst))
+	require.NoError(t, err)
+	require.Equal(t, []transfer.Status{transfer.Unchanged, transfer.Unchanged, transfer.Unchanged}, statuses(again))
+	for i := range res {
+		require.Equal(t, res[i].Digest, again[i].Digest)
+		require.Equal(t, canon(t, src, ids[i]), canon(t, dst, ids[i]))
+	}
+	require.Equal(t, before, stats(t, dst, ids), "nothing written")
+}
+
+// A session the destination holds under the ID copied with another log
+// or lineage is a conflict naming both: the copy writes nothing to it and
+// stops there, and the sessions after it are not copied.
+func TestCopyConflict(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// plant makes, in dst (which holds ids[0] and ids[1] copied),
+		// a session under ids[2] that is not src's.
+		plant  func(t *testing.T, dst handle.Store, ids []string)
+		reason string
+	}{
+		{"fewer events", func(t *testing.T, dst handle.Store, ids []string) {
+			session(t, dst, 1, handle.WithID(ids[2]), handle.WithParent(eventlog.Parent{ID: ids[1], Seq: 22, Mode: eventlog.ModeChild, Call: "c1"}))
+		}, "it holds 2 events, the source 4 events"},
+		{"other events", func(t *testing.T, dst handle.Store, ids []string) {
+			h, err := dst.Create(t.Context(), handle.WithID(ids[2]), handle.WithParent(eventlog.Parent{ID: ids[1], Seq: 22, Mode: eventlog.ModeChild, Call: "c1"}))
+			require.NoError(t, err)
+			for i := range 4 {
+				_, err := h.Append(t.Context(), ev(50+i))
+				require.NoError(t, err)
+			}
+			require.NoError(t, h.Close())
+		}, "its log digest is sha256:"},
+		{"other lineage", func(t *testing.T, dst handle.Store, ids []string) {
+			session(t, dst, 3, handle.WithID(ids[2])) // the same events, as a root
+		}, "its lineage is none (no parent), the source's child of " + "%s at seq 22 (call c1)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := handle.NewFileStore(afero.NewMemMapFs(), "/src")
+			ids := tree(t, src)
+			dst := handle.NewFileStore(afero.NewMemMapFs(), "/dst")
+			_, err := collect(t, transfer.Copy(t.Context(), src, dst, transfer.IDs(ids[:2]...)))
+			require.NoError(t, err)
+			tc.plant(t, dst, ids)
+			planted := canon(t, dst, ids[2])
+			before := stats(t, dst, ids)
+
+			res, err := collect(t, transfer.Copy(t.Context(), src, dst))
+			require.Equal(t, []transfer.Status{transfer.Unchanged, transfer.Unchanged}, statuses(res))
+			var ce *transfer.ConflictError
+			require.ErrorAs(t, err, &ce)
+			require.ErrorIs(t, err, handle.ErrExists)
+			reason := tc.reason
+			if strings.Contains(reason, "%s") {
+				reason = fmt.Sprintf(reason, ids[1])
+			}
+			require.Contains(t, ce.Reason, reason)
+			require.Equal(t, "/src/"+ids[2]+".jsonl", ce.Source)
+			require.Equal(t, "/dst/"+ids[2]+".jsonl", ce.Dest)
+			require.Contains(t, err.Error(), "copy "+ids[2]+": ")
+			require.Contains(t, err.Error(), ce.Source)
+			require.Contains(t, err.Error(), ce.Dest)
+			require.Equal(t, planted, canon(t, dst, ids[2]), "the destination's session is left as it was")
+			require.Equal(t, before, stats(t, dst, ids))
+		})
+	}
+}
+
+func statuses(res []transfer.Result) []transfer.Status {
+	out := make([]transfer.Status, len(res))
+	for i, r := range res {
+		out[i] = r.Status
+	}
+	return out
+}
+
+// stats describes sessions ids of st (those it holds), to tell whether
+// anything was written to them.
+func stats(t *testing.T, st handle.Store, ids []string) []handle.Info {
+	t.Helper()
+	var out []handle.Info
+	for _, id := range ids {
+		info, err := st.Stat(t.Context(), id)
+		if errors.Is(err, handle.ErrNotFound) {
+			continue
+		}
+		require.NoError(t, err)
+		out = append(out, info)
+	}
+	return out
 }
 
 // A copy that fails part way (the destination's disk fails its fsync, or
@@ -203,6 +293,9 @@ func TestCopyJetStream(t *testing.T) {
 	res, err := collect(t, transfer.Copy(t.Context(), src, js, transfer.IDs(ids[1:]...), transfer.WithEncoding(handle.EncodingRaw)))
 	require.NoError(t, err)
 	require.Len(t, res, 2)
+	again, err := collect(t, transfer.Copy(t.Context(), src, js, transfer.IDs(ids[1:]...), transfer.WithEncoding(handle.EncodingRaw)))
+	require.NoError(t, err)
+	require.Equal(t, []transfer.Status{transfer.Unchanged, transfer.Unchanged}, statuses(again), "a copy to JetStream run again writes nothing")
 
 	back := handle.NewFileStore(afero.NewMemMapFs(), "/back")
 	res, err = collect(t, transfer.Copy(t.Context(), js, back))

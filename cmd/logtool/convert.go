@@ -49,19 +49,19 @@ func (a *app) runConvert(ctx context.Context, arg, encoding string, asJSON bool)
 	if encoding != handle.EncodingRaw && encoding != handle.EncodingZstd {
 		return usageErrorf("--encoding %q: want raw or zstd", encoding)
 	}
-	s, err := a.fileSession(ctx, arg, "convert")
+	s, files, err := a.fileSession(ctx, arg, "convert")
 	if err != nil {
 		return err
 	}
-	before, err := s.file.Stat(ctx, s.id)
+	before, err := files.Stat(ctx, s.id)
 	if err != nil {
 		return err
 	}
 	label := fmt.Sprintf("convert %s (%s) to %s", s.id, chatview.Size(before.SizeBytes), encoding)
-	if err := a.busy(label, func() error { return s.file.Convert(ctx, s.id, encoding) }); err != nil {
+	if err := a.busy(label, func() error { return files.Convert(ctx, s.id, encoding) }); err != nil {
 		return err
 	}
-	after, err := s.file.Stat(ctx, s.id)
+	after, err := files.Stat(ctx, s.id)
 	if err != nil {
 		return err
 	}

@@ -1,17 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"iter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/inspect"
 )
 
 func (a *app) newDiffCmd() *cobra.Command {
@@ -48,91 +46,43 @@ type diffResult struct {
 	LenB      int64           `json:"lenB"`
 }
 
-// diffSide is one of the two logs diff reads.
-type diffSide struct {
-	h    handle.Handle
-	last int64 // the log's last seq when it was opened
-}
-
-func (a *app) openDiffSide(ctx context.Context, arg string) (diffSide, error) {
-	_, h, err := a.openArg(ctx, arg)
-	if err != nil {
-		return diffSide{}, err
-	}
-	return diffSide{h: h, last: h.Seq()}, nil
-}
-
 func (a *app) runDiff(ctx context.Context, argA, argB string, asJSON bool, out io.Writer) error {
-	sa, err := a.openDiffSide(ctx, argA)
+	_, ha, err := a.openArg(ctx, argA)
 	if err != nil {
 		return err
 	}
-	defer sa.h.Close()
-	sb, err := a.openDiffSide(ctx, argB)
+	defer ha.Close()
+	_, hb, err := a.openArg(ctx, argB)
 	if err != nil {
 		return err
 	}
-	defer sb.h.Close()
-
-	res := diffResult{LenA: sa.last + 1, LenB: sb.last + 1}
-	ea, eb, at, err := firstDifference(ctx, sa, sb)
+	defer hb.Close()
+	d, err := inspect.Diff(ctx, ha, hb)
 	if err != nil {
 		return err
 	}
-	if at >= 0 {
-		res.FirstDiff = &at
-		if ea != nil {
-			res.A = eventlog.Canon(*ea)
+	res := diffResult{LenA: d.LenA, LenB: d.LenB}
+	if d.Seq >= 0 {
+		res.FirstDiff = &d.Seq
+		if d.A != nil {
+			res.A = eventlog.Canon(*d.A)
 		}
-		if eb != nil {
-			res.B = eventlog.Canon(*eb)
+		if d.B != nil {
+			res.B = eventlog.Canon(*d.B)
 		}
 	}
 	if asJSON {
 		err = writeJSON(out, res)
 	} else {
-		err = writeDiffHuman(out, res, ea, eb)
+		err = writeDiffHuman(out, res, d.A, d.B)
 	}
 	if err != nil {
 		return err
 	}
-	if at >= 0 {
-		return failedf("%s and %s differ from seq %d", argA, argB, at)
+	if d.Seq >= 0 {
+		return failedf("%s and %s differ from seq %d", argA, argB, d.Seq)
 	}
 	return nil
-}
-
-// firstDifference reads both logs in step and returns the first seq where
-// their canonical bytes differ (-1 when they are identical) and the event
-// each side holds there (nil when its log ended before it).
-func firstDifference(ctx context.Context, sa, sb diffSide) (ea, eb *eventlog.Event, at int64, err error) {
-	nextA, stopA := iter.Pull2(sa.h.Read(ctx, 0, sa.last))
-	defer stopA()
-	nextB, stopB := iter.Pull2(sb.h.Read(ctx, 0, sb.last))
-	defer stopB()
-	var ca, cb []byte
-	for seq := int64(0); ; seq++ {
-		a, errA, okA := nextA()
-		if okA && errA != nil {
-			return nil, nil, -1, errA
-		}
-		b, errB, okB := nextB()
-		if okB && errB != nil {
-			return nil, nil, -1, errB
-		}
-		switch {
-		case !okA && !okB:
-			return nil, nil, -1, nil
-		case !okA:
-			return nil, &b, seq, nil
-		case !okB:
-			return &a, nil, seq, nil
-		}
-		ca, cb = eventlog.AppendCanon(ca[:0], a), eventlog.AppendCanon(cb[:0], b)
-		if !bytes.Equal(ca, cb) {
-			return &a, &b, seq, nil
-		}
-	}
 }
 
 // writeDiffHuman says whether the logs are identical, or where they first

@@ -319,7 +319,7 @@ func TestImport(t *testing.T) {
 	appendEvents(t, dir, id, `{"type":"a","time":1}`, `{"type":"b","time":2,"data":[1, 2]}`)
 	require.Equal(t, 0, logtool(t, "", "--dir", dir, "checkpoint", id).code)
 
-	// A zstd log is imported as it stands, into the store's encoding.
+	// A zstd log is imported as it stands, in its own encoding.
 	other := t.TempDir()
 	res := logtool(t, "", "--dir", other, "import", "--from", "sessionlog", path)
 	require.Equal(t, 0, res.code, res.stderr)
@@ -328,9 +328,9 @@ func TestImport(t *testing.T) {
 	var info map[string]any
 	require.NoError(t, json.Unmarshal([]byte(st.stdout), &info))
 	require.Equal(t, map[string]any{"agent": "coder"}, info["labels"])
-	require.Equal(t, "raw", info["encoding"])
+	require.Equal(t, "zstd", info["encoding"])
 
-	before, err := os.ReadFile(filepath.Join(other, id+".jsonl"))
+	before, err := os.ReadFile(filepath.Join(other, id+".jsonl.zst"))
 	require.NoError(t, err)
 	corrupt := filepath.Join(t.TempDir(), "bad.jsonl")
 	writeFile(t, corrupt, `{"format":"sessionlog","version":1,"id":"01JDX3N0Q3Z8Y6W2D1V5K7M9PA","createdAt":1}`+"\n",
@@ -350,7 +350,7 @@ func TestImport(t *testing.T) {
 		{"codex", []string{"--from", "codex", path}, 1, "failed", "not a Codex rollout line"},
 		{"unknown format", []string{"--from", "word", path}, 2, "", "want one of"},
 		{"a folder", []string{dir}, 0, "unchanged", ""},
-		{"missing file", []string{filepath.Join(dir, "none.jsonl")}, 2, "", "not found"},
+		{"missing file", []string{filepath.Join(dir, "none.jsonl")}, 2, "failed", "no such file or folder"},
 		{"corrupt file", []string{corrupt}, 1, "failed", "corrupt"},
 	}
 	for _, tt := range tests {
@@ -373,7 +373,7 @@ func TestImport(t *testing.T) {
 	res = logtool(t, "", "--dir", other, "import", clash)
 	require.Equal(t, 2, res.code, res.stderr)
 	require.Contains(t, res.stderr, "session exists: "+id)
-	after, err := os.ReadFile(filepath.Join(other, id+".jsonl"))
+	after, err := os.ReadFile(filepath.Join(other, id+".jsonl.zst"))
 	require.NoError(t, err)
 	require.Equal(t, before, after, "the session already there is untouched")
 	require.NoFileExists(t, filepath.Join(other, "01JDX3N0Q3Z8Y6W2D1V5K7M9PA.jsonl"), "nothing of the corrupt file")

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/importer"
 	"github.com/sessionlog/sessionlog/importer/formats"
 	"github.com/sessionlog/sessionlog/ingest"
@@ -24,11 +25,11 @@ func importFormats() []string {
 
 func (a *app) newImportCmd() *cobra.Command {
 	var (
-		from, progress  string
-		skipBad, asJSON bool
+		from, progress, encoding string
+		skipBad, asJSON          bool
 	)
 	cmd := &cobra.Command{
-		Use:   "import [--from sessionlog|claude|codex|dsh|swe-agent] [--skip-bad] [--progress auto|always|never] [--json] FILE|DIR...",
+		Use:   "import [--from sessionlog|claude|codex|dsh|swe-agent] [--encoding raw|zstd] [--skip-bad] [--progress auto|always|never] [--json] FILE|DIR...",
 		Short: "Import sessionlog files and Claude Code, Codex, dsh or SWE-agent traces",
 		Long: `Import brings each FILE, and every file of a known format under each DIR
 (walked recursively), into the store, and prints one line a source:
@@ -40,22 +41,26 @@ A session's identity is the source's own session id, not its path: the
 same source again, from any path, is "unchanged"; grown, "appended" (the
 new events, at once or not at all); a new one "created", all or nothing
 whenever the process dies; one that cannot be imported "failed", with its
-"reason", and the others are imported. sessionlog files keep their ID,
-labels and createdAt. Foreign traces become the agent vocabulary and keep
-every source record (docs/import.md says what each record becomes). A
-damaged JSONL trace is imported up to its first bad line (label partial),
-or past each with --skip-bad; each is reported on stderr.
+"reason", and the others are imported; so does a path that does not
+exist, or a folder with nothing to import. sessionlog files keep their ID,
+labels, createdAt and encoding (--encoding makes new sessions raw or
+zstd). Foreign traces become the agent vocabulary and keep every source
+record (docs/import.md says what each record becomes). A damaged JSONL
+trace is imported up to its first bad line (label partial), or past each
+with --skip-bad; each is reported on stderr.
 
 On a terminal, stderr shows a progress bar and a summary table. Exit 0
-when every source was imported whole, 1 when one failed or was cut short,
-2 for a missing path, a folder with nothing to import, an unknown --from.`,
+when every source was imported whole, 1 when one failed for its content or
+was cut short, 2 for a missing path, a folder with nothing to import, an
+unknown --from or --encoding.`,
 		Example: `  $ logtool import ~/.claude/projects
   $ logtool import --from codex --skip-bad rollout.jsonl`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.runImport(cmd.Context(), args, from, skipBad, progress, asJSON)
+			return a.runImport(cmd.Context(), args, importFlags{from: from, encoding: encoding, progress: progress, skipBad: skipBad, asJSON: asJSON})
 		},
 	}
+	cmd.Flags().StringVar(&encoding, "encoding", "", "create every new session in this `encoding` (raw or zstd); default: a sessionlog file's own, the store's for a trace")
 	cmd.Flags().StringVar(&from, "from", "", "read every file as this `format` (sessionlog, claude, codex, dsh, swe-agent); default: found by content")
 	cmd.Flags().BoolVar(&skipBad, "skip-bad", false, "import past the bad lines of a trace, each reported, instead of stopping before the first")
 	cmd.Flags().StringVar(&progress, "progress", "auto", "progress and a summary on stderr: `auto|always|never` (auto: on a terminal)")
@@ -92,11 +97,23 @@ func resultOf(r ingest.Result) importResult {
 	return out
 }
 
-func (a *app) runImport(ctx context.Context, paths []string, from string, skipBad bool, progress string, asJSON bool) error {
+// importFlags are import's flags.
+type importFlags struct {
+	from, encoding, progress string
+	skipBad, asJSON          bool
+}
+
+func (a *app) runImport(ctx context.Context, paths []string, fl importFlags) error {
+	from, asJSON := fl.from, fl.asJSON
 	if from != "" && !slices.Contains(importFormats(), from) {
 		return usageErrorf("--from %q: want one of %s", from, strings.Join(importFormats(), ", "))
 	}
-	show, err := a.showProgress(progress)
+	switch fl.encoding {
+	case "", handle.EncodingRaw, handle.EncodingZstd:
+	default:
+		return usageErrorf("--encoding %q: want %s or %s", fl.encoding, handle.EncodingRaw, handle.EncodingZstd)
+	}
+	show, err := a.showProgress(fl.progress)
 	if err != nil {
 		return err
 	}
@@ -113,8 +130,11 @@ func (a *app) runImport(ctx context.Context, paths []string, from string, skipBa
 	if from != "" {
 		opts = append(opts, ingest.From(from))
 	}
-	if skipBad {
+	if fl.skipBad {
 		opts = append(opts, ingest.SkipBad())
+	}
+	if fl.encoding != "" {
+		opts = append(opts, ingest.WithEncoding(fl.encoding))
 	}
 	sum, err := ingest.Import(ctx, st, paths, opts...)
 	bar.finish()
@@ -135,7 +155,7 @@ func (a *app) runImport(ctx context.Context, paths []string, from string, skipBa
 			return err
 		}
 	}
-	if err := a.importSummary(ctx, show, st, sum); err != nil {
+	if err := a.importSummary(ctx, show, sum); err != nil {
 		return err
 	}
 	if sum.Failed > 0 || cut > 0 {

@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -165,17 +167,33 @@ func TestImportFolderWithBadFile(t *testing.T) {
 }
 
 // TestImportProgress: with --progress always, stderr shows the progress
-// line and the summary table (source, raw and zstd bytes, events, records
-// kept); piped (auto), nothing.
+// line and the summary table (source bytes, what the session takes in the
+// store and its encoding, events, records kept); piped (auto), nothing.
+//
+// Regression: the table showed base names only (three rows read
+// session.jsonl) and read and compressed each imported file again to
+// size it. A file found under a folder shows its path relative to the
+// folder; the stored bytes are the store's own figure (stat's sizeBytes).
 func TestImportProgress(t *testing.T) {
 	file := filepath.Join(tracesDir(t), "codex", "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl")
-	res := logtool(t, "", "--dir", t.TempDir(), "import", "--from", "codex", "--progress", "always", file)
+	dir := t.TempDir()
+	res := logtool(t, "", "--dir", dir, "import", "--from", "codex", "--progress", "always", file)
 	require.Equal(t, 0, res.code, res.stderr)
 	require.Contains(t, res.stderr, "\rimport 1/1 files (1 created, 0 appended, 0 unchanged, 0 failed) [")
-	require.Regexp(t, `source bytes +raw bytes +zstd bytes +events +kept +records +status +file`, res.stderr)
-	require.Regexp(t, `\n +747877 +\d+ +\d+ +\d+ +386 +386 +created +rollout-`, res.stderr)
-	require.Regexp(t, `\n +747877 +\d+ +\d+ +\d+ +386 +386 +1 sessions`, res.stderr)
+	require.Regexp(t, `source bytes +stored bytes +encoding +events +kept +records +status +file`, res.stderr)
+	id := importLines(t, res.stdout)[0].ID
+	var st struct{ SizeBytes int64 }
+	require.NoError(t, json.Unmarshal([]byte(logtool(t, "", "--dir", dir, "stat", "--json", id).stdout), &st))
+	require.Regexp(t, fmt.Sprintf(`\n +747877 +%d +raw +\d+ +386 +386 +created +%s`, st.SizeBytes, regexp.QuoteMeta(file)), res.stderr)
+	require.Regexp(t, fmt.Sprintf(`\n +747877 +%d +\d+ +386 +386 +1 sessions`, st.SizeBytes), res.stderr)
 	require.Contains(t, res.stderr, "\n1 created, 0 appended, 0 unchanged, 0 failed\n")
+
+	folder := filepath.Join(tracesDir(t), "dsh-deepseek-harness")
+	res = logtool(t, "", "--dir", t.TempDir(), "import", "--progress", "always", "--encoding", "zstd", folder)
+	require.Equal(t, 0, res.code, res.stderr)
+	for _, name := range []string{"advanced-toolchain", "goal-multi-turn-actions", "permission-policy-context"} {
+		require.Regexp(t, ` zstd +\d+ +\d+ +\d+ +created +`+name+`/session\.jsonl\s*\n`, res.stderr)
+	}
 
 	res = logtool(t, "", "--dir", t.TempDir(), "import", "--from", "codex", file)
 	require.Equal(t, 0, res.code, res.stderr)

@@ -6,10 +6,6 @@ import (
 	"path/filepath"
 	"text/tabwriter"
 
-	"github.com/spf13/afero"
-
-	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/ingest"
 	"github.com/sessionlog/sessionlog/internal/chatview"
 )
@@ -53,58 +49,56 @@ func (b *importBar) finish() {
 }
 
 // importSummary writes, when on, the table of the sources imported:
-// source bytes, the session's raw bytes and the bytes it would take in
-// zstd, events, records kept, records, status and file, then the totals
-// and the count of each status.
-func (a *app) importSummary(ctx context.Context, on bool, st handle.Store, sum ingest.Summary) error {
+// source bytes, what the session takes in the store and its encoding (as
+// the import found them: never a second reading), events, records kept,
+// records, status and the source's path as a person tells it apart (see
+// shownSources), then the totals and the count of each status.
+func (a *app) importSummary(ctx context.Context, on bool, sum ingest.Summary) error {
 	if !on {
 		return nil
 	}
-	codec, err := eventlog.NewZstdCodec(0)
-	if err != nil {
-		return err
-	}
-	defer codec.Close()
 	tw := tabwriter.NewWriter(a.stderr, 2, 8, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "source bytes\traw bytes\tzstd bytes\tevents\tkept\trecords\tstatus\tfile\t")
-	var tot [6]int64
-	for _, r := range sum.Results {
+	fmt.Fprintln(tw, "source bytes\tstored bytes\tencoding\tevents\tkept\trecords\tstatus\tfile\t")
+	var tot [5]int64
+	shown := shownSources(sum.Results)
+	for i, r := range sum.Results {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		var rawN, zN int64
-		if r.Status != ingest.Failed {
-			if rawN, zN, err = storedSizes(ctx, st, codec, r); err != nil {
-				return err
-			}
-		}
-		row := [6]int64{r.SourceBytes, rawN, zN, r.Events, int64(r.Kept), int64(r.Records)}
+		row := [5]int64{r.SourceBytes, r.StoredBytes, r.Events, int64(r.Kept), int64(r.Records)}
 		for i := range tot {
 			tot[i] += row[i]
 		}
-		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t\n", row[0], row[1], row[2], row[3], row[4], row[5], r.Status, filepath.Base(r.Source))
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%d\t%d\t%d\t%s\t%s\t\n", row[0], row[1], r.Encoding, row[2], row[3], row[4], r.Status, shown[i])
 	}
-	fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%d\t\t%d sessions\t\n", tot[0], tot[1], tot[2], tot[3], tot[4], tot[5], len(sum.Results))
+	fmt.Fprintf(tw, "%d\t%d\t\t%d\t%d\t%d\t\t%d sessions\t\n", tot[0], tot[1], tot[2], tot[3], tot[4], len(sum.Results))
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(a.stderr, "%d created, %d appended, %d unchanged, %d failed\n", sum.Created, sum.Appended, sum.Unchanged, sum.Failed)
+	_, err := fmt.Fprintf(a.stderr, "%d created, %d appended, %d unchanged, %d failed\n", sum.Created, sum.Appended, sum.Unchanged, sum.Failed)
 	return err
 }
 
-// storedSizes is what an imported session takes: its raw file and that
-// file as zstd frames, on a file store; on another store, the size it
-// reports (Stat) and no zstd figure.
-func storedSizes(ctx context.Context, st handle.Store, codec *eventlog.ZstdCodec, r ingest.Result) (raw, z int64, err error) {
-	fs, ok := st.(*handle.FileStore)
-	if !ok {
-		info, err := st.Stat(ctx, r.ID)
-		return info.SizeBytes, 0, err
+// shownSources are the results' sources as the summary shows them: a file
+// found under a folder argument by its path relative to that folder (a
+// subagent's, to its transcript's folder), a file named as it was given;
+// a path two results would show alike is shown whole.
+func shownSources(results []ingest.Result) []string {
+	out := make([]string, len(results))
+	count := map[string]int{}
+	for i, r := range results {
+		out[i] = r.Source
+		if r.Arg != "" && r.Arg != r.Source {
+			if rel, err := filepath.Rel(r.Arg, r.Source); err == nil && filepath.IsLocal(rel) {
+				out[i] = rel
+			}
+		}
+		count[out[i]]++
 	}
-	b, err := afero.ReadFile(fs.Fs(), r.Path)
-	if err != nil {
-		return 0, 0, err
+	for i, r := range results {
+		if count[out[i]] > 1 {
+			out[i] = r.Source
+		}
 	}
-	zb, _ := codec.AppendFrames(nil, b)
-	return int64(len(b)), int64(len(zb)), nil
+	return out
 }

@@ -227,7 +227,7 @@ it, the commit (runtime/debug.ReadBuildInfo).`,
 	}
 	root.PersistentFlags().StringVar(&a.dir, "dir", dir, "the `folder` of the session store; $"+envDir+" sets the default")
 	root.PersistentFlags().StringVar(&a.storeURL, "store", a.env(envStore),
-		"a JetStream store `URL`, nats://host:port[/prefix], instead of --dir (docs/distributed.md); $"+envStore+" sets the default")
+		"a JetStream store `URL`, nats://host:port[,host:port...][/prefix][?replicas=N&sync=always&lease=D], instead of --dir (docs/distributed.md); $"+envStore+" sets the default")
 	root.SetFlagErrorFunc(flagError)
 	a.secretFlags(root)
 	root.PersistentPreRunE = func(*cobra.Command, []string) error { return a.loadIdentities() }

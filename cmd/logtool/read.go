@@ -12,6 +12,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/inspect"
 	"github.com/sessionlog/sessionlog/internal/chatview"
 )
 
@@ -102,113 +103,51 @@ func (a *app) runCat(ctx context.Context, arg string, o catOptions, out io.Write
 	}
 	if o.salvage {
 		err = a.salvage(ctx, s, print)
-	} else {
-		// From the first event, so that every checkpoint passed is checked.
-		check := newDigestCheck()
-		printed := 0
-		err = a.eachEvent(ctx, s, 0, o.to, func(e eventlog.Event) error {
-			check.add(e)
-			if e.Seq >= o.from {
-				printed++
-			}
-			return print(e)
-		})
-		if errors.Is(err, handle.ErrLineage) && o.from > 0 && printed == 0 {
-			// A fork whose parent is gone: its own events can still be
-			// read, but not the digests, which cover the parent's too.
-			fmt.Fprintf(a.stderr, "logtool: checkpoint digests not checked: %s\n", oneLine(err.Error()))
-			check = newDigestCheck()
-			err = a.eachEvent(ctx, s, o.from, o.to, print)
-		}
-		var ce *eventlog.CorruptError
-		if errors.As(err, &ce) && ce.Seq > 0 {
-			// docs/cli.md: the events before the first damage, then the error.
-			check = newDigestCheck()
-			err = a.beforeDamage(ctx, s, ce, func(e eventlog.Event) error {
-				check.add(e)
-				return print(e)
-			})
-		}
 		if ferr := w.Flush(); err == nil {
 			err = ferr
 		}
-		for _, m := range check.mismatches {
-			fmt.Fprintf(a.stderr, "logtool: %s\n", oneLine(m.Error()))
-		}
-		if err == nil && len(check.mismatches) > 0 {
-			err = failedf("%s do not match the events before them (logtool verify checks them all)",
-				chatview.Plural(int64(len(check.mismatches)), "checkpoint digest", ""))
-		}
 		return err
+	}
+	// inspect.Read reads from the first event, so that every checkpoint
+	// passed is checked, and shows a damaged log's events before its
+	// damage (docs/cli.md).
+	r := inspect.NewRead(s.log, o.from, o.to)
+	for e, rerr := range r.Events(ctx) {
+		if err = rerr; err == nil {
+			err = print(e)
+		}
+		if err != nil {
+			break
+		}
 	}
 	if ferr := w.Flush(); err == nil {
 		err = ferr
 	}
+	a.noteTorn(r.Path, r.Torn, "not read")
+	if r.Unchecked != nil {
+		// A fork whose parent is gone: its own events can still be read,
+		// but not the digests, which cover the parent's too.
+		a.note("checkpoint digests not checked: %s", r.Unchecked.Error())
+	}
+	for _, m := range r.Mismatches {
+		a.note("%s", m.Error())
+	}
+	if err == nil && len(r.Mismatches) > 0 {
+		err = failedf("%s do not match the events before them (logtool verify checks them all)",
+			chatview.Plural(int64(len(r.Mismatches)), "checkpoint digest", ""))
+	}
 	return err
-}
-
-// beforeDamage hands fn the events of s before the damage ce names (a
-// fork's inherited events first), read past the open's refusal as a
-// salvage reads, and then returns ce: what a damaged log can show without
-// any claim that it is clean.
-func (a *app) beforeDamage(ctx context.Context, s session, ce *eventlog.CorruptError, fn func(eventlog.Event) error) error {
-	st := s.file
-	if st == nil {
-		return ce // a store whose sessions are not files has no salvage read
-	}
-	var ferr error
-	next := int64(-1)
-	_, err := st.SalvagePath(ctx, s.path, func(e eventlog.Event) bool {
-		if e.Seq >= ce.Seq || next >= 0 && e.Seq != next {
-			return false // the damage, or what a salvage found past it
-		}
-		next = e.Seq + 1
-		ferr = fn(e)
-		return ferr == nil
-	})
-	switch {
-	case ferr != nil:
-		return ferr
-	case err != nil && !errors.Is(err, eventlog.ErrCorrupt):
-		return err
-	}
-	return ce
-}
-
-// digestCheck checks the log digest of every checkpoint among events
-// read from the first, in order, with the checker every reader of the
-// library uses (docs/cli.md: cat checks the checkpoints it passes), and
-// keeps every mismatch to report.
-type digestCheck struct {
-	d          *eventlog.Digest
-	mismatches []error
-}
-
-func newDigestCheck() *digestCheck { return &digestCheck{d: eventlog.NewDigest()} }
-
-func (c *digestCheck) add(e eventlog.Event) {
-	if err := c.d.AddChecked(e); err != nil {
-		c.mismatches = append(c.mismatches, err)
-	}
 }
 
 // salvage prints what can be read of the log past its damage (a fork's
 // inherited events first) and reports every skipped range on stderr.
 func (a *app) salvage(ctx context.Context, s session, fn func(eventlog.Event) error) error {
-	st := s.file
-	if st == nil {
+	res, err := s.log.Salvage(ctx, fn)
+	if errors.Is(err, inspect.ErrNotFiles) {
 		return usageErrorf("cat --salvage reads log files; %s is not one (docs/distributed.md)", s.path)
 	}
-	var ferr error
-	res, err := st.SalvagePath(ctx, s.path, func(e eventlog.Event) bool {
-		ferr = fn(e)
-		return ferr == nil
-	})
 	if err != nil {
 		return err
-	}
-	if ferr != nil {
-		return ferr
 	}
 	for _, k := range res.Skips {
 		lost := "no seqs lost"
@@ -262,7 +201,7 @@ func (a *app) runStat(ctx context.Context, arg string, asJSON bool, out io.Write
 	if err != nil {
 		return err
 	}
-	info, facts, err := a.statFacts(ctx, s)
+	info, facts, err := inspect.Facts(ctx, s.log)
 	if err != nil {
 		return err
 	}

@@ -12,8 +12,8 @@ import (
 	"github.com/spf13/afero"
 	"github.com/spf13/cobra"
 
+	"github.com/sessionlog/sessionlog/inspect"
 	"github.com/sessionlog/sessionlog/projection"
-	"github.com/sessionlog/sessionlog/recorder"
 	"github.com/sessionlog/sessionlog/replay"
 	"github.com/sessionlog/sessionlog/replay/replaytest/golden"
 )
@@ -187,41 +187,20 @@ func (a *app) checkGolden(p projection.Projection, o replayOptions, out io.Write
 	return writeJSON(out, res)
 }
 
-// closeInMemory applies to p, which holds the state after src's last
-// event, the closers a resume would append when the log ends in an open
-// turn and no writer holds the session (docs/format.md §8).
+// closeInMemory shows s, whose log ends in src's last event and whose
+// state p holds, as a resume would leave it when its writer stopped
+// mid-turn (inspect.CloseOpenTurn), and says so on stderr.
 func (a *app) closeInMemory(ctx context.Context, s session, src replay.Source, p projection.Projection) error {
-	var cache replay.Cache
-	if s.st != nil {
-		cache = s.st
+	c, err := inspect.CloseOpenTurn(ctx, s.log, src, p, a.now())
+	switch {
+	case err != nil:
+		return err
+	case c.InProgress:
+		a.note("the last turn is open and a writer holds the session: a turn in progress, shown as it is")
+	case len(c.Closers) > 0:
+		a.note("the last turn is open and no writer holds the session: shown closed as a resume would close it "+
+			"(%s, %s, in memory only; logtool resume writes them, --as-is shows the log's own state)",
+			plural(int64(len(c.Closers)), "event"), seqsWords(c.Closers[0].Seq, c.Closers[len(c.Closers)-1].Seq))
 	}
-	agent, ok := p.(*projection.Agent)
-	if !ok {
-		// The stop facts are read backward from the tail: most logs end
-		// in a closed turn, and need no second replay to tell.
-		facts, err := recorder.ReadFacts(ctx, src, cache)
-		if err != nil || !facts.OpenTurn {
-			return err
-		}
-		ap, err := a.agentState(ctx, src, cache)
-		if err != nil {
-			return err
-		}
-		agent = ap.(*projection.Agent)
-	}
-	st := agent.State()
-	if !st.TurnOpen {
-		return nil
-	}
-	if s.st != nil {
-		if writing, err := s.st.WriterHeld(ctx, s.id); err != nil || writing {
-			fmt.Fprintln(a.stderr, "logtool: the last turn is open and a writer holds the session: a turn in progress, shown as it is")
-			return err
-		}
-	}
-	evs := recorder.CloseInMemory(st, src.Seq()+1, []projection.Projection{p}, a.now())
-	fmt.Fprintf(a.stderr, "logtool: the last turn is open and no writer holds the session: shown closed as a resume would close it "+
-		"(%s, %s, in memory only; logtool resume writes them, --as-is shows the log's own state)\n",
-		plural(int64(len(evs)), "event"), seqsWords(evs[0].Seq, evs[len(evs)-1].Seq))
 	return nil
 }

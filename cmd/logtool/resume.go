@@ -5,47 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/recorder"
-	"github.com/sessionlog/sessionlog/replay"
 )
-
-// statFacts describes a session and reads its stop facts from the end of
-// its log. A session that is a file is read with the file store's
-// handle.TailReader, which does not read (or check) the rest of the log;
-// on another store, Stat and a read-only handle give the same answer.
-func (a *app) statFacts(ctx context.Context, s session) (handle.Info, recorder.Facts, error) {
-	var cache replay.Cache
-	if s.st != nil {
-		cache = s.st
-	}
-	if s.file == nil {
-		info, err := a.stat(ctx, s)
-		if err != nil {
-			return info, recorder.Facts{}, err
-		}
-		src, err := a.openLog(ctx, s)
-		if err != nil {
-			return info, recorder.Facts{}, err
-		}
-		defer src.Close()
-		facts, err := recorder.ReadFacts(ctx, src, cache)
-		return info, facts, err
-	}
-	var tr *handle.TailReader
-	var err error
-	if s.id != "" {
-		tr, err = s.file.OpenTail(ctx, s.id)
-	} else {
-		tr, err = s.file.OpenTailPath(ctx, s.path)
-	}
-	if err != nil {
-		return handle.Info{}, recorder.Facts{}, err
-	}
-	defer tr.Close()
-	facts, err := recorder.ReadFacts(ctx, tr, cache)
-	return tr.Info(), facts, err
-}
 
 func (a *app) newResumeCmd() *cobra.Command {
 	var asJSON bool
@@ -107,11 +68,11 @@ exit 1 with the corruption. Never automatic.`,
 }
 
 func (a *app) runRepair(ctx context.Context, arg string, salvage, asJSON bool) error {
-	s, err := a.fileSession(ctx, arg, "repair")
+	s, files, err := a.fileSession(ctx, arg, "repair")
 	if err != nil {
 		return err
 	}
-	rep, err := s.file.Repair(ctx, s.id, salvage)
+	rep, err := files.Repair(ctx, s.id, salvage)
 	if err != nil {
 		return err
 	}

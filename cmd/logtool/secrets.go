@@ -258,8 +258,8 @@ func (a *app) storeSession(ctx context.Context, arg, cmd string) (*handle.FileSt
 	if s.id == "" {
 		return nil, "", usageErrorf("%s works on a session of a store, not on a freely named file (%s)", cmd, s.path)
 	}
-	if s.file != nil {
-		return s.file, s.id, nil
+	if fst, ok := handle.FileStoreOf(s.st); ok {
+		return fst, s.id, nil
 	}
 	fst, err := a.folder(ctx, cmd)
 	if err != nil {
@@ -273,14 +273,18 @@ func (a *app) storeSession(ctx context.Context, arg, cmd string) (*handle.FileSt
 // store's).
 func (a *app) sealedSession(ctx context.Context, arg string) (*handle.FileStore, string, bool) {
 	s, err := a.resolve(arg)
-	if err != nil || s.file == nil || s.id == "" {
+	if err != nil || s.id == "" {
 		return nil, "", false
 	}
-	info, err := s.file.Stat(ctx, s.id)
+	fst, ok := handle.FileStoreOf(s.st)
+	if !ok {
+		return nil, "", false
+	}
+	info, err := fst.Stat(ctx, s.id)
 	if err != nil || !info.Sealed {
 		return nil, "", false
 	}
-	return s.file, s.id, true
+	return fst, s.id, true
 }
 
 // brokenErr is the error of a listing that could not describe the

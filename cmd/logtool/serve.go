@@ -15,7 +15,6 @@ import (
 	"github.com/spf13/afero"
 	"github.com/spf13/cobra"
 
-	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/internal/web"
 )
 
@@ -141,5 +140,3 @@ func (s serveAPI) Verify(ctx context.Context, id string, w io.Writer) error {
 func (s serveAPI) Replay(ctx context.Context, id, projection string, w io.Writer) error {
 	return s.a.runReplay(ctx, id, replayOptions{projection: projection}, w)
 }
-
-var _ web.Store = (*handle.FileStore)(nil)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/inspect"
 	"github.com/sessionlog/sessionlog/internal/chatview"
 )
 
@@ -26,9 +27,11 @@ type session struct {
 	path string
 	id   string       // "" for a freely named file
 	st   handle.Store // the store holding the session; nil for a freely named file
-	// file is the file store of path's folder when the session's log is a
-	// file: what the file operations (salvage, repair, convert) and the
-	// reading of a freely named file go through; nil on another store.
+	// log is how the read-side operations (package inspect) reach it.
+	log inspect.Log
+	// file is the file store of path's folder when the argument was a
+	// path (logtool made it; a freely named file is read through it), nil
+	// for a session named in the store.
 	file *handle.FileStore
 }
 
@@ -54,8 +57,7 @@ func (a *app) resolve(arg string) (session, error) {
 	if err != nil {
 		return session{id: info.ID}, a.nameError(arg, a.where(), err)
 	}
-	fst, _ := st.(*handle.FileStore) // the one store whose sessions are files
-	return session{path: info.Path, id: info.ID, st: st, file: fst}, nil
+	return session{path: info.Path, id: info.ID, st: st, log: inspect.InStore(st, info.ID)}, nil
 }
 
 // maxCandidates is how many sessions an ambiguous name lists.
@@ -117,20 +119,15 @@ func (a *app) resolvePath(path string) (session, error) {
 	case fi.IsDir():
 		return session{}, usageErrorf("%q is a folder, not a log file", path)
 	}
-	st := a.fileStore(filepath.Dir(path))
-	if id, _, ok := handle.ParseFileName(filepath.Base(path)); ok {
-		return session{path: path, id: id, st: st, file: st}, nil
-	}
-	return session{path: path, file: st}, nil
+	files := a.fileStore(filepath.Dir(path))
+	l := inspect.File(files, path)
+	return session{path: path, id: l.ID(), st: l.Store(), log: l, file: files}, nil
 }
 
 // openLog opens s for reading: a read-only handle, which checks the whole
 // log first.
 func (a *app) openLog(ctx context.Context, s session) (handle.Handle, error) {
-	if s.st != nil {
-		return s.st.Open(ctx, s.id, handle.ReadOnly)
-	}
-	return s.file.OpenPath(ctx, s.path)
+	return s.log.Open(ctx)
 }
 
 // openArg resolves a SESSION argument and opens it for reading.
@@ -143,59 +140,42 @@ func (a *app) openArg(ctx context.Context, arg string) (session, handle.Handle, 
 	return s, h, err
 }
 
-// eachEvent calls fn for every event of s's logical log with from <= seq
-// <= to, in order (a fork's inherited events first: the handle resolves
-// the lineage).
-func (a *app) eachEvent(ctx context.Context, s session, from, to int64, fn func(eventlog.Event) error) error {
-	src, err := a.openLog(ctx, s)
-	if err != nil {
-		return err
-	}
-	defer src.Close()
-	a.reportTorn(src, "not read")
-	for e, err := range src.Read(ctx, from, to) {
-		if err != nil {
-			return err
-		}
-		if err := fn(e); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // reportTorn notes on stderr a torn tail the open found (docs/format.md §9: dropped
 // and reported, never an error), saying what becomes of it.
 func (a *app) reportTorn(h handle.Handle, fate string) {
-	if t := h.Recovery().Torn; t != nil {
+	a.noteTorn(h.Path(), h.Recovery().Torn, fate)
+}
+
+// noteTorn notes on stderr the torn tail t of the log at path, if any.
+func (a *app) noteTorn(path string, t *eventlog.TornTail, fate string) {
+	if t != nil {
 		fmt.Fprintf(a.stderr, "logtool: %s ends in a torn tail of %s at offset %d (an unacknowledged write, or one in progress): %s\n",
-			h.Path(), plural(t.Bytes, "byte"), t.Offset, fate)
+			path, plural(t.Bytes, "byte"), t.Offset, fate)
 	}
 }
 
 // stat describes s without reading its whole log.
 func (a *app) stat(ctx context.Context, s session) (handle.Info, error) {
-	if s.st != nil {
-		return s.st.Stat(ctx, s.id)
-	}
-	return s.file.StatPath(ctx, s.path)
+	return s.log.Stat(ctx)
 }
 
 // fileSession resolves arg for a file operation (convert, repair): a
-// session whose log is a file in a store's folder. On a store whose
+// session whose log is a file in a store's folder, and that file store
+// (handle.FileStoreOf, the one capability check). On a store whose
 // sessions are not files it refuses before looking the session up.
-func (a *app) fileSession(ctx context.Context, arg, cmd string) (session, error) {
+func (a *app) fileSession(ctx context.Context, arg, cmd string) (session, *handle.FileStore, error) {
 	if !a.isPath(arg) {
 		if _, err := a.folder(ctx, cmd); err != nil {
-			return session{}, err
+			return session{}, nil, err
 		}
 	}
 	s, err := a.resolve(arg)
 	if err != nil {
-		return session{}, err
+		return session{}, nil, err
 	}
-	if s.file == nil || s.id == "" {
-		return session{}, usageErrorf("%q: %s works on a session of a store, a file named <ID>.jsonl or <ID>.jsonl.zst", s.path, cmd)
+	files, ok := handle.FileStoreOf(s.st)
+	if !ok || s.id == "" {
+		return session{}, nil, usageErrorf("%q: %s works on a session of a store, a file named <ID>.jsonl or <ID>.jsonl.zst", s.path, cmd)
 	}
-	return s, nil
+	return s, files, nil
 }

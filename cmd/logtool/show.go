@@ -11,6 +11,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/inspect"
 	"github.com/sessionlog/sessionlog/internal/chatview"
 )
 
@@ -287,7 +288,7 @@ func turnFromEnd(ctx context.Context, src handle.Handle, n int) (from, to int64,
 func (a *app) showBeforeDamage(ctx context.Context, s session, ce *eventlog.CorruptError, o showOptions) error {
 	var rollbacks []chatview.Rollback
 	last := int64(-1)
-	err := a.beforeDamage(ctx, s, ce, func(e eventlog.Event) error {
+	err := inspect.BeforeDamage(ctx, s.log, ce, func(e eventlog.Event) error {
 		if e.Type == eventlog.TypeRollback && e.Seq >= o.from {
 			if r, err := eventlog.ParseRollback(e.Data); err == nil {
 				rollbacks = append(rollbacks, chatview.Rollback{Seq: e.Seq, To: r.To})
@@ -308,7 +309,7 @@ func (a *app) showBeforeDamage(ctx context.Context, s session, ce *eventlog.Corr
 		text := chatview.NewText(w, a.width(a.stdout), a.colour(a.stdout))
 		text.Heading(fmt.Sprintf("%s · damaged at seq %d: %s before it", s.path, ce.Seq, plural(last+1, "event")))
 		b := chatview.NewBuilder(opts, func(blk chatview.Block) { text.Write(blk) })
-		a.beforeDamage(ctx, s, ce, func(e eventlog.Event) error {
+		inspect.BeforeDamage(ctx, s.log, ce, func(e eventlog.Event) error {
 			if e.Seq >= o.from && e.Seq <= o.to {
 				b.Add(e)
 			}

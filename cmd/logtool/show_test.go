@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/afero"
 	"github.com/stretchr/testify/require"
@@ -106,7 +107,17 @@ func TestShowRealTraces(t *testing.T) {
 		name := tr.from + "-" + filepath.Base(filepath.Dir(tr.file)) + "-" + strings.TrimSuffix(filepath.Base(tr.file), filepath.Ext(tr.file))
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
-			res := logtool(t, "", "--dir", dir, "import", "--from", tr.from, filepath.Join(traces, tr.file))
+			src := filepath.Join(traces, tr.file)
+			if tr.from == "swe-agent" {
+				// A trajectory has no times: its session is placed at the
+				// file's modification time, fixed here (the trajectories'
+				// last commit) so that the output is the same anywhere.
+				src = filepath.Join(t.TempDir(), filepath.Base(tr.file))
+				require.NoError(t, copyFile(filepath.Join(traces, tr.file), src))
+				at := time.Date(2025, 5, 22, 0, 0, 0, 0, time.UTC)
+				require.NoError(t, os.Chtimes(src, at, at))
+			}
+			res := logtool(t, "", "--dir", dir, "import", "--from", tr.from, src)
 			require.Equal(t, 0, res.code, res.stderr)
 			var summary bytes.Buffer
 			lines := importLines(t, res.stdout)

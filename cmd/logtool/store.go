@@ -70,16 +70,16 @@ func (a *app) where() string {
 }
 
 // folder returns the file store the file operations (convert, repair,
-// serve) work on: the store of location when its sessions are files, else
-// a usage error (docs/distributed.md: a stream holds neither zstd frames
-// nor torn tails, and serve reads a folder through a read-only file
-// system).
+// serve) work on: the store of location when its sessions are files
+// (handle.FileStoreOf), else a usage error (docs/distributed.md: a stream
+// holds neither zstd frames nor torn tails, and serve reads a folder
+// through a read-only file system).
 func (a *app) folder(ctx context.Context, cmd string) (*handle.FileStore, error) {
 	st, err := a.sessions(ctx)
 	if err != nil {
 		return nil, err
 	}
-	fst, ok := st.(*handle.FileStore)
+	fst, ok := handle.FileStoreOf(st)
 	if !ok {
 		return nil, usageErrorf("%s works on a folder store only, not on %s (docs/distributed.md)", cmd, a.location())
 	}
@@ -137,16 +137,20 @@ func (a *app) newCopyCmd() *cobra.Command {
 	var encoding string
 	cmd := &cobra.Command{
 		Use:   "copy [--id ID]... [--encoding raw|zstd] SRC DST",
-		Short: "Copy sessions between stores (folders or nats://host:port[/prefix]), keeping every digest",
+		Short: "Copy sessions between stores (folders or nats:// URLs), keeping every digest",
 		Long: `Copy copies the sessions of store SRC (every one, or those --id names: any
 name SESSION takes, looked up in SRC) to store DST; a store is a folder or
-nats://host:port[/prefix]. Each session keeps its ID, header, labels and
+nats://host:port[,host:port...][/prefix][?replicas=N&sync=always&lease=D]
+(docs/distributed.md). Each session keeps its ID, header, labels and
 lineage (parents first), and its encoding unless --encoding says otherwise
 (a JetStream store keeps raw logs only); its log digest is checked to be
 the same on both sides. Each copy is all or nothing: killed at any instant,
-the session is absent from DST or complete, and the same copy run again
-goes on. A session DST holds already is refused (exit 2) and nothing more
-is copied. It prints {"id","events","digest"} a session (events: its own).`,
+the session is absent from DST or complete. A session DST holds already
+with the same lineage and log (in any encoding) is left as it is
+("unchanged"), so the same copy run again goes on where it stopped; another
+log or lineage under that ID is a conflict naming both (exit 2, as for
+import) and nothing more is copied. It prints {"id","status","events",
+"digest"} a session (status created or unchanged; events: its own).`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if encoding != "" && encoding != handle.EncodingRaw && encoding != handle.EncodingZstd {

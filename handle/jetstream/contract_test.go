@@ -94,7 +94,8 @@ func jsHarness(t *testing.T, js natsjs.JetStream, opts ...Option) storetest.Harn
 		Size: func(t *testing.T, id string) int64 {
 			return int64(len(load(t, admin, id).log))
 		},
-		BytesRead: st.read.Load,
+		BytesRead:      st.read.Load,
+		AppendAllLimit: int64(st.cfg.maxBatch*st.maxMsg) / 2,
 		Lose: func(t *testing.T, id string) {
 			require.NoError(t, admin.stream.Purge(context.Background(), natsjs.WithPurgeSubject(admin.Subject(id))))
 		},

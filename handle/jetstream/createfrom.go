@@ -100,6 +100,9 @@ func (s *Store) CreateFrom(ctx context.Context, events iter.Seq2[eventlog.Event,
 		return handle.Info{}, fmt.Errorf("%w: %s in stream %s", handle.ErrExists, id, s.name)
 	}
 	l, err := s.acquire(ctx, id)
+	if errors.Is(err, handle.ErrLocked) {
+		l, err = s.awaitBuilder(ctx, id, err)
+	}
 	if err != nil {
 		return handle.Info{}, err
 	}
@@ -109,7 +112,13 @@ func (s *Store) CreateFrom(ctx context.Context, events iter.Seq2[eventlog.Event,
 		return handle.Info{}, err
 	}
 	headerSS := b.index[0].ss
-	last, err := appendAll(ctx, h, hdr.FirstSeq(), events)
+	// The running digest, kept from the first event on: h's Close saves
+	// it with its states at the checkpoints, as a writer's Close does.
+	var last *eventlog.Event
+	_, _, err = h.LogDigest(ctx)
+	if err == nil {
+		last, err = appendAll(ctx, h, hdr.FirstSeq(), events)
+	}
 	if err == nil {
 		err = h.Flush(ctx)
 	}
@@ -140,6 +149,43 @@ func (s *Store) CreateFrom(ctx context.Context, events iter.Seq2[eventlog.Event,
 	h.Close()
 	s.cfg.log.Debug("session created from events", "id", id, "subject", subj)
 	return info, nil
+}
+
+// awaitBuilder is CreateFrom's answer to a lease held (locked, acquire's
+// error) on a session that is being built: its subject starts with a
+// mark. A builder killed mid-way leaves its lease held until it expires,
+// so the retry waits for that, at most the lease's TTL, and takes it over:
+// a retry at once succeeds. A live builder renews its lease: once the
+// lease outlives the deadline first seen, or the session is not being
+// built, the answer is locked.
+func (s *Store) awaitBuilder(ctx context.Context, id string, locked error) (*lease, error) {
+	first, err := s.firstMsg(ctx, s.Subject(id))
+	if err != nil || !incomplete(first) {
+		return nil, locked
+	}
+	held, _, _, err := (&lease{s: s, key: id}).read(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("jetstream: lease of %s: %w", id, err)
+	}
+	deadline, start := held.Until, time.Now()
+	s.cfg.log.Info("waiting for the lease of a CreateFrom that stopped", "id", id, "until", time.UnixMilli(deadline))
+	for time.Since(start) <= s.cfg.leaseTTL+time.Second {
+		wait := time.UnixMilli(held.Until).Sub(s.cfg.now())
+		if err := sleep(ctx, max(wait, backoff(0))); err != nil {
+			return nil, err
+		}
+		l, err := s.acquire(ctx, id)
+		if !errors.Is(err, handle.ErrLocked) {
+			return l, err
+		}
+		if held, _, _, err = (&lease{s: s, key: id}).read(ctx); err != nil {
+			return nil, fmt.Errorf("jetstream: lease of %s: %w", id, err)
+		}
+		if held.Until > deadline {
+			break // renewed: its builder is at work
+		}
+	}
+	return nil, fmt.Errorf("%w (a CreateFrom of it is at work)", locked)
 }
 
 // startBuild publishes the mark and the header of a session CreateFrom

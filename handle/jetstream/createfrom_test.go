@@ -115,3 +115,53 @@ func TestCreateFromLeavesNoMark(t *testing.T) {
 	require.Equal(t, info.ID, hdr.ID)
 	require.Equal(t, info.SizeBytes, int64(len(s.log)))
 }
+
+// A CreateFrom killed mid-way keeps its lease until the lease expires: a
+// retry at once waits for it (at most the lease's TTL) and succeeds with
+// the whole log. A builder that is alive renews its lease: the retry then
+// ends with ErrLocked once the lease outlived its first deadline, and the
+// builder finishes undisturbed.
+func TestCreateFromRetryAfterKill(t *testing.T) {
+	s := runServer(t)
+	const ttl = time.Second
+	evs := make([]eventlog.Event, 40)
+	for i := range evs {
+		evs[i] = ev(0, i)
+		evs[i].Seq = int64(i)
+	}
+	building := func(t *testing.T, st *Store, id string) handle.Handle {
+		t.Helper()
+		l, err := st.acquire(ctx, id)
+		require.NoError(t, err)
+		_, h, err := st.startBuild(ctx, eventlog.NewHeader(id, 1), l)
+		require.NoError(t, err)
+		_, err = appendAll(ctx, h, 0, storetest.Events(evs[:25], nil))
+		require.NoError(t, err)
+		return h
+	}
+	retry := newStore(t, connect(t, s), WithLeaseTTL(ttl))
+
+	t.Run("killed", func(t *testing.T) {
+		const id = "01JDX3N0Q3Z8Y6W2D1V5K7M9PA"
+		dead := newStore(t, connect(t, s), WithLeaseTTL(ttl), func(c *config) { c.ticker = noTicks })
+		h := building(t, dead, id) // killed: no renewal, no Close
+		t.Cleanup(func() { h.Close() })
+		info, err := retry.CreateFrom(ctx, storetest.Events(evs, nil), handle.WithID(id))
+		require.NoError(t, err, "the retry succeeds")
+		require.Equal(t, int64(39), info.LastSeq)
+		r, err := retry.Open(ctx, id, handle.ReadOnly)
+		require.NoError(t, err)
+		require.Equal(t, len(evs), len(readAll(t, r)))
+		require.NoError(t, r.Close())
+	})
+	t.Run("alive", func(t *testing.T) {
+		const id = "01JDX3N0Q3Z8Y6W2D1V5K7M9PB"
+		live := newStore(t, connect(t, s), WithLeaseTTL(ttl))
+		h := building(t, live, id) // renews its lease every ttl/3
+		_, err := retry.CreateFrom(ctx, storetest.Events(evs, nil), handle.WithID(id))
+		require.ErrorIs(t, err, handle.ErrLocked)
+		_, err = appendAll(ctx, h, 25, storetest.Events(evs[25:], nil))
+		require.NoError(t, err, "the builder was not disturbed")
+		require.NoError(t, h.Close())
+	})
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 	"sync"
 	"time"
@@ -21,7 +22,7 @@ import (
 // one was acknowledged; a Read fetches the subject's messages from the one
 // nearest its first seq. The lease, when there is one, is renewed by the
 // core; a conflict (another writer's messages follow the expected one) is
-// handed to the core, which resynchronises with Tail.
+// handed to the core, which poisons the handle with it (and Tail).
 type jsBackend struct {
 	s      *Store
 	id     string
@@ -68,27 +69,91 @@ func (s *Store) created(hdr eventlog.Header, l *lease, n int, ss uint64, unredac
 }
 
 func (b *jsBackend) Write(ctx context.Context, rows []byte, _, _ int64) (func(), error) {
+	return nil, b.write(ctx, rows, false)
+}
+
+// WriteAll publishes the rows as one atomic batch (handle.Backend.WriteAll):
+// the server stores every message of it or none, whenever the writer dies.
+// A batch of more messages than one atomic batch may hold (WithMaxBatch,
+// the server's jetstream.limits.max_batch_size, of messages of at most the
+// server's max_payload) is refused with an error wrapping
+// handle.ErrBatchTooLarge, nothing published.
+func (b *jsBackend) WriteAll(ctx context.Context, rows iter.Seq2[handle.Rows, error]) (func(), error) {
+	var all []byte
+	limit := b.s.cfg.maxBatch * b.s.maxMsg
+	for r, err := range rows {
+		if err != nil {
+			return nil, err
+		}
+		if all = append(all, r.Bytes...); len(all) > limit {
+			return nil, b.tooLarge(len(all) / b.s.maxMsg)
+		}
+	}
+	if len(all) == 0 {
+		return nil, nil
+	}
+	return nil, b.write(ctx, all, true)
+}
+
+// AppendAll appends events to session id as one batch, all or nothing
+// (handle.Store.AppendAll): one atomic batch publish, under the session's
+// lease (see jsBackend.WriteAll for its limit).
+func (s *Store) AppendAll(ctx context.Context, id string, expected int64, events iter.Seq2[eventlog.Event, error]) (handle.Info, error) {
+	return handle.AppendAll(ctx, s, id, expected, events)
+}
+
+// tooLarge is the error of a batch of n messages or more that one atomic
+// batch cannot hold.
+func (b *jsBackend) tooLarge(n int) error {
+	return fmt.Errorf("%w: jetstream: %s: a batch of %d messages or more does not fit one atomic batch of %d (jetstream.limits.max_batch_size, WithMaxBatch; messages of %d bytes); nothing written",
+		handle.ErrBatchTooLarge, b.path, n, b.s.cfg.maxBatch, b.s.maxMsg)
+}
+
+// write publishes rows after the stored ones: in atomic batches of at most
+// maxBatch messages, or when atomic as one, refused if larger. A torn tail
+// is cut first and the complete rows of its first message published again
+// ahead of rows.
+func (b *jsBackend) write(ctx context.Context, rows []byte, atomic bool) error {
 	b.mu.Lock()
 	cut, at, last := b.cutTorn, b.size, b.last
 	b.mu.Unlock()
+	if atomic {
+		// Refused before the cut: the complete rows it takes back add
+		// one message at most.
+		n := len(b.s.split(b.subj, rows, at))
+		if cut {
+			n++
+		}
+		if n > b.s.cfg.maxBatch {
+			return b.tooLarge(n)
+		}
+	}
 	if cut {
 		prefix, cutAt, cutLast, err := b.cut(ctx)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		b.buf = append(append(b.buf[:0], prefix...), rows...)
 		rows, at, last = b.buf, cutAt, cutLast
 	}
 	msgs := b.s.split(b.subj, rows, at)
-	last, err := b.publishAll(ctx, msgs, last)
+	var err error
+	switch {
+	case !atomic:
+		last, err = b.publishAll(ctx, msgs, last)
+	case len(msgs) > b.s.cfg.maxBatch:
+		err = b.tooLarge(len(msgs))
+	default:
+		last, err = b.s.publish(ctx, msgs, last)
+	}
 	if cap(b.buf) > 4<<20 {
 		b.buf = nil
 	}
 	if errors.Is(err, errConflict) {
-		return nil, fmt.Errorf("%w: %w", handle.ErrConflict, err)
+		return fmt.Errorf("%w: %w", handle.ErrConflict, err)
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -103,7 +168,7 @@ func (b *jsBackend) Write(ctx context.Context, rows []byte, _, _ int64) (func(),
 		at += int64(len(m.Data))
 	}
 	b.size, b.last = at, last
-	return nil, nil
+	return nil
 }
 
 // publishAll publishes msgs in atomic batches of at most maxBatch

@@ -122,7 +122,8 @@ func WithLeaseTTL(d time.Duration) Option {
 
 // WithoutLease makes write handles take no lease: any number may be open
 // on one session, and only the expected-sequence check on every publish
-// keeps the log whole (the loser of a race gets a *handle.ConflictError).
+// keeps the log whole (the loser of a race gets a *handle.ConflictError,
+// its queued events are dropped and its handle poisoned: it reopens).
 func WithoutLease() Option { return func(c *config) { c.noLease = true } }
 
 // WithReplicas sets the replicas of the stream and the buckets New creates

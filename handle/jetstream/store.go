@@ -419,6 +419,23 @@ func (s *Store) Stat(ctx context.Context, id string) (handle.Info, error) {
 	return info, nil
 }
 
+// OpenTail opens a Tail on session id; see handle.Store. A stream has no
+// cheaper way to a log's end than the open's read (a seq is found through
+// the index that read builds), so the Tail is a read-only handle: it reads
+// and checks the whole log when it opens, and fails where Open fails. Its
+// Info is Stat's, taken just before.
+func (s *Store) OpenTail(ctx context.Context, id string) (handle.Tail, error) {
+	info, err := s.Stat(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	h, err := s.Open(ctx, id, handle.ReadOnly)
+	if err != nil {
+		return nil, err
+	}
+	return handle.TailOf(h, info), nil
+}
+
 // lastEvent finds the last complete row of a subject from its last
 // message back: more than one message is read only when the last holds no
 // complete row (a row larger than a message, a torn tail).

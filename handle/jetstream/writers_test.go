@@ -35,7 +35,8 @@ func readAll(t *testing.T, h handle.Handle) []eventlog.Event {
 
 // Two writers on two connections (two machines) race on every seq: the
 // expected-sequence check lets exactly one win; the loser's batch is not
-// stored, and it goes on from the winner's tail.
+// stored, its handle is poisoned with the conflict, and reopened it goes
+// on from the winner's tail.
 func TestTwoWritersRaceOneWins(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -57,16 +58,20 @@ func raceWriters(t *testing.T, rounds int, opts ...Option) {
 	b := newStore(t, connect(t, s), append(opts, WithoutLease())...)
 	ha, err := a.Create(ctx)
 	require.NoError(t, err)
-	defer ha.Close()
 	hb, err := b.Open(ctx, ha.ID(), handle.ReadWrite)
 	require.NoError(t, err)
-	defer hb.Close()
+	hs := []handle.Handle{ha, hb}
+	defer func() {
+		for _, h := range hs {
+			h.Close()
+		}
+	}()
 
 	winners := make([]int, rounds)
 	for r := range rounds {
 		var wg sync.WaitGroup
 		errs := make([]error, 2)
-		for w, h := range []handle.Handle{ha, hb} {
+		for w, h := range hs {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -88,9 +93,13 @@ func raceWriters(t *testing.T, rounds int, opts ...Option) {
 			var ce *handle.ConflictError
 			require.ErrorAs(t, err, &ce, "round %d", r)
 			require.Equal(t, int64(2*r+2), ce.Next, "round %d", r)
+			require.ErrorIs(t, hs[w].Flush(ctx), handle.ErrConflict, "round %d: poisoned", r)
+			require.Error(t, hs[w].Close())
+			hs[w], err = []*Store{a, b}[w].Open(ctx, ha.ID(), handle.ReadWrite)
+			require.NoError(t, err)
 		}
 		require.Equal(t, 1, won, "round %d: exactly one writer wins", r)
-		for _, h := range []handle.Handle{ha, hb} {
+		for _, h := range hs {
 			require.Equal(t, int64(2*r+1), h.Seq(), "round %d: both go on from the winner's tail", r)
 		}
 	}
@@ -103,6 +112,53 @@ func raceWriters(t *testing.T, rounds int, opts ...Option) {
 		require.Equal(t, int64(i), e.Seq)
 		require.Equal(t, string(ev(winners[i/2], i/2).Data), string(e.Data), "seq %d is the winner's", i)
 	}
+}
+
+// A conflict drops the events queued for the flush that met it. They were
+// appended before every Flush still to come, so none of those may return
+// nil: not one called after another goroutine appended (which once cleared
+// the conflict), and the handle takes no more appends. A reopen goes on
+// from the other writer's tail.
+func TestConflictPoisonsTheWriter(t *testing.T) {
+	s := runServer(t)
+	a := newStore(t, connect(t, s), WithoutLease())
+	b := newStore(t, connect(t, s), WithoutLease())
+	ha, err := a.Create(ctx)
+	require.NoError(t, err)
+	defer ha.Close()
+	hb, err := b.Open(ctx, ha.ID(), handle.ReadWrite)
+	require.NoError(t, err)
+	_, err = hb.Append(ctx, ev(1, 0))
+	require.NoError(t, err)
+	require.NoError(t, hb.Flush(ctx)) // the other writer takes seq 0
+	require.NoError(t, hb.Close())
+
+	_, err = ha.Append(ctx, ev(0, 0)) // goroutine A appends
+	require.NoError(t, err)
+	err = ha.Flush(ctx) // goroutine C's flush meets the other writer's row
+	var ce *handle.ConflictError
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, int64(0), ce.Expected)
+	require.Equal(t, int64(1), ce.Next, "where the log now ends")
+	_, appendErr := ha.Append(ctx, ev(0, 1)) // goroutine B, who never saw it
+	flushErr := ha.Flush(ctx)                // goroutine A makes its event durable
+	require.ErrorIs(t, flushErr, handle.ErrConflict, "A's event was dropped: its Flush must not return nil")
+	require.ErrorIs(t, appendErr, handle.ErrConflict, "a handle that dropped events takes no more")
+	var pe *handle.PoisonedError
+	require.ErrorAs(t, flushErr, &pe)
+	require.Equal(t, int64(-1), ha.DurableSeq(), "nothing of its own was made durable")
+	require.ErrorIs(t, ha.Close(), handle.ErrConflict)
+
+	hr, err := a.Open(ctx, ha.ID(), handle.ReadWrite)
+	require.NoError(t, err)
+	defer hr.Close()
+	got := readAll(t, hr)
+	require.Len(t, got, 1)
+	require.Equal(t, string(ev(1, 0).Data), string(got[0].Data), "only the other writer's event is stored")
+	seq, err := hr.Append(ctx, ev(0, 2))
+	require.NoError(t, err)
+	require.Equal(t, int64(1), seq, "a reopen goes on from the tail")
+	require.NoError(t, hr.Flush(ctx))
 }
 
 // A flush larger than the server's atomic batch limit goes as several

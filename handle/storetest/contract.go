@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -144,4 +145,43 @@ func testGC(t *testing.T, hs Harness) {
 	require.Equal(t, dry.Deleted, rep.Deleted)
 	require.Equal(t, dry.Kept, rep.Kept)
 	requireAbsent(t, hs, alone.ID())
+}
+
+// testTail: a Tail reads what a read-only handle reads — a fork's
+// inherited events first, any slice — with Stat's description as of its
+// open; it is refused where Stat is.
+func testTail(t *testing.T, hs Harness) {
+	parent := create(t, hs, handle.WithLabels(map[string]string{"k": "v"}))
+	appendFlush(t, parent, events(0, 40))
+	fork, err := hs.Store.Fork(ctx, parent.ID(), 29)
+	require.NoError(t, err)
+	t.Cleanup(func() { fork.Close() })
+	appendFlush(t, fork, events(100, 5))
+
+	tl, err := hs.Store.OpenTail(ctx, fork.ID())
+	require.NoError(t, err)
+	defer tl.Close()
+	info, err := hs.Store.Stat(ctx, fork.ID())
+	require.NoError(t, err)
+	require.Equal(t, info, tl.Info())
+	require.Equal(t, fork.ID(), tl.ID())
+	require.Equal(t, info.Path, tl.Path())
+	require.Equal(t, info.Header, tl.Header())
+	require.Equal(t, int64(34), tl.Seq())
+	r := open(t, hs, fork.ID(), handle.ReadOnly)
+	for _, span := range [][2]int64{{0, handle.End}, {0, 29}, {28, 31}, {33, 34}, {34, handle.End}} {
+		var got []eventlog.Event
+		for e, err := range tl.Read(ctx, span[0], span[1]) {
+			require.NoError(t, err)
+			got = append(got, e)
+		}
+		require.Equal(t, canon(readAll(t, r, span[0], span[1])), canon(got), "seqs %d..%d", span[0], span[1])
+	}
+	for _, id := range []string{"01JDX3N0Q3Z8Y6W2D1V5K7M9PA", "not-an-id"} {
+		_, serr := hs.Store.Stat(ctx, id)
+		_, err := hs.Store.OpenTail(ctx, id)
+		require.Error(t, err)
+		require.Equal(t, errors.Is(serr, handle.ErrNotFound), errors.Is(err, handle.ErrNotFound))
+		require.Equal(t, errors.Is(serr, handle.ErrInvalidID), errors.Is(err, handle.ErrInvalidID))
+	}
 }

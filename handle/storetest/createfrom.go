@@ -218,3 +218,41 @@ func testCreateFromLarge(t *testing.T, hs Harness) {
 	require.Equal(t, int64(599), info.LastSeq)
 	require.Equal(t, canon(evs), canon(readAll(t, open(t, hs, info.ID, handle.ReadOnly), 0, handle.End)))
 }
+
+// testCreateFromDerived: CreateFrom leaves what a writer's Close leaves —
+// the saved digest and its states at the checkpoints — so that neither a
+// writer's first checkpoint nor a fork at one of the log's checkpoints
+// hashes the log again. The logs are a zstd frame and a few events more.
+func testCreateFromDerived(t *testing.T, hs Harness) {
+	var evs []eventlog.Event
+	for i := range 180 {
+		evs = append(evs, incompressible(25000+i))
+	}
+	evs = withSeqs(evs, 0)
+	plain, err := hs.Store.CreateFrom(ctx, Events(evs, nil))
+	require.NoError(t, err)
+	size := hs.Size(t, plain.ID)
+	w := open(t, hs, plain.ID, handle.ReadWrite)
+	before := hs.BytesRead()
+	got, next, err := w.LogDigest(ctx)
+	require.NoError(t, err)
+	require.Less(t, hs.BytesRead()-before, size/3, "the digest from its saved state, not from the log")
+	require.Equal(t, int64(len(evs)), next)
+	require.Equal(t, digestOf(evs), got)
+	require.NoError(t, w.Close())
+
+	cp := eventlog.Event{Seq: 175, Type: eventlog.TypeCheckpoint, Time: 1, Data: json.RawMessage(`{"log":"` + digestOf(evs[:175]) + `"}`)}
+	evs = withSeqs(slices.Insert(evs, 175, cp), 0)
+	info, err := hs.Store.CreateFrom(ctx, Events(evs, nil))
+	require.NoError(t, err)
+	f, err := hs.Store.Fork(ctx, info.ID, 175)
+	require.NoError(t, err)
+	t.Cleanup(func() { f.Close() })
+	readAll(t, f, 0, 0) // opens the parent, which a JetStream reader reads whole
+	before = hs.BytesRead()
+	got, next, err = f.LogDigest(ctx)
+	require.NoError(t, err)
+	require.Less(t, hs.BytesRead()-before, size/3, "the fork's digest from the state at the checkpoint")
+	require.Equal(t, int64(176), next)
+	require.Equal(t, digestOf(evs[:176]), got)
+}

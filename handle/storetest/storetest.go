@@ -38,6 +38,11 @@ type Harness struct {
 	// Lose removes session id's stored log behind the store's back (a
 	// parent lost to a disk failure, say).
 	Lose func(t *testing.T, id string)
+	// AppendAllLimit is how many bytes of rows one Store.AppendAll
+	// surely stores, when the store bounds its atomic batch (0: any
+	// number); a batch of more than twice as many is refused whole with
+	// ErrBatchTooLarge.
+	AppendAllLimit int64
 	// WithPolicy returns a store on Store's storage whose write handles
 	// flush by policy p, FlushInterval's ticks being what the test sends
 	// on ticks.
@@ -91,9 +96,13 @@ var cases = []testCase{
 	{"CreateFromFork", testCreateFromFork},
 	{"CreateFromLarge", testCreateFromLarge},
 	{"CreateFromDigest", testCreateFromDigest},
+	{"CreateFromDerived", testCreateFromDerived},
+	{"AppendAllRefused", testAppendAllRefused},
+	{"AppendAll", testAppendAll},
 	{"Detach", testDetach},
 	{"TreeChildrenAncestors", testTree},
 	{"DerivedData", testDerived},
+	{"Tail", testTail},
 	{"GC", testGC},
 	{"FlushPolicies", testFlushPolicies},
 }
@@ -119,7 +128,7 @@ func events(from, n int) []eventlog.Event {
 // its row or frame is larger than any metadata a store writes after it.
 func incompressible(n int) eventlog.Event {
 	b := make([]byte, n)
-	x := uint32(2463534242)
+	x := uint32(2463534242) ^ uint32(n)*2654435761 | 1 // a stream of its own for each n
 	for i := range b {
 		x ^= x << 13
 		x ^= x >> 17

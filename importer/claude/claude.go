@@ -108,6 +108,21 @@ type line struct {
 	AgentName                 string          `json:"agentName"`
 	Content                   json.RawMessage `json:"content"`
 	Attachment                *attachment     `json:"attachment"`
+	Origin                    *origin         `json:"origin"`
+}
+
+// origin is where newer Claude Code says a user line or a queued command
+// came from: {"kind":"human"} for what a person typed (OriginHuman).
+type origin struct {
+	Kind string `json:"kind"`
+}
+
+// kind is the origin's kind, "" when the line has none.
+func (o *origin) kind() string {
+	if o == nil {
+		return ""
+	}
+	return o.Kind
 }
 
 type message struct {
@@ -125,9 +140,11 @@ type usage struct {
 }
 
 type attachment struct {
-	Type   string          `json:"type"`
-	Prompt json.RawMessage `json:"prompt"`
-	IsMeta bool            `json:"isMeta"`
+	Type        string          `json:"type"`
+	Prompt      json.RawMessage `json:"prompt"`
+	IsMeta      bool            `json:"isMeta"`
+	CommandMode string          `json:"commandMode"`
+	Origin      *origin         `json:"origin"`
 }
 
 // block is one content block of a message.
@@ -349,7 +366,11 @@ func (p *parser) user(l line, t int64) error {
 		return nil
 	}
 	text := importer.Text(texts)
-	switch kind := Kind(l.IsMeta, l.IsCompactSummary, l.IsVisibleInTranscriptOnly, text); kind {
+	kind := Kind(l.IsMeta, l.IsCompactSummary, l.IsVisibleInTranscriptOnly, l.Origin.kind(), text)
+	if kind == KindPrompt && strings.HasPrefix(p.agentID, compactionAgent) && l.Origin.kind() == "" {
+		kind = KindCompaction // Claude Code asks its compaction sub-run for the summary
+	}
+	switch kind {
 	case KindCompactSummary:
 		p.closeStep()
 		p.b.Add("context/compacted", t, importer.Obj{"summary", text, "source", p.b.Src()})
@@ -368,8 +389,10 @@ func (p *parser) user(l line, t int64) error {
 		}
 		p.b.Add("user/message", t, importer.Obj{"text", text, "source", p.b.Src()})
 		p.lastAnswer = false
-	case KindTaskNotification:
-		// A background task's end makes the model answer: a turn of its
+	case KindTaskNotification, KindCompaction, l.Origin.kind():
+		// A background task's end, a message Claude Code delivered from
+		// elsewhere (another session), or its instruction to a compaction
+		// sub-run makes Claude Code run the model on it: a turn of its
 		// own, which no one typed.
 		p.newTurn(t)
 		p.context(kind, text, t)
@@ -385,13 +408,16 @@ func (p *parser) context(kind, text string, t int64) {
 }
 
 // attachment reads an attachment line: a prompt queued while the model
-// was answering is a user/message; every other attachment is context
-// kept as claude/attachment.
+// was answering is a user/message; what Claude Code queued itself (a
+// task notification delivered mid-turn, another session's message) is
+// context/message in the turn; every other attachment is context kept as
+// claude/attachment.
 func (p *parser) attachment(l line, t int64) {
 	a := l.Attachment
 	if a == nil || a.Type != "queued_command" || a.IsMeta || l.IsMeta {
 		return
 	}
+	kind := queuedKind(a)
 	bs, err := blocks(a.Prompt)
 	if err != nil {
 		return
@@ -408,9 +434,31 @@ func (p *parser) attachment(l line, t int64) {
 	if len(texts) == 0 {
 		return
 	}
+	if kind != KindPrompt {
+		p.context(kind, importer.Text(texts), t)
+		return
+	}
 	p.openTurn(t)
 	p.b.Add("user/message", t, importer.Obj{"text", importer.Text(texts), "queued", true, "source", p.b.Src()})
 	p.lastAnswer = false
+}
+
+// queuedKind is the kind of a queued command: KindPrompt when a person
+// typed it — its origin says "human", or, without an origin (older
+// Claude Code), its commandMode is a prompt's or a ! command's — else
+// its origin's kind or its commandMode ("task-notification").
+func queuedKind(a *attachment) string {
+	switch o := a.Origin.kind(); {
+	case o == OriginHuman:
+		return KindPrompt
+	case o != "":
+		return o
+	}
+	switch a.CommandMode {
+	case "", "prompt", "bash":
+		return KindPrompt
+	}
+	return a.CommandMode
 }
 
 func (p *parser) toolResult(l line, t int64, b block, first bool) {

@@ -257,3 +257,71 @@ func types(es []eventlog.Event) []string {
 	}
 	return out
 }
+
+// Regression: a queued command was a user/message whatever queued it, so
+// a task notification Claude Code delivers mid-turn (commandMode
+// "task-notification") or another session's message (origin "peer") read
+// as a prompt. Newer Claude Code says who: origin {"kind":"human"} is the
+// person; any other origin, or without one a commandMode other than a
+// prompt's, is context. A user line of another origin (a peer's message)
+// is, like a task notification, a turn Claude Code started for it.
+func TestOrigin(t *testing.T) {
+	user := func(uuid, content, extra string) string {
+		return `{"type":"user","uuid":"` + uuid + `","timestamp":"2026-01-01T00:00:00.000Z","sessionId":"S","message":{"role":"user","content":` + content + `}` + extra + `}`
+	}
+	queued := func(uuid, att string) string {
+		return `{"type":"attachment","uuid":"` + uuid + `","timestamp":"2026-01-01T00:00:02.000Z","sessionId":"S","attachment":{"type":"queued_command",` + att + `}}`
+	}
+	s := parse(t,
+		user("u1", `"<system-reminder>typed after all</system-reminder>"`, `,"origin":{"kind":"human"}`),
+		call,
+		queued("q1", `"prompt":"and the tests","commandMode":"prompt","origin":{"kind":"human"}`),
+		queued("q2", `"prompt":"<task-notification>done</task-notification>","commandMode":"task-notification"`),
+		queued("q3", `"prompt":"from another session","commandMode":"prompt","origin":{"kind":"peer"}`),
+		queued("q4", `"prompt":"older, no origin","commandMode":"prompt"`),
+		result,
+		answer,
+		user("u2", `"<cross-session-message from=\"x\">hi</cross-session-message>"`, `,"origin":{"kind":"peer"}`),
+		user("u3", `"[Request interrupted by user]"`, `,"origin":{"kind":"human"}`),
+	)
+	require.Equal(t, []string{
+		`turn/start {}`,
+		`user/message {"text":"<system-reminder>typed after all</system-reminder>","source":{"line":1,"record":@}}`,
+		`step/start {}`,
+		`tool/call {"id":"t1","name":"Task","args":{"prompt":"look"},"source":{"line":2,"record":@}}`,
+		`user/message {"text":"and the tests","queued":true,"source":{"line":3,"record":@}}`,
+		`context/message {"text":"<task-notification>done</task-notification>","kind":"task-notification","source":{"line":4,"record":@}}`,
+		`context/message {"text":"from another session","kind":"peer","source":{"line":5,"record":@}}`,
+		`user/message {"text":"older, no origin","queued":true,"source":{"line":6,"record":@}}`,
+		`tool/result {"id":"t1","output":"found","source":{"line":7,"record":@}}`,
+		`usage {"inputTokens":18,"outputTokens":7,"cachedTokens":10,"cacheWriteTokens":5,"model":"claude-x"}`,
+		`step/end {}`,
+		`step/start {}`,
+		`assistant/message {"text":"Done <ok>","source":{"line":8,"record":@}}`,
+		`usage {"inputTokens":1,"outputTokens":2,"model":"claude-x"}`,
+		`step/end {}`,
+		`turn/end {"kind":"completed"}`,
+		`turn/start {}`,
+		`context/message {"text":"<cross-session-message from=\"x\">hi</cross-session-message>","kind":"peer","source":{"line":9,"record":@}}`,
+		`turn/end {"kind":"interrupted","reason":"[Request interrupted by user]","source":{"line":10,"record":@}}`,
+	}, events(t, s.Events))
+}
+
+// Regression: the prompt of a compaction sub-run (agent-acompact-*: "Your
+// task is to create a detailed summary…") became a user/message; it is
+// Claude Code's instruction, a turn of its own nobody typed.
+func TestCompactionRun(t *testing.T) {
+	s, err := claude.Parse(strings.NewReader(
+		`{"type":"user","uuid":"c1","isSidechain":true,"agentId":"acompact-1","timestamp":"2026-01-01T00:00:00.000Z","sessionId":"S","message":{"role":"user","content":"Your task is to create a detailed summary"}}`+"\n"+
+			`{"type":"assistant","uuid":"c2","isSidechain":true,"agentId":"acompact-1","timestamp":"2026-01-01T00:00:01.000Z","sessionId":"S","message":{"id":"m1","model":"claude-x","content":[{"type":"text","text":"<summary>…</summary>"}]}}`+"\n"),
+		"/p/S/subagents/agent-acompact-1.jsonl")
+	require.NoError(t, err)
+	require.Equal(t, []string{
+		`turn/start {}`,
+		`context/message {"text":"Your task is to create a detailed summary","kind":"compaction","source":{"line":1,"record":@}}`,
+		`step/start {}`,
+		`assistant/message {"text":"<summary>…</summary>","source":{"line":2,"record":@}}`,
+		`step/end {}`,
+		`turn/end {"kind":"completed"}`,
+	}, events(t, s.Events))
+}

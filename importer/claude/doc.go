@@ -19,15 +19,20 @@
 // Code appends in time order, a rewound branch stays where it was written).
 // docs/import.md has the table of every record type; in short:
 //
-//   - A user line's text is classified by its flags and the way it starts
-//     (Kind): only what the user typed — a prompt, a /command, a ! command
-//     — is a user/message. It ends the open turn (completed, or interrupted
+//   - A user line's text is classified by its flags, its origin (newer
+//     Claude Code writes origin {"kind"}: "human" for a person) and, with
+//     no origin, the way it starts (Kind): only what the user typed — a
+//     prompt, a /command, a ! command — is a user/message. It ends the open turn (completed, or interrupted
 //     with calls still unanswered, which get synthetic results) and starts
 //     one; text beside tool results, and a prompt queued while the model
 //     answered (attachment queued_command), is a user/message within the
+//     turn, but one Claude Code queued itself (commandMode
+//     "task-notification", an origin other than "human") is context in the
 //     turn. isMeta, isVisibleInTranscriptOnly, local-command and bash
 //     output, system reminders and hook output are context/message {"text",
-//     "kind"}; a task notification starts a turn of its own as context; an
+//     "kind"}; a task notification, or a line of another origin (a peer
+//     session's message), starts a turn of its own as context — Claude
+//     Code runs the model on it as on a prompt, though nobody typed it; an
 //     interruption marker ends the turn, interrupted, its text the reason;
 //     an isCompactSummary line is context/compacted {"summary"}.
 //   - A run of assistant lines with one message.id is one step: step/start
@@ -86,5 +91,7 @@
 // transcript imported in the same unit becomes a child session at that
 // tool/call (Session.Key is the file's agentId). A compaction sub-run
 // (agent-acompact-*) is named by no tool call: it is imported as a session
-// of its own.
+// of its own, its prompt Claude Code's instruction (context/message of kind
+// compaction, a turn of its own); a subagent's prompt is its parent
+// agent's task, the child session's user/message.
 package claude

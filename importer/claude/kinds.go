@@ -19,7 +19,12 @@ const (
 	KindHook             = "hook"              // a UserPromptSubmit hook's output
 	KindAPIError         = "api-error"         // isApiErrorMessage: Claude Code's error message
 	KindSynthetic        = "synthetic"         // a <synthetic> assistant line ("No response requested.")
+	KindCompaction       = "compaction"        // the instruction of a compaction sub-run (agent-acompact-*)
 )
+
+// compactionAgent starts the agentId Claude Code gives the sub-run that
+// writes a compaction's summary: its prompt is Claude Code's instruction.
+const compactionAgent = "acompact-"
 
 // markers are the wrappers Claude Code puts around the text it writes as
 // a user line, and the kind each means.
@@ -35,12 +40,23 @@ var markers = []struct{ prefix, kind string }{
 	{"<task-notification>", KindTaskNotification},
 	{"<system-reminder>", KindSystemReminder},
 	{"<user-prompt-submit-hook>", KindHook},
-	{"[Request interrupted by user", KindInterrupt},
+	{interruptMarker, KindInterrupt},
 }
 
-// Kind classifies the text of a user line from its flags and the way it
-// starts: only what the user typed is KindPrompt.
-func Kind(isMeta, isCompactSummary, transcriptOnly bool, text string) string {
+// interruptMarker starts the line Claude Code writes when the person
+// interrupts the model.
+const interruptMarker = "[Request interrupted by user"
+
+// OriginHuman is the origin.kind Claude Code gives what a person typed.
+// Newer versions say where a user line or a queued command came from
+// (origin {"kind"}): "human", "task-notification", "peer" (a message from
+// another session)…; older ones say nothing, and the text's wrapper tells.
+const OriginHuman = "human"
+
+// Kind classifies the text of a user line from its flags, its origin
+// ("" when the line has none) and the way it starts: only what the user
+// typed is KindPrompt. A line of another origin is of that origin's kind.
+func Kind(isMeta, isCompactSummary, transcriptOnly bool, origin, text string) string {
 	switch {
 	case isCompactSummary:
 		return KindCompactSummary
@@ -50,6 +66,14 @@ func Kind(isMeta, isCompactSummary, transcriptOnly bool, text string) string {
 		return KindTranscriptOnly
 	}
 	t := strings.TrimLeft(text, " \t\r\n")
+	switch {
+	case origin == OriginHuman && strings.HasPrefix(t, interruptMarker):
+		return KindInterrupt // the person's Esc, in Claude Code's words
+	case origin == OriginHuman:
+		return KindPrompt
+	case origin != "":
+		return origin // task-notification, peer…: Claude Code delivered it
+	}
 	for _, m := range markers {
 		if strings.HasPrefix(t, m.prefix) {
 			return m.kind

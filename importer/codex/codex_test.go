@@ -192,6 +192,23 @@ func TestParse(t *testing.T) {
 			`turn/end {"kind":"completed","source":{"line":7,"record":@}}`,
 		},
 	}, {
+		// Regression: Codex's plugins, subagents, skills-section, js_repl and
+		// child-agents fragments were missing from the markers: user/message.
+		name: "every contextual fragment Codex writes as user input is context",
+		lines: []string{turn,
+			rec(2, "response_item", `{"type":"message","role":"user","content":[{"type":"input_text","text":"<plugins>\ncal\n</plugins>"},{"type":"input_text","text":"<subagents>\n- a\n</subagents>"},{"type":"input_text","text":"<skills_section>\ns\n</skills_section>"},{"type":"input_text","text":"<js_repl_instructions>j</js_repl_instructions>"},{"type":"input_text","text":"<child_agents_instructions>c</child_agents_instructions>"}]}`),
+			done,
+		},
+		want: []string{
+			`turn/start {"source":{"line":1,"record":@}}`,
+			`context/message {"text":"<plugins>\ncal\n</plugins>","kind":"instructions","role":"user","source":{"line":2,"record":@}}`,
+			`context/message {"text":"<subagents>\n- a\n</subagents>","kind":"instructions","role":"user","source":{"line":2}}`,
+			`context/message {"text":"<skills_section>\ns\n</skills_section>","kind":"instructions","role":"user","source":{"line":2}}`,
+			`context/message {"text":"<js_repl_instructions>j</js_repl_instructions>","kind":"instructions","role":"user","source":{"line":2}}`,
+			`context/message {"text":"<child_agents_instructions>c</child_agents_instructions>","kind":"instructions","role":"user","source":{"line":2}}`,
+			`turn/end {"kind":"completed","source":{"line":3,"record":@}}`,
+		},
+	}, {
 		name: "the first rollouts: a header, bare items, state markers; a turn a prompt",
 		lines: []string{`{"id":"L1","timestamp":"2025-06-01T10:00:00Z","instructions":null}`, `{"record_type":"state"}`,
 			`{"type":"message","role":"user","content":[{"type":"input_text","text":"one"}]}`,

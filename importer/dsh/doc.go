@@ -47,8 +47,14 @@
 //
 // The header row is kept as dsh/session. Every dsh event of a type of the
 // vocabulary becomes one event of the same type, with the data Vocabulary
-// gives it (packed chunk rows are expanded into assistant/chunk events);
-// dsh's own types (request/header, command/run, goal/change, approval/*,
+// gives it (packed chunk rows are expanded into assistant/chunk events),
+// but for who typed a message: dsh records it as data.source.kind, and
+// only "user" is the person — any other kind (a plugin's runtime context
+// or skill catalog, a goal round, another agent's report…) is context a
+// producer injected, context/message of that kind, and a compaction
+// checkpoint (plugin "compact") is context/compacted. A slash command the
+// person typed (command/run) is their user/message "/<name><args>". dsh's
+// own types (request/header, command/done, goal/change, approval/*,
 // tool-workflow/* …) become dsh/<type> events whose data is the row. Around each assistant/message the import
 // adds what the vocabulary rewrite leaves out:
 //

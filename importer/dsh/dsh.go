@@ -181,9 +181,9 @@ func event(s *importer.Session, b *importer.Builder, orig, e eventlog.Event) {
 		s.SetLabel("title", d.Title)
 	}
 	rewritten := !bytes.Equal(e.Data, orig.Data)
-	if !importer.IsVocabulary(e.Type) {
+	if !importer.IsVocabulary(orig.Type) && e.Type == orig.Type {
 		// dsh's own types: the row itself, in dsh's namespace.
-		b.AddRecord(importer.Namespace(Name, e.Type), e.Time)
+		b.AddRecord(importer.Namespace(Name, orig.Type), e.Time)
 		if b.Taken() {
 			return
 		}

@@ -111,3 +111,42 @@ func TestDeepArgs(t *testing.T) {
 	require.ErrorIs(t, s.Partial, importer.ErrFormat)
 	require.Contains(t, s.Partial.Error(), "line 2: ")
 }
+
+// Regression: every dsh user/message became a user/message, whoever
+// produced it, so a goal round, a plugin's runtime-context snapshot or
+// skill catalog read as prompts. dsh's own data.source.kind says who: only
+// "user" is the person; a producer's message is context, a compaction
+// checkpoint the summary the history is replaced by, and a slash command
+// (command/run, "a human-typed line") is the person's input.
+func TestSourceKinds(t *testing.T) {
+	msg := func(text, src string) string {
+		return `{"type":"user/message","data":{"role":"user","content":[{"type":"text","text":"` + text + `"}],"source":` + src + `}}`
+	}
+	in := strings.Join([]string{
+		`{"type":"session","version":0,"id":"abc","createdAt":1000}`,
+		`{"type":"command/run","data":{"commandId":"c1","name":"goal","args":" two turns \n","source":{"kind":"user"}}}`,
+		`{"type":"command/done","data":{"commandId":"c1","kind":"success","text":"Goal created"}}`,
+		msg("typed", `{"kind":"user","rpcId":"r1"}`),
+		msg("<goal_round>", `{"kind":"goal","goalId":"g","revision":1,"round":1}`),
+		msg("Current runtime context.", `{"kind":"plugin","plugin":"@monotykamary/dsh-system-prompt","form":"snapshot","sections":[]}`),
+		msg("skills", `{"kind":"plugin","plugin":"dsh-tool-skill"}`),
+		msg("report", `{"kind":"subagent-report","form":"relay","senderSessionId":"s2"}`),
+		msg("Summary so far", `{"kind":"plugin","plugin":"compact","compactionId":"k"}`),
+	}, "\n")
+	s, err := dsh.Parse(strings.NewReader(in), "session.jsonl")
+	require.NoError(t, err)
+	var got []string
+	for _, e := range s.Events[1:] {
+		got = append(got, importertest.Brief(dsh.Name, e))
+	}
+	require.Equal(t, []string{
+		`user/message {"text":"/goal two turns","source":{"line":2,"record":@}}`,
+		`dsh/command/done @`,
+		`user/message {"text":"typed","source":{"line":4,"record":@}}`,
+		`context/message {"text":"<goal_round>","kind":"goal","role":"user","source":{"line":5,"record":@}}`,
+		`context/message {"text":"Current runtime context.","kind":"plugin","plugin":"@monotykamary/dsh-system-prompt","form":"snapshot","role":"user","source":{"line":6,"record":@}}`,
+		`context/message {"text":"skills","kind":"plugin","plugin":"dsh-tool-skill","role":"user","source":{"line":7,"record":@}}`,
+		`context/message {"text":"report","kind":"subagent-report","form":"relay","role":"user","source":{"line":8,"record":@}}`,
+		`context/compacted {"summary":"Summary so far","source":{"line":9,"record":@}}`,
+	}, got)
+}

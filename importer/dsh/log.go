@@ -66,8 +66,13 @@ type config struct{ vocabulary bool }
 // Vocabulary makes Parse rewrite the data of the dsh events that share a
 // type with docs/format.md §8 into its shapes:
 //
-//   - user/message {"content":[{"type":"text","text"}…]} → {"text"}: the
-//     text parts joined;
+//   - user/message {"content":[{"type":"text","text"}…],"source"} → {"text"}:
+//     the text parts joined, when the person typed it (source kind
+//     "user", or no source); a message a producer injected (any other
+//     kind: a plugin's runtime context or skill catalog, a goal round…)
+//     becomes context/message {"text","kind","plugin"?,"form"?,"role":"user"},
+//     and a compaction checkpoint (plugin "compact") context/compacted
+//     {"summary"};
 //   - assistant/message {"message":{"content":[…]}} → {"text"}: its text
 //     parts joined (reasoning and tool-call parts are left out: dsh records
 //     each call as its own tool/call event as well);
@@ -282,8 +287,8 @@ func (p *parser) add(e eventlog.Event) error {
 		return fmt.Errorf("seq %d: %v", e.Seq, err)
 	}
 	voc := e
-	if data, ok := reshape(e.Type, e.Data); ok {
-		voc.Data = data
+	if typ, data, ok := reshape(e.Type, e.Data); ok {
+		voc.Type, voc.Data = typ, data
 		if p.cfg.vocabulary {
 			p.s.Report.Reshaped++
 		}

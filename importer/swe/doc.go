@@ -25,11 +25,13 @@
 //
 //   - A system message makes no vocabulary event (its record is kept as
 //     swe-agent/history, below).
-//   - A user message that answers no call, and every message marked
-//     is_demo (a demonstration the model was shown) → user/message
-//     {"text","demo"?}; an assistant is_demo message → assistant/message
-//     {"text","demo":true} without calls. turn/start {} comes before the
-//     first user message.
+//   - A message marked is_demo (a demonstration the model was shown, of
+//     either role) is text nobody typed: context/message {"text",
+//     "kind":"demo","role"}. A user message that answers no call is the
+//     task as posed (user/message {"text"}) before the model's first
+//     answer, and SWE-agent's own words after it (a format error's
+//     template): context/message {"kind":"harness","role":"user"}.
+//     turn/start {} comes before the task.
 //   - An assistant message (not a demonstration) is one step: step/start
 //     {}, assistant/message {"text"} (its thought, else its content), then
 //     a tool/call {"id","name","args"} per call: the tool_calls of the
@@ -78,7 +80,8 @@
 //
 // The trace has no
 // times: createdAt is 0 and event n has time n (ms), so the same file
-// always gives the same events. Labels: source "swe-agent", sourceFile,
+// always gives the same events; the Session says so (Untimed, Since
+// FirstRelease), and ingest places it at the file's modification time. Labels: source "swe-agent", sourceFile,
 // sourceId (the file's name without .traj: the instance), model (from
 // replay_config.agent.model.name when present), swe-agent.environment,
 // swe-agent.exitStatus.

@@ -82,6 +82,10 @@ func checkShape(t *testing.T, es []eventlog.Event) {
 		d := importertest.Fields(e)
 		switch e.Type {
 		case "swe-agent/history", "swe-agent/trajectory", "swe-agent/document", "tool/result", "user/message", "assistant/message":
+		case importer.TypeContext:
+			var kind string
+			require.NoError(t, json.Unmarshal(d["kind"], &kind))
+			require.Contains(t, []string{swe.KindDemo, swe.KindHarness}, kind, "seq %d", i)
 		case "turn/start":
 			require.False(t, turn || ended, "seq %d: a second turn", i)
 			turn = true

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -18,6 +19,11 @@ import (
 
 // Name is the --from value and the "source" label.
 const Name = "swe-agent"
+
+// FirstRelease is when SWE-agent was first released (2024-04-02, Unix
+// ms): no trajectory is older, so a file time before it is not the
+// trajectory's (see importer.Session.Untimed).
+const FirstRelease int64 = 1712016000000
 
 // New returns the importer of SWE-agent trajectories (*.traj).
 func New() importer.Importer {
@@ -121,7 +127,7 @@ func scan(src io.ReadSeeker, limit int, sum func([]byte)) (outline, error) {
 			n := 0
 			err := s.Array(func() error {
 				n++
-				return s.Skip()
+				return where(fmt.Sprintf("%s entry %d", key, n), s.Skip())
 			})
 			if key == "history" {
 				o.history, seenH = n, true
@@ -132,7 +138,7 @@ func scan(src io.ReadSeeker, limit int, sum func([]byte)) (outline, error) {
 		}
 		raw, err := s.Raw()
 		if err != nil {
-			return err
+			return where(fmt.Sprintf("%q", key), err)
 		}
 		v, err := importer.Marshal(raw)
 		if err != nil {
@@ -158,7 +164,12 @@ func scan(src io.ReadSeeker, limit int, sum func([]byte)) (outline, error) {
 	if err == nil {
 		err = s.End()
 	}
-	if err != nil {
+	switch {
+	case errors.Is(err, importer.ErrTooLarge):
+		// A trajectory, with a value no record may hold: say so and where,
+		// not that the file is no trajectory.
+		return o, err
+	case err != nil:
 		return o, notTrajectory(err)
 	}
 	if !seenH || !seenT {
@@ -168,6 +179,25 @@ func scan(src io.ReadSeeker, limit int, sum func([]byte)) (outline, error) {
 	o.rest = rest.Bytes()
 	return o, nil
 }
+
+// where names the part of the document an over-limit value is in.
+func where(part string, err error) error {
+	var tl *tooLarge
+	if !errors.Is(err, importer.ErrTooLarge) || errors.As(err, &tl) {
+		return err
+	}
+	return &tooLarge{part: part, err: err}
+}
+
+// tooLarge is a value over the limit in part of the document (`history
+// entry 3`, `"info"`): a format error.
+type tooLarge struct {
+	part string
+	err  error
+}
+
+func (e *tooLarge) Error() string { return e.part + ": " + e.err.Error() }
+func (e *tooLarge) Unwrap() error { return e.err }
 
 type writerFunc func([]byte)
 
@@ -237,6 +267,7 @@ func Convert(ctx context.Context, src io.ReadSeeker, name string, cfg importer.C
 		return importer.Session{}, err
 	}
 	s := importer.NewSession(Name, name)
+	s.Untimed, s.Since = true, FirstRelease
 	s.SetLabel("sourceId", strings.TrimSuffix(filepath.Base(name), ".traj"))
 	var env string
 	if json.Unmarshal(o.environment, &env) == nil {
@@ -331,6 +362,7 @@ type conv struct {
 	uses     map[string]int    // source call id → calls that used it
 	alias    map[string]string // source call id → the id of its latest call
 	taken    map[string]bool   // ids of the tool/calls made
+	answered bool              // the model has answered (not in a demonstration)
 }
 
 // add adds an event at the next time: the trace has none.
@@ -382,14 +414,12 @@ func (c *conv) message(m message) {
 	case m.Role == "system":
 		// The system prompt: the record alone (swe-agent/history).
 	case m.IsDemo:
+		// A demonstration the model was shown: nobody typed it, and the
+		// model did not answer it.
 		c.endStep()
-		c.openTurn()
-		typ := "user/message"
-		if m.Role == "assistant" {
-			typ = "assistant/message"
-		}
-		c.add(typ, importer.Obj{"text", content, "demo", true, "source", c.b.Src()})
+		c.add(importer.TypeContext, importer.Obj{"text", content, "kind", KindDemo, "role", m.Role, "source", c.b.Src()})
 	case m.Role == "assistant":
+		c.answered = true
 		c.endStep()
 		c.openTurn()
 		c.add("step/start", importer.Obj{})
@@ -420,12 +450,25 @@ func (c *conv) message(m message) {
 		}
 	case len(c.pending) > 0 && (m.Role == "user" || m.Role == "tool"):
 		c.result(c.pending[0], content, c.b.Src())
+	case c.answered:
+		// Once the model has answered, the user role is SWE-agent's own
+		// templates (a format error, a limit): text nobody typed.
+		c.endStep()
+		c.openTurn()
+		c.add(importer.TypeContext, importer.Obj{"text", content, "kind", KindHarness, "role", m.Role, "source", c.b.Src()})
 	default:
+		// The task as posed, before the model's first answer.
 		c.endStep()
 		c.openTurn()
 		c.add("user/message", importer.Obj{"text", content, "source", c.b.Src()})
 	}
 }
+
+// Kinds of the context/message of a history entry nobody typed.
+const (
+	KindDemo    = "demo"    // is_demo: a demonstration the model was shown
+	KindHarness = "harness" // a user message after the model's first answer that answers no call
+)
 
 // call adds a tool/call. A call id the trace used before (replayed
 // demonstrations reuse them) gets "~<n>" appended for its n-th use (or the

@@ -26,33 +26,46 @@ func events(t *testing.T, es []eventlog.Event) []string {
 
 // The older format: actions in the text, observations as user messages,
 // the last observation only in the trajectory.
+//
+// Regression: the demonstrations (is_demo) became user/message and
+// assistant/message, as if typed and answered; they are text nobody
+// typed, context/message of kind demo, as is a user message SWE-agent
+// writes after the model's first answer that answers no call.
 func TestActions(t *testing.T) {
 	in := `{"environment":"swe_main","trajectory":[{"action":"ls\n","observation":"a.py"},{"action":"submit\n","observation":"diff"}],
 	"history":[
 	 {"role":"system","content":"You are…","agent":"primary"},
 	 {"role":"user","content":"A demo","is_demo":true},
+	 {"role":"assistant","content":"A demo answer","is_demo":true},
 	 {"role":"user","content":"Fix the bug"},
 	 {"role":"assistant","content":"Look first.\n` + "```" + `\nls\n` + "```" + `","thought":"Look first.","action":"ls\n"},
 	 {"role":"user","content":"a.py\n(Open file: n/a)"},
+	 {"role":"assistant","content":"Hm.","thought":"Hm."},
+	 {"role":"user","content":"Your output was not formatted correctly."},
 	 {"role":"assistant","content":"Submit.","thought":"Submit.","action":"submit\n"}],
 	"info":{"exit_status":"submitted","model_stats":{"instance_cost":0.5,"tokens_sent":100,"tokens_received":7,"api_calls":2}}}`
 	s, err := swe.Parse(strings.NewReader(in), "/runs/x/inst-1.traj")
 	require.NoError(t, err)
 	require.Equal(t, []string{
 		`swe-agent/history @`,
+		`context/message {"text":"A demo","kind":"demo","role":"user","source":{"line":2,"record":@}}`,
+		`context/message {"text":"A demo answer","kind":"demo","role":"assistant","source":{"line":3,"record":@}}`,
 		`turn/start {}`,
-		`user/message {"text":"A demo","demo":true,"source":{"line":2,"record":@}}`,
-		`user/message {"text":"Fix the bug","source":{"line":3,"record":@}}`,
+		`user/message {"text":"Fix the bug","source":{"line":4,"record":@}}`,
 		`step/start {}`,
-		`assistant/message {"text":"Look first.","source":{"line":4,"record":@}}`,
-		`tool/call {"id":"action-1","name":"ls","args":{"command":"ls"},"source":{"line":4}}`,
-		`tool/result {"id":"action-1","output":"a.py\n(Open file: n/a)","source":{"line":5,"record":@}}`,
+		`assistant/message {"text":"Look first.","source":{"line":5,"record":@}}`,
+		`tool/call {"id":"action-1","name":"ls","args":{"command":"ls"},"source":{"line":5}}`,
+		`tool/result {"id":"action-1","output":"a.py\n(Open file: n/a)","source":{"line":6,"record":@}}`,
 		`step/end {}`,
 		`step/start {}`,
-		`assistant/message {"text":"Submit.","source":{"line":6,"record":@}}`,
-		`tool/call {"id":"action-2","name":"submit","args":{"command":"submit"},"source":{"line":6}}`,
+		`assistant/message {"text":"Hm.","source":{"line":7,"record":@}}`,
+		`step/end {}`,
+		`context/message {"text":"Your output was not formatted correctly.","kind":"harness","role":"user","source":{"line":8,"record":@}}`,
+		`step/start {}`,
+		`assistant/message {"text":"Submit.","source":{"line":9,"record":@}}`,
+		`tool/call {"id":"action-2","name":"submit","args":{"command":"submit"},"source":{"line":9}}`,
 		`swe-agent/trajectory @`,
-		`tool/result {"id":"action-2","output":"diff","source":{"line":8,"record":@}}`,
+		`tool/result {"id":"action-2","output":"diff","source":{"line":11,"record":@}}`,
 		`step/end {}`,
 		`swe-agent/document @`,
 		`usage {"inputTokens":100,"outputTokens":7,"costMicros":500000}`,
@@ -206,4 +219,24 @@ func TestDeepArgs(t *testing.T) {
 	_, err := swe.Parse(strings.NewReader(in), "a.traj")
 	require.ErrorIs(t, err, importer.ErrFormat)
 	require.Contains(t, err.Error(), "seq 3: tool/call: ")
+}
+
+// Regression: a trajectory holding a value over the limit a record may
+// have failed as "not a SWE-agent trajectory", even read as one. It says
+// what is wrong and where: the part of the document, the value's offset.
+func TestValueOverLimit(t *testing.T) {
+	big := strings.Repeat("x", 300)
+	for _, tc := range []struct{ name, doc, where string }{
+		{"history", `{"history":[{"role":"system","content":"s"},{"role":"user","content":"` + big + `"}],"trajectory":[]}`, "history entry 2: offset 44: "},
+		{"trajectory", `{"trajectory":[{"observation":"` + big + `"}],"history":[]}`, "trajectory entry 1: offset 15: "},
+		{"info", `{"history":[],"trajectory":[],"info":{"submission":"` + big + `"}}`, `"info": offset 37: `},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := importer.Parse(t.Context(), swe.New(), strings.NewReader(tc.doc), "/r/x.traj", importer.NewConfig(importer.MaxLine(256)))
+			require.ErrorIs(t, err, importer.ErrTooLarge)
+			require.ErrorIs(t, err, importer.ErrFormat)
+			require.NotContains(t, err.Error(), "not a SWE-agent trajectory")
+			require.Contains(t, err.Error(), tc.where+"importer: value too large: more than the 256 bytes a record may have")
+		})
+	}
 }

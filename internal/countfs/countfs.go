@@ -32,8 +32,32 @@ func (c *FS) OpenFile(name string, flag int, perm os.FileMode) (afero.File, erro
 	if err != nil {
 		return nil, err
 	}
+	if _, ok := f.(fder); ok {
+		return osFile{file{f, c}}, nil
+	}
 	return file{f, c}, nil
 }
+
+// LstatIfPossible is the base's, when it has one: a store that never
+// follows links checks the same through the counter.
+func (c *FS) LstatIfPossible(name string) (os.FileInfo, bool, error) {
+	if l, ok := c.Fs.(afero.Lstater); ok {
+		return l.LstatIfPossible(name)
+	}
+	fi, err := c.Fs.Stat(name)
+	return fi, false, err
+}
+
+// fder is an OS file: what a store uses for positional I/O and locks.
+type fder interface{ Fd() uintptr }
+
+// osFile is a counted OS file, which still shows its descriptor: the
+// store then does what it does with OS files (pread and pwrite without a
+// lock of its own, record locks), and a benchmark measures that.
+type osFile struct{ file }
+
+// Fd returns the base file's descriptor.
+func (f osFile) Fd() uintptr { return f.File.(fder).Fd() }
 
 type file struct {
 	afero.File

@@ -188,6 +188,16 @@ func TestHostileInputs(t *testing.T) {
 	_, err = f.WriteString(strings.Repeat("x", eventlog.MaxRowSize+1))
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
+	// The same with no event before it: a header, then 20 MB.
+	w, err = handle.NewFileStore(afero.NewOsFs(), dir).Create(t.Context())
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	bareTail := w.ID()
+	f, err = os.OpenFile(w.Path(), os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString(strings.Repeat("x", 20<<20))
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
 	const fifoID, zeroID, outID, folderID = "01KB00000000000000000000F1", "01KB00000000000000000000F2", "01KB00000000000000000000F3", "01KB00000000000000000000F4"
 	require.NoError(t, syscall.Mkfifo(filepath.Join(dir, fifoID+".jsonl"), 0o600))
 	require.NoError(t, os.Symlink("/dev/zero", filepath.Join(dir, zeroID+".jsonl")))
@@ -235,6 +245,11 @@ func TestHostileInputs(t *testing.T) {
 		{"verify: a tail of 16 MiB + 1 bytes without a newline", "", []string{"verify", longTail}},
 		{"repair: a tail of 16 MiB + 1 bytes without a newline", "", []string{"repair", longTail}},
 		{"append: a tail of 16 MiB + 1 bytes without a newline", `{"type":"user/message","data":{}}` + "\n", []string{"append", longTail}},
+		// Regression: stat read the tail as a torn one (events 0, may
+		// continue, exit 0) while cat and append called it corrupt.
+		{"stat: a tail of 16 MiB + 1 bytes without a newline", "", []string{"stat", longTail}},
+		{"stat: a header and 20 MB without a newline", "", []string{"stat", bareTail}},
+		{"cat: a header and 20 MB without a newline", "", []string{"cat", bareTail}},
 		{"cat: a FIFO named like a session", "", []string{"cat", fifoID}},
 		{"append: a FIFO named like a session", `{"type":"user/message","data":{}}` + "\n", []string{"append", fifoID}},
 		{"verify: a FIFO named like a session", "", []string{"verify", filepath.Join(dir, fifoID+".jsonl")}},

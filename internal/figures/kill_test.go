@@ -3,11 +3,13 @@ package figures_test
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -23,46 +25,75 @@ import (
 // large enough (about 3 MB raw) that a kill lands while it writes.
 const killEvents = 20000
 
-// createOp is an operation of logtool that creates a session with data
+// forkEvents is how many events of its own the fork of the copied store
+// holds (forked at the middle of the big session).
+const forkEvents = 2000
+
+// createOp is an operation of logtool that creates sessions with data
 // (docs/format.md §9: absent or complete whenever the process dies).
 type createOp struct {
 	name string
-	// args is the command line that creates session id in the store dst
-	// from the source folder src (holding the session, in encoding enc).
+	// fork puts a fork of the session in the source store too: the
+	// operation creates both, the parent first.
+	fork bool
+	// args is the command line that creates the sessions in the store
+	// dst (a folder or a URL) from the source folder src, whose first
+	// session (in encoding enc) is id. It prints one JSON object a
+	// session with its "id" and "status".
 	args func(src, dst, id, enc string) []string
 }
 
-// killSource writes a folder holding one session of killEvents events in
-// encoding enc and returns the folder, the session's ID and the sha256 of
-// its canonical lines.
-func killSource(t *testing.T, enc string) (dir, id string, want [sha256.Size]byte) {
+// want is a session of the source: its ID, the sha256 of its canonical
+// lines (its logical log) and how many events that is.
+type want struct {
+	id     string
+	sum    [sha256.Size]byte
+	events int64
+}
+
+// killSource writes a folder holding a session of killEvents events in
+// encoding enc (and, with fork, a fork of it at its middle with
+// forkEvents of its own) and returns the folder and its sessions, the
+// parent first.
+func killSource(t *testing.T, enc string, fork bool) (dir string, wants []want) {
 	t.Helper()
 	dir = t.TempDir()
 	st := handle.NewFileStore(afero.NewOsFs(), dir)
+	fill := func(h handle.Handle, from, n int64) {
+		for seq := from; seq < from+n; seq += 1000 {
+			batch := make([]eventlog.Event, min(1000, from+n-seq))
+			for i := range batch {
+				batch[i] = sampleEvent(seq + int64(i))
+			}
+			_, err := h.Append(t.Context(), batch...)
+			require.NoError(t, err)
+			require.NoError(t, h.Flush(t.Context()))
+		}
+		require.NoError(t, h.Close())
+	}
 	h, err := st.Create(t.Context(), handle.WithSessionEncoding(enc), handle.WithLabels(map[string]string{"figure": "kill"}))
 	require.NoError(t, err)
-	for seq := int64(0); seq < killEvents; seq += 1000 {
-		batch := make([]eventlog.Event, 1000)
-		for i := range batch {
-			batch[i] = sampleEvent(seq + int64(i))
-		}
-		_, err := h.Append(t.Context(), batch...)
+	fill(h, 0, killEvents)
+	ids := []string{h.ID()}
+	if fork {
+		f, err := st.Fork(t.Context(), h.ID(), killEvents/2-1, handle.WithSessionEncoding(enc))
 		require.NoError(t, err)
-		require.NoError(t, h.Flush(t.Context()))
+		fill(f, killEvents/2, forkEvents)
+		ids = append(ids, f.ID())
 	}
-	require.NoError(t, h.Close())
-	sum, n, ok := canonSum(t, dir, h.ID())
-	require.True(t, ok)
-	require.Equal(t, int64(killEvents), n)
-	return dir, h.ID(), sum
+	for _, id := range ids {
+		sum, n, ok := canonSum(t, st, id)
+		require.True(t, ok)
+		wants = append(wants, want{id: id, sum: sum, events: n})
+	}
+	return dir, wants
 }
 
-// canonSum reads session id of the store in dir and returns the sha256 of
-// its canonical lines and how many events it holds; ok is false when the
-// store has no such session.
-func canonSum(t *testing.T, dir, id string) (sum [sha256.Size]byte, n int64, ok bool) {
+// canonSum reads session id of st and returns the sha256 of its canonical
+// lines and how many events it holds; ok is false when the store has no
+// such session.
+func canonSum(t *testing.T, st handle.Store, id string) (sum [sha256.Size]byte, n int64, ok bool) {
 	t.Helper()
-	st := handle.NewFileStore(afero.NewOsFs(), dir)
 	h, err := st.Open(t.Context(), id, handle.ReadOnly)
 	if errors.Is(err, handle.ErrNotFound) {
 		return sum, 0, false
@@ -79,6 +110,23 @@ func canonSum(t *testing.T, dir, id string) (sum [sha256.Size]byte, n int64, ok 
 	return sum, n, true
 }
 
+// killStore is the kind of store a kill round creates sessions in.
+type killStore struct {
+	name string
+	// next returns a new, empty store: where logtool names it, and the
+	// store itself for the checks.
+	next func(t *testing.T) (where string, st handle.Store)
+	// files is whether its sessions are files: what a killed operation
+	// leaves is then a temp file, which the retry must take away.
+	files bool
+}
+
+// folderStore is a new temp folder each round.
+var folderStore = killStore{name: "folder", files: true, next: func(t *testing.T) (string, handle.Store) {
+	dir := t.TempDir()
+	return dir, handle.NewFileStore(afero.NewOsFs(), dir)
+}}
+
 // leftTemp lists what a killed operation left in dir besides sessions and
 // derived files: temp files of an interrupted write (which the retry
 // overwrites and gc removes).
@@ -89,38 +137,70 @@ func leftTemp(t *testing.T, dir string) []string {
 	return matches
 }
 
-// killRounds runs op as a logtool process, killing it with SIGKILL at a
-// random instant of its run (uniform over 1.2 times an uninterrupted run,
-// process start included), then checks the destination: the session is
-// absent or complete — the same canonical lines as the source, never a
-// part of them — and the same command run again leaves it complete (a
-// retry of an absent session succeeds; of a complete one it is refused as
-// existing, or finds it the same). It logs one figure row.
-func killRounds(t *testing.T, bin string, op createOp, enc string) {
-	src, id, want := killSource(t, enc)
-	run := func(dst string) (*exec.Cmd, *bytes.Buffer) {
-		cmd := exec.CommandContext(t.Context(), bin, op.args(src, dst, id, enc)...)
-		var stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &bytes.Buffer{}, &stderr
-		return cmd, &stderr
+// statuses reads the JSON lines an operation printed: the status of each
+// session by ID.
+func statuses(t *testing.T, stdout string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for line := range strings.SplitSeq(strings.TrimSpace(stdout), "\n") {
+		if line == "" {
+			continue
+		}
+		var r struct{ ID, Status string }
+		require.NoError(t, json.Unmarshal([]byte(line), &r), "%s", line)
+		out[r.ID] = r.Status
+	}
+	return out
+}
+
+// killRounds runs op as a logtool process into a new store of kind ks
+// each round, killing it with SIGKILL at a random instant of its run
+// (uniform over 1.2 times an uninterrupted run, process start included),
+// then checks the store: each session absent or complete — the same
+// canonical lines as the source, never a part of them — and the same
+// command run again succeeds (exit 0), says "unchanged" of each session
+// that stood complete and "created" of each that was absent, and leaves
+// every session complete. It logs one figure row.
+func killRounds(t *testing.T, bin string, op createOp, ks killStore, enc string) {
+	src, wants := killSource(t, enc, op.fork)
+	run := func(dst string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+		cmd := exec.CommandContext(t.Context(), bin, op.args(src, dst, wants[0].id, enc)...)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		return cmd, &stdout, &stderr
+	}
+	// there reports which sessions st holds whole; one that stands with
+	// part of its events fails the test (and counts as not there).
+	truncated := 0
+	there := func(st handle.Store, round int, what string) map[string]bool {
+		out := map[string]bool{}
+		for _, w := range wants {
+			sum, n, ok := canonSum(t, st, w.id)
+			if ok && sum != w.sum {
+				truncated++
+				t.Errorf("round %d %s: %s stands with %d of %d events", round, what, w.id, n, w.events)
+				ok = false
+			}
+			out[w.id] = ok
+		}
+		return out
 	}
 	// An uninterrupted run, to know how long one takes.
-	scratch := t.TempDir()
-	cmd, stderr := run(scratch)
+	dst, st := ks.next(t)
+	cmd, _, stderr := run(dst)
 	began := time.Now()
 	require.NoError(t, cmd.Run(), "%s", stderr)
 	span := time.Since(began)
-	sum, _, ok := canonSum(t, scratch, id)
-	require.True(t, ok)
-	require.Equal(t, want, sum)
-	require.NoError(t, os.RemoveAll(scratch))
+	for id, ok := range there(st, -1, "uninterrupted") {
+		require.True(t, ok, id)
+	}
 
 	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
 	rounds := size(8, 200)
-	var killed, absent, complete, truncated, retried int
+	var killed, absent, between, complete, retried int
 	for round := range rounds {
-		dst := t.TempDir()
-		cmd, stderr := run(dst)
+		dst, st := ks.next(t)
+		cmd, _, stderr := run(dst)
 		require.NoError(t, cmd.Start())
 		at := time.Duration(rng.Int64N(int64(span) * 6 / 5))
 		timer := time.AfterFunc(at, func() { cmd.Process.Kill() })
@@ -134,52 +214,62 @@ func killRounds(t *testing.T, bin string, op createOp, enc string) {
 		default:
 			require.NoError(t, err, "round %d: %s", round, stderr)
 		}
-		sum, n, there := canonSum(t, dst, id)
-		switch {
-		case !there:
+		stood := there(st, round, "after the kill")
+		n := 0
+		for _, ok := range stood {
+			if ok {
+				n++
+			}
+		}
+		switch n {
+		case 0:
 			absent++
-		case sum == want:
+		case len(wants):
 			complete++
 		default:
-			truncated++
-			t.Errorf("round %d (killed after %v): the session stands with %d of %d events", round, at, n, killEvents)
+			between++
 		}
-		retry, rstderr := run(dst)
-		rerr := retry.Run()
-		if there {
-			// Refused as existing, or found the same (an import that
-			// knows its source): never made twice.
-			if rerr != nil {
-				require.Contains(t, rstderr.String(), "session exists", "round %d", round)
+		retry, rstdout, rstderr := run(dst)
+		require.NoError(t, retry.Run(), "round %d (killed after %v): the same command again succeeds (exit 0): %s", round, at, rstderr)
+		got := statuses(t, rstdout.String())
+		for _, w := range wants {
+			wantStatus := "created"
+			if stood[w.id] {
+				wantStatus = "unchanged"
 			}
-		} else {
-			require.NoError(t, rerr, "round %d: the retry of an absent session succeeds: %s", round, rstderr)
+			require.Equal(t, wantStatus, got[w.id], "round %d: the retry's status of %s", round, w.id)
 		}
-		sum, _, there = canonSum(t, dst, id)
-		require.True(t, there, "round %d", round)
-		require.Equal(t, want, sum, "round %d: complete after the retry", round)
-		require.Empty(t, leftTemp(t, dst), "round %d: the retry overwrote what the kill left", round)
+		for id, ok := range there(st, round, "after the retry") {
+			require.True(t, ok, "round %d: %s complete after the retry", round, id)
+		}
+		if ks.files {
+			require.Empty(t, leftTemp(t, dst), "round %d: the retry overwrote what the kill left", round)
+			require.NoError(t, os.RemoveAll(dst))
+		}
 		retried++
-		require.NoError(t, os.RemoveAll(dst))
 	}
-	figure(t, "kill", "%s %s | %d rounds | killed mid-run %d | absent %d | complete %d | truncated %d | retries complete %d",
-		op.name, enc, rounds, killed, absent, complete, truncated, retried)
+	figure(t, "kill", "%s %s %s | %d sessions | %d rounds | killed mid-run %d | absent %d | between sessions %d | complete %d | truncated %d | retries complete %d",
+		op.name, ks.name, enc, len(wants), rounds, killed, absent, between, complete, truncated, retried)
 	require.Zero(t, truncated)
 }
 
-// TestKillCopy: logtool copy killed at random instants leaves the session
-// absent or complete in the destination, and the copy run again completes
-// it (issue: 12 of 28 killed copies stood truncated, and the retry failed
-// with "session exists").
+// TestKillCopy: logtool copy of a whole store (a session and a fork of
+// it) killed at random instants leaves each session absent or complete
+// in the destination, and the copy run again goes on: it passes over what
+// was copied (unchanged) and completes the rest. Regressions: 12 of 28
+// killed copies stood truncated, and the retry failed with "session
+// exists"; then, with all-or-nothing creation, a retry after a complete
+// copy still failed "session exists", and a whole-store copy stopped at
+// the first session already copied.
 func TestKillCopy(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kill rounds of logtool copy: builds the binary and runs it many times")
 	}
-	op := createOp{name: "copy", args: func(src, dst, id, _ string) []string {
-		return []string{"copy", "--id", id, src, dst}
+	op := createOp{name: "copy", fork: true, args: func(src, dst, _, _ string) []string {
+		return []string{"copy", src, dst}
 	}}
 	bin := buildLogtool(t)
 	for _, enc := range []string{handle.EncodingRaw, handle.EncodingZstd} {
-		t.Run(enc, func(t *testing.T) { killRounds(t, bin, op, enc) })
+		t.Run(enc, func(t *testing.T) { killRounds(t, bin, op, folderStore, enc) })
 	}
 }

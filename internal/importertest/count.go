@@ -174,12 +174,18 @@ func claudeCounts(src []byte) (Counts, error) {
 		typ := str(m["type"])
 		if typ == "attachment" {
 			var a struct {
-				Type   string          `json:"type"`
-				Prompt json.RawMessage `json:"prompt"`
-				IsMeta bool            `json:"isMeta"`
+				Type        string          `json:"type"`
+				Prompt      json.RawMessage `json:"prompt"`
+				IsMeta      bool            `json:"isMeta"`
+				CommandMode string          `json:"commandMode"`
+				Origin      json.RawMessage `json:"origin"`
 			}
 			_ = json.Unmarshal(m["attachment"], &a)
-			if a.Type == "queued_command" && !a.IsMeta && !flag(m["isMeta"]) {
+			// A queued command a person typed: its origin says human, or,
+			// without one, its mode is a prompt's (or a ! command's).
+			typed := originKind(a.Origin) == "human" ||
+				(len(a.Origin) == 0 && (a.CommandMode == "" || a.CommandMode == "prompt" || a.CommandMode == "bash"))
+			if a.Type == "queued_command" && typed && !a.IsMeta && !flag(m["isMeta"]) {
 				if text := claudeText(parts(a.Prompt)); text != "" {
 					c.Prompts = append(c.Prompts, text)
 				}
@@ -209,6 +215,19 @@ func claudeCounts(src []byte) (Counts, error) {
 			if text == "" || flag(m["isMeta"]) || flag(m["isCompactSummary"]) || flag(m["isVisibleInTranscriptOnly"]) {
 				return
 			}
+			if o, ok := m["origin"]; ok {
+				// A newer Claude Code says who: only "human" is a person.
+				if originKind(o) == "human" {
+					c.Prompts = append(c.Prompts, text)
+				}
+				return
+			}
+			// An older one says nothing: the wrappers it puts around its
+			// own text tell, and a compaction sub-run's (agentId
+			// acompact-…) prompt is Claude Code's instruction.
+			if strings.HasPrefix(str(m["agentId"]), "acompact-") {
+				return
+			}
 			trimmed := strings.TrimLeft(text, " \t\r\n")
 			for _, w := range claudeWrappers {
 				if strings.HasPrefix(trimmed, w) {
@@ -235,6 +254,15 @@ func claudeCounts(src []byte) (Counts, error) {
 	return c, err
 }
 
+// originKind is the kind of a Claude Code origin {"kind"}.
+func originKind(raw json.RawMessage) string {
+	var o struct {
+		Kind string `json:"kind"`
+	}
+	_ = json.Unmarshal(raw, &o)
+	return o.Kind
+}
+
 // claudeText is the text of a user message's parts: text parts joined
 // with blank lines, "[image]" and "[document]" for those.
 func claudeText(ps []part) string {
@@ -250,13 +278,18 @@ func claudeText(ps []part) string {
 	return strings.Join(texts, "\n\n")
 }
 
-// codexWrappers start the user texts Codex writes itself.
+// codexWrappers start the user texts Codex writes itself (its contextual
+// user fragments: environment, instructions, skills, plugins, a shell
+// command's output, an abort's or a subagent's notice): Codex's own test,
+// in a rollout that records no user_message events, of what is not
+// user intent.
 var codexWrappers = []string{
 	"<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<INSTRUCTIONS>",
 	"<permissions instructions>", "<developer_instructions>", "<collaboration_mode>",
 	"<skills_instructions>", "<plugins_instructions>", "<recommended_plugins>", "<app-context>",
 	"<ide_opened_file>", "<skill>", "<user_shell_command>", "<turn_aborted>",
-	"<subagent_notification>", "<task-notification>",
+	"<subagent_notification>", "<task-notification>", "<plugins>", "<subagents>",
+	"<skills_section", "<js_repl_instructions>", "<child_agents_instructions>",
 }
 
 func codexWritten(text string) bool {
@@ -303,12 +336,16 @@ func codexCounts(src []byte) (Counts, error) {
 		case "event_msg":
 			switch {
 			case p.Type == "user_message" && p.Message != nil:
+				// Codex records a user_message event for what the user
+				// sent (the first versions also for its own instructions
+				// and environment, kind saying which): by its own word a
+				// prompt, whatever its text.
 				events = true
 				text := *p.Message
 				if text == "" && len(p.Images) > 0 {
 					text = "[image]"
 				}
-				if (p.Kind == "" || p.Kind == "plain") && !codexWritten(text) {
+				if p.Kind == "" || p.Kind == "plain" {
 					eventPrompts = append(eventPrompts, text)
 				}
 			case p.Type == "item_completed" && p.Item != nil && p.Item.Type == "UserMessage":
@@ -320,9 +357,7 @@ func codexCounts(src []byte) (Counts, error) {
 				}
 				if b.Len() > 0 {
 					events = true
-					if !codexWritten(b.String()) {
-						eventPrompts = append(eventPrompts, b.String())
-					}
+					eventPrompts = append(eventPrompts, b.String())
 				}
 			}
 		case "response_item":
@@ -370,6 +405,12 @@ func mustJSON(m map[string]json.RawMessage) json.RawMessage {
 	return b
 }
 
+// dshCounts counts a dsh log by dsh's own word on who produced each
+// message (data.source.kind, dsh's MessageSource): a user/message is a
+// prompt only when its source kind is "user" (or it has no source), and a
+// slash command (command/run, whose source dsh defines as "a human-typed
+// line") is one too, as "/<name><args>". Every other kind — a plugin's,
+// a goal's, another agent's — is context a producer injected.
 func dshCounts(src []byte) (Counts, error) {
 	var c Counts
 	header := true
@@ -384,6 +425,11 @@ func dshCounts(src []byte) (Counts, error) {
 			Message *struct {
 				Content []part `json:"content"`
 			} `json:"message"`
+			Source *struct {
+				Kind *string `json:"kind"`
+			} `json:"source"`
+			Name *string `json:"name"`
+			Args string  `json:"args"`
 		}
 		_ = json.Unmarshal(m["data"], &d)
 		join := func(ps []part) string {
@@ -395,13 +441,19 @@ func dshCounts(src []byte) (Counts, error) {
 			}
 			return b.String()
 		}
+		typed := d.Source == nil || d.Source.Kind == nil || *d.Source.Kind == "user"
 		switch str(m["type"]) {
 		case "user/message":
 			switch {
+			case !typed:
 			case d.Content != nil:
 				c.Prompts = append(c.Prompts, join(d.Content))
 			case d.Text != nil:
 				c.Prompts = append(c.Prompts, *d.Text)
+			}
+		case "command/run":
+			if typed && d.Name != nil {
+				c.Prompts = append(c.Prompts, "/"+*d.Name+strings.TrimRight(d.Args, " \t\r\n"))
 			}
 		case "assistant/message":
 			switch {
@@ -419,6 +471,10 @@ func dshCounts(src []byte) (Counts, error) {
 	return c, err
 }
 
+// sweCounts counts a trajectory by SWE-agent's own roles: the system
+// prompt and the demonstrations (is_demo) are nobody's words; the task is
+// the user messages before the model's first answer; after it, the user
+// role is SWE-agent's own (observations, templates).
 func sweCounts(src []byte) (Counts, error) {
 	var doc struct {
 		History []struct {
@@ -450,14 +506,12 @@ func sweCounts(src []byte) (Counts, error) {
 		}
 		return strings.Join(texts, "\n")
 	}
+	answered := false // the model answered: the user role is SWE-agent's templates
 	for _, h := range doc.History {
 		switch {
-		case h.Role == "system":
-		case h.IsDemo && h.Role == "assistant":
-			c.Assistant = append(c.Assistant, text(h.Content))
-		case h.IsDemo:
-			c.Prompts = append(c.Prompts, text(h.Content))
+		case h.Role == "system", h.IsDemo: // the setting and the demonstrations: nobody typed them
 		case h.Role == "assistant":
+			answered = true
 			msg := text(h.Content)
 			if h.Thought != nil && *h.Thought != "" {
 				msg = *h.Thought
@@ -477,8 +531,8 @@ func sweCounts(src []byte) (Counts, error) {
 		case awaiting > 0 && (h.Role == "user" || h.Role == "tool"):
 			c.Results++
 			awaiting--
-		default:
-			c.Prompts = append(c.Prompts, text(h.Content))
+		case !answered:
+			c.Prompts = append(c.Prompts, text(h.Content)) // the task as posed
 		}
 	}
 	if awaiting > 0 && c.Calls == len(doc.Trajectory) && len(doc.Trajectory) > 0 {

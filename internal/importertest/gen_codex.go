@@ -120,6 +120,17 @@ func GenCodex(seed uint64) ([]byte, Counts) {
 		if turn == 0 || g.chance(0.2) {
 			line("response_item", msg("developer", "<permissions instructions>\nsandbox: workspace-write\n</permissions instructions>"))
 			line("response_item", msg("user", "# AGENTS.md instructions for /w\n\n<INSTRUCTIONS>\nbe brief\n</INSTRUCTIONS>", "<environment_context>\n  <cwd>/w</cwd>\n</environment_context>"))
+			// Codex's other contextual user fragments, as user items.
+			fragments := []string{
+				"<user_instructions>\nbe brief\n</user_instructions>", "<skill>\n<name>review</name>\n</skill>",
+				"<plugins>\ncalendar\n</plugins>", "<subagents>\n- a1\n</subagents>", "<skills_section>\nreview\n</skills_section>",
+				"<js_repl_instructions>\nrepl\n</js_repl_instructions>", "<child_agents_instructions>\nx\n</child_agents_instructions>",
+				"<user_shell_command>\n<command>\nls\n</command>\n</user_shell_command>", "<turn_aborted>\nThe user interrupted the previous turn on purpose.\n</turn_aborted>",
+				"<subagent_notification>\n{\"agent_id\":\"a1\",\"status\":\"completed\"}\n</subagent_notification>",
+			}
+			for g.chance(0.4) {
+				line("response_item", msg("user", fragments[g.r.IntN(len(fragments))]))
+			}
 			if variant == codexNoTasks {
 				line("event_msg", obj{"type": "user_message", "message": "<user_instructions>be brief</user_instructions>", "kind": "user_instructions"})
 			}
@@ -238,20 +249,86 @@ func GenCodex(seed uint64) ([]byte, Counts) {
 }
 
 // GenDsh writes a dsh session log: the header, then turns of every event
-// type dsh writes (user, assistant and tool events in dsh's shapes,
-// packed text, reasoning and tool-call chunk rows, unpacked chunks, and
-// dsh's own types), a log that ends mid-turn now and then.
+// dsh records — user/message of every source kind (the person's, with
+// an rpcId or none, and those producers inject: a plugin's snapshot,
+// notice, catalog or instructions, a goal round, a skill invocation or
+// catalog, workspace instructions, a session reference, another agent's
+// relay, a compaction checkpoint), slash commands (command/run,
+// command/done, goal/change), packed and unpacked chunks, messages with
+// reasoning and usage, calls and results, approvals — and a log that
+// ends mid-turn now and then.
 func GenDsh(seed uint64) ([]byte, Counts) {
 	g := newTrace(seed)
 	g.line(obj{"type": "session", "version": 0, "id": fmt.Sprintf("s-%d", seed), "createdAt": g.now.UnixMilli(), "cwd": "/w"})
 	ev := func(typ string, data any) { g.line(obj{"type": typ, "time": g.now.UnixMilli(), "data": data}) }
+	message := func(text string, src obj) {
+		d := obj{"role": "user", "id": g.id("m-"), "content": []obj{{"type": "text", "text": text}}}
+		if src != nil {
+			d["source"] = src
+		}
+		ev("user/message", d)
+	}
+	// injected writes a message a producer injected: nobody typed it.
+	injected := func() {
+		sources := []obj{
+			{"kind": "plugin", "plugin": "@monotykamary/dsh-system-prompt", "form": "snapshot", "sections": []obj{{"name": "sandbox:policy", "text": g.words()}}},
+			{"kind": "plugin", "plugin": "tool-goal", "form": "notice", "summary": "complete: " + g.words()},
+			{"kind": "plugin", "plugin": "dsh-tool-skill"},
+			{"kind": "plugin", "plugin": "tool-cordis", "form": "instructions"},
+			{"kind": "goal", "goalId": "goal-1", "revision": 1, "round": 1 + g.r.IntN(3)},
+			{"kind": "skill-invocation", "name": "review", "form": "instructions"},
+			{"kind": "skill-catalog", "form": "catalog", "entries": []obj{{"name": "review", "description": g.words()}}},
+			{"kind": "agent-instructions", "form": "instructions", "changes": []obj{{"path": "AGENTS.md"}}},
+			{"kind": "session-reference", "form": "recall", "version": 1, "references": []obj{{"sessionId": "s-0", "label": "earlier"}}},
+			{"kind": "subagent-report", "form": "relay", "senderSessionId": "s-child"},
+			{"kind": "subagent-settled", "form": "notice", "summary": "child done", "senderSessionId": "s-child"},
+			{"kind": "coordinator", "form": "relay", "senderSessionId": "s-parent"},
+			{"kind": "team-message", "teamId": "t", "messageId": "tm", "senderId": "s-peer", "senderName": "peer"},
+			{"kind": "a-later-producer"}, // a kind of a later dsh: context all the same
+		}
+		message("<goal_round>\n"+g.words(), sources[g.r.IntN(len(sources))])
+	}
 	turns := 1 + g.r.IntN(3)
 	for turn := 1; turn <= turns; turn++ {
 		g.stamp()
+		if g.chance(0.25) {
+			// A slash command the person typed: log-only in dsh, their input.
+			args := " " + g.words()
+			cmd := g.id("cmd-")
+			src := obj{"kind": "user"}
+			if g.chance(0.3) {
+				src = nil // an older dsh wrote no source on a command
+			}
+			run := obj{"commandId": cmd, "name": "goal", "args": args + "  "}
+			if src != nil {
+				run["source"] = src
+			}
+			ev("command/run", run)
+			g.want.Prompts = append(g.want.Prompts, "/goal"+args)
+			ev("goal/change", obj{"kind": "goal/change", "version": 1, "operation": "create", "goal": obj{"id": "goal-1", "objective": args}})
+			ev("command/done", obj{"commandId": cmd, "kind": "success", "text": "Goal created"})
+		}
 		ev("turn/start", obj{"turn": turn})
+		if g.chance(0.3) {
+			injected()
+		}
 		text := g.words()
-		ev("user/message", obj{"content": []obj{{"type": "text", "text": text}}})
+		switch g.r.IntN(3) {
+		case 0:
+			message(text, obj{"kind": "user", "rpcId": g.id("rpc-")})
+		case 1:
+			message(text, obj{"kind": "user"})
+		default:
+			if g.chance(0.5) {
+				message(text, nil) // no source: as no dsh writes, read as the person's
+			} else {
+				message(text, obj{"kind": "user", "rpcId": g.id("rpc-"), "clientTimeZone": "Asia/Tokyo"})
+			}
+		}
 		g.want.Prompts = append(g.want.Prompts, text)
+		for g.chance(0.4) {
+			injected()
+		}
 		if turn == 1 {
 			ev("session/title", obj{"title": g.words()})
 		}
@@ -273,7 +350,7 @@ func GenDsh(seed uint64) ([]byte, Counts) {
 				ev("assistant/chunk", obj{"turn": turn, "step": s, "chunk": obj{"type": "text-delta", "index": 0, "text": g.words()}})
 			}
 			answer := g.words()
-			ev("assistant/message", obj{"message": obj{"content": []obj{{"type": "reasoning", "text": "hm"}, {"type": "text", "text": answer}}, "source": obj{"model": "deepseek-v4"}},
+			ev("assistant/message", obj{"message": obj{"content": []obj{{"type": "reasoning", "text": "hm"}, {"type": "text", "text": answer}}, "source": obj{"kind": "model", "model": "deepseek-v4"}},
 				"usage": obj{"inputTokens": 10, "outputTokens": 5, "cacheReadTokens": 2}})
 			g.want.Assistant = append(g.want.Assistant, answer)
 			if g.chance(0.6) {
@@ -284,16 +361,19 @@ func GenDsh(seed uint64) ([]byte, Counts) {
 				if turn == turns && s == steps && g.chance(0.3) {
 					return g.bytes(), g.want // the log ends mid-turn, the call without a result
 				}
-				ev("command/run", obj{"callId": call, "command": "ls"})
-				ev("tool/result", obj{"message": obj{"source": obj{"callId": call}, "content": []obj{{"type": "tool-result", "toolCallId": call, "content": []obj{{"type": "text", "text": "a.go"}}, "isError": g.chance(0.2)}}}})
+				ev("tool/result", obj{"message": obj{"source": obj{"kind": "tool", "callId": call}, "content": []obj{{"type": "tool-result", "toolCallId": call, "content": []obj{{"type": "text", "text": "a.go"}}, "isError": g.chance(0.2)}}}})
 				g.want.Results++
-				ev("command/done", obj{"callId": call, "exitCode": 0})
+				ev("tool-workflow/settled", obj{"callId": call}) // one of dsh's own types
 			}
 			if g.chance(0.2) {
 				ev("approval/asked", obj{"callId": "x"})
 				ev("approval/decided", obj{"callId": "x", "decision": "approved"})
 			}
 			ev("step/end", obj{"turn": turn, "step": s})
+		}
+		if g.chance(0.15) {
+			// A compaction: the history replaced by its summary.
+			message("Summary: "+g.words(), obj{"kind": "plugin", "plugin": "compact", "compactionId": g.id("c-")})
 		}
 		if g.chance(0.2) {
 			ev("goal/change", obj{"goal": g.words()})
@@ -314,12 +394,10 @@ func GenSWE(seed uint64) ([]byte, Counts) {
 	var history, trajectory []obj
 	history = append(history, obj{"role": "system", "content": "You are an agent.", "agent": "main"})
 	if g.chance(0.5) {
-		d := g.words()
-		history = append(history, obj{"role": "user", "content": d, "agent": "main", "is_demo": true, "message_type": "demonstration"})
-		g.want.Prompts = append(g.want.Prompts, d)
-		a := g.words()
-		history = append(history, obj{"role": "assistant", "content": a, "agent": "main", "is_demo": true})
-		g.want.Assistant = append(g.want.Assistant, a)
+		// Demonstrations: shown to the model, typed by nobody, answered
+		// by no model.
+		history = append(history, obj{"role": "user", "content": g.words(), "agent": "main", "is_demo": true, "message_type": "demonstration"})
+		history = append(history, obj{"role": "assistant", "content": g.words(), "agent": "main", "is_demo": true})
 	}
 	task := "Fix: " + g.words()
 	history = append(history, obj{"role": "user", "content": []obj{{"type": "text", "text": task}}, "agent": "main"})
@@ -327,6 +405,13 @@ func GenSWE(seed uint64) ([]byte, Counts) {
 	steps := 1 + g.r.IntN(6)
 	lastOnlyInTrajectory := g.chance(0.3)
 	for s := 0; s < steps; s++ {
+		if s > 0 && g.chance(0.15) {
+			// An answer without an action, and SWE-agent's reply to it.
+			thought := g.words()
+			history = append(history, obj{"role": "assistant", "content": thought, "thought": thought, "agent": "main"})
+			g.want.Assistant = append(g.want.Assistant, thought)
+			history = append(history, obj{"role": "user", "content": "Your output was not formatted correctly. " + g.words(), "agent": "main"})
+		}
 		thought := g.words()
 		action := "edit " + g.words()
 		m := obj{"role": "assistant", "content": "thinking: " + thought, "thought": thought, "action": action, "agent": "main"}

@@ -1,0 +1,16 @@
+// Package inspect reads sessions for people and scripts: the checked read
+// of logtool cat (every checkpoint digest it passes checked, the events
+// before the damage of a damaged log), a salvage read past damage, stat's
+// description and stop facts, diff's first difference, and the state
+// replay shows of a session its writer left mid-turn. logtool and serve
+// are flags and output over it.
+//
+// A Log names what is read — a session of any store (InStore), or a log
+// file by path, freely named or not (File) — and reads it through the
+// store contract alone. Only the salvage reads need the session to be a
+// file (handle.FileStoreOf, the one capability check): on another store
+// Salvage is refused with ErrNotFiles, and a damaged log's read shows no
+// events before its damage.
+//
+// It knows no command line, no output format and no store's type.
+package inspect
