@@ -31,8 +31,8 @@ import (
 // reads and stop facts (their derived record), replay with stored
 // states, convert and compact, CreateFrom, AppendAll, a repair of a torn
 // tail (its side file), a sealed export into the folder, GC — and a
-// power cut in the middle of a convert and of a CreateFrom, which leave
-// their temp files: no file under the store's folder, at any of those
+// power cut in the middle of a convert, a CreateFrom and an AppendAll,
+// which leave their temp files: no file under the store's folder, at any of those
 // points, holds the marker or the label in clear.
 func TestSealedMarkerInNoFile(t *testing.T) {
 	for _, enc := range []string{handle.EncodingRaw, handle.EncodingZstd} {
@@ -169,6 +169,18 @@ func TestSealedMarkerInNoFile(t *testing.T) {
 			fsys.SetHook(nil)
 			require.NotEmpty(t, must(afero.Glob(cut, "/s/*.tmp")), "the cut left the CreateFrom's temp file")
 			check("cut in CreateFrom", cut)
+			cut = nil
+			fsys.SetHook(func(op faultfs.Op, name string) error {
+				if op == faultfs.OpRename && cut == nil && strings.HasPrefix(name, "/s/01") {
+					cut = snapshot(t, fsys)
+				}
+				return nil
+			})
+			_, err = st.AppendAll(ctx, made.ID, 25, storetest.Events(markerEvents(5, 25), nil))
+			require.NoError(t, err)
+			fsys.SetHook(nil)
+			require.NotEmpty(t, must(afero.Glob(cut, "/s/*.tmp")), "the cut left the AppendAll's temp file")
+			check("cut in AppendAll", cut)
 
 			// A torn tail repaired: its side file.
 			path, err := st.Path(sid)
