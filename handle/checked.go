@@ -213,7 +213,7 @@ func (s *FileStore) saveChecked(ctx context.Context, id string, f afero.File, wa
 		return
 	}
 	rec := checkedRecord{File: now, Tail: sum, Next: sc.next, LastFrame: sc.lastFrame,
-		Index: make([][2]int64, len(sc.index)), Keys: keysOf(sc.envs)}
+		Index: make([][2]int64, len(sc.index)), Keys: sc.keySpans()}
 	for i, e := range sc.index {
 		rec.Index[i] = [2]int64{e.off, e.seq}
 	}
@@ -278,7 +278,7 @@ func (s *FileStore) checkLog(ctx context.Context, loc location, f afero.File, id
 // ownScan returns what a full check of b's log would find: where its
 // flushed rows end, the seq after the last durable event. Callers hold mu.
 func (b *fileBackend) ownScan() scanResult {
-	return scanResult{hdr: b.hdr, end: b.size, next: b.next, index: slices.Clone(b.index), lastFrame: b.lastFrame}
+	return scanResult{hdr: b.hdr, end: b.size, next: b.next, index: slices.Clone(b.index), lastFrame: b.lastFrame, keys: slices.Clone(b.keys)}
 }
 
 // saveOwnChecked saves the checked record of the log b wrote (sc, from

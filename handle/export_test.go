@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"time"
 )
 
@@ -62,6 +63,9 @@ func CheckedRecord(ctx context.Context, s *FileStore, id string) (bool, error) {
 	if rec.Next != sc.next || rec.File.Size != sc.end || loc.enc.z != nil && rec.LastFrame != sc.lastFrame {
 		return true, fmt.Errorf("record next %d, end %d, last frame %v; the log: %d, %d, %v",
 			rec.Next, rec.File.Size, rec.LastFrame, sc.next, sc.end, sc.lastFrame)
+	}
+	if keys := keysOf(sc.envs); !slices.Equal(rec.Keys, keys) {
+		return true, fmt.Errorf("record's key records %v; the log's: %v", rec.Keys, keys)
 	}
 	for _, e := range rec.Index {
 		r := loc.reader(ctx, io.NewSectionReader(f, e[0], sc.end-e[0]), readAt(e[0], e[1], 0))

@@ -495,8 +495,19 @@ type scanResult struct {
 	index     []indexEntry
 	lastFrame [2]int64 // offset and length of the last data frame (zstd)
 	// envs are a sealed log's key records (before end), nil for a clear
-	// log.
+	// log; keys says where they stand when a writer, which wrote them,
+	// has no envelopes at hand (see keySpans).
 	envs []seal.Envelope
+	keys [][2]int64
+}
+
+// keySpans returns where the key records of the log sc describes stand:
+// {offset, length}, nil for a clear log.
+func (sc scanResult) keySpans() [][2]int64 {
+	if sc.keys != nil {
+		return sc.keys
+	}
+	return keysOf(sc.envs)
 }
 
 // keysOf returns where the key records envs stand: {offset, length}.
