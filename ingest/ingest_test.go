@@ -484,7 +484,7 @@ func TestImportRedacts(t *testing.T) {
 
 // A sealed export is imported sealed as it is (the same recipients read
 // it, nothing of it in clear in the store), and importing it again finds
-// it unchanged.
+// it unchanged; imported into zstd it is sealed in the zstd layout.
 func TestImportSealedExport(t *testing.T) {
 	ctx := t.Context()
 	id, err := age.GenerateX25519Identity()
@@ -517,6 +517,17 @@ func TestImportSealedExport(t *testing.T) {
 	sum = w.importAll([]string{"/src/export.jsonl"}) // no identity to read it with
 	require.Equal(t, []ingest.Status{ingest.Failed}, statuses(sum))
 	require.ErrorIs(t, sum.Results[0].Err, seal.ErrNoKey)
+
+	// Into zstd (WithEncoding): sealed in the zstd layout, the same events.
+	w2 := newWorld(t, handle.WithIdentities(id))
+	w2.fs, w2.st = w.fs, handle.NewFileStore(w.fs, "/store2", handle.WithIdentities(id))
+	sum = w2.importAll([]string{"/src/export.jsonl"}, append(opts, ingest.WithEncoding(handle.EncodingZstd))...)
+	require.Equal(t, []ingest.Status{ingest.Created}, statuses(sum), sum.Results[0].Reason)
+	info, err = w2.st.Stat(ctx, h.ID())
+	require.NoError(t, err)
+	require.True(t, info.Sealed)
+	require.Equal(t, handle.EncodingZstd, info.Encoding)
+	require.Equal(t, `{"text":"sealed words"}`, string(w2.events(h.ID())[0].Data))
 }
 
 // Regression: a SWE-agent trajectory records no times, and its sessions

@@ -14,7 +14,8 @@ import (
 
 // A copy of a sealed session and its fork is sealed as they are: the
 // same recipients read it, and nothing of it is in clear in the store
-// copied to, which holds no recipient of its own.
+// copied to, which holds no recipient of its own. Copied again, each is
+// unchanged (the copy is idempotent on sealed sessions too).
 func TestCopySealed(t *testing.T) {
 	ctx := t.Context()
 	id, err := age.GenerateX25519Identity()
@@ -38,6 +39,13 @@ func TestCopySealed(t *testing.T) {
 		require.NoError(t, err)
 		require.NotContains(t, string(b), `"text":"m1"`)
 	}
+	n := 0
+	for r, err := range transfer.Copy(ctx, src, dst) {
+		require.NoError(t, err)
+		require.Equal(t, transfer.Unchanged, r.Status, r.ID)
+		n++
+	}
+	require.Equal(t, 2, n)
 	_, err = handle.NewFileStore(fsys, "/dst").Open(ctx, root, handle.ReadOnly)
 	require.ErrorIs(t, err, seal.ErrNoKey, "the copy needs the identity")
 }
