@@ -409,9 +409,11 @@ func TestImportNative(t *testing.T) {
 	w := newWorld(t)
 	head := `{"format":"sessionlog","version":1,"id":"01JDX3N0Q3Z8Y6W2D1V5K7M9PA","createdAt":7,"labels":{"agent":"coder"}}` + "\n"
 	rows := []string{`{"seq":0,"type":"a","time":1,"data":{"k":1}}`, `{"seq":1,"type":"b","time":2}`, `{"seq":2,"type":"c","time":3}`}
-	w.write("/x/export.jsonl", []byte(head+rows[0]+"\n"+rows[1]+"\n"))
+	first := head + rows[0] + "\n" + rows[1] + "\n"
+	w.write("/x/export.jsonl", []byte(first))
 	r := w.importAll([]string{"/x/export.jsonl"}).Results[0]
 	require.Equal(t, ingest.Created, r.Status)
+	require.Equal(t, int64(len(first)), r.SourceBytes, "the summary's source bytes (regression: 0 for a sessionlog file)")
 	require.Equal(t, "01JDX3N0Q3Z8Y6W2D1V5K7M9PA", r.ID)
 	info, err := w.st.Stat(t.Context(), r.ID)
 	require.NoError(t, err)
@@ -422,6 +424,7 @@ func TestImportNative(t *testing.T) {
 	w.write("/y/later.jsonl", []byte(head+strings.Join(rows, "\n")+"\n"))
 	r = w.importAll([]string{"/y/later.jsonl"}).Results[0]
 	require.Equal(t, ingest.Appended, r.Status, r.Reason)
+	require.Equal(t, int64(len(head+strings.Join(rows, "\n")+"\n")), r.SourceBytes)
 	require.Equal(t, int64(3), r.Events)
 	require.Len(t, w.events(r.ID), 3)
 
