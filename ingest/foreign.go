@@ -239,7 +239,7 @@ func (r *run) against(ctx context.Context, format string, info handle.Info, imp 
 		return growth{}, false, err
 	}
 	defer old.Close()
-	g, err := compare(ctx, format, old, r.placed(ctx, imp, path, sc, info.Header.CreatedAt))
+	g, err := compare(ctx, format, sc.s.Rewrites, old, r.placed(ctx, imp, path, sc, info.Header.CreatedAt))
 	if err != nil {
 		return growth{}, false, err
 	}

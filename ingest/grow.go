@@ -25,7 +25,12 @@ const GrowLabel = "import"
 // after them in events that carry no record, the source grew, and the
 // session gets, in one batch, a rollback to the last event in common
 // (when the old import had closed anything) and the new events, their
-// seqs moved to follow the session's (tail).
+// seqs moved to follow the session's (tail). A source rewritten whole as
+// it grows (importer.Session.Rewrites: a SWE-agent trajectory, whose
+// history grows before its steps) grew too when the view's records after
+// the part in common, but the one each save replaces, are among the new
+// import's after it, in their order: the rollback then undoes them, and
+// the tail holds them again where the new save has them.
 
 // growth is how a session imported before relates to a new import of its
 // source.
@@ -108,9 +113,10 @@ func sameEvent(a, b eventlog.Event) bool {
 }
 
 // compare compares the session old with events, a new import of its
-// source (see above). It reads old twice (its import rollbacks, then its
-// view beside events) and holds neither.
-func compare(ctx context.Context, format string, old handle.Handle, events iter.Seq2[eventlog.Event, error]) (growth, error) {
+// source (see above); rewrites is the source's importer.Session.Rewrites.
+// It reads old twice (its import rollbacks, then its view beside events)
+// and holds neither.
+func compare(ctx context.Context, format, rewrites string, old handle.Handle, events iter.Seq2[eventlog.Event, error]) (growth, error) {
 	var g growth
 	last := old.Seq()
 	g.next = last + 1
@@ -156,25 +162,50 @@ func compare(ctx context.Context, format string, old handle.Handle, events iter.
 		g.lastTime = b.Time
 	}
 	// The view's events after those in common must carry no record (they
-	// are closers), else the session holds another source.
+	// are closers), else the session holds another source — but for a
+	// source rewritten whole, whose view's records (less the one each save
+	// replaces) must be found among the new import's, in order: each is
+	// looked for from where the one before it was found.
+	records := false // the new import has records after the part in common
+	nextRecord := func() (json.RawMessage, bool, error) {
+		for okB {
+			r, ok := importer.RecordOf(format, b)
+			b, errB, okB = nextNew()
+			if errB != nil {
+				return nil, false, errB
+			}
+			if ok {
+				records = true
+				return r, true, nil
+			}
+		}
+		return nil, false, nil
+	}
 	viewRest := okA
 	for okA {
-		if _, ok := importer.RecordOf(format, a); ok {
-			return growth{}, nil
+		if r, ok := importer.RecordOf(format, a); ok && (rewrites == "" || a.Type != rewrites) {
+			if rewrites == "" {
+				return growth{}, nil
+			}
+			for found := false; !found; {
+				nr, more, err := nextRecord()
+				if err != nil {
+					return growth{}, err
+				}
+				if !more {
+					return growth{}, nil // not in the new import: another source
+				}
+				found = bytes.Equal(nr, r)
+			}
 		}
 		a, errA, okA = nextOld()
 		if errA != nil {
 			return growth{}, errA
 		}
 	}
-	records := false
 	for okB {
-		if _, ok := importer.RecordOf(format, b); ok {
-			records = true
-		}
-		b, errB, okB = nextNew()
-		if errB != nil {
-			return growth{}, errB
+		if _, _, err := nextRecord(); err != nil {
+			return growth{}, err
 		}
 	}
 	view0 := g.view

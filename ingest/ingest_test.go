@@ -2,9 +2,11 @@ package ingest_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"iter"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,6 +20,7 @@ import (
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/importer"
 	"github.com/sessionlog/sessionlog/importer/formats"
+	"github.com/sessionlog/sessionlog/importer/swe"
 	"github.com/sessionlog/sessionlog/ingest"
 	"github.com/sessionlog/sessionlog/internal/importertest"
 )
@@ -505,4 +508,105 @@ func TestImportEncoding(t *testing.T) {
 	require.Equal(t, ingest.Created, r.Status, r.Reason)
 	require.Equal(t, handle.EncodingRaw, r.Encoding, "asked for raw")
 	require.Equal(t, path, r.Arg)
+}
+
+// TestImportGrownTrajectory: a SWE-agent trajectory is one JSON document
+// that SWE-agent rewrites whole after each step, its history growing
+// before its steps and its info replaced. Each save imported appends to
+// the one session, in one AppendAll (a rollback of what the last import
+// put after the part in common, then the rest of the new import); the
+// session's live branch is a fresh import of the last save, every turn is
+// closed, and one more import changes nothing. Regression: a grown
+// trajectory made a second session with the same identity. Another run of
+// the same task (the same history up to the model's first answer, then
+// other steps) is a session of its own.
+func TestImportGrownTrajectory(t *testing.T) {
+	grown := 0
+	for seed := uint64(0); grown < 4 && seed < 200; seed++ {
+		saves, want := importertest.GenSWESaves(seed)
+		if len(saves) < 3 {
+			continue
+		}
+		grown++
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			w := newWorld(t)
+			calls := &countingStore{Store: w.st}
+			imp := func() ingest.Result {
+				sum, err := ingest.Import(t.Context(), calls, []string{"/src/run.traj"}, ingest.WithFs(w.fs))
+				require.NoError(t, err)
+				require.Len(t, sum.Results, 1)
+				return sum.Results[0]
+			}
+			var id string
+			for k, save := range saves {
+				w.write("/src/run.traj", save)
+				r := imp()
+				if k == 0 {
+					require.Equal(t, ingest.Created, r.Status, r.Reason)
+					id = r.ID
+					continue
+				}
+				require.Equal(t, ingest.Appended, r.Status, "save %d of %d: %s", k+1, len(saves), r.Reason)
+				require.Equal(t, id, r.ID)
+				require.Equal(t, k, calls.appendAll, "one AppendAll a grown save")
+			}
+			require.Equal(t, 1, calls.createFrom)
+			require.Equal(t, 1, w.sessions())
+
+			events := w.events(id)
+			fresh, err := importer.Parse(t.Context(), swe.New(), bytes.NewReader(saves[len(saves)-1]), "/src/run.traj", importer.Config{})
+			require.NoError(t, err)
+			var wantRecords, gotRecords []string
+			for _, e := range fresh.Events {
+				if r, ok := importer.RecordOf("swe-agent", e); ok {
+					wantRecords = append(wantRecords, string(r))
+				}
+			}
+			for _, e := range live(events) {
+				if r, ok := importer.RecordOf("swe-agent", e); ok {
+					gotRecords = append(gotRecords, string(r))
+				}
+			}
+			require.Equal(t, wantRecords, gotRecords, "the live branch holds every record of the last save, once")
+			importertest.CheckCounts(t, want, importertest.SessionCounts(live(events)), "the grown session's live branch")
+			importertest.CheckClosed(t, events)
+			require.Equal(t, ingest.Unchanged, imp().Status)
+
+			// Another run of the task: its second step is another one.
+			var doc map[string]any
+			require.NoError(t, json.Unmarshal(saves[1], &doc))
+			history := doc["history"].([]any)
+			for i := len(history) - 1; i >= 0; i-- {
+				if m := history[i].(map[string]any); m["role"] == "assistant" {
+					m["thought"] = "another thought"
+					break
+				}
+			}
+			other, err := json.Marshal(doc)
+			require.NoError(t, err)
+			w.write("/other/run.traj", other)
+			sum, err := ingest.Import(t.Context(), calls, []string{"/other/run.traj"}, ingest.WithFs(w.fs))
+			require.NoError(t, err)
+			require.Equal(t, []ingest.Status{ingest.Created}, statuses(sum), sum.Results[0].Reason)
+			require.NotEqual(t, id, sum.Results[0].ID)
+		})
+	}
+	require.Equal(t, 4, grown, "seeds with runs of three steps or more")
+}
+
+// countingStore counts the creations and the batches an import asks of
+// its store.
+type countingStore struct {
+	handle.Store
+	createFrom, appendAll int
+}
+
+func (c *countingStore) CreateFrom(ctx context.Context, events iter.Seq2[eventlog.Event, error], opts ...handle.CreateOption) (handle.Info, error) {
+	c.createFrom++
+	return c.Store.CreateFrom(ctx, events, opts...)
+}
+
+func (c *countingStore) AppendAll(ctx context.Context, id string, expected int64, events iter.Seq2[eventlog.Event, error]) (handle.Info, error) {
+	c.appendAll++
+	return c.Store.AppendAll(ctx, id, expected, events)
 }
