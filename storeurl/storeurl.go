@@ -21,6 +21,7 @@ type config struct {
 	leaseTTL time.Duration
 	name     string
 	existing bool
+	readOnly bool
 }
 
 // ErrNoStore: a store that Existing requires is not there.
@@ -79,7 +80,11 @@ func Open(ctx context.Context, where string, opts ...Option) (st handle.Store, c
 				return nil, nil, fmt.Errorf("%w at %q: not a folder", ErrNoStore, where)
 			}
 		}
-		return handle.NewFileStore(c.fs, where), func() {}, nil
+		fsys := c.fs
+		if c.readOnly {
+			fsys = afero.NewReadOnlyFs(fsys)
+		}
+		return handle.NewFileStore(fsys, where), func() {}, nil
 	}
 	jopts := []jetstream.Option{jetstream.WithClientName(c.name)}
 	if c.log != nil {
@@ -91,6 +96,9 @@ func Open(ctx context.Context, where string, opts ...Option) (st handle.Store, c
 	js, err := jetstream.OpenURL(ctx, where, jopts...)
 	if err != nil {
 		return nil, nil, err // jetstream's errors name the URL and the package
+	}
+	if c.readOnly {
+		return readOnlyStore{js}, func() { js.Close() }, nil
 	}
 	return js, func() { js.Close() }, nil
 }
