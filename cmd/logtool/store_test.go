@@ -191,7 +191,6 @@ func TestStoreNATSFileOnlyCommandsRefuse(t *testing.T) {
 	for _, args := range [][]string{
 		{"convert", "--encoding", "zstd", id},
 		{"repair", id},
-		{"serve"},
 	} {
 		res := logtool(t, "", append([]string{"--store", url}, args...)...)
 		require.Equal(t, 2, res.code, "%v: %s", args, res.stderr)
