@@ -129,6 +129,9 @@ func TestImportFolderTwice(t *testing.T) {
 	}
 	require.Equal(t, n, first.Created)
 	require.Equal(t, n, w.sessions())
+	for _, r := range first.Results {
+		checkConversation(t, w, r)
+	}
 	last := progress[len(progress)-1]
 	require.Equal(t, n, last.FilesDone)
 	require.Equal(t, last.Bytes, last.BytesDone)
@@ -157,6 +160,26 @@ func TestImportFolderTwice(t *testing.T) {
 	info, err := w.st.Stat(t.Context(), child.ID)
 	require.NoError(t, err)
 	require.Equal(t, &eventlog.Parent{ID: parent.ID, Seq: 3, Mode: eventlog.ModeChild, Call: "t1"}, info.Header.Parent)
+}
+
+// checkConversation checks the session a foreign source r made: it holds
+// every prompt (and no other user/message: no meta record), assistant
+// text, call and result of the source, counted by the test's own reading
+// of the source (importertest.SourceCounts), in its live branch; every
+// turn is closed. It returns what it counted.
+func checkConversation(t *testing.T, w *world, r ingest.Result) importertest.Counts {
+	t.Helper()
+	if r.Format == ingest.Sessionlog {
+		return importertest.Counts{}
+	}
+	src, err := afero.ReadFile(w.fs, r.Source)
+	require.NoError(t, err)
+	want, err := importertest.SourceCounts(r.Format, src)
+	require.NoError(t, err, r.Source)
+	events := w.events(r.ID)
+	importertest.CheckCounts(t, want, importertest.SessionCounts(live(events)), r.Source)
+	importertest.CheckClosed(t, events)
+	return want
 }
 
 // copyTree copies the files under from to to, under the same relative
