@@ -36,7 +36,10 @@ const GrowLabel = "import"
 // source.
 type growth struct {
 	same bool // the session holds the new import's records already
-	grew bool // the source grew: append tail
+	// older: same, and the session holds more records (an earlier copy of
+	// a source that grew since)
+	older bool
+	grew  bool // the source grew: append tail
 	// common is how many events the view and the new import share; next
 	// the session's next seq; rollback whether tail starts with one (to
 	// the view's last event in common, at time lastTime).
@@ -115,7 +118,9 @@ func sameEvent(a, b eventlog.Event) bool {
 // compare compares the session old with events, a new import of its
 // source (see above); rewrites is the source's importer.Session.Rewrites.
 // It reads old twice (its import rollbacks, then its view beside events)
-// and holds neither.
+// and holds neither. A source whose records are all in the part in
+// common is the same (an earlier copy of a JSONL source that grew since:
+// the session holds it, and more).
 func compare(ctx context.Context, format, rewrites string, old handle.Handle, events iter.Seq2[eventlog.Event, error]) (growth, error) {
 	var g growth
 	last := old.Seq()
@@ -181,11 +186,12 @@ func compare(ctx context.Context, format, rewrites string, old handle.Handle, ev
 		}
 		return nil, false, nil
 	}
-	viewRest := okA
+	viewRest, viewMore := okA, false
 	for okA {
 		if r, ok := importer.RecordOf(format, a); ok && (rewrites == "" || a.Type != rewrites) {
 			if rewrites == "" {
-				return growth{}, nil
+				viewMore = true // the session holds more records: an earlier copy of its source, or another source
+				break
 			}
 			for found := false; !found; {
 				nr, more, err := nextRecord()
@@ -211,8 +217,14 @@ func compare(ctx context.Context, format, rewrites string, old handle.Handle, ev
 	view0 := g.view
 	within := func(seq int64) int64 { return view0.at(seq) } // a seq of the part in common
 	if !records {
-		g.same, g.moved = true, within
+		// Every record of the source is in the part in common: the session
+		// holds it (and, with viewMore, what the source gained since this
+		// copy of it was taken).
+		g.same, g.older, g.moved = true, viewMore, within
 		return g, nil
+	}
+	if viewMore {
+		return growth{}, nil // records on both sides: another source
 	}
 	if viewRest {
 		if g.common == 0 {

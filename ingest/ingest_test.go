@@ -285,8 +285,9 @@ func TestImportBadPaths(t *testing.T) {
 // TestImportGrown: a trace imported while it was still being written
 // grows, and each import appends to its one session (a rollback of what
 // the end had closed, then the new events); the session then holds every
-// record of the whole trace, its conversation is a fresh import's, and one
-// more import changes nothing.
+// record of the whole trace, its conversation is a fresh import's, one
+// more import changes nothing, and neither does a copy of the trace taken
+// before it grew.
 func TestImportGrown(t *testing.T) {
 	for _, tc := range []struct{ format, encoding string }{
 		{"claude", handle.EncodingRaw}, {"codex", handle.EncodingRaw}, {"dsh", handle.EncodingRaw}, {"claude", handle.EncodingZstd},
@@ -339,6 +340,15 @@ func TestImportGrown(t *testing.T) {
 
 			sum := w.importAll([]string{"/src/rollout-x.jsonl"}, ingest.From(format))
 			require.Equal(t, []ingest.Status{ingest.Unchanged}, statuses(sum))
+
+			// A copy taken before it grew is the same source: its session
+			// holds it (regression: it made a second session).
+			w.write("/older/rollout-x.jsonl", bytes.Join(lines[:len(lines)/3], nil))
+			sum = w.importAll([]string{"/older/rollout-x.jsonl"}, ingest.From(format))
+			require.Equal(t, []ingest.Status{ingest.Unchanged}, statuses(sum), sum.Results[0].Reason)
+			require.Equal(t, id, sum.Results[0].ID)
+			require.Contains(t, sum.Results[0].Reason, "an earlier copy")
+			require.Equal(t, 1, w.sessions())
 		})
 	}
 }
