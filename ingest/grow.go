@@ -30,7 +30,8 @@ const GrowLabel = "import"
 // history grows before its steps) grew too when the view's records after
 // the part in common, but the one each save replaces, are among the new
 // import's after it, in their order: the rollback then undoes them, and
-// the tail holds them again where the new save has them.
+// the tail holds them again where the new save has them; it is an earlier
+// save when the new import's records are among the view's.
 
 // growth is how a session imported before relates to a new import of its
 // source.
@@ -117,10 +118,11 @@ func sameEvent(a, b eventlog.Event) bool {
 
 // compare compares the session old with events, a new import of its
 // source (see above); rewrites is the source's importer.Session.Rewrites.
-// It reads old twice (its import rollbacks, then its view beside events)
-// and holds neither. A source whose records are all in the part in
-// common is the same (an earlier copy of a JSONL source that grew since:
-// the session holds it, and more).
+// It reads old twice (its import rollbacks, then its view beside events;
+// a source rewritten whole reads both once or twice more, past the part
+// in common) and holds neither. A source whose records are all in the part in
+// common (or, rewritten whole, among the view's) is the same: an earlier
+// copy of a source that grew since; the session holds it, and more.
 func compare(ctx context.Context, format, rewrites string, old handle.Handle, events iter.Seq2[eventlog.Event, error]) (growth, error) {
 	var g growth
 	last := old.Seq()
@@ -166,52 +168,47 @@ func compare(ctx context.Context, format, rewrites string, old handle.Handle, ev
 		g.common++
 		g.lastTime = b.Time
 	}
-	// The view's events after those in common must carry no record (they
-	// are closers), else the session holds another source — but for a
-	// source rewritten whole, whose view's records (less the one each save
-	// replaces) must be found among the new import's, in order: each is
-	// looked for from where the one before it was found.
-	records := false // the new import has records after the part in common
-	nextRecord := func() (json.RawMessage, bool, error) {
+	viewRest := okA
+	var records, viewMore bool
+	if rewrites == "" {
+		// The view's events after those in common must carry no record
+		// (they are closers), else the session holds more than the source
+		// (an earlier copy of it) or another source.
+		for okA && !viewMore {
+			_, viewMore = importer.RecordOf(format, a)
+			a, errA, okA = nextOld()
+			if errA != nil {
+				return growth{}, errA
+			}
+		}
 		for okB {
-			r, ok := importer.RecordOf(format, b)
+			if _, ok := importer.RecordOf(format, b); ok {
+				records = true
+			}
 			b, errB, okB = nextNew()
 			if errB != nil {
-				return nil, false, errB
-			}
-			if ok {
-				records = true
-				return r, true, nil
+				return growth{}, errB
 			}
 		}
-		return nil, false, nil
-	}
-	viewRest, viewMore := okA, false
-	for okA {
-		if r, ok := importer.RecordOf(format, a); ok && (rewrites == "" || a.Type != rewrites) {
-			if rewrites == "" {
-				viewMore = true // the session holds more records: an earlier copy of its source, or another source
-				break
-			}
-			for found := false; !found; {
-				nr, more, err := nextRecord()
-				if err != nil {
-					return growth{}, err
-				}
-				if !more {
-					return growth{}, nil // not in the new import: another source
-				}
-				found = bytes.Equal(nr, r)
-			}
-		}
-		a, errA, okA = nextOld()
-		if errA != nil {
-			return growth{}, errA
-		}
-	}
-	for okB {
-		if _, _, err := nextRecord(); err != nil {
+	} else {
+		// A source rewritten whole: the parts after those in common are
+		// read again, side by side. The source grew when the view's
+		// records there (less the one each save replaces) are among the new
+		// import's, in order; it is an earlier save when the new import's
+		// are among the view's.
+		stopOld()
+		stopNew()
+		var grew bool
+		var err error
+		if grew, records, err = inOrder(format, rewrites, skip(view, g.common), skip(events, g.common)); err != nil {
 			return growth{}, err
+		}
+		if !grew {
+			earlier, _, err := inOrder(format, rewrites, skip(events, g.common), skip(view, g.common))
+			if err != nil || !earlier {
+				return growth{}, err // another source
+			}
+			records, viewMore = false, true
 		}
 	}
 	view0 := g.view
@@ -290,4 +287,63 @@ func movedRollback(data json.RawMessage, moved func(int64) int64) json.RawMessag
 		return data
 	}
 	return out
+}
+
+// skip is events without its first n.
+func skip(events iter.Seq2[eventlog.Event, error], n int64) iter.Seq2[eventlog.Event, error] {
+	return func(yield func(eventlog.Event, error) bool) {
+		var i int64
+		for e, err := range events {
+			if err != nil {
+				yield(eventlog.Event{}, err)
+				return
+			}
+			if i++; i > n && !yield(e, nil) {
+				return
+			}
+		}
+	}
+}
+
+// inOrder reports whether the records small's events carry (but those of
+// event type rewrites) are among the records big's carry, in their order,
+// each looked for from where the one before it was found; and whether big
+// carries any record. It holds one event of each.
+func inOrder(format, rewrites string, small, big iter.Seq2[eventlog.Event, error]) (ok, bigRecords bool, err error) {
+	next, stop := iter.Pull2(big)
+	defer stop()
+	nextRecord := func() (json.RawMessage, bool, error) {
+		for {
+			e, err, more := next()
+			if err != nil || !more {
+				return nil, false, err
+			}
+			if r, ok := importer.RecordOf(format, e); ok {
+				bigRecords = true
+				return r, true, nil
+			}
+		}
+	}
+	for e, err := range small {
+		if err != nil {
+			return false, false, err
+		}
+		want, ok := importer.RecordOf(format, e)
+		if !ok || e.Type == rewrites {
+			continue
+		}
+		for found := false; !found; {
+			r, more, err := nextRecord()
+			if err != nil || !more {
+				return false, bigRecords, err
+			}
+			found = bytes.Equal(r, want)
+		}
+	}
+	for {
+		_, more, err := nextRecord()
+		if err != nil || !more {
+			return true, bigRecords, err
+		}
+	}
 }

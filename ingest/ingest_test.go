@@ -549,8 +549,9 @@ func TestImportEncoding(t *testing.T) {
 // the one session, in one AppendAll (a rollback of what the last import
 // put after the part in common, then the rest of the new import); the
 // session's live branch is a fresh import of the last save, every turn is
-// closed, and one more import changes nothing. Regression: a grown
-// trajectory made a second session with the same identity. Another run of
+// closed, and one more import changes nothing, nor does an earlier save
+// kept elsewhere. Regression: a grown trajectory (or an earlier save) made
+// a second session with the same identity. Another run of
 // the same task (the same history up to the model's first answer, then
 // other steps) is a session of its own.
 func TestImportGrownTrajectory(t *testing.T) {
@@ -605,6 +606,14 @@ func TestImportGrownTrajectory(t *testing.T) {
 			importertest.CheckClosed(t, events)
 			require.Equal(t, ingest.Unchanged, imp().Status)
 
+			// An earlier save, kept elsewhere: its session holds it.
+			w.write("/kept/run.traj", saves[0])
+			sum, err := ingest.Import(t.Context(), calls, []string{"/kept/run.traj"}, ingest.WithFs(w.fs))
+			require.NoError(t, err)
+			require.Equal(t, []ingest.Status{ingest.Unchanged}, statuses(sum), sum.Results[0].Reason)
+			require.Equal(t, id, sum.Results[0].ID)
+			require.Contains(t, sum.Results[0].Reason, "an earlier copy")
+
 			// Another run of the task: its second step is another one.
 			var doc map[string]any
 			require.NoError(t, json.Unmarshal(saves[1], &doc))
@@ -618,7 +627,7 @@ func TestImportGrownTrajectory(t *testing.T) {
 			other, err := json.Marshal(doc)
 			require.NoError(t, err)
 			w.write("/other/run.traj", other)
-			sum, err := ingest.Import(t.Context(), calls, []string{"/other/run.traj"}, ingest.WithFs(w.fs))
+			sum, err = ingest.Import(t.Context(), calls, []string{"/other/run.traj"}, ingest.WithFs(w.fs))
 			require.NoError(t, err)
 			require.Equal(t, []ingest.Status{ingest.Created}, statuses(sum), sum.Results[0].Reason)
 			require.NotEqual(t, id, sum.Results[0].ID)
