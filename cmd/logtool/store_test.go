@@ -368,3 +368,19 @@ func natsStore(t *testing.T, url, prefix string) *jetstream.Store {
 	require.NoError(t, err)
 	return st
 }
+
+// ls and ls --tree take a store URL as DIR, as copy and verify do; a
+// folder DIR that is not there is an error, not an empty store.
+func TestStoreNATSLsURL(t *testing.T) {
+	url := natsURL(t, "lsurl")
+	id := natsNew(t, url)
+	res := logtool(t, "", "--dir", t.TempDir(), "ls", "--json", url)
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Contains(t, res.stdout, `"id":"`+id+`"`)
+	res = logtool(t, "", "ls", "--tree", "--json", url)
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Contains(t, res.stdout, `"id":"`+id+`"`)
+	res = logtool(t, "", "ls", filepath.Join(t.TempDir(), "nowhere"))
+	require.Equal(t, exitUsage, res.code)
+	require.Contains(t, res.stderr, "no such folder")
+}
