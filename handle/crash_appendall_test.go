@@ -23,9 +23,9 @@ func TestCrashDuringAppendAll(t *testing.T) {
 	for _, enc := range crashEncodings {
 		t.Run(enc, func(t *testing.T) {
 			base := faultfs.New(afero.NewMemMapFs())
-			st := handle.NewFileStore(base, crashDir)
+			st := crashStore(base)
 			old := crashEvents(0, 20)
-			h, err := st.Create(t.Context(), handle.WithID(linN), handle.WithSessionEncoding(enc))
+			h, err := st.Create(t.Context(), append(inLayout(enc), handle.WithID(linN))...)
 			require.NoError(t, err)
 			appendAndFlush(t, h, old...)
 			require.NoError(t, h.Close())

@@ -9,6 +9,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/importer"
+	"github.com/sessionlog/sessionlog/redact"
 )
 
 // GrowLabel labels the rollbacks a re-import appends to a grown session.
@@ -117,13 +118,18 @@ func sameEvent(a, b eventlog.Event) bool {
 }
 
 // compare compares the session old with events, a new import of its
-// source (see above); rewrites is the source's importer.Session.Rewrites.
-// It reads old twice (its import rollbacks, then its view beside events;
-// a source rewritten whole reads both once or twice more, past the part
-// in common) and holds neither. A source whose records are all in the part in
-// common (or, rewritten whole, among the view's) is the same: an earlier
-// copy of a source that grew since; the session holds it, and more.
-func compare(ctx context.Context, format, rewrites string, old handle.Handle, events iter.Seq2[eventlog.Event, error]) (growth, error) {
+// source (see above), redacted by red (nil: not redacted); rewrites is
+// the source's importer.Session.Rewrites. It reads old twice (its import
+// rollbacks, then its view beside events; a source rewritten whole reads
+// both once or twice more, past the part in common) and holds neither.
+// The view's events are redacted by red too before they are compared:
+// redacting is idempotent, so a session imported with red compares as it
+// is stored, and one imported without redaction (or with fewer
+// detectors) is still the same source. A source whose records are all in
+// the part in common (or, rewritten whole, among the view's) is the same:
+// an earlier copy of a source that grew since; the session holds it, and
+// more.
+func compare(ctx context.Context, format, rewrites string, old handle.Handle, events iter.Seq2[eventlog.Event, error], red *redact.Redactor) (growth, error) {
 	var g growth
 	last := old.Seq()
 	g.next = last + 1
@@ -141,7 +147,13 @@ func compare(ctx context.Context, format, rewrites string, old handle.Handle, ev
 				yield(eventlog.Event{}, err)
 				return
 			}
-			if g.view.alive(e.Seq) && !yield(e, nil) {
+			if !g.view.alive(e.Seq) {
+				continue
+			}
+			if red != nil {
+				e.Data, _ = red.Data(e.Data)
+			}
+			if !yield(e, nil) {
 				return
 			}
 		}

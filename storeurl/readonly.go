@@ -39,11 +39,11 @@ func (readOnlyStore) AppendAll(_ context.Context, id string, _ int64, _ iter.Seq
 	return handle.Info{}, refused("append to " + id)
 }
 
-func (s readOnlyStore) Open(ctx context.Context, id string, mode handle.Mode) (handle.Handle, error) {
+func (s readOnlyStore) Open(ctx context.Context, id string, mode handle.Mode, opts ...handle.OpenOption) (handle.Handle, error) {
 	if mode != handle.ReadOnly {
 		return nil, refused("open " + id + " for writing")
 	}
-	return s.Store.Open(ctx, id, mode)
+	return s.Store.Open(ctx, id, mode, opts...)
 }
 
 func (readOnlyStore) Fork(_ context.Context, id string, _ int64, _ ...handle.CreateOption) (handle.Handle, error) {

@@ -278,7 +278,7 @@ func (a *app) runLs(ctx context.Context, dir string, explicit, asJSON bool, lo l
 		fmt.Fprintf(a.stderr, "logtool: %s\n", oneLine(b.Error()))
 	}
 	if len(broken) > 0 {
-		return failedf("%d of %s in %q could not be read", len(broken), plural(int64(len(broken)+len(infos)), "session"), dir)
+		return brokenErr(broken, fmt.Sprintf("%d of %s in %q could not be read", len(broken), plural(int64(len(broken)+len(infos)), "session"), dir))
 	}
 	return nil
 }

@@ -82,13 +82,14 @@ func serveStore(t *testing.T) (dir, main, fork string) {
 
 // startServe runs `logtool serve` in-process on dir and returns the URL it
 // printed; the server stops when the test ends.
-func startServe(t *testing.T, dir string) *url.URL {
+func startServe(t *testing.T, dir string, flags ...string) *url.URL {
 	t.Helper()
-	return startServeOn(t, "--dir", dir)
+	return startServeOn(t, append([]string{"--dir", dir}, flags...)...)
 }
 
-// startServeOn runs `logtool serve` in-process on the store its flags
-// name (--dir D or --store URL) and returns the URL it printed.
+// startServeOn runs `logtool serve` in-process with the global flags
+// given (the store: --dir D or --store URL; keys) and returns the URL it
+// printed.
 func startServeOn(t *testing.T, store ...string) *url.URL {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
