@@ -21,7 +21,7 @@ func (s *FileStore) CreateFrom(ctx context.Context, events iter.Seq2[eventlog.Ev
 	if err := ctx.Err(); err != nil {
 		return Info{}, err
 	}
-	hdr, enc, err := s.newSession(ctx, opts)
+	hdr, enc, plan, err := s.newSession(ctx, opts)
 	if err != nil {
 		return Info{}, err
 	}
@@ -49,7 +49,7 @@ func (s *FileStore) CreateFrom(ctx context.Context, events iter.Seq2[eventlog.Ev
 		check.prefix = func() (*eventlog.Digest, error) { return s.digestAt(ctx, *p) }
 	}
 	tmp := path + tmpExt
-	_, sc, err := s.writeCopy(ctx, hdr, check.events(ctx, events), enc, tmp)
+	_, sc, err := s.writeCopy(ctx, hdr, check.events(ctx, events), enc, plan, tmp)
 	if err == nil {
 		err = s.fs.Rename(tmp, path)
 	}
@@ -69,7 +69,7 @@ func (s *FileStore) CreateFrom(ctx context.Context, events iter.Seq2[eventlog.Ev
 	s.saveWritten(ctx, location{path: path, enc: enc}, sc, check)
 	s.cfg.log.Debug("session created from events", "id", id, "path", path, "encoding", enc.name, "events", check.next-hdr.FirstSeq())
 	// Told, not read back: once the session exists CreateFrom must not fail.
-	return check.info(Info{ID: id, Path: path, Encoding: enc.name, Header: hdr, SizeBytes: sc.end}), nil
+	return check.info(Info{ID: id, Path: path, Encoding: enc.name, Header: hdr, SizeBytes: sc.end, Sealed: plan != nil}), nil
 }
 
 // absent returns nil when session id does not exist, else ErrExists (or

@@ -1,6 +1,7 @@
 package handle
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -18,12 +19,16 @@ var ErrHasDependents = errors.New("handle: other sessions fork from this one")
 type DependentsError struct {
 	ID         string
 	Dependents []string
+	// Op is what was refused ("" for delete); Fix what would let it run
+	// ("" for delete's: detach them or cascade).
+	Op, Fix string
 }
 
 // Error implements error.
 func (e *DependentsError) Error() string {
-	return fmt.Sprintf("handle: cannot delete %s: %d fork(s) depend on it (%s); detach them or cascade",
-		e.ID, len(e.Dependents), strings.Join(e.Dependents, ", "))
+	op, fix := cmp.Or(e.Op, "delete"), cmp.Or(e.Fix, "detach them or cascade")
+	return fmt.Sprintf("handle: cannot %s %s: %d fork(s) depend on it (%s); %s",
+		op, e.ID, len(e.Dependents), strings.Join(e.Dependents, ", "), fix)
 }
 
 // Unwrap returns ErrHasDependents.
@@ -92,7 +97,7 @@ func (s *FileStore) Detach(ctx context.Context, id string) error {
 		return err
 	}
 	defer lock.unlock()
-	h, err := s.open(ctx, id, 0, nil)
+	h, err := s.open(ctx, id, 0, nil, OpenParams{})
 	if err != nil {
 		return err
 	}
@@ -106,7 +111,11 @@ func (s *FileStore) Detach(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	if err := s.rewrite(ctx, id, loc, loc.enc, hdr, h.Read(ctx, 0, End)); err != nil {
+	plan, err := s.rewritePlan(ctx, loc, hdr, loc.enc)
+	if err != nil {
+		return err
+	}
+	if err := s.rewrite(ctx, id, loc, loc.enc, hdr, plan, h.Read(ctx, 0, End)); err != nil {
 		return err
 	}
 	s.dropDerived(id)

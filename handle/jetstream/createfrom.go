@@ -60,6 +60,13 @@ func (s *Store) newSession(ctx context.Context, opts []handle.CreateOption) (eve
 	if cp.Encoding != "" && cp.Encoding != handle.EncodingRaw {
 		return eventlog.Header{}, fmt.Errorf("jetstream: create %s: the store keeps raw logs, not %q", id, cp.Encoding)
 	}
+	if cp.Sealed || cp.SealAs != nil {
+		// A sealed log's framing (its clear header and key records, a
+		// record per row) would have to live in the messages and be
+		// kept under the store's retries, rollups and leader reads; the
+		// store does not seal (docs/distributed.md).
+		return eventlog.Header{}, fmt.Errorf("%w: jetstream: create %s: a JetStream store does not keep sealed sessions; use a file store", handle.ErrSealed, id)
+	}
 	if p := cp.Parent; p != nil {
 		info, err := s.Stat(ctx, p.ID)
 		if err != nil {
@@ -218,7 +225,7 @@ func (s *Store) startBuild(ctx context.Context, hdr eventlog.Header, l *lease) (
 		s.purge(context.WithoutCancel(ctx), natsjs.WithPurgeSubject(subj))
 		return nil, nil, fmt.Errorf("jetstream: create %s: %w", s.path(id), err)
 	}
-	b, h := s.created(hdr, l, len(line), ss)
+	b, h := s.created(hdr, l, len(line), ss, true)
 	return b, h, nil
 }
 

@@ -278,14 +278,14 @@ func (s *Store) Create(ctx context.Context, opts ...handle.CreateOption) (handle
 		return nil, fmt.Errorf("jetstream: create %s: %w", id, err)
 	}
 	s.cfg.log.Debug("session created", "id", id, "subject", msg.Subject)
-	_, h := s.created(hdr, l, len(line), ss)
+	_, h := s.created(hdr, l, len(line), ss, handle.ResolveCreate(opts...).Unredacted)
 	return h, nil
 }
 
 // Open opens session id; see handle.Store. A write handle takes the
 // session's lease (handle.ErrLocked while another writer holds it); both
 // kinds read the whole log once, checking every row.
-func (s *Store) Open(ctx context.Context, id string, mode handle.Mode) (handle.Handle, error) {
+func (s *Store) Open(ctx context.Context, id string, mode handle.Mode, opts ...handle.OpenOption) (handle.Handle, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -302,7 +302,7 @@ func (s *Store) Open(ctx context.Context, id string, mode handle.Mode) (handle.H
 			return nil, err
 		}
 	}
-	_, h, err := s.open(ctx, id, mode == handle.ReadWrite, l)
+	_, h, err := s.open(ctx, id, mode == handle.ReadWrite, l, handle.ResolveOpen(opts...).Unredacted)
 	if err != nil {
 		l.release()
 		return nil, err
@@ -337,7 +337,7 @@ func (s *Store) head(ctx context.Context, id string) (*natsjs.RawStreamMsg, erro
 // before it.
 //
 // It returns a handle on the session and its backend.
-func (s *Store) open(ctx context.Context, id string, writer bool, l *lease) (*jsBackend, handle.Handle, error) {
+func (s *Store) open(ctx context.Context, id string, writer bool, l *lease, unredacted bool) (*jsBackend, handle.Handle, error) {
 	path := s.path(id)
 	first, err := s.head(ctx, id)
 	if err != nil {
@@ -370,6 +370,7 @@ func (s *Store) open(ctx context.Context, id string, writer bool, l *lease) (*js
 		return nil, nil, err
 	}
 	b := s.newBackend(id, writer, l)
+	b.unredacted = unredacted
 	b.index, b.last, b.size = src.refs, src.last, r.End()
 	var rec handle.Recovery
 	if t := r.Torn(); t != nil {
@@ -627,7 +628,7 @@ func (s *Store) Detach(ctx context.Context, id string) error {
 		return err
 	}
 	defer l.release()
-	b, h, err := s.open(ctx, id, false, nil)
+	b, h, err := s.open(ctx, id, false, nil, false)
 	if err != nil {
 		return err
 	}
