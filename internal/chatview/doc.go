@@ -13,7 +13,7 @@
 // lays them out as HTML). Held shows a live view what is still growing.
 //
 // It knows eventlog.Event and the agent vocabulary (the event types of
-// docs/import.md's tables and docs/format.md's reserved events), and the
+// docs/format.md §7 and §8, and the importers' context/message), and the
 // redaction record (package redact's, docs/format.md §11): a Block says in
 // words what was redacted in its events, and shows their data without the
 // record. Nothing else: no files, stores, handles or
