@@ -147,6 +147,8 @@ func where(data json.RawMessage, f redact.Field) string {
 		}
 	}
 	switch {
+	case !f.Key && b.Len() == 0:
+		return "the data" // no string of an object's: a record out of step
 	case !f.Key:
 		return b.String()
 	case b.Len() == 0:

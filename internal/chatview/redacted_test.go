@@ -56,6 +56,8 @@ func TestBlocksSayWhatWasRedacted(t *testing.T) {
 			[]string{`redacted: args["2"], args["my key"] (jwt)`}},
 		{"a record out of step with the data reads digits as an index", []string{`vendor/x {"a":1,"$redacted":[{"path":["gone",3],"kinds":["jwt"]}]}`}, true,
 			[]string{"redacted: gone[3] (jwt)"}},
+		{"a record with an empty path", []string{`vendor/x {"$redacted":[{"path":[],"kinds":["jwt","jwt"]}]}`}, true,
+			[]string{"redacted: the data (jwt)"}},
 		{"a writer's own member of that name is content", []string{`vendor/x {"$redacted":"mine"}`}, true, []string{""}},
 		{"a streamed message says its chunks'", []string{`step/start`, `assistant/chunk {"text":"` + ghToken + `"}`, `assistant/chunk {"text":" and ` + awsKey + `"}`, `step/end`}, false,
 			[]string{"redacted: text (aws-access-key-id, github-token)"}},
