@@ -36,15 +36,38 @@ type SalvageResult struct {
 // header is an error: nothing can be salvaged without it. Salvage never
 // changes the file.
 func Salvage(src io.ReaderAt, size int64, codec *ZstdCodec, path string, yield func(Event) bool) (SalvageResult, error) {
-	var res SalvageResult
-	open := func(off int64, opts ...ReaderOption) *Reader {
+	open := func(off int64) SalvageReader {
 		sec := io.NewSectionReader(src, off, size-off)
-		opts = append(opts, WithPath(path))
+		opts := []ReaderOption{WithPath(path)}
+		if off > 0 {
+			opts = append(opts, WithStart(off, AnySeq))
+		}
 		if codec != nil {
 			return NewZstdReader(sec, codec, opts...)
 		}
 		return NewReader(sec, opts...)
 	}
+	next := func(off int64) (int64, bool, error) { return nextBoundary(src, size, off, codec != nil) }
+	return SalvageWith(open, next, size, path, yield)
+}
+
+// SalvageReader is a reader SalvageWith reads with: a *Reader, or a
+// reader of another layout of the same rows (a sealed log's).
+type SalvageReader interface {
+	Header() (Header, error)
+	Next() bool
+	Event() Event
+	Err() error
+	Torn() *TornTail
+}
+
+// SalvageWith is Salvage over the readers open makes: open(0) reads the
+// log from its header, open(off) from the row or frame boundary at off,
+// accepting any seq there (WithStart(off, AnySeq)); next returns where
+// reading can restart after damage at off, and false when nowhere. size
+// is the file's.
+func SalvageWith(open func(off int64) SalvageReader, next func(off int64) (int64, bool, error), size int64, path string, yield func(Event) bool) (SalvageResult, error) {
+	var res SalvageResult
 	r := open(0)
 	hdr, err := r.Header()
 	if err != nil {
@@ -88,10 +111,10 @@ func Salvage(src io.ReaderAt, size int64, codec *ZstdCodec, path string, yield f
 			// The row (or frame) may be intact with an unexpected seq:
 			// read it again, accepting its seq.
 			restartedAt = ce.Offset
-			r = open(ce.Offset, WithStart(ce.Offset, AnySeq))
+			r = open(ce.Offset)
 			continue
 		}
-		resume, ok, err := nextBoundary(src, size, ce.Offset, codec != nil)
+		resume, ok, err := next(ce.Offset)
 		if err != nil {
 			return res, fmt.Errorf("eventlog: salvaging %q: %w", path, err)
 		}
@@ -109,7 +132,7 @@ func Salvage(src io.ReaderAt, size int64, codec *ZstdCodec, path string, yield f
 			break
 		}
 		restartedAt = resume
-		r = open(resume, WithStart(resume, AnySeq))
+		r = open(resume)
 	}
 	if p := pending; p >= 0 && res.Skips[p].LastLost == -1 && res.Skips[p].Offset+res.Skips[p].Bytes < size {
 		res.Skips[p].LastLost = expected - 1 // nothing decodable came after it

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/redact"
 )
 
 // The append path (docs/design.md, "Group commit"). An Append prepares its
@@ -39,7 +40,7 @@ func (h *core) append(ctx context.Context, expected int64, events []eventlog.Eve
 	if len(events) != 1 {
 		batch, tails = make([]eventlog.Event, len(events)), make([][]byte, len(events))
 	}
-	hasCheckpoint, err := prepareBatch(h.path, h.enc, events, batch, tails)
+	hasCheckpoint, err := prepareBatch(h.path, h.enc, h.red, events, batch, tails)
 	if err != nil {
 		return 0, err
 	}
@@ -88,11 +89,15 @@ func (h *core) append(ctx context.Context, expected int64, events []eventlog.Eve
 // encoded with its run (see queue), its tails[i] is nil. It reports whether
 // the batch holds a checkpoint.
 //
-// Redaction (docs/format.md §11) belongs first in this loop, before
-// Storable: what is validated, stored and digested is its output.
-func prepareBatch(path string, enc *eventlog.Encoder, events, batch []eventlog.Event, tails [][]byte) (hasCheckpoint bool, err error) {
+// Redaction (docs/format.md §11; red, when not nil) comes first, before
+// Storable: what is validated, stored, digested and read back — by replay,
+// by a Recorder — is its output. The caller's events are not changed.
+func prepareBatch(path string, enc *eventlog.Encoder, red *redact.Redactor, events, batch []eventlog.Event, tails [][]byte) (hasCheckpoint bool, err error) {
 	total := 0
 	for i, e := range events {
+		if red != nil {
+			e.Data, _ = red.Data(e.Data)
+		}
 		e, err := eventlog.Storable(e)
 		if err != nil {
 			return false, &EventError{Path: path, Index: i, Seq: -1, Err: err}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/redact"
 )
 
 // Backend is one open session's storage under the write core, the state
@@ -50,7 +51,7 @@ type Backend interface {
 	// writer's reader ends where the rows its Writes stored end; a
 	// read-only handle's where the stored rows end when it gets there, so
 	// that it follows a writer.
-	Read(ctx context.Context, from int64, use func(*eventlog.Reader)) error
+	Read(ctx context.Context, from int64, use func(RowReader)) error
 	// Tail returns the seq that follows the last event stored, as the
 	// store holds it now (after a conflict: where the other writer left
 	// it).
@@ -69,6 +70,18 @@ type Backend interface {
 	// derived records of it.
 	Close(ctx context.Context, flushed bool) error
 }
+
+// RowReader reads a session's rows, checking each: an *eventlog.Reader,
+// or a sealed log's *seal.Reader. Next advances to the next event; a read
+// that ends in an error (or a torn tail, for a writer) says so in Err.
+type RowReader interface {
+	Next() bool
+	Event() eventlog.Event
+	Err() error
+	NextSeq() int64
+}
+
+var _ RowReader = (*eventlog.Reader)(nil)
 
 // Rows are complete rows, each ending in '\n', holding the events
 // First..Last: what Backend.WriteAll stores.
@@ -97,6 +110,11 @@ type HandleConfig struct {
 	Encoder *eventlog.Encoder
 	// Policy is the write handle's flush policy.
 	Policy FlushPolicy
+	// Redactor redacts every event a write handle appends before it is
+	// checked, digested and stored (docs/format.md §11); nil stores
+	// events as given. A store passes its own (on by default) unless the
+	// handle was opened without (Unredacted, OpenUnredacted).
+	Redactor *redact.Redactor
 	// Logger gets the handle's messages; nil is silent.
 	Logger *slog.Logger
 	// Ticker drives FlushInterval and renewals; nil is a time.Ticker.

@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/sessionlog/sessionlog/seal"
 )
 
 // cacheDir is the folder of derived data in a store's folder: digest
@@ -90,7 +92,62 @@ func (s *FileStore) GetDerived(ctx context.Context, id, key string) ([]byte, err
 	if !ok {
 		return nil, fmt.Errorf("%w: derived %q for %s is damaged", ErrNotFound, key, id)
 	}
+	sf, err := s.derivedSeal(ctx, id)
+	if err != nil || sf == nil {
+		return data, err
+	}
+	if data, err = openBlob(sf, id, key, data); err != nil {
+		return nil, fmt.Errorf("%w: derived %q for %s: %w", ErrNotFound, key, id, err)
+	}
 	return data, nil
+}
+
+// derivedSeal returns the head and keyring of session id's log when it
+// is sealed, nil when it is clear or there is none: derived data of a
+// sealed session is sealed (docs/format.md §11), each blob under a data
+// key of the session, authenticated with its key (seal.SealBlob).
+func (s *FileStore) derivedSeal(ctx context.Context, id string) (*sealedFile, error) {
+	loc, err := s.locate(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	f, err := s.openLog(ctx, &loc, os.O_RDONLY)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	f.Close()
+	return loc.sealed, nil
+}
+
+// openBlob opens derived data sealed for session id under key.
+func openBlob(sf *sealedFile, id, key string, blob []byte) ([]byte, error) {
+	k, ok := seal.BlobKey(blob)
+	if !ok {
+		return nil, seal.ErrBlob
+	}
+	dk, err := sf.kr.Key(k)
+	if err != nil {
+		return nil, err
+	}
+	return dk.OpenBlob(id, key, blob)
+}
+
+// sealBlob seals derived data of session id kept under key with the
+// newest data key the store holds of it; an error wrapping seal.ErrNoKey
+// when it holds none (nothing is then kept: never in clear).
+func sealBlob(sf *sealedFile, id, key string, data []byte) ([]byte, error) {
+	dk, ok := sf.kr.Latest()
+	if !ok {
+		_, err := sf.kr.Key(0)
+		return nil, fmt.Errorf("handle: derived %q of sealed session %s is not kept: %w", key, id, err)
+	}
+	return dk.SealBlob(id, key, data)
 }
 
 // PutDerived keeps derived data for session id under key, replacing what
@@ -103,6 +160,15 @@ func (s *FileStore) PutDerived(ctx context.Context, id, key string, data []byte)
 	p, err := s.cachePath(id, key)
 	if err != nil {
 		return err
+	}
+	sf, err := s.derivedSeal(ctx, id)
+	if err != nil {
+		return err
+	}
+	if sf != nil {
+		if data, err = sealBlob(sf, id, key, data); err != nil {
+			return err
+		}
 	}
 	return s.writeDerived(p, data)
 }

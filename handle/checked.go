@@ -12,6 +12,7 @@ import (
 	"slices"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/seal"
 	"github.com/spf13/afero"
 )
 
@@ -91,6 +92,10 @@ type checkedRecord struct {
 	Next      int64        `json:"next"`      // seq that follows the last event
 	LastFrame [2]int64     `json:"lastFrame"` // zstd: offset and length of the last data frame
 	Index     [][2]int64   `json:"index"`     // the seq index: {offset, seq}
+	// Keys locate a sealed log's key records ({offset, length}): an open
+	// that trusts the record reads them, to read from any index entry
+	// and to write under the newest key.
+	Keys [][2]int64 `json:"keys,omitempty"`
 }
 
 // tailSum returns the hex sha256 of the last checkedTail bytes before
@@ -143,6 +148,11 @@ func decodeChecked(b []byte) (checkedRecord, bool) {
 	if lf := rec.LastFrame; lf[0] < 0 || lf[1] < 0 || lf[0]+lf[1] > size {
 		return rec, false
 	}
+	for _, k := range rec.Keys {
+		if k[0] <= 0 || k[1] <= 0 || k[0]+k[1] > size {
+			return rec, false
+		}
+	}
 	return rec, true
 }
 
@@ -171,9 +181,9 @@ func (rec checkedRecord) lastFrame() eventlog.Frame {
 }
 
 // scan returns what rec says a full read of the log would find; hdr is
-// the log's header.
-func (rec checkedRecord) scan(hdr eventlog.Header) scanResult {
-	sc := scanResult{hdr: hdr, end: rec.File.Size, next: rec.Next, lastFrame: rec.LastFrame}
+// the log's header, envs its key records (a sealed log's).
+func (rec checkedRecord) scan(hdr eventlog.Header, envs []seal.Envelope) scanResult {
+	sc := scanResult{hdr: hdr, end: rec.File.Size, next: rec.Next, lastFrame: rec.LastFrame, envs: envs}
 	sc.index = make([]indexEntry, len(rec.Index))
 	for i, e := range rec.Index {
 		sc.index[i] = indexEntry{off: e[0], seq: e[1]}
@@ -203,7 +213,7 @@ func (s *FileStore) saveChecked(ctx context.Context, id string, f afero.File, wa
 		return
 	}
 	rec := checkedRecord{File: now, Tail: sum, Next: sc.next, LastFrame: sc.lastFrame,
-		Index: make([][2]int64, len(sc.index))}
+		Index: make([][2]int64, len(sc.index)), Keys: sc.keySpans()}
 	for i, e := range sc.index {
 		rec.Index[i] = [2]int64{e.off, e.seq}
 	}
@@ -225,20 +235,31 @@ func (s *FileStore) checkLog(ctx context.Context, loc location, f afero.File, id
 		id := identityOf(fi)
 		was = &id
 	}
-	if rec, ok := s.loadChecked(ctx, id); ok && was != nil && rec.matches(f, *was) {
+	if rec, ok := s.loadChecked(ctx, id); ok && was != nil && rec.matches(f, *was) && (loc.sealed != nil) == (rec.Keys != nil) {
 		// The header and the last event, a bounded read, must agree with
-		// the record: a record is trusted with the rest.
-		t, err := loc.enc.tail(ctxReaderAt{ctx: ctx, r: f}, was.Size, loc.path, rec.lastFrame)
+		// the record: a record is trusted with the rest. A sealed log's
+		// key records come first: the last row may be sealed with a key
+		// whose records stand past the head.
+		src := ctxReaderAt{ctx: ctx, r: f}
+		var envs []seal.Envelope
+		var err error
+		if loc.sealed != nil {
+			envs, err = loc.readEnvelopes(src, rec.Keys)
+		}
+		var t eventlog.Tail
+		if err == nil {
+			t, err = loc.tail(src, was.Size, rec.lastFrame)
+		}
 		next := t.Header.FirstSeq()
 		if t.Found {
 			next = t.Last.Seq + 1
 		}
 		if err == nil && t.Header.ID == nameID && next == rec.Next && rec.Index[0][1] >= t.Header.FirstSeq() {
-			return rec.scan(t.Header), nil
+			return rec.scan(t.Header, envs), nil
 		}
 	}
 	known := s.knownDurable(ctx, id)
-	sc, err := scanLog(ctx, loc.enc, f, loc.path)
+	sc, err := scanLog(ctx, loc, f)
 	if err == nil {
 		err = checkAcked(known, loc.path, sc.next, sc.torn)
 	}
@@ -257,7 +278,7 @@ func (s *FileStore) checkLog(ctx context.Context, loc location, f afero.File, id
 // ownScan returns what a full check of b's log would find: where its
 // flushed rows end, the seq after the last durable event. Callers hold mu.
 func (b *fileBackend) ownScan() scanResult {
-	return scanResult{hdr: b.hdr, end: b.size, next: b.next, index: slices.Clone(b.index), lastFrame: b.lastFrame}
+	return scanResult{hdr: b.hdr, end: b.size, next: b.next, index: slices.Clone(b.index), lastFrame: b.lastFrame, keys: slices.Clone(b.keys)}
 }
 
 // saveOwnChecked saves the checked record of the log b wrote (sc, from
@@ -268,7 +289,8 @@ func (b *fileBackend) saveOwnChecked(ctx context.Context, sc scanResult) {
 	if b.cutTorn || b.store.cfg.compactOnClose && b.wrote {
 		return // the file still ends in a torn tail, or was rewritten
 	}
-	f, err := b.store.openLog(location{path: b.path, enc: b.enc}, os.O_RDONLY)
+	loc := b.loc()
+	f, err := b.store.openLog(ctx, &loc, os.O_RDONLY)
 	if err != nil {
 		return
 	}
@@ -305,7 +327,7 @@ func (s *FileStore) saveWritten(ctx context.Context, loc location, sc scanResult
 		saveDigests(ctx, s, sc.hdr.ID, s.cfg.log, c.dig, &c.last, c.marks)
 	}
 	s.saveAcked(ctx, sc.hdr, sc.next)
-	f, err := s.openLog(loc, os.O_RDONLY)
+	f, err := s.openLog(ctx, &loc, os.O_RDONLY)
 	if err != nil {
 		return
 	}

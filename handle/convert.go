@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/seal"
 )
 
 // Convert rewrites session id in the given encoding (EncodingRaw or
@@ -54,28 +55,56 @@ func (s *FileStore) Compact(ctx context.Context, id string) error {
 // rewriteFile rewrites the file at loc, as it is, in encoding dst. The
 // caller holds the writer lock.
 func (s *FileStore) rewriteFile(ctx context.Context, id string, loc location, dst *encoding) error {
-	in, err := s.openLog(loc, os.O_RDONLY)
+	in, err := s.openLog(ctx, &loc, os.O_RDONLY)
 	if err != nil {
 		return fmt.Errorf("handle: rewrite: %w", err)
 	}
 	defer in.Close()
-	r := loc.enc.reader(ctx, in, eventlog.WithPath(loc.path))
+	r := loc.reader(ctx, in, readOpts{})
 	hdr, err := r.Header()
 	if err != nil {
 		return err
 	}
-	return s.rewrite(ctx, id, loc, dst, hdr, r.All())
+	plan, err := s.rewritePlan(ctx, loc, hdr, dst)
+	if err != nil {
+		return err
+	}
+	return s.rewrite(ctx, id, loc, dst, hdr, plan, r.All())
+}
+
+// rewritePlan returns how a rewrite into dst of the log at loc, whose new
+// header is hdr, is sealed: as the log is (the same key records, rows
+// under its newest key, which a read of its framing finds), or nil for a
+// clear log.
+func (s *FileStore) rewritePlan(ctx context.Context, loc location, hdr eventlog.Header, dst *encoding) (*sealPlan, error) {
+	f, err := s.openLog(ctx, &loc, os.O_RDONLY)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if loc.sealed == nil {
+		return nil, nil
+	}
+	fr, err := seal.Check(ctxReader{ctx: ctx, r: f}, loc.sealed.layout(), loc.path)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range fr.Envelopes {
+		loc.sealed.kr.Add(e)
+	}
+	return sealPlanFrom(hdr, dst, fr.Envelopes, loc.sealed.kr, loc.path)
 }
 
 // rewrite writes hdr and events as session id's new log in encoding dst,
-// through a temp file that is fsynced and read back; it replaces the file
-// at loc only if the temp file holds exactly the events given (compared by
-// the digest of their canonical lines), then removes the old file if the
-// name changed. The caller holds the writer lock.
-func (s *FileStore) rewrite(ctx context.Context, id string, loc location, dst *encoding, hdr eventlog.Header, events iter.Seq2[eventlog.Event, error]) error {
+// sealed as plan says (nil: clear), through a temp file that is fsynced
+// and read back; it replaces the file at loc only if the temp file holds
+// exactly the events given (compared by the digest of their canonical
+// lines), then removes the old file if the name changed. The caller holds
+// the writer lock.
+func (s *FileStore) rewrite(ctx context.Context, id string, loc location, dst *encoding, hdr eventlog.Header, plan *sealPlan, events iter.Seq2[eventlog.Event, error]) error {
 	dstPath := filepath.Join(s.dir, id+dst.ext)
 	tmp := dstPath + tmpExt
-	want, sc, err := s.writeCopy(ctx, hdr, events, dst, tmp)
+	want, sc, err := s.writeCopy(ctx, hdr, events, dst, plan, tmp)
 	if err == nil {
 		var got []byte
 		got, err = s.logDigest(ctx, location{path: tmp, enc: dst})
@@ -105,15 +134,19 @@ func (s *FileStore) rewrite(ctx context.Context, id string, loc location, dst *e
 	return nil
 }
 
-// writeCopy streams hdr and events into tmp in encoding dst, fsyncs it,
-// and returns the digest of the events' canonical lines and what a full
-// check of the file would find (for its checked record).
-func (s *FileStore) writeCopy(ctx context.Context, hdr eventlog.Header, events iter.Seq2[eventlog.Event, error], dst *encoding, tmp string) ([]byte, scanResult, error) {
+// writeCopy streams hdr and events into tmp in encoding dst, sealed as
+// plan says (nil: clear; its data key is kept for reading tmp back),
+// fsyncs it, and returns the digest of the events' canonical lines and
+// what a full check of the file would find (for its checked record).
+func (s *FileStore) writeCopy(ctx context.Context, hdr eventlog.Header, events iter.Seq2[eventlog.Event, error], dst *encoding, plan *sealPlan, tmp string) ([]byte, scanResult, error) {
+	if plan != nil {
+		s.remember(plan)
+	}
 	out, err := openRegular(s.fs, tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, false)
 	if err != nil {
 		return nil, scanResult{}, fmt.Errorf("handle: writing %q: %w", tmp, err)
 	}
-	w := &copyWriter{f: out, dst: dst, enc: s.enc}
+	w := &copyWriter{f: out, dst: dst, enc: s.enc, plan: plan}
 	sum, err := w.copyLog(ctx, hdr, events)
 	if err == nil {
 		err = out.Sync()
@@ -124,7 +157,11 @@ func (s *FileStore) writeCopy(ctx context.Context, hdr eventlog.Header, events i
 	if err != nil {
 		return nil, scanResult{}, fmt.Errorf("handle: writing %q: %w", tmp, err)
 	}
-	return sum, scanResult{hdr: hdr, end: w.off, next: w.next, index: w.index, lastFrame: w.lastFrame}, nil
+	sc := scanResult{hdr: hdr, end: w.off, next: w.next, index: w.index, lastFrame: w.lastFrame}
+	if plan != nil {
+		sc.envs = plan.head.Envelopes
+	}
+	return sum, sc, nil
 }
 
 // copyWriter writes a log in an encoding, the header alone first, then
@@ -135,17 +172,27 @@ type copyWriter struct {
 	f         io.Writer
 	dst       *encoding
 	enc       *eventlog.Encoder
+	plan      *sealPlan // nil: a clear log
 	off       int64
 	next      int64 // the seq after the last event written
 	index     []indexEntry
 	lastFrame [2]int64
 	rows, out []byte
+	scratch   []byte // a frame before it is sealed
 }
 
 func (w *copyWriter) write(rows []byte) error {
 	var last int
 	var err error
-	if w.out, last, err = w.dst.rewriteFrames(w.out[:0], rows); err != nil {
+	if w.plan != nil {
+		var z *eventlog.ZstdCodec
+		if z, err = w.dst.rewriteCodec(); err == nil {
+			w.out, last, err = w.plan.seal(w.out[:0], rows, z, &w.scratch)
+		}
+	} else {
+		w.out, last, err = w.dst.rewriteFrames(w.out[:0], rows)
+	}
+	if err != nil {
 		return err
 	}
 	if _, err := w.f.Write(w.out); err != nil {
@@ -163,6 +210,13 @@ func (w *copyWriter) copyLog(ctx context.Context, hdr eventlog.Header, events it
 	line, err := eventlog.EncodeHeader(hdr)
 	if err != nil {
 		return nil, err
+	}
+	if w.plan != nil {
+		// The clear header and the key records, then rows sealed.
+		if _, err := w.f.Write(w.plan.records); err != nil {
+			return nil, err
+		}
+		w.off += int64(len(w.plan.records))
 	}
 	if err := w.write(append(line, '\n')); err != nil {
 		return nil, err
@@ -229,12 +283,12 @@ func writeCanon(h hash.Hash, e eventlog.Event) {
 // logDigest reads a whole log and returns the sha256 of its canonical
 // event lines; a torn tail is left out, corruption is an error.
 func (s *FileStore) logDigest(ctx context.Context, loc location) ([]byte, error) {
-	f, err := s.openLog(loc, os.O_RDONLY)
+	f, err := s.openLog(ctx, &loc, os.O_RDONLY)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	r := loc.enc.reader(ctx, f, eventlog.WithPath(loc.path))
+	r := loc.reader(ctx, f, readOpts{})
 	if _, err := r.Header(); err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/redact"
 )
 
 // core is the Handle of every store: the write core over a Backend (see
@@ -28,6 +29,7 @@ type core struct {
 	path   string
 	writer bool
 	enc    *eventlog.Encoder
+	red    *redact.Redactor // nil: appends are not redacted
 	policy FlushPolicy
 	log    *slog.Logger
 	ticker func(time.Duration) (<-chan time.Time, func())
@@ -64,7 +66,7 @@ type core struct {
 }
 
 func newCore(b Backend, c HandleConfig) *core {
-	h := &core{b: b, store: c.Store, hdr: c.Header, path: c.Path, writer: c.Writer, enc: c.Encoder,
+	h := &core{b: b, store: c.Store, hdr: c.Header, path: c.Path, writer: c.Writer, enc: c.Encoder, red: c.Redactor,
 		policy: c.Policy, log: c.Logger, ticker: c.Ticker,
 		next: c.Next, durable: c.Next - 1, recovery: c.Recovery}
 	if h.log == nil {
@@ -367,7 +369,7 @@ func (h *core) readOwn(ctx context.Context, from, to int64, yield func(eventlog.
 	// A writer's stored events end where its memory's begin: the backend
 	// may have stored the running flush by the time it reads, and those
 	// events are yielded from memory, once.
-	mem := slices.Concat(h.inflight, h.pending)
+	mem := memRange(from, to, h.inflight, h.pending)
 	stored := h.durable
 	h.mu.Unlock()
 	if !h.writer {
@@ -379,7 +381,7 @@ func (h *core) readOwn(ctx context.Context, from, to int64, yield func(eventlog.
 	// with a foreign append reads just that).
 	if from <= min(stored, to) {
 		ok := true
-		err := h.b.Read(ctx, from, func(r *eventlog.Reader) {
+		err := h.b.Read(ctx, from, func(r RowReader) {
 			var ended bool
 			ok, ended = yieldRows(ctx, r, from, min(stored, to), yield)
 			if ended && !h.writer {
@@ -407,6 +409,25 @@ func (h *core) readOwn(ctx context.Context, from, to int64, yield func(eventlog.
 		}
 	}
 	return true
+}
+
+// memRange copies the events from..to of runs, each of contiguous seqs
+// and in order (a writer's inflight and pending events): a read of the
+// newest events (a Recorder applying what it appended) copies those, not
+// the whole queue.
+func memRange(from, to int64, runs ...[]eventlog.Event) []eventlog.Event {
+	var out []eventlog.Event
+	for _, r := range runs {
+		if len(r) == 0 || r[0].Seq > to || r[len(r)-1].Seq < from {
+			continue
+		}
+		lo, hi := max(from-r[0].Seq, 0), int64(len(r))
+		if last := r[len(r)-1].Seq; to < last {
+			hi -= last - to
+		}
+		out = append(out, r[lo:hi]...)
+	}
+	return out
 }
 
 // seen records how far a read-only handle has read.

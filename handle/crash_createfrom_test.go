@@ -48,11 +48,11 @@ func TestCrashDuringCreateFrom(t *testing.T) {
 			{name: "ForkWithCheckpoint", evs: own, want: append(slices.Clone(l.logs[linP][:6]), own...), verify: 1,
 				opts: []handle.CreateOption{handle.WithParent(eventlog.Parent{ID: linP, Seq: 5, Mode: eventlog.ModeFork})}},
 			{name: "OtherEncoding", evs: crashEvents(0, 9), want: crashEvents(0, 9),
-				opts: []handle.CreateOption{handle.WithSessionEncoding(otherEncoding(enc))}},
+				opts: inLayout(otherEncoding(enc))},
 		}
 		for _, tc := range tests {
 			t.Run(enc+"/"+tc.name, func(t *testing.T) {
-				opts := append([]handle.CreateOption{handle.WithID(linN), handle.WithSessionEncoding(enc)}, tc.opts...)
+				opts := append(append(inLayout(enc), handle.WithID(linN)), tc.opts...)
 				run := func(t *testing.T, st *handle.FileStore) error {
 					info, err := st.CreateFrom(t.Context(), storetest.Events(tc.evs, nil), opts...)
 					if err == nil {

@@ -52,10 +52,14 @@ var linIDs = []string{linP, linF, linF2, linG, linC, linU}
 
 // otherEncoding returns the encoding that is not enc.
 func otherEncoding(enc string) string {
-	if enc == handle.EncodingRaw {
-		return handle.EncodingZstd
+	other := handle.EncodingRaw
+	if encodingOf(enc) == handle.EncodingRaw {
+		other = handle.EncodingZstd
 	}
-	return handle.EncodingRaw
+	if isSealed(enc) {
+		return "sealed-" + other
+	}
+	return other
 }
 
 // branchEvent is event seq of the own part of a fork (or of another
@@ -112,7 +116,7 @@ func newLineage(t testing.TB, enc string) *lineage {
 	l := &lineage{base: faultfs.New(afero.NewMemMapFs()),
 		logs: map[string][]eventlog.Event{}, hdrs: map[string]eventlog.Header{}, paths: map[string]string{},
 		files: map[string][]byte{}, checkpoints: map[string]int{}}
-	st := handle.NewFileStore(l.base, crashDir)
+	st := crashStore(l.base)
 	build := func(h handle.Handle, err error, steps ...func(h handle.Handle)) {
 		t.Helper()
 		require.NoError(t, err)
@@ -126,18 +130,18 @@ func newLineage(t testing.TB, enc string) *lineage {
 	}
 	cp := func(h handle.Handle) { addCheckpoint(t, h) }
 
-	h, err := st.Create(ctx, handle.WithID(linP), handle.WithSessionEncoding(enc))
+	h, err := st.Create(ctx, append(inLayout(enc), handle.WithID(linP))...)
 	build(h, err, grow("", 4), grow("", 2), cp, grow("", 3))
-	h, err = st.Fork(ctx, linP, 7, handle.WithID(linF), handle.WithSessionEncoding(enc))
+	h, err = st.Fork(ctx, linP, 7, append(inLayout(enc), handle.WithID(linF))...)
 	build(h, err, grow("F", 3), cp, grow("F", 1))
-	h, err = st.Fork(ctx, linP, 3, handle.WithID(linF2), handle.WithSessionEncoding(other))
+	h, err = st.Fork(ctx, linP, 3, append(inLayout(other), handle.WithID(linF2))...)
 	build(h, err, grow("F2", 2), cp)
-	h, err = st.Fork(ctx, linF, 9, handle.WithID(linG), handle.WithSessionEncoding(enc))
+	h, err = st.Fork(ctx, linF, 9, append(inLayout(enc), handle.WithID(linG))...)
 	build(h, err, grow("G", 2))
-	h, err = st.Create(ctx, handle.WithID(linC), handle.WithSessionEncoding(enc),
-		handle.WithParent(eventlog.Parent{ID: linP, Seq: 5, Mode: eventlog.ModeChild}))
+	h, err = st.Create(ctx, append(inLayout(enc), handle.WithID(linC),
+		handle.WithParent(eventlog.Parent{ID: linP, Seq: 5, Mode: eventlog.ModeChild}))...)
 	build(h, err, grow("C", 3))
-	h, err = st.Create(ctx, handle.WithID(linU), handle.WithSessionEncoding(other))
+	h, err = st.Create(ctx, append(inLayout(other), handle.WithID(linU))...)
 	build(h, err, grow("U", 2), cp)
 
 	durable := l.base.Crash(faultfs.KeepSynced)
@@ -279,7 +283,7 @@ type cutPoint struct {
 // run did not release shows).
 func (p cutPoint) store() *handle.FileStore {
 	if p.live {
-		return handle.NewFileStore(p.fs, crashDir)
+		return crashStore(p.fs)
 	}
 	return crashedStore(p.fs)
 }
@@ -317,7 +321,7 @@ type opSweep struct {
 func (s opSweep) start(t *testing.T) (*faultfs.FS, *handle.FileStore) {
 	t.Helper()
 	fsys := faultfs.New(s.fresh())
-	st := handle.NewFileStore(fsys, crashDir)
+	st := crashStore(fsys)
 	if s.setup != nil {
 		t.Cleanup(s.setup(t, st))
 	}
@@ -426,7 +430,7 @@ func TestCrashDuringFork(t *testing.T) {
 				s := opSweep{
 					fresh: l.fresh,
 					run: func(t *testing.T, st *handle.FileStore) error {
-						h, err := st.Fork(t.Context(), tc.parent, tc.at, handle.WithID(linN), handle.WithSessionEncoding(forkEnc))
+						h, err := st.Fork(t.Context(), tc.parent, tc.at, append(inLayout(forkEnc), handle.WithID(linN))...)
 						if err != nil {
 							require.Nil(t, h)
 							return err
@@ -453,7 +457,7 @@ func TestCrashDuringFork(t *testing.T) {
 						hdr := r.Header()
 						require.Equal(t, linN, hdr.ID)
 						require.Equal(t, &wantHdr, hdr.Parent)
-						require.Equal(t, forkEnc, handle.EncodingOfPath(r.Path()))
+						require.Equal(t, encodingOf(forkEnc), handle.EncodingOfPath(r.Path()))
 						require.Equal(t, canonLines(wantLog), canonLines(log))
 						require.Equal(t, tc.at, r.Seq())
 						res, err := checkpoint.Verify(t.Context(), r)
@@ -652,15 +656,15 @@ func TestCrashWriterAfterFailedRewriteFolderSync(t *testing.T) {
 			run  func(ctx context.Context, st *handle.FileStore) error
 		}{
 			{name: "Detach", run: func(ctx context.Context, st *handle.FileStore) error { return st.Detach(ctx, linF) }},
-			{name: "ConvertSameEncoding", run: func(ctx context.Context, st *handle.FileStore) error { return st.Convert(ctx, linF, enc) }},
+			{name: "ConvertSameEncoding", run: func(ctx context.Context, st *handle.FileStore) error { return st.Convert(ctx, linF, encodingOf(enc)) }},
 			{name: "ConvertOtherEncoding", run: func(ctx context.Context, st *handle.FileStore) error {
-				return st.Convert(ctx, linF, otherEncoding(enc))
+				return st.Convert(ctx, linF, encodingOf(otherEncoding(enc)))
 			}},
 		}
 		for _, tc := range tests {
 			t.Run(enc+"/"+tc.name, func(t *testing.T) {
 				fsys := faultfs.New(l.fresh())
-				st := handle.NewFileStore(fsys, crashDir)
+				st := crashStore(fsys)
 				fsys.SetHook(failNth(faultfs.OpDirSync, crashDir, 1, injected))
 				require.ErrorIs(t, tc.run(t.Context(), st), injected)
 				fsys.SetHook(nil)
@@ -703,7 +707,7 @@ func TestCrashDeleteCannotReadForkHeader(t *testing.T) {
 			for _, fork := range []string{linF, linF2} {
 				t.Run(enc+"/"+o.name+"/"+fork, func(t *testing.T) {
 					fsys := faultfs.New(l.fresh())
-					st := handle.NewFileStore(fsys, crashDir)
+					st := crashStore(fsys)
 					fsys.SetHook(failNth(faultfs.OpOpen, l.paths[fork], 1, injected))
 					err := st.Delete(t.Context(), linP, o.opts...)
 					fsys.SetHook(nil)

@@ -1,7 +1,9 @@
 package handle_test
 
 import (
+	"iter"
 	"os"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -9,7 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/checkpoint"
+	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/seal"
 )
 
 // readLog opens session id of st read-only and returns its logical log
@@ -108,6 +112,100 @@ func TestCrashDuringRepair(t *testing.T) {
 						log, torn := readLog(t, st, linP)
 						require.Equal(t, want, log)
 						require.False(t, torn)
+					}
+				},
+			}.sweep(t)
+		})
+	}
+}
+
+// TestCrashDuringShred cuts the power during Shred of a sealed session,
+// at each file-system operation: the session reads its log as before, or
+// is shredded (unreadable, its framing sound), never anything else; once
+// Shred returned nil it is shredded; the other sessions are untouched;
+// and a retry completes.
+func TestCrashDuringShred(t *testing.T) {
+	for _, enc := range crashEncodings {
+		if !isSealed(enc) {
+			continue // only a sealed session has envelopes to destroy
+		}
+		l := newLineage(t, enc)
+		run := func(t *testing.T, st *handle.FileStore) error {
+			_, err := st.Shred(t.Context(), linU)
+			return err
+		}
+		t.Run(enc, func(t *testing.T) {
+			opSweep{
+				fresh: l.fresh,
+				run:   run,
+				check: func(t *testing.T, p cutPoint) {
+					st := p.store()
+					for _, id := range linIDs {
+						if id != linU {
+							require.True(t, l.requireFile(t, st, id), id)
+						}
+					}
+					shredded := func() bool {
+						r, err := st.Open(t.Context(), linU, handle.ReadOnly)
+						if err != nil {
+							require.ErrorIs(t, err, seal.ErrNoKey)
+							require.Contains(t, err.Error(), "shredded")
+							return true
+						}
+						require.NoError(t, r.Close())
+						l.requireLog(t, st, linU)
+						return false
+					}
+					done := shredded()
+					if p.completed() {
+						require.True(t, done, "shredded once Shred returned nil")
+					}
+					if p.retry() {
+						_, err := st.Shred(t.Context(), linU)
+						require.NoError(t, err)
+						require.True(t, shredded())
+					}
+				},
+			}.sweep(t)
+		})
+	}
+}
+
+// TestCrashDuringRewrite cuts the power during a Rewrite (what a
+// redaction of a stored log does), at each file-system operation: the
+// session holds its log as before or the new one, never a mix; once
+// Rewrite returned nil, the new one.
+func TestCrashDuringRewrite(t *testing.T) {
+	for _, enc := range crashEncodings {
+		l := newLineage(t, enc)
+		old := canonLines(l.logs[linU])
+		extra := crashEvent(int64(len(l.logs[linU])))
+		want := append(slices.Clone(old), canonLines([]eventlog.Event{extra})...)
+		run := func(t *testing.T, st *handle.FileStore) error {
+			_, err := st.Rewrite(t.Context(), linU, func(h handle.Handle) iter.Seq2[eventlog.Event, error] {
+				return func(yield func(eventlog.Event, error) bool) {
+					for e, err := range h.Read(t.Context(), 0, handle.End) {
+						if !yield(e, err) {
+							return
+						}
+					}
+					yield(extra, nil)
+				}
+			})
+			return err
+		}
+		t.Run(enc, func(t *testing.T) {
+			opSweep{
+				fresh: l.fresh,
+				run:   run,
+				check: func(t *testing.T, p cutPoint) {
+					st := p.store()
+					log, torn := readLog(t, st, linU)
+					require.False(t, torn)
+					if p.completed() {
+						require.Equal(t, want, log, "the new log once Rewrite returned nil")
+					} else if len(log) != len(want) {
+						require.Equal(t, old, log, "the old log, or the new one")
 					}
 				},
 			}.sweep(t)

@@ -20,32 +20,99 @@ import (
 	"syscall"
 	"testing"
 
+	"filippo.io/age"
 	"github.com/spf13/afero"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/internal/faultfs"
+	"github.com/sessionlog/sessionlog/seal"
 )
 
 // crashDir is the store's folder on the memory file systems.
 const crashDir = "/sessions"
 
-// crashEncodings are the encodings the crash and fault tests run for.
-var crashEncodings = []string{handle.EncodingRaw, handle.EncodingZstd}
+// crashEncodings are the layouts the crash, fault and kill tests run
+// for: the two encodings, clear and sealed (docs/format.md §11). A
+// sealed layout's name is its encoding's after "sealed-".
+var crashEncodings = []string{handle.EncodingRaw, handle.EncodingZstd, sealedRaw, sealedZstd}
 
-// encodeWrite returns the bytes a flush of batch writes in encoding enc
-// (the default pack types and zstd level).
+const (
+	sealedRaw  = "sealed-" + handle.EncodingRaw
+	sealedZstd = "sealed-" + handle.EncodingZstd
+)
+
+// crashIdentity is the age identity the crash tests' sealed sessions are
+// sealed for, and read with (a test key: every process of the kill
+// harness must hold it).
+var crashIdentity = func() *age.X25519Identity {
+	id, err := age.ParseX25519Identity("AGE-SECRET-KEY-1GK4LXD068GEZPMZNZYJ2VKL3U3DQ8KCACN3U3ZNGRXEN6YW3C3NS6R8S8J")
+	if err != nil {
+		panic(err)
+	}
+	return id
+}()
+
+// encodingOf returns the encoding of a layout.
+func encodingOf(layout string) string { return strings.TrimPrefix(layout, "sealed-") }
+
+// isSealed reports whether a layout is sealed.
+func isSealed(layout string) bool { return strings.HasPrefix(layout, "sealed-") }
+
+// inLayout returns the create options of a session in layout.
+func inLayout(layout string) []handle.CreateOption {
+	opts := []handle.CreateOption{handle.WithSessionEncoding(encodingOf(layout))}
+	if isSealed(layout) {
+		opts = append(opts, handle.SealedFor(crashIdentity.Recipient()))
+	}
+	return opts
+}
+
+// inStore returns the options of a store whose sessions are created in
+// layout (and which reads them).
+func inStore(layout string) []handle.Option {
+	opts := []handle.Option{handle.WithEncoding(encodingOf(layout)), handle.WithIdentities(crashIdentity)}
+	if isSealed(layout) {
+		opts = append(opts, handle.WithRecipients(crashIdentity.Recipient()))
+	}
+	return opts
+}
+
+// crashStore returns a store of the crash tests' folder on fsys, which
+// reads their sealed sessions.
+func crashStore(fsys afero.Fs) *handle.FileStore {
+	return handle.NewFileStore(fsys, crashDir, handle.WithIdentities(crashIdentity))
+}
+
+// encodeWrite returns the bytes a flush of batch writes in layout enc
+// (the default pack types and zstd level). A sealed layout's bytes are
+// random (a random nonce per record, and here a random key), their
+// length is not: tests of sealed layouts compare lengths.
 func encodeWrite(t *testing.T, enc string, batch []eventlog.Event) []byte {
 	t.Helper()
 	rows := eventlog.NewEncoder(nil).AppendRows(nil, batch)
-	if enc == handle.EncodingRaw {
-		return rows
+	var frames []byte
+	if encodingOf(enc) == handle.EncodingRaw {
+		frames = rows
+	} else {
+		codec, err := eventlog.NewZstdCodec(0)
+		require.NoError(t, err)
+		frames, _ = codec.AppendFrames(nil, rows)
 	}
-	codec, err := eventlog.NewZstdCodec(0)
+	if !isSealed(enc) {
+		return frames
+	}
+	key, err := seal.NewKey(0)
 	require.NoError(t, err)
-	frames, _ := codec.AppendFrames(nil, rows)
-	return frames
+	if encodingOf(enc) == handle.EncodingRaw {
+		out, err := seal.ResumeSealer("S", seal.Raw, key, 1).AppendRows(nil, rows)
+		require.NoError(t, err)
+		return out
+	}
+	out, err := seal.ResumeSealer("S", seal.Zstd, key, 1).AppendFrame(nil, frames)
+	require.NoError(t, err)
+	return out
 }
 
 // crashEvent is the event with the given seq in every log these tests
@@ -133,7 +200,7 @@ func requireRecovers(t *testing.T, st *handle.FileStore, id string, want []event
 	crashed := st.Fs().(*faultfs.FS).Crash(faultfs.KeepSynced)
 	require.NoError(t, h.Close())
 
-	for _, st := range []*handle.FileStore{handle.NewFileStore(crashed, st.Dir()), st} {
+	for _, st := range []*handle.FileStore{crashStore(crashed), st} {
 		r, err := st.Open(t.Context(), id, handle.ReadOnly)
 		require.NoError(t, err)
 		require.Nil(t, r.Recovery().Torn, "the torn tail must be cut durably")
@@ -145,7 +212,7 @@ func requireRecovers(t *testing.T, st *handle.FileStore, id string, want []event
 // crashedStore is a store on what a power cut left: crashed, wrapped in a
 // faultfs.FS (which adopts it all as durable) so that it can crash again.
 func crashedStore(crashed afero.Fs) *handle.FileStore {
-	return handle.NewFileStore(faultfs.New(crashed), crashDir)
+	return crashStore(faultfs.New(crashed))
 }
 
 // survivorsOf returns what a log in encoding enc holds when its
@@ -159,11 +226,27 @@ func survivorsOf(t *testing.T, enc string, acked, batch []eventlog.Event, ackedS
 	t.Helper()
 	want := acked[:len(acked):len(acked)]
 	off := 0
-	if enc == handle.EncodingZstd {
+	switch {
+	case encodingOf(enc) == handle.EncodingZstd:
 		if bytes.Equal(tail, write) {
 			want, off = append(want, batch...), len(tail)
 		}
-	} else {
+	case isSealed(enc):
+		// A sealed row is a line; the complete lines of a prefix of the
+		// write are the first rows, whole (a zero-filled write holds no
+		// '\n').
+		rows := bytes.SplitAfter(eventlog.NewEncoder(nil).AppendRows(nil, batch), []byte("\n"))
+		for k := 0; ; k++ {
+			i := bytes.IndexByte(tail[off:], '\n')
+			if i < 0 {
+				break
+			}
+			evs, err := eventlog.DecodeRow(bytes.TrimSuffix(rows[k], []byte("\n")))
+			require.NoError(t, err)
+			want = append(want, evs...)
+			off += i + 1
+		}
+	default:
 		for {
 			i := bytes.IndexByte(tail[off:], '\n')
 			if i < 0 {
@@ -204,8 +287,8 @@ func newTornFlush(t *testing.T, enc string, batches []int, lastN int) tornFlush 
 	t.Helper()
 	ctx := t.Context()
 	tf := tornFlush{fsys: faultfs.New(afero.NewMemMapFs())}
-	st := handle.NewFileStore(tf.fsys, crashDir)
-	h, err := st.Create(ctx, handle.WithSessionEncoding(enc))
+	st := crashStore(tf.fsys)
+	h, err := st.Create(ctx, inLayout(enc)...)
 	require.NoError(t, err)
 	tf.id, tf.path = h.ID(), h.Path()
 	for _, n := range batches {
@@ -232,7 +315,9 @@ func newTornFlush(t *testing.T, enc string, batches []int, lastN int) tornFlush 
 	require.NoError(t, err)
 	require.Equal(t, tf.ackedBytes, live[:len(tf.ackedBytes)], "a flush must not touch acknowledged bytes")
 	tf.lastWrite = live[len(tf.ackedBytes):]
-	if lastN > 0 {
+	if lastN > 0 && isSealed(enc) {
+		require.Len(t, tf.lastWrite, len(encodeWrite(t, enc, tf.last)))
+	} else if lastN > 0 {
 		require.Equal(t, encodeWrite(t, enc, tf.last), tf.lastWrite)
 	}
 	require.NotEmpty(t, tf.lastWrite)
@@ -253,7 +338,7 @@ func TestCrashTornFlushSweep(t *testing.T) {
 		{name: "OneRowAfterThreeFlushes", batches: []int{3, 1, 4}, lastN: 1, encs: crashEncodings},
 		{name: "PackedAndPlainRows", batches: []int{2, 5}, lastN: 5, encs: crashEncodings},
 		{name: "FirstFlush", batches: nil, lastN: 3, encs: crashEncodings},
-		{name: "CloseTailFrame", batches: []int{4, 2}, lastN: 0, encs: []string{handle.EncodingZstd}},
+		{name: "CloseTailFrame", batches: []int{4, 2}, lastN: 0, encs: []string{handle.EncodingZstd, sealedZstd}},
 	}
 	modes := []struct {
 		name string
@@ -381,12 +466,12 @@ func TestCrashDurabilityPoints(t *testing.T) {
 		for _, tc := range tests {
 			t.Run(enc+"/"+tc.name, func(t *testing.T) {
 				fsys := faultfs.New(afero.NewMemMapFs())
-				h, err := handle.NewFileStore(fsys, crashDir).Create(t.Context(), handle.WithSessionEncoding(enc))
+				h, err := crashStore(fsys).Create(t.Context(), inLayout(enc)...)
 				require.NoError(t, err)
 				want := tc.run(t, h)
 
 				crashed := fsys.Crash(tc.mode) // h is never closed: the power is gone
-				st := handle.NewFileStore(crashed, crashDir)
+				st := crashStore(crashed)
 				infos, err := st.List(t.Context())
 				require.NoError(t, err)
 				require.Len(t, infos, 1, "Create must be durable")
@@ -423,7 +508,7 @@ func testCrashDuringCreate(t *testing.T, enc string) {
 		}
 		return nil
 	})
-	h, err := handle.NewFileStore(fsys, crashDir).Create(t.Context(), handle.WithSessionEncoding(enc))
+	h, err := crashStore(fsys).Create(t.Context(), inLayout(enc)...)
 	require.NoError(t, err)
 	fsys.SetHook(nil)
 	snaps = append(snaps, snapshot{"after-Create", fsys.Crash(faultfs.KeepSynced)})
@@ -431,7 +516,7 @@ func testCrashDuringCreate(t *testing.T, enc string) {
 
 	for i, s := range snaps {
 		t.Run(s.name, func(t *testing.T) {
-			st := handle.NewFileStore(s.crashed, crashDir)
+			st := crashStore(s.crashed)
 			infos, err := st.List(t.Context())
 			require.NoError(t, err)
 			r, err := st.Open(t.Context(), h.ID(), handle.ReadWrite)

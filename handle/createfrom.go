@@ -24,7 +24,7 @@ func (s *FileStore) CreateFrom(ctx context.Context, events iter.Seq2[eventlog.Ev
 // createFrom is fileEngine.CreateFrom.
 func (s *FileStore) createFrom(ctx context.Context, ns NewSession, events iter.Seq2[eventlog.Event, error]) (Info, error) {
 	hdr := ns.Header
-	enc, err := s.newEncoding(ns)
+	enc, plan, err := s.newLayout(ns)
 	if err != nil {
 		return Info{}, err
 	}
@@ -52,7 +52,7 @@ func (s *FileStore) createFrom(ctx context.Context, ns NewSession, events iter.S
 		check.prefix = func() (*eventlog.Digest, error) { return s.digestAt(ctx, *p) }
 	}
 	tmp := path + tmpExt
-	_, sc, err := s.writeCopy(ctx, hdr, check.events(ctx, events), enc, tmp)
+	_, sc, err := s.writeCopy(ctx, hdr, check.events(ctx, events), enc, plan, tmp)
 	if err == nil {
 		err = s.fs.Rename(tmp, path)
 	}
@@ -72,7 +72,7 @@ func (s *FileStore) createFrom(ctx context.Context, ns NewSession, events iter.S
 	s.saveWritten(ctx, location{path: path, enc: enc}, sc, check)
 	s.cfg.log.Debug("session created from events", "id", id, "path", path, "encoding", enc.name, "events", check.next-hdr.FirstSeq())
 	// Told, not read back: once the session exists CreateFrom must not fail.
-	return check.info(Info{ID: id, Path: path, Encoding: enc.name, Header: hdr, SizeBytes: sc.end}), nil
+	return check.info(Info{ID: id, Path: path, Encoding: enc.name, Header: hdr, SizeBytes: sc.end, Sealed: plan != nil}), nil
 }
 
 // absent returns nil when session id does not exist, else ErrExists (or

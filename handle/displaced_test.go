@@ -36,7 +36,7 @@ func TestWriterDisplaced(t *testing.T) {
 		for _, enc := range crashEncodings {
 			t.Run(tc.name+"/"+enc, func(t *testing.T) {
 				ctx := t.Context()
-				st := handle.NewFileStore(afero.NewOsFs(), filepath.Join(t.TempDir(), "s"), handle.WithEncoding(enc))
+				st := handle.NewFileStore(afero.NewOsFs(), filepath.Join(t.TempDir(), "s"), inStore(enc)...)
 				h, err := st.Create(ctx)
 				require.NoError(t, err)
 				defer h.Close()

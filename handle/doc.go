@@ -39,6 +39,17 @@
 // derived cache, and a tail that would drop a seq below it (or below the
 // saved digest state's) is a *CorruptError instead.
 //
+// # Secrets
+//
+// A write handle redacts every event it is given before it checks,
+// digests and stores it (package redact; off with WithoutRedaction,
+// Unredacted, OpenUnredacted); CreateFrom and AppendAll store events as
+// given. The file store keeps sealed sessions (WithRecipients, SealedFor,
+// WithIdentities; package seal): every path that reads or writes a log
+// file, derived data included, goes through the sealed layout, and
+// AddRecipients, RotateKey, Shred and Rewrite change one (docs/format.md
+// §11).
+//
 // # Stores, the store core and the write core
 //
 // Store is everything a caller asks of a store (the file store here, the

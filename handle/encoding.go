@@ -66,12 +66,22 @@ func (e *encoding) rewriteFrames(dst, rows []byte) (out []byte, last int, err er
 		out, last = e.frames(dst, rows)
 		return out, last, nil
 	}
-	e.rewriteOnce.Do(func() { e.rewriteZ, e.rewriteErr = eventlog.NewZstdCodec(e.rewriteLevel) })
-	if e.rewriteErr != nil {
-		return dst, len(dst), e.rewriteErr
+	z, err := e.rewriteCodec()
+	if err != nil {
+		return dst, len(dst), err
 	}
-	out, last = e.rewriteZ.AppendFrames(dst, rows)
+	out, last = z.AppendFrames(dst, rows)
 	return out, last, nil
+}
+
+// rewriteCodec returns the codec of whole-file rewrites (nil for raw),
+// made on first use.
+func (e *encoding) rewriteCodec() (*eventlog.ZstdCodec, error) {
+	if e.z == nil {
+		return nil, nil
+	}
+	e.rewriteOnce.Do(func() { e.rewriteZ, e.rewriteErr = eventlog.NewZstdCodec(e.rewriteLevel) })
+	return e.rewriteZ, e.rewriteErr
 }
 
 // tail reads the header and last event of the log in src; known, when

@@ -120,7 +120,7 @@ func TestTornTailAfterAcknowledgedSeqsIsTorn(t *testing.T) {
 		t.Run(enc, func(t *testing.T) {
 			ctx := t.Context()
 			fsys := afero.NewMemMapFs()
-			st := handle.NewFileStore(fsys, crashDir, handle.WithEncoding(enc))
+			st := handle.NewFileStore(fsys, crashDir, inStore(enc)...)
 			h, err := st.Create(ctx)
 			require.NoError(t, err)
 			evs := crashEvents(0, 8)

@@ -5,9 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"time"
-
-	"github.com/sessionlog/sessionlog/eventlog"
 )
 
 // WithTicker replaces the ticker of FlushInterval (tests only): the test
@@ -45,7 +44,7 @@ func CheckedRecord(ctx context.Context, s *FileStore, id string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	f, err := s.openLog(loc, os.O_RDONLY)
+	f, err := s.openLog(ctx, &loc, os.O_RDONLY)
 	if err != nil {
 		return false, err
 	}
@@ -57,7 +56,7 @@ func CheckedRecord(ctx context.Context, s *FileStore, id string) (bool, error) {
 	if !rec.matches(f, identityOf(fi)) {
 		return false, nil
 	}
-	sc, err := scanLog(ctx, loc.enc, f, loc.path)
+	sc, err := scanLog(ctx, loc, f)
 	if err != nil {
 		return true, err
 	}
@@ -65,8 +64,11 @@ func CheckedRecord(ctx context.Context, s *FileStore, id string) (bool, error) {
 		return true, fmt.Errorf("record next %d, end %d, last frame %v; the log: %d, %d, %v",
 			rec.Next, rec.File.Size, rec.LastFrame, sc.next, sc.end, sc.lastFrame)
 	}
+	if keys := keysOf(sc.envs); !slices.Equal(rec.Keys, keys) {
+		return true, fmt.Errorf("record's key records %v; the log's: %v", rec.Keys, keys)
+	}
 	for _, e := range rec.Index {
-		r := loc.enc.reader(ctx, io.NewSectionReader(f, e[0], sc.end-e[0]), eventlog.WithStart(e[0], e[1]))
+		r := loc.reader(ctx, io.NewSectionReader(f, e[0], sc.end-e[0]), readAt(e[0], e[1], 0))
 		for ev, err := range r.All() {
 			if err != nil {
 				return true, fmt.Errorf("index entry %v: %w", e, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/seal"
 	"github.com/spf13/afero"
 )
 
@@ -63,13 +65,23 @@ func (s *FileStore) pathLocation(path string) (location, string, error) {
 }
 
 // openLog opens the log file at loc with flag: a regular file only, a
-// link followed only for a freely named file (see openRegular).
-func (s *FileStore) openLog(loc location, flag int) (afero.File, error) {
+// link followed only for a freely named file (see openRegular). It tells
+// a sealed log by its first bytes and sets loc.sealed (see sniff): every
+// reader of the file is made from loc.
+func (s *FileStore) openLog(ctx context.Context, loc *location, flag int) (afero.File, error) {
 	f, err := openRegular(s.fs, loc.path, flag, loc.follow)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, ErrNotRegular) {
-		err = fmt.Errorf("handle: open %q: %w", loc.path, err)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, ErrNotRegular) {
+			err = fmt.Errorf("handle: open %q: %w", loc.path, err)
+		}
+		return f, err
 	}
-	return f, err
+	loc.sealed = nil
+	if err := s.sniff(ctx, loc, f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // OpenPath opens a read-only handle on the log file at path, which need not
@@ -86,7 +98,7 @@ func (s *FileStore) OpenPath(ctx context.Context, path string) (Handle, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := s.openLog(loc, os.O_RDONLY)
+	f, err := s.openLog(ctx, &loc, os.O_RDONLY)
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +107,7 @@ func (s *FileStore) OpenPath(ctx context.Context, path string) (Handle, error) {
 		f.Close()
 		return nil, err
 	}
-	return s.handle(newFileBackend(s, loc.enc, sc.hdr, path, f, nil, sc.end, sc.next, sc.index), Recovery{Torn: sc.torn}), nil
+	return s.handle(newFileBackend(s, loc, sc.hdr, f, nil, sc.end, sc.next, sc.index), Recovery{Torn: sc.torn}, false), nil
 }
 
 // StatPath describes the log file at path, as Stat does for a session of
@@ -125,30 +137,37 @@ type CheckResult struct {
 	// Torn is the torn tail the file ends in, or nil.
 	Torn *eventlog.TornTail
 	// Err is what stopped the read: a *CorruptError, a *VersionError, an
-	// error of fn, an I/O error; nil for a clean (or only torn) log.
+	// error of fn, an I/O error, a *seal.KeyError; nil for a clean (or
+	// only torn) log.
 	Err error
+	// Framing is, for a sealed log the store could not read for want of
+	// a key (Err wraps seal.ErrNoKey), what a check of its framing alone
+	// found sound: its records and key records (a damaged framing is Err
+	// itself). Header then holds what the file shows in clear.
+	Framing *seal.Framing
 }
 
 // CheckPath reads the whole log file at path (anywhere, named freely; the
 // encoding is told by the name, and a <ID>.jsonl[.zst] name must match the
 // header's ID) and reports what it holds, going as far as the first
 // damage. fn, when not nil, sees every event in order and may stop the
-// read by returning an error (a verifier of digests, say).
-func (s *FileStore) CheckPath(ctx context.Context, path string, fn func(eventlog.Event) error) CheckResult {
-	var res CheckResult
+// read by returning an error (a verifier of digests, say). A sealed log
+// the store holds no key of has its framing checked alone (Framing).
+func (s *FileStore) CheckPath(ctx context.Context, path string, fn func(eventlog.Event) error) (res CheckResult) {
 	loc, nameID, err := s.pathLocation(path)
 	if err != nil {
 		res.Err = err
 		return res
 	}
-	f, err := s.openLog(loc, os.O_RDONLY)
+	f, err := s.openLog(ctx, &loc, os.O_RDONLY)
 	if err != nil {
 		res.Err = err
 		return res
 	}
 	defer f.Close()
 	known := s.knownDurable(ctx, s.storeID(path, nameID))
-	r := loc.enc.reader(ctx, f, eventlog.WithPath(path))
+	r := loc.reader(ctx, f, readOpts{})
+	defer s.checkFraming(ctx, loc, f, &res) // res is the result: named
 	if res.Header, res.Err = r.Header(); res.Err != nil {
 		return res
 	}
@@ -184,6 +203,23 @@ func (s *FileStore) CheckPath(ctx context.Context, path string, fn func(eventlog
 		}
 	}
 	return res
+}
+
+// checkFraming completes res, the check of the sealed log f at loc whose
+// content could not be read for want of a key: its framing is checked
+// alone (docs/format.md §11: what can be checked without a key).
+func (s *FileStore) checkFraming(ctx context.Context, loc location, f afero.File, res *CheckResult) {
+	if loc.sealed == nil || !errors.Is(res.Err, seal.ErrNoKey) {
+		return
+	}
+	fr, err := seal.Check(ctxReader{ctx: ctx, r: io.NewSectionReader(f, 0, 1<<62)}, loc.sealed.layout(), loc.path)
+	if err != nil {
+		res.Err = err
+		return
+	}
+	c := fr.Header
+	res.Header = eventlog.Header{Format: eventlog.FormatName, Version: eventlog.Version, ID: c.ID, CreatedAt: c.CreatedAt, Parent: c.Parent}
+	res.Framing, res.Torn, res.Events = &fr, fr.Torn, 0
 }
 
 func filepathGlob(s *FileStore, pattern string) ([]string, error) { return afero.Glob(s.fs, pattern) }

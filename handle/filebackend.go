@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/seal"
 )
 
 // indexStride is how many bytes of log lie between two entries of a
@@ -64,20 +65,31 @@ type fileBackend struct {
 	// record was last refreshed (zstd; see checkedDue).
 	sinceChecked [2]int64
 
+	// A sealed log's head and keyring (nil for a clear log); the
+	// writer's Sealer; where the file's key records stand (see
+	// envelopesOf), for the checked record.
+	sealed *sealedFile
+	sealer *seal.Sealer
+	keys   [][2]int64
+
 	// Used by Write only (one at a time).
 	frameBuf []byte // the compression buffer (zstd)
+	sealBuf  []byte // a frame before it is sealed (sealed zstd)
 	parts    []int  // the write's parts (see write)
 }
 
-// newFileBackend returns the backend of the log file f at path, whose
+// loc returns where b's log is.
+func (b *fileBackend) loc() location { return location{path: b.path, enc: b.enc, sealed: b.sealed} }
+
+// newFileBackend returns the backend of the log file f at loc, whose
 // complete rows end at size (index: where rows start, nil for a log of
 // only its header) and hold the events before next.
-func newFileBackend(s *FileStore, enc *encoding, hdr eventlog.Header, path string, f afero.File, lock writerLock, size, next int64, index []indexEntry) *fileBackend {
+func newFileBackend(s *FileStore, loc location, hdr eventlog.Header, f afero.File, lock writerLock, size, next int64, index []indexEntry) *fileBackend {
 	if index == nil {
 		index = []indexEntry{{off: size, seq: hdr.FirstSeq()}}
 	}
-	b := &fileBackend{store: s, enc: enc, hdr: hdr, path: path, f: guardFile(f), lock: lock,
-		size: size, next: next, index: index, recent: index[len(index)-1]}
+	b := &fileBackend{store: s, enc: loc.enc, hdr: hdr, path: loc.path, f: guardFile(f), lock: lock,
+		size: size, next: next, index: index, recent: index[len(index)-1], sealed: loc.sealed}
 	b.identify(f)
 	return b
 }
@@ -119,17 +131,25 @@ func (b *fileBackend) inPlace() error {
 	return fmt.Errorf("%w: %q was unlinked, renamed or replaced while its writer was open; nothing written since is acknowledged (reopen the session)", ErrDisplaced, b.path)
 }
 
-// handle returns the handle on b's session.
-func (s *FileStore) handle(b *fileBackend, rec Recovery) Handle {
+// handle returns the handle on b's session; unredacted turns the store's
+// redaction off for it.
+func (s *FileStore) handle(b *fileBackend, rec Recovery, unredacted bool) Handle {
+	red := s.cfg.redactor
+	if unredacted {
+		red = nil
+	}
 	return NewHandle(b, HandleConfig{Store: s, Header: b.hdr, Path: b.path, Writer: b.lock != nil,
-		Next: b.next, Recovery: rec, Encoder: s.enc, Policy: s.cfg.policy, Logger: s.cfg.log, Ticker: s.cfg.ticker})
+		Next: b.next, Recovery: rec, Encoder: s.enc, Policy: s.cfg.policy, Redactor: red, Logger: s.cfg.log, Ticker: s.cfg.ticker})
 }
 
 func (b *fileBackend) Write(_ context.Context, rows []byte, first, last int64) (func(), error) {
 	b.mu.Lock()
 	cut, at := b.cutTorn, b.size
 	b.mu.Unlock()
-	out, parts := b.encode(rows)
+	out, parts, err := b.encode(rows)
+	if err != nil {
+		return nil, err
+	}
 	lastPart := parts[len(parts)-1]
 	if err := b.write(cut, at, out, parts); err != nil {
 		return nil, err
@@ -159,25 +179,42 @@ func (b *fileBackend) Write(_ context.Context, rows []byte, first, last int64) (
 // starts: the rows as they are (raw), or one zstd frame per flush
 // (docs/format.md §5): a batch larger than a frame is written as several,
 // each frame durable before the next is written, so at most the last
-// frame can be torn. The result is valid until the next call (one write at
-// a time).
-func (b *fileBackend) encode(rows []byte) ([]byte, []int) {
+// frame can be torn. A sealed log seals each row (raw) or each frame,
+// compressed (zstd; §11). The result is valid until the next call (one
+// write at a time).
+func (b *fileBackend) encode(rows []byte) ([]byte, []int, error) {
 	b.parts = append(b.parts[:0], 0)
-	if b.enc.z == nil {
-		return rows, b.parts
+	var out []byte
+	var err error
+	switch {
+	case b.enc.z != nil:
+		parts := b.parts[:0]
+		out = b.frameBuf[:0]
+		for rest := rows; len(rest) > 0 && err == nil; {
+			n := eventlog.FrameCut(rest)
+			parts = append(parts, len(out))
+			if b.sealer == nil {
+				out, _ = b.enc.z.AppendFrames(out, rest[:n])
+			} else {
+				b.sealBuf, _ = b.enc.z.AppendFrames(b.sealBuf[:0], rest[:n])
+				out, err = b.sealer.AppendFrame(out, b.sealBuf)
+			}
+			rest = rest[n:]
+		}
+		b.parts = parts
+	case b.sealer != nil:
+		out, err = b.sealer.AppendRows(b.frameBuf[:0], rows)
+	default:
+		return rows, b.parts, nil
 	}
-	out, parts := b.frameBuf[:0], b.parts[:0]
-	for rest := rows; len(rest) > 0; {
-		n := eventlog.FrameCut(rest)
-		parts = append(parts, len(out))
-		out, _ = b.enc.z.AppendFrames(out, rest[:n])
-		rest = rest[n:]
-	}
-	b.frameBuf, b.parts = out, parts
+	b.frameBuf = out
 	if cap(b.frameBuf) > 4<<20 {
-		b.frameBuf = nil // do not pin a large batch's buffer
+		b.frameBuf, b.sealBuf = nil, nil // do not pin a large batch's buffers
 	}
-	return out, parts
+	if err != nil {
+		return nil, nil, fmt.Errorf("sealing rows: %w", err)
+	}
+	return out, b.parts, nil
 }
 
 // WriteAll stores the rows all or nothing (Backend.WriteAll) through a
@@ -210,7 +247,10 @@ func (b *fileBackend) WriteAll(ctx context.Context, rows iter.Seq2[Rows, error])
 				return fail(err)
 			}
 		}
-		out, parts := b.encode(r.Bytes)
+		out, parts, err := b.encode(r.Bytes)
+		if err != nil {
+			return fail(fmt.Errorf("handle: append all to %q: %w", b.path, err))
+		}
 		if _, err := f.WriteAt(out, off); err != nil {
 			return fail(fmt.Errorf("handle: append all to %q: writing %q: %w", b.path, tmp, err))
 		}
@@ -291,7 +331,7 @@ func (b *fileBackend) write(cut bool, at int64, rows []byte, parts []int) error 
 	return nil
 }
 
-func (b *fileBackend) Read(ctx context.Context, from int64, use func(*eventlog.Reader)) error {
+func (b *fileBackend) Read(ctx context.Context, from int64, use func(RowReader)) error {
 	b.mu.Lock()
 	size := b.size
 	if b.lock == nil {
@@ -307,8 +347,7 @@ func (b *fileBackend) Read(ctx context.Context, from int64, use func(*eventlog.R
 		start = b.recent
 	}
 	b.mu.Unlock()
-	use(b.enc.reader(ctx, io.NewSectionReader(b.f, start.off, size-start.off),
-		eventlog.WithPath(b.path), eventlog.WithStart(start.off, start.seq), eventlog.WithFrom(from)))
+	use(b.loc().reader(ctx, io.NewSectionReader(b.f, start.off, size-start.off), readAt(start.off, start.seq, from)))
 	return nil
 }
 
@@ -362,7 +401,7 @@ func (b *fileBackend) finish() error {
 		return nil
 	}
 	if b.store.cfg.compactOnClose {
-		return b.store.rewriteFile(context.Background(), b.hdr.ID, location{path: b.path, enc: b.enc}, b.enc)
+		return b.store.rewriteFile(context.Background(), b.hdr.ID, b.loc(), b.enc)
 	}
 	b.mu.Lock()
 	at := b.size

@@ -30,8 +30,8 @@ func (e fileEngine) Exists(ctx context.Context, id string) error {
 
 func (e fileEngine) Stat(ctx context.Context, id string) (Info, error) { return e.s.stat(ctx, id) }
 
-func (e fileEngine) Open(ctx context.Context, id string, mode Mode) (Handle, error) {
-	return e.s.openMode(ctx, id, mode)
+func (e fileEngine) Open(ctx context.Context, id string, mode Mode, op OpenParams) (Handle, error) {
+	return e.s.openMode(ctx, id, mode, op)
 }
 
 // OpenTail opens a TailReader (see StoreBackend).
@@ -70,13 +70,18 @@ func (e fileEngine) Hold(_ context.Context, id string) (func(), error) {
 func (e fileEngine) Remove(_ context.Context, id string) error { return e.s.removeLog(id) }
 
 // Replace rewrites the session's file (temp file, fsync, rename, fsync
-// the folder) in the encoding it has.
+// the folder) in the encoding and, for a sealed session, under the keys
+// it has.
 func (e fileEngine) Replace(ctx context.Context, id string, hdr eventlog.Header, events iter.Seq2[eventlog.Event, error]) error {
 	loc, err := e.s.locate(ctx, id)
 	if err != nil {
 		return err
 	}
-	if err := e.s.rewrite(ctx, id, loc, loc.enc, hdr, events); err != nil {
+	plan, err := e.s.rewritePlan(ctx, loc, hdr, loc.enc)
+	if err != nil {
+		return err
+	}
+	if err := e.s.rewrite(ctx, id, loc, loc.enc, hdr, plan, events); err != nil {
 		return err
 	}
 	e.s.dropDerived(id)

@@ -9,11 +9,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"syscall"
 
 	"github.com/spf13/afero"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/seal"
 )
 
 // File name endings.
@@ -39,6 +41,9 @@ type FileStore struct {
 	zerr     error // why zstd is unavailable, if it is
 
 	core *storeCore // the Store methods' decisions, over fileEngine
+
+	sealMu   sync.Mutex
+	keyrings map[string]*sessionKeys // by session ID (see keyringFor)
 }
 
 var _ Store = (*FileStore)(nil)
@@ -103,7 +108,7 @@ func (s *FileStore) Create(ctx context.Context, opts ...CreateOption) (Handle, e
 // create is fileEngine.Create.
 func (s *FileStore) create(ctx context.Context, ns NewSession) (Handle, error) {
 	hdr := ns.Header
-	enc, err := s.newEncoding(ns)
+	enc, plan, err := s.newLayout(ns)
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +118,15 @@ func (s *FileStore) create(ctx context.Context, ns NewSession) (Handle, error) {
 	if err != nil {
 		return nil, fmt.Errorf("handle: create %q: %w", path, err)
 	}
-	data, _ := enc.frames(nil, append(line, '\n'))
+	data, lastAt := enc.frames(nil, append(line, '\n'))
+	if plan != nil {
+		// Sealed: the clear header and key records, then the header row
+		// sealed (docs/format.md §11).
+		var scratch []byte
+		if data, lastAt, err = plan.seal(plan.records, append(line, '\n'), enc.z, &scratch); err != nil {
+			return nil, fmt.Errorf("handle: create %q: %w", path, err)
+		}
+	}
 	if err := s.makeDir(); err != nil {
 		return nil, err
 	}
@@ -142,35 +155,57 @@ func (s *FileStore) create(ctx context.Context, ns NewSession) (Handle, error) {
 		// could be opened and flushed and then vanish with its events.
 		return abandon(fmt.Errorf("handle: create %q: %w", path, err))
 	}
-	f, err := s.openLog(location{path: path, enc: enc}, os.O_RDWR)
+	loc := location{path: path, enc: enc}
+	if plan != nil {
+		s.remember(plan) // before the open: it finds the key kept
+	}
+	f, err := s.openLog(ctx, &loc, os.O_RDWR)
 	if err != nil {
 		return abandon(err)
 	}
-	s.cfg.log.Debug("session created", "id", id, "path", path, "encoding", enc.name)
-	b := newFileBackend(s, enc, hdr, path, f, lock, int64(len(data)), hdr.FirstSeq(), nil)
-	b.lastFrame = [2]int64{0, int64(len(data))}
-	return s.handle(b, Recovery{}), nil
+	s.cfg.log.Debug("session created", "id", id, "path", path, "encoding", enc.name, "sealed", plan != nil)
+	b := newFileBackend(s, loc, hdr, f, lock, int64(len(data)), hdr.FirstSeq(), nil)
+	b.lastFrame = [2]int64{int64(lastAt), int64(len(data) - lastAt)}
+	if plan != nil {
+		b.sealer, b.keys = plan.sealer, keysOf(plan.head.Envelopes)
+	}
+	return s.handle(b, Recovery{}, ns.Unredacted), nil
 }
 
-// newEncoding returns the encoding of the session ns describes, once its
-// parent's event at the fork or spawn point is durable: its writer may
-// have written it and not yet fsynced it, and nothing may build on it
-// before it is.
-func (s *FileStore) newEncoding(ns NewSession) (*encoding, error) {
+// newLayout returns the encoding of the session ns describes and, for a
+// sealed one, its seal plan, once its parent's event at the fork or spawn
+// point is durable: its writer may have written it and not yet fsynced
+// it, and nothing may build on it before it is.
+func (s *FileStore) newLayout(ns NewSession) (*encoding, *sealPlan, error) {
 	name := ns.Encoding
 	if name == "" {
 		name = s.cfg.encoding
 	}
 	enc, err := s.encodingNamed(name)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	hdr, cc := ns.Header, ns.opts
+	parentSealed := false
 	if p := ns.Parent; p != nil {
 		if err := syncFile(s.fs, p.Path); err != nil {
-			return nil, fmt.Errorf("handle: create with parent %s: %w", p.ID, err)
+			return nil, nil, fmt.Errorf("handle: create with parent %s: %w", p.ID, err)
 		}
+		parentSealed = p.Sealed && hdr.Parent.Mode == eventlog.ModeFork
 	}
-	return enc, nil
+	if sl := cc.sealAs; sl != nil {
+		if sl.id != hdr.ID {
+			return enc, nil, fmt.Errorf("handle: create %s sealed as %s: an envelope is bound to its session", hdr.ID, sl.id)
+		}
+		plan, err := planWith(hdr, enc, sl.envs, sl.key)
+		return enc, plan, err
+	}
+	rs, err := s.sealFor(cc, parentSealed)
+	if err != nil || rs == nil {
+		return enc, nil, err
+	}
+	plan, err := newSealPlan(hdr, enc, rs)
+	return enc, plan, err
 }
 
 // writeAtomic writes data to path through a temp file: write, fsync,
@@ -266,6 +301,9 @@ type location struct {
 	enc    *encoding
 	stale  string // the other encoding's file, left by a crashed convert
 	follow bool   // a freely named file (an export): a link to it is followed
+	// sealed is the head and keyring of a sealed log, nil for a clear
+	// one: set by openLog, from the file's first bytes.
+	sealed *sealedFile
 }
 
 // locate finds session id's file. When both encodings exist (a convert
@@ -324,12 +362,12 @@ func (s *FileStore) existing(ctx context.Context, id string) (location, error) {
 }
 
 // Open opens session id. See Store.Open.
-func (s *FileStore) Open(ctx context.Context, id string, mode Mode) (Handle, error) {
-	return s.core.Open(ctx, id, mode)
+func (s *FileStore) Open(ctx context.Context, id string, mode Mode, opts ...OpenOption) (Handle, error) {
+	return s.core.Open(ctx, id, mode, opts...)
 }
 
 // openMode is fileEngine.Open.
-func (s *FileStore) openMode(ctx context.Context, id string, mode Mode) (Handle, error) {
+func (s *FileStore) openMode(ctx context.Context, id string, mode Mode, op OpenParams) (Handle, error) {
 	if _, err := s.existing(ctx, id); err != nil {
 		return nil, err
 	}
@@ -342,17 +380,28 @@ func (s *FileStore) openMode(ctx context.Context, id string, mode Mode) (Handle,
 		}
 		flag = os.O_RDWR
 	}
-	h, err := s.open(ctx, id, flag, lock)
+	h, err := s.open(ctx, id, flag, lock, op)
 	if err != nil && lock != nil {
 		lock.unlock()
 	}
 	return h, err
 }
 
-func (s *FileStore) open(ctx context.Context, id string, flag int, lock writerLock) (Handle, error) {
-	loc, err := s.locate(ctx, id) // again: under the lock, a convert may have run
+func (s *FileStore) open(ctx context.Context, id string, flag int, lock writerLock, op OpenParams) (Handle, error) {
+	b, sc, err := s.openBackend(ctx, id, flag, lock)
 	if err != nil {
 		return nil, err
+	}
+	return s.handle(b, Recovery{Torn: sc.torn}, op.Unredacted), nil
+}
+
+// openBackend opens session id's log with flag, for writing when lock (the
+// writer lock, taken by the caller) is not nil, recovers it and returns
+// its backend and what the open found.
+func (s *FileStore) openBackend(ctx context.Context, id string, flag int, lock writerLock) (*fileBackend, scanResult, error) {
+	loc, err := s.locate(ctx, id) // again: under the lock, a convert may have run
+	if err != nil {
+		return nil, scanResult{}, err
 	}
 	if lock != nil {
 		// A writer acknowledges appends to the file at this name: make the
@@ -365,15 +414,15 @@ func (s *FileStore) open(ctx context.Context, id string, flag int, lock writerLo
 			err = fmt.Errorf("handle: open %q: sync folder: %w", loc.path, err)
 		}
 		if err != nil {
-			return nil, err
+			return nil, scanResult{}, err
 		}
 	}
-	f, err := s.openLog(loc, flag)
+	f, err := s.openLog(ctx, &loc, flag)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%w: %s in %q", ErrNotFound, id, s.dir)
+			return nil, scanResult{}, fmt.Errorf("%w: %s in %q", ErrNotFound, id, s.dir)
 		}
-		return nil, err
+		return nil, scanResult{}, err
 	}
 	if lock != nil {
 		// Rows a killed writer wrote but never fsynced are in the page
@@ -381,21 +430,27 @@ func (s *FileStore) open(ctx context.Context, id string, flag int, lock writerLo
 		// forks and the next appends build on them).
 		if err := f.Sync(); err != nil {
 			f.Close()
-			return nil, fmt.Errorf("handle: open %q: fsync: %w", loc.path, err)
+			return nil, scanResult{}, fmt.Errorf("handle: open %q: fsync: %w", loc.path, err)
 		}
 	}
 	sc, err := s.checkLog(ctx, loc, f, id, id, lock != nil)
 	if err != nil {
 		f.Close()
-		return nil, err
+		return nil, scanResult{}, err
 	}
-	b := newFileBackend(s, loc.enc, sc.hdr, loc.path, f, lock, sc.end, sc.next, sc.index)
-	b.lastFrame = sc.lastFrame
+	b := newFileBackend(s, loc, sc.hdr, f, lock, sc.end, sc.next, sc.index)
+	b.lastFrame, b.keys = sc.lastFrame, keysOf(sc.envs)
 	b.cutTorn = sc.torn != nil && lock != nil
+	if loc.sealed != nil && lock != nil {
+		if b.sealer, err = loc.sealerFor(sc.envs, sc.end); err != nil {
+			f.Close()
+			return nil, scanResult{}, err
+		}
+	}
 	if sc.torn != nil {
 		s.cfg.log.Info("torn tail found", "path", loc.path, "offset", sc.torn.Offset, "bytes", sc.torn.Bytes)
 	}
-	return s.handle(b, Recovery{Torn: sc.torn}), nil
+	return b, sc, nil
 }
 
 // removeDurably removes a file and fsyncs its folder.
@@ -417,12 +472,35 @@ type scanResult struct {
 	torn      *eventlog.TornTail
 	index     []indexEntry
 	lastFrame [2]int64 // offset and length of the last data frame (zstd)
+	// envs are a sealed log's key records (before end), nil for a clear
+	// log; keys says where they stand when a writer, which wrote them,
+	// has no envelopes at hand (see keySpans).
+	envs []seal.Envelope
+	keys [][2]int64
+}
+
+// keySpans returns where the key records of the log sc describes stand:
+// {offset, length}, nil for a clear log.
+func (sc scanResult) keySpans() [][2]int64 {
+	if sc.keys != nil {
+		return sc.keys
+	}
+	return keysOf(sc.envs)
+}
+
+// keysOf returns where the key records envs stand: {offset, length}.
+func keysOf(envs []seal.Envelope) [][2]int64 {
+	var out [][2]int64
+	for _, e := range envs {
+		out = append(out, [2]int64{e.Offset, e.Len})
+	}
+	return out
 }
 
 // scanLog reads a whole log, checking every row, without keeping events.
-func scanLog(ctx context.Context, enc *encoding, f afero.File, path string) (scanResult, error) {
+func scanLog(ctx context.Context, loc location, f afero.File) (scanResult, error) {
 	var sc scanResult
-	r := enc.reader(ctx, io.NewSectionReader(f, 0, 1<<62), eventlog.WithPath(path))
+	r := loc.reader(ctx, io.NewSectionReader(f, 0, 1<<62), readOpts{})
 	hdr, err := r.Header()
 	if err != nil {
 		return sc, err
@@ -444,6 +522,7 @@ func scanLog(ctx context.Context, enc *encoding, f afero.File, path string) (sca
 	}
 	sc.end, sc.next, sc.torn = r.End(), r.NextSeq(), r.Torn()
 	sc.lastFrame[0], sc.lastFrame[1] = r.LastFrame()
+	sc.envs = envelopesOf(r)
 	return sc, nil
 }
 
@@ -463,7 +542,7 @@ func (s *FileStore) stat(ctx context.Context, id string) (Info, error) {
 }
 
 func (s *FileStore) statPath(ctx context.Context, id string, loc location) (Info, error) {
-	f, err := s.openLog(loc, os.O_RDONLY)
+	f, err := s.openLog(ctx, &loc, os.O_RDONLY)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return Info{}, fmt.Errorf("%w: %s in %q", ErrNotFound, id, s.dir)
@@ -483,7 +562,16 @@ func (s *FileStore) statPath(ctx context.Context, id string, loc location) (Info
 		}
 		return eventlog.Frame{}
 	}
-	t, err := loc.enc.tail(src, size, loc.path, known)
+	t, err := loc.tail(src, size, known)
+	if errors.Is(err, seal.ErrNoKey) {
+		// The last row's key records may stand past the head (a
+		// rotation): the checked record says where.
+		if rec, ok := s.loadChecked(ctx, id); ok && rec.holdsPrefix(src, identityOf(fi)) && rec.Keys != nil {
+			if _, kerr := loc.readEnvelopes(src, rec.Keys); kerr == nil {
+				t, err = loc.tail(src, size, known)
+			}
+		}
+	}
 	if err != nil {
 		return Info{}, err
 	}
@@ -495,7 +583,7 @@ func (s *FileStore) statPath(ctx context.Context, id string, loc location) (Info
 func infoOf(id string, loc location, size int64, t eventlog.Tail) Info {
 	hdr := t.Header
 	info := Info{ID: id, Path: loc.path, Encoding: loc.enc.name, Header: hdr, SizeBytes: size,
-		LastSeq: hdr.FirstSeq() - 1, Events: hdr.FirstSeq()}
+		LastSeq: hdr.FirstSeq() - 1, Events: hdr.FirstSeq(), Sealed: loc.sealed != nil}
 	if t.Found {
 		info.LastSeq, info.LastType, info.LastTime, info.Events = t.Last.Seq, t.Last.Type, t.Last.Time, t.Last.Seq+1
 	}

@@ -1,6 +1,7 @@
 package handle
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -15,12 +16,16 @@ var ErrHasDependents = errors.New("handle: other sessions fork from this one")
 type DependentsError struct {
 	ID         string
 	Dependents []string
+	// Op is what was refused ("" for delete); Fix what would let it run
+	// ("" for delete's: detach them or cascade).
+	Op, Fix string
 }
 
 // Error implements error.
 func (e *DependentsError) Error() string {
-	return fmt.Sprintf("handle: cannot delete %s: %d fork(s) depend on it (%s); detach them or cascade",
-		e.ID, len(e.Dependents), strings.Join(e.Dependents, ", "))
+	op, fix := cmp.Or(e.Op, "delete"), cmp.Or(e.Fix, "detach them or cascade")
+	return fmt.Sprintf("handle: cannot %s %s: %d fork(s) depend on it (%s); %s",
+		op, e.ID, len(e.Dependents), strings.Join(e.Dependents, ", "), fix)
 }
 
 // Unwrap returns ErrHasDependents.

@@ -15,17 +15,16 @@ import (
 )
 
 // logFileSeeds returns session files of linN, as written by the store:
-// a raw fork of linP with a checkpoint, a zstd root with packed rows, and
-// both with a torn tail; each with whether it is zstd.
+// a raw fork of linP with a checkpoint, a zstd root with packed rows, the
+// same sealed, and each with a torn tail; each with whether it is zstd.
 func logFileSeeds(t testing.TB, l *lineage) (files [][]byte, zstd []bool) {
 	t.Helper()
 	for _, enc := range crashEncodings {
-		st := handle.NewFileStore(l.fresh(), crashDir)
-		opts := []handle.CreateOption{handle.WithID(linN), handle.WithSessionEncoding(enc),
-			handle.WithLabels(map[string]string{"agent": "fuzz"})}
+		st := crashStore(l.fresh())
+		opts := append(inLayout(enc), handle.WithID(linN), handle.WithLabels(map[string]string{"agent": "fuzz"}))
 		var h handle.Handle
 		var err error
-		if enc == handle.EncodingRaw {
+		if encodingOf(enc) == handle.EncodingRaw {
 			h, err = st.Fork(t.Context(), linP, 7, opts...)
 		} else {
 			h, err = st.Create(t.Context(), opts...)
@@ -38,7 +37,8 @@ func logFileSeeds(t testing.TB, l *lineage) (files [][]byte, zstd []bool) {
 		b, err := afero.ReadFile(st.Fs(), h.Path())
 		require.NoError(t, err)
 		files = append(files, b, b[:len(b)-5])
-		zstd = append(zstd, enc == handle.EncodingZstd, enc == handle.EncodingZstd)
+		z := encodingOf(enc) == handle.EncodingZstd
+		zstd = append(zstd, z, z)
 	}
 	return files, zstd
 }
@@ -81,7 +81,7 @@ func FuzzLogFile(f *testing.F) {
 			path = paths[1]
 		}
 		require.NoError(t, afero.WriteFile(fsys, path, file, 0o600))
-		st := handle.NewFileStore(fsys, crashDir)
+		st := crashStore(fsys) // it reads the sealed seeds
 
 		check := st.CheckPath(ctx, path, nil)
 		h, err := st.Open(ctx, linN, handle.ReadOnly)
@@ -140,6 +140,9 @@ func FuzzLogFile(f *testing.F) {
 		require.NoError(t, err)
 		node := findNode(roots, linN)
 		require.NotNil(t, node, "a session Open reads is in the tree")
+		if info.Sealed {
+			hdr.Labels = nil // sealed: the tree knows what is in clear
+		}
 		require.Equal(t, hdr, node.Header)
 
 		var all []eventlog.Event

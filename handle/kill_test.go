@@ -59,7 +59,7 @@ const crashAppenders = 4
 func runCrashWriter(spec string) int {
 	dir, id, _ := strings.Cut(spec, ",")
 	ctx := context.Background()
-	st := handle.NewFileStore(afero.NewOsFs(), dir)
+	st := handle.NewFileStore(afero.NewOsFs(), dir, handle.WithIdentities(crashIdentity))
 	h, err := st.Open(ctx, id, handle.ReadWrite)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "crash writer:", err)
@@ -162,21 +162,22 @@ func (c *crashChild) kill(t *testing.T) {
 // process: every acknowledged event is there with exactly the writer's
 // bytes (every event found is crashEvent(seq)), and appending goes on
 // contiguously. Most rounds continue the log the previous ones left; every
-// tenth starts a new session, raw and zstd in turn. In the first round, while the writer runs,
+// fifth starts a new session, in each layout of crashEncodings in turn
+// (raw, zstd, and both sealed). In the first round, while the writer runs,
 // another writer is refused with ErrLocked (the lock across processes) and a
 // reader sees a clean prefix.
 func TestKillWriter(t *testing.T) {
 	ctx := t.Context()
 	dir := t.TempDir()
-	st := handle.NewFileStore(afero.NewOsFs(), dir)
+	st := handle.NewFileStore(afero.NewOsFs(), dir, handle.WithIdentities(crashIdentity))
 	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
 	var id, file, enc string
 	var last int64 // the last seq of the session before the round
 	rounds, lost := map[string]int{}, map[string]int{}
 	for round := range killRounds(t) {
-		if round%10 == 0 {
-			enc = crashEncodings[round/10%len(crashEncodings)]
-			h, err := st.Create(ctx, handle.WithSessionEncoding(enc))
+		if round%5 == 0 {
+			enc = crashEncodings[round/5%len(crashEncodings)]
+			h, err := st.Create(ctx, inLayout(enc)...)
 			require.NoError(t, err)
 			id, file, last = h.ID(), h.Path(), h.Seq()
 			require.NoError(t, h.Close())
@@ -207,7 +208,7 @@ func TestKillWriter(t *testing.T) {
 		}
 		c.kill(t)
 
-		h, err := handle.NewFileStore(afero.NewOsFs(), dir).Open(ctx, id, handle.ReadWrite)
+		h, err := handle.NewFileStore(afero.NewOsFs(), dir, handle.WithIdentities(crashIdentity)).Open(ctx, id, handle.ReadWrite)
 		require.NoError(t, err)
 		if torn := h.Recovery().Torn; torn != nil {
 			t.Logf("round %d: torn tail of %d bytes at offset %d", round, torn.Bytes, torn.Offset)
@@ -237,7 +238,7 @@ func requireLockedByChild(t *testing.T, st *handle.FileStore, id string) {
 	_, err := st.Open(ctx, id, handle.ReadWrite)
 	require.ErrorIs(t, err, handle.ErrLocked)
 	require.ErrorIs(t, st.Delete(ctx, id), handle.ErrLocked)
-	_, err = handle.NewFileStore(afero.NewOsFs(), st.Dir()).Open(ctx, id, handle.ReadWrite)
+	_, err = handle.NewFileStore(afero.NewOsFs(), st.Dir(), handle.WithIdentities(crashIdentity)).Open(ctx, id, handle.ReadWrite)
 	require.ErrorIs(t, err, handle.ErrLocked)
 
 	r, err := st.Open(ctx, id, handle.ReadOnly)

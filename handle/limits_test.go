@@ -60,7 +60,7 @@ func TestAppendedBatchesReadBack(t *testing.T) {
 			t.Run(enc+"/"+pack.name, func(t *testing.T) {
 				ctx := t.Context()
 				fsys := afero.NewMemMapFs()
-				st := handle.NewFileStore(fsys, crashDir, handle.WithEncoding(enc), handle.WithPackTypes(pack.types...))
+				st := handle.NewFileStore(fsys, crashDir, append(inStore(enc), handle.WithPackTypes(pack.types...))...)
 				h, err := st.Create(ctx)
 				require.NoError(t, err)
 				id := h.ID()

@@ -101,7 +101,7 @@ func readInherited(ctx context.Context, path string, p eventlog.Parent, from, up
 // error if it has one. ok is false when it stopped early (yield said so,
 // or it yielded an error); ended is true when r came to its end without
 // error (not stopped by to).
-func yieldRows(ctx context.Context, r *eventlog.Reader, from, to int64, yield func(eventlog.Event, error) bool) (ok, ended bool) {
+func yieldRows(ctx context.Context, r RowReader, from, to int64, yield func(eventlog.Event, error) bool) (ok, ended bool) {
 	for n := 0; r.Next(); n++ {
 		if n%256 == 0 && ctx.Err() != nil {
 			yield(eventlog.Event{}, ctx.Err())

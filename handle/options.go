@@ -5,7 +5,10 @@ import (
 	"maps"
 	"time"
 
+	"filippo.io/age"
+
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/redact"
 )
 
 // FlushPolicy says when a write handle flushes on its own. Whatever the
@@ -40,6 +43,9 @@ type config struct {
 	encoding       string
 	zstdLevel      int
 	compactOnClose bool
+	redactor       *redact.Redactor // nil: no redaction
+	recipients     []age.Recipient  // new sessions are sealed for them (sealed.go)
+	identities     []age.Identity   // open sealed sessions
 	// ticker drives FlushInterval; tests replace it.
 	ticker func(time.Duration) (<-chan time.Time, func())
 }
@@ -55,6 +61,7 @@ func defaultConfig() config {
 		now:      time.Now,
 		encoding: EncodingRaw,
 		ticker:   realTicker,
+		redactor: redact.New(),
 	}
 }
 
@@ -95,6 +102,17 @@ func WithZstdLevel(level int) Option { return func(c *config) { c.zstdLevel = le
 // frames compress poorly.
 func WithCompactOnClose(on bool) Option { return func(c *config) { c.compactOnClose = on } }
 
+// WithRedactor sets the redactor the store's write handles apply to every
+// event appended, before it is checked, digested and stored
+// (docs/format.md §11): by default redact.New(), the built-in detectors;
+// nil turns redaction off (WithoutRedaction). CreateFrom and AppendAll
+// store the events they are given as they are (see CreateFrom).
+func WithRedactor(r *redact.Redactor) Option { return func(c *config) { c.redactor = r } }
+
+// WithoutRedaction turns redaction at write off for every handle of the
+// store: events are stored exactly as appended.
+func WithoutRedaction() Option { return WithRedactor(nil) }
+
 // WithClock sets the clock used for IDs and createdAt (tests).
 func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
 
@@ -106,6 +124,14 @@ type createConfig struct {
 	labels    map[string]string
 	parent    *eventlog.Parent
 	encoding  string
+	// unredacted turns redaction off for the handle Create or Fork
+	// returns.
+	unredacted bool
+	// sealFor, when sealSet, are the recipients the session is sealed
+	// for (SealedFor).
+	sealFor []age.Recipient
+	sealSet bool
+	sealAs  *Sealing // SealedAs
 }
 
 // CreateOption configures Create.
@@ -137,6 +163,25 @@ func WithSessionEncoding(encoding string) CreateOption {
 func WithID(id string) CreateOption {
 	return func(c *createConfig) { c.id, c.idSet = id, true }
 }
+
+// Unredacted turns redaction at write (docs/format.md §11) off for the
+// write handle Create or Fork returns: its appends are stored exactly as
+// given. The store's other handles are not affected.
+func Unredacted() CreateOption { return func(c *createConfig) { c.unredacted = true } }
+
+// OpenOption configures the handle Open returns.
+type OpenOption func(*OpenParams)
+
+// OpenParams is what a list of OpenOptions says: what a StoreBackend's
+// Open is given.
+type OpenParams struct {
+	// Unredacted: the handle's appends are not redacted.
+	Unredacted bool
+}
+
+// OpenUnredacted turns redaction at write off for the write handle Open
+// returns (see Unredacted).
+func OpenUnredacted() OpenOption { return func(p *OpenParams) { p.Unredacted = true } }
 
 // listConfig holds what ListOptions set.
 type listConfig struct {

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/seal"
 )
 
 // SalvagePath reads the log file at path past damage, for inspection (see
@@ -35,7 +36,7 @@ func (s *FileStore) SalvagePath(ctx context.Context, path string, yield func(eve
 			return eventlog.SalvageResult{Header: hdr}, err
 		}
 	}
-	f, err := s.openLog(loc, os.O_RDONLY)
+	f, err := s.openLog(ctx, &loc, os.O_RDONLY)
 	if err != nil {
 		return eventlog.SalvageResult{}, err
 	}
@@ -44,7 +45,25 @@ func (s *FileStore) SalvagePath(ctx context.Context, path string, yield func(eve
 	if err != nil {
 		return eventlog.SalvageResult{}, fmt.Errorf("handle: stat %q: %w", path, err)
 	}
-	return eventlog.Salvage(ctxReaderAt{ctx: ctx, r: f}, fi.Size(), loc.enc.z, path, yield)
+	return s.salvage(ctx, loc, f, fi.Size(), yield)
+}
+
+// salvage reads the log f at loc (size bytes) past damage (see
+// eventlog.Salvage); a sealed log restarts at its next record.
+func (s *FileStore) salvage(ctx context.Context, loc location, f io.ReaderAt, size int64, yield func(eventlog.Event) bool) (eventlog.SalvageResult, error) {
+	src := ctxReaderAt{ctx: ctx, r: f}
+	if loc.sealed == nil {
+		return eventlog.Salvage(src, size, loc.enc.z, loc.path, yield)
+	}
+	open := func(off int64) eventlog.SalvageReader {
+		o := readOpts{}
+		if off > 0 {
+			o = readAt(off, eventlog.AnySeq, 0)
+		}
+		return loc.reader(ctx, io.NewSectionReader(src, off, size-off), o)
+	}
+	next := func(off int64) (int64, bool, error) { return seal.NextRecord(src, size, off, loc.sealed.layout()) }
+	return eventlog.SalvageWith(open, next, size, loc.path, yield)
 }
 
 // inherited yields the events the fork at path inherits (its parent's
@@ -114,7 +133,7 @@ func (s *FileStore) Repair(ctx context.Context, id string, salvage bool) (Repair
 	if err != nil {
 		return rep, err
 	}
-	f, err := s.openLog(loc, os.O_RDWR)
+	f, err := s.openLog(ctx, &loc, os.O_RDWR)
 	if err != nil {
 		return rep, fmt.Errorf("handle: repair: %w", err)
 	}
@@ -125,7 +144,7 @@ func (s *FileStore) Repair(ctx context.Context, id string, salvage bool) (Repair
 	}
 	size := fi.Size()
 	known := s.knownDurable(ctx, id)
-	sc, err := scanLog(ctx, loc.enc, f, loc.path)
+	sc, err := scanLog(ctx, loc, f)
 	if err == nil {
 		// A tail that holds acknowledged seqs is corruption: only a
 		// salvage cuts it.
@@ -147,7 +166,7 @@ func (s *FileStore) Repair(ctx context.Context, id string, salvage bool) (Repair
 		// What a salvage read finds from the damage on is what the cut
 		// loses.
 		var lastSeen int64 = -1
-		res, serr := eventlog.Salvage(ctxReaderAt{ctx: ctx, r: f}, size, loc.enc.z, loc.path, func(e eventlog.Event) bool {
+		res, serr := s.salvage(ctx, loc, f, size, func(e eventlog.Event) bool {
 			lastSeen = e.Seq
 			return true
 		})

@@ -45,7 +45,10 @@ type Store interface {
 	// checks it. The options say ID, labels, parent, encoding, createdAt.
 	// What a killed CreateFrom leaves (a temp file, an incomplete
 	// subject) is invisible to every reader and removed by the retry or
-	// by GC.
+	// by GC. The events are stored exactly as given, unredacted
+	// (docs/format.md §11): a copy or a fork with data keeps every byte
+	// and digest of its source; a caller with new events (an import)
+	// redacts them first.
 	CreateFrom(ctx context.Context, events iter.Seq2[eventlog.Event, error], opts ...CreateOption) (Info, error)
 	// AppendAll appends events to session id as one batch, all or
 	// nothing: when it returns nil every event is durable; when it fails,
@@ -67,7 +70,8 @@ type Store interface {
 	// store reads the whole log to find it, except when its checked record
 	// shows the file unchanged since it last did (docs/design.md, "Opening
 	// without reading").
-	Open(ctx context.Context, id string, mode Mode) (Handle, error)
+	// OpenUnredacted turns redaction at write off for the handle.
+	Open(ctx context.Context, id string, mode Mode, opts ...OpenOption) (Handle, error)
 	// Stat describes a session from its header and its tail; its cost
 	// does not grow with the log's length (a zstd log whose writer did not
 	// close — it is still writing, or crashed — has no tail frame: Stat then
@@ -201,4 +205,6 @@ type Info struct {
 	LastType  string // "" when the log has no event of its own
 	LastTime  int64
 	SizeBytes int64
+	// Sealed is true for a sealed session (docs/format.md §11).
+	Sealed bool
 }

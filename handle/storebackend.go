@@ -42,9 +42,10 @@ type StoreBackend interface {
 	// Exists returns nil when the store holds session id, even one it
 	// could not open, else an error wrapping ErrNotFound (Delete, Detach).
 	Exists(ctx context.Context, id string) error
-	// Stat, Open and WriterHeld are Store's, for a checked ID.
+	// Stat, Open and WriterHeld are Store's, for a checked ID; op is
+	// what Open's options said.
 	Stat(ctx context.Context, id string) (Info, error)
-	Open(ctx context.Context, id string, mode Mode) (Handle, error)
+	Open(ctx context.Context, id string, mode Mode, op OpenParams) (Handle, error)
 	WriterHeld(ctx context.Context, id string) (bool, error)
 	// Create makes the session s describes, durable on return, and
 	// returns a write handle on it (NewHandle): ErrExists when its ID is
@@ -83,9 +84,17 @@ type NewSession struct {
 	// Encoding is the one WithSessionEncoding asked for; "" for the
 	// store's default.
 	Encoding string
+	// Unredacted: the write handle Create returns stores its appends as
+	// given (Unredacted).
+	Unredacted bool
+	// Sealed: SealedFor or SealedAs asked for a sealed session; a store
+	// that does not seal refuses it with ErrSealed.
+	Sealed bool
 	// Parent is what Stat said of the parent the header names (it holds
 	// the fork or spawn point), or nil.
 	Parent *Info
+
+	opts createConfig // all the options: the file store seals by them
 }
 
 // NewStore returns the Store whose engine is b: every method's decisions

@@ -81,7 +81,7 @@ func (c *storeCore) newSession(ctx context.Context, opts []CreateOption) (NewSes
 	if err := checkID(id); err != nil {
 		return NewSession{}, err
 	}
-	ns := NewSession{Encoding: cc.encoding}
+	ns := NewSession{Encoding: cc.encoding, Unredacted: cc.unredacted, Sealed: cc.sealSet || cc.sealAs != nil, opts: cc}
 	if p := cc.parent; p != nil {
 		info, err := c.Stat(ctx, p.ID)
 		if err != nil {
@@ -104,11 +104,15 @@ func (c *storeCore) AppendAll(ctx context.Context, id string, expected int64, ev
 	return appendAll(ctx, c, id, expected, events)
 }
 
-func (c *storeCore) Open(ctx context.Context, id string, mode Mode) (Handle, error) {
+func (c *storeCore) Open(ctx context.Context, id string, mode Mode, opts ...OpenOption) (Handle, error) {
 	if err := checked(ctx, id); err != nil {
 		return nil, err
 	}
-	return c.b.Open(ctx, id, mode)
+	var op OpenParams
+	for _, o := range opts {
+		o(&op)
+	}
+	return c.b.Open(ctx, id, mode, op)
 }
 
 func (c *storeCore) Stat(ctx context.Context, id string) (Info, error) {
@@ -129,7 +133,7 @@ func (c *storeCore) OpenTail(ctx context.Context, id string) (Tail, error) {
 	if err != nil {
 		return nil, err
 	}
-	h, err := c.b.Open(ctx, id, ReadOnly)
+	h, err := c.b.Open(ctx, id, ReadOnly, OpenParams{})
 	if err != nil {
 		return nil, err
 	}
@@ -244,7 +248,7 @@ func (c *storeCore) Detach(ctx context.Context, id string) error {
 		return err
 	}
 	defer release()
-	h, err := c.b.Open(ctx, id, ReadOnly)
+	h, err := c.b.Open(ctx, id, ReadOnly, OpenParams{})
 	if err != nil {
 		return err
 	}

@@ -81,7 +81,7 @@ func (s *FileStore) OpenTailPath(ctx context.Context, path string) (*TailReader,
 }
 
 func (s *FileStore) openTail(ctx context.Context, id, nameID string, loc location) (*TailReader, error) {
-	f, err := s.openLog(loc, os.O_RDONLY)
+	f, err := s.openLog(ctx, &loc, os.O_RDONLY)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%w: %s", ErrNotFound, loc.path)
@@ -105,9 +105,17 @@ func (s *FileStore) readTail(ctx context.Context, id, nameID string, loc locatio
 	src := ctxReaderAt{ctx: ctx, r: f}
 	var rec checkedRecord
 	held := false
-	if id != "" && loc.enc.z != nil { // a raw log's tail needs no record
-		if r, ok := s.loadChecked(ctx, id); ok && r.holdsPrefix(src, identityOf(fi)) {
+	// A clear raw log's tail needs no record; a sealed log's reads from
+	// the record's seq index (see readSealed), past the key records it
+	// names.
+	if id != "" && (loc.enc.z != nil || loc.sealed != nil) {
+		if r, ok := s.loadChecked(ctx, id); ok && r.holdsPrefix(src, identityOf(fi)) && (loc.sealed != nil) == (r.Keys != nil) {
 			rec, held = r, true
+		}
+	}
+	if held && loc.sealed != nil {
+		if _, err := loc.readEnvelopes(src, rec.Keys); err != nil {
+			return nil, err
 		}
 	}
 	known := func() eventlog.Frame {
@@ -116,7 +124,7 @@ func (s *FileStore) readTail(ctx context.Context, id, nameID string, loc locatio
 		}
 		return eventlog.Frame{}
 	}
-	if t.tail, err = loc.enc.tail(src, t.size, loc.path, known); err != nil {
+	if t.tail, err = loc.tail(src, t.size, known); err != nil {
 		return nil, err
 	}
 	if nameID != "" && t.tail.Header.ID != nameID {
@@ -125,6 +133,16 @@ func (s *FileStore) readTail(ctx context.Context, id, nameID string, loc locatio
 	first := t.tail.Header.FirstSeq()
 	t.anchors = []indexEntry{{off: t.tail.HeaderEnd, seq: first}}
 	if !t.tail.Found {
+		return t, nil
+	}
+	if loc.sealed != nil {
+		if held {
+			for _, e := range rec.scan(t.tail.Header, nil).index {
+				if e.off > t.tail.HeaderEnd && e.off < t.tail.End && e.seq <= t.tail.Last.Seq {
+					t.anchors = append(t.anchors, e)
+				}
+			}
+		}
 		return t, nil
 	}
 	if loc.enc.z != nil {
@@ -143,7 +161,7 @@ func (s *FileStore) readTail(ctx context.Context, id, nameID string, loc locatio
 			if k := rec.lastFrame(); k.Len > 0 && k.Offset > t.tail.HeaderEnd {
 				t.known = map[int64]eventlog.Frame{k.Offset + k.Len: k}
 			}
-			for _, e := range rec.scan(t.tail.Header).index {
+			for _, e := range rec.scan(t.tail.Header, nil).index {
 				if e.off > t.tail.HeaderEnd && e.off < lf.Offset && e.seq < rows.First {
 					t.index = append(t.index, e)
 				}
@@ -222,11 +240,10 @@ func (t *TailReader) read(ctx context.Context, from, to int64, depth int, yield 
 				yield(eventlog.Event{}, err)
 				return false
 			}
-			if t.enc.z != nil {
+			if t.enc.z != nil && t.loc.sealed == nil {
 				return t.readFrames(ctx, off, seq, from, to, yield)
 			}
-			r := t.enc.reader(ctx, io.NewSectionReader(t.f, off, t.size-off), eventlog.WithPath(t.path),
-				eventlog.WithStart(off, seq), eventlog.WithFrom(from))
+			r := t.loc.reader(ctx, io.NewSectionReader(t.f, off, t.size-off), readAt(off, seq, from))
 			ok, _ := yieldRows(ctx, r, from, to, yield)
 			return ok
 		}, yield)
@@ -354,6 +371,12 @@ func (t *TailReader) seek(ctx context.Context, seq int64) (off, first int64, err
 	// The anchors around seq: lo starts at or before it, hi after it.
 	i := sort.Search(len(t.anchors), func(i int) bool { return t.anchors[i].seq > seq })
 	lo, hi := t.anchors[max(i-1, 0)], t.anchors[min(i, len(t.anchors)-1)]
+	if t.loc.sealed != nil {
+		// A sealed log is read on from the nearest record boundary known
+		// before seq (the checked record's index), its records opened in
+		// order: a search would open one at every step.
+		return lo.off, lo.seq, nil
+	}
 	if t.enc.z == nil {
 		for hi.off-lo.off > tailSeekSpan {
 			mid := lo.off + (hi.off-lo.off)/2

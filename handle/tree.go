@@ -95,11 +95,18 @@ func (s *FileStore) headers(ctx context.Context) ([]Info, error) {
 // readHeaderAt reads the header of the log at loc.
 func (s *FileStore) readHeaderAt(loc location) (eventlog.Header, error) {
 	enc, path := loc.enc, loc.path
-	f, err := s.openLog(loc, os.O_RDONLY)
+	f, err := s.openLog(context.Background(), &loc, os.O_RDONLY)
 	if err != nil {
 		return eventlog.Header{}, err
 	}
 	defer f.Close()
+	if sf := loc.sealed; sf != nil {
+		// What a sealed file shows in clear (its labels are sealed): the
+		// index keeps no label of it, and the tree, its lineage, needs
+		// none.
+		c := sf.head.Clear
+		return eventlog.Header{Format: eventlog.FormatName, Version: eventlog.Version, ID: c.ID, CreatedAt: c.CreatedAt, Parent: c.Parent}, nil
+	}
 	if enc.z == nil {
 		h, _, err := eventlog.ReadHeader(f, path)
 		return h, err

@@ -39,6 +39,15 @@ func (r *run) convert(ctx context.Context, imp importer.Importer, path string, e
 		return importer.Session{}, err
 	}
 	defer f.Close()
+	if red := r.cfg.red; red != nil {
+		// Redacted as it is converted: what scan digests and counts, and
+		// what is stored and compared, is the redacted form.
+		inner := emit
+		emit = func(e eventlog.Event) error {
+			e.Data, _ = red.Data(e.Data)
+			return inner(e)
+		}
+	}
 	s, err := imp.Convert(ctx, f, path, importer.NewConfig(r.cfg.conv...), emit)
 	if err != nil {
 		return importer.Session{}, err
@@ -239,7 +248,7 @@ func (r *run) against(ctx context.Context, format string, info handle.Info, imp 
 		return growth{}, false, err
 	}
 	defer old.Close()
-	g, err := compare(ctx, format, old, r.placed(ctx, imp, path, sc, info.Header.CreatedAt))
+	g, err := compare(ctx, format, old, r.placed(ctx, imp, path, sc, info.Header.CreatedAt), r.cfg.red)
 	if err != nil {
 		return growth{}, false, err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/importer"
+	"github.com/sessionlog/sessionlog/redact"
 )
 
 // GrowLabel labels the rollbacks a re-import appends to a grown session.
@@ -108,9 +109,13 @@ func sameEvent(a, b eventlog.Event) bool {
 }
 
 // compare compares the session old with events, a new import of its
-// source (see above). It reads old twice (its import rollbacks, then its
-// view beside events) and holds neither.
-func compare(ctx context.Context, format string, old handle.Handle, events iter.Seq2[eventlog.Event, error]) (growth, error) {
+// source (see above), redacted by red (nil: not redacted). It reads old
+// twice (its import rollbacks, then its view beside events) and holds
+// neither. The session's events are redacted by red too before they are
+// compared: redacting is idempotent, so a session imported with red
+// compares as it is stored, and one imported without redaction (or with
+// fewer detectors) is still the same source.
+func compare(ctx context.Context, format string, old handle.Handle, events iter.Seq2[eventlog.Event, error], red *redact.Redactor) (growth, error) {
 	var g growth
 	last := old.Seq()
 	g.next = last + 1
@@ -148,6 +153,9 @@ func compare(ctx context.Context, format string, old handle.Handle, events iter.
 		}
 		if errB != nil {
 			return growth{}, errB
+		}
+		if okA && red != nil {
+			a.Data, _ = red.Data(a.Data)
 		}
 		if !okA || !okB || !sameEvent(a, b) {
 			break

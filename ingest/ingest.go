@@ -12,6 +12,7 @@ import (
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/importer"
 	"github.com/sessionlog/sessionlog/importer/formats"
+	"github.com/sessionlog/sessionlog/redact"
 )
 
 // Sessionlog is the name of sessionlog's own format, beside the foreign
@@ -113,6 +114,8 @@ type config struct {
 	progress func(Progress)
 	log      *slog.Logger
 	conv     []importer.Option
+	red      *redact.Redactor // nil: foreign events are stored as converted
+	srcOpts  []handle.Option  // of the file store a sessionlog log is read through
 }
 
 // From reads every file as the format name (Sessionlog, or a name of the
@@ -141,6 +144,26 @@ func WithProgress(fn func(Progress)) Option { return func(c *config) { c.progres
 // WithLogger sets the logger (default: silent).
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.log = l } }
 
+// WithRedactor sets the redactor applied to the events of a foreign
+// trace before they are stored (docs/format.md §11): by default
+// redact.New(), the built-in detectors; nil stores them as converted
+// (WithoutRedaction). A re-import compares the session with the trace
+// both redacted, so that a session imported with other detectors, or
+// none, is still recognised as the trace's. A sessionlog log is copied as
+// it is (its checkpoints' digests are over its bytes): run a redaction of
+// the stored log for that (redact.Log).
+func WithRedactor(r *redact.Redactor) Option { return func(c *config) { c.red = r } }
+
+// WithoutRedaction stores the events of foreign traces as converted.
+func WithoutRedaction() Option { return WithRedactor(nil) }
+
+// WithSourceOptions sets the options of the file store a sessionlog log
+// to import is read through (handle.WithIdentities: a sealed export is
+// read with them, and imported sealed as it is).
+func WithSourceOptions(opts ...handle.Option) Option {
+	return func(c *config) { c.srcOpts = opts }
+}
+
 // WithConvert passes options to every conversion (importer.MaxLine…).
 func WithConvert(opts ...importer.Option) Option {
 	return func(c *config) { c.conv = append(c.conv, opts...) }
@@ -152,7 +175,7 @@ func WithConvert(opts ...importer.Option) Option {
 // source that cannot be imported is a Failed result, and the others are
 // imported.
 func Import(ctx context.Context, st handle.Store, paths []string, opts ...Option) (Summary, error) {
-	cfg := config{fs: afero.NewOsFs(), log: slog.New(slog.DiscardHandler)}
+	cfg := config{fs: afero.NewOsFs(), log: slog.New(slog.DiscardHandler), red: redact.New()}
 	for _, o := range opts {
 		o(&cfg)
 	}

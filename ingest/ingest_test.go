@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"filippo.io/age"
 	"github.com/spf13/afero"
 	"github.com/stretchr/testify/require"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/sessionlog/sessionlog/importer/formats"
 	"github.com/sessionlog/sessionlog/ingest"
 	"github.com/sessionlog/sessionlog/internal/importertest"
+	"github.com/sessionlog/sessionlog/seal"
 )
 
 // world is a memory file system holding sources and a store.
@@ -430,6 +432,102 @@ func TestImportNative(t *testing.T) {
 	require.Equal(t, ingest.Failed, r.Status)
 	require.ErrorIs(t, r.Err, handle.ErrExists)
 	require.Len(t, w.events("01JDX3N0Q3Z8Y6W2D1V5K7M9PA"), 3, "untouched")
+}
+
+// A foreign trace's events are redacted as they are imported (on by
+// default): the session holds no secret, and importing the trace again —
+// unchanged, then grown — recognises the session by comparing both sides
+// redacted; so does a default import of a trace first imported without
+// redaction (its session keeps what it holds: redacting a stored log is
+// redact.Log's).
+func TestImportRedacts(t *testing.T) {
+	secret := "ghp_" + strings.Repeat("Zx9q", 9) // a GitHub token, built at run time
+	line := func(i int, text string) string {
+		return fmt.Sprintf(`{"type":"user","uuid":"u%d","timestamp":"2026-01-01T00:00:0%dZ","sessionId":"R","message":{"role":"user","content":%q}}`, i, i, text)
+	}
+	trace := line(1, "my token is "+secret) + "\n" + line(2, "thanks") + "\n"
+	for _, tc := range []struct {
+		name  string
+		first []ingest.Option
+	}{
+		{"redacted", nil},
+		{"first without redaction", []ingest.Option{ingest.WithoutRedaction()}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			w.write("/src/R.jsonl", []byte(trace))
+			sum := w.importAll([]string{"/src/R.jsonl"}, tc.first...)
+			require.Equal(t, []ingest.Status{ingest.Created}, statuses(sum))
+			id := sum.Results[0].ID
+			data := func() string {
+				var b strings.Builder
+				for _, e := range w.events(id) {
+					b.Write(e.Data)
+				}
+				return b.String()
+			}
+			require.Equal(t, tc.first == nil, !strings.Contains(data(), secret), data())
+
+			sum = w.importAll([]string{"/src/R.jsonl"})
+			require.Equal(t, []ingest.Status{ingest.Unchanged}, statuses(sum), sum.Results[0].Reason)
+
+			w.write("/src/R.jsonl", []byte(trace+line(3, "and "+secret+" again")+"\n"))
+			sum = w.importAll([]string{"/src/R.jsonl"})
+			require.Equal(t, []ingest.Status{ingest.Appended}, statuses(sum), sum.Results[0].Reason)
+			got := data()
+			require.Equal(t, tc.first == nil, !strings.Contains(got, secret), got)
+			require.Contains(t, got, `and [REDACTED:github-token] again`, "the events appended are redacted")
+			require.Equal(t, 1, w.sessions())
+		})
+	}
+}
+
+// A sealed export is imported sealed as it is (the same recipients read
+// it, nothing of it in clear in the store), and importing it again finds
+// it unchanged; imported into zstd it is sealed in the zstd layout.
+func TestImportSealedExport(t *testing.T) {
+	ctx := t.Context()
+	id, err := age.GenerateX25519Identity()
+	require.NoError(t, err)
+	w := newWorld(t, handle.WithIdentities(id))
+	src := handle.NewFileStore(w.fs, "/elsewhere", handle.WithRecipients(id.Recipient()), handle.WithIdentities(id))
+	h, err := src.Create(ctx)
+	require.NoError(t, err)
+	_, err = h.Append(ctx, eventlog.Event{Type: "user/message", Time: 1, Data: json.RawMessage(`{"text":"sealed words"}`)})
+	require.NoError(t, err)
+	require.NoError(t, h.Close())
+	var out bytes.Buffer
+	_, err = src.ExportSealed(ctx, h.ID(), &out, 0)
+	require.NoError(t, err)
+	w.write("/src/export.jsonl", out.Bytes())
+
+	opts := []ingest.Option{ingest.WithSourceOptions(handle.WithIdentities(id))}
+	sum := w.importAll([]string{"/src/export.jsonl"}, opts...)
+	require.Equal(t, []ingest.Status{ingest.Created}, statuses(sum), sum.Results[0].Reason)
+	info, err := w.st.Stat(ctx, h.ID())
+	require.NoError(t, err)
+	require.True(t, info.Sealed)
+	b, err := afero.ReadFile(w.fs, info.Path)
+	require.NoError(t, err)
+	require.NotContains(t, string(b), "sealed words")
+	require.Equal(t, `{"text":"sealed words"}`, string(w.events(h.ID())[0].Data))
+	sum = w.importAll([]string{"/src/export.jsonl"}, opts...)
+	require.Equal(t, []ingest.Status{ingest.Unchanged}, statuses(sum), sum.Results[0].Reason)
+
+	sum = w.importAll([]string{"/src/export.jsonl"}) // no identity to read it with
+	require.Equal(t, []ingest.Status{ingest.Failed}, statuses(sum))
+	require.ErrorIs(t, sum.Results[0].Err, seal.ErrNoKey)
+
+	// Into zstd (WithEncoding): sealed in the zstd layout, the same events.
+	w2 := newWorld(t, handle.WithIdentities(id))
+	w2.fs, w2.st = w.fs, handle.NewFileStore(w.fs, "/store2", handle.WithIdentities(id))
+	sum = w2.importAll([]string{"/src/export.jsonl"}, append(opts, ingest.WithEncoding(handle.EncodingZstd))...)
+	require.Equal(t, []ingest.Status{ingest.Created}, statuses(sum), sum.Results[0].Reason)
+	info, err = w2.st.Stat(ctx, h.ID())
+	require.NoError(t, err)
+	require.True(t, info.Sealed)
+	require.Equal(t, handle.EncodingZstd, info.Encoding)
+	require.Equal(t, `{"text":"sealed words"}`, string(w2.events(h.ID())[0].Data))
 }
 
 // Regression: a SWE-agent trajectory records no times, and its sessions

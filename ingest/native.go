@@ -20,7 +20,8 @@ import (
 // log is a conflict (Failed, wrapping handle.ErrExists).
 func (r *run) native(ctx context.Context, f file) Result {
 	path := f.path
-	src, err := handle.NewFileStore(r.cfg.fs, filepath.Dir(path)).OpenPath(ctx, path)
+	fst := handle.NewFileStore(r.cfg.fs, filepath.Dir(path), r.cfg.srcOpts...)
+	src, err := fst.OpenPath(ctx, path)
 	if err != nil {
 		return failed(path, Sessionlog, err)
 	}
@@ -40,6 +41,14 @@ func (r *run) native(ctx context.Context, f file) Result {
 		opts := []handle.CreateOption{handle.WithID(hdr.ID), handle.WithCreatedAt(hdr.CreatedAt), handle.WithSessionEncoding(enc)}
 		if len(hdr.Labels) > 0 {
 			opts = append(opts, handle.WithLabels(hdr.Labels))
+		}
+		// A sealed log is imported sealed as it is: the same recipients
+		// read it (docs/format.md §11); a store that cannot keep one
+		// refuses it.
+		if sl, err := fst.SealingOfPath(ctx, path); err != nil {
+			return failed(path, Sessionlog, err)
+		} else if sl != nil {
+			opts = append(opts, handle.SealedAs(sl))
 		}
 		info, err := r.st.CreateFrom(ctx, events(0), opts...)
 		if err != nil {

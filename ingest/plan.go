@@ -16,6 +16,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/importer"
+	"github.com/sessionlog/sessionlog/seal"
 )
 
 // file is one source file of a plan: its path, size and modification
@@ -56,9 +57,13 @@ var ErrAmbiguous = errors.New("ingest: ambiguous format")
 // zstdMagic starts a zstd frame: a sessionlog log in zstd frames.
 var zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
 
-// sniffSessionlog reports whether head starts a sessionlog log.
+// sniffSessionlog reports whether head starts a sessionlog log, clear or
+// sealed (docs/format.md §11).
 func sniffSessionlog(head []byte) bool {
 	if bytes.HasPrefix(head, zstdMagic) {
+		return true
+	}
+	if _, sealed := seal.IsSealed(head); sealed {
 		return true
 	}
 	m, ok := importer.Head(head)

@@ -2,6 +2,7 @@ package recorder_test
 
 import (
 	"encoding/json"
+	"strings"
 	"sync"
 	"testing"
 
@@ -295,4 +296,27 @@ func TestRecorderWithConcurrentAppender(t *testing.T) {
 	wg.Wait()
 	requireInStep(t, rec, h)
 	require.Equal(t, 20, rec.State().Turns)
+}
+
+// What the handle stores is redacted (docs/format.md §11), and the
+// Recorder's state is built from what is stored, not from what it was
+// given: a secret in a memory value, a plan or a provider's state is
+// redacted in the state too, and the checkpoint at the turn's end carries
+// the state digest verify computes from the log.
+func TestRecorderSeesTheRedactedForm(t *testing.T) {
+	h, _ := newHandle(t)
+	rec, err := recorder.New(ctx, h, recorder.WithClock(clock))
+	require.NoError(t, err)
+	secret := "ghp_" + strings.Repeat("aB3d", 9) // a GitHub token, built at run time
+	seq := mustSeq(t)
+	seq(rec.BeginTurn(ctx, nil))
+	seq(rec.MemorySet(ctx, "token", secret, nil))
+	seq(rec.SetPlan(ctx, map[string]string{"step": "use " + secret}))
+	seq(rec.ProviderState(ctx, "p", map[string]string{"auth": secret}))
+	seq(rec.EndTurn(ctx, recorder.Completed, ""))
+	st, err := json.Marshal(rec.State())
+	require.NoError(t, err)
+	require.NotContains(t, string(st), secret)
+	require.Contains(t, string(st), "[REDACTED:github-token]")
+	requireInStep(t, rec, h)
 }

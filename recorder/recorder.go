@@ -191,8 +191,13 @@ func (r *Recorder) appendLocked(ctx context.Context, build func() ([]eventlog.Ev
 		}
 		for i := range evs {
 			evs[i].Seq = last - int64(len(evs)-1-i)
-			r.apply(evs[i])
 		}
+		// What is applied is what the log holds, read back, not what was
+		// built: the handle redacts what it stores (docs/format.md §11),
+		// and the state must be replay's. The events are the writer's
+		// newest, read from its memory. A failed read leaves them to the
+		// next catch-up.
+		_ = r.catchUp(ctx)
 		return last, evs, nil
 	}
 }

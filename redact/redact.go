@@ -74,18 +74,41 @@ func ValidKind(kind string) error {
 // allocation. Data that is not valid JSON is returned as is: validation
 // refuses it after.
 func (r *Redactor) Data(data []byte) ([]byte, bool) {
+	out, _, ok := r.Redact(data)
+	return out, ok
+}
+
+// Redact is Data that also returns the kinds of the secrets replaced,
+// sorted (nil when nothing was).
+func (r *Redactor) Redact(data []byte) (out []byte, kinds []string, changed bool) {
 	if !r.any(data) {
-		return data, false
+		return data, nil, false
 	}
 	if !json.Valid(data) {
-		return data, false
+		return data, nil, false
 	}
 	w := walker{r: r, data: data}
 	out, ok := w.run()
 	if !ok {
-		return data, false
+		return data, nil, false
 	}
-	return out, true
+	return out, w.kinds, true
+}
+
+// DetectorsVersion names the built-in detectors' table (Detectors): a
+// record of a redaction (a rewrite's) says which table it used, so that
+// whoever checks it redacts with the same one. A change of any detector
+// changes it.
+const DetectorsVersion = "sessionlog-redact/1"
+
+// Patterns returns the extra patterns of the Redactor, in the order they
+// were given: kind and regular expression.
+func (r *Redactor) Patterns() [][2]string {
+	out := make([][2]string, len(r.patterns))
+	for i, p := range r.patterns {
+		out[i] = [2]string{p.kind, p.re.String()}
+	}
+	return out
 }
 
 // Events redacts the data of each event in place (Data) and returns how

@@ -13,9 +13,10 @@ type walker struct {
 	r      *Redactor
 	data   []byte
 	out    []byte
-	copied int    // data[:copied] is in out
-	path   []seg  // to the current value
-	fields []byte // the record's entries, comma-separated
+	copied int      // data[:copied] is in out
+	path   []seg    // to the current value
+	fields []byte   // the record's entries, comma-separated
+	kinds  []string // the kinds replaced, sorted
 	// The top-level object in the output: where it opens and closes,
 	// and the value of a RecordKey member it already has.
 	objStart, objEnd int
@@ -200,6 +201,9 @@ func (w *walker) str(i int, isKey bool) (int, []byte) {
 	w.copied++
 	quoted := w.out[at:len(w.out):len(w.out)]
 	w.addField(isKey, quoted, kinds)
+	for _, k := range kinds {
+		w.kinds = addKind(w.kinds, k)
+	}
 	return end + 1, quoted
 }
 

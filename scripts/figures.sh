@@ -21,7 +21,7 @@ run() {
 	grep -oE 'figure: .*' "$out" | sort -u
 }
 # (1) power cuts, (2) SIGKILL of a writer process.
-run -run '^(TestCrashTornFlushSweep|TestCrashDuringCreate|TestCrashDuringFork|TestCrashDuringDetach|TestCrashDuringDeleteCascade|TestConvertCrash|TestCompactCrash|TestCrashDuringCheckpoint|TestCrashDuringRepair|TestKillWriter)$' ./handle/
+run -run '^(TestCrashTornFlushSweep|TestCrashDuringCreate|TestCrashDuringCreateFrom|TestCrashDuringAppendAll|TestCrashDuringFork|TestCrashDuringDetach|TestCrashDuringDeleteCascade|TestConvertCrash|TestCompactCrash|TestCrashDuringCheckpoint|TestCrashDuringRepair|TestKillWriter)$' ./handle/
 # (3) the corruption sweep, (4) ENOSPC on a tmpfs, (5) hostile inputs,
 # (7) SIGKILL of logtool copy and import (8 rounds per encoding; 200 long),
 # (8) a session's file unlinked, renamed or replaced under logtool append.

@@ -224,6 +224,24 @@ func (kr *Keyring) open(env Envelope) (*DataKey, error) {
 	return k, k.init()
 }
 
+// Latest returns the data key of the highest number the keyring holds:
+// the one a writer seals with (a session's keys are numbered from 0, a
+// rotation adds the next), or false when it holds none.
+func (kr *Keyring) Latest() (*DataKey, bool) {
+	kr.mu.Lock()
+	defer kr.mu.Unlock()
+	var out *DataKey
+	for _, k := range kr.keys {
+		if out == nil || k.id > out.id {
+			out = k
+		}
+	}
+	return out, out != nil
+}
+
+// Session returns the session the keyring is of.
+func (kr *Keyring) Session() string { return kr.session }
+
 // Key returns data key id, or a *KeyError saying why it is not there.
 func (kr *Keyring) Key(id uint32) (*DataKey, error) {
 	kr.mu.Lock()

@@ -118,18 +118,19 @@ func decodeClearHeader(b []byte) (ClearHeader, error) {
 	return c, nil
 }
 
-// IsSealed reports whether b, the first bytes of a file (its first line,
-// or at least 4 bytes for zstd), start a sealed log: a zstd one's header
-// frame, or a raw one's first line naming the sealed format.
+// rawStart is how a raw sealed file starts: the clear header's first
+// member, as AppendClearHeader writes it (a clear log's header, which
+// may hold any label, is never told by a member found further on).
+const rawStart = `{"format":"` + Format + `"`
+
+// IsSealed reports whether b, the first bytes of a file (at least 30, or
+// 4 for zstd), start a sealed log: a zstd one's header frame, or a raw
+// one's clear header, which starts with {"format":"sessionlog-sealed".
 func IsSealed(b []byte) (Encoding, bool) {
 	if len(b) >= 4 && binary.LittleEndian.Uint32(b) == magicHeader {
 		return Zstd, true
 	}
-	line := b
-	if i := bytes.IndexByte(b, '\n'); i >= 0 {
-		line = b[:i]
-	}
-	return Raw, bytes.Contains(line, []byte(`"format":"`+Format+`"`))
+	return Raw, bytes.HasPrefix(b, []byte(rawStart))
 }
 
 // AppendClearHeader appends the clear header record of a sealed file.

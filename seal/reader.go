@@ -26,6 +26,9 @@ type Reader struct {
 
 	hdrDone bool
 	err     error
+	// resume is the last record boundary read past: its file offset and
+	// the seq of the row that follows it (see Resume).
+	resume [2]int64
 }
 
 // Option configures a Reader.
@@ -65,12 +68,12 @@ func NewReader(src io.Reader, enc Encoding, kr *Keyring, opts ...Option) *Reader
 		o(&c)
 	}
 	p := &plainSource{rr: newRecordReader(src, enc, c.start), enc: enc, kr: kr, cfg: c,
-		needHeader: !c.started, headerRow: !c.started}
+		needHeader: !c.started, headerRow: !c.started, fileEnd: c.start}
 	evOpts := []eventlog.ReaderOption{eventlog.WithPath(c.path), eventlog.WithFrom(c.from)}
 	if c.started {
 		evOpts = append(evOpts, eventlog.WithStart(0, c.nextSeq))
 	}
-	r := &Reader{p: p, ev: eventlog.NewReader(p, evOpts...)}
+	r := &Reader{p: p, ev: eventlog.NewReader(p, evOpts...), resume: [2]int64{c.start, c.nextSeq}}
 	p.next = r.ev.NextSeq
 	r.hdrDone = c.started
 	return r
@@ -105,6 +108,7 @@ func (r *Reader) Header() (eventlog.Header, error) {
 		r.err = &eventlog.CorruptError{Path: r.p.cfg.path, Offset: 0, Seq: -1, Reason: "the clear header and the sealed header row disagree"}
 		return h, r.err
 	}
+	r.resume = [2]int64{r.End(), h.FirstSeq()}
 	return h, nil
 }
 
@@ -119,10 +123,56 @@ func (r *Reader) Next() bool {
 		return false
 	}
 	if r.ev.Next() {
-		r.p.trim(r.ev.End())
+		r.advanced()
 		return true
 	}
 	return false
+}
+
+// SkipRow reads and checks the next row without returning its events
+// (eventlog.Reader.SkipRow), and reports whether there was one.
+func (r *Reader) SkipRow() bool {
+	if !r.hdrDone {
+		if _, err := r.Header(); err != nil {
+			return false
+		}
+	}
+	if r.err != nil {
+		return false
+	}
+	if r.ev.SkipRow() {
+		r.advanced()
+		return true
+	}
+	return false
+}
+
+// advanced notes where the read stands after a row: a record boundary
+// when the row ends its record.
+func (r *Reader) advanced() {
+	end := r.ev.End()
+	for _, s := range r.p.spans {
+		if s.plainEnd == end {
+			r.resume = [2]int64{s.fileEnd, r.ev.NextSeq()}
+			break
+		}
+	}
+	r.p.trim(end)
+}
+
+// Resume returns a point a new Reader can start from with WithStart: the
+// file offset just past the last record whose rows were all read (raw:
+// the last row; zstd: the last whole frame), and the seq that follows it.
+func (r *Reader) Resume() (offset, nextSeq int64) { return r.resume[0], r.resume[1] }
+
+// LastFrame returns the offset and length of the last sealed frame read
+// (zstd; zeros for raw, as eventlog.Reader.LastFrame): what a tail frame
+// names.
+func (r *Reader) LastFrame() (off, n int64) {
+	if r.p.enc != Zstd {
+		return 0, 0
+	}
+	return r.p.lastData[0], r.p.lastData[1]
 }
 
 // Event returns the event Next advanced to.
@@ -230,6 +280,7 @@ type plainSource struct {
 	lastKey   uint32
 	uses      map[uint32]uint64
 	useOfLast uint64
+	lastData  [2]int64 // offset and length of the last data record opened
 
 	err  error
 	torn *eventlog.TornTail
@@ -363,6 +414,7 @@ func (p *plainSource) advance() {
 	}
 	p.uses[rec.key]++
 	p.lastKey, p.useOfLast = rec.key, p.uses[rec.key]
+	p.lastData = [2]int64{rec.off, rec.end - rec.off}
 	p.pending = plain
 	p.plainOff += int64(len(plain))
 	p.spans = append(p.spans, plainSpan{plainEnd: p.plainOff, fileOff: rec.off, fileEnd: rec.end})
@@ -381,7 +433,7 @@ func (p *plainSource) open(rec record) ([]byte, error) {
 	if len(rec.sealed) < nonceSize+tagSize {
 		return nil, errAuth
 	}
-	p.ad = aad(p.ad[:0], p.clear.ID, p.enc, rec.key, p.headerRow)
+	p.ad = aad(p.ad[:0], p.kr.session, p.enc, rec.key, p.headerRow)
 	// The plaintext buffer is reused: its reader has copied all of the
 	// last record's before it asks for the next.
 	plain, err := k.aead.Open(p.plain[:0], rec.sealed[:nonceSize], rec.sealed[nonceSize:], p.ad)
@@ -402,7 +454,7 @@ func (p *plainSource) damaged(off int64, reason string, tornOK bool) {
 		if err != nil {
 			return true // it may well open with its key: not torn
 		}
-		ad := aad(nil, p.clear.ID, p.enc, rec.key, false)
+		ad := aad(nil, p.kr.session, p.enc, rec.key, false)
 		_, err = k.aead.Open(nil, rec.sealed[:nonceSize], rec.sealed[nonceSize:], ad)
 		return err == nil
 	}

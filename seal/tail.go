@@ -32,23 +32,29 @@ func ReadTail(src io.ReaderAt, size int64, enc Encoding, kr *Keyring, opts ...Op
 	}
 	t.Header = h
 	headEnd := r.p.spans[0].fileEnd
+	t.HeaderEnd, t.End = headEnd, headEnd
 	var last []byte
+	var at [2]int64 // the last record: offset, length
 	if enc == Zstd {
-		last, err = lastFrame(src, size, headEnd, kr, r.p, c)
+		last, at, err = lastFrame(src, size, headEnd, kr, r.p, c)
 	} else {
-		last, err = lastLine(src, size, headEnd, kr, r.p)
+		last, at, err = lastLine(src, size, headEnd, kr, r.p)
 	}
 	if err != nil || last == nil {
 		return t, err
 	}
+	t.End = at[0] + at[1]
 	if enc == Zstd {
 		content, err := c.codec.DecodeFrame(last, nil)
 		if err != nil || len(content) == 0 || content[len(content)-1] != '\n' {
-			return t, &eventlog.CorruptError{Path: c.path, Offset: -1, Seq: -1, Reason: "the last sealed frame does not decode"}
+			return t, &eventlog.CorruptError{Path: c.path, Offset: at[0], Seq: -1, Reason: "the last sealed frame does not decode"}
 		}
+		t.LastFrame, t.LastContent = eventlog.Frame{Offset: at[0], Len: at[1]}, content
 		t.Last, t.Found, err = eventlog.LastEvent(bytes.NewReader(content), int64(len(content)), 0)
 		return t, err
 	}
+	t.End++ // the line's '\n'
+
 	evs, err := eventlog.DecodeRow(last)
 	if err != nil {
 		return t, &eventlog.CorruptError{Path: c.path, Offset: -1, Seq: -1, Reason: "the last sealed row: " + err.Error()}
@@ -58,15 +64,16 @@ func ReadTail(src io.ReaderAt, size int64, enc Encoding, kr *Keyring, opts ...Op
 }
 
 // lastLine returns the plaintext of the last raw record after headEnd
-// that opens, or nil when there is none.
-func lastLine(src io.ReaderAt, size, headEnd int64, kr *Keyring, p *plainSource) ([]byte, error) {
+// that opens and where the record stands (without its '\n'), or nil when
+// there is none.
+func lastLine(src io.ReaderAt, size, headEnd int64, kr *Keyring, p *plainSource) ([]byte, [2]int64, error) {
 	end := size
 	window := int64(64 << 10)
 	for end > headEnd {
 		start := max(headEnd, end-window)
 		buf := make([]byte, end-start)
 		if _, err := src.ReadAt(buf, start); err != nil && !errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("seal: reading the tail at offset %d: %w", start, err)
+			return nil, [2]int64{}, fmt.Errorf("seal: reading the tail at offset %d: %w", start, err)
 		}
 		b := buf
 		if nl := bytes.LastIndexByte(b, '\n'); nl >= 0 {
@@ -75,7 +82,7 @@ func lastLine(src io.ReaderAt, size, headEnd int64, kr *Keyring, p *plainSource)
 			window *= 2
 			continue
 		} else {
-			return nil, nil
+			return nil, [2]int64{}, nil
 		}
 		for {
 			prev := bytes.LastIndexByte(b, '\n')
@@ -85,13 +92,13 @@ func lastLine(src io.ReaderAt, size, headEnd int64, kr *Keyring, p *plainSource)
 			rr := recordReader{}
 			if rec, ok := rr.parseLine(b[prev+1:], false); ok && rec.kind == recData {
 				if plain, err := p.open(rec); err == nil {
-					return bytes.Clone(plain), nil
+					return bytes.Clone(plain), [2]int64{start + int64(prev+1), int64(len(b) - prev - 1)}, nil
 				} else if errors.Is(err, ErrNoKey) {
-					return nil, err
+					return nil, [2]int64{}, err
 				}
 			}
 			if prev < 0 {
-				return nil, nil
+				return nil, [2]int64{}, nil
 			}
 			b = b[:prev]
 		}
@@ -102,12 +109,13 @@ func lastLine(src io.ReaderAt, size, headEnd int64, kr *Keyring, p *plainSource)
 		end = start + int64(len(b)) + 1
 		window = 2 * max(window, int64(len(b))+1)
 	}
-	return nil, nil
+	return nil, [2]int64{}, nil
 }
 
 // lastFrame returns the plaintext (a zstd frame) of the last sealed
-// frame after headEnd that opens, or nil.
-func lastFrame(src io.ReaderAt, size, headEnd int64, kr *Keyring, p *plainSource, c readerConfig) ([]byte, error) {
+// frame after headEnd that opens and where the sealed frame stands, or
+// nil.
+func lastFrame(src io.ReaderAt, size, headEnd int64, kr *Keyring, p *plainSource, c readerConfig) ([]byte, [2]int64, error) {
 	var offs [][2]int64
 	// A tail frame at the end names the last frame.
 	if size-headEnd >= 48 {
@@ -140,7 +148,7 @@ func lastFrame(src io.ReaderAt, size, headEnd int64, kr *Keyring, p *plainSource
 	for i := len(offs) - 1; i >= 0; i-- {
 		buf := make([]byte, offs[i][1])
 		if _, err := src.ReadAt(buf, offs[i][0]); err != nil {
-			return nil, fmt.Errorf("seal: reading %q at offset %d: %w", c.path, offs[i][0], err)
+			return nil, [2]int64{}, fmt.Errorf("seal: reading %q at offset %d: %w", c.path, offs[i][0], err)
 		}
 		rec, ok := parseFrame(magicSealed, buf[8:], false)
 		if !ok {
@@ -148,11 +156,11 @@ func lastFrame(src io.ReaderAt, size, headEnd int64, kr *Keyring, p *plainSource
 		}
 		plain, err := p.open(rec)
 		if errors.Is(err, ErrNoKey) {
-			return nil, err
+			return nil, [2]int64{}, err
 		}
 		if err == nil {
-			return bytes.Clone(plain), nil
+			return bytes.Clone(plain), offs[i], nil
 		}
 	}
-	return nil, nil
+	return nil, [2]int64{}, nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"filippo.io/age"
 	"github.com/spf13/afero"
 
 	"github.com/sessionlog/sessionlog/handle"
@@ -16,11 +17,13 @@ import (
 )
 
 type config struct {
-	fs       afero.Fs
-	log      *slog.Logger
-	leaseTTL time.Duration
-	name     string
-	existing bool
+	fs         afero.Fs
+	log        *slog.Logger
+	leaseTTL   time.Duration
+	name       string
+	existing   bool
+	identities []age.Identity
+	unredacted bool
 }
 
 // ErrNoStore: a store that Existing requires is not there.
@@ -49,6 +52,14 @@ func WithLeaseTTL(d time.Duration) Option { return func(c *config) { c.leaseTTL 
 // WithClientName names the connection to a NATS server (default
 // "sessionlog"), as the server's monitoring shows it.
 func WithClientName(name string) Option { return func(c *config) { c.name = name } }
+
+// WithIdentities gives a folder store the age identities it reads sealed
+// sessions with (handle.WithIdentities); a JetStream store keeps none.
+func WithIdentities(ids ...age.Identity) Option { return func(c *config) { c.identities = ids } }
+
+// WithoutRedaction turns the store's redaction at write off
+// (handle.WithoutRedaction, jetstream.WithoutRedaction).
+func WithoutRedaction() Option { return func(c *config) { c.unredacted = true } }
 
 // IsURL reports whether where names a store by URL rather than a folder.
 func IsURL(where string) bool {
@@ -79,9 +90,16 @@ func Open(ctx context.Context, where string, opts ...Option) (st handle.Store, c
 				return nil, nil, fmt.Errorf("%w at %q: not a folder", ErrNoStore, where)
 			}
 		}
-		return handle.NewFileStore(c.fs, where), func() {}, nil
+		opts := []handle.Option{handle.WithIdentities(c.identities...)}
+		if c.unredacted {
+			opts = append(opts, handle.WithoutRedaction())
+		}
+		return handle.NewFileStore(c.fs, where, opts...), func() {}, nil
 	}
 	jopts := []jetstream.Option{jetstream.WithClientName(c.name)}
+	if c.unredacted {
+		jopts = append(jopts, jetstream.WithoutRedaction())
+	}
 	if c.log != nil {
 		jopts = append(jopts, jetstream.WithLogger(c.log))
 	}

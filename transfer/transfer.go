@@ -185,6 +185,22 @@ func copySession(ctx context.Context, src, dst handle.Store, id string, c config
 	if hdr.Parent != nil {
 		opts = append(opts, handle.WithParent(*hdr.Parent))
 	}
+	if info.Sealed {
+		// A sealed session's copy is sealed as it is, for the same
+		// recipients (docs/format.md §11); a store that cannot keep one
+		// refuses it.
+		fs, ok := src.(interface {
+			SealingOf(ctx context.Context, id string) (*handle.Sealing, error)
+		})
+		if !ok {
+			return Result{}, fmt.Errorf("%w: %s: the source cannot say how it is sealed", handle.ErrSealed, id)
+		}
+		sl, err := fs.SealingOf(ctx, id)
+		if err != nil {
+			return Result{}, err
+		}
+		opts = append(opts, handle.SealedAs(sl))
+	}
 	// All or nothing: a copy killed at any instant is absent or complete.
 	if _, err := dst.CreateFrom(ctx, log.own(ctx), opts...); err != nil {
 		if errors.Is(err, handle.ErrExists) { // another copy made it meanwhile

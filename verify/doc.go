@@ -1,6 +1,7 @@
 // Package verify checks sessions end to end and reports what it found,
 // one Report a session or file, with one kind per failure (docs/cli.md,
-// verify): corrupt, version, digest, lineage or io.
+// verify): corrupt, version, digest, lineage, io, or key (a sealed
+// session no identity given opens: its framing alone is checked).
 //
 // A check reads every row of the log — the header, every row's shape and
 // the seq rule (every frame's checksum for zstd) — then the logical log (a

@@ -2,10 +2,12 @@ package verify
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/replay"
+	"github.com/sessionlog/sessionlog/seal"
 )
 
 // The kinds of failure (docs/cli.md, verify).
@@ -23,6 +25,10 @@ const (
 	KindLineage = "lineage"
 	// KindIO: an I/O error, or a file refused as not a regular file.
 	KindIO = "io"
+	// KindKey: a sealed session no identity given opens (docs/format.md
+	// §11): its framing alone was checked, and found sound; its content
+	// could not be.
+	KindKey = "key"
 )
 
 // Report is what a check found in one session or file. Its JSON is one
@@ -92,6 +98,8 @@ func Classify(err error) *Failure {
 		f.Kind, f.Offset = KindVersion, &zero
 	case errors.Is(err, handle.ErrDuplicate):
 		f.Kind = KindCorrupt
+	case errors.Is(err, seal.ErrNoKey):
+		f.Kind = KindKey
 	}
 	// Anything else — I/O errors, a file refused as not regular
 	// (handle.ErrNotRegular) — is io.
@@ -101,4 +109,11 @@ func Classify(err error) *Failure {
 // fail records err as the report's failure.
 func (r *Report) fail(err error) {
 	r.OK, r.Error = false, Classify(err)
+}
+
+// failFraming records err, a sealed log's want of a key, as the report's
+// failure, saying what the framing check found (fr: sound).
+func (r *Report) failFraming(err error, fr *seal.Framing) {
+	r.fail(err)
+	r.Error.Message = fmt.Sprintf("%s; without it only the framing was checked, and it is sound (%d sealed records, %d key records); nothing more could be", err, fr.Records, len(fr.Envelopes))
 }

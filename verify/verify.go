@@ -14,10 +14,12 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/projection"
+	"github.com/sessionlog/sessionlog/seal"
 )
 
 type config struct {
 	known func() []projection.Projection
+	store []handle.Option
 }
 
 // Option configures a check.
@@ -29,6 +31,12 @@ type Option func(*config)
 // unchecked.
 func WithProjections(newFn func() []projection.Projection) Option {
 	return func(c *config) { c.known = newFn }
+}
+
+// WithStoreOptions sets the options of the file store File opens a
+// file's folder with (handle.WithIdentities, to read sealed logs).
+func WithStoreOptions(opts ...handle.Option) Option {
+	return func(c *config) { c.store = opts }
 }
 
 func newConfig(opts []Option) config {
@@ -46,6 +54,19 @@ func Session(ctx context.Context, st handle.Store, id string, opts ...Option) Re
 	c := newConfig(opts)
 	rep := Report{Path: id, ID: &id}
 	h, err := st.Open(ctx, id, handle.ReadOnly)
+	if fs, ok := st.(pathChecker); ok && errors.Is(err, seal.ErrNoKey) {
+		// A sealed session without its key: its framing, at least.
+		if path, perr := fs.Path(id); perr == nil {
+			rep.Path = path
+			if chk := fs.CheckPath(ctx, path, nil); chk.Framing != nil {
+				rep.Torn = tornOf(chk.Torn)
+				rep.failFraming(chk.Err, chk.Framing)
+			} else {
+				rep.fail(chk.Err)
+			}
+			return rep
+		}
+	}
 	if err != nil {
 		// The open checks the structure: the damage's seq is how far the
 		// log held.
@@ -67,6 +88,13 @@ func Session(ctx context.Context, st handle.Store, id string, opts ...Option) Re
 	}
 	rep.OK = true
 	return rep
+}
+
+// pathChecker is a store whose sessions are files it can check by path
+// (handle.FileStore).
+type pathChecker interface {
+	Path(id string) (string, error)
+	CheckPath(ctx context.Context, path string, fn func(eventlog.Event) error) handle.CheckResult
 }
 
 // count sets Events to the logical log up to seq next (exclusive) and
@@ -111,7 +139,7 @@ func Store(ctx context.Context, st handle.Store, opts ...Option) iter.Seq2[Repor
 				return
 			}
 			rep := Report{Path: id, ID: &id}
-			if err, ok := broken[id]; ok {
+			if err, ok := broken[id]; ok && !errors.Is(err, seal.ErrNoKey) {
 				rep.fail(err)
 			} else {
 				rep = Session(ctx, st, id, opts...)
@@ -149,7 +177,7 @@ func Files(fsys afero.Fs, dir string) ([]string, error) {
 func File(ctx context.Context, fsys afero.Fs, path string, opts ...Option) Report {
 	c := newConfig(opts)
 	rep := Report{Path: path}
-	st := handle.NewFileStore(fsys, filepath.Dir(path))
+	st := handle.NewFileStore(fsys, filepath.Dir(path), c.store...)
 	if id, _, ok := handle.ParseFileName(filepath.Base(path)); ok {
 		rep.ID = &id
 		// A session the store refuses (docs/format.md §2) is not a clean
@@ -164,6 +192,11 @@ func File(ctx context.Context, fsys afero.Fs, path string, opts ...Option) Repor
 		rep.ID = &chk.Header.ID
 	}
 	rep.count(chk.Header, chk.Header.FirstSeq()+chk.Events)
+	if chk.Framing != nil {
+		rep.Torn = tornOf(chk.Torn)
+		rep.failFraming(chk.Err, chk.Framing)
+		return rep
+	}
 	if chk.Err != nil {
 		rep.fail(chk.Err)
 		return rep

@@ -44,6 +44,14 @@ var appendVariants = []struct {
 	{"sessionlog raw", func(dir string) (durable, error) { return openSessionlog(dir, handle.EncodingRaw, false) }},
 	{"sessionlog zstd", func(dir string) (durable, error) { return openSessionlog(dir, handle.EncodingZstd, false) }},
 	{"sessionlog raw, no fsync", func(dir string) (durable, error) { return openSessionlog(dir, handle.EncodingRaw, true) }},
+	// Redaction at write is on in the rows above; these two measure its
+	// cost (docs/format.md §11).
+	{"sessionlog raw, unredacted", func(dir string) (durable, error) {
+		return openSessionlog(dir, handle.EncodingRaw, false, handle.WithoutRedaction())
+	}},
+	{"sessionlog raw, no fsync, unredacted", func(dir string) (durable, error) {
+		return openSessionlog(dir, handle.EncodingRaw, true, handle.WithoutRedaction())
+	}},
 	{"bare write+fdatasync", openBare},
 	{"JSONL + group commit", openJSONL},
 	{"tidwall/wal + group commit", openTidwall},
@@ -132,9 +140,9 @@ type sessionlogLog struct {
 	noSync bool
 }
 
-func openSessionlog(dir, encoding string, noFsync bool) (durable, error) {
+func openSessionlog(dir, encoding string, noFsync bool, opts ...handle.Option) (durable, error) {
 	fsys, counts := benchfs.New(noFsync)
-	store := handle.NewFileStore(fsys, filepath.Join(dir, "sessions"), handle.WithEncoding(encoding))
+	store := handle.NewFileStore(fsys, filepath.Join(dir, "sessions"), append([]handle.Option{handle.WithEncoding(encoding)}, opts...)...)
 	h, err := store.Create(context.Background())
 	if err != nil {
 		return nil, err

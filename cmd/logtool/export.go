@@ -19,9 +19,9 @@ import (
 func (a *app) newExportCmd() *cobra.Command {
 	var to int64
 	var out string
-	var asJSON bool
+	var asJSON, clear bool
 	cmd := &cobra.Command{
-		Use:   "export [--to S] [--out FILE [--json]] SESSION",
+		Use:   "export [--to S] [--out FILE [--json]] [--clear] SESSION",
 		Short: "Write a session (up to seq S) as a standalone raw file",
 		Long: `Export writes SESSION's logical log up to seq S (default: all of it) as a
 standalone raw session: the header keeps the ID, createdAt and labels but
@@ -30,17 +30,20 @@ row. Its cat --json is byte-identical to SESSION's (up to S), and it
 verifies on its own (checkpoint digests cover the logical log). It goes to
 stdout, or with --out FILE to FILE, atomically (temp file, fsync, rename),
 then prints {"id","path","events","lastSeq"}. An existing FILE, a name
-ending in .zst or named after another session is refused.`,
+ending in .zst or named after another session is refused. A sealed
+session's export is sealed for the same recipients; --clear writes it in
+clear.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !cmd.Flags().Changed("to") {
 				to = handle.End
 			}
-			return a.runExport(cmd.Context(), args[0], to, out, asJSON)
+			return a.runExport(cmd.Context(), args[0], to, out, asJSON, clear)
 		},
 	}
 	seqFlag(cmd.Flags(), &to, "to", "last seq to export (inclusive; default: the last event)")
 	cmd.Flags().StringVar(&out, "out", "", "write to `FILE`, atomically, instead of stdout")
+	cmd.Flags().BoolVar(&clear, "clear", false, "export a sealed session's content in clear")
 	jsonFlag(cmd, &asJSON)
 	return cmd
 }
@@ -53,7 +56,7 @@ type exportResult struct {
 	LastSeq int64  `json:"lastSeq"`
 }
 
-func (a *app) runExport(ctx context.Context, arg string, to int64, out string, asJSON bool) error {
+func (a *app) runExport(ctx context.Context, arg string, to int64, out string, asJSON, clear bool) error {
 	if to < 0 {
 		return usageErrorf("--to %d: want a seq >= 0", to)
 	}
@@ -75,9 +78,15 @@ func (a *app) runExport(ctx context.Context, arg string, to int64, out string, a
 	case to > last:
 		return usageErrorf("--to %d: the session %s", to, holdsWords(last))
 	}
+	export := func(w io.Writer) (int64, error) { return transfer.Export(ctx, src, w, to) }
+	if st, id, ok := a.sealedSession(ctx, arg); ok && !clear {
+		// A sealed session's export is sealed too, for the same
+		// recipients (docs/format.md §11); --clear writes the content.
+		export = func(w io.Writer) (int64, error) { return st.ExportSealed(ctx, id, w, to) }
+	}
 	if out == "" {
 		w := bufio.NewWriterSize(a.stdout, 64<<10)
-		_, err := transfer.Export(ctx, src, w, to)
+		_, err := export(w)
 		if ferr := w.Flush(); err == nil {
 			err = ferr
 		}
@@ -86,7 +95,7 @@ func (a *app) runExport(ctx context.Context, arg string, to int64, out string, a
 	var n int64
 	err = handle.WriteFileAtomic(a.fs, out, func(w io.Writer) error {
 		var err error
-		n, err = transfer.Export(ctx, src, w, to)
+		n, err = export(w)
 		return err
 	})
 	if err != nil {

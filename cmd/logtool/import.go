@@ -123,6 +123,10 @@ func (a *app) runImport(ctx context.Context, paths []string, fl importFlags) err
 	}
 	bar := a.importBar(show)
 	opts := []ingest.Option{ingest.WithFs(a.fs), ingest.WithProgress(bar.update)}
+	opts = append(opts, ingest.WithSourceOptions(a.storeOptions()...))
+	if a.noRedact {
+		opts = append(opts, ingest.WithoutRedaction())
+	}
 	if from != "" {
 		opts = append(opts, ingest.From(from))
 	}

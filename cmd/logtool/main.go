@@ -11,12 +11,14 @@ import (
 	"syscall"
 	"time"
 
+	"filippo.io/age"
 	"github.com/spf13/afero"
 	"github.com/spf13/cobra"
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/replay"
+	"github.com/sessionlog/sessionlog/seal"
 )
 
 // Exit statuses (docs/cli.md).
@@ -109,7 +111,11 @@ func runOn(ctx context.Context, fsys afero.Fs, args []string, stdin io.Reader, s
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "logtool: %s\n", oneLine(err.Error()))
+	msg := err.Error()
+	if errors.Is(err, seal.ErrNoKey) {
+		msg += fmt.Sprintf(" (--identity FILE or $%s gives one; logtool keygen makes one)", envIdentity)
+	}
+	fmt.Fprintf(stderr, "logtool: %s\n", oneLine(msg))
 	var ee *exitError
 	if errors.As(err, &ee) {
 		for _, l := range ee.more {
@@ -137,6 +143,10 @@ type app struct {
 	ctx      context.Context // the run's, for resolving SESSION arguments on --store
 	st       handle.Store    // the store of location, once opened
 	closers  []func()
+
+	identityFiles []string       // --identity
+	identities    []age.Identity // read from them
+	noRedact      bool           // --no-redact
 }
 
 // newRootCmd builds the command tree for a.
@@ -177,9 +187,17 @@ Exit status:
             locked by another writer, a broken lineage, a difference (diff,
             replay --golden), an import source that failed or was cut
   2         a usage or environment error: bad flags or arguments, a session
-            or store not found, an ambiguous name, an I/O error
+            or store not found, an ambiguous name, an I/O error, a sealed
+            session no --identity opens
   130, 143  stopped by SIGINT or SIGTERM: what was finished stays (append
             prints its last ack first); a second signal kills at once
+
+Secrets (docs/format.md §11): events are redacted at write (append, import
+of a foreign trace): each secret of a known shape becomes
+[REDACTED:kind]; --no-redact stores them as given. A sealed session (new
+--recipient) is read with --identity FILE (keygen makes one); without an
+identity that opens it, every command that reads it exits 2 saying what is
+missing, and verify checks its framing alone.
 
 A torn tail (an unacknowledged write, docs/format.md §9) is never an error:
 readers drop it and say so on stderr, verify reports it, the next append
@@ -189,6 +207,8 @@ named like one is refused, never opened.
 Environment:
   SESSIONLOG_DIR       the default --dir
   SESSIONLOG_STORE     the default --store
+  SESSIONLOG_IDENTITY  the default --identity (an age identity file)
+  SESSIONLOG_RECIPIENTS  new's default --recipient (space separated)
   SESSIONLOG_TERMINAL  1: stdout and stderr are terminals; 0: both pipes;
                        stdout: only stdout (words through a pipe, no
                        progress drawn on stderr); unset: ask the terminal
@@ -209,6 +229,8 @@ it, the commit (runtime/debug.ReadBuildInfo).`,
 	root.PersistentFlags().StringVar(&a.storeURL, "store", a.env(envStore),
 		"a JetStream store `URL`, nats://host:port[,host:port...][/prefix][?replicas=N&sync=always&lease=D], instead of --dir (docs/distributed.md); $"+envStore+" sets the default")
 	root.SetFlagErrorFunc(flagError)
+	a.secretFlags(root)
+	root.PersistentPreRunE = func(*cobra.Command, []string) error { return a.loadIdentities() }
 	root.SetOut(a.stdout) // help and completion scripts
 	root.SetErr(a.stderr)
 	root.AddCommand(
@@ -236,6 +258,9 @@ it, the commit (runtime/debug.ReadBuildInfo).`,
 		a.newCopyCmd(),
 		a.newAgentLoopCmd(),
 		a.newServeCmd(),
+		a.newKeygenCmd(),
+		a.newShredCmd(),
+		a.newRedactCmd(),
 	)
 	root.Version = version()
 	root.SetVersionTemplate("logtool {{.Version}}\n")
@@ -302,7 +327,8 @@ func exitCode(err error) int {
 		errors.Is(err, handle.ErrConflict),
 		errors.Is(err, handle.ErrDuplicate),
 		errors.Is(err, replay.ErrDigest),
-		errors.Is(err, handle.ErrLocked):
+		errors.Is(err, handle.ErrLocked),
+		errors.Is(err, handle.ErrHasDependents):
 		return exitFailed
 	case errors.Is(err, handle.ErrExists):
 		return exitUsage // import of an ID the store holds: the environment is in the way

@@ -19,12 +19,14 @@ type newOptions struct {
 	mode     string
 	call     string
 	json     bool
+	// recipients seal the session (docs/format.md §11).
+	recipients []string
 }
 
 func (a *app) newNewCmd() *cobra.Command {
 	var o newOptions
 	cmd := &cobra.Command{
-		Use:   "new [--encoding raw|zstd] [--label k=v]... [--parent ID --at S --mode fork|child [--call ID]] [--json]",
+		Use:   "new [--encoding raw|zstd] [--label k=v]... [--parent ID --at S --mode fork|child [--call ID]] [--recipient age1…]... [--json]",
 		Short: `Create a session in the store and print {"id","path"}`,
 		Long: `New creates a session in the store and prints {"id","path"}; it is durable
 when printed. --encoding raw (the default, <ID>.jsonl) or zstd
@@ -35,7 +37,11 @@ when printed. --encoding raw (the default, <ID>.jsonl) or zstd
 --at S and --mode. fork: the new session's logical log is the parent's
 events 0..S followed by its own, which start at S+1. child: a sub-session
 spawned at the parent's event S (--call: the delegating tool call's id);
-it inherits nothing. A parent that does not hold event S is a usage error.`,
+it inherits nothing. A parent that does not hold event S is a usage error.
+
+--recipient (repeatable; default $SESSIONLOG_RECIPIENTS, space separated)
+seals the session for those age public keys (keygen makes one); a fork of a
+sealed session is sealed whatever the flags (docs/format.md §11).`,
 		Example: `  $ logtool new --label agent=coder
   {"id":"01JDX3N0Q3Z8Y6W2D1V5K7M9PA","path":"sessions/01JDX3N0Q3Z8Y6W2D1V5K7M9PA.jsonl"}
   $ logtool new --parent agent=coder --at 41 --mode child --call c7`,
@@ -53,6 +59,8 @@ it inherits nothing. A parent that does not hold event S is a usage error.`,
 	seqFlag(fl, &o.at, "at", "the parent's seq to fork at or spawn the child from")
 	fl.StringVar(&o.mode, "mode", "", "relation to the parent: `fork|child`")
 	fl.StringVar(&o.call, "call", "", "the parent's tool call `ID` that spawned a child")
+	fl.StringArrayVar(&o.recipients, "recipient", nil,
+		"seal the session for this age `recipient`, an age1… public key (repeatable); $"+envRecipients+" holds the default")
 	return cmd
 }
 
@@ -77,6 +85,13 @@ func (a *app) runNew(ctx context.Context, o newOptions, atSet, modeSet, callSet 
 	opts := []handle.CreateOption{handle.WithSessionEncoding(o.encoding)}
 	if labels != nil {
 		opts = append(opts, handle.WithLabels(labels))
+	}
+	rs, err := a.recipients(o.recipients)
+	if err != nil {
+		return err
+	}
+	if len(rs) > 0 {
+		opts = append(opts, handle.SealedFor(rs...))
 	}
 	if o.parent == "" {
 		if atSet || modeSet || callSet {

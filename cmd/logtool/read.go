@@ -277,7 +277,7 @@ func (a *app) runLs(ctx context.Context, dir string, explicit, asJSON bool, lo l
 		fmt.Fprintf(a.stderr, "logtool: %s\n", oneLine(b.Error()))
 	}
 	if len(broken) > 0 {
-		return failedf("%d of %s in %q could not be read", len(broken), plural(int64(len(broken)+len(infos)), "session"), dir)
+		return brokenErr(broken, fmt.Sprintf("%d of %s in %q could not be read", len(broken), plural(int64(len(broken)+len(infos)), "session"), dir))
 	}
 	return nil
 }
@@ -313,5 +313,5 @@ func (a *app) listed(ctx context.Context, dir string, explicit bool) (handle.Sto
 	case !fi.IsDir():
 		return nil, usageErrorf("%q is not a folder", dir)
 	}
-	return handle.NewFileStore(a.fs, dir), nil
+	return a.fileStore(dir), nil
 }

@@ -79,14 +79,14 @@ func serveStore(t *testing.T) (dir, main, fork string) {
 
 // startServe runs `logtool serve` in-process on dir and returns the URL it
 // printed; the server stops when the test ends.
-func startServe(t *testing.T, dir string) *url.URL {
+func startServe(t *testing.T, dir string, flags ...string) *url.URL {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	done := make(chan int, 1)
 	var errOut strings.Builder
 	go func() {
-		done <- run(ctx, []string{"--dir", dir, "serve"}, strings.NewReader(""), pw, &errOut, func(string) string { return "" })
+		done <- run(ctx, append([]string{"--dir", dir, "serve"}, flags...), strings.NewReader(""), pw, &errOut, func(string) string { return "" })
 		pw.Close()
 	}()
 	t.Cleanup(func() {

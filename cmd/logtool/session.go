@@ -119,7 +119,7 @@ func (a *app) resolvePath(path string) (session, error) {
 	case fi.IsDir():
 		return session{}, usageErrorf("%q is a folder, not a log file", path)
 	}
-	files := handle.NewFileStore(a.fs, filepath.Dir(path))
+	files := a.fileStore(filepath.Dir(path))
 	l := inspect.File(files, path)
 	return session{path: path, id: l.ID(), st: l.Store(), log: l, file: files}, nil
 }

@@ -89,8 +89,13 @@ func (a *app) folder(ctx context.Context, cmd string) (*handle.FileStore, error)
 // openStoreURL opens the store at a URL or a folder (storeurl.Open),
 // with logtool's lease and its warnings on stderr.
 func (a *app) openStoreURL(ctx context.Context, raw string, opts ...storeurl.Option) (handle.Store, func(), error) {
-	return storeurl.Open(ctx, raw, append([]storeurl.Option{storeurl.WithFs(a.fs), storeurl.WithLeaseTTL(cliLeaseTTL), storeurl.WithClientName("logtool"),
-		storeurl.WithLogger(slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))}, opts...)...)
+	base := []storeurl.Option{storeurl.WithFs(a.fs), storeurl.WithLeaseTTL(cliLeaseTTL), storeurl.WithClientName("logtool"),
+		storeurl.WithLogger(slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))),
+		storeurl.WithIdentities(a.identities...)}
+	if a.noRedact {
+		base = append(base, storeurl.WithoutRedaction())
+	}
+	return storeurl.Open(ctx, raw, append(base, opts...)...)
 }
 
 // closeStores closes the connections the run opened.

@@ -107,7 +107,7 @@ func (a *app) runLsTree(ctx context.Context, dir string, explicit, asJSON bool, 
 		fmt.Fprintf(a.stderr, "logtool: %s\n", oneLine(b.Error()))
 	}
 	if len(broken) > 0 {
-		return failedf("%s in %q could not be shown in full", plural(int64(len(broken)), "session"), f.where)
+		return brokenErr(broken, fmt.Sprintf("%s in %q could not be shown in full", plural(int64(len(broken)), "session"), f.where))
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/internal/chatview"
+	"github.com/sessionlog/sessionlog/seal"
 	"github.com/sessionlog/sessionlog/storeurl"
 	"github.com/sessionlog/sessionlog/verify"
 )
@@ -32,9 +33,11 @@ JSON, one object a file or session: {"path","id","ok","events",
 "fileEvents","torn","checkpoints","unchecked","error"}: events counts the
 logical log, fileEvents the file's own rows; torn is null or
 {"offset","bytes"}; error is null or {"kind","seq","offset","message"}
-with kind corrupt, version, digest, lineage or io (an I/O error, or an
-entry refused as not a regular file). On a terminal one line a file: ok or
-FAIL, the path, the ID and what was found. Exit 1 if any fails.`,
+with kind corrupt, version, digest, lineage, io (an I/O error, or an
+entry refused as not a regular file) or key (a sealed session no
+--identity opens: its framing alone was checked). On a terminal one line a
+file: ok or FAIL, the path, the ID and what was found. Exit 1 if any fails;
+2 if the only failures are of kind key.`,
 		Example: `  $ logtool verify sessions
   $ logtool verify --json nats://127.0.0.1:4222/prod`,
 		Args: cobra.MinimumNArgs(1),
@@ -60,7 +63,7 @@ func (a *app) runVerify(ctx context.Context, args []string, asJSON bool, out io.
 			return err
 		}
 	}
-	failed, n, files := 0, int64(0), true
+	failed, noKey, n, files := 0, 0, int64(0), true
 	bar := a.verifyProgress(jobs)
 	defer bar.finish()
 	for _, j := range jobs {
@@ -70,7 +73,10 @@ func (a *app) runVerify(ctx context.Context, args []string, asJSON bool, out io.
 				return err
 			}
 			n++
-			if !rep.OK {
+			switch {
+			case !rep.OK && rep.Error.Kind == verify.KindKey:
+				noKey++ // what is missing is the identity: the environment's
+			case !rep.OK:
 				failed++
 			}
 			if err := bar.above(func() error { return write(rep) }); err != nil {
@@ -79,12 +85,15 @@ func (a *app) runVerify(ctx context.Context, args []string, asJSON bool, out io.
 		}
 		bar.add(j.size)
 	}
-	if failed > 0 {
-		what := "session"
-		if files {
-			what = "file"
-		}
-		return failedf("verify: %d of %s failed", failed, plural(n, what))
+	what := "session"
+	if files {
+		what = "file"
+	}
+	switch {
+	case failed > 0:
+		return failedf("verify: %d of %s failed", failed+noKey, plural(n, what))
+	case noKey > 0:
+		return usageErrorf("verify: %d of %s sealed, and no identity given opens them: their framing alone was checked (--identity FILE or $%s)", noKey, plural(n, what), envIdentity)
 	}
 	return nil
 }
@@ -103,7 +112,7 @@ type verifyJob struct {
 func (a *app) verifyJobs(ctx context.Context, arg string, jobs []verifyJob) ([]verifyJob, error) {
 	fileJob := func(path string) verifyJob {
 		return verifyJob{size: a.fileSize(path), file: true, reports: func(ctx context.Context) iter.Seq2[verify.Report, error] {
-			return one(verify.File(ctx, a.fs, path))
+			return one(verify.File(ctx, a.fs, path, verify.WithStoreOptions(a.storeOptions()...)))
 		}}
 	}
 	if storeurl.IsURL(arg) {
@@ -135,8 +144,8 @@ func (a *app) verifyJobs(ctx context.Context, arg string, jobs []verifyJob) ([]v
 	s, err := a.resolve(arg)
 	id := s.id
 	switch {
-	case errors.Is(err, handle.ErrDuplicate) || errors.Is(err, handle.ErrNotRegular):
-		id = s.id // the store refuses the session it names: verify says so
+	case errors.Is(err, handle.ErrDuplicate) || errors.Is(err, handle.ErrNotRegular) || errors.Is(err, seal.ErrNoKey):
+		id = s.id // the store refuses the session it names, or cannot read it: verify says so
 	case err != nil:
 		return nil, err
 	}

@@ -48,6 +48,13 @@ func (s *Store) newHeader(ns handle.NewSession) (eventlog.Header, error) {
 	if ns.Encoding != "" && ns.Encoding != handle.EncodingRaw {
 		return eventlog.Header{}, fmt.Errorf("jetstream: create %s: the store keeps raw logs, not %q", ns.Header.ID, ns.Encoding)
 	}
+	if ns.Sealed {
+		// A sealed log's framing (its clear header and key records, a
+		// record per row) would have to live in the messages and be
+		// kept under the store's retries, rollups and leader reads; the
+		// store does not seal (docs/distributed.md).
+		return eventlog.Header{}, fmt.Errorf("%w: jetstream: create %s: a JetStream store does not keep sealed sessions; use a file store", handle.ErrSealed, ns.Header.ID)
+	}
 	return ns.Header, nil
 }
 
@@ -189,7 +196,7 @@ func (s *Store) startBuild(ctx context.Context, hdr eventlog.Header, l *lease) (
 		s.purge(context.WithoutCancel(ctx), natsjs.WithPurgeSubject(subj))
 		return nil, nil, fmt.Errorf("jetstream: create %s: %w", s.path(id), err)
 	}
-	b, h := s.created(hdr, l, len(line), ss)
+	b, h := s.created(hdr, l, len(line), ss, true)
 	return b, h, nil
 }
 

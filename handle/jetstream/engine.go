@@ -33,8 +33,8 @@ func (e engine) Exists(ctx context.Context, id string) error {
 
 func (e engine) Stat(ctx context.Context, id string) (handle.Info, error) { return e.s.stat(ctx, id) }
 
-func (e engine) Open(ctx context.Context, id string, mode handle.Mode) (handle.Handle, error) {
-	return e.s.openMode(ctx, id, mode)
+func (e engine) Open(ctx context.Context, id string, mode handle.Mode, op handle.OpenParams) (handle.Handle, error) {
+	return e.s.openMode(ctx, id, mode, op)
 }
 
 func (e engine) WriterHeld(ctx context.Context, id string) (bool, error) {

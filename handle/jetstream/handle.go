@@ -30,6 +30,8 @@ type jsBackend struct {
 	path   string
 	writer bool
 	lease  *lease // nil for a reader, or with leases off
+	// unredacted turns the store's redaction off for the handle.
+	unredacted bool
 
 	mu      sync.Mutex
 	size    int64    // bytes of the log stored (complete rows)
@@ -48,14 +50,19 @@ func (s *Store) newBackend(id string, writer bool, l *lease) *jsBackend {
 // handle returns the handle on b's session, whose header is hdr and whose
 // stored events end before seq next.
 func (s *Store) handle(b *jsBackend, hdr eventlog.Header, next int64, rec handle.Recovery) handle.Handle {
+	red := s.cfg.redactor
+	if b.unredacted {
+		red = nil
+	}
 	return handle.NewHandle(b, handle.HandleConfig{Store: s, Header: hdr, Path: b.path, Writer: b.writer,
-		Next: next, Recovery: rec, Encoder: s.enc, Policy: s.cfg.policy, Logger: s.cfg.log, Ticker: s.cfg.ticker})
+		Next: next, Recovery: rec, Encoder: s.enc, Policy: s.cfg.policy, Redactor: red, Logger: s.cfg.log, Ticker: s.cfg.ticker})
 }
 
 // created returns a write handle on a session whose header row, n bytes,
 // was just published as stream seq ss, holding its lease l.
-func (s *Store) created(hdr eventlog.Header, l *lease, n int, ss uint64) (*jsBackend, handle.Handle) {
+func (s *Store) created(hdr eventlog.Header, l *lease, n int, ss uint64, unredacted bool) (*jsBackend, handle.Handle) {
 	b := s.newBackend(hdr.ID, true, l)
+	b.unredacted = unredacted
 	b.size, b.last = int64(n), ss
 	b.index = []msgRef{{ss: ss, off: 0, seq: hdr.FirstSeq(), n: n}}
 	return b, s.handle(b, hdr, hdr.FirstSeq(), handle.Recovery{})
@@ -227,7 +234,7 @@ func (b *jsBackend) cut(ctx context.Context) (prefix []byte, at int64, last uint
 	return prefix, at, index[keep-1].ss, nil
 }
 
-func (b *jsBackend) Read(ctx context.Context, from int64, use func(*eventlog.Reader)) error {
+func (b *jsBackend) Read(ctx context.Context, from int64, use func(handle.RowReader)) error {
 	b.mu.Lock()
 	start := b.index[0]
 	for _, m := range b.index[1:] {

@@ -7,6 +7,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/sessionlog/sessionlog/handle"
+	redaction "github.com/sessionlog/sessionlog/redact"
 )
 
 // Defaults.
@@ -43,7 +44,8 @@ type config struct {
 	maxBatch   int
 	packTypes  []string
 	policy     handle.FlushPolicy
-	clientName string // OpenURL's connection, and its options
+	redactor   *redaction.Redactor // nil: no redaction
+	clientName string              // OpenURL's connection, and its options
 	connOpts   []nats.Option
 	// reqTimeout bounds one try of a request; retryWindow how long
 	// transient failures are retried; probeTimeout the ping that tells a
@@ -64,6 +66,7 @@ func defaultConfig() config {
 		leaseTTL:   DefaultLeaseTTL,
 		replicas:   1,
 		maxBatch:   DefaultMaxBatch,
+		redactor:   redaction.New(),
 
 		reqTimeout:   DefaultRequestTimeout,
 		retryWindow:  DefaultRetryWindow,
@@ -77,6 +80,15 @@ func defaultConfig() config {
 
 // Option configures a Store.
 type Option func(*config)
+
+// WithRedactor sets the redactor the store's write handles apply to every
+// event appended (docs/format.md §11): by default redact.New(); nil turns
+// redaction off (see handle.WithRedactor).
+func WithRedactor(r *redaction.Redactor) Option { return func(c *config) { c.redactor = r } }
+
+// WithoutRedaction turns redaction at write off for every handle of the
+// store.
+func WithoutRedaction() Option { return WithRedactor(nil) }
 
 // WithPrefix sets the store's name: the stream <prefix>, its subjects
 // <prefix>.s.<ID>, the lease bucket <prefix>_leases. Letters, digits, '_'

@@ -274,14 +274,14 @@ func (s *Store) create(ctx context.Context, ns handle.NewSession) (handle.Handle
 		return nil, fmt.Errorf("jetstream: create %s: %w", id, err)
 	}
 	s.cfg.log.Debug("session created", "id", id, "subject", msg.Subject)
-	_, h := s.created(hdr, l, len(line), ss)
+	_, h := s.created(hdr, l, len(line), ss, ns.Unredacted)
 	return h, nil
 }
 
 // openMode opens session id; see handle.Store. A write handle takes the
 // session's lease (handle.ErrLocked while another writer holds it); both
 // kinds read the whole log once, checking every row.
-func (s *Store) openMode(ctx context.Context, id string, mode handle.Mode) (handle.Handle, error) {
+func (s *Store) openMode(ctx context.Context, id string, mode handle.Mode, op handle.OpenParams) (handle.Handle, error) {
 	if _, err := s.head(ctx, id); err != nil {
 		return nil, err
 	}
@@ -292,7 +292,7 @@ func (s *Store) openMode(ctx context.Context, id string, mode handle.Mode) (hand
 			return nil, err
 		}
 	}
-	_, h, err := s.open(ctx, id, mode == handle.ReadWrite, l)
+	_, h, err := s.open(ctx, id, mode == handle.ReadWrite, l, op.Unredacted)
 	if err != nil {
 		l.release()
 		return nil, err
@@ -327,7 +327,7 @@ func (s *Store) head(ctx context.Context, id string) (*natsjs.RawStreamMsg, erro
 // before it.
 //
 // It returns a handle on the session and its backend.
-func (s *Store) open(ctx context.Context, id string, writer bool, l *lease) (*jsBackend, handle.Handle, error) {
+func (s *Store) open(ctx context.Context, id string, writer bool, l *lease, unredacted bool) (*jsBackend, handle.Handle, error) {
 	path := s.path(id)
 	first, err := s.head(ctx, id)
 	if err != nil {
@@ -360,6 +360,7 @@ func (s *Store) open(ctx context.Context, id string, writer bool, l *lease) (*js
 		return nil, nil, err
 	}
 	b := s.newBackend(id, writer, l)
+	b.unredacted = unredacted
 	b.index, b.last, b.size = src.refs, src.last, r.End()
 	var rec handle.Recovery
 	if t := r.Torn(); t != nil {

@@ -3,7 +3,9 @@ package figures_test
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"slices"
@@ -11,12 +13,14 @@ import (
 	"testing"
 	"time"
 
+	"filippo.io/age"
 	"github.com/spf13/afero"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/checkpoint"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/seal"
 )
 
 const storeDir = "/store"
@@ -32,11 +36,22 @@ func sampleEvent(seq int64) eventlog.Event {
 	}
 }
 
+// sealIdentity is the identity the sealed samples are sealed for, and
+// read with.
+var sealIdentity = func() *age.X25519Identity {
+	id, err := age.GenerateX25519Identity()
+	if err != nil {
+		panic(err)
+	}
+	return id
+}()
+
 // sample is a log written by the store and what it holds.
 type sample struct {
 	name   string
 	zstd   bool
 	cps    bool
+	sealed bool
 	file   []byte
 	path   string
 	events []eventlog.Event
@@ -50,13 +65,17 @@ type sample struct {
 
 // writeSample writes a session of 40 events in 5 flushes (5 frames in
 // zstd), with a checkpoint after the 2nd and the 4th flush when cps.
-func writeSample(t *testing.T, enc string, cps bool) sample {
+func writeSample(t *testing.T, enc string, cps, sealed bool) sample {
 	t.Helper()
 	ctx := t.Context()
-	st := handle.NewFileStore(afero.NewMemMapFs(), storeDir)
-	h, err := st.Create(ctx, handle.WithSessionEncoding(enc), handle.WithLabels(map[string]string{"agent": "figures"}))
+	st := sampleStore(afero.NewMemMapFs())
+	opts := []handle.CreateOption{handle.WithSessionEncoding(enc), handle.WithLabels(map[string]string{"agent": "figures"})}
+	if sealed {
+		opts = append(opts, handle.SealedFor(sealIdentity.Recipient()))
+	}
+	h, err := st.Create(ctx, opts...)
 	require.NoError(t, err)
-	s := sample{zstd: enc == handle.EncodingZstd, cps: cps}
+	s := sample{zstd: enc == handle.EncodingZstd, cps: cps, sealed: sealed}
 	for flush := range 5 {
 		for range 8 {
 			_, err := h.Append(ctx, sampleEvent(h.Seq()+1))
@@ -84,9 +103,15 @@ func writeSample(t *testing.T, enc string, cps bool) sample {
 	}))
 	require.NotEmpty(t, s.store, "the store keeps evidence beside the log")
 	s.events = readAll(t, st, s.path)
-	s.name = map[bool]string{false: "raw", true: "zstd"}[s.zstd] +
+	s.name = map[bool]string{false: "", true: "sealed "}[sealed] + map[bool]string{false: "raw", true: "zstd"}[s.zstd] +
 		map[bool]string{false: "", true: " with checkpoints"}[cps]
 	return s
+}
+
+// sampleStore is a store of the samples' folder on fsys, which reads the
+// sealed ones.
+func sampleStore(fsys afero.Fs) *handle.FileStore {
+	return handle.NewFileStore(fsys, storeDir, handle.WithIdentities(sealIdentity))
 }
 
 // readAll returns the events of the log at path, which must read clean.
@@ -105,15 +130,16 @@ func readAll(t *testing.T, st *handle.FileStore, path string) []eventlog.Event {
 
 // Outcomes of one damaged copy, in the order of the table.
 const (
-	corrupt   = "corruption"       // CheckPath fails: CorruptError, VersionError, a name that does not match
-	digest    = "digest mismatch"  // reads, and checkpoint.Verify fails
-	torn      = "torn tail"        // reads, ending in a torn tail that holds no event
-	tornLost  = "torn, events cut" // reads, ending in a torn tail that holds events
-	harmless  = "unchanged"        // reads clean, every event and the header as written
-	undetects = "undetected"       // reads clean with other events or another header
+	corrupt   = "corruption"        // CheckPath fails: CorruptError, VersionError, a name that does not match
+	noKey     = "envelope unusable" // CheckPath fails: no data key opens (a sealed log's key record damaged)
+	digest    = "digest mismatch"   // reads, and checkpoint.Verify fails
+	torn      = "torn tail"         // reads, ending in a torn tail that holds no event
+	tornLost  = "torn, events cut"  // reads, ending in a torn tail that holds events
+	harmless  = "unchanged"         // reads clean, every event and the header as written
+	undetects = "undetected"        // reads clean with other events or another header
 )
 
-var outcomes = []string{corrupt, digest, torn, tornLost, harmless, undetects}
+var outcomes = []string{corrupt, noKey, digest, torn, tornLost, harmless, undetects}
 
 // classify reads the damaged copy file of s, alone in a store (no
 // evidence of what was acknowledged) or, inStore, with the other files its
@@ -131,8 +157,11 @@ func classify(ctx context.Context, s sample, file []byte, inStore bool) (string,
 			return "", err
 		}
 	}
-	st := handle.NewFileStore(fsys, storeDir)
+	st := sampleStore(fsys)
 	check := st.CheckPath(ctx, s.path, nil)
+	if errors.Is(check.Err, seal.ErrNoKey) {
+		return noKey, nil
+	}
 	if check.Err != nil {
 		return corrupt, nil
 	}
@@ -179,6 +208,9 @@ func classify(ctx context.Context, s sample, file []byte, inStore bool) (string,
 func regions(t *testing.T, s sample) []string {
 	t.Helper()
 	out := make([]string, len(s.file))
+	if s.sealed {
+		return sealedRegions(s)
+	}
 	if s.zstd {
 		frames, end := eventlog.ZstdFrames(bytes.NewReader(s.file), int64(len(s.file)))
 		require.Equal(t, int64(len(s.file)), end)
@@ -237,16 +269,64 @@ func regions(t *testing.T, s sample) []string {
 // row a checkpoint covers, is undetected; and every copy that reads as a
 // torn tail alone is read again in its store, where no flip may cut an
 // acknowledged event (the evidence turns such a tail into corruption).
+//
+// The sealed samples (docs/format.md §11) are swept the same way; every
+// byte of a sealed log is authenticated or framing, so no flip anywhere
+// in one may be undetected.
 func TestCorruptionSweep(t *testing.T) {
-	for _, enc := range []string{handle.EncodingRaw, handle.EncodingZstd} {
-		for _, cps := range []bool{false, true} {
-			s := writeSample(t, enc, cps)
-			t.Run(strings.ReplaceAll(s.name, " ", "-"), func(t *testing.T) {
-				t.Parallel()
-				sweepSample(t, s)
-			})
+	for _, sealed := range []bool{false, true} {
+		for _, enc := range []string{handle.EncodingRaw, handle.EncodingZstd} {
+			for _, cps := range []bool{false, true} {
+				s := writeSample(t, enc, cps, sealed)
+				t.Run(strings.ReplaceAll(s.name, " ", "-"), func(t *testing.T) {
+					t.Parallel()
+					sweepSample(t, s)
+				})
+			}
 		}
 	}
+}
+
+// sealedRegions names the region of every byte of a sealed sample: the
+// clear header, key records, the sealed header row, sealed rows (raw) or
+// frames (zstd), the tail frame.
+func sealedRegions(s sample) []string {
+	out := make([]string, len(s.file))
+	mark := func(from, to int, name string) {
+		for o := from; o < to; o++ {
+			out[o] = name
+		}
+	}
+	data := "sealed rows"
+	if s.zstd {
+		data = "sealed frames"
+		first := true
+		for off := 0; off+8 <= len(s.file); {
+			n := 8 + int(binary.LittleEndian.Uint32(s.file[off+4:]))
+			name := map[uint32]string{0x184D2A5B: "clear header", 0x184D2A5C: "key records", 0x184D2A5D: data, 0x184D2A5E: "tail frame"}[binary.LittleEndian.Uint32(s.file[off:])]
+			if name == data && first {
+				name, first = "sealed header row", false
+			}
+			mark(off, off+n, name)
+			off += n
+		}
+		return out
+	}
+	start, first := 0, true
+	for i, line := range bytes.SplitAfter(s.file, []byte("\n")) {
+		name := data
+		switch {
+		case i == 0:
+			name = "clear header"
+		case bytes.HasPrefix(line, []byte(`{"key":`)):
+			name = "key records"
+		case first:
+			name, first = "sealed header row", false
+		}
+		mark(start, start+len(line), name)
+		start += len(line)
+	}
+	return out
 }
 
 func sweepSample(t *testing.T, s sample) {
@@ -283,7 +363,7 @@ func sweepSample(t *testing.T, s sample) {
 				order = append(order, r)
 			}
 			counts[r][got]++
-			if got == undetects && (s.zstd || r == "rows a checkpoint covers") {
+			if got == undetects && (s.zstd || s.sealed || r == "rows a checkpoint covers") {
 				t.Errorf("%s: the flip of bit %d of byte %d (%s) is undetected", s.name, bit, off, r)
 			}
 		}
