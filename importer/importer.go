@@ -54,6 +54,14 @@ type Session struct {
 	// Spawns are the sub-sessions this session started, by their Key: the
 	// seq of the delegating tool/call and its id.
 	Spawns map[string]Spawn
+	// Rewrites is, for a source saved by rewriting it whole as it grows
+	// (a SWE-agent trajectory: one JSON document), the event type of the
+	// record each save replaces (the document's own fields); "" for a
+	// source that grows by appending (JSONL). A grown save of such a
+	// source holds the earlier save's other records in their order, with
+	// new ones among them (a trajectory's history grows before its
+	// steps), which is how ingest tells it grew.
+	Rewrites string
 	// ForkOf is the Key of the session this one was forked from (Codex's
 	// forked_from_id), "" for none: the caller links the two when it
 	// imports both.

@@ -175,6 +175,9 @@ func (r *run) foreign(ctx context.Context, imp importer.Importer, f file, earlie
 		res.stored(info)
 		if g.same {
 			res.Status, res.Reason = Unchanged, "its session holds it already"
+			if g.older {
+				res.Reason = "its session holds it already, and more: an earlier copy of the source"
+			}
 			return res, r.made(made{id: info.ID, moved: g.moved, s: s})
 		}
 		after, err := r.st.AppendAll(ctx, info.ID, g.next, g.tail(r.placed(ctx, imp, path, sc, info.Header.CreatedAt)))
@@ -237,8 +240,9 @@ func (r *run) parentOf(s importer.Session, earlier []made) *eventlog.Parent {
 
 // against compares the source with info, a session of its identity: ok
 // when the session holds it (same) or a beginning of it (g.tail is what
-// to append); not ok for another source of the same identity, or one the
-// session cannot grow into (it was imported partial).
+// to append); not ok for another source of the same identity, one the
+// session cannot grow into (it was imported partial), or a damaged copy of
+// a beginning of the session's source (Partial), which gets its own.
 func (r *run) against(ctx context.Context, format string, info handle.Info, imp importer.Importer, path string, sc scanned) (growth, bool, error) {
 	if info.Header.Labels[LabelSourceDigest] == sc.s.Digest && info.Events == sc.s.Count {
 		return growth{same: true, moved: same}, true, nil // as first imported, never grown
@@ -248,11 +252,13 @@ func (r *run) against(ctx context.Context, format string, info handle.Info, imp 
 		return growth{}, false, err
 	}
 	defer old.Close()
-	g, err := compare(ctx, format, old, r.placed(ctx, imp, path, sc, info.Header.CreatedAt), r.cfg.red)
+	g, err := compare(ctx, format, sc.s.Rewrites, old, r.placed(ctx, imp, path, sc, info.Header.CreatedAt), r.cfg.red)
 	if err != nil {
 		return growth{}, false, err
 	}
 	switch {
+	case g.same && g.older && sc.s.Partial != nil:
+		return growth{}, false, nil // a damaged copy: a session of its own, labelled partial
 	case g.same:
 		return g, true, nil
 	case g.grew && info.Header.Labels[LabelPartial] == "":

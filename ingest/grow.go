@@ -26,13 +26,22 @@ const GrowLabel = "import"
 // after them in events that carry no record, the source grew, and the
 // session gets, in one batch, a rollback to the last event in common
 // (when the old import had closed anything) and the new events, their
-// seqs moved to follow the session's (tail).
+// seqs moved to follow the session's (tail). A source rewritten whole as
+// it grows (importer.Session.Rewrites: a SWE-agent trajectory, whose
+// history grows before its steps) grew too when the view's records after
+// the part in common, but the one each save replaces, are among the new
+// import's after it, in their order: the rollback then undoes them, and
+// the tail holds them again where the new save has them; it is an earlier
+// save when the new import's records are among the view's.
 
 // growth is how a session imported before relates to a new import of its
 // source.
 type growth struct {
 	same bool // the session holds the new import's records already
-	grew bool // the source grew: append tail
+	// older: same, and the session holds more records (an earlier copy of
+	// a source that grew since)
+	older bool
+	grew  bool // the source grew: append tail
 	// common is how many events the view and the new import share; next
 	// the session's next seq; rollback whether tail starts with one (to
 	// the view's last event in common, at time lastTime).
@@ -109,13 +118,18 @@ func sameEvent(a, b eventlog.Event) bool {
 }
 
 // compare compares the session old with events, a new import of its
-// source (see above), redacted by red (nil: not redacted). It reads old
-// twice (its import rollbacks, then its view beside events) and holds
-// neither. The session's events are redacted by red too before they are
-// compared: redacting is idempotent, so a session imported with red
-// compares as it is stored, and one imported without redaction (or with
-// fewer detectors) is still the same source.
-func compare(ctx context.Context, format string, old handle.Handle, events iter.Seq2[eventlog.Event, error], red *redact.Redactor) (growth, error) {
+// source (see above), redacted by red (nil: not redacted); rewrites is
+// the source's importer.Session.Rewrites. It reads old twice (its import
+// rollbacks, then its view beside events; a source rewritten whole reads
+// both once or twice more, past the part in common) and holds neither.
+// The view's events are redacted by red too before they are compared:
+// redacting is idempotent, so a session imported with red compares as it
+// is stored, and one imported without redaction (or with fewer
+// detectors) is still the same source. A source whose records are all in
+// the part in common (or, rewritten whole, among the view's) is the same:
+// an earlier copy of a source that grew since; the session holds it, and
+// more.
+func compare(ctx context.Context, format, rewrites string, old handle.Handle, events iter.Seq2[eventlog.Event, error], red *redact.Redactor) (growth, error) {
 	var g growth
 	last := old.Seq()
 	g.next = last + 1
@@ -133,7 +147,13 @@ func compare(ctx context.Context, format string, old handle.Handle, events iter.
 				yield(eventlog.Event{}, err)
 				return
 			}
-			if g.view.alive(e.Seq) && !yield(e, nil) {
+			if !g.view.alive(e.Seq) {
+				continue
+			}
+			if red != nil {
+				e.Data, _ = red.Data(e.Data)
+			}
+			if !yield(e, nil) {
 				return
 			}
 		}
@@ -154,42 +174,66 @@ func compare(ctx context.Context, format string, old handle.Handle, events iter.
 		if errB != nil {
 			return growth{}, errB
 		}
-		if okA && red != nil {
-			a.Data, _ = red.Data(a.Data)
-		}
 		if !okA || !okB || !sameEvent(a, b) {
 			break
 		}
 		g.common++
 		g.lastTime = b.Time
 	}
-	// The view's events after those in common must carry no record (they
-	// are closers), else the session holds another source.
 	viewRest := okA
-	for okA {
-		if _, ok := importer.RecordOf(format, a); ok {
-			return growth{}, nil
+	var records, viewMore bool
+	if rewrites == "" {
+		// The view's events after those in common must carry no record
+		// (they are closers), else the session holds more than the source
+		// (an earlier copy of it) or another source.
+		for okA && !viewMore {
+			_, viewMore = importer.RecordOf(format, a)
+			a, errA, okA = nextOld()
+			if errA != nil {
+				return growth{}, errA
+			}
 		}
-		a, errA, okA = nextOld()
-		if errA != nil {
-			return growth{}, errA
+		for okB {
+			if _, ok := importer.RecordOf(format, b); ok {
+				records = true
+			}
+			b, errB, okB = nextNew()
+			if errB != nil {
+				return growth{}, errB
+			}
 		}
-	}
-	records := false
-	for okB {
-		if _, ok := importer.RecordOf(format, b); ok {
-			records = true
+	} else {
+		// A source rewritten whole: the parts after those in common are
+		// read again, side by side. The source grew when the view's
+		// records there (less the one each save replaces) are among the new
+		// import's, in order; it is an earlier save when the new import's
+		// are among the view's.
+		stopOld()
+		stopNew()
+		var grew bool
+		var err error
+		if grew, records, err = inOrder(format, rewrites, skip(view, g.common), skip(events, g.common)); err != nil {
+			return growth{}, err
 		}
-		b, errB, okB = nextNew()
-		if errB != nil {
-			return growth{}, errB
+		if !grew {
+			earlier, _, err := inOrder(format, rewrites, skip(events, g.common), skip(view, g.common))
+			if err != nil || !earlier {
+				return growth{}, err // another source
+			}
+			records, viewMore = false, true
 		}
 	}
 	view0 := g.view
 	within := func(seq int64) int64 { return view0.at(seq) } // a seq of the part in common
 	if !records {
-		g.same, g.moved = true, within
+		// Every record of the source is in the part in common: the session
+		// holds it (and, with viewMore, what the source gained since this
+		// copy of it was taken).
+		g.same, g.older, g.moved = true, viewMore, within
 		return g, nil
+	}
+	if viewMore {
+		return growth{}, nil // records on both sides: another source
 	}
 	if viewRest {
 		if g.common == 0 {
@@ -255,4 +299,63 @@ func movedRollback(data json.RawMessage, moved func(int64) int64) json.RawMessag
 		return data
 	}
 	return out
+}
+
+// skip is events without its first n.
+func skip(events iter.Seq2[eventlog.Event, error], n int64) iter.Seq2[eventlog.Event, error] {
+	return func(yield func(eventlog.Event, error) bool) {
+		var i int64
+		for e, err := range events {
+			if err != nil {
+				yield(eventlog.Event{}, err)
+				return
+			}
+			if i++; i > n && !yield(e, nil) {
+				return
+			}
+		}
+	}
+}
+
+// inOrder reports whether the records small's events carry (but those of
+// event type rewrites) are among the records big's carry, in their order,
+// each looked for from where the one before it was found; and whether big
+// carries any record. It holds one event of each.
+func inOrder(format, rewrites string, small, big iter.Seq2[eventlog.Event, error]) (ok, bigRecords bool, err error) {
+	next, stop := iter.Pull2(big)
+	defer stop()
+	nextRecord := func() (json.RawMessage, bool, error) {
+		for {
+			e, err, more := next()
+			if err != nil || !more {
+				return nil, false, err
+			}
+			if r, ok := importer.RecordOf(format, e); ok {
+				bigRecords = true
+				return r, true, nil
+			}
+		}
+	}
+	for e, err := range small {
+		if err != nil {
+			return false, false, err
+		}
+		want, ok := importer.RecordOf(format, e)
+		if !ok || e.Type == rewrites {
+			continue
+		}
+		for found := false; !found; {
+			r, more, err := nextRecord()
+			if err != nil || !more {
+				return false, bigRecords, err
+			}
+			found = bytes.Equal(r, want)
+		}
+	}
+	for {
+		_, more, err := nextRecord()
+		if err != nil || !more {
+			return true, bigRecords, err
+		}
+	}
 }

@@ -57,10 +57,11 @@ type Result struct {
 	Events      int64
 	StoredBytes int64
 	Encoding    string
-	// Of a foreign trace: its records, those the session keeps, its
-	// bytes, and its damage (see importer.Session).
+	// SourceBytes is the size of the source file (of any format).
+	SourceBytes int64
+	// Of a foreign trace: its records, those the session keeps, and its
+	// damage (see importer.Session).
 	Records, Kept int
-	SourceBytes   int64
 	Partial       *importer.RecordError
 	Skipped       []*importer.RecordError
 	Torn          *importer.Torn

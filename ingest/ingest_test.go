@@ -2,9 +2,11 @@ package ingest_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"iter"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -19,6 +21,7 @@ import (
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/importer"
 	"github.com/sessionlog/sessionlog/importer/formats"
+	"github.com/sessionlog/sessionlog/importer/swe"
 	"github.com/sessionlog/sessionlog/ingest"
 	"github.com/sessionlog/sessionlog/internal/importertest"
 	"github.com/sessionlog/sessionlog/seal"
@@ -128,6 +131,9 @@ func TestImportFolderTwice(t *testing.T) {
 	}
 	require.Equal(t, n, first.Created)
 	require.Equal(t, n, w.sessions())
+	for _, r := range first.Results {
+		checkConversation(t, w, r)
+	}
 	last := progress[len(progress)-1]
 	require.Equal(t, n, last.FilesDone)
 	require.Equal(t, last.Bytes, last.BytesDone)
@@ -156,6 +162,26 @@ func TestImportFolderTwice(t *testing.T) {
 	info, err := w.st.Stat(t.Context(), child.ID)
 	require.NoError(t, err)
 	require.Equal(t, &eventlog.Parent{ID: parent.ID, Seq: 3, Mode: eventlog.ModeChild, Call: "t1"}, info.Header.Parent)
+}
+
+// checkConversation checks the session a foreign source r made: it holds
+// every prompt (and no other user/message: no meta record), assistant
+// text, call and result of the source, counted by the test's own reading
+// of the source (importertest.SourceCounts), in its live branch; every
+// turn is closed. It returns what it counted.
+func checkConversation(t *testing.T, w *world, r ingest.Result) importertest.Counts {
+	t.Helper()
+	if r.Format == ingest.Sessionlog {
+		return importertest.Counts{}
+	}
+	src, err := afero.ReadFile(w.fs, r.Source)
+	require.NoError(t, err)
+	want, err := importertest.SourceCounts(r.Format, src)
+	require.NoError(t, err, r.Source)
+	events := w.events(r.ID)
+	importertest.CheckCounts(t, want, importertest.SessionCounts(live(events)), r.Source)
+	importertest.CheckClosed(t, events)
+	return want
 }
 
 // copyTree copies the files under from to to, under the same relative
@@ -261,8 +287,9 @@ func TestImportBadPaths(t *testing.T) {
 // TestImportGrown: a trace imported while it was still being written
 // grows, and each import appends to its one session (a rollback of what
 // the end had closed, then the new events); the session then holds every
-// record of the whole trace, its conversation is a fresh import's, and one
-// more import changes nothing.
+// record of the whole trace, its conversation is a fresh import's, one
+// more import changes nothing, and neither does a copy of the trace taken
+// before it grew.
 func TestImportGrown(t *testing.T) {
 	for _, tc := range []struct{ format, encoding string }{
 		{"claude", handle.EncodingRaw}, {"codex", handle.EncodingRaw}, {"dsh", handle.EncodingRaw}, {"claude", handle.EncodingZstd},
@@ -315,6 +342,15 @@ func TestImportGrown(t *testing.T) {
 
 			sum := w.importAll([]string{"/src/rollout-x.jsonl"}, ingest.From(format))
 			require.Equal(t, []ingest.Status{ingest.Unchanged}, statuses(sum))
+
+			// A copy taken before it grew is the same source: its session
+			// holds it (regression: it made a second session).
+			w.write("/older/rollout-x.jsonl", bytes.Join(lines[:len(lines)/3], nil))
+			sum = w.importAll([]string{"/older/rollout-x.jsonl"}, ingest.From(format))
+			require.Equal(t, []ingest.Status{ingest.Unchanged}, statuses(sum), sum.Results[0].Reason)
+			require.Equal(t, id, sum.Results[0].ID)
+			require.Contains(t, sum.Results[0].Reason, "an earlier copy")
+			require.Equal(t, 1, w.sessions())
 		})
 	}
 }
@@ -411,9 +447,11 @@ func TestImportNative(t *testing.T) {
 	w := newWorld(t)
 	head := `{"format":"sessionlog","version":1,"id":"01JDX3N0Q3Z8Y6W2D1V5K7M9PA","createdAt":7,"labels":{"agent":"coder"}}` + "\n"
 	rows := []string{`{"seq":0,"type":"a","time":1,"data":{"k":1}}`, `{"seq":1,"type":"b","time":2}`, `{"seq":2,"type":"c","time":3}`}
-	w.write("/x/export.jsonl", []byte(head+rows[0]+"\n"+rows[1]+"\n"))
+	first := head + rows[0] + "\n" + rows[1] + "\n"
+	w.write("/x/export.jsonl", []byte(first))
 	r := w.importAll([]string{"/x/export.jsonl"}).Results[0]
 	require.Equal(t, ingest.Created, r.Status)
+	require.Equal(t, int64(len(first)), r.SourceBytes, "the summary's source bytes (regression: 0 for a sessionlog file)")
 	require.Equal(t, "01JDX3N0Q3Z8Y6W2D1V5K7M9PA", r.ID)
 	info, err := w.st.Stat(t.Context(), r.ID)
 	require.NoError(t, err)
@@ -424,6 +462,7 @@ func TestImportNative(t *testing.T) {
 	w.write("/y/later.jsonl", []byte(head+strings.Join(rows, "\n")+"\n"))
 	r = w.importAll([]string{"/y/later.jsonl"}).Results[0]
 	require.Equal(t, ingest.Appended, r.Status, r.Reason)
+	require.Equal(t, int64(len(head+strings.Join(rows, "\n")+"\n")), r.SourceBytes)
 	require.Equal(t, int64(3), r.Events)
 	require.Len(t, w.events(r.ID), 3)
 
@@ -600,4 +639,114 @@ func TestImportEncoding(t *testing.T) {
 	require.Equal(t, ingest.Created, r.Status, r.Reason)
 	require.Equal(t, handle.EncodingRaw, r.Encoding, "asked for raw")
 	require.Equal(t, path, r.Arg)
+}
+
+// TestImportGrownTrajectory: a SWE-agent trajectory is one JSON document
+// that SWE-agent rewrites whole after each step, its history growing
+// before its steps and its info replaced. Each save imported appends to
+// the one session, in one AppendAll (a rollback of what the last import
+// put after the part in common, then the rest of the new import); the
+// session's live branch is a fresh import of the last save, every turn is
+// closed, and one more import changes nothing, nor does an earlier save
+// kept elsewhere. Regression: a grown trajectory (or an earlier save) made
+// a second session with the same identity. Another run of
+// the same task (the same history up to the model's first answer, then
+// other steps) is a session of its own.
+func TestImportGrownTrajectory(t *testing.T) {
+	grown := 0
+	for seed := uint64(0); grown < 4 && seed < 200; seed++ {
+		saves, want := importertest.GenSWESaves(seed)
+		if len(saves) < 3 {
+			continue
+		}
+		grown++
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			w := newWorld(t)
+			calls := &countingStore{Store: w.st}
+			imp := func() ingest.Result {
+				sum, err := ingest.Import(t.Context(), calls, []string{"/src/run.traj"}, ingest.WithFs(w.fs))
+				require.NoError(t, err)
+				require.Len(t, sum.Results, 1)
+				return sum.Results[0]
+			}
+			var id string
+			for k, save := range saves {
+				w.write("/src/run.traj", save)
+				r := imp()
+				if k == 0 {
+					require.Equal(t, ingest.Created, r.Status, r.Reason)
+					id = r.ID
+					continue
+				}
+				require.Equal(t, ingest.Appended, r.Status, "save %d of %d: %s", k+1, len(saves), r.Reason)
+				require.Equal(t, id, r.ID)
+				require.Equal(t, k, calls.appendAll, "one AppendAll a grown save")
+			}
+			require.Equal(t, 1, calls.createFrom)
+			require.Equal(t, 1, w.sessions())
+
+			events := w.events(id)
+			fresh, err := importer.Parse(t.Context(), swe.New(), bytes.NewReader(saves[len(saves)-1]), "/src/run.traj", importer.Config{})
+			require.NoError(t, err)
+			var wantRecords, gotRecords []string
+			for _, e := range fresh.Events {
+				if r, ok := importer.RecordOf("swe-agent", e); ok {
+					wantRecords = append(wantRecords, string(r))
+				}
+			}
+			for _, e := range live(events) {
+				if r, ok := importer.RecordOf("swe-agent", e); ok {
+					gotRecords = append(gotRecords, string(r))
+				}
+			}
+			require.Equal(t, wantRecords, gotRecords, "the live branch holds every record of the last save, once")
+			importertest.CheckCounts(t, want, importertest.SessionCounts(live(events)), "the grown session's live branch")
+			importertest.CheckClosed(t, events)
+			require.Equal(t, ingest.Unchanged, imp().Status)
+
+			// An earlier save, kept elsewhere: its session holds it.
+			w.write("/kept/run.traj", saves[0])
+			sum, err := ingest.Import(t.Context(), calls, []string{"/kept/run.traj"}, ingest.WithFs(w.fs))
+			require.NoError(t, err)
+			require.Equal(t, []ingest.Status{ingest.Unchanged}, statuses(sum), sum.Results[0].Reason)
+			require.Equal(t, id, sum.Results[0].ID)
+			require.Contains(t, sum.Results[0].Reason, "an earlier copy")
+
+			// Another run of the task: its second step is another one.
+			var doc map[string]any
+			require.NoError(t, json.Unmarshal(saves[1], &doc))
+			history := doc["history"].([]any)
+			for i := len(history) - 1; i >= 0; i-- {
+				if m := history[i].(map[string]any); m["role"] == "assistant" {
+					m["thought"] = "another thought"
+					break
+				}
+			}
+			other, err := json.Marshal(doc)
+			require.NoError(t, err)
+			w.write("/other/run.traj", other)
+			sum, err = ingest.Import(t.Context(), calls, []string{"/other/run.traj"}, ingest.WithFs(w.fs))
+			require.NoError(t, err)
+			require.Equal(t, []ingest.Status{ingest.Created}, statuses(sum), sum.Results[0].Reason)
+			require.NotEqual(t, id, sum.Results[0].ID)
+		})
+	}
+	require.Equal(t, 4, grown, "seeds with runs of three steps or more")
+}
+
+// countingStore counts the creations and the batches an import asks of
+// its store.
+type countingStore struct {
+	handle.Store
+	createFrom, appendAll int
+}
+
+func (c *countingStore) CreateFrom(ctx context.Context, events iter.Seq2[eventlog.Event, error], opts ...handle.CreateOption) (handle.Info, error) {
+	c.createFrom++
+	return c.Store.CreateFrom(ctx, events, opts...)
+}
+
+func (c *countingStore) AppendAll(ctx context.Context, id string, expected int64, events iter.Seq2[eventlog.Event, error]) (handle.Info, error) {
+	c.appendAll++
+	return c.Store.AppendAll(ctx, id, expected, events)
 }

@@ -28,7 +28,7 @@ func (r *run) native(ctx context.Context, f file) Result {
 	defer src.Close()
 	last := src.Seq() // the log as it is now
 	hdr := src.Header()
-	res := Result{Source: path, Format: Sessionlog, ID: hdr.ID}
+	res := Result{Source: path, Format: Sessionlog, ID: hdr.ID, SourceBytes: f.size}
 	events := func(from int64) iter.Seq2[eventlog.Event, error] { return src.Read(ctx, from, last) }
 
 	info, err := r.st.Stat(ctx, hdr.ID)

@@ -3,8 +3,10 @@ package ingest_test
 import (
 	"bytes"
 	"encoding/json"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -160,3 +162,53 @@ func claudeImporter(t *testing.T) importer.Importer {
 }
 
 func registry() *importer.Registry { return formats.Registry() }
+
+// TestImportRealTracesFolder: the whole traces folder imported as a user
+// would (no --from: each file's format found by its content, subagents
+// with their transcripts): every trace is created, and its session holds
+// every prompt, assistant text, call and result of the source (counted
+// apart from the importer), no meta record as user/message, every turn
+// closed; the folder again creates nothing; a copy of it elsewhere is the
+// same sources, unchanged.
+func TestImportRealTracesFolder(t *testing.T) {
+	w := newWorld(t)
+	dir := tracestest.Dir(t)
+	require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		require.NoError(t, err)
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		require.NoError(t, w.fs.MkdirAll(filepath.Dir("/traces/"+rel), 0o700))
+		w.write("/traces/"+rel, b)
+		return nil
+	}))
+	first := w.importAll([]string{"/traces"})
+	require.NotEmpty(t, first.Results)
+	formats := map[string]int{}
+	var all importertest.Counts
+	for _, r := range first.Results {
+		require.Equal(t, ingest.Created, r.Status, "%s: %s", r.Source, r.Reason)
+		formats[r.Format]++
+		c := checkConversation(t, w, r)
+		all.Prompts, all.Assistant = append(all.Prompts, c.Prompts...), append(all.Assistant, c.Assistant...)
+		all.Calls, all.Results = all.Calls+c.Calls, all.Results+c.Results
+	}
+	require.Len(t, formats, 4, "every foreign format: %v", formats)
+	t.Logf("%d sessions: %d prompts, %d assistant texts, %d calls, %d results", len(first.Results), len(all.Prompts), len(all.Assistant), all.Calls, all.Results)
+	require.True(t, len(all.Prompts) > 0 && len(all.Assistant) > 0 && all.Calls > 0 && all.Results > 0, "the traces hold conversations")
+	n := len(first.Results)
+	require.Equal(t, n, w.sessions())
+
+	again := w.importAll([]string{"/traces"})
+	require.Equal(t, slices.Repeat([]ingest.Status{ingest.Unchanged}, n), statuses(again), "nothing created the second time")
+	copyTree(t, w.fs, "/traces", "/elsewhere/traces")
+	moved := w.importAll([]string{"/elsewhere/traces"})
+	require.Equal(t, slices.Repeat([]ingest.Status{ingest.Unchanged}, n), statuses(moved), "a copy is the same sources")
+	for i := range moved.Results {
+		require.Equal(t, first.Results[i].ID, moved.Results[i].ID)
+	}
+	require.Equal(t, n, w.sessions())
+}

@@ -22,6 +22,7 @@ type config struct {
 	leaseTTL   time.Duration
 	name       string
 	existing   bool
+	readOnly   bool
 	identities []age.Identity
 	unredacted bool
 }
@@ -90,11 +91,15 @@ func Open(ctx context.Context, where string, opts ...Option) (st handle.Store, c
 				return nil, nil, fmt.Errorf("%w at %q: not a folder", ErrNoStore, where)
 			}
 		}
+		fsys := c.fs
+		if c.readOnly {
+			fsys = afero.NewReadOnlyFs(fsys)
+		}
 		opts := []handle.Option{handle.WithIdentities(c.identities...)}
 		if c.unredacted {
 			opts = append(opts, handle.WithoutRedaction())
 		}
-		return handle.NewFileStore(c.fs, where, opts...), func() {}, nil
+		return handle.NewFileStore(fsys, where, opts...), func() {}, nil
 	}
 	jopts := []jetstream.Option{jetstream.WithClientName(c.name)}
 	if c.unredacted {
@@ -109,6 +114,9 @@ func Open(ctx context.Context, where string, opts ...Option) (st handle.Store, c
 	js, err := jetstream.OpenURL(ctx, where, jopts...)
 	if err != nil {
 		return nil, nil, err // jetstream's errors name the URL and the package
+	}
+	if c.readOnly {
+		return readOnlyStore{js}, func() { js.Close() }, nil
 	}
 	return js, func() { js.Close() }, nil
 }

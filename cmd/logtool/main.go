@@ -140,6 +140,7 @@ type app struct {
 
 	storeURL string          // --store
 	creates  bool            // the command creates sessions: its store need not exist yet
+	readOnly bool            // the store is opened so that nothing changes it (serve)
 	ctx      context.Context // the run's, for resolving SESSION arguments on --store
 	st       handle.Store    // the store of location, once opened
 	closers  []func()
@@ -167,10 +168,12 @@ of a store.
 
 The store is the folder --dir (default $SESSIONLOG_DIR, else ./sessions),
 or with --store a JetStream store (default $SESSIONLOG_STORE):
-nats://host:port[,host:port...][/prefix][?replicas=N&sync=always&lease=D]
+nats://host:port[,host:port...][/prefix][?replicas=N&sync=always&lease=D],
+every host a seed of one cluster, e.g.
+nats://h1:4222,h2:4222,h3:4222/prefix?replicas=3&sync=always
 (docs/distributed.md). A store that is not there is an error, but for new,
-import and demo, which make it. convert, repair, cat --salvage and serve
-work on a folder only.
+import and demo, which make it. convert, repair and cat --salvage work on a
+folder only.
 
 Output: on a terminal, words and tables; show in colour (not with
 $NO_COLOR) through $PAGER. Piped, every command prints JSON, one object a
@@ -227,7 +230,7 @@ it, the commit (runtime/debug.ReadBuildInfo).`,
 	}
 	root.PersistentFlags().StringVar(&a.dir, "dir", dir, "the `folder` of the session store; $"+envDir+" sets the default")
 	root.PersistentFlags().StringVar(&a.storeURL, "store", a.env(envStore),
-		"a JetStream store `URL`, nats://host:port[,host:port...][/prefix][?replicas=N&sync=always&lease=D], instead of --dir (docs/distributed.md); $"+envStore+" sets the default")
+		"a JetStream store `URL`, nats://host:port[,host:port...][/prefix][?replicas=N&sync=always&lease=D] naming any servers of the cluster (e.g. nats://h1:4222,h2:4222,h3:4222/prefix?replicas=3&sync=always), instead of --dir (docs/distributed.md); $"+envStore+" sets the default")
 	root.SetFlagErrorFunc(flagError)
 	a.secretFlags(root)
 	root.PersistentPreRunE = func(*cobra.Command, []string) error { return a.loadIdentities() }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 
 	"github.com/spf13/cobra"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/inspect"
 	"github.com/sessionlog/sessionlog/internal/chatview"
+	"github.com/sessionlog/sessionlog/storeurl"
 )
 
 // catOptions are the flags of `logtool cat`.
@@ -217,7 +217,8 @@ func (a *app) newLsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "ls [--json] [--wide] [--label k=v]... [--since D] [--tree] [DIR]",
 		Short: "List a store's sessions, the last active first, or as a tree of forks",
-		Long: `Ls lists the sessions of DIR (default: the store), the last active first:
+		Long: `Ls lists the sessions of DIR, a folder or a store URL (default: the
+store), the last active first:
 on a terminal a table that fits the width (ID, last activity as an age, the
 later of the last event's time and the creation; events; size; labels, a
 fork or child marked (fork@S) or (child@S), cut to fit), --wide every
@@ -298,20 +299,16 @@ func (a *app) list(ctx context.Context, dir string, explicit bool, opts ...handl
 	return infos, broken, err
 }
 
-// listed is the store ls lists: the folder DIR named on the command line
-// (which must be one), or the store in use.
+// listed is the store ls lists: the one DIR names on the command line (a
+// folder, which must be there, or a store URL), or the store in use.
 func (a *app) listed(ctx context.Context, dir string, explicit bool) (handle.Store, error) {
 	if !explicit {
 		return a.sessions(ctx)
 	}
-	fi, err := a.fs.Stat(dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("%w: no folder %q", handle.ErrNotFound, dir)
-	case err != nil:
-		return nil, fmt.Errorf("list %q: %w", dir, err)
-	case !fi.IsDir():
-		return nil, usageErrorf("%q is not a folder", dir)
+	st, closeFn, err := a.openStoreURL(ctx, dir, storeurl.Existing())
+	if err != nil {
+		return nil, err
 	}
-	return a.fileStore(dir), nil
+	a.closers = append(a.closers, closeFn)
+	return st, nil
 }

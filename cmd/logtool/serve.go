@@ -23,10 +23,11 @@ func (a *app) newServeCmd() *cobra.Command {
 	var open bool
 	cmd := &cobra.Command{
 		Use:   "serve [--addr 127.0.0.1:0] [--open]",
-		Short: "Browse a folder store's sessions in a web browser (read-only, local)",
-		Long: `Serve is a read-only web view of the store (a folder), in the binary:
-pages rendered on the server, a little plain JavaScript, nothing fetched
-from elsewhere. It prints the URL to open and serves until interrupted.
+		Short: "Browse a store's sessions in a web browser (read-only, local)",
+		Long: `Serve is a read-only web view of the store, in the binary: pages rendered
+on the server, a little plain JavaScript, nothing fetched from elsewhere.
+It prints the URL to open and serves until interrupted. The store is --dir
+or --store (a JetStream store, named by any of its servers: see Examples).
 
   /                     the sessions, newest first, 100 a page; ?q= a part
                         of the ID or a label (k=v), ?sort=size|events|tree,
@@ -44,8 +45,11 @@ ID may be any name SESSION takes: the server redirects to the session's ID
 (an ambiguous name shows its candidates). It binds to --addr (loopback, a
 free port); every request must carry the URL's token (kept in a cookie)
 and a Host header naming the bound address; only GET and HEAD are served,
-through a read-only file system, so no request changes the store. Event
-data is shown as text, under a strict Content-Security-Policy.`,
+through a store opened read-only (a folder through a read-only file
+system; on JetStream every write refused), so no request changes it.
+Event data is shown as text, under a strict Content-Security-Policy.`,
+		Example: `  $ logtool serve --dir sessions --open
+  $ logtool serve --store 'nats://h1:4222,h2:4222,h3:4222/prod?replicas=3&sync=always'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.runServe(cmd.Context(), addr, open)
@@ -57,13 +61,15 @@ data is shown as text, under a strict Content-Security-Policy.`,
 }
 
 func (a *app) runServe(ctx context.Context, addr string, open bool) error {
-	// Every read of the server goes through a read-only file system: the
-	// derived caches a reader would refresh are left as they are too.
+	// Every read of the server goes through a store open read-only (a
+	// folder's through a read-only file system): the derived caches a
+	// reader would refresh are left as they are too.
 	ro := *a
 	ro.fs = afero.NewReadOnlyFs(a.fs)
 	ro.stderr = io.Discard // the CLI's notes (torn tails) are in the pages
-	ro.st, ro.closers = nil, nil
-	st, err := ro.folder(ctx, "serve")
+	ro.st, ro.closers, ro.readOnly = nil, nil, true
+	defer ro.closeStores()
+	st, err := ro.sessions(ctx)
 	if err != nil {
 		return err
 	}

@@ -17,11 +17,14 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/nats-io/nats.go"
+	natsjs "github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/afero"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/internal/natstest"
 )
 
 var updateScreenshot = flag.Bool("update-screenshot", false, "write docs/serve.png from the browser test")
@@ -81,12 +84,20 @@ func serveStore(t *testing.T) (dir, main, fork string) {
 // printed; the server stops when the test ends.
 func startServe(t *testing.T, dir string, flags ...string) *url.URL {
 	t.Helper()
+	return startServeOn(t, append([]string{"--dir", dir}, flags...)...)
+}
+
+// startServeOn runs `logtool serve` in-process with the global flags
+// given (the store: --dir D or --store URL; keys) and returns the URL it
+// printed.
+func startServeOn(t *testing.T, store ...string) *url.URL {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	done := make(chan int, 1)
 	var errOut strings.Builder
 	go func() {
-		done <- run(ctx, append([]string{"--dir", dir, "serve"}, flags...), strings.NewReader(""), pw, &errOut, func(string) string { return "" })
+		done <- run(ctx, append(store, "serve"), strings.NewReader(""), pw, &errOut, func(string) string { return "" })
 		pw.Close()
 	}()
 	t.Cleanup(func() {
@@ -158,6 +169,53 @@ func TestServeLeavesTheStoreAsItWas(t *testing.T) {
 		require.Equal(t, http.StatusOK, code, "%s: %s", p, body)
 	}
 	require.Equal(t, before, treeOf(t, dir))
+}
+
+// TestServeJetStream: serve works on a JetStream store too (--store, any
+// seeds): its pages and its /api/ answer as on a folder, the API with the
+// bytes the commands print on that store, and nothing is written to the
+// stream or its buckets. (The store is opened read-only, so that no page
+// could write: storeurl's TestOpenReadOnly shows each write refused.)
+func TestServeJetStream(t *testing.T) {
+	dir, main, fork := serveStore(t)
+	s := natstest.Run(t)
+	store := "nats://" + s.Addr().String() + "/serve?sync=always"
+	res := logtool(t, "", "copy", dir, store)
+	require.Equal(t, 0, res.code, res.stderr)
+	nc, err := nats.Connect(s.ClientURL())
+	require.NoError(t, err)
+	defer nc.Close()
+	js, err := natsjs.New(nc)
+	require.NoError(t, err)
+	state := func() map[string]natsjs.StreamState {
+		out := map[string]natsjs.StreamState{}
+		for info := range js.ListStreams(t.Context()).Info() {
+			out[info.Config.Name] = info.State
+		}
+		return out
+	}
+	before := state()
+	u := startServeOn(t, "--store", store)
+	for _, p := range []string{"/", "/?sort=tree", "/s/" + main, "/s/" + fork, "/s/" + main + "/events", "/diff?a=" + main + "&b=" + fork,
+		"/s/" + main + "/verify", "/api/tree", "/api/verify/" + fork, "/api/replay/" + fork + "?projection=transcript"} {
+		code, body := apiGet(t, u, p)
+		require.Equal(t, http.StatusOK, code, "%s: %s", p, body)
+	}
+	for _, tt := range []struct {
+		path string
+		args []string
+	}{
+		{"/api/ls", []string{"ls", "--json"}},
+		{"/api/stat/" + main, []string{"stat", "--json", main}},
+		{"/api/replay/" + main + "?projection=agent", []string{"replay", "--projection", "agent", main}},
+	} {
+		code, body := apiGet(t, u, tt.path)
+		require.Equal(t, http.StatusOK, code, body)
+		cli := logtool(t, "", append([]string{"--store", store}, tt.args...)...)
+		require.Equal(t, 0, cli.code, cli.stderr)
+		require.Equal(t, cli.stdout, body, tt.path)
+	}
+	require.Equal(t, before, state(), "nothing written to the store")
 }
 
 // treeOf returns every file under dir with its bytes.

@@ -86,18 +86,17 @@ func (a *app) runShow(ctx context.Context, arg string, o showOptions) error {
 	last := src.Seq()
 	from, to, firstTurn := o.from, min(o.to, last), 1
 	switch {
-	case o.turn > 0:
-		if from, to, err = nthTurn(ctx, src, o.turn); err != nil {
+	case o.turn != 0:
+		from, to, err = inspect.Turn(ctx, src, o.turn)
+		if te := (*inspect.TurnError)(nil); errors.As(err, &te) {
+			return usageErrorf("--turn %d: the session has %s", o.turn, plural(int64(te.Turns), "turn"))
+		}
+		if err != nil {
 			return err
 		}
-		firstTurn = o.turn
-	case o.turn < 0:
-		if from, to, err = turnFromEnd(ctx, src, -o.turn); err != nil {
-			return err
-		}
-		firstTurn = 0 // not counted: that would read the whole log
+		firstTurn = max(o.turn, 0) // from the end: not counted, that would read the whole log
 	case from > 0:
-		if firstTurn, err = countTurns(ctx, src, 0, from-1); err != nil {
+		if firstTurn, err = inspect.CountTurns(ctx, src, 0, from-1); err != nil {
 			return err
 		}
 		firstTurn++
@@ -209,76 +208,6 @@ func rollbacksFrom(ctx context.Context, src handle.Handle, from int64) ([]chatvi
 		}
 	}
 	return out, nil
-}
-
-// countTurns counts the turn/start events with from <= seq <= to.
-func countTurns(ctx context.Context, src handle.Handle, from, to int64) (int, error) {
-	n := 0
-	for e, err := range src.Read(ctx, from, to) {
-		if err != nil {
-			return 0, err
-		}
-		if e.Type == "turn/start" {
-			n++
-		}
-	}
-	return n, nil
-}
-
-// nthTurn finds the seqs of turn n (from 1): its turn/start to the event
-// before the next turn/start, or the last event.
-func nthTurn(ctx context.Context, src handle.Handle, n int) (from, to int64, err error) {
-	count := 0
-	from, to = -1, src.Seq()
-	for e, err := range src.Read(ctx, 0, handle.End) {
-		if err != nil {
-			return 0, 0, err
-		}
-		if e.Type != "turn/start" {
-			continue
-		}
-		count++
-		switch count {
-		case n:
-			from = e.Seq
-		case n + 1:
-			return from, e.Seq - 1, nil
-		}
-	}
-	if from < 0 {
-		return 0, 0, usageErrorf("--turn %d: the session has %s", n, chatview.Plural(int64(count), "turn", ""))
-	}
-	return from, to, nil
-}
-
-// turnFromEnd finds the seqs of the n-th turn from the end (1 the last),
-// reading backward from the tail in growing windows, so that the cost
-// does not grow with the log's length.
-func turnFromEnd(ctx context.Context, src handle.Handle, n int) (from, to int64, err error) {
-	last := src.Seq()
-	for window := int64(256); ; window *= 4 {
-		start := max(0, last-window+1)
-		var starts []int64
-		for e, err := range src.Read(ctx, start, last) {
-			if err != nil {
-				return 0, 0, err
-			}
-			if e.Type == "turn/start" {
-				starts = append(starts, e.Seq)
-			}
-		}
-		if len(starts) >= n {
-			i := len(starts) - n
-			to = last
-			if i+1 < len(starts) {
-				to = starts[i+1] - 1
-			}
-			return starts[i], to, nil
-		}
-		if start == 0 {
-			return 0, 0, usageErrorf("--turn -%d: the session has %s", n, chatview.Plural(int64(len(starts)), "turn", ""))
-		}
-	}
 }
 
 // showBeforeDamage shows the events of a damaged log before its first

@@ -2,12 +2,10 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"iter"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,11 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spf13/afero"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/internal/chatview"
 	"github.com/sessionlog/sessionlog/internal/tracestest"
 )
@@ -162,65 +157,6 @@ func showSummary(out string) string {
 		fmt.Fprintf(&b, " %s=%d", k, counts[k])
 	}
 	return b.String()
-}
-
-// countingHandle counts the events its Read yields.
-type countingHandle struct {
-	handle.Handle
-	read int
-}
-
-func (h *countingHandle) Read(ctx context.Context, from, to int64) iter.Seq2[eventlog.Event, error] {
-	return func(yield func(eventlog.Event, error) bool) {
-		for e, err := range h.Handle.Read(ctx, from, to) {
-			h.read++
-			if !yield(e, err) {
-				return
-			}
-		}
-	}
-}
-
-// TestShowTurnFromEndReadsTheTail checks that --turn -N reads a window at
-// the tail, not the whole log: for a log of 400 turns, the last turn is
-// found reading one window of 256 events, whatever the length.
-func TestShowTurnFromEndReadsTheTail(t *testing.T) {
-	ctx := t.Context()
-	st := handle.NewFileStore(afero.NewMemMapFs(), "s")
-	h, err := st.Create(ctx)
-	require.NoError(t, err)
-	const turns, perTurn = 400, 100
-	for i := range turns {
-		batch := []eventlog.Event{{Type: "turn/start"}}
-		for range perTurn - 2 {
-			batch = append(batch, eventlog.Event{Type: "assistant/chunk", Data: json.RawMessage(`{"text":"x"}`)})
-		}
-		batch = append(batch, eventlog.Event{Type: "turn/end", Data: json.RawMessage(fmt.Sprintf(`{"kind":"completed","reason":"%d"}`, i))})
-		_, err := h.Append(ctx, batch...)
-		require.NoError(t, err)
-	}
-	require.NoError(t, h.Flush(ctx))
-	for _, tc := range []struct {
-		n        int
-		from, to int64
-		maxRead  int
-	}{
-		{1, (turns - 1) * perTurn, turns*perTurn - 1, 256},
-		{2, (turns - 2) * perTurn, (turns-1)*perTurn - 1, 256},
-		{5, (turns - 5) * perTurn, (turns-4)*perTurn - 1, 256 + 1024},
-		{turns, 0, perTurn - 1, 2 * turns * perTurn}, // windows grow 4×: at most twice the log
-	} {
-		t.Run(fmt.Sprint(tc.n), func(t *testing.T) {
-			c := &countingHandle{Handle: h}
-			from, to, err := turnFromEnd(ctx, c, tc.n)
-			require.NoError(t, err)
-			require.Equal(t, [2]int64{tc.from, tc.to}, [2]int64{from, to})
-			require.LessOrEqual(t, c.read, tc.maxRead)
-		})
-	}
-	_, _, err = turnFromEnd(ctx, h, turns+1)
-	require.ErrorContains(t, err, "the session has 400 turns")
-	require.NoError(t, h.Close())
 }
 
 // TestShowRange checks --turn, --from and --to and their refusals.

@@ -41,6 +41,9 @@ func (a *app) sessions(ctx context.Context) (handle.Store, error) {
 		if !a.creates {
 			opts = append(opts, storeurl.Existing())
 		}
+		if a.readOnly {
+			opts = append(opts, storeurl.ReadOnly())
+		}
 		st, closeFn, err := a.openStoreURL(ctx, a.location(), opts...)
 		if errors.Is(err, storeurl.ErrNoStore) {
 			return nil, fmt.Errorf("%w (give --dir D or --store URL; $%s and $%s set the defaults)", err, envDir, envStore)
@@ -69,11 +72,10 @@ func (a *app) where() string {
 	return fmt.Sprintf("--dir %q", a.dir)
 }
 
-// folder returns the file store the file operations (convert, repair,
-// serve) work on: the store of location when its sessions are files
+// folder returns the file store the file operations (convert, repair)
+// work on: the store of location when its sessions are files
 // (handle.FileStoreOf), else a usage error (docs/distributed.md: a stream
-// holds neither zstd frames nor torn tails, and serve reads a folder
-// through a read-only file system).
+// holds neither zstd frames nor torn tails).
 func (a *app) folder(ctx context.Context, cmd string) (*handle.FileStore, error) {
 	st, err := a.sessions(ctx)
 	if err != nil {

@@ -191,7 +191,6 @@ func TestStoreNATSFileOnlyCommandsRefuse(t *testing.T) {
 	for _, args := range [][]string{
 		{"convert", "--encoding", "zstd", id},
 		{"repair", id},
-		{"serve"},
 	} {
 		res := logtool(t, "", append([]string{"--store", url}, args...)...)
 		require.Equal(t, 2, res.code, "%v: %s", args, res.stderr)
@@ -368,4 +367,20 @@ func natsStore(t *testing.T, url, prefix string) *jetstream.Store {
 	st, err := jetstream.New(t.Context(), js, jetstream.WithPrefix(prefix), jetstream.WithSyncAlways())
 	require.NoError(t, err)
 	return st
+}
+
+// ls and ls --tree take a store URL as DIR, as copy and verify do; a
+// folder DIR that is not there is an error, not an empty store.
+func TestStoreNATSLsURL(t *testing.T) {
+	url := natsURL(t, "lsurl")
+	id := natsNew(t, url)
+	res := logtool(t, "", "--dir", t.TempDir(), "ls", "--json", url)
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Contains(t, res.stdout, `"id":"`+id+`"`)
+	res = logtool(t, "", "ls", "--tree", "--json", url)
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Contains(t, res.stdout, `"id":"`+id+`"`)
+	res = logtool(t, "", "ls", filepath.Join(t.TempDir(), "nowhere"))
+	require.Equal(t, exitUsage, res.code)
+	require.Contains(t, res.stderr, "no such folder")
 }

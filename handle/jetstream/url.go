@@ -234,24 +234,38 @@ func OpenURL(ctx context.Context, raw string, opts ...Option) (*Store, error) {
 	nc, err := nats.Connect(strings.Join(u.Servers, ","), append(nopts, cfg.connOpts...)...)
 	var ne net.Error
 	if errors.Is(err, nats.ErrNoServers) || errors.As(err, &ne) || errors.Is(err, nats.ErrTimeout) {
-		return nil, fmt.Errorf("jetstream: %s: no server answers: %w: %w", u, handle.ErrUnavailable, err)
+		return nil, &urlError{u.String(), fmt.Errorf("no server answers: %w: %w", handle.ErrUnavailable, err)}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("jetstream: %s: %w", u, err)
+		return nil, &urlError{u.String(), err}
 	}
 	js, err := natsjs.New(nc, natsjs.WithDefaultTimeout(cfg.reqTimeout))
 	if err != nil {
 		nc.Close()
-		return nil, fmt.Errorf("jetstream: %s: %w", u, err)
+		return nil, &urlError{u.String(), err}
 	}
 	st, err := New(ctx, js, opts...)
 	if err != nil {
 		nc.Close()
-		return nil, fmt.Errorf("jetstream: %s: %w", u, err)
+		return nil, &urlError{u.String(), err}
 	}
 	st.closeFn = sync.OnceFunc(func() { nc.Drain() })
 	return st, nil
 }
+
+// urlError is why the store a URL names cannot be opened: "jetstream:
+// URL: what is wrong", naming the package once (New's errors name it too:
+// regression, "jetstream: URL: jetstream: the replicas asked for…").
+type urlError struct {
+	url string
+	err error
+}
+
+func (e *urlError) Error() string {
+	return "jetstream: " + e.url + ": " + strings.TrimPrefix(e.err.Error(), "jetstream: ")
+}
+
+func (e *urlError) Unwrap() error { return e.err }
 
 // Close closes the connection OpenURL dialled; handles on the store stop
 // working. For a store made with New it does nothing: the connection is

@@ -18,6 +18,9 @@
 // holding one entry at a time; an entry over the limit is refused as soon
 // as it is crossed. The session's identity (Session.ID) is the digest of
 // the history entries before the model's first answer: the task as posed.
+// SWE-agent saves the whole trajectory after each step, so a later save
+// holds an earlier one's entries with more among them and its document
+// replaced (Session.Rewrites), which ingest appends as growth.
 //
 // # The mapping
 //

@@ -268,6 +268,7 @@ func Convert(ctx context.Context, src io.ReadSeeker, name string, cfg importer.C
 	}
 	s := importer.NewSession(Name, name)
 	s.Untimed, s.Since = true, FirstRelease
+	s.Rewrites = importer.Namespace(Name, "document") // SWE-agent saves the whole trajectory after each step
 	s.SetLabel("sourceId", strings.TrimSuffix(filepath.Base(name), ".traj"))
 	var env string
 	if json.Unmarshal(o.environment, &env) == nil {

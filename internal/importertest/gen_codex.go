@@ -3,6 +3,7 @@ package importertest
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 )
 
 // The Codex rollouts GenCodex writes, one per seed: as each version and
@@ -389,7 +390,25 @@ func GenDsh(seed uint64) ([]byte, Counts) {
 // trajectory of every step, info with an exit status of each kind (or
 // none), and the last observation only in the trajectory now and then.
 func GenSWE(seed uint64) ([]byte, Counts) {
+	saves, want := GenSWESaves(seed)
+	return saves[len(saves)-1], want
+}
+
+// GenSWESaves writes the run GenSWE(seed) writes as SWE-agent saves it
+// while it runs: the whole trajectory rewritten after each step, holding
+// the history and the steps so far and info with the model's stats so far
+// but no exit status (the run goes on); the last save is GenSWE's. Counts
+// are the last save's.
+func GenSWESaves(seed uint64) ([][]byte, Counts) {
 	g := newTrace(seed)
+	var saves [][]byte
+	save := func(doc obj) {
+		b, err := json.MarshalIndent(doc, "", "  ")
+		if err != nil {
+			panic(err)
+		}
+		saves = append(saves, b)
+	}
 	calls := g.chance(0.5) // the function-calling format
 	var history, trajectory []obj
 	history = append(history, obj{"role": "system", "content": "You are an agent.", "agent": "main"})
@@ -434,6 +453,11 @@ func GenSWE(seed uint64) ([]byte, Counts) {
 			history = append(history, obj{"role": "user", "content": observation, "agent": "main"})
 		}
 		g.want.Results++
+		if s < steps-1 {
+			// Saved as the run goes: copies, since the slices grow on.
+			save(obj{"environment": "swe_main", "trajectory": slices.Clone(trajectory), "history": slices.Clone(history),
+				"info": obj{"model_stats": obj{"instance_cost": 0.1 * float64(s+1), "tokens_sent": 100 * (s + 1), "tokens_received": 10 * (s + 1), "api_calls": s + 1}}})
+		}
 	}
 	doc := obj{"environment": "swe_main", "trajectory": trajectory, "history": history}
 	switch g.r.IntN(5) {
@@ -449,9 +473,6 @@ func GenSWE(seed uint64) ([]byte, Counts) {
 		doc["info"] = obj{"exit_status": "submitted (exit_context)"}
 		doc["replay_config"] = `{"agent":{"model":{"name":"gpt-4"}}}`
 	}
-	b, err := json.MarshalIndent(doc, "", "  ")
-	if err != nil {
-		panic(err)
-	}
-	return b, g.want
+	save(doc)
+	return saves, g.want
 }
