@@ -152,7 +152,7 @@ func (a *app) runCopy(ctx context.Context, srcURL, dstURL string, ids []string, 
 	defer closeSrc()
 	for i, name := range ids {
 		info, err := handle.Resolve(ctx, src, name)
-		if err != nil {
+		if err != nil && !namedDamaged(info, err) { // the copy says what is wrong with it
 			return a.nameError(name, "SRC "+srcURL, err)
 		}
 		ids[i] = info.ID
