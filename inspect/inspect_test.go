@@ -93,9 +93,22 @@ func TestReadBeforeTheDamage(t *testing.T) {
 			}
 		})
 	}
+	// Regression: a session of a store whose last row is damaged was
+	// looked up by Stat, which reads the tail, and read as nothing.
+	st := handle.NewFileStore(afero.NewMemMapFs(), "/s")
+	id := session(t, st, messages(3))
+	path, err := st.Path(id)
+	require.NoError(t, err)
+	data, err := afero.ReadFile(st.Fs(), path)
+	require.NoError(t, err)
+	require.NoError(t, afero.WriteFile(st.Fs(), path, append(data[:len(data)-1], "garbage\n"...), 0o600))
+	seqs, err := readAll(t, inspect.NewRead(inspect.InStore(st, id), 0, handle.End))
+	require.Equal(t, []int64{0, 1}, seqs, "the session by ID")
+	require.ErrorIs(t, err, eventlog.ErrCorrupt)
+
 	fs := afero.NewMemMapFs()
 	require.NoError(t, afero.WriteFile(fs, "/x/bad.jsonl", []byte("{not a header}\n"), 0o600))
-	seqs, err := readAll(t, inspect.NewRead(inspect.File(handle.NewFileStore(fs, "/x"), "/x/bad.jsonl"), 0, handle.End))
+	seqs, err = readAll(t, inspect.NewRead(inspect.File(handle.NewFileStore(fs, "/x"), "/x/bad.jsonl"), 0, handle.End))
 	require.Empty(t, seqs)
 	require.ErrorIs(t, err, eventlog.ErrCorrupt)
 }

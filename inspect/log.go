@@ -124,14 +124,11 @@ func (l Log) Salvage(ctx context.Context, fn func(eventlog.Event) error) (eventl
 }
 
 // filePath returns the path of the log file (a store's session is
-// looked up).
-func (l Log) filePath(ctx context.Context) (string, error) {
+// located, not described: a Stat reads the tail, which a damaged log may
+// not have, and the salvage reads are for damaged logs).
+func (l Log) filePath(context.Context) (string, error) {
 	if l.path != "" {
 		return l.path, nil
 	}
-	info, err := l.st.Stat(ctx, l.id)
-	if err != nil {
-		return "", err
-	}
-	return info.Path, nil
+	return l.files.Path(l.id)
 }

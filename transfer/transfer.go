@@ -47,6 +47,19 @@ func (e *ConflictError) Error() string {
 // Unwrap returns handle.ErrExists.
 func (e *ConflictError) Unwrap() error { return handle.ErrExists }
 
+// DigestError is a copy whose log, read back from the destination, does
+// not hash as the source's did while it was copied: the destination
+// stored something other than what it was given. The copy is deleted.
+type DigestError struct {
+	ID   string
+	Got  string // the copy's log digest
+	Want string // the source's
+}
+
+func (e *DigestError) Error() string {
+	return fmt.Sprintf("the copy of %s reads back with log digest %s, the source's is %s: removed", e.ID, e.Got, e.Want)
+}
+
 type config struct {
 	ids      []string
 	encoding string
@@ -212,10 +225,16 @@ func copySession(ctx context.Context, src, dst handle.Store, id string, c config
 	}
 	got, err := digestOf(ctx, dst, id)
 	if err != nil {
-		return Result{}, err
+		return Result{}, err // a retry reads it back again (sameAs)
 	}
-	if got != log.digest.String() {
-		return Result{}, fmt.Errorf("the copy's log digest %s differs from the source's %s", got, log.digest.String())
+	if want := log.digest.String(); got != want {
+		// What the destination holds is not the source's session: it
+		// goes, so that no copy stays under the source's ID.
+		err := &DigestError{ID: id, Got: got, Want: want}
+		if derr := dst.Delete(ctx, id); derr != nil && !errors.Is(derr, handle.ErrNotFound) {
+			return Result{}, errors.Join(err, fmt.Errorf("the copy could not be removed: %w", derr))
+		}
+		return Result{}, err
 	}
 	return Result{ID: id, Status: Created, Events: log.n, Digest: got}, nil
 }
@@ -314,6 +333,15 @@ func digestOf(ctx context.Context, st handle.Store, id string) (string, error) {
 		return "", err
 	}
 	defer h.Close()
-	d, _, err := h.LogDigest(ctx)
-	return d, err
+	// Hashed from the events read back, not h.LogDigest: that may resume
+	// the digest state the store saved as it wrote, which says what it
+	// was given, not what it holds.
+	d := eventlog.NewDigest()
+	for e, err := range h.Read(ctx, 0, handle.End) {
+		if err != nil {
+			return "", err
+		}
+		d.Add(e)
+	}
+	return d.String(), nil
 }

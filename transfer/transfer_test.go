@@ -1,9 +1,11 @@
 package transfer_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -307,4 +309,56 @@ func TestCopyJetStream(t *testing.T) {
 	}
 	require.Equal(t, ids, got)
 	require.True(t, slices.IsSortedFunc(res, func(a, b transfer.Result) int { return strings.Compare(a.ID, b.ID) }))
+}
+
+// flipFs is a destination that stores what it is given with one byte
+// changed: the first "m3" written to a file becomes "n3", a row that
+// still parses but holds another event.
+type flipFs struct{ afero.Fs }
+
+func (f flipFs) Create(name string) (afero.File, error) {
+	return f.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o666)
+}
+
+func (f flipFs) OpenFile(name string, flag int, perm os.FileMode) (afero.File, error) {
+	file, err := f.Fs.OpenFile(name, flag, perm)
+	if err != nil || flag&(os.O_WRONLY|os.O_RDWR) == 0 {
+		return file, err
+	}
+	return &flipFile{File: file}, nil
+}
+
+type flipFile struct {
+	afero.File
+	done bool
+}
+
+func (f *flipFile) Write(p []byte) (int, error) {
+	if i := bytes.Index(p, []byte(`"m3"`)); i >= 0 && !f.done {
+		f.done = true
+		q := bytes.Clone(p)
+		q[i+1] = 'n'
+		return f.File.Write(q)
+	}
+	return f.File.Write(p)
+}
+
+// A destination that stores a byte other than the one written fails the
+// copy with a *DigestError naming the session, and the copy it made is
+// removed: no session is left there that is not the source's.
+func TestCopyDigestDiffers(t *testing.T) {
+	src := handle.NewFileStore(afero.NewMemMapFs(), "/src")
+	id := session(t, src, 10)
+	dst := handle.NewFileStore(flipFs{afero.NewMemMapFs()}, "/dst")
+	_, err := transfer.Session(t.Context(), src, dst, id)
+	var de *transfer.DigestError
+	require.ErrorAs(t, err, &de)
+	require.Equal(t, id, de.ID)
+	require.ErrorContains(t, err, id)
+	require.NotEqual(t, de.Want, de.Got)
+	_, err = dst.Stat(t.Context(), id)
+	require.ErrorIs(t, err, handle.ErrNotFound, "the copy that differs is removed")
+	infos, err := dst.List(t.Context())
+	require.NoError(t, err)
+	require.Empty(t, infos)
 }

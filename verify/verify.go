@@ -73,6 +73,14 @@ func Session(ctx context.Context, st handle.Store, id string, opts ...Option) Re
 		if info, serr := st.Stat(ctx, id); serr == nil {
 			rep.Path = info.Path
 			rep.count(info.Header, damageSeq(err, info.LastSeq+1))
+		} else if fs, ok := st.(pathChecker); ok {
+			// Not even the tail reads (the last row is damaged): the file
+			// says how far it held, as File reports it.
+			if path, perr := fs.Path(id); perr == nil {
+				rep.Path = path
+				chk := fs.CheckPath(ctx, path, nil)
+				rep.count(chk.Header, chk.Header.FirstSeq()+chk.Events)
+			}
 		}
 		rep.fail(err)
 		return rep

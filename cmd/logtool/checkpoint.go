@@ -159,7 +159,9 @@ usage error (exit 2).`,
 		},
 	}
 	fl := cmd.Flags()
-	seqFlag(fl, &to, "to", "the seq whose state the session returns to")
+	seqFlagHint(fl, &to, "to", "the seq whose state the session returns to", func(v string) string {
+		return fmt.Sprintf("(a checkpoint's label? use --checkpoint %s)", v)
+	})
 	fl.StringVar(&label, "checkpoint", "", "roll back to the latest checkpoint labelled `LABEL` on the live branch")
 	fl.StringVar(&reason, "reason", "", "why, in `words`")
 	jsonFlag(cmd, &asJSON)

@@ -30,6 +30,26 @@ func seqFlag(fl *pflag.FlagSet, p *int64, name, usage string) {
 	fl.Var((*seqValue)(p), name, usage)
 }
 
+// hintedSeq is a seq flag whose error, for a value that is no number,
+// adds hint(value): what the value likely meant.
+type hintedSeq struct {
+	*seqValue
+	hint func(value string) string
+}
+
+func (v hintedSeq) Set(s string) error {
+	err := v.seqValue.Set(s)
+	if _, nerr := strconv.ParseInt(s, 10, 64); err != nil && nerr != nil {
+		err = fmt.Errorf("%w %s", err, v.hint(s))
+	}
+	return err
+}
+
+// seqFlagHint is seqFlag with a hint for a value that is no number.
+func seqFlagHint(fl *pflag.FlagSet, p *int64, name, usage string, hint func(value string) string) {
+	fl.Var(hintedSeq{(*seqValue)(p), hint}, name, usage)
+}
+
 // flagError rewrites cobra's and pflag's flag errors as usage errors that
 // name the flag, the value and what it wants (`--to "good": want a seq,
 // an integer >= 0`), in place of a parser's own words, and suggests the

@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -42,20 +42,24 @@ It prints {"deleted":[...],"kept":[...],"leftovers":[...]}.`,
 	return cmd
 }
 
-// parseAge reads a duration, with "d" for days.
+// errAge is what a duration flag wants, in place of time.ParseDuration's
+// words (time: unknown unit…).
+var errAge = errors.New("want a duration such as 30d, 12h or 90m")
+
+// parseAge reads a duration >= 0, with "d" for days.
 func parseAge(s string) (time.Duration, error) {
 	if days, ok := strings.CutSuffix(s, "d"); ok {
 		n, err := strconv.Atoi(days)
 		if err != nil || n < 0 {
-			return 0, fmt.Errorf("want a number of days")
+			return 0, errAge
 		}
 		return time.Duration(n) * 24 * time.Hour, nil
 	}
 	d, err := time.ParseDuration(s)
-	if err == nil && d < 0 {
-		err = fmt.Errorf("negative")
+	if err != nil || d < 0 {
+		return 0, errAge
 	}
-	return d, err
+	return d, nil
 }
 
 func (a *app) runGC(ctx context.Context, olderThan time.Duration, dryRun, asJSON bool) error {

@@ -19,6 +19,7 @@ import (
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/replay"
 	"github.com/sessionlog/sessionlog/seal"
+	"github.com/sessionlog/sessionlog/transfer"
 )
 
 // Exit statuses (docs/cli.md).
@@ -331,7 +332,8 @@ func exitCode(err error) int {
 		errors.Is(err, handle.ErrDuplicate),
 		errors.Is(err, replay.ErrDigest),
 		errors.Is(err, handle.ErrLocked),
-		errors.Is(err, handle.ErrHasDependents):
+		errors.Is(err, handle.ErrHasDependents),
+		errors.As(err, new(*transfer.DigestError)):
 		return exitFailed
 	case errors.Is(err, handle.ErrExists):
 		return exitUsage // import of an ID the store holds: the environment is in the way

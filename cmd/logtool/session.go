@@ -54,10 +54,27 @@ func (a *app) resolve(arg string) (session, error) {
 		return session{}, err
 	}
 	info, err := handle.Resolve(a.ctx, st, arg)
-	if err != nil {
+	if err != nil && !namedDamaged(info, err) {
 		return session{id: info.ID}, a.nameError(arg, a.where(), err)
 	}
-	return session{path: info.Path, id: info.ID, st: st, log: inspect.InStore(st, info.ID)}, nil
+	path := info.Path
+	if path == "" { // a damaged session: where its file is, if it is one
+		if files, ok := handle.FileStoreOf(st); ok {
+			path, _ = files.Path(info.ID)
+		}
+	}
+	return session{path: path, id: info.ID, st: st, log: inspect.InStore(st, info.ID)}, nil
+}
+
+// namedDamaged reports whether Resolve's error err is about the log of the
+// one session it found (info.ID: corrupt, stored twice, not a regular
+// file, sealed with no key…) rather than about the name. Such a name has
+// resolved: judging the log is the command's job (verify reports it,
+// repair mends it, cat shows what precedes the damage), so no command
+// hides a damaged log behind a resolution error.
+func namedDamaged(info handle.Info, err error) bool {
+	return info.ID != "" && !errors.Is(err, handle.ErrNotFound) && !errors.Is(err, handle.ErrUnavailable) &&
+		!errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
 }
 
 // maxCandidates is how many sessions an ambiguous name lists.

@@ -123,8 +123,9 @@ name SESSION takes, looked up in SRC) to store DST; a store is a folder or
 nats://host:port[,host:port...][/prefix][?replicas=N&sync=always&lease=D]
 (docs/distributed.md). Each session keeps its ID, header, labels and
 lineage (parents first), and its encoding unless --encoding says otherwise
-(a JetStream store keeps raw logs only); its log digest is checked to be
-the same on both sides. Each copy is all or nothing: killed at any instant,
+(a JetStream store keeps raw logs only); its log digest, read back from
+DST, is checked to be the source's (a copy that differs is removed, exit
+1). Each copy is all or nothing: killed at any instant,
 the session is absent from DST or complete. A session DST holds already
 with the same lineage and log (in any encoding) is left as it is
 ("unchanged"), so the same copy run again goes on where it stopped; another
@@ -152,7 +153,7 @@ func (a *app) runCopy(ctx context.Context, srcURL, dstURL string, ids []string, 
 	defer closeSrc()
 	for i, name := range ids {
 		info, err := handle.Resolve(ctx, src, name)
-		if err != nil {
+		if err != nil && !namedDamaged(info, err) { // the copy says what is wrong with it
 			return a.nameError(name, "SRC "+srcURL, err)
 		}
 		ids[i] = info.ID

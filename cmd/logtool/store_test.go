@@ -384,3 +384,10 @@ func TestStoreNATSLsURL(t *testing.T) {
 	require.Equal(t, exitUsage, res.code)
 	require.Contains(t, res.stderr, "no such folder")
 }
+
+// A copy whose digest differs once read back is a failed check (exit 1,
+// as for corruption), not a mistake of the command line.
+func TestCopyDigestDiffersExit(t *testing.T) {
+	err := fmt.Errorf("transfer: copy X: %w", &transfer.DigestError{ID: "X", Got: "sha256:a", Want: "sha256:b"})
+	require.Equal(t, exitFailed, exitCode(err))
+}

@@ -2,16 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"iter"
 
 	"github.com/spf13/cobra"
 
-	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/internal/chatview"
-	"github.com/sessionlog/sessionlog/seal"
 	"github.com/sessionlog/sessionlog/storeurl"
 	"github.com/sessionlog/sessionlog/verify"
 )
@@ -141,14 +138,11 @@ func (a *app) verifyJobs(ctx context.Context, arg string, jobs []verifyJob) ([]v
 		}
 		return append(jobs, fileJob(arg)), nil
 	}
-	s, err := a.resolve(arg)
-	id := s.id
-	switch {
-	case errors.Is(err, handle.ErrDuplicate) || errors.Is(err, handle.ErrNotRegular) || errors.Is(err, seal.ErrNoKey):
-		id = s.id // the store refuses the session it names, or cannot read it: verify says so
-	case err != nil:
+	s, err := a.resolve(arg) // a damaged log resolves: verify reports it
+	if err != nil {
 		return nil, err
 	}
+	id := s.id
 	st, err := a.sessions(ctx)
 	if err != nil {
 		return nil, err

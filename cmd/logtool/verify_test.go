@@ -81,6 +81,57 @@ func TestVerify(t *testing.T) {
 	require.Empty(t, res.stdout)
 }
 
+// TestDamagedLastRowByName: a session whose last row is corrupt (stat's
+// tail read fails) still resolves by its ID or a prefix of it: verify
+// reports it as for its path, cat and stat name the damage, and repair
+// mends it. Resolution once judged the log and hid it behind an error.
+func TestDamagedLastRowByName(t *testing.T) {
+	dir := t.TempDir()
+	id, path, lines := threeEvents(t, dir)
+	writeFile(t, path, lines[0], lines[1], lines[2], strings.TrimSuffix(lines[3], "\n")+"garbage\n")
+	var want string
+	for _, target := range []string{path, id, strings.ToLower(id[:20])} {
+		res := logtool(t, "", "--dir", dir, "verify", "--json", target)
+		require.Equal(t, 1, res.code, target)
+		require.Contains(t, res.stderr, "verify: 1 of 1 ", target)
+		var got verifyLine
+		require.NoError(t, json.Unmarshal([]byte(res.stdout), &got), "%s: %q", target, res.stdout)
+		require.Equal(t, path, got.Path, target)
+		require.Equal(t, id, *got.ID, target)
+		require.Equal(t, "corrupt", got.Error.Kind, target)
+		require.Equal(t, int64(2), *got.Error.Seq, target)
+		if want == "" {
+			want = res.stdout
+		}
+		require.Equal(t, want, res.stdout, "%s reports as the path does", target)
+
+		res = logtoolWords(t, "", "--dir", dir, "verify", target)
+		require.Equal(t, 1, res.code, target)
+		require.Contains(t, res.stdout, "FAIL  "+path+"  "+id+"  corrupt: ", target)
+	}
+	for _, cmd := range []string{"cat", "stat", "show"} {
+		res := logtool(t, "", "--dir", dir, cmd, id)
+		require.Equal(t, 1, res.code, cmd)
+		require.Contains(t, res.stderr, "corrupt log in", cmd)
+	}
+	byPath := logtool(t, "", "--dir", dir, "cat", "--json", path)
+	require.Equal(t, 2, strings.Count(byPath.stdout, "\n"), "the events before the damage")
+	for _, target := range []string{id, id[:20]} {
+		res := logtool(t, "", "--dir", dir, "cat", "--json", target)
+		require.Equal(t, byPath.stdout, res.stdout, "%s reads as the path does", target)
+		res = logtool(t, "", "--dir", dir, "show", "--no-pager", target)
+		require.Contains(t, res.stdout, "user    a\nagent   b\n", target)
+	}
+	res := logtool(t, "", "--dir", dir, "repair", id)
+	require.Equal(t, 1, res.code, "no cut without --salvage")
+	require.Contains(t, res.stderr, "repair --salvage")
+	res = logtool(t, "", "--dir", dir, "repair", "--salvage", id)
+	require.Equal(t, 0, res.code, res.stderr)
+	res = logtool(t, "", "--dir", dir, "verify", "--json", id)
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Contains(t, res.stdout, `"ok":true,"events":2,`)
+}
+
 func TestVerifyFolder(t *testing.T) {
 	dir := t.TempDir()
 	_, good, _ := threeEvents(t, dir)

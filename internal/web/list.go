@@ -109,18 +109,12 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 	s.render(w, "list.html", out)
 }
 
-// headerIndex is what a store with a header index offers
-// (handle.FileStore): the sessions as a forest, from their headers alone.
-type headerIndex interface {
-	Tree(ctx context.Context) ([]*handle.Node, error)
-}
-
-// sessions returns the sessions newest first. With headersOnly, and a
-// store that has a header index, they hold only ID, path and header
-// (lazy true); otherwise each is described by Stat (List).
+// sessions returns the sessions newest first. With headersOnly they hold
+// only ID, path and header, from the store's session tree (lazy true);
+// otherwise each is described by Stat (List).
 func (s *Server) sessions(ctx context.Context, headersOnly bool) ([]handle.Info, bool, error) {
-	if ix, ok := s.store.(headerIndex); ok && headersOnly {
-		roots, err := ix.Tree(ctx)
+	if headersOnly {
+		roots, err := s.store.Tree(ctx)
 		if err != nil {
 			return nil, false, err
 		}

@@ -172,25 +172,12 @@ func related(children []eventlog.Header) []chatview.Related {
 	return out
 }
 
-// children lists the sessions forked or spawned from id, from the store's
-// header index when it has one.
+// children lists the sessions forked or spawned from id (the store's
+// Children).
 func (s *Server) children(ctx context.Context, id string) []eventlog.Header {
-	if c, ok := s.store.(interface {
-		Children(ctx context.Context, id string) ([]eventlog.Header, error)
-	}); ok {
-		hs, err := c.Children(ctx, id)
-		if err != nil {
-			s.log.Warn("serve: children", "id", id, "err", err)
-		}
-		return hs
-	}
-	infos, err := s.store.List(ctx, handle.WithParentID(id))
+	hs, err := s.store.Children(ctx, id)
 	if err != nil {
 		s.log.Warn("serve: children", "id", id, "err", err)
-	}
-	hs := make([]eventlog.Header, len(infos))
-	for i, info := range infos {
-		hs[i] = info.Header
 	}
 	return hs
 }
