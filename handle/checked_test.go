@@ -344,7 +344,7 @@ func TestCheckedRecordProperty(t *testing.T) {
 // end, next seq, last frame and a seq index of the stride a full check
 // builds).
 func TestWholeWritesLeaveCheckedRecord(t *testing.T) {
-	for _, enc := range crashEncodings {
+	for _, enc := range sweepLayouts() {
 		t.Run(enc, func(t *testing.T) {
 			ctx := t.Context()
 			st, counted, _ := osStore(t, enc)

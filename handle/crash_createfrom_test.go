@@ -24,7 +24,7 @@ import (
 // sessions already there are untouched; and a retry on what is left
 // succeeds.
 func TestCrashDuringCreateFrom(t *testing.T) {
-	for _, enc := range crashEncodings {
+	for _, enc := range sweepLayouts() {
 		l := newLineage(t, enc)
 		// A fork of P at 5 holding its own events, a checkpoint among them
 		// that covers the inherited prefix; and a session that stands alone.

@@ -417,7 +417,7 @@ func TestCrashDuringFork(t *testing.T) {
 		{name: "ForkInInheritedPart", parent: linF, at: 2, otherEnc: true},
 		{name: "ForkOfForkOfFork", parent: linG, at: 11}, // G's last: G reads F, which reads P
 	}
-	for _, enc := range crashEncodings {
+	for _, enc := range sweepLayouts() {
 		l := newLineage(t, enc)
 		for _, tc := range tests {
 			t.Run(enc+"/"+tc.name, func(t *testing.T) {
@@ -497,7 +497,7 @@ func TestCrashDuringDetach(t *testing.T) {
 		{name: "Detach"},
 		{name: "DeleteDetach", delete: true},
 	}
-	for _, enc := range crashEncodings {
+	for _, enc := range sweepLayouts() {
 		l := newLineage(t, enc)
 		for _, tc := range tests {
 			run := func(t *testing.T, st *handle.FileStore) error {
@@ -588,7 +588,7 @@ func TestCrashDuringDetach(t *testing.T) {
 // it.
 func TestCrashDuringDeleteCascade(t *testing.T) {
 	parentOf := map[string]string{linF: linP, linF2: linP, linG: linF}
-	for _, enc := range crashEncodings {
+	for _, enc := range sweepLayouts() {
 		l := newLineage(t, enc)
 		run := func(t *testing.T, st *handle.FileStore) error {
 			return st.Delete(t.Context(), linP, handle.Cascade())

@@ -52,7 +52,7 @@ func limitData(rng *rand.Rand, typ string, big *int) json.RawMessage {
 // into a row the reader refuses: the session no longer opened.
 func TestAppendedBatchesReadBack(t *testing.T) {
 	types := []string{"assistant/chunk", "assistant/chunk", "assistant/chunk", "user/message"}
-	for _, enc := range crashEncodings {
+	for _, enc := range sweepLayouts() {
 		for _, pack := range []struct {
 			name  string
 			types []string
