@@ -22,6 +22,11 @@ const (
 	// FrameTarget is the content size writers aim at when they split a
 	// flush, or a compaction, into frames (a frame holds whole rows).
 	FrameTarget = 4 << 20
+	// LastFrameTarget is what a whole-file rewrite (a conversion, a
+	// compaction, an import) puts in its last frame at most, but for one
+	// row: Stat and the stop facts read a log's tail by decoding its last
+	// frame, so a small one keeps them cheap whatever the log's size.
+	LastFrameTarget = 256 << 10
 	// maxFrameBytes bounds a compressed frame: content that does not
 	// compress is stored in raw blocks of 128 KiB with 3-byte headers.
 	maxFrameBytes = MaxFrameContent + MaxFrameContent/1024 + 64

@@ -35,7 +35,7 @@ func TestRunInterleavesChildrenAndReports(t *testing.T) {
 	cfg := Quick()
 	cfg.Runs, cfg.AppendBudget, cfg.ReadTurns, cfg.OpsSizes, cfg.SizeTurns = 2, 5*time.Millisecond, 2, []int64{20 << 10}, []int{2}
 	cfg.CLISizes, cfg.Logtool = []int64{20 << 10, 100 << 10}, testLogtool(t)
-	cfg.Work, cfg.Profiles = t.TempDir(), t.TempDir()
+	cfg.Work, cfg.Profiles = t.TempDir(), filepath.Join(t.TempDir(), "not", "made") // Run makes the profiles' folder
 	var progress strings.Builder
 	cfg.Progress = &progress
 	res, err := Run(context.Background(), cfg, os.Args[0])
