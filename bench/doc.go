@@ -27,7 +27,7 @@
 //
 //	go run ./cmd/harness
 //
-// Each benchmark's comment gives the command behind its table. Results and
-// their reading: ../docs/benchmarks.md (these benchmarks) and
-// ../docs/performance.md (the harness).
+// Each benchmark's comment gives the command behind its figures; both are
+// read in ../docs/performance.md (the harness's tables, then "Component
+// benchmarks").
 package bench

@@ -98,7 +98,7 @@ func closedThenAppended(t *testing.T, c *eventlog.ZstdCodec) (data []byte, tailO
 // acknowledged — count as a torn tail (a size past the end of the file), or
 // be passed over unseen: verify said ok and the next append cut them.
 // Damage in a tail frame followed by a valid frame is corruption, whatever
-// byte of it is damaged (docs/format.md, The zstd encoding); at the end of the log it is a torn tail,
+// byte of it is damaged (docs/format.md §5); at the end of the log it is a torn tail,
 // and no event is lost.
 func TestZstdDamagedTailFrame(t *testing.T) {
 	c := zCodec(t)

@@ -191,7 +191,7 @@ func TestTurnStructure(t *testing.T) {
 
 // TestDeterministic pins the bytes of a small workload: a change to the
 // generator changes every benchmark's input and must be made on purpose
-// (update the sum, then the figures in docs/performance.md and docs/benchmarks.md).
+// (update the sum, then the figures in docs/performance.md).
 func TestDeterministic(t *testing.T) {
 	sum := func(cfg Config) string {
 		var b bytes.Buffer

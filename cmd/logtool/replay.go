@@ -45,8 +45,8 @@ state is shown as a resume would leave it (docs/format.md §8: synthetic
 results, step/end, turn/end interrupted, in memory only; stderr says so);
 --as-is shows the log's own state, as --to and --golden always do.
 
---golden FILE compares the state with FILE (the pretty JSON replaytest
-writes, docs/ci-replay.md) instead of printing it: exit 1 naming the first
+--golden FILE compares the state with FILE (the pretty JSON package
+replay/replaytest writes) instead of printing it: exit 1 naming the first
 differing JSON path and both values; --update writes FILE. It checks every
 checkpoint's log digest first, so an edited fixture is told apart from a
 change of behaviour.`,

@@ -53,76 +53,34 @@ func TestSealedRefused(t *testing.T) {
 	require.NoError(t, h.Close())
 }
 
-// Redaction at write is on by default on JetStream too (the write core's
-// prepare step): what a write handle stores, reads back and digests is the
-// redacted form, and no message of the stream holds the secret. Each way
-// of turning it off (the store, Create, Open) stores the event as given.
+// The JetStream store's redaction option (the rest of redaction at write
+// is the contract's, storetest "RedactionAtWrite"): by default no message
+// of the stream holds the secret; WithoutRedaction stores it as given.
 func TestRedactionAtWrite(t *testing.T) {
 	secret := "AKIA" + strings.Repeat("Q7", 8) // an AWS access key ID, built at run time
-	plain := `{"id":"c1","output":"key ` + secret + ` end"}`
-	redacted := `{"id":"c1","output":"key [REDACTED:aws-access-key-id] end","$redacted":[{"path":["output"],"kinds":["aws-access-key-id"]}]}`
 	s := runServer(t)
 	for _, c := range []struct {
 		name  string
 		store []Option
-		open  func(st *Store) handle.Handle
-		want  string
+		clear bool
 	}{
-		{"default", nil, func(st *Store) handle.Handle {
-			h, err := st.Create(ctx)
-			require.NoError(t, err)
-			return h
-		}, redacted},
-		{"store off", []Option{WithoutRedaction()}, func(st *Store) handle.Handle {
-			h, err := st.Create(ctx)
-			require.NoError(t, err)
-			return h
-		}, plain},
-		{"create off", nil, func(st *Store) handle.Handle {
-			h, err := st.Create(ctx, handle.Unredacted())
-			require.NoError(t, err)
-			return h
-		}, plain},
-		{"open off", nil, func(st *Store) handle.Handle {
-			h, err := st.Create(ctx)
-			require.NoError(t, err)
-			require.NoError(t, h.Close())
-			h, err = st.Open(ctx, h.ID(), handle.ReadWrite, handle.OpenUnredacted())
-			require.NoError(t, err)
-			return h
-		}, plain},
-		{"reopened writer redacts", nil, func(st *Store) handle.Handle {
-			h, err := st.Create(ctx, handle.Unredacted())
-			require.NoError(t, err)
-			require.NoError(t, h.Close())
-			h, err = st.Open(ctx, h.ID(), handle.ReadWrite)
-			require.NoError(t, err)
-			return h
-		}, redacted},
+		{"default", nil, false},
+		{"store off", []Option{WithoutRedaction()}, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			st := newStore(t, connect(t, s), c.store...)
-			h := c.open(st)
-			in := []eventlog.Event{{Type: "tool/result", Time: 1, Data: json.RawMessage(plain)}}
-			_, err := h.Append(ctx, in...)
+			h, err := st.Create(ctx)
 			require.NoError(t, err)
-			require.Equal(t, plain, string(in[0].Data), "the caller's event is not changed")
-			got := readAll(t, h)
-			require.Len(t, got, 1)
-			require.Equal(t, c.want, string(got[0].Data), "read back from the writer")
-			dig, _, err := h.LogDigest(ctx)
+			_, err = h.Append(ctx, eventlog.Event{Type: "tool/result", Time: 1, Data: json.RawMessage(`{"output":"key ` + secret + ` end"}`)})
 			require.NoError(t, err)
 			require.NoError(t, h.Close())
-
 			r, err := st.Open(ctx, h.ID(), handle.ReadOnly)
 			require.NoError(t, err)
 			defer r.Close()
-			got = readAll(t, r)
-			require.Equal(t, c.want, string(got[0].Data), "read back from the stream")
-			want := eventlog.NewDigest()
-			want.Add(got[0])
-			require.Equal(t, want.String(), dig, "the digest is of what is stored")
-			require.Equal(t, c.want == plain, strings.Contains(string(load(t, st, h.ID()).log), secret), "the secret in a message")
+			got := readAll(t, r)
+			require.Len(t, got, 1)
+			require.Equal(t, c.clear, strings.Contains(string(got[0].Data), secret), "the secret in the event")
+			require.Equal(t, c.clear, strings.Contains(string(load(t, st, h.ID()).log), secret), "the secret in a message")
 		})
 	}
 }

@@ -105,6 +105,7 @@ var cases = []testCase{
 	{"Tail", testTail},
 	{"GC", testGC},
 	{"FlushPolicies", testFlushPolicies},
+	{"RedactionAtWrite", testRedaction},
 }
 
 var ctx = context.Background()

@@ -50,7 +50,7 @@ func Subagents(fsys afero.Fs, path string) ([]string, error) {
 	return files, nil
 }
 
-// recordTypes are the line types Claude Code writes (docs/import.md lists
+// recordTypes are the line types Claude Code writes (the package doc says
 // what each becomes). A file whose first line is one of them is a
 // transcript (Sniff); a file of these lines only, without a conversation,
 // is still one (it is imported as claude/* events).

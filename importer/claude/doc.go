@@ -17,7 +17,7 @@
 //
 // Lines are read in file order (the parentUuid tree is not rebuilt; Claude
 // Code appends in time order, a rewound branch stays where it was written).
-// docs/import.md has the table of every record type; in short:
+// Every record type, in short (docs/import.md gives what all formats share):
 //
 //   - A user line's text is classified by its flags, its origin (newer
 //     Claude Code writes origin {"kind"}: "human" for a person) and, with

@@ -21,7 +21,7 @@
 //
 // # The mapping
 //
-// docs/import.md has the table of every record type; in short:
+// Every record type, in short (docs/import.md gives what all formats share):
 //
 //   - Turns follow Codex's own: task_started (turn_started) starts one,
 //     ending one still open as interrupted; task_complete (turn_complete)

@@ -13,7 +13,7 @@
 // lays them out as HTML). Held shows a live view what is still growing.
 //
 // It knows eventlog.Event and the agent vocabulary (the event types of
-// docs/import.md's tables and docs/format.md's reserved events) and
+// docs/format.md §7 and §8, and the importers' context/message) and
 // nothing else: no files, stores, handles or
 // replay. What is live and what a rollback abandoned is computed by Branches
 // from the rollbacks the caller collected; the sessions that branch off at

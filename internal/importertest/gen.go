@@ -12,7 +12,7 @@ import (
 // definition has — the types no real trace at hand holds too —
 // in random orders and shapes, and say what they wrote: the Counts an
 // import of the trace must keep. A property test converts many of them
-// and compares (docs/import.md's tables say what each record type becomes).
+// and compares (each importer's package doc says what each record type becomes).
 
 // Gen is a generator: the trace of seed, and what it holds.
 type Gen func(seed uint64) ([]byte, Counts)

@@ -2,7 +2,9 @@
 // code: what a fresh clone needs (no go.mod replace that points outside the
 // repository) and what its users read (citations of the project's own
 // documents, docs/format.md §N and docs/cli.md, never of a file they do not
-// have).
+// have), and docs/ itself: under its word cap (12,000 words without the
+// generated cli.md), every page it and the code cite present, every link
+// of README.md and docs/ leading to a file and heading that exist.
 //
 // It has no exported API and knows nothing of the other packages: its test
 // reads the repository's files as text.

@@ -19,7 +19,7 @@ import (
 )
 
 // BenchmarkSessionPage100MB times the page of a session of about 100 MB
-// on disk (OS files): what docs/benchmarks.md reports for serve.
+// on disk (OS files): docs/performance.md, "Component benchmarks".
 func BenchmarkSessionPage100MB(b *testing.B) {
 	ctx := b.Context()
 	dir := b.TempDir()

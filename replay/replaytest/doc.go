@@ -26,6 +26,21 @@
 // rollbacks applied, as pretty-printed JSON (package golden writes and
 // compares it; `logtool replay --golden` uses the same code).
 //
+// # Recording a fixture
+//
+// Export the session, or its events up to the behaviour to pin, as a
+// standalone raw file (a fork's inherited events included, no parent):
+//
+//	logtool export --to 412 --out testdata/sessions/bug-123.jsonl SESSION
+//
+// To redact one, edit only its header line (labels; no digest covers it)
+// and never run a JSON tool over its rows, or rebuild the session: `logtool
+// cat --json` through your redaction, checkpoints renamed to a type no
+// projection reads, into `logtool append`, then export that. From a shell,
+// `logtool replay --projection agent --golden F.agent-v1.golden.json F`
+// makes the same comparison (exit 0 match, 1 differs, 2 usage), for CI jobs
+// with no Go test of their own.
+//
 // # Updating
 //
 // `go test -update` (a flag this package registers, unless the test binary
