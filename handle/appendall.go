@@ -9,7 +9,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 )
 
-// AppendAll is Store.AppendAll for every store whose handles are the
+// appendAll is Store.AppendAll for the store core, whose handles are the
 // write core's (NewHandle): it opens a write handle on session id of st
 // (ErrLocked while another writer holds it), checks that expected is its
 // next seq (a *ConflictError otherwise), and hands the events to the
@@ -20,7 +20,7 @@ import (
 // seqs move only once the whole batch is durable, so the handle's Close
 // leaves the derived records a writer's Close leaves. The events are
 // stored as given, unredacted, as CreateFrom stores them.
-func AppendAll(ctx context.Context, st Store, id string, expected int64, events iter.Seq2[eventlog.Event, error]) (Info, error) {
+func appendAll(ctx context.Context, st Store, id string, expected int64, events iter.Seq2[eventlog.Event, error]) (Info, error) {
 	if err := ctx.Err(); err != nil {
 		return Info{}, err
 	}
@@ -51,10 +51,10 @@ func AppendAll(ctx context.Context, st Store, id string, expected int64, events 
 // event. So it costs a copy of the log: for batches that must not be torn
 // (a re-import's), not for appending as an agent runs.
 func (s *FileStore) AppendAll(ctx context.Context, id string, expected int64, events iter.Seq2[eventlog.Event, error]) (Info, error) {
-	return AppendAll(ctx, s, id, expected, events)
+	return s.core.AppendAll(ctx, id, expected, events)
 }
 
-// appendAll is AppendAll on h, a write handle opened for it alone.
+// appendAll is Store.AppendAll on h, a write handle opened for it alone.
 func (h *core) appendAll(ctx context.Context, expected int64, events iter.Seq2[eventlog.Event, error]) error {
 	h.mu.Lock()
 	err := h.usable(true)

@@ -60,7 +60,7 @@ func validKey(key string) bool {
 }
 
 func (s *FileStore) cachePath(id, key string) (string, error) {
-	if err := CheckID(id); err != nil {
+	if err := checkID(id); err != nil {
 		return "", err
 	}
 	if !validKey(key) {

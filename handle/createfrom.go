@@ -18,10 +18,13 @@ import (
 // folder's fsync it exists whole. A temp file a killed CreateFrom left is
 // overwritten by the retry and removed by GC.
 func (s *FileStore) CreateFrom(ctx context.Context, events iter.Seq2[eventlog.Event, error], opts ...CreateOption) (Info, error) {
-	if err := ctx.Err(); err != nil {
-		return Info{}, err
-	}
-	hdr, enc, plan, err := s.newSession(ctx, opts)
+	return s.core.CreateFrom(ctx, events, opts...)
+}
+
+// createFrom is fileEngine.CreateFrom.
+func (s *FileStore) createFrom(ctx context.Context, ns NewSession, events iter.Seq2[eventlog.Event, error]) (Info, error) {
+	hdr := ns.Header
+	enc, plan, err := s.newLayout(ns)
 	if err != nil {
 		return Info{}, err
 	}

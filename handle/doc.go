@@ -50,13 +50,16 @@
 // AddRecipients, RotateKey, Shred and Rewrite change one (docs/format.md
 // §11).
 //
-// # Stores and the write core
+// # Stores, the store core and the write core
 //
 // Store is everything a caller asks of a store (the file store here, the
-// JetStream store in handle/jetstream). Every store's handles are one
-// write core (NewHandle) over a Backend the store supplies for the open
-// session: the core keeps all a Handle promises, the backend only stores
-// and reads rows and holds the writer.
+// JetStream store in handle/jetstream). Every store is one store core
+// (NewStore) over a StoreBackend the store supplies: the core makes every
+// decision (options, IDs, forks, Delete's dependents, the tree, GC), the
+// backend only lists, reads, writes and removes logs and holds the writer.
+// Every store's handles are one write core (NewHandle) over a Backend the
+// store supplies for the open session: the core keeps all a Handle
+// promises, the backend only stores and reads rows and holds the writer.
 //
 // # Concurrency
 //

@@ -81,3 +81,14 @@ func CheckedRecord(ctx context.Context, s *FileStore, id string) (bool, error) {
 	}
 	return true, nil
 }
+
+// NewIDSource returns the store core's source of IDs (tests only).
+func NewIDSource() interface {
+	New(t time.Time) (string, error)
+} {
+	return newIDSource()
+}
+
+// TreeOf is the store core's arrangement of headers as a forest (tests
+// only).
+func TreeOf(infos []Info) []*Node { return treeOf(infos) }

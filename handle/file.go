@@ -19,10 +19,10 @@ import (
 // ParseFileName reads a store file name: <ID>.jsonl (raw) or
 // <ID>.jsonl.zst (zstd). ok is false for any other name.
 func ParseFileName(name string) (id, encoding string, ok bool) {
-	if id, found := strings.CutSuffix(name, zstExt); found && CheckID(id) == nil {
+	if id, found := strings.CutSuffix(name, zstExt); found && checkID(id) == nil {
 		return id, EncodingZstd, true
 	}
-	if id, found := strings.CutSuffix(name, rawExt); found && CheckID(id) == nil {
+	if id, found := strings.CutSuffix(name, rawExt); found && checkID(id) == nil {
 		return id, EncodingRaw, true
 	}
 	return "", "", false

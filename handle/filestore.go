@@ -2,7 +2,6 @@ package handle
 
 import (
 	"bufio"
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,8 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 	"sync"
 	"syscall"
 
@@ -43,7 +40,7 @@ type FileStore struct {
 	raw, zst encoding
 	zerr     error // why zstd is unavailable, if it is
 
-	ids *IDSource
+	core *storeCore // the Store methods' decisions, over fileEngine
 
 	sealMu   sync.Mutex
 	keyrings map[string]*sessionKeys // by session ID (see keyringFor)
@@ -66,8 +63,8 @@ func NewFileStore(fsys afero.Fs, dir string, opts ...Option) *FileStore {
 		enc: eventlog.NewEncoder(cfg.packTypes),
 		raw: encoding{name: EncodingRaw, ext: rawExt},
 		zst: encoding{name: EncodingZstd, ext: zstExt},
-		ids: NewIDSource(),
 	}
+	s.core = newStoreCore(fileEngine{s}, cfg.now)
 	s.zst.z, s.zerr = eventlog.NewZstdCodec(cfg.zstdLevel)
 	s.zst.rewriteLevel = cfg.zstdLevel
 	if s.zst.rewriteLevel == 0 {
@@ -88,7 +85,7 @@ func (s *FileStore) Fs() afero.Fs { return s.fs }
 // built from other text, and with ErrDuplicate, ErrNotRegular (or an I/O
 // error) when the session exists but the store would refuse to open it.
 func (s *FileStore) Path(id string) (string, error) {
-	if err := CheckID(id); err != nil {
+	if err := checkID(id); err != nil {
 		return "", err
 	}
 	loc, err := s.locate(context.Background(), id)
@@ -101,16 +98,17 @@ func (s *FileStore) Path(id string) (string, error) {
 	return "", err
 }
 
-func (s *FileStore) newID() (string, error) { return s.ids.New(s.cfg.now()) }
-
 // Create makes a new session and returns a write handle on it. The header
 // is written to a temp file, fsynced, renamed into place and the folder
 // fsynced, so a half-written header never exists.
 func (s *FileStore) Create(ctx context.Context, opts ...CreateOption) (Handle, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	hdr, enc, plan, err := s.newSession(ctx, opts)
+	return s.core.Create(ctx, opts...)
+}
+
+// create is fileEngine.Create.
+func (s *FileStore) create(ctx context.Context, ns NewSession) (Handle, error) {
+	hdr := ns.Header
+	enc, plan, err := s.newLayout(ns)
 	if err != nil {
 		return nil, err
 	}
@@ -171,65 +169,43 @@ func (s *FileStore) Create(ctx context.Context, opts ...CreateOption) (Handle, e
 	if plan != nil {
 		b.sealer, b.keys = plan.sealer, keysOf(plan.head.Envelopes)
 	}
-	return s.handle(b, Recovery{}, ResolveCreate(opts...).Unredacted), nil
+	return s.handle(b, Recovery{}, ns.Unredacted), nil
 }
 
-// newSession applies the options of a Create or CreateFrom: the new
-// session's header and encoding, its ID checked and its parent found to
-// hold the fork or spawn point, durably.
-func (s *FileStore) newSession(ctx context.Context, opts []CreateOption) (eventlog.Header, *encoding, *sealPlan, error) {
-	cc := ResolveCreate(opts...)
-	id := cc.ID
-	if !cc.IDSet {
-		var err error
-		if id, err = s.newID(); err != nil {
-			return eventlog.Header{}, nil, nil, err
-		}
+// newLayout returns the encoding of the session ns describes and, for a
+// sealed one, its seal plan, once its parent's event at the fork or spawn
+// point is durable: its writer may have written it and not yet fsynced
+// it, and nothing may build on it before it is.
+func (s *FileStore) newLayout(ns NewSession) (*encoding, *sealPlan, error) {
+	name := ns.Encoding
+	if name == "" {
+		name = s.cfg.encoding
 	}
-	if err := CheckID(id); err != nil {
-		return eventlog.Header{}, nil, nil, err
-	}
-	if cc.Encoding == "" {
-		cc.Encoding = s.cfg.encoding
-	}
-	enc, err := s.encodingNamed(cc.Encoding)
+	enc, err := s.encodingNamed(name)
 	if err != nil {
-		return eventlog.Header{}, nil, nil, err
+		return nil, nil, err
 	}
+	hdr, cc := ns.Header, ns.opts
 	parentSealed := false
-	if p := cc.Parent; p != nil {
-		info, err := s.Stat(ctx, p.ID)
-		if err != nil {
-			return eventlog.Header{}, nil, nil, fmt.Errorf("handle: create with parent %s: %w", p.ID, err)
+	if p := ns.Parent; p != nil {
+		if err := syncFile(s.fs, p.Path); err != nil {
+			return nil, nil, fmt.Errorf("handle: create with parent %s: %w", p.ID, err)
 		}
-		if p.Seq > info.LastSeq {
-			return eventlog.Header{}, nil, nil, fmt.Errorf("%w: parent %s has no event %d (it %s)", ErrLineage, p.ID, p.Seq, holdsWords(info.LastSeq))
-		}
-		// The parent's event p.Seq may have been written by its writer and
-		// not yet fsynced: make it durable before anything builds on it.
-		if err := syncFile(s.fs, info.Path); err != nil {
-			return eventlog.Header{}, nil, nil, fmt.Errorf("handle: create with parent %s: %w", p.ID, err)
-		}
-		parentSealed = info.Sealed && p.Mode == eventlog.ModeFork
+		parentSealed = p.Sealed && hdr.Parent.Mode == eventlog.ModeFork
 	}
-	hdr := eventlog.NewHeader(id, s.cfg.now().UnixMilli())
-	if cc.CreatedAt != nil {
-		hdr.CreatedAt = *cc.CreatedAt
-	}
-	hdr.Labels, hdr.Parent = cc.Labels, cc.Parent
-	if sl := cc.SealAs; sl != nil {
-		if sl.id != id {
-			return hdr, enc, nil, fmt.Errorf("handle: create %s sealed as %s: an envelope is bound to its session", id, sl.id)
+	if sl := cc.sealAs; sl != nil {
+		if sl.id != hdr.ID {
+			return enc, nil, fmt.Errorf("handle: create %s sealed as %s: an envelope is bound to its session", hdr.ID, sl.id)
 		}
 		plan, err := planWith(hdr, enc, sl.envs, sl.key)
-		return hdr, enc, plan, err
+		return enc, plan, err
 	}
 	rs, err := s.sealFor(cc, parentSealed)
 	if err != nil || rs == nil {
-		return hdr, enc, nil, err
+		return enc, nil, err
 	}
 	plan, err := newSealPlan(hdr, enc, rs)
-	return hdr, enc, plan, err
+	return enc, plan, err
 }
 
 // writeAtomic writes data to path through a temp file: write, fsync,
@@ -379,7 +355,7 @@ func (s *FileStore) locate(ctx context.Context, id string) (location, error) {
 
 // existing returns where session id is, or ErrNotFound.
 func (s *FileStore) existing(ctx context.Context, id string) (location, error) {
-	if err := CheckID(id); err != nil {
+	if err := checkID(id); err != nil {
 		return location{}, err
 	}
 	return s.locate(ctx, id)
@@ -387,9 +363,11 @@ func (s *FileStore) existing(ctx context.Context, id string) (location, error) {
 
 // Open opens session id. See Store.Open.
 func (s *FileStore) Open(ctx context.Context, id string, mode Mode, opts ...OpenOption) (Handle, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
+	return s.core.Open(ctx, id, mode, opts...)
+}
+
+// openMode is fileEngine.Open.
+func (s *FileStore) openMode(ctx context.Context, id string, mode Mode, op OpenParams) (Handle, error) {
 	if _, err := s.existing(ctx, id); err != nil {
 		return nil, err
 	}
@@ -402,7 +380,7 @@ func (s *FileStore) Open(ctx context.Context, id string, mode Mode, opts ...Open
 		}
 		flag = os.O_RDWR
 	}
-	h, err := s.open(ctx, id, flag, lock, ResolveOpen(opts...))
+	h, err := s.open(ctx, id, flag, lock, op)
 	if err != nil && lock != nil {
 		lock.unlock()
 	}
@@ -551,9 +529,11 @@ func scanLog(ctx context.Context, loc location, f afero.File) (scanResult, error
 // Stat describes session id from its header and its last row. See
 // Store.Stat.
 func (s *FileStore) Stat(ctx context.Context, id string) (Info, error) {
-	if err := ctx.Err(); err != nil {
-		return Info{}, err
-	}
+	return s.core.Stat(ctx, id)
+}
+
+// stat is fileEngine.Stat.
+func (s *FileStore) stat(ctx context.Context, id string) (Info, error) {
 	loc, err := s.existing(ctx, id)
 	if err != nil {
 		return Info{}, err
@@ -612,7 +592,13 @@ func infoOf(id string, loc location, size int64, t eventlog.Tail) Info {
 
 // List describes the store's sessions, newest first. See Store.List.
 func (s *FileStore) List(ctx context.Context, opts ...ListOption) ([]Info, error) {
-	lc := ResolveList(opts...)
+	return s.core.List(ctx, opts...)
+}
+
+// ids returns the IDs that the files in the store's folder are named
+// for, each once: fileEngine.IDs. A folder named like a session is among
+// them: locate reports it.
+func (s *FileStore) ids() ([]string, error) {
 	entries, err := afero.ReadDir(s.fs, s.dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -620,39 +606,15 @@ func (s *FileStore) List(ctx context.Context, opts ...ListOption) ([]Info, error
 		}
 		return nil, fmt.Errorf("handle: list %q: %w", s.dir, err)
 	}
-	var out []Info
+	var ids []string
 	seen := map[string]bool{}
 	for _, e := range entries {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		id, _, ok := ParseFileName(e.Name())
-		if !ok || seen[id] {
-			continue // a folder named like a session is reported by locate
-		}
-		seen[id] = true
-		loc, err := s.locate(ctx, id)
-		var info Info
-		if err == nil {
-			info, err = s.statPath(ctx, id, loc)
-		}
-		switch {
-		case errors.Is(err, ErrNotFound):
-			continue // deleted meanwhile
-		case err != nil && lc.Broken() != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded):
-			lc.Broken()(id, err)
-			continue
-		case err != nil:
-			return nil, err
-		}
-		if lc.Match(info.Header) {
-			out = append(out, info)
+		if id, _, ok := ParseFileName(e.Name()); ok && !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
 		}
 	}
-	slices.SortFunc(out, func(a, b Info) int {
-		return cmp.Or(cmp.Compare(b.Header.CreatedAt, a.Header.CreatedAt), strings.Compare(b.ID, a.ID))
-	})
-	return out, nil
+	return ids, nil
 }
 
 // Delete removes session id; ErrLocked while a writer holds it. A session
@@ -661,41 +623,7 @@ func (s *FileStore) List(ctx context.Context, opts ...ListOption) ([]Info, error
 // deleted too) is given. Child sessions do not depend on their parent: they
 // outlive it, and the tree reports the parent as gone.
 func (s *FileStore) Delete(ctx context.Context, id string, opts ...DeleteOption) error {
-	return s.delete(ctx, id, ResolveDelete(opts...), map[string]bool{})
-}
-
-func (s *FileStore) delete(ctx context.Context, id string, dp DeleteParams, visited map[string]bool) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := CheckID(id); err != nil {
-		return err
-	}
-	if _, err := s.existing(ctx, id); err != nil {
-		return err
-	}
-	if visited[id] {
-		return fmt.Errorf("%w: %s is its own ancestor", ErrLineage, id)
-	}
-	visited[id] = true
-	// The session's lock first: a Delete refused because a writer holds it
-	// must not have detached or deleted its forks already.
-	lock, err := lockFile(s.fs, s.lockPath(id))
-	if err != nil {
-		return err
-	}
-	defer lock.unlock()
-	deps, err := s.dependents(ctx, id)
-	if err != nil {
-		return err
-	}
-	err = HandleDependents(id, deps, dp,
-		func(dep string) error { return s.delete(ctx, dep, dp, visited) },
-		func(dep string) error { return s.Detach(ctx, dep) })
-	if err != nil {
-		return err
-	}
-	return s.removeLog(id)
+	return s.core.Delete(ctx, id, opts...)
 }
 
 // removeLog removes session id's files, durably, then its derived files

@@ -33,31 +33,15 @@ type GCReport struct {
 // derived files of sessions that are gone. With dryRun it only reports.
 // A session a writer holds is kept.
 func (s *FileStore) GC(ctx context.Context, before time.Time, dryRun bool) (GCReport, error) {
-	rep, live, err := collect(ctx, s, before, dryRun)
-	if err != nil {
-		return rep, err
-	}
-	gone := map[string]bool{}
-	for _, id := range rep.Deleted {
-		gone[id] = true
-	}
-	rep.Leftovers = s.leftovers(gone, live, dryRun)
-	return rep, nil
+	return s.core.GC(ctx, before, dryRun)
 }
 
-// Collect deletes the sessions of st whose last activity (the time of
+// collect deletes the sessions of st whose last activity (the time of
 // their last event, or their creation) is older than before, except those
-// a writer holds and those that a session being kept forks from. With
-// dryRun it deletes nothing and reports what a real run would do: both
-// runs take the same decisions (see collectOne). It is the session part
-// of FileStore.GC, for any store; it removes no store-specific leftovers.
-func Collect(ctx context.Context, st Store, before time.Time, dryRun bool) (GCReport, error) {
-	rep, _, err := collect(ctx, st, before, dryRun)
-	return rep, err
-}
-
-// collect is Collect; it also returns the last activity of every session
-// listed, by ID.
+// a writer holds and those that a session being kept forks from: the
+// session part of GC. With dryRun it deletes nothing and reports what a
+// real run would do: both runs take the same decisions (see collectOne).
+// It also returns the last activity of every session listed, by ID.
 func collect(ctx context.Context, st Store, before time.Time, dryRun bool) (GCReport, map[string]int64, error) {
 	var rep GCReport
 	infos, err := st.List(ctx, SkipBroken(func(string, error) {}))
@@ -174,8 +158,9 @@ func collectOne(ctx context.Context, st Store, id string, gone map[string]bool, 
 	return collected, nil
 }
 
-// leftovers removes temp files and derived files of sessions that are gone.
-func (s *FileStore) leftovers(gone map[string]bool, live map[string]int64, dryRun bool) []string {
+// leftovers removes temp files, and derived files of sessions that keep
+// does not name (gone, or not a session): fileEngine.Leftovers.
+func (s *FileStore) leftovers(keep func(id string) bool, dryRun bool) []string {
 	var out []string
 	sweep := func(dir string, orphan func(name string) bool) {
 		entries, err := afero.ReadDir(s.fs, dir)
@@ -197,8 +182,7 @@ func (s *FileStore) leftovers(gone map[string]bool, live map[string]int64, dryRu
 		if !eventlog.ValidID(id) {
 			return false
 		}
-		_, alive := live[id]
-		return gone[id] || !alive
+		return !keep(id)
 	}
 	sweep(s.dir, func(name string) bool {
 		if _, _, ok := ParseFileName(name); ok {
@@ -236,10 +220,7 @@ func (s *FileStore) WriterHeld(_ context.Context, id string) (bool, error) { ret
 
 // Dependents returns the forks whose parent is id, sorted; see Store.
 func (s *FileStore) Dependents(ctx context.Context, id string) ([]string, error) {
-	if err := CheckID(id); err != nil {
-		return nil, err
-	}
-	return s.dependents(ctx, id)
+	return s.core.Dependents(ctx, id)
 }
 
 // Writing reports whether a writer (in this process or another) holds
@@ -249,7 +230,7 @@ func (s *FileStore) Dependents(ctx context.Context, id string) ([]string, error)
 // a session (an open turn with no writer is an interrupted one), not
 // mutual exclusion.
 func (s *FileStore) Writing(id string) (bool, error) {
-	if err := CheckID(id); err != nil {
+	if err := checkID(id); err != nil {
 		return false, err
 	}
 	held, err := probeLock(s.fs, s.lockPath(id))

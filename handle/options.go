@@ -2,10 +2,10 @@ package handle
 
 import (
 	"log/slog"
-
-	"filippo.io/age"
 	"maps"
 	"time"
+
+	"filippo.io/age"
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/redact"
@@ -172,7 +172,8 @@ func Unredacted() CreateOption { return func(c *createConfig) { c.unredacted = t
 // OpenOption configures the handle Open returns.
 type OpenOption func(*OpenParams)
 
-// OpenParams is what a list of OpenOptions says.
+// OpenParams is what a list of OpenOptions says: what a StoreBackend's
+// Open is given.
 type OpenParams struct {
 	// Unredacted: the handle's appends are not redacted.
 	Unredacted bool
@@ -181,15 +182,6 @@ type OpenParams struct {
 // OpenUnredacted turns redaction at write off for the write handle Open
 // returns (see Unredacted).
 func OpenUnredacted() OpenOption { return func(p *OpenParams) { p.Unredacted = true } }
-
-// ResolveOpen applies OpenOptions.
-func ResolveOpen(opts ...OpenOption) OpenParams {
-	var p OpenParams
-	for _, o := range opts {
-		o(&p)
-	}
-	return p
-}
 
 // listConfig holds what ListOptions set.
 type listConfig struct {
@@ -228,66 +220,4 @@ func (c listConfig) match(h eventlog.Header) bool {
 		}
 	}
 	return c.parent == "" || (h.Parent != nil && h.Parent.ID == c.parent)
-}
-
-// CreateParams is what a list of CreateOptions says.
-type CreateParams struct {
-	ID        string // set when IDSet
-	IDSet     bool
-	CreatedAt *int64 // nil: now
-	Labels    map[string]string
-	Parent    *eventlog.Parent
-	Encoding  string // "" unless WithSessionEncoding was given
-	// Unredacted: the handle Create or Fork returns does not redact.
-	Unredacted bool
-	// SealFor, when Sealed, are the recipients SealedFor gave; SealAs
-	// is SealedAs's.
-	SealFor []age.Recipient
-	Sealed  bool
-	SealAs  *Sealing
-}
-
-// ResolveCreate applies CreateOptions.
-func ResolveCreate(opts ...CreateOption) CreateParams {
-	var c createConfig
-	for _, o := range opts {
-		o(&c)
-	}
-	return CreateParams{ID: c.id, IDSet: c.idSet, CreatedAt: c.createdAt, Labels: maps.Clone(c.labels),
-		Parent: c.parent, Encoding: c.encoding, Unredacted: c.unredacted, SealFor: c.sealFor, Sealed: c.sealSet, SealAs: c.sealAs}
-}
-
-// ListParams is what a list of ListOptions says.
-type ListParams struct {
-	cfg listConfig
-}
-
-// ResolveList applies ListOptions.
-func ResolveList(opts ...ListOption) ListParams {
-	var p ListParams
-	for _, o := range opts {
-		o(&p.cfg)
-	}
-	return p
-}
-
-// Match reports whether a session with this header passes the filters.
-func (p ListParams) Match(h eventlog.Header) bool { return p.cfg.match(h) }
-
-// Broken returns the SkipBroken callback, or nil when List must fail on a
-// session it cannot describe.
-func (p ListParams) Broken() func(id string, err error) { return p.cfg.broken }
-
-// DeleteParams is what a list of DeleteOptions says.
-type DeleteParams struct {
-	Detach, Cascade bool
-}
-
-// ResolveDelete applies DeleteOptions.
-func ResolveDelete(opts ...DeleteOption) DeleteParams {
-	var c deleteConfig
-	for _, o := range opts {
-		o(&c)
-	}
-	return DeleteParams{Detach: c.detach, Cascade: c.cascade}
 }

@@ -442,12 +442,12 @@ func (s *FileStore) remember(p *sealPlan) *sealedFile {
 // a fork of a sealed session is sealed whatever the options (its
 // derived data holds its parent's content), by default for the store's
 // identities' recipients.
-func (s *FileStore) sealFor(cc CreateParams, parentSealed bool) ([]age.Recipient, error) {
+func (s *FileStore) sealFor(cc createConfig, parentSealed bool) ([]age.Recipient, error) {
 	switch {
-	case cc.Sealed && len(cc.SealFor) == 0:
+	case cc.sealSet && len(cc.sealFor) == 0:
 		return nil, errors.New("handle: SealedFor was given no recipient")
-	case cc.Sealed:
-		return cc.SealFor, nil
+	case cc.sealSet:
+		return cc.sealFor, nil
 	case len(s.cfg.recipients) > 0:
 		return s.cfg.recipients, nil
 	case !parentSealed:

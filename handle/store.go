@@ -28,9 +28,10 @@ const ReadOnly Mode = 0
 const ReadWrite Mode = 1
 
 // Store is the contract every session store implements: the file store
-// here, the JetStream store in handle/jetstream. Everything a caller may
-// ask of a store is here, so that no caller asks which store it has.
-// Implementations are safe for concurrent use.
+// here, the JetStream store in handle/jetstream, each the store core
+// (NewStore) over its engine. Everything a caller may ask of a store is
+// here, so that no caller asks which store it has. Implementations are
+// safe for concurrent use.
 type Store interface {
 	// Create makes a new session, durable when Create returns, and
 	// returns a write handle on it.
@@ -61,7 +62,6 @@ type Store interface {
 	// and costs what the store's atomicity costs: a copy of the whole log
 	// on files, one atomic batch on JetStream (a batch larger than one is
 	// refused with ErrBatchTooLarge). The events are stored as given.
-	// AppendAll implements it for every store of write-core handles.
 	AppendAll(ctx context.Context, id string, expected int64, events iter.Seq2[eventlog.Event, error]) (Info, error)
 	// Open opens an existing session. A write handle takes the session's
 	// writer lock (ErrLocked if another writer holds it) and recovers the
@@ -106,12 +106,13 @@ type Store interface {
 	WriterHeld(ctx context.Context, id string) (bool, error)
 	// GC deletes the sessions whose last activity is older than before,
 	// except those a writer holds and those a session being kept forks
-	// from (one decision for every store: Collect), then removes what
+	// from (one decision for every store: the store core's), then removes what
 	// interrupted operations left; with dryRun it only reports.
 	GC(ctx context.Context, before time.Time, dryRun bool) (GCReport, error)
 	// Tree returns the store's sessions as a forest, from their headers
-	// alone (see TreeOf), so that a session whose tail cannot be read
-	// still holds its forks.
+	// alone, so that a session whose tail cannot be read still holds its
+	// forks: roots (sessions without a parent, or whose parent is gone)
+	// oldest first, each with its forks and children, oldest first.
 	Tree(ctx context.Context) ([]*Node, error)
 	// Children returns the headers of the sessions forked or spawned from
 	// id, sorted by ID.

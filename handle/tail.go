@@ -11,8 +11,8 @@ import (
 // store can: the file store's is a TailReader, which reads only what is
 // asked for (the last turn, for stop facts) and does not check the rest
 // of the log; a store without such a way (JetStream, whose messages are
-// found through the index a full read builds) gives a read-only handle
-// (TailOf), which reads and checks the whole log when it opens. Either
+// found through the index a full read builds) gives a read-only handle,
+// which reads and checks the whole log when it opens. Either
 // way, every event it yields is checked as a full read checks it, and a
 // fork's inherited events come first. A Tail is what replay.Source and
 // recorder.Source ask for; it is safe for concurrent use.
@@ -34,20 +34,6 @@ type Tail interface {
 	// Close releases what the Tail holds.
 	Close() error
 }
-
-// TailOf makes a Tail of a read-only handle h and what Stat said of its
-// session just before h was opened (so that h holds at least info's
-// events): for a store whose only way to a log's end is a full open. Seq
-// is info's, as a TailReader's is what Stat found.
-func TailOf(h Handle, info Info) Tail { return handleTail{h, info} }
-
-type handleTail struct {
-	Handle
-	info Info
-}
-
-func (t handleTail) Seq() int64 { return t.info.LastSeq }
-func (t handleTail) Info() Info { return t.info }
 
 // FileStoreOf returns st as a file store when its sessions are files in
 // a folder. The file operations need that — Convert and Repair rewrite or

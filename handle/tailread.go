@@ -64,18 +64,7 @@ type TailReader struct {
 
 // OpenTail opens a TailReader on session id (see Store).
 func (s *FileStore) OpenTail(ctx context.Context, id string) (Tail, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	loc, err := s.existing(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	t, err := s.openTail(ctx, id, id, loc)
-	if err != nil {
-		return nil, err // not a nil *TailReader in a non-nil Tail
-	}
-	return t, nil
+	return s.core.OpenTail(ctx, id)
 }
 
 // OpenTailPath opens a TailReader on the log file at path, named freely or

@@ -30,15 +30,9 @@ type indexedHeader struct {
 	Header  eventlog.Header `json:"header"`
 }
 
-type headerOf struct {
-	hdr  eventlog.Header
-	path string
-	enc  string
-}
-
-// headers returns the header of every session in the store, from the
-// index where the file did not change.
-func (s *FileStore) headers(ctx context.Context) ([]headerOf, error) {
+// headers returns the ID, path and header of every session in the store
+// (fileEngine.Headers), from the index where the file did not change.
+func (s *FileStore) headers(ctx context.Context) ([]Info, error) {
 	entries, err := afero.ReadDir(s.fs, s.dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -56,7 +50,7 @@ func (s *FileStore) headers(ctx context.Context) ([]headerOf, error) {
 			}
 		}
 	}
-	var out []headerOf
+	var out []Info
 	var fresh []indexedHeader
 	changed := false
 	seen := map[string]bool{}
@@ -88,7 +82,7 @@ func (s *FileStore) headers(ctx context.Context) ([]headerOf, error) {
 			ih, changed = indexedHeader{Name: e.Name(), Size: e.Size(), ModTime: e.ModTime().UnixNano(), Header: hdr}, true
 		}
 		fresh = append(fresh, ih)
-		out = append(out, headerOf{hdr: ih.Header, path: filepath.Join(s.dir, e.Name()), enc: enc})
+		out = append(out, Info{ID: ih.Header.ID, Path: filepath.Join(s.dir, e.Name()), Header: ih.Header})
 	}
 	if changed || len(fresh) != len(old) {
 		if b, err := json.Marshal(fresh); err == nil {
@@ -139,24 +133,14 @@ type Node struct {
 // Tree returns the store's sessions as a forest, from the headers alone:
 // roots (sessions without a parent, or whose parent is gone) oldest first,
 // each with its forks and children, oldest first.
-func (s *FileStore) Tree(ctx context.Context) ([]*Node, error) {
-	hdrs, err := s.headers(ctx)
-	if err != nil {
-		return nil, err
-	}
-	infos := make([]Info, len(hdrs))
-	for i, h := range hdrs {
-		infos[i] = Info{ID: h.hdr.ID, Path: h.path, Header: h.hdr}
-	}
-	return TreeOf(infos), nil
-}
+func (s *FileStore) Tree(ctx context.Context) ([]*Node, error) { return s.core.Tree(ctx) }
 
-// TreeOf arranges sessions of any store (a List, or headers) as a forest
-// by the parents their headers name: roots (sessions without a parent, or
+// treeOf arranges sessions (a store's headers) as a forest by the
+// parents their headers name: roots (sessions without a parent, or
 // whose parent is not among infos) oldest first, each with its forks and
 // children, oldest first. Sessions whose chain of parents loops hang
 // under no root. Only ID, Path and Header of each Info are used.
-func TreeOf(infos []Info) []*Node {
+func treeOf(infos []Info) []*Node {
 	nodes := make(map[string]*Node, len(infos))
 	for _, in := range infos {
 		nodes[in.Header.ID] = &Node{Header: in.Header, Path: in.Path}
@@ -188,80 +172,12 @@ func TreeOf(infos []Info) []*Node {
 
 // Children returns the headers of the sessions forked or spawned from id.
 func (s *FileStore) Children(ctx context.Context, id string) ([]eventlog.Header, error) {
-	if err := CheckID(id); err != nil {
-		return nil, err
-	}
-	hdrs, err := s.headerList(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return ChildrenIn(hdrs, id), nil
+	return s.core.Children(ctx, id)
 }
 
 // Ancestors returns the headers of id's parent, its parent's parent, and
 // so on, nearest first. A parent that is gone ends the chain: gone is its
 // ID.
 func (s *FileStore) Ancestors(ctx context.Context, id string) (chain []eventlog.Header, gone string, err error) {
-	if err := CheckID(id); err != nil {
-		return nil, "", err
-	}
-	hdrs, err := s.headerList(ctx)
-	if err != nil {
-		return nil, "", err
-	}
-	chain, gone, ok := AncestorsIn(hdrs, id)
-	if !ok {
-		return nil, "", fmt.Errorf("%w: %s in %q", ErrNotFound, id, s.dir)
-	}
-	return chain, gone, nil
-}
-
-// headerList returns the header of every session in the store.
-func (s *FileStore) headerList(ctx context.Context) ([]eventlog.Header, error) {
-	hdrs, err := s.headers(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]eventlog.Header, len(hdrs))
-	for i, h := range hdrs {
-		out[i] = h.hdr
-	}
-	return out, nil
-}
-
-// ChildrenIn returns the headers among hdrs (the sessions of a store)
-// whose parent is id, sorted by ID: Store.Children for any store.
-func ChildrenIn(hdrs []eventlog.Header, id string) []eventlog.Header {
-	var out []eventlog.Header
-	for _, h := range hdrs {
-		if p := h.Parent; p != nil && p.ID == id {
-			out = append(out, h)
-		}
-	}
-	slices.SortFunc(out, func(a, b eventlog.Header) int { return strings.Compare(a.ID, b.ID) })
-	return out
-}
-
-// AncestorsIn returns the chain of parents of session id among hdrs (the
-// sessions of a store), nearest first, and the ID of the parent that ends
-// it by being gone: Store.Ancestors for any store. ok is false when id is
-// not among hdrs.
-func AncestorsIn(hdrs []eventlog.Header, id string) (chain []eventlog.Header, gone string, ok bool) {
-	byID := make(map[string]eventlog.Header, len(hdrs))
-	for _, h := range hdrs {
-		byID[h.ID] = h
-	}
-	cur, ok := byID[id]
-	if !ok {
-		return nil, "", false
-	}
-	for cur.Parent != nil && len(chain) < maxForkDepth {
-		p, ok := byID[cur.Parent.ID]
-		if !ok {
-			return chain, cur.Parent.ID, true
-		}
-		chain = append(chain, p)
-		cur = p
-	}
-	return chain, "", true
+	return s.core.Ancestors(ctx, id)
 }

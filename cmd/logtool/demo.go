@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -92,7 +93,11 @@ func (a *app) runDemo(ctx context.Context, out io.Writer) error {
 	say("after the kill the log ends at seq %d; every acknowledged event (up to seq %d) is there", info.LastSeq, acked)
 
 	// 2. The stop facts, then resume.
-	w, err := a.openAfterKill(ctx, st, id, say)
+	// A file lock dies with the killed process; a JetStream lease lasts
+	// its TTL.
+	w, err := handle.OpenWhenFree(ctx, st, id, cliLeaseTTL+time.Second, func() {
+		say("the killed agent's writer lock is still held (a lease outlives its process): waiting for it to expire (at most %s)", cliLeaseTTL)
+	})
 	if err != nil {
 		return err
 	}

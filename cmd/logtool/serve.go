@@ -34,7 +34,8 @@ or --store (a JetStream store, named by any of its servers: see Examples).
                         ?text= sessions whose events hold the text
   /s/ID                 the last 400 events in turns, folded as show folds
                         them; forks, children, the timeline; it follows the
-                        log as tail -f does
+                        log as tail -f does; an event whose secrets were
+                        redacted says where and of what kinds, as show does
   /s/ID/events          the events as stored, ?from=S&to=S
   /diff?a=A&b=B         where two sessions part (&as=S&bs=S: from seqs)
   /s/ID/verify          verify of the session, on demand

@@ -157,6 +157,40 @@ func TestServeAPIIsTheCLIOutput(t *testing.T) {
 	}
 }
 
+// TestServeSaysWhatWasRedacted: serve's session page says what redaction
+// at write replaced in the words show prints (one Builder), its page of
+// the events as stored and its API answer with what the CLI prints (the
+// record as data, for cat --json; the markers in the replayed state), and
+// the secret is in none of them.
+func TestServeSaysWhatWasRedacted(t *testing.T) {
+	const awsKey, note = "AKIAQYLPMN5HHHFPZAM2", "redacted: output (aws-access-key-id)"
+	dir := t.TempDir()
+	id := toolSession(t, dir, "AWS_ACCESS_KEY_ID="+awsKey)
+	show := logtool(t, "", "--dir", dir, "show", id)
+	require.Equal(t, 0, show.code, show.stderr)
+	require.Contains(t, show.stdout, "        "+note+"\n")
+
+	u := startServe(t, dir)
+	code, page := apiGet(t, u, "/s/"+id)
+	require.Equal(t, http.StatusOK, code, page)
+	require.Contains(t, page, `<p class="redacted" role="note">`+note+`</p>`, "the words show prints")
+	require.NotContains(t, page, "$redacted")
+	code, stored := apiGet(t, u, "/s/"+id+"/events?from=1")
+	require.Equal(t, http.StatusOK, code, stored)
+	require.Contains(t, stored, "&#34;$redacted&#34;: [", "as stored, the record is data")
+	cat := logtool(t, "", "--dir", dir, "cat", "--json", "--from", "1", id)
+	require.Equal(t, 0, cat.code, cat.stderr)
+	require.Contains(t, cat.stdout, `"$redacted":[{"path":["output"],"kinds":["aws-access-key-id"]}]`)
+	code, state := apiGet(t, u, "/api/replay/"+id+"?projection=transcript")
+	require.Equal(t, http.StatusOK, code, state)
+	cli := logtool(t, "", "--dir", dir, "replay", "--projection", "transcript", id)
+	require.Equal(t, 0, cli.code, cli.stderr)
+	require.Equal(t, cli.stdout, state)
+	for _, out := range []string{show.stdout, page, stored, cat.stdout, state} {
+		require.NotContains(t, out, awsKey)
+	}
+}
+
 // TestServeLeavesTheStoreAsItWas: the server reads through a read-only
 // file system, so not even a derived file appears.
 func TestServeLeavesTheStoreAsItWas(t *testing.T) {

@@ -37,6 +37,9 @@ into one line with its count. A step's streamed chunks are one agent
 message when it has none. A rollback is a line "↶ rollback at seq R to seq
 S"; the events it abandoned are dimmed, each line marked "┆ ". A fork's
 heading names its parent; forks and children are named where they branch.
+An event whose secrets were redacted at write ends with a line that says
+where and of what kinds, "redacted: output (aws-access-key-id)" (its
+$redacted record, docs/format.md §11, which cat --json prints as stored).
 
 --from and --to bound the seqs. --turn N shows the N-th turn (from 1, in
 log order, abandoned turns included); -1 the last, -2 the one before, read

@@ -235,3 +235,38 @@ func TestReplayIndentsOnATerminal(t *testing.T) {
 	require.NoError(t, json.Unmarshal(out.Bytes(), &b))
 	require.Equal(t, a, b)
 }
+
+// TestShowSaysWhatWasRedacted: an AWS access key in a tool's output,
+// appended through logtool, is redacted at write; show says so beside the
+// result, piped and on a terminal, and prints neither the secret nor the
+// record's JSON; cat --json keeps the record as data.
+func TestShowSaysWhatWasRedacted(t *testing.T) {
+	const awsKey = "AKIAQYLPMN5HHHFPZAM2"
+	dir := t.TempDir()
+	id := toolSession(t, dir, `[default]\naws_access_key_id = `+awsKey+`\n`)
+	for _, show := range []result{logtool(t, "", "--dir", dir, "show", id), logtoolWords(t, "", "--dir", dir, "show", id)} {
+		require.Equal(t, 0, show.code, show.stderr)
+		require.Contains(t, show.stdout, "aws_access_key_id = [REDACTED:aws-access-key-id]\n        redacted: output (aws-access-key-id)\n")
+		require.NotContains(t, show.stdout, awsKey)
+		require.NotContains(t, show.stdout, "$redacted")
+		requireFits(t, show.stdout, 80)
+	}
+	cat := logtool(t, "", "--dir", dir, "cat", "--json", "--from", "1", id)
+	require.Equal(t, 0, cat.code, cat.stderr)
+	require.NotContains(t, cat.stdout, awsKey)
+	rec := jsonLines(t, cat.stdout)[0]["data"].(map[string]any)["$redacted"]
+	require.Equal(t, []any{map[string]any{"path": []any{"output"}, "kinds": []any{"aws-access-key-id"}}}, rec, "cat keeps the record as data")
+}
+
+// toolSession appends, through logtool append (redacting at write), a
+// tool call and its result with output (a JSON string's body) to a new
+// session of dir, and returns its ID.
+func toolSession(t *testing.T, dir, output string) string {
+	t.Helper()
+	id, _ := newSession(t, dir)
+	res := logtool(t, `{"type":"tool/call","time":1,"data":{"id":"c1","name":"sh","args":{"cmd":"env"}}}`+"\n"+
+		`{"type":"tool/result","time":2,"data":{"id":"c1","output":"`+output+`"}}`+"\n",
+		"--dir", dir, "append", id)
+	require.Equal(t, 0, res.code, res.stderr)
+	return id
+}

@@ -108,28 +108,6 @@ func (a *app) closeStores() {
 	a.closers, a.st = nil, nil
 }
 
-// openAfterKill opens session id for writing once the writer lock of a
-// killed writer is free: a file lock dies with its process, a JetStream
-// lease lasts its TTL (at most cliLeaseTTL here), so it waits that long at
-// most.
-func (a *app) openAfterKill(ctx context.Context, st handle.Store, id string, say func(string, ...any)) (handle.Handle, error) {
-	deadline := a.now().Add(cliLeaseTTL + time.Second)
-	for waited := false; ; waited = true {
-		h, err := st.Open(ctx, id, handle.ReadWrite)
-		if !errors.Is(err, handle.ErrLocked) || a.now().After(deadline) {
-			return h, err
-		}
-		if !waited {
-			say("the killed agent's writer lock is still held (a lease outlives its process): waiting for it to expire (at most %s)", cliLeaseTTL)
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(250 * time.Millisecond):
-		}
-	}
-}
-
 // writeStore returns the store s can be written through, or nil for a
 // freely named file.
 func (s session) writeStore() handle.Store { return s.st }

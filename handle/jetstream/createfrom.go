@@ -42,55 +42,26 @@ func incomplete(m *natsjs.RawStreamMsg) bool { return m.Header.Get(hdrBuilding) 
 // two flushes.
 const createFromFlush = 4 << 20
 
-// newSession applies the options of a Create or CreateFrom: the header of
-// the new session, its ID checked and its parent found to hold the fork or
-// spawn point.
-func (s *Store) newSession(ctx context.Context, opts []handle.CreateOption) (eventlog.Header, error) {
-	cp := handle.ResolveCreate(opts...)
-	id := cp.ID
-	if !cp.IDSet {
-		var err error
-		if id, err = s.newID(); err != nil {
-			return eventlog.Header{}, err
-		}
+// newHeader returns the header of the session ns describes: the stream
+// keeps raw logs only.
+func (s *Store) newHeader(ns handle.NewSession) (eventlog.Header, error) {
+	if ns.Encoding != "" && ns.Encoding != handle.EncodingRaw {
+		return eventlog.Header{}, fmt.Errorf("jetstream: create %s: the store keeps raw logs, not %q", ns.Header.ID, ns.Encoding)
 	}
-	if err := handle.CheckID(id); err != nil {
-		return eventlog.Header{}, err
-	}
-	if cp.Encoding != "" && cp.Encoding != handle.EncodingRaw {
-		return eventlog.Header{}, fmt.Errorf("jetstream: create %s: the store keeps raw logs, not %q", id, cp.Encoding)
-	}
-	if cp.Sealed || cp.SealAs != nil {
+	if ns.Sealed {
 		// A sealed log's framing (its clear header and key records, a
 		// record per row) would have to live in the messages and be
 		// kept under the store's retries, rollups and leader reads; the
 		// store does not seal (docs/distributed.md).
-		return eventlog.Header{}, fmt.Errorf("%w: jetstream: create %s: a JetStream store does not keep sealed sessions; use a file store", handle.ErrSealed, id)
+		return eventlog.Header{}, fmt.Errorf("%w: jetstream: create %s: a JetStream store does not keep sealed sessions; use a file store", handle.ErrSealed, ns.Header.ID)
 	}
-	if p := cp.Parent; p != nil {
-		info, err := s.Stat(ctx, p.ID)
-		if err != nil {
-			return eventlog.Header{}, fmt.Errorf("jetstream: create with parent %s: %w", p.ID, err)
-		}
-		if p.Seq > info.LastSeq {
-			return eventlog.Header{}, fmt.Errorf("%w: parent %s has no event %d (its events are 0..%d)", handle.ErrLineage, p.ID, p.Seq, info.LastSeq)
-		}
-	}
-	hdr := eventlog.NewHeader(id, s.cfg.now().UnixMilli())
-	if cp.CreatedAt != nil {
-		hdr.CreatedAt = *cp.CreatedAt
-	}
-	hdr.Labels, hdr.Parent = cp.Labels, cp.Parent
-	return hdr, nil
+	return ns.Header, nil
 }
 
-// CreateFrom makes a session holding exactly events, all or nothing; see
+// createFrom makes a session holding exactly events, all or nothing; see
 // handle.Store.CreateFrom and the comment above for how.
-func (s *Store) CreateFrom(ctx context.Context, events iter.Seq2[eventlog.Event, error], opts ...handle.CreateOption) (handle.Info, error) {
-	if err := ctx.Err(); err != nil {
-		return handle.Info{}, err
-	}
-	hdr, err := s.newSession(ctx, opts)
+func (s *Store) createFrom(ctx context.Context, ns handle.NewSession, events iter.Seq2[eventlog.Event, error]) (handle.Info, error) {
+	hdr, err := s.newHeader(ns)
 	if err != nil {
 		return handle.Info{}, err
 	}
@@ -273,7 +244,8 @@ func appendAll(ctx context.Context, h handle.Handle, first int64, events iter.Se
 
 // collectIncomplete removes (or, in a dry run, lists) the subjects a
 // killed CreateFrom left: marked, and no builder holding their lease (with
-// leases off: marked before before).
+// leases off: marked before before). Derived data goes with its session's
+// Delete.
 func (s *Store) collectIncomplete(ctx context.Context, before time.Time, dryRun bool) ([]string, error) {
 	ids, err := s.ids(ctx)
 	if err != nil {

@@ -35,12 +35,9 @@ func (s *Store) derivedBucket(ctx context.Context) (natsjs.KeyValue, error) {
 	return kv, nil
 }
 
-// GetDerived returns the derived data stored under key for session id, or
+// getDerived returns the derived data stored under key for session id, or
 // an error wrapping handle.ErrNotFound.
-func (s *Store) GetDerived(ctx context.Context, id, key string) ([]byte, error) {
-	if err := handle.CheckID(id); err != nil {
-		return nil, err
-	}
+func (s *Store) getDerived(ctx context.Context, id, key string) ([]byte, error) {
 	kv, err := s.derivedBucket(ctx)
 	if err != nil {
 		return nil, err
@@ -59,11 +56,8 @@ func (s *Store) GetDerived(ctx context.Context, id, key string) ([]byte, error) 
 	return e.Value(), nil
 }
 
-// PutDerived stores derived data under key for session id.
-func (s *Store) PutDerived(ctx context.Context, id, key string, data []byte) error {
-	if err := handle.CheckID(id); err != nil {
-		return err
-	}
+// putDerived stores derived data under key for session id.
+func (s *Store) putDerived(ctx context.Context, id, key string, data []byte) error {
 	if len(data) > s.maxMsg {
 		return fmt.Errorf("jetstream: derived %q for %s: %d bytes do not fit a message", key, id, len(data))
 	}
@@ -77,11 +71,8 @@ func (s *Store) PutDerived(ctx context.Context, id, key string, data []byte) err
 	})
 }
 
-// DeleteDerived drops the derived data under key for session id.
-func (s *Store) DeleteDerived(ctx context.Context, id, key string) error {
-	if err := handle.CheckID(id); err != nil {
-		return err
-	}
+// deleteDerived drops the derived data under key for session id.
+func (s *Store) deleteDerived(ctx context.Context, id, key string) error {
 	kv, err := s.derivedBucket(ctx)
 	if err != nil {
 		return err

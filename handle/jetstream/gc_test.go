@@ -10,7 +10,7 @@ import (
 	"github.com/sessionlog/sessionlog/handle"
 )
 
-// GC on a stream decides as on files (handle.Collect): old sessions go,
+// GC on a stream decides as on files (the store core's choice): old sessions go,
 // forks before their parents; an old parent of a fresh fork stays, and so
 // do a session whose writer holds its lease and the old parent of an old
 // fork held by a writer. The dry run lists exactly what the real run then

@@ -95,13 +95,6 @@ func (b *jsBackend) WriteAll(ctx context.Context, rows iter.Seq2[handle.Rows, er
 	return nil, b.write(ctx, all, true)
 }
 
-// AppendAll appends events to session id as one batch, all or nothing
-// (handle.Store.AppendAll): one atomic batch publish, under the session's
-// lease (see jsBackend.WriteAll for its limit).
-func (s *Store) AppendAll(ctx context.Context, id string, expected int64, events iter.Seq2[eventlog.Event, error]) (handle.Info, error) {
-	return handle.AppendAll(ctx, s, id, expected, events)
-}
-
 // tooLarge is the error of a batch of n messages or more that one atomic
 // batch cannot hold.
 func (b *jsBackend) tooLarge(n int) error {

@@ -181,14 +181,11 @@ func (l *lease) release() {
 	}
 }
 
-// WriterHeld reports whether a writer holds session id's lease now (one
+// writerHeld reports whether a writer holds session id's lease now (one
 // that has not expired by the store's clock), without taking it: asking
 // never makes a writer fail. With leases off it is always false. See
-// handle.Store.
-func (s *Store) WriterHeld(ctx context.Context, id string) (bool, error) {
-	if err := handle.CheckID(id); err != nil {
-		return false, err
-	}
+// handle.Store.WriterHeld.
+func (s *Store) writerHeld(ctx context.Context, id string) (bool, error) {
 	if s.leases == nil {
 		return false, nil
 	}

@@ -2,16 +2,15 @@ package jetstream
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"regexp"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
@@ -42,8 +41,11 @@ var prefixRE = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 const headerRoom = 1024
 
 // Store keeps sessions on a JetStream stream (see the package doc for the
-// layout). It is safe for concurrent use.
+// layout). Its handle.Store methods are handle's store core (NewStore) over
+// the stream (engine.go). It is safe for concurrent use.
 type Store struct {
+	handle.Store
+
 	js     natsjs.JetStream
 	api    string // the JetStream API's subject prefix ($JS.API.)
 	stream natsjs.Stream
@@ -58,8 +60,6 @@ type Store struct {
 
 	derivedMu sync.Mutex
 	derived   natsjs.KeyValue // created on first use
-
-	idSrc *handle.IDSource
 
 	// pubOnce is one try of a publish (publishOnce), leaseUpdate one of a
 	// lease's write (the bucket's Update); tests wrap them.
@@ -87,7 +87,8 @@ func New(ctx context.Context, js natsjs.JetStream, opts ...Option) (*Store, erro
 		return nil, fmt.Errorf("%w: %d replicas: JetStream keeps 1 to 5", ErrReplicas, cfg.replicas)
 	}
 	s := &Store{js: js, api: apiPrefix(js.Options()), name: cfg.prefix, subj: cfg.prefix + ".s.", cfg: cfg,
-		enc: eventlog.NewEncoder(cfg.packTypes), idSrc: handle.NewIDSource()}
+		enc: eventlog.NewEncoder(cfg.packTypes)}
+	s.Store = handle.NewStore(engine{s}, handle.WithClock(cfg.now))
 	s.pubOnce = s.publishOnce
 	st, err := s.openStream(ctx, s.name, func() natsjs.StreamConfig {
 		return natsjs.StreamConfig{
@@ -240,16 +241,11 @@ func (s *Store) Subject(id string) string { return s.subj + id }
 // path names a session in messages and errors.
 func (s *Store) path(id string) string { return "nats:" + s.Subject(id) }
 
-func (s *Store) newID() (string, error) { return s.idSrc.New(s.cfg.now()) }
-
-// Create makes a new session, durable (acknowledged) when it returns, and
+// create makes a new session, durable (acknowledged) when it returns, and
 // a write handle on it. The header is published expecting an empty
 // subject, so that of two Creates of one ID exactly one succeeds.
-func (s *Store) Create(ctx context.Context, opts ...handle.CreateOption) (handle.Handle, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	hdr, err := s.newSession(ctx, opts)
+func (s *Store) create(ctx context.Context, ns handle.NewSession) (handle.Handle, error) {
+	hdr, err := s.newHeader(ns)
 	if err != nil {
 		return nil, err
 	}
@@ -278,20 +274,14 @@ func (s *Store) Create(ctx context.Context, opts ...handle.CreateOption) (handle
 		return nil, fmt.Errorf("jetstream: create %s: %w", id, err)
 	}
 	s.cfg.log.Debug("session created", "id", id, "subject", msg.Subject)
-	_, h := s.created(hdr, l, len(line), ss, handle.ResolveCreate(opts...).Unredacted)
+	_, h := s.created(hdr, l, len(line), ss, ns.Unredacted)
 	return h, nil
 }
 
-// Open opens session id; see handle.Store. A write handle takes the
+// openMode opens session id; see handle.Store. A write handle takes the
 // session's lease (handle.ErrLocked while another writer holds it); both
 // kinds read the whole log once, checking every row.
-func (s *Store) Open(ctx context.Context, id string, mode handle.Mode, opts ...handle.OpenOption) (handle.Handle, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if err := handle.CheckID(id); err != nil {
-		return nil, err
-	}
+func (s *Store) openMode(ctx context.Context, id string, mode handle.Mode, op handle.OpenParams) (handle.Handle, error) {
 	if _, err := s.head(ctx, id); err != nil {
 		return nil, err
 	}
@@ -302,7 +292,7 @@ func (s *Store) Open(ctx context.Context, id string, mode handle.Mode, opts ...h
 			return nil, err
 		}
 	}
-	_, h, err := s.open(ctx, id, mode == handle.ReadWrite, l, handle.ResolveOpen(opts...).Unredacted)
+	_, h, err := s.open(ctx, id, mode == handle.ReadWrite, l, op.Unredacted)
 	if err != nil {
 		l.release()
 		return nil, err
@@ -380,15 +370,9 @@ func (s *Store) open(ctx context.Context, id string, writer bool, l *lease, unre
 	return b, s.handle(b, hdr, r.NextSeq(), rec), nil
 }
 
-// Stat describes session id from its first and last messages; its cost
+// stat describes session id from its first and last messages; its cost
 // does not grow with the log.
-func (s *Store) Stat(ctx context.Context, id string) (handle.Info, error) {
-	if err := ctx.Err(); err != nil {
-		return handle.Info{}, err
-	}
-	if err := handle.CheckID(id); err != nil {
-		return handle.Info{}, err
-	}
+func (s *Store) stat(ctx context.Context, id string) (handle.Info, error) {
 	subj := s.Subject(id)
 	first, err := s.head(ctx, id)
 	if err != nil {
@@ -419,23 +403,6 @@ func (s *Store) Stat(ctx context.Context, id string) (handle.Info, error) {
 	return info, nil
 }
 
-// OpenTail opens a Tail on session id; see handle.Store. A stream has no
-// cheaper way to a log's end than the open's read (a seq is found through
-// the index that read builds), so the Tail is a read-only handle: it reads
-// and checks the whole log when it opens, and fails where Open fails. Its
-// Info is Stat's, taken just before.
-func (s *Store) OpenTail(ctx context.Context, id string) (handle.Tail, error) {
-	info, err := s.Stat(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	h, err := s.Open(ctx, id, handle.ReadOnly)
-	if err != nil {
-		return nil, err
-	}
-	return handle.TailOf(h, info), nil
-}
-
 // lastEvent finds the last complete row of a subject from its last
 // message back: more than one message is read only when the last holds no
 // complete row (a row larger than a message, a torn tail).
@@ -462,42 +429,6 @@ func (s *Store) lastEvent(ctx context.Context, subj string, headerSS uint64, las
 	}
 }
 
-// List describes the store's sessions, newest first; each costs two
-// direct gets.
-func (s *Store) List(ctx context.Context, opts ...handle.ListOption) ([]handle.Info, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	lp := handle.ResolveList(opts...)
-	ids, err := s.ids(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var out []handle.Info
-	for _, id := range ids {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		info, err := s.Stat(ctx, id)
-		switch {
-		case errors.Is(err, handle.ErrNotFound):
-			continue // deleted meanwhile
-		case err != nil && lp.Broken() != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded):
-			lp.Broken()(id, err)
-			continue
-		case err != nil:
-			return nil, err
-		}
-		if lp.Match(info.Header) {
-			out = append(out, info)
-		}
-	}
-	slices.SortFunc(out, func(a, b handle.Info) int {
-		return cmp.Or(cmp.Compare(b.Header.CreatedAt, a.Header.CreatedAt), strings.Compare(b.ID, a.ID))
-	})
-	return out, nil
-}
-
 // ids returns the IDs of the sessions on the stream.
 func (s *Store) ids(ctx context.Context) ([]string, error) {
 	var info *natsjs.StreamInfo
@@ -519,58 +450,8 @@ func (s *Store) ids(ctx context.Context) ([]string, error) {
 	return ids, nil
 }
 
-// Fork creates a session whose logical log is id's events 0..at followed
-// by its own; nothing is copied. See handle.FileStore.Fork.
-func (s *Store) Fork(ctx context.Context, id string, at int64, opts ...handle.CreateOption) (handle.Handle, error) {
-	info, err := s.Stat(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	if opts, err = handle.ForkOptions(info, at, opts); err != nil {
-		return nil, err
-	}
-	return s.Create(ctx, opts...)
-}
-
-// Delete removes session id (its subject is purged). It fails with
-// handle.ErrLocked while a writer holds its lease, and with a
-// *handle.DependentsError while forks depend on it, unless handle.Detach
-// or handle.Cascade says what to do with them.
-func (s *Store) Delete(ctx context.Context, id string, opts ...handle.DeleteOption) error {
-	return s.delete(ctx, id, handle.ResolveDelete(opts...), map[string]bool{})
-}
-
-func (s *Store) delete(ctx context.Context, id string, dp handle.DeleteParams, visited map[string]bool) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := handle.CheckID(id); err != nil {
-		return err
-	}
-	if _, err := s.lastMsg(ctx, s.Subject(id)); err != nil {
-		return s.notFound(id, err)
-	}
-	if visited[id] {
-		return fmt.Errorf("%w: %s is its own ancestor", handle.ErrLineage, id)
-	}
-	visited[id] = true
-	// The lease first: a Delete refused because a writer holds the session
-	// must not have detached or deleted its forks already.
-	l, err := s.acquire(ctx, id)
-	if err != nil {
-		return err
-	}
-	defer l.release()
-	deps, err := s.dependents(ctx, id)
-	if err != nil {
-		return err
-	}
-	err = handle.HandleDependents(id, deps, dp,
-		func(dep string) error { return s.delete(ctx, dep, dp, visited) },
-		func(dep string) error { return s.Detach(ctx, dep) })
-	if err != nil {
-		return err
-	}
+// remove purges session id's subject and drops its derived data.
+func (s *Store) remove(ctx context.Context, id string) error {
 	if err := s.purge(ctx, natsjs.WithPurgeSubject(s.Subject(id))); err != nil {
 		return fmt.Errorf("jetstream: delete %s: %w", s.path(id), err)
 	}
@@ -579,80 +460,32 @@ func (s *Store) delete(ctx context.Context, id string, dp handle.DeleteParams, v
 	return nil
 }
 
-// Dependents returns the forks whose parent is id, sorted; see
-// handle.Store.
-func (s *Store) Dependents(ctx context.Context, id string) ([]string, error) {
-	if err := handle.CheckID(id); err != nil {
-		return nil, err
-	}
-	return s.dependents(ctx, id)
-}
-
-// GC deletes the sessions whose last activity is older than before,
-// except those a writer's lease holds and those that a session being kept
-// forks from, as handle.FileStore.GC decides (handle.Collect), then the
-// subjects a killed CreateFrom left (its leftovers: derived entries go with
-// their session's Delete); with dryRun it only reports.
-func (s *Store) GC(ctx context.Context, before time.Time, dryRun bool) (handle.GCReport, error) {
-	rep, err := handle.Collect(ctx, s, before, dryRun)
-	if err == nil {
-		rep.Leftovers, err = s.collectIncomplete(ctx, before, dryRun)
-	}
-	return rep, err
-}
-
-// dependents returns the forks whose parent is id.
-func (s *Store) dependents(ctx context.Context, id string) ([]string, error) {
-	infos, err := s.List(ctx, handle.WithParentID(id))
+// rewrite replaces session id's subject by its whole log under hdr holding
+// events, in one atomic batch that rolls up the subject (Detach). The
+// batch expects the subject's last message as the leader holds it before
+// events are read: an append after that fails it. A log that does not fit
+// one atomic batch is refused.
+func (s *Store) rewrite(ctx context.Context, id string, hdr eventlog.Header, events iter.Seq2[eventlog.Event, error]) error {
+	subj := s.Subject(id)
+	last, err := s.tailRef(ctx, subj)
 	if err != nil {
-		return nil, err
+		return fmt.Errorf("jetstream: detach %s: %w", id, err)
 	}
-	var out []string
-	for _, info := range infos {
-		if info.Header.Parent.Mode == eventlog.ModeFork {
-			out = append(out, info.ID)
-		}
-	}
-	slices.Sort(out)
-	return out, nil
-}
-
-// Detach makes the fork id stand alone: its subject is replaced, in one
-// atomic batch that rolls up the subject, by its whole logical log (the
-// inherited prefix included) under a header without parent, while holding
-// its lease. Its logical log, and so every digest, is unchanged. A log
-// that does not fit one atomic batch is refused.
-func (s *Store) Detach(ctx context.Context, id string) error {
-	l, err := s.acquire(ctx, id)
-	if err != nil {
-		return err
-	}
-	defer l.release()
-	b, h, err := s.open(ctx, id, false, nil, false)
-	if err != nil {
-		return err
-	}
-	defer h.Close()
-	hdr := h.Header()
-	if hdr.Parent == nil || hdr.Parent.Mode != eventlog.ModeFork {
-		return nil // stands alone already
-	}
-	hdr.Parent = nil
 	line, err := eventlog.EncodeHeader(hdr)
 	if err != nil {
 		return fmt.Errorf("jetstream: detach %s: %w", id, err)
 	}
 	var evs []eventlog.Event
-	for e, err := range h.Read(ctx, 0, handle.End) {
+	for e, err := range events {
 		if err != nil {
 			return fmt.Errorf("jetstream: detach %s: %w", id, err)
 		}
 		evs = append(evs, e)
 	}
 	line = append(line, '\n')
-	msgs := append([]*nats.Msg{{Subject: b.subj, Data: line, Header: nats.Header{}}},
-		s.split(b.subj, s.enc.AppendRows(nil, evs), int64(len(line)))...)
-	if err := s.replace(ctx, b.subj, b.last, msgs); err != nil {
+	msgs := append([]*nats.Msg{{Subject: subj, Data: line, Header: nats.Header{}}},
+		s.split(subj, s.enc.AppendRows(nil, evs), int64(len(line)))...)
+	if err := s.replace(ctx, subj, last.ss, msgs); err != nil {
 		return fmt.Errorf("jetstream: detach %s: %w", id, err)
 	}
 	s.dropDerived(ctx, id)

@@ -265,11 +265,22 @@ func TestLease(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, ha.Flush(ctx))
 
+	// The test waits for a's renewal to land, and renews only once: a
+	// second tick as a barrier would start a second renewal, which could
+	// run after the clock moves on (a lease renewed for longer, so that b
+	// cannot take it) or after b took the lease (a poisoned with ErrLocked
+	// before its flush meets b's append).
+	renewed := make(chan struct{}, 8)
+	update := a.leaseUpdate
+	a.leaseUpdate = func(ctx context.Context, key string, value []byte, rev uint64) (uint64, error) {
+		defer func() { renewed <- struct{}{} }()
+		return update(ctx, key, value, rev)
+	}
 	_, err = b.Open(ctx, ha.ID(), handle.ReadWrite)
 	require.ErrorIs(t, err, handle.ErrLocked)
 	clock.add(40 * time.Second)
-	ticks <- clock.now()        // a renews its lease
-	ticks <- clock.now()        // taken once that renewal returned
+	ticks <- clock.now() // a renews its lease
+	<-renewed
 	clock.add(40 * time.Second) // past the first expiry, not the renewed one
 	_, err = b.Open(ctx, ha.ID(), handle.ReadWrite)
 	require.ErrorIs(t, err, handle.ErrLocked, "a renewed lease holds")

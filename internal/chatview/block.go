@@ -54,7 +54,8 @@ const (
 	// KindCompacted is a compaction: Text, the summary.
 	KindCompacted
 	// KindOther is any other event (a foreign record, or a known type
-	// of the wrong shape): Type and Data, as stored. A run of events of
+	// of the wrong shape): Type and Data, as stored but for its
+	// redaction record (Redacted says it). A run of events of
 	// one type in a row is one block: Count events, Data the first
 	// one's, Last the last one's seq.
 	KindOther
@@ -71,6 +72,11 @@ type Block struct {
 	// abandoned; AbandonedBy is that rollback.
 	Abandoned   bool
 	AbandonedBy Rollback
+	// Redacted is what redaction at write replaced in the data of the
+	// events the block shows (their redaction records); nil for none.
+	// The record itself is no part of what the block shows: Args and
+	// Data are without it.
+	Redacted Redactions
 
 	Turn      int
 	Text      string

@@ -42,6 +42,7 @@ type Builder struct {
 	chunkLast   int64          // the last one's seq
 	chunkN      int64          // how many
 	hasChunks   bool
+	chunkRedact Redactions        // what was redacted in the chunks held
 	names       map[string]string // call id → tool name
 	lastCall    string            // the call id of the last block, if it was a call (or its approval)
 	synthetic   bool              // the turn holds synthetic results
@@ -67,9 +68,13 @@ func (b *Builder) block(kind Kind, e eventlog.Event) Block {
 	return b.mark(kind, e)
 }
 
-// mark is block without its effect on the Builder.
+// mark is block without its effect on the Builder. A block that shows
+// e's data says what was redacted in it; a marker beside e does not.
 func (b *Builder) mark(kind Kind, e eventlog.Event) Block {
 	blk := Block{Kind: kind, Seq: e.Seq, Last: e.Seq, Time: e.Time}
+	if kind != KindBranch && kind != KindRelated {
+		blk.Redacted, _ = redactions(e.Data)
+	}
 	if r, ok := b.opts.Branches.AbandonedBy(e.Seq); ok {
 		blk.Abandoned, blk.AbandonedBy = true, r
 	}
@@ -135,6 +140,9 @@ func (b *Builder) fold(e eventlog.Event) {
 			b.turn++
 		}
 		blk.Text = text(d.Input)
+		if !shaped {
+			blk.Redacted = nil // the raw event below says it
+		}
 		b.emit(blk)
 		if !shaped {
 			b.other(e)
@@ -153,6 +161,8 @@ func (b *Builder) fold(e eventlog.Event) {
 			if a, ok := b.opts.Branches.AbandonedBy(e.Seq); ok == r.Abandoned && a == r.AbandonedBy {
 				r.Text += *d.Text
 				r.Last = e.Seq
+				rs, _ := redactions(e.Data)
+				r.Redacted = r.Redacted.merge(rs)
 				return
 			}
 			b.flushReasoning()
@@ -192,6 +202,8 @@ func (b *Builder) fold(e eventlog.Event) {
 			b.chunkAt, b.hasChunks, b.chunkN = e, true, 0
 		}
 		b.chunks.WriteString(*d.Text)
+		rs, _ := redactions(e.Data)
+		b.chunkRedact = b.chunkRedact.merge(rs)
 		b.chunkN++
 		b.chunkLast = e.Seq
 	case "step/start":
@@ -270,6 +282,9 @@ func (b *Builder) fold(e eventlog.Event) {
 		if d.Kind != nil {
 			blk.Stop = *d.Kind
 		}
+		if !shaped {
+			blk.Redacted = nil // the raw event below says it
+		}
 		b.emit(blk)
 		if !shaped {
 			b.other(e)
@@ -316,12 +331,15 @@ func (b *Builder) other(e eventlog.Event) {
 		if a, ok := b.opts.Branches.AbandonedBy(e.Seq); o.Type == e.Type && ok == o.Abandoned && a == o.AbandonedBy {
 			o.Count++
 			o.Last = e.Seq
+			rs, _ := redactions(e.Data)
+			o.Redacted = o.Redacted.merge(rs)
 			return
 		}
 		b.flushOthers()
 	}
 	blk := b.block(KindOther, e)
-	blk.Type, blk.Data, blk.Count = e.Type, e.Data, 1
+	blk.Type, blk.Count = e.Type, 1
+	_, blk.Data = redactions(e.Data)
 	b.others = &blk
 }
 
@@ -366,6 +384,7 @@ func (b *Builder) streamed(partial bool) Block {
 	blk := b.mark(KindAssistant, b.chunkAt)
 	blk.Text, blk.Streamed, blk.Partial = b.chunks.String(), true, partial
 	blk.Count, blk.Last = b.chunkN, b.chunkLast
+	blk.Redacted = slices.Clone(b.chunkRedact)
 	return blk
 }
 
@@ -392,6 +411,7 @@ func (b *Builder) Held() []Block {
 func (b *Builder) dropChunks() {
 	b.chunks.Reset()
 	b.hasChunks = false
+	b.chunkRedact = nil
 }
 
 // decode reads data (absent or null: an empty object) into v with exact

@@ -13,8 +13,10 @@
 // lays them out as HTML). Held shows a live view what is still growing.
 //
 // It knows eventlog.Event and the agent vocabulary (the event types of
-// docs/format.md §7 and §8, and the importers' context/message) and
-// nothing else: no files, stores, handles or
+// docs/format.md §7 and §8, and the importers' context/message), and the
+// redaction record (package redact's, docs/format.md §11): a Block says in
+// words what was redacted in its events, and shows their data without the
+// record. Nothing else: no files, stores, handles or
 // replay. What is live and what a rollback abandoned is computed by Branches
 // from the rollbacks the caller collected; the sessions that branch off at
 // an event are given by the caller too.

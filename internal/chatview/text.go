@@ -37,6 +37,8 @@ const (
 // Text lays Blocks out as lines of at most Width runes for a terminal,
 // with ANSI colours when Color is set. Abandoned blocks are dimmed and
 // carry a "┆ " gutter, so they read as a side branch without colours too.
+// A block with secrets redacted ends with a line that says where and of
+// what kinds (Redactions.Words).
 // It is not safe for concurrent use.
 type Text struct {
 	w     io.Writer
@@ -72,6 +74,9 @@ func (t *Text) Write(b Block) error {
 		width -= 2
 	}
 	lines := t.layout(b, width)
+	if note := b.Redacted.Words(); note != "" {
+		lines = append(lines, labelled("", "", note, styleDim, width, MaxArgsLines, "")...)
+	}
 	t.buf.Reset()
 	for _, l := range lines {
 		if b.Abandoned {

@@ -28,6 +28,9 @@ func FuzzRender(f *testing.F) {
 		{"assistant/reasoning", `"not an object"`},
 		{"<script>", `[1,2,"<form>"]`},
 		{"context/compacted", `{"summary":"</pre><script>"}`},
+		{"tool/result", `{"id":"c","output":"[REDACTED:jwt]","$redacted":[{"path":["<script>",2,"k"],"key":true,"kinds":["<x>","jwt"]}]}`},
+		{"vendor/x", `{"a":[{"b":"[REDACTED:jwt]"}],"$redacted":[{"path":["a",0,"b"],"kinds":["jwt"]},{"path":["a",9],"kinds":["<k>"]}]}`},
+		{"vendor/x", `{"$redacted":[{"path":[],"kinds":[]},{"path":[1.5]}]}`},
 	} {
 		f.Add(seed.typ, []byte(seed.data), int64(4))
 	}

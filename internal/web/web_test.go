@@ -69,6 +69,21 @@ func ev(typ, data string) eventlog.Event {
 	return eventlog.Event{Type: typ, Time: 1764450000000, Data: json.RawMessage(data)}
 }
 
+// oneSession writes a store of one session holding evs (in a file store
+// made with opts) and serves it read-only, as logtool serve does.
+func oneSession(t *testing.T, evs []eventlog.Event, opts ...handle.Option) (f *fixture, id string) {
+	t.Helper()
+	fsys := afero.NewMemMapFs()
+	h, err := handle.NewFileStore(fsys, "/s", opts...).Create(t.Context())
+	require.NoError(t, err)
+	_, err = h.Append(t.Context(), evs...)
+	require.NoError(t, err)
+	require.NoError(t, h.Close())
+	srv, err := web.New(handle.NewFileStore(afero.NewReadOnlyFs(fsys), "/s"), fakeAPI{}, addr, web.WithToken(token))
+	require.NoError(t, err)
+	return &fixture{fs: fsys, srv: srv, handler: srv.Handler()}, h.ID()
+}
+
 func newFixture(t *testing.T, opts ...web.Option) *fixture {
 	t.Helper()
 	ctx := t.Context()
@@ -658,18 +673,9 @@ func TestHeadOfLiveReturns(t *testing.T) {
 
 // TestZstdSession: a zstd session's pages read as a raw one's.
 func TestZstdSession(t *testing.T) {
-	ctx := t.Context()
-	fsys := afero.NewMemMapFs()
-	st := handle.NewFileStore(fsys, "/s", handle.WithEncoding(handle.EncodingZstd))
-	h, err := st.Create(ctx)
-	require.NoError(t, err)
-	_, err = h.Append(ctx, ev("turn/start", `{}`), ev("user/message", `{"text":"compressed <hello>"}`), ev("turn/end", `{"kind":"completed"}`))
-	require.NoError(t, err)
-	require.NoError(t, h.Close())
-	srv, err := web.New(handle.NewFileStore(afero.NewReadOnlyFs(fsys), "/s"), fakeAPI{}, addr, web.WithToken(token))
-	require.NoError(t, err)
-	f := &fixture{handler: srv.Handler()}
-	page := f.get(t, "/s/"+h.ID())
+	f, id := oneSession(t, []eventlog.Event{ev("turn/start", `{}`), ev("user/message", `{"text":"compressed <hello>"}`), ev("turn/end", `{"kind":"completed"}`)},
+		handle.WithEncoding(handle.EncodingZstd))
+	page := f.get(t, "/s/"+id)
 	require.Equal(t, http.StatusOK, page.Code, page.Body.String())
 	require.Contains(t, page.Body.String(), "compressed &lt;hello&gt;")
 	require.Contains(t, page.Body.String(), "· zstd ·")
@@ -680,18 +686,9 @@ func TestZstdSession(t *testing.T) {
 // TestChunksFold: a stream of chunks is one item holding their joined
 // text, not a row a delta.
 func TestChunksFold(t *testing.T) {
-	ctx := t.Context()
-	fsys := afero.NewMemMapFs()
-	st := handle.NewFileStore(fsys, "/s")
-	h, err := st.Create(ctx)
-	require.NoError(t, err)
-	_, err = h.Append(ctx, ev("turn/start", `{}`), ev("assistant/chunk", `{"text":"Hel"}`), ev("assistant/chunk", `{"text":"lo <b>"}`),
-		ev("assistant/chunk", `{}`), ev("assistant/message", `{"text":"Hello <b>"}`), ev("assistant/chunk", `{"text":"again"}`))
-	require.NoError(t, err)
-	require.NoError(t, h.Close())
-	srv, err := web.New(handle.NewFileStore(afero.NewReadOnlyFs(fsys), "/s"), fakeAPI{}, addr, web.WithToken(token))
-	require.NoError(t, err)
-	body := (&fixture{handler: srv.Handler()}).get(t, "/s/"+h.ID()).Body.String()
+	f, id := oneSession(t, []eventlog.Event{ev("turn/start", `{}`), ev("assistant/chunk", `{"text":"Hel"}`), ev("assistant/chunk", `{"text":"lo <b>"}`),
+		ev("assistant/chunk", `{}`), ev("assistant/message", `{"text":"Hello <b>"}`), ev("assistant/chunk", `{"text":"again"}`)})
+	body := f.get(t, "/s/"+id).Body.String()
 	require.Equal(t, 1, strings.Count(body, `class="item k-assistant`), "the message says what the chunks did")
 	require.Contains(t, body, "<pre>Hello &lt;b&gt;</pre>")
 	require.Contains(t, body, "<code>assistant/chunk</code> <span class=\"preview\">{}</span>", "a chunk of the wrong shape shows as stored")
@@ -699,16 +696,12 @@ func TestChunksFold(t *testing.T) {
 
 	// A step with chunks only: one message of their joined text, at the
 	// first chunk's seq, however many deltas it took.
-	h, err = st.Create(ctx)
-	require.NoError(t, err)
 	evs := []eventlog.Event{ev("turn/start", `{}`), ev("step/start", `{}`)}
 	for i := range 300 {
 		evs = append(evs, ev("assistant/chunk", fmt.Sprintf(`{"text":"w%d "}`, i)))
 	}
-	_, err = h.Append(ctx, append(evs, ev("step/end", `{}`))...)
-	require.NoError(t, err)
-	require.NoError(t, h.Close())
-	body = (&fixture{handler: srv.Handler()}).get(t, "/s/"+h.ID()).Body.String()
+	f, id = oneSession(t, append(evs, ev("step/end", `{}`)))
+	body = f.get(t, "/s/"+id).Body.String()
 	require.Equal(t, 1, strings.Count(body, `class="item k-assistant`))
 	require.Contains(t, body, `id="seq-2"`)
 	require.Contains(t, body, `streamed: 300 chunks</span></b><pre>w0 w1 w2 `)
@@ -720,41 +713,31 @@ func TestChunksFold(t *testing.T) {
 // logtool show folds it; a click opens the run as stored, a page at a
 // time.
 func TestForeignRecordsFold(t *testing.T) {
-	ctx := t.Context()
-	fsys := afero.NewMemMapFs()
-	st := handle.NewFileStore(fsys, "/s")
-	h, err := st.Create(ctx)
-	require.NoError(t, err)
 	evs := []eventlog.Event{ev("turn/start", `{}`), ev("user/message", `{"text":"go"}`)}
 	for i := range 150 {
 		evs = append(evs, ev("claude/progress", fmt.Sprintf(`{"hook":"<b>PostToolUse</b>","n":%d}`, i)))
 	}
 	evs = append(evs, ev("assistant/message", `{"text":"done"}`), ev("claude/system", `{"level":"info"}`))
-	_, err = h.Append(ctx, evs...)
-	require.NoError(t, err)
-	require.NoError(t, h.Close())
-	srv, err := web.New(handle.NewFileStore(afero.NewReadOnlyFs(fsys), "/s"), fakeAPI{}, addr, web.WithToken(token))
-	require.NoError(t, err)
-	f := &fixture{handler: srv.Handler()}
-	body := f.get(t, "/s/"+h.ID()).Body.String()
+	f, id := oneSession(t, evs)
+	body := f.get(t, "/s/"+id).Body.String()
 	require.Equal(t, 2, strings.Count(body, `class="item k-other`), "150 records in a row, then one")
 	require.Contains(t, body, `<code>claude/progress</code> <b class="count">×150</b> <span class="preview">{&#34;hook&#34;:&#34;&lt;b&gt;PostToolUse&lt;/b&gt;&#34;,&#34;n&#34;:0}</span>`)
-	require.Contains(t, body, `the first of 150 records in a row (seqs 2–151), 35 B — <a href="/s/`+h.ID()+`/events?from=2&amp;to=151">open all 150 as stored</a>`)
+	require.Contains(t, body, `the first of 150 records in a row (seqs 2–151), 35 B — <a href="/s/`+id+`/events?from=2&amp;to=151">open all 150 as stored</a>`)
 	require.Contains(t, body, `<code>claude/system</code> <span class="preview">`)
 	require.Contains(t, body, "done")
 
-	run := f.get(t, "/s/"+h.ID()+"/events?from=2&to=151")
+	run := f.get(t, "/s/"+id+"/events?from=2&to=151")
 	require.Equal(t, http.StatusOK, run.Code)
 	page := run.Body.String()
 	require.Equal(t, 100, strings.Count(page, `<div class="raw"`), "a page at a time")
 	require.Contains(t, page, "&#34;n&#34;: 99")
 	require.NotContains(t, page, "&#34;n&#34;: 100")
-	require.Contains(t, page, `<a href="/s/`+h.ID()+`/events?from=102&amp;to=151">next →</a>`)
+	require.Contains(t, page, `<a href="/s/`+id+`/events?from=102&amp;to=151">next →</a>`)
 	require.NotContains(t, page, "<b>PostToolUse", "escaped")
-	rest := f.get(t, "/s/"+h.ID()+"/events?from=102&to=151").Body.String()
+	rest := f.get(t, "/s/"+id+"/events?from=102&to=151").Body.String()
 	require.Equal(t, 50, strings.Count(rest, `<div class="raw"`))
 	require.NotContains(t, rest, "next →")
-	one := f.get(t, "/s/"+h.ID()+"/events?from=152").Body.String()
+	one := f.get(t, "/s/"+id+"/events?from=152").Body.String()
 	require.Contains(t, one, "<code>assistant/message</code>")
-	require.Contains(t, one, `<a href="/s/`+h.ID()+`?before=153#seq-152" title="in the conversation">seq 152</a>`)
+	require.Contains(t, one, `<a href="/s/`+id+`?before=153#seq-152" title="in the conversation">seq 152</a>`)
 }

@@ -1,0 +1,82 @@
+package jetstream
+
+import (
+	"context"
+	"iter"
+	"time"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/handle"
+)
+
+// engine is the stream under handle's store core (handle.StoreBackend):
+// a session is a subject, its writer hold the lease. Every decision of a
+// Store method is the core's; engine only reads, publishes and purges.
+type engine struct{ s *Store }
+
+var _ handle.StoreBackend = engine{}
+
+func (e engine) Where() string { return "stream " + e.s.name }
+
+func (e engine) IDs(ctx context.Context) ([]string, error) { return e.s.ids(ctx) }
+
+func (e engine) Headers(ctx context.Context) ([]handle.Info, error) { return e.s.headers(ctx) }
+
+// Exists holds for a subject with any message: one a CreateFrom is still
+// making too (a Delete of it waits for its builder's lease).
+func (e engine) Exists(ctx context.Context, id string) error {
+	if _, err := e.s.lastMsg(ctx, e.s.Subject(id)); err != nil {
+		return e.s.notFound(id, err)
+	}
+	return nil
+}
+
+func (e engine) Stat(ctx context.Context, id string) (handle.Info, error) { return e.s.stat(ctx, id) }
+
+func (e engine) Open(ctx context.Context, id string, mode handle.Mode, op handle.OpenParams) (handle.Handle, error) {
+	return e.s.openMode(ctx, id, mode, op)
+}
+
+func (e engine) WriterHeld(ctx context.Context, id string) (bool, error) {
+	return e.s.writerHeld(ctx, id)
+}
+
+func (e engine) Create(ctx context.Context, ns handle.NewSession) (handle.Handle, error) {
+	return e.s.create(ctx, ns)
+}
+
+func (e engine) CreateFrom(ctx context.Context, ns handle.NewSession, events iter.Seq2[eventlog.Event, error]) (handle.Info, error) {
+	return e.s.createFrom(ctx, ns, events)
+}
+
+func (e engine) Hold(ctx context.Context, id string) (func(), error) {
+	l, err := e.s.acquire(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return l.release, nil
+}
+
+func (e engine) Remove(ctx context.Context, id string) error { return e.s.remove(ctx, id) }
+
+func (e engine) Replace(ctx context.Context, id string, hdr eventlog.Header, events iter.Seq2[eventlog.Event, error]) error {
+	return e.s.rewrite(ctx, id, hdr, events)
+}
+
+// Leftovers are the subjects killed CreateFroms left (derived data goes
+// with its session's Delete).
+func (e engine) Leftovers(ctx context.Context, before time.Time, _ func(string) bool, dryRun bool) ([]string, error) {
+	return e.s.collectIncomplete(ctx, before, dryRun)
+}
+
+func (e engine) GetDerived(ctx context.Context, id, key string) ([]byte, error) {
+	return e.s.getDerived(ctx, id, key)
+}
+
+func (e engine) PutDerived(ctx context.Context, id, key string, data []byte) error {
+	return e.s.putDerived(ctx, id, key, data)
+}
+
+func (e engine) DeleteDerived(ctx context.Context, id, key string) error {
+	return e.s.deleteDerived(ctx, id, key)
+}
