@@ -22,6 +22,11 @@ const (
 	// FrameTarget is the content size writers aim at when they split a
 	// flush, or a compaction, into frames (a frame holds whole rows).
 	FrameTarget = 4 << 20
+	// LastFrameTarget is what a whole-file rewrite (a conversion, a
+	// compaction, an import) puts in its last frame at most, but for one
+	// row: Stat and the stop facts read a log's tail by decoding its last
+	// frame, so a small one keeps them cheap whatever the log's size.
+	LastFrameTarget = 256 << 10
 	// maxFrameBytes bounds a compressed frame: content that does not
 	// compress is stored in raw blocks of 128 KiB with 3-byte headers.
 	maxFrameBytes = MaxFrameContent + MaxFrameContent/1024 + 64
@@ -523,11 +528,7 @@ func (r *Reader) collectJob() *aheadJob {
 				j.buf, zs.jobBufs = zs.jobBufs[k-1][:0], zs.jobBufs[:k-1]
 			}
 		}
-		f := aheadFrame{off: pos, n: n, at: len(j.buf), content: bound}
-		if k := len(zs.spares); k > 0 {
-			f.dst, zs.spares = zs.spares[k-1], zs.spares[:k-1]
-			zs.spareBytes -= cap(f.dst)
-		}
+		f := aheadFrame{off: pos, n: n, at: len(j.buf), content: bound, dst: zs.takeSpare(bound)}
 		j.buf = append(j.buf, b[:n]...)
 		j.frames = append(j.frames, f)
 		content += f.content
@@ -565,12 +566,7 @@ func (r *Reader) decodeAt(frame []byte, off int64, n int) ([]byte, error) {
 			return d.content, d.err
 		}
 	}
-	var dst []byte
-	if k := len(zs.spares); k > 0 {
-		dst, zs.spares = zs.spares[k-1], zs.spares[:k-1]
-		zs.spareBytes -= cap(dst)
-	}
-	content, err := zs.codec.decodeFrame(frame, dst)
+	content, err := zs.codec.decodeFrame(frame, zs.takeSpare(frameContentBound(frame)))
 	if err == nil {
 		zs.spare(zs.content)
 	}
@@ -595,12 +591,48 @@ func (zs *zstdState) takeAhead(j *aheadJob) decodedFrame {
 
 // spare keeps a content buffer for a later decode, while the idle ones
 // hold at most spareMaxBytes (but one always), so that frames' buffers are
-// seldom allocated.
+// seldom allocated. When they are full, b takes the place of the smallest
+// if it is larger and fits: frames of a flush vary in size, and small
+// buffers fit few of them.
 func (zs *zstdState) spare(b []byte) {
-	if cap(b) > 0 && (len(zs.spares) == 0 || zs.spareBytes+cap(b) <= spareMaxBytes) {
+	switch {
+	case cap(b) == 0:
+	case len(zs.spares) == 0 || zs.spareBytes+cap(b) <= spareMaxBytes:
 		zs.spares = append(zs.spares, b[:0])
 		zs.spareBytes += cap(b)
+	default:
+		i := 0
+		for k, s := range zs.spares {
+			if cap(s) < cap(zs.spares[i]) {
+				i = k
+			}
+		}
+		if old := cap(zs.spares[i]); old < cap(b) && zs.spareBytes-old+cap(b) <= spareMaxBytes {
+			zs.spares[i] = b[:0]
+			zs.spareBytes += cap(b) - old
+		}
 	}
+}
+
+// takeSpare returns the smallest idle content buffer that holds bound
+// bytes, or nil: decodeFrame then makes one. (A buffer too small for the
+// frame would be dropped by decodeFrame, and a new one made anyway.)
+func (zs *zstdState) takeSpare(bound int) []byte {
+	best := -1
+	for i, s := range zs.spares {
+		if cap(s) >= bound && (best < 0 || cap(s) < cap(zs.spares[best])) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return nil
+	}
+	b := zs.spares[best]
+	last := len(zs.spares) - 1
+	zs.spares[best], zs.spares[last] = zs.spares[last], nil
+	zs.spares = zs.spares[:last]
+	zs.spareBytes -= cap(b)
+	return b
 }
 
 // NewZstdReader returns a Reader of a zstd-encoded log: a concatenation of

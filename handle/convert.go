@@ -11,6 +11,7 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/seal"
@@ -257,6 +258,21 @@ func (w *copyWriter) copyLog(ctx context.Context, hdr eventlog.Header, events it
 		}
 		batch = append(batch, e)
 		size += eventlog.RowSize(e)
+	}
+	if w.dst.z != nil && size > 2*eventlog.LastFrameTarget {
+		// The last rows in a small frame of their own: a tail read decodes
+		// that frame (eventlog.LastFrameTarget), not FrameTarget's worth.
+		i, last := len(batch)-1, eventlog.RowSize(batch[len(batch)-1])
+		for i > 0 && last+eventlog.RowSize(batch[i-1]) <= eventlog.LastFrameTarget {
+			i--
+			last += eventlog.RowSize(batch[i])
+		}
+		tail := slices.Clone(batch[i:])
+		batch = batch[:i]
+		if err := flush(); err != nil {
+			return nil, err
+		}
+		batch = append(batch, tail...)
 	}
 	if len(batch) > 0 {
 		if err := flush(); err != nil {

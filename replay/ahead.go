@@ -39,6 +39,7 @@ type batch struct {
 // aheadReader reads src's events from..to ahead of the engine.
 type aheadReader struct {
 	ch     chan batch
+	free   chan []eventlog.Event // batches folded, for the goroutine to fill again
 	cancel context.CancelFunc
 	done   chan struct{}
 	cur    batch
@@ -49,7 +50,8 @@ type aheadReader struct {
 // readAhead starts reading src's events from..to on a goroutine.
 func readAhead(ctx context.Context, src Source, from, to int64) *aheadReader {
 	ctx, cancel := context.WithCancel(ctx)
-	a := &aheadReader{ch: make(chan batch, aheadBatches), cancel: cancel, done: make(chan struct{})}
+	a := &aheadReader{ch: make(chan batch, aheadBatches), free: make(chan []eventlog.Event, aheadBatches+1),
+		cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(a.done)
 		defer close(a.ch)
@@ -73,7 +75,7 @@ func readAhead(ctx context.Context, src Source, from, to int64) *aheadReader {
 				if !send(batch{evs: evs}) {
 					return
 				}
-				evs, size = make([]eventlog.Event, 0, aheadBatch), 0
+				evs, size = a.batchBuf(), 0
 			}
 		}
 		if len(evs) > 0 {
@@ -100,12 +102,29 @@ func (a *aheadReader) next() (ev eventlog.Event, err error, ok bool) {
 			a.ended = true
 			return eventlog.Event{}, nil, false
 		}
+		if cap(a.cur.evs) > 0 {
+			select {
+			case a.free <- a.cur.evs[:0]: // every event of it was cleared when taken
+			default:
+			}
+		}
 		a.cur, a.i = b, 0
 	}
 	ev = a.cur.evs[a.i]
 	a.cur.evs[a.i] = eventlog.Event{} // the projections own it now
 	a.i++
 	return ev, nil, true
+}
+
+// batchBuf returns an empty batch to fill: one the engine folded, else a
+// new one.
+func (a *aheadReader) batchBuf() []eventlog.Event {
+	select {
+	case evs := <-a.free:
+		return evs
+	default:
+		return make([]eventlog.Event, 0, aheadBatch)
+	}
 }
 
 // stop ends the read and waits for its goroutine, dropping what it read

@@ -63,10 +63,12 @@ var appendVariants = []struct {
 // noFsyncVariant and bareVariant name the append variants the targets
 // compare against.
 const (
-	rawVariant      = "sessionlog raw"
-	noFsyncVariant  = "sessionlog raw, no fsync"
-	bareVariant     = "bare write+fdatasync"
-	firstAltVariant = "JSONL + group commit" // the alternatives are this one and the rows after it
+	rawVariant     = "sessionlog raw"
+	noFsyncVariant = "sessionlog raw, no fsync"
+	// unredactedVariant is sessionlog raw without redaction at write.
+	unredactedVariant = "sessionlog raw, unredacted"
+	bareVariant       = "bare write+fdatasync"
+	firstAltVariant   = "JSONL + group commit" // the alternatives are this one and the rows after it
 )
 
 // runAppend runs n appenders on the variant for about budget, each

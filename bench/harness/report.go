@@ -74,6 +74,9 @@ type target struct {
 	// CPU profiles explain it: a missed target is listed with both.
 	parts []figure
 	keys  []string
+	// why is what bounds the figure, as profiles of this machine showed
+	// it, printed when the target is missed (empty: read the profiles).
+	why string
 }
 
 // figure is one measured figure behind a target: a metric of a task.
@@ -105,6 +108,7 @@ func (r *Results) targets() []target {
 		ts = append(ts,
 			target{name: "durable append, 64 appenders: events/s ÷ the best alternative's", atLeast: true, limit: 2, format: Ratio,
 				keys: alts, parts: []figure{ev("sessionlog raw", ak(64, rawVariant))},
+				why: whyAppend,
 				value: func(run int) float64 {
 					best := math.NaN()
 					for _, v := range appendVariants[altStart():] {
@@ -116,8 +120,11 @@ func (r *Results) targets() []target {
 				}},
 			target{name: "durable append, 64 appenders: events per fsync", atLeast: true, limit: 50, format: Number, keys: alts[:1],
 				value: func(run int) float64 { return r.Get(ak(64, rawVariant), run, "events/fsync") }},
-			r.ratioTarget("durable append, 64 appenders: events/s ÷ the same with no fsync", true, 0.5,
-				ev("sessionlog raw", ak(64, rawVariant)), ev("no fsync", ak(64, noFsyncVariant))),
+			withWhy(r.ratioTarget("durable append, 64 appenders: events/s ÷ the same with no fsync", true, 0.5,
+				ev("sessionlog raw", ak(64, rawVariant)), ev("no fsync", ak(64, noFsyncVariant))), whyAppend),
+			// Issue 24: redaction at write costs at most 10 %.
+			r.ratioTarget("durable append, 64 appenders: events/s with redaction ÷ without", true, 0.9,
+				ev("sessionlog raw", ak(64, rawVariant)), ev("unredacted", ak(64, unredactedVariant))),
 		)
 	}
 	ts = append(ts, target{name: "one appender: p50 latency ÷ bare write+fdatasync's (alternating event by event)", limit: 1.1, format: Ratio,
@@ -125,19 +132,19 @@ func (r *Results) targets() []target {
 		value: func(run int) float64 { return r.Get("paired/1", run, "p50-ratio") }})
 	for _, p := range projections {
 		ts = append(ts,
-			r.ratioTarget("replay into "+p.id+" ÷ sessionlog's own raw read (events/s)", true, 0.8,
-				rd("sessionlog raw replay "+p.id), rd("sessionlog raw read")),
+			withWhy(r.ratioTarget("replay into "+p.id+" ÷ sessionlog's own raw read (events/s)", true, 0.8,
+				rd("sessionlog raw replay "+p.id), rd("sessionlog raw read")), whyReplay),
 			r.ratioTarget("replay into "+p.id+" ÷ encoding/json decode + the same apply", true, 5,
 				rd("sessionlog raw replay "+p.id), rd("encoding/json decode + "+p.id)),
 		)
 	}
 	ts = append(ts,
 		r.ratioTarget("raw read ÷ sonic decode (events/s)", true, 1.2, rd("sessionlog raw read"), rd("bytedance/sonic decode")),
-		r.ratioTarget("zstd read ÷ raw read", true, 0.8, rd("sessionlog zstd read"), rd("sessionlog raw read")),
+		withWhy(r.ratioTarget("zstd read ÷ raw read", true, 0.8, rd("sessionlog zstd read"), rd("sessionlog raw read")), whyZstd),
 	)
 	for _, p := range projections {
-		ts = append(ts, r.ratioTarget("zstd replay into "+p.id+" ÷ raw replay", true, 0.8,
-			rd("sessionlog zstd replay "+p.id), rd("sessionlog raw replay "+p.id)))
+		ts = append(ts, withWhy(r.ratioTarget("zstd replay into "+p.id+" ÷ raw replay", true, 0.8,
+			rd("sessionlog zstd replay "+p.id), rd("sessionlog raw replay "+p.id)), whyZstd))
 	}
 	for _, turns := range cfg.SizeTurns {
 		k := fmt.Sprintf("sizes/%d", turns)
@@ -197,7 +204,11 @@ func (r *Results) cliTargets() []target {
 		rp, cat := "replay "+enc+", no checkpoint", "cat --json "+enc+", no checkpoint"
 		t := r.ratioTarget(fmt.Sprintf("logtool replay ÷ cat --json, %s, %s", enc, bigName), false, 1.25, wall(big, rp), wall(big, cat))
 		t.keys = []string{"huge/replay transcript/v1"}
-		ts = append(ts, t, target{name: fmt.Sprintf("logtool replay, %s, %s: peak RSS − the state it prints", enc, bigName), limit: 64e6, format: Bytes,
+		why := ""
+		if enc == "zstd" {
+			why = whyZstdRSS
+		}
+		ts = append(ts, t, target{name: fmt.Sprintf("logtool replay, %s, %s: peak RSS − the state it prints", enc, bigName), limit: 64e6, format: Bytes, why: why,
 			parts: []figure{rss(rp), {"state (stdout)", key(big, rp), "stdout-B", Bytes}}, keys: []string{"huge/replay transcript/v1"},
 			value: func(run int) float64 {
 				return r.Get(key(big, rp), run, "cli-maxrss-B") - r.Get(key(big, rp), run, "stdout-B")
@@ -208,6 +219,26 @@ func (r *Results) cliTargets() []target {
 			value: func(run int) float64 { return r.Get(key(big, v), run, "cli-maxrss-B") }})
 	}
 	return ts
+}
+
+// What bounds the targets that miss on this kind of machine (2 cores, an
+// fsync of ~100 µs), from the profiles of the tasks behind them.
+const (
+	whyAppend = "a write may not start before the previous fsync returned (docs/format.md §9), so a round costs its appends' CPU (x) plus an fsync (F): " +
+		"at most x/(x+F) of no fsync, and 2F/(F+x) of an eager group commit whose two halves alternate; x ≈ F here (locks, syscalls and validation in the profile)"
+	whyReplay = "the folds run on a goroutine beside the read (replay/ahead.go): they cost 25–40 % of the read's CPU, and come off the wall time only while a second core is free of the read, the collector and other processes"
+	whyZstd   = "decompression costs about 0.8× the CPU of parsing the rows (`sequenceDecs_decodeSync` beside `scanString` in the profile): on one core zstd reads at ~0.55× raw, " +
+		"and decoding ahead on the other core (eventlog/zstd.go) recovers only what that core has free of the parse, the collector and other processes"
+)
+
+// whyZstdRSS bounds a zstd replay's memory: the CLI scenario's zstd sessions
+// are converted, and a rewrite's frames hold eventlog.FrameTarget.
+const whyZstdRSS = "a converted log's frames hold 4 MiB of rows: the frame being read, the one decoded ahead and an idle buffer for the next are 12 MiB, which the collector lets grow to twice that before it runs"
+
+// withWhy returns t with the reason it misses, when it does.
+func withWhy(t target, why string) target {
+	t.why = why
+	return t
 }
 
 // altStart is the index of the first alternative in appendVariants.
@@ -221,25 +252,46 @@ func altStart() int {
 }
 
 // Markdown renders the results: the run, the machine and its load, the
-// targets, then a table per scenario.
+// targets (a missed one with the top of its profiles), then a table per
+// scenario.
 func (r *Results) Markdown(command string) string {
 	var b strings.Builder
+	r.head(&b, command)
+	r.targetTable(&b, true)
+	r.tables(&b)
+	return b.String()
+}
+
+// Summary renders the run, the machine and its load and the targets, a
+// missed one with the figures behind it and what bounds it, and points to
+// tables, where the tables (Markdown) were written: what docs/performance.md
+// holds.
+func (r *Results) Summary(command, tables string) string {
+	var b strings.Builder
+	r.head(&b, command)
+	r.targetTable(&b, false)
+	fmt.Fprintf(&b, "Every table behind these figures, and the top of the CPU profiles of each missed target's tasks: `%s`.\n", tables)
+	return b.String()
+}
+
+// head writes the command, the run and the machine with its load.
+func (r *Results) head(b *strings.Builder, command string) {
 	cfg := r.Config
-	fmt.Fprintf(&b, "Generated by `%s` (mode %s: %d interleaved runs) on %s, in %s.\n",
+	fmt.Fprintf(b, "Generated by `%s` (mode %s: %d interleaved runs) on %s, in %s.\n",
 		command, cfg.Name, cfg.Runs, r.Start.Format("2006-01-02 15:04 UTC"), r.Wall.Round(time.Second))
 	if cfg.Only != nil {
-		fmt.Fprintf(&b, "Only the measurements matching `%s` ran; the other cells are empty.\n", cfg.Only)
+		fmt.Fprintf(b, "Only the measurements matching `%s` ran; the other cells are empty.\n", cfg.Only)
 	}
 	b.WriteString("Each cell is the median over the runs [min–max]; a ratio is taken within each run, then summarised the same way.\n\n")
 	b.WriteString("| machine | |\n|---|---|\n")
-	fmt.Fprintf(&b, "| CPU | %s, %d cores |\n| kernel | %s |\n| file system measured | %s |\n| Go | %s |\n",
+	fmt.Fprintf(b, "| CPU | %s, %d cores |\n| kernel | %s |\n| file system measured | %s |\n| Go | %s |\n",
 		orDash(r.Machine.CPU), r.Machine.Cores, orDash(r.Machine.Kernel), orDash(r.Machine.FS), r.Machine.Go)
-	fmt.Fprintf(&b, "| load average (1, 5, 15 min) before / after | %s / %s |\n", orDash(r.LoadBefore), orDash(r.LoadAfter))
-	fmt.Fprintf(&b, "| CPU time the harness and its children got | %s over %s of wall time (%.2f cores) |\n",
+	fmt.Fprintf(b, "| load average (1, 5, 15 min) before / after | %s / %s |\n", orDash(r.LoadBefore), orDash(r.LoadAfter))
+	fmt.Fprintf(b, "| CPU time the harness and its children got | %s over %s of wall time (%.2f cores) |\n",
 		r.CPU.Round(time.Millisecond), r.Wall.Round(time.Millisecond), r.CPU.Seconds()/r.Wall.Seconds())
 	if r.BusyKnown {
 		others := r.Busy - r.CPU
-		fmt.Fprintf(&b, "| CPU time the whole machine was busy (`/proc/stat`) | %s, of which others' (busy minus the harness's): %s (%.2f cores) |\n",
+		fmt.Fprintf(b, "| CPU time the whole machine was busy (`/proc/stat`) | %s, of which others' (busy minus the harness's): %s (%.2f cores) |\n",
 			r.Busy.Round(time.Millisecond), others.Round(time.Millisecond), others.Seconds()/r.Wall.Seconds())
 	}
 	b.WriteString("\n")
@@ -250,8 +302,14 @@ func (r *Results) Markdown(command string) string {
 		}
 		b.WriteString("\n")
 	}
+}
 
-	b.WriteString("### Targets (issues 13 and 23)\n\n| target | measured | limit | |\n|---|---:|---:|---|\n")
+// targetTable writes the targets, met or missed, and the missed ones with
+// the figures behind each, what bounds it and, with profiles, the top of
+// its tasks' CPU profiles.
+func (r *Results) targetTable(b *strings.Builder, profiles bool) {
+	cfg := r.Config
+	b.WriteString("### Targets (issues 13, 23 and 24)\n\n| target | measured | limit | |\n|---|---:|---:|---|\n")
 	var missed []target
 	for _, t := range r.targets() {
 		runs := cfg.Runs
@@ -276,22 +334,26 @@ func (r *Results) Markdown(command string) string {
 		default:
 			missed = append(missed, t)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s %s | %s |\n", t.name, s.Format(t.format), op, t.format(t.limit), verdict)
+		fmt.Fprintf(b, "| %s | %s | %s %s | %s |\n", t.name, s.Format(t.format), op, t.format(t.limit), verdict)
 	}
 	b.WriteString("\n")
-	r.missedSection(&b, missed)
+	r.missedSection(b, missed, profiles)
+}
 
+// tables writes a table per scenario.
+func (r *Results) tables(b *strings.Builder) {
+	cfg := r.Config
 	b.WriteString("### Durable append\n\n")
-	fmt.Fprintf(&b, "Each appender appends the next workload event and waits until it is durable (sessionlog: `Append` + `Flush`), for %s per measurement. "+
+	fmt.Fprintf(b, "Each appender appends the next workload event and waits until it is durable (sessionlog: `Append` + `Flush`), for %s per measurement. "+
 		"events/fsync counts the fsync calls made (sessionlog, bare) or the commits made (the alternatives behind the harness's group commit: one write and one fsync each as their libraries make it); bbolt does not say. "+
 		"The ratio column is events/s over sessionlog raw's in the same run.\n\n", cfg.AppendBudget)
 	for _, n := range cfg.Appenders {
-		fmt.Fprintf(&b, "**%d appender(s)**\n\n", n)
+		fmt.Fprintf(b, "**%d appender(s)**\n\n", n)
 		var rows []row
 		for _, v := range appendVariants {
 			rows = append(rows, row{v.name, fmt.Sprintf("append/%d/%s", n, v.name)})
 		}
-		r.table(&b, rows, []column{
+		r.table(b, rows, []column{
 			{header: "events/s", metric: "events/s", format: Number},
 			{header: "events/fsync", metric: "events/fsync", format: Number},
 			{header: "p50", metric: "p50-ns", format: Duration},
@@ -301,20 +363,20 @@ func (r *Results) Markdown(command string) string {
 
 	if slices.Contains(cfg.Appenders, 1) {
 		b.WriteString("**1 appender, sessionlog raw and bare write+fdatasync alternating event by event** (one goroutine appends each event to both, which goes first alternating: the pair sees the same fsync latency however the machine's load moves; the ratio is of the p50s within each run)\n\n")
-		fmt.Fprintf(&b, "| | p50 | p99 |\n|---|---:|---:|\n| sessionlog raw | %s | %s |\n| bare write+fdatasync | %s | %s |\n| sessionlog ÷ bare (p50) | %s | |\n\n",
+		fmt.Fprintf(b, "| | p50 | p99 |\n|---|---:|---:|\n| sessionlog raw | %s | %s |\n| bare write+fdatasync | %s | %s |\n| sessionlog ÷ bare (p50) | %s | |\n\n",
 			Summarize(r.Series("paired/1", "p50-ns")).Format(Duration), Summarize(r.Series("paired/1", "p99-ns")).Format(Duration),
 			Summarize(r.Series("paired/1", "bare-p50-ns")).Format(Duration), Summarize(r.Series("paired/1", "bare-p99-ns")).Format(Duration),
 			Summarize(r.Series("paired/1", "p50-ratio")).Format(Ratio))
 	}
 
-	fmt.Fprintf(&b, "### Read and replay\n\nThe %d-turn workload (seed 1), warm in the page cache. sessionlog reads through a read-only handle opened outside the timer; a replay is `replay.Replay` into a new projection. "+
+	fmt.Fprintf(b, "### Read and replay\n\nThe %d-turn workload (seed 1), warm in the page cache. sessionlog reads through a read-only handle opened outside the timer; a replay is `replay.Replay` into a new projection. "+
 		"The JSONL alternatives scan the same events as plain JSONL with `bufio.Scanner`, decode each line into `{seq,type,time,data json.RawMessage}` and, for \"+ apply\", pass it to the same projection's `Apply`. "+
 		"MB/s counts the plain-JSONL bytes for every row (so it compares as events/s does); a cell is the median of %d passes; peak RSS is the child process's. The ratio column is events/s over sessionlog raw read's in the same run.\n\n", cfg.ReadTurns, cfg.ReadReps)
 	var rows []row
 	for _, v := range readVariants() {
 		rows = append(rows, row{v, "read/" + v})
 	}
-	r.table(&b, rows, []column{
+	r.table(b, rows, []column{
 		{header: "MB/s", metric: "MB/s", format: Number},
 		{header: "events/s", metric: "events/s", format: Number},
 		{header: "allocs/event", metric: "allocs/event", format: Number},
@@ -322,28 +384,31 @@ func (r *Results) Markdown(command string) string {
 	}, []ratioColumn{{header: "÷ sessionlog raw read", metric: "events/s", ref: "read/sessionlog raw read"}})
 
 	if len(cfg.OpsSizes) > 0 {
-		r.opsSection(&b)
+		r.opsSection(b)
 	}
 	if cfg.HugeBytes > 0 {
-		r.hugeSection(&b)
+		r.hugeSection(b)
 	}
 	if len(cfg.CLISizes) > 0 {
-		r.cliSection(&b)
+		r.cliSection(b)
 	}
 	if len(cfg.SizeTurns) > 0 {
-		r.sizesSection(&b)
+		r.sizesSection(b)
 	}
-	return b.String()
 }
 
 // missedSection lists the missed targets, each with the figures it is made
 // of and, when the run wrote CPU profiles (-profiles), the top of the
 // profile of each task behind it: the reason is to be read there.
-func (r *Results) missedSection(b *strings.Builder, missed []target) {
+func (r *Results) missedSection(b *strings.Builder, missed []target, profiles bool) {
 	if len(missed) == 0 {
 		return
 	}
-	b.WriteString("Missed, with the figures behind each (medians) and the top of its tasks' CPU profiles (flat, of the last run):\n\n")
+	if profiles {
+		b.WriteString("Missed, with the figures behind each (medians), what bounds it, and the top of its tasks' CPU profiles (flat, of the last run):\n\n")
+	} else {
+		b.WriteString("Missed, with the figures behind each (medians) and what bounds it:\n\n")
+	}
 	for _, t := range missed {
 		var parts []string
 		for _, p := range t.parts {
@@ -353,7 +418,13 @@ func (r *Results) missedSection(b *strings.Builder, missed []target) {
 		if len(parts) > 0 {
 			fmt.Fprintf(b, ": %s", strings.Join(parts, "; "))
 		}
+		if t.why != "" {
+			fmt.Fprintf(b, ". Why: %s", t.why)
+		}
 		b.WriteString("\n")
+		if !profiles {
+			continue
+		}
 		for _, k := range t.keys {
 			if top := r.profileTop(k); top != "" {
 				fmt.Fprintf(b, "  - profile of `%s`: %s\n", k, top)

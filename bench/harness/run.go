@@ -225,6 +225,12 @@ func (r *Results) Series(key, metric string) []float64 {
 // Results.Errors and left out; Run fails only when the fixtures cannot be
 // made or ctx is done (a partial run reports nothing).
 func Run(ctx context.Context, cfg Config, exe string) (*Results, error) {
+	if cfg.Profiles != "" {
+		// A folder the user names is made, as `go test -cpuprofile` makes its file.
+		if err := os.MkdirAll(cfg.Profiles, 0o755); err != nil {
+			return nil, fmt.Errorf("harness: profiles: %w", err)
+		}
+	}
 	root, err := os.MkdirTemp(cfg.Work, "harness-")
 	if err != nil {
 		return nil, err

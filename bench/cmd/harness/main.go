@@ -5,6 +5,7 @@
 //	cd bench && go run ./cmd/harness            # five runs, ~7 min; rewrites ../docs/performance.md
 //	cd bench && go run ./cmd/harness -long      # 100 MB and 1 GiB sessions too, the 2,000-turn read, logtool on 1 GiB
 //	cd bench && go run ./cmd/harness -quick -out -   # one run on small sizes, tables to stdout
+//	cd bench && go run ./cmd/harness -tables results/DAY/harness.md   # the tables there, the targets in docs/performance.md
 package main
 
 import (
@@ -14,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -39,6 +41,7 @@ func run() error {
 		only      = flag.String("only", "", "a regexp: measure only the tasks whose key it matches (e.g. 'append/64/|read/')")
 		profiles  = flag.String("profiles", "", "folder where each measurement of the last run writes a CPU profile")
 		logtool   = flag.String("logtool", "", "the logtool binary the CLI scenario runs (default: built from the library's module)")
+		tables    = flag.String("tables", "", "a file for every table; -out then gets the machine and the targets alone")
 	)
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -76,7 +79,21 @@ func run() error {
 		return err
 	}
 	command := "cd bench && go run ./cmd/harness " + strings.Join(os.Args[1:], " ")
-	md := res.Markdown(strings.TrimSpace(command))
+	command = strings.TrimSpace(command)
+	md := res.Markdown(command)
+	if *tables != "" {
+		if err := os.MkdirAll(filepath.Dir(*tables), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(*tables, []byte("# Harness tables\n\n"+md), 0o644); err != nil {
+			return err
+		}
+		cite := *tables
+		if !filepath.IsAbs(cite) {
+			cite = filepath.ToSlash(filepath.Join("bench", cite)) // the command runs in bench/
+		}
+		md = res.Summary(command, cite)
+	}
 	if *out == "-" {
 		_, err := fmt.Print(md)
 		return err
