@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 
@@ -63,7 +64,9 @@ func runScript(t *testing.T, store *handle.FileStore, h handle.Handle, script []
 			raw = nil
 		}
 		_, err := h.Append(ctx, eventlog.Event{Type: typ, Time: clock().UnixMilli(), Data: raw})
-		if raw != nil && !json.Valid(raw) {
+		// Event data is JSON whose strings are UTF-8 (docs/format.md):
+		// json.Valid alone lets invalid UTF-8 in strings through.
+		if raw != nil && (!json.Valid(raw) || !utf8.Valid(raw)) {
 			require.ErrorIs(t, err, eventlog.ErrInvalidEvent) // left out
 			return
 		}
