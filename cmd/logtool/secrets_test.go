@@ -122,17 +122,25 @@ func TestSealedCLI(t *testing.T) {
 	require.Contains(t, string(b), secret)
 }
 
-// redact and shred of a session forks depend on are refused (exit 1)
-// unless --with-children.
-func TestShredRedactForks(t *testing.T) {
-	dir := t.TempDir()
-	key := filepath.Join(dir, "k")
+// newSealedSession makes an identity in file k of dir (logtool keygen)
+// and a session sealed for it; it returns the identity's path and the ID.
+func newSealedSession(t *testing.T, dir string) (key, id string) {
+	t.Helper()
+	key = filepath.Join(dir, "k")
 	res := logtool(t, "", "--dir", dir, "keygen", "--out", key)
 	require.Equal(t, 0, res.code, res.stderr)
 	var kg struct{ Recipient string }
 	require.NoError(t, json.Unmarshal([]byte(res.stdout), &kg))
-	id, _ := newSession(t, dir, "--recipient", kg.Recipient)
-	res = logtool(t, `{"type":"user/message","time":1,"data":{"text":"a"}}`+"\n", "--dir", dir, "--identity", key, "append", id)
+	id, _ = newSession(t, dir, "--recipient", kg.Recipient)
+	return key, id
+}
+
+// redact and shred of a session forks depend on are refused (exit 1)
+// unless --with-children.
+func TestShredRedactForks(t *testing.T) {
+	dir := t.TempDir()
+	key, id := newSealedSession(t, dir)
+	res := logtool(t, `{"type":"user/message","time":1,"data":{"text":"a"}}`+"\n", "--dir", dir, "--identity", key, "append", id)
 	require.Equal(t, 0, res.code, res.stderr)
 	res = logtool(t, "", "--dir", dir, "--identity", key, "fork", "--at", "0", id)
 	require.Equal(t, 0, res.code, res.stderr)
@@ -150,13 +158,8 @@ func TestShredRedactForks(t *testing.T) {
 // is missing.
 func TestServeSealed(t *testing.T) {
 	dir := t.TempDir()
-	key := filepath.Join(dir, "k")
-	res := logtool(t, "", "--dir", dir, "keygen", "--out", key)
-	require.Equal(t, 0, res.code, res.stderr)
-	var kg struct{ Recipient string }
-	require.NoError(t, json.Unmarshal([]byte(res.stdout), &kg))
-	id, _ := newSession(t, dir, "--recipient", kg.Recipient)
-	res = logtool(t, `{"type":"user/message","time":1,"data":{"text":"sealed hello"}}`+"\n", "--dir", dir, "--identity", key, "append", id)
+	key, id := newSealedSession(t, dir)
+	res := logtool(t, `{"type":"user/message","time":1,"data":{"text":"sealed hello"}}`+"\n", "--dir", dir, "--identity", key, "append", id)
 	require.Equal(t, 0, res.code, res.stderr)
 
 	u := startServe(t, dir, "--identity", key)
