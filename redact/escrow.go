@@ -21,7 +21,8 @@ var ErrEscrow = errors.New("redact: escrow")
 // stored data holds no secret in clear, and Restore gives it back byte for
 // byte to whoever can open what seal made. Data that already has a
 // RecordKey member is refused: its restoration could not tell the member
-// apart from the one Escrow adds. seal's result must be a string no
+// apart from the one Escrow adds; so is data that is no object but holds
+// a secret, which has nowhere to keep the record. seal's result must be a string no
 // detector matches (SealedText makes one).
 func (r *Redactor) Escrow(data []byte, seal func(orig []byte) (string, error)) (out []byte, changed bool, err error) {
 	if !r.any(data) {
@@ -40,6 +41,9 @@ func (r *Redactor) Escrow(data []byte, seal func(orig []byte) (string, error)) (
 	}
 	if !ok {
 		return data, false, nil
+	}
+	if w.objEnd < 0 {
+		return nil, false, fmt.Errorf("%w: data that is no object cannot carry the sealed originals of its secrets", ErrEscrow)
 	}
 	return out, true, nil
 }

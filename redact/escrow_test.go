@@ -34,7 +34,6 @@ func TestEscrowRestoresExactBytes(t *testing.T) {
 		{"nested arrays", `{"m":[{"c":[{"t":"x"},{"t":"` + gh + `"}]}]}`, true},
 		{"key and its value", `{"` + akia + `":{"v":"` + gh + `"},"z":null}`, true},
 		{"several in one string", `{"s":"` + akia + ` and ` + gh + `"}`, true},
-		{"top-level array", `["` + akia + `"]`, true},
 		{"whitespace around", "{ \"a\" : \"" + akia + "\" , \"b\" : 2 }", true},
 	}
 	for _, tt := range tests {
@@ -47,11 +46,9 @@ func TestEscrowRestoresExactBytes(t *testing.T) {
 			again, kinds, _ := r.Redact(out)
 			require.Nil(t, kinds, "the escrowed form holds nothing a detector finds")
 			require.Equal(t, out, again)
-			if !strings.HasPrefix(tt.data, "[") {
-				back, err := redact.Restore(out, toyOpen)
-				require.NoError(t, err)
-				require.Equal(t, tt.data, string(back))
-			}
+			back, err := redact.Restore(out, toyOpen)
+			require.NoError(t, err)
+			require.Equal(t, tt.data, string(back))
 		})
 	}
 }
@@ -59,6 +56,15 @@ func TestEscrowRestoresExactBytes(t *testing.T) {
 func TestEscrowRefusesAnExistingRecord(t *testing.T) {
 	_, _, err := redact.New().Escrow([]byte(`{"a":"`+akia+`","$redacted":[]}`), toySeal)
 	require.ErrorIs(t, err, redact.ErrEscrow)
+}
+
+func TestEscrowRefusesNonObjectWithSecret(t *testing.T) {
+	_, _, err := redact.New().Escrow([]byte(`["`+akia+`"]`), toySeal)
+	require.ErrorIs(t, err, redact.ErrEscrow)
+	out, changed, err := redact.New().Escrow([]byte(`["clean"]`), toySeal)
+	require.NoError(t, err)
+	require.False(t, changed)
+	require.Equal(t, `["clean"]`, string(out))
 }
 
 func TestEscrowSealError(t *testing.T) {
