@@ -12,7 +12,8 @@
 // built:
 //
 //	ps, err := provider.Open(ctx, h, provider.WithKeys(keys))
-//	client := anthropic.NewClient(option.WithMiddleware(ps.Middleware()))
+//	...
+//	mw := ps.Middleware() // option.WithMiddleware(mw) when the SDK's client is built
 //
 // The request body is stored without credentials or transport headers;
 // the response as its JSON or as its server-sent events with their

@@ -247,8 +247,8 @@ func (s *Session) Request(ctx context.Context, req Request) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	d.Add("step/start", object{})
 	c.DeriveRequest(d, items[newFrom:])
+	d.Add("step/start", object{})
 	if d.err != nil {
 		return 0, d.err
 	}
@@ -416,6 +416,10 @@ func (s *Session) BeginTool(ctx context.Context, id string) (int64, error) {
 	}
 	return s.appendLocked(ctx, []eventlog.Event{{Type: "tool/approval", Time: s.cfg.now().UnixMilli(), Data: data}})
 }
+
+// Keys returns the keys the Session seals and opens with (nil under
+// WithoutEscrow with no WithKeys).
+func (s *Session) Keys() *Keys { return s.cfg.keys }
 
 // Conversation returns the provider conversation at the head of the live
 // branch, opened with the Session's keys.
