@@ -35,6 +35,10 @@ type Codec interface {
 	DeriveResponse(d *Deriver, r *Response) (calls []string, stop string)
 	// DeriveInput adds the events an input implies (a tool result).
 	DeriveInput(d *Deriver, content json.RawMessage)
+	// Deltas groups a streamed response's text pieces: each group's
+	// strings, joined in order, are one text the provider sent in parts
+	// (so a secret split across two events is found in the join).
+	Deltas(r *Response) [][]DeltaRef
 	// Final reports whether a complete response with these calls and
 	// stop reason ends the turn (the model answered; no tool to run).
 	Final(calls []string, stop string) bool

@@ -1,6 +1,9 @@
 package provider_test
 
 import (
+	"io/fs"
+	"os"
+	"path/filepath"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -148,7 +151,7 @@ func TestStreamRecordedWithItsBoundaries(t *testing.T) {
 				}
 			}))
 			defer srv.Close()
-			h, ps, _ := newSession(t)
+			h, ps, store := newSession(t)
 			got := post(t, ps.Middleware(), srv.URL, request(`{"role":"user","content":"go"}`))
 			evs, _ := provider.ParseSSE(got)
 			require.Len(t, evs, cut, "the SDK reads every event")
@@ -164,6 +167,12 @@ func TestStreamRecordedWithItsBoundaries(t *testing.T) {
 			}
 			st := agentState(t, h)
 			require.Equal(t, cut == len(events), st.hasCall)
+			if cut == len(events) {
+				// The key was sent in two deltas: neither piece is in
+				// clear in any file, and the conversation has both.
+				require.NoError(t, h.Flush(ctx))
+				requireNotInStore(t, store.Dir(), "AKIAIOSFOD", "NN7EXAMPLE")
+			}
 		})
 	}
 }
@@ -207,3 +216,22 @@ func FuzzProjection(f *testing.F) {
 
 var _ projection.Projection = provider.NewProjection()
 var _ replay.Source = handle.Handle(nil)
+
+// requireNotInStore fails when any file under dir holds one of the texts.
+func requireNotInStore(t *testing.T, dir string, texts ...string) {
+	t.Helper()
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, s := range texts {
+			require.NotContains(t, string(b), s, path)
+		}
+		return nil
+	})
+	require.NoError(t, err)
+}

@@ -360,6 +360,15 @@ func (s *Session) Response(ctx context.Context, resp Response) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	if resp.Streamed() && !s.cfg.noEscrow {
+		// A secret the stream sent in pieces is in no one piece: find
+		// it in the pieces joined and escrow each piece whole.
+		if at := splitSecrets(s.cfg.red, c.Deltas(&resp), resp.Stream); len(at) > 0 {
+			if data, err = redact.EscrowAt(data, at, s.cfg.keys.seal); err != nil {
+				return 0, err
+			}
+		}
+	}
 	return s.appendLocked(ctx, append([]eventlog.Event{{Type: TypeResponse, Time: now, Data: data}}, der.events...))
 }
 

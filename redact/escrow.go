@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 
@@ -272,3 +273,111 @@ func skipValue(b []byte, i int) int {
 func base64Raw(b []byte) string { return base64.RawStdEncoding.EncodeToString(b) }
 
 func unbase64Raw(s string) ([]byte, error) { return base64.RawStdEncoding.DecodeString(s) }
+
+// Span is a secret found in the raw body of a JSON string (between its
+// quotes, escapes as written): its byte range there and its kind.
+type Span struct {
+	Start, End int
+	Kind       string
+}
+
+// Find returns the secrets in the raw body of a JSON string, in order,
+// overlapping ones merged. The body may be several strings' bodies joined
+// (a text a stream sent in pieces): each piece is whole JSON string
+// content, so the join is too.
+func (r *Redactor) Find(body []byte) []Span {
+	spans := merge(body, r.find(body, nil, false))
+	out := make([]Span, len(spans))
+	for i, s := range spans {
+		out[i] = Span{s.start, s.end, s.kind}
+	}
+	return out
+}
+
+// At names a string of data to escrow whole (EscrowAt): its path (as in
+// Field) and the kinds of the secrets it holds a part of.
+type At struct {
+	Path  []string
+	Kinds []string
+}
+
+// EscrowAt replaces each string that at names with the marker of its
+// first kind, seals its original token into a record entry as Escrow
+// does, and appends the entries to data's record (made when data has
+// none). It is for a secret that no string holds whole — one a stream
+// sent in pieces — found by Find in the strings joined. Restore undoes it
+// with Escrow's entries, last first.
+func EscrowAt(data []byte, at []At, seal func(orig []byte) (string, error)) ([]byte, error) {
+	out := bytes.Clone(data)
+	var entries []byte
+	for _, a := range at {
+		if len(a.Kinds) == 0 {
+			return nil, fmt.Errorf("%w: no kind for %v", ErrEscrow, a.Path)
+		}
+		i, j, ok := locate(out, a.Path, false)
+		if !ok {
+			return nil, fmt.Errorf("%w: no string at %v", ErrEscrow, a.Path)
+		}
+		sealed, err := seal(out[i:j])
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrEscrow, err)
+		}
+		marker := strconv.Quote(Marker(a.Kinds[0]))
+		out = append(out[:i:i], append([]byte(marker), out[j:]...)...)
+		if len(entries) > 0 {
+			entries = append(entries, ',')
+		}
+		f := Field{Path: a.Path, Kinds: slices.Sorted(slices.Values(a.Kinds)), Sealed: sealed}
+		entries = append(entries, entryJSON(f)...)
+	}
+	if len(entries) == 0 {
+		return data, nil
+	}
+	top := skipWS(out, 0)
+	if top >= len(out) || out[top] != '{' {
+		return nil, fmt.Errorf("%w: data that is no object cannot carry a record", ErrEscrow)
+	}
+	if _, _, va, ok := member(out, top, RecordKey); ok && out[va] == '[' {
+		end := skipValue(out, va) - 1 // its ']'
+		if len(bytes.TrimSpace(out[va+1:end])) > 0 {
+			entries = append([]byte{','}, entries...)
+		}
+		return append(out[:end:end], append(entries, out[end:]...)...), nil
+	} else if ok {
+		return nil, fmt.Errorf("%w: the %s member is not an array", ErrEscrow, RecordKey)
+	}
+	end := skipValue(out, top) - 1 // its '}'
+	ins := []byte(`"` + RecordKey + `":[`)
+	if len(bytes.TrimSpace(out[top+1:end])) > 0 {
+		ins = append([]byte{','}, ins...)
+	}
+	ins = append(append(ins, entries...), ']')
+	return append(out[:end:end], append(ins, out[end:]...)...), nil
+}
+
+// entryJSON writes a record entry; path steps that are decimal integers
+// are written as indices.
+func entryJSON(f Field) []byte {
+	b := []byte(`{"path":[`)
+	for k, p := range f.Path {
+		if k > 0 {
+			b = append(b, ',')
+		}
+		if n, err := strconv.Atoi(p); err == nil && strconv.Itoa(n) == p {
+			b = strconv.AppendInt(b, int64(n), 10)
+		} else {
+			q, _ := json.Marshal(p)
+			b = append(b, q...)
+		}
+	}
+	b = append(b, `],"kinds":[`...)
+	for k, kind := range f.Kinds {
+		if k > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendQuote(b, kind)
+	}
+	b = append(b, `],"sealed":`...)
+	b = strconv.AppendQuote(b, f.Sealed)
+	return append(b, '}')
+}
