@@ -243,7 +243,32 @@ func (p *Projection) Conversation(keys *Keys) (Conversation, error) {
 
 // openRequest rebuilds a request's whole body in clear.
 func openRequest(rs *reqState, open func(string) ([]byte, error)) (Request, error) {
-	data, err := redact.Restore(rs.Data, open)
+	return openRequestWith(rs, open)
+}
+
+// restoreOrStrip opens data's sealed originals with open, or, when open
+// is nil, drops its record and leaves the markers: the redacted form.
+func restoreOrStrip(data []byte, open func(string) ([]byte, error)) ([]byte, error) {
+	if open == nil {
+		return withoutRecord(data), nil
+	}
+	return redact.Restore(data, open)
+}
+
+// openResponse decodes a stored response, opened or stripped as
+// restoreOrStrip does.
+func openResponse(stored []byte, open func(string) ([]byte, error)) (Response, error) {
+	data, err := restoreOrStrip(stored, open)
+	if err != nil {
+		return Response{}, err
+	}
+	return decodeResponse(data)
+}
+
+// openRequestWith rebuilds a request's whole body: in clear, or with
+// open nil in its redacted form.
+func openRequestWith(rs *reqState, open func(string) ([]byte, error)) (Request, error) {
+	data, err := restoreOrStrip(rs.Data, open)
 	if err != nil {
 		return Request{}, fmt.Errorf("provider: request at seq %d: %w", rs.Seq, err)
 	}
@@ -259,7 +284,7 @@ func openRequest(rs *reqState, open func(string) ([]byte, error)) (Request, erro
 		}
 		items := make([]json.RawMessage, len(rs.Items))
 		for i, it := range rs.Items {
-			if items[i], err = redact.Restore(it, open); err != nil {
+			if items[i], err = restoreOrStrip(it, open); err != nil {
 				return Request{}, fmt.Errorf("provider: request at seq %d, item %d: %w", rs.Seq, i, err)
 			}
 		}

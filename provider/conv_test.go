@@ -1,14 +1,14 @@
 package provider_test
 
 import (
-	"io/fs"
-	"os"
-	"path/filepath"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
