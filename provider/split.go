@@ -17,8 +17,10 @@ type DeltaRef struct {
 
 // splitSecrets finds the secrets that a stream sent in pieces: for each
 // text the codec says its deltas join into, the secrets of the joined
-// text that no one piece holds whole. It returns the pieces to escrow
-// whole, as paths in the response record.
+// text that no one piece holds whole. Each piece that holds part of one
+// is escrowed whole, and stands redacted as the joined text is: the
+// marker where the secret starts, the rest of the secret gone, so that
+// the pieces joined read as the text redacted whole.
 func splitSecrets(red *redact.Redactor, groups [][]DeltaRef, stream []SSEEvent) []redact.At {
 	var at []redact.At
 	for _, g := range groups {
@@ -32,34 +34,55 @@ func splitSecrets(red *redact.Redactor, groups [][]DeltaRef, stream []SSEEvent) 
 			joined = append(joined, rawString(stream, ref)...)
 		}
 		bounds = append(bounds, len(joined))
-		marked := map[int]string{}
-		for _, sp := range red.Find(joined) {
-			first, last := -1, -1
-			for k := range g {
-				if bounds[k] < sp.End && sp.Start < bounds[k+1] {
-					if first < 0 {
-						first = k
-					}
-					last = k
-				}
-			}
-			if first < 0 || first == last {
+		spans := red.Find(joined)
+		split := map[int][]string{} // piece → kinds of the split secrets it holds part of
+		for _, sp := range spans {
+			first, last := piece(bounds, sp.Start), piece(bounds, sp.End-1)
+			if first == last {
 				continue // one piece holds it whole: its own scan finds it
 			}
 			for k := first; k <= last; k++ {
-				if _, ok := marked[k]; !ok {
-					marked[k] = sp.Kind
-				}
+				split[k] = append(split[k], sp.Kind)
 			}
 		}
 		for k, ref := range g {
-			if kind, ok := marked[k]; ok {
-				path := append([]string{"stream", strconv.Itoa(ref.Event), "data"}, ref.Path...)
-				at = append(at, redact.At{Path: path, Kinds: []string{kind}})
+			kinds, ok := split[k]
+			if !ok {
+				continue
 			}
+			path := append([]string{"stream", strconv.Itoa(ref.Event), "data"}, ref.Path...)
+			at = append(at, redact.At{Path: path, Kinds: kinds, Body: redactedPiece(joined, bounds[k], bounds[k+1], spans)})
 		}
 	}
 	return at
+}
+
+// piece returns which piece holds byte i of the joined text.
+func piece(bounds []int, i int) int {
+	for k := 0; k+1 < len(bounds); k++ {
+		if i < bounds[k+1] {
+			return k
+		}
+	}
+	return len(bounds) - 2
+}
+
+// redactedPiece returns joined[a:b] with the spans applied as the joined
+// text is redacted: each span's marker where it starts, its bytes gone.
+func redactedPiece(joined []byte, a, b int, spans []redact.Span) []byte {
+	out := []byte{}
+	i := a
+	for _, sp := range spans {
+		if sp.End <= i || sp.Start >= b {
+			continue
+		}
+		out = append(out, joined[i:max(i, sp.Start)]...)
+		if sp.Start >= a {
+			out = append(out, redact.Marker(sp.Kind)...)
+		}
+		i = min(b, sp.End)
+	}
+	return append(out, joined[i:b]...)
 }
 
 // rawString returns the raw body (between the quotes) of the JSON string

@@ -295,10 +295,13 @@ func (r *Redactor) Find(body []byte) []Span {
 }
 
 // At names a string of data to escrow whole (EscrowAt): its path (as in
-// Field) and the kinds of the secrets it holds a part of.
+// Field), the kinds of the secrets it holds a part of, and the raw body
+// (escapes as written, no quotes) that stands in its place; nil stands for
+// the marker of its first kind.
 type At struct {
 	Path  []string
 	Kinds []string
+	Body  []byte
 }
 
 // EscrowAt replaces each string that at names with the marker of its
@@ -322,8 +325,11 @@ func EscrowAt(data []byte, at []At, seal func(orig []byte) (string, error)) ([]b
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrEscrow, err)
 		}
-		marker := strconv.Quote(Marker(a.Kinds[0]))
-		out = append(out[:i:i], append([]byte(marker), out[j:]...)...)
+		repl := []byte(strconv.Quote(Marker(a.Kinds[0])))
+		if a.Body != nil {
+			repl = append(append([]byte{'"'}, a.Body...), '"')
+		}
+		out = append(out[:i:i], append(repl, out[j:]...)...)
 		if len(entries) > 0 {
 			entries = append(entries, ',')
 		}
