@@ -120,6 +120,9 @@ func LoadOrCreateKeys(path string) (*Keys, error) {
 
 // Recipient returns the public key originals are sealed to.
 func (k *Keys) Recipient() string {
+	if len(k.recipients) == 0 {
+		return ""
+	}
 	if x, ok := k.recipients[0].(*age.X25519Recipient); ok {
 		return x.String()
 	}
@@ -129,6 +132,9 @@ func (k *Keys) Recipient() string {
 // seal encrypts an original to the keys' recipients, as text no detector
 // matches.
 func (k *Keys) seal(orig []byte) (string, error) {
+	if len(k.recipients) == 0 {
+		return "", errors.New("provider: keys: no recipient to seal to")
+	}
 	var b bytes.Buffer
 	w, err := age.Encrypt(&b, k.recipients...)
 	if err != nil {

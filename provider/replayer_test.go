@@ -122,3 +122,24 @@ func TestReplayerServesTheRecording(t *testing.T) {
 		require.ErrorContains(t, err, "no network", "after the hand-over the next middleware is called")
 	})
 }
+
+func TestDiffRequests(t *testing.T) {
+	ctx := context.Background()
+	a, _, _ := record(t, "be brief", func() string { return "one" })
+	b, _, _ := record(t, "be brief", func() string { return "two" })
+	same, _, _ := record(t, "be brief", func() string { return "one" })
+
+	d, err := provider.DiffRequests(ctx, a, same, nil)
+	require.NoError(t, err)
+	require.False(t, d.Differs, "metadata.user_id differs but is volatile")
+	require.Equal(t, 2, d.CallsA)
+
+	d, err = provider.DiffRequests(ctx, a, b, nil)
+	require.NoError(t, err)
+	require.True(t, d.Differs)
+	require.Equal(t, 1, d.Call, "the first request that differs is the one carrying the tool result")
+	require.Equal(t, "messages[2].content[0].content", d.Path)
+	require.Equal(t, `"one"`, d.A)
+	require.Equal(t, `"two"`, d.B)
+	require.Equal(t, 2, d.CallsA)
+}
