@@ -19,6 +19,9 @@ type Field struct {
 	Key bool
 	// Kinds are the kinds of the secrets replaced in it, sorted.
 	Kinds []string
+	// Sealed is the string's original, sealed (Escrow), or "" when it
+	// was only redacted.
+	Sealed string
 }
 
 // Pointer returns the field's path as a JSON Pointer (RFC 6901).
@@ -47,15 +50,16 @@ func Fields(data []byte) ([]Field, error) {
 	out := make([]Field, 0, len(raws))
 	for _, raw := range raws {
 		var e struct {
-			Path  []json.RawMessage `json:"path"`
-			Key   bool              `json:"key"`
-			Kinds []string          `json:"kinds"`
+			Path   []json.RawMessage `json:"path"`
+			Key    bool              `json:"key"`
+			Kinds  []string          `json:"kinds"`
+			Sealed string            `json:"sealed"`
 		}
 		// Keys are exact, as everywhere in the format.
-		if err := json.Unmarshal(eventlog.ExactKeys(raw, "path", "key", "kinds"), &e); err != nil {
+		if err := json.Unmarshal(eventlog.ExactKeys(raw, "path", "key", "kinds", "sealed"), &e); err != nil {
 			return nil, fmt.Errorf("redact: an entry of the %s member is not a redacted field: %w", RecordKey, err)
 		}
-		f := Field{Key: e.Key, Kinds: e.Kinds}
+		f := Field{Key: e.Key, Kinds: e.Kinds, Sealed: e.Sealed}
 		for _, p := range e.Path {
 			var s string
 			if err := json.Unmarshal(p, &s); err == nil {

@@ -22,6 +22,10 @@ type walker struct {
 	objStart, objEnd int
 	recStart, recEnd int
 	bad              bool
+	// seal, when set, keeps each redacted string's original (its JSON
+	// token, quotes included) sealed in its record entry (Escrow).
+	seal    func(orig []byte) (string, error)
+	sealErr error
 }
 
 // seg is a step of a path: an object key (its raw JSON string, as written
@@ -200,7 +204,7 @@ func (w *walker) str(i int, isKey bool) (int, []byte) {
 	w.copied = end
 	w.copied++
 	quoted := w.out[at:len(w.out):len(w.out)]
-	w.addField(isKey, quoted, kinds)
+	w.addField(isKey, quoted, kinds, w.data[i:end+1])
 	for _, k := range kinds {
 		w.kinds = addKind(w.kinds, k)
 	}
@@ -210,7 +214,7 @@ func (w *walker) str(i int, isKey bool) (int, []byte) {
 // addField appends the record entry of a redacted string:
 // {"path":[…],"key":true?,"kinds":[…]}. A redacted key's own path ends
 // in its new name.
-func (w *walker) addField(isKey bool, quoted []byte, kinds []string) {
+func (w *walker) addField(isKey bool, quoted []byte, kinds []string, orig []byte) {
 	if len(w.fields) > 0 {
 		w.fields = append(w.fields, ',')
 	}
@@ -240,5 +244,14 @@ func (w *walker) addField(isKey bool, quoted []byte, kinds []string) {
 		}
 		w.fields = strconv.AppendQuote(w.fields, kind)
 	}
-	w.fields = append(w.fields, "]}"...)
+	w.fields = append(w.fields, ']')
+	if w.seal != nil {
+		sealed, err := w.seal(orig)
+		if err != nil {
+			w.sealErr, w.bad = err, true
+		}
+		w.fields = append(w.fields, `,"sealed":`...)
+		w.fields = strconv.AppendQuote(w.fields, sealed)
+	}
+	w.fields = append(w.fields, '}')
 }

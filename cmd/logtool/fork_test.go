@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -587,4 +588,38 @@ func requireOldestFirst(t *testing.T, dir string, lines []string) map[string]str
 		return cmp.Or(cmp.Compare(a.created, b.created), strings.Compare(a.id, b.id))
 	}), "oldest first: %v", ages)
 	return byID
+}
+
+// TestDiffRequests: two recorded runs that differ in one tool result
+// differ at the request that carries it.
+func TestDiffRequests(t *testing.T) {
+	dir := t.TempDir()
+	runs := 0
+	req := func(msgs string) string {
+		return fmt.Sprintf(`{"type":"provider/request","time":1,"data":{"provider":"anthropic","api":"messages","method":"POST","path":"/v1/messages","body":{"model":"m","metadata":{"user_id":"run-%d"},"messages":[%s]}}}`, runs, msgs)
+	}
+	resp := func(seq string) string {
+		return `{"type":"provider/response","time":2,"data":{"request":` + seq + `,"status":200,"body":{"type":"message","content":[]},"complete":true}}`
+	}
+	u := `{"role":"user","content":"go"}`
+	run := func(out string) string {
+		runs++ // a volatile field that differs from run to run
+		id, _ := newSession(t, dir)
+		appendEvents(t, dir, id, req(u), resp("0"), req(u+`,{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"`+out+`"}]}`), resp("2"))
+		return id
+	}
+	a, b, same := run("one"), run("two"), run("one")
+
+	res := logtool(t, "", "--dir", dir, "diff", "--requests", "--json", a, b)
+	require.Equal(t, 1, res.code, res.stderr)
+	require.JSONEq(t, `{"call":1,"seqA":2,"seqB":2,"path":"messages[1].content[0].content","a":"\"one\"","b":"\"two\"","callsA":2,"callsB":2}`, res.stdout)
+
+	res = logtool(t, "", "--dir", dir, "diff", "--requests", "--json", a, same)
+	require.Equal(t, 0, res.code, res.stderr)
+	require.JSONEq(t, `{"call":null,"callsA":2,"callsB":2}`, res.stdout)
+
+	res = logtoolWords(t, "", "--dir", dir, "diff", "--requests", a, b)
+	require.Equal(t, 1, res.code)
+	require.Contains(t, res.stdout, "first differing model request: call 1")
+	require.Contains(t, res.stdout, "messages[1].content[0].content")
 }
