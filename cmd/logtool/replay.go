@@ -1,15 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"strings"
 
-	"github.com/spf13/afero"
 	"github.com/spf13/cobra"
 
 	"github.com/sessionlog/sessionlog/inspect"
@@ -149,42 +145,20 @@ type goldenJSON struct {
 }
 
 // checkGolden compares p's state with the golden file of o (or, with
-// --update, writes it), with the code replaytest uses, so a golden made by
-// either passes the other.
+// --update, writes it) with golden.Check, the check replaytest makes, so
+// a golden made by either passes the other.
 func (a *app) checkGolden(p projection.Projection, o replayOptions, out io.Writer) error {
-	got, err := golden.Marshal(p)
+	res, err := golden.Check(o.golden, p, o.update, golden.WithFs(a.fs))
 	if err != nil {
 		return err
 	}
-	res := goldenJSON{Golden: o.golden, Projection: projection.ID(p)}
-	want, err := afero.ReadFile(a.fs, o.golden)
-	missing := errors.Is(err, fs.ErrNotExist)
-	switch {
-	case missing && !o.update:
+	switch res.Status {
+	case golden.Missing:
 		return usageErrorf("no golden file %q: create it with --update, review it, and commit it", o.golden)
-	case err != nil && !missing:
-		return err
-	case o.update:
-		switch {
-		case missing:
-			res.Status = "created"
-		case bytes.Equal(want, got):
-			res.Status = "unchanged"
-		default:
-			res.Status = "updated"
-		}
-		if res.Status != "unchanged" {
-			if err := afero.WriteFile(a.fs, o.golden, got, 0o644); err != nil {
-				return err
-			}
-		}
-	default:
-		if m := golden.Compare(want, got); m != nil {
-			return failedf("golden %s: the %s state differs: %s; if the change is intended, rerun with --update", o.golden, res.Projection, m)
-		}
-		res.Status = "match"
+	case golden.Differs:
+		return failedf("golden %s: the %s state differs: %s; if the change is intended, rerun with --update", o.golden, projection.ID(p), res.Mismatch)
 	}
-	return writeJSON(out, res)
+	return writeJSON(out, goldenJSON{Golden: o.golden, Projection: projection.ID(p), Status: string(res.Status)})
 }
 
 // closeInMemory shows s, whose log ends in src's last event and whose
