@@ -4,9 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
-	"slices"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -121,19 +118,12 @@ func describeParent(p *eventlog.Parent) string {
 	return s
 }
 
-// describeLabels shows labels as k=v pairs in key order.
+// describeLabels shows labels as k=v pairs in key order, "-" for none.
 func describeLabels(labels map[string]string) string {
 	if len(labels) == 0 {
 		return "-"
 	}
-	var b strings.Builder
-	for i, k := range slices.Sorted(maps.Keys(labels)) {
-		if i > 0 {
-			b.WriteString(" ")
-		}
-		fmt.Fprintf(&b, "%s=%s", k, labels[k])
-	}
-	return b.String()
+	return chatview.LabelWords(labels)
 }
 
 // writeStatHuman writes info as aligned "key value" lines.
