@@ -79,7 +79,7 @@ func (a *app) runServe(ctx context.Context, addr string, open bool) error {
 		return usageErrorf("listen on %q: %v", addr, err)
 	}
 	defer ln.Close()
-	srv, err := web.New(st, serveAPI{&ro}, ln.Addr().String())
+	srv, err := web.New(st, ln.Addr().String(), web.WithClock(a.now))
 	if err != nil {
 		return err
 	}
@@ -123,27 +123,4 @@ func openBrowser(u string) error {
 	}
 	go cmd.Wait()
 	return nil
-}
-
-// serveAPI answers the server's /api/ with the commands' own JSON output.
-type serveAPI struct{ a *app }
-
-func (s serveAPI) Ls(ctx context.Context, w io.Writer) error {
-	return s.a.runLs(ctx, s.a.dir, false, true, lsOptions{}, w)
-}
-
-func (s serveAPI) Tree(ctx context.Context, w io.Writer) error {
-	return s.a.runLsTree(ctx, s.a.dir, false, true, w)
-}
-
-func (s serveAPI) Stat(ctx context.Context, id string, w io.Writer) error {
-	return s.a.runStat(ctx, id, true, w)
-}
-
-func (s serveAPI) Verify(ctx context.Context, id string, w io.Writer) error {
-	return s.a.runVerify(ctx, []string{id}, true, w)
-}
-
-func (s serveAPI) Replay(ctx context.Context, id, projection string, w io.Writer) error {
-	return s.a.runReplay(ctx, id, replayOptions{projection: projection}, w)
 }
