@@ -29,9 +29,11 @@ on the server, a little plain JavaScript, nothing fetched from elsewhere.
 It prints the URL to open and serves until interrupted. The store is --dir
 or --store (a JetStream store, named by any of its servers: see Examples).
 
-  /                     the sessions, newest first, 100 a page; ?q= a part
-                        of the ID or a label (k=v), ?sort=size|events|tree,
-                        ?text= sessions whose events hold the text
+  /                     the sessions, newest first (their headers alone
+                        tell), 100 a page; ?sort=active the last active
+                        first, as ls lists them (every session read),
+                        ?sort=size|events|tree; ?q= a part of the ID or a
+                        label (k=v), ?text= sessions whose events hold it
   /s/ID                 the last 400 events in turns, folded as show folds
                         them; forks, children, the timeline; it follows the
                         log as tail -f does; an event whose secrets were

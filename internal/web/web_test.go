@@ -603,6 +603,39 @@ func TestList(t *testing.T) {
 	require.Less(t, strings.Index(body, `data-id="`+f.main), strings.Index(body, `data-id="`+f.fork))
 }
 
+// TestListOrders: newest created first by default; ?sort=active lists
+// the last active first, as ls does (inspect.List).
+func TestListOrders(t *testing.T) {
+	fsys := afero.NewMemMapFs()
+	st := handle.NewFileStore(fsys, "/s")
+	create := func(at int64, evs ...eventlog.Event) string {
+		h, err := st.Create(t.Context(), handle.WithCreatedAt(at))
+		require.NoError(t, err)
+		_, err = h.Append(t.Context(), evs...)
+		require.NoError(t, err)
+		require.NoError(t, h.Close())
+		return h.ID()
+	}
+	busy := create(1000, eventlog.Event{Type: "user/message", Time: 9000, Data: json.RawMessage(`{"text":"late"}`)})
+	idle := create(2000)
+	srv, err := web.New(handle.NewFileStore(afero.NewReadOnlyFs(fsys), "/s"), addr, web.WithToken(token))
+	require.NoError(t, err)
+	f := &fixture{handler: srv.Handler()}
+	ids := regexp.MustCompile(`data-id="([0-9A-Z]+)"`)
+	order := func(query string) []string {
+		var out []string
+		for _, m := range ids.FindAllStringSubmatch(f.get(t, "/?"+query).Body.String(), -1) {
+			out = append(out, m[1])
+		}
+		return out
+	}
+	require.Equal(t, []string{idle, busy}, order(""), "newest created first")
+	require.Equal(t, []string{busy, idle}, order("sort=active"), "last active first")
+	infos, _, err := inspect.List(t.Context(), st)
+	require.NoError(t, err)
+	require.Equal(t, []string{infos[0].ID, infos[1].ID}, order("sort=active"), "as ls lists them")
+}
+
 func TestListPages(t *testing.T) {
 	f := newFixture(t, web.WithListPage(1))
 	first := f.get(t, "/?sort=tree").Body.String()
