@@ -2,7 +2,7 @@
 // of logtool cat (every checkpoint digest it passes checked, the events
 // before the damage of a damaged log), a salvage read past damage, stat's
 // description and stop facts, diff's first difference, the state replay
-// shows of a session its writer left mid-turn, the seqs of a turn counted
+// shows (State: a session its writer left mid-turn closed in memory), the seqs of a turn counted
 // from the start or the end (show --turn), and the forest of a store's
 // sessions (ls --tree: Forest), and the list ls shows (List: the last
 // active first). StatReport and TreeReport are what stat, ls and ls --tree

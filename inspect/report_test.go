@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/spf13/afero"
 	"github.com/stretchr/testify/require"
@@ -11,6 +12,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/inspect"
+	"github.com/sessionlog/sessionlog/projection"
 	"github.com/sessionlog/sessionlog/recorder"
 )
 
@@ -102,4 +104,31 @@ func TestList(t *testing.T) {
 	require.Len(t, infos, 2)
 	require.Len(t, broken, 1)
 	require.Contains(t, broken[0].Error(), old)
+}
+
+// TestState: the state a reader is shown is the replay to the last event,
+// with an open turn no writer holds closed in memory, and rollbacks
+// applied.
+func TestState(t *testing.T) {
+	st := handle.NewFileStore(afero.NewMemMapFs(), "/s")
+	id := session(t, st, []eventlog.Event{
+		ev("turn/start", 1, ""), ev("user/message", 2, `{"text":"first"}`), ev("turn/end", 3, `{"kind":"completed"}`),
+		ev("turn/start", 4, ""), ev("user/message", 5, `{"text":"abandoned"}`), ev("turn/end", 6, `{"kind":"completed"}`),
+		ev("rollback", 7, `{"to":2}`),
+		ev("turn/start", 8, ""), ev("user/message", 9, `{"text":"open"}`),
+	})
+	l := inspect.InStore(st, id)
+	src, err := l.Open(t.Context())
+	require.NoError(t, err)
+	defer src.Close()
+	p := projection.NewTranscript()
+	_, c, err := inspect.State(t.Context(), l, src, p, time.UnixMilli(1764450000000))
+	require.NoError(t, err)
+	require.False(t, c.InProgress)
+	require.NotEmpty(t, c.Closers, "the open turn is closed in memory")
+	var texts []string
+	for _, m := range p.State().Messages {
+		texts = append(texts, m.Text)
+	}
+	require.Equal(t, []string{"first", "open"}, texts, "the rollback applied")
 }

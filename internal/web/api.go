@@ -10,7 +10,6 @@ import (
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/inspect"
 	"github.com/sessionlog/sessionlog/projection"
-	"github.com/sessionlog/sessionlog/replay"
 	"github.com/sessionlog/sessionlog/verify"
 )
 
@@ -110,10 +109,9 @@ func (s *Server) handleAPIVerify(w http.ResponseWriter, r *http.Request, id stri
 	})
 }
 
-// handleAPIReplay answers replay --projection P of the session: its state
-// replayed to the last event from the nearest stored state, an open turn
-// no writer holds closed in memory as a resume would close it
-// (inspect.CloseOpenTurn).
+// handleAPIReplay answers replay --projection P of the session: the state
+// a reader is shown (inspect.State: replayed to the last event, an open
+// turn no writer holds closed in memory as a resume would close it).
 func (s *Server) handleAPIReplay(w http.ResponseWriter, r *http.Request, id string) {
 	name := r.URL.Query().Get("projection")
 	if name == "" {
@@ -134,10 +132,7 @@ func (s *Server) handleAPIReplay(w http.ResponseWriter, r *http.Request, id stri
 			return err
 		}
 		defer src.Close()
-		if _, err := replay.Replay(r.Context(), src, []projection.Projection{p}, replay.WithCache(s.store)); err != nil {
-			return err
-		}
-		if _, err := inspect.CloseOpenTurn(r.Context(), l, src, p, s.now()); err != nil {
+		if _, _, err := inspect.State(r.Context(), l, src, p, s.now()); err != nil {
 			return err
 		}
 		if err := projection.WriteState(&out.buf, p); err != nil {
