@@ -69,7 +69,7 @@ func (a *app) runServe(ctx context.Context, addr string, open bool) error {
 	// reader would refresh are left as they are too.
 	ro := *a
 	ro.fs = afero.NewReadOnlyFs(a.fs)
-	ro.stderr = io.Discard // the CLI's notes (torn tails) are in the pages
+	ro.stderr = io.Discard // the store's warnings (torn tails): the pages show them
 	ro.st, ro.closers, ro.readOnly = nil, nil, true
 	defer ro.closeStores()
 	st, err := ro.sessions(ctx)
