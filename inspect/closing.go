@@ -51,3 +51,17 @@ func CloseOpenTurn(ctx context.Context, l Log, src replay.Source, p projection.P
 	}
 	return Closing{Closers: recorder.CloseInMemory(st, src.Seq()+1, []projection.Projection{p}, now)}, nil
 }
+
+// State is the state a reader is shown of a session by default: src, l's
+// log opened for reading, replayed into p up to its last event from the
+// nearest state l's store keeps, then an open turn no writer holds closed
+// in memory (CloseOpenTurn). It is what logtool replay prints without
+// --to, --golden or --as-is, and serve's /api/replay answers.
+func State(ctx context.Context, l Log, src replay.Source, p projection.Projection, now time.Time) (replay.Result, Closing, error) {
+	res, err := replay.Replay(ctx, src, []projection.Projection{p}, replay.WithCache(l.cache()))
+	if err != nil {
+		return res, Closing{}, err
+	}
+	c, err := CloseOpenTurn(ctx, l, src, p, now)
+	return res, c, err
+}

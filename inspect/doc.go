@@ -2,10 +2,12 @@
 // of logtool cat (every checkpoint digest it passes checked, the events
 // before the damage of a damaged log), a salvage read past damage, stat's
 // description and stop facts, diff's first difference, the state replay
-// shows of a session its writer left mid-turn, the seqs of a turn counted
+// shows (State: a session its writer left mid-turn closed in memory), the seqs of a turn counted
 // from the start or the end (show --turn), and the forest of a store's
-// sessions (ls --tree: Forest). logtool and serve are flags and output
-// over it.
+// sessions (ls --tree: Forest), and the list ls shows (List: the last
+// active first). StatReport and TreeReport are what stat, ls and ls --tree
+// print as JSON (docs/cli.md): logtool and serve's /api/ both print them,
+// and are flags and output over this package.
 //
 // A Log names what is read — a session of any store (InStore), or a log
 // file by path, freely named or not (File) — and reads it through the

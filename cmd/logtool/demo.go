@@ -14,8 +14,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sessionlog/sessionlog/checkpoint"
-	"github.com/sessionlog/sessionlog/examples/agentloop/loop"
 	"github.com/sessionlog/sessionlog/handle"
+	loop "github.com/sessionlog/sessionlog/internal/agentloop"
 	"github.com/sessionlog/sessionlog/projection"
 	"github.com/sessionlog/sessionlog/recorder"
 	"github.com/sessionlog/sessionlog/replay"

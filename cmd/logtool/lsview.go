@@ -1,10 +1,8 @@
 package main
 
 import (
-	"cmp"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -56,14 +54,6 @@ func (o *lsOptions) listOptions() []handle.ListOption {
 		out = append(out, handle.WithLabel(k, v))
 	}
 	return out
-}
-
-// byActivity orders sessions as ls lists them: the last active first (the
-// ACTIVE column: Info.LastActive), then by ID.
-func byActivity(infos []handle.Info) {
-	slices.SortFunc(infos, func(a, b handle.Info) int {
-		return cmp.Or(cmp.Compare(b.LastActive(), a.LastActive()), strings.Compare(b.ID, a.ID))
-	})
 }
 
 // filterSince keeps the sessions active within --since.

@@ -4,9 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
-	"slices"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -51,64 +48,6 @@ func truncate(s string, n int) string {
 	return s
 }
 
-// statJSON is the object of `stat --json` and of each line of `ls --json`
-// (docs/cli.md).
-type statJSON struct {
-	ID        string            `json:"id"`
-	Path      string            `json:"path"`
-	Encoding  string            `json:"encoding"`
-	CreatedAt int64             `json:"createdAt"`
-	Parent    *eventlog.Parent  `json:"parent"`
-	Labels    map[string]string `json:"labels"`
-	Events    int64             `json:"events"`
-	LastSeq   int64             `json:"lastSeq"`
-	LastType  *string           `json:"lastType"` // null when the file holds no event of its own
-	LastTime  *int64            `json:"lastTime"`
-	SizeBytes int64             `json:"sizeBytes"`
-	// OpenTurn and Stop are the stop facts: set by stat, left out by ls
-	// (they need a read of each session's tail).
-	OpenTurn *bool     `json:"openTurn,omitempty"`
-	Stop     *stopJSON `json:"stop,omitempty"`
-}
-
-// stopJSON is how the session stopped and whether it may continue.
-type stopJSON struct {
-	Seq     *int64           `json:"seq"` // null before any turn/end
-	Kind    string           `json:"kind"`
-	Reason  string           `json:"reason"`
-	Verdict recorder.Verdict `json:"verdict"`
-}
-
-func newStopJSON(f recorder.Facts) stopJSON {
-	out := stopJSON{Verdict: f.Verdict}
-	if f.Stop != nil {
-		out.Seq, out.Kind, out.Reason = &f.Stop.Seq, f.Stop.Kind, f.Stop.Reason
-	}
-	return out
-}
-
-// withFacts adds the stop facts.
-func (s statJSON) withFacts(f recorder.Facts) statJSON {
-	stop := newStopJSON(f)
-	s.OpenTurn, s.Stop = &f.OpenTurn, &stop
-	return s
-}
-
-func newStatJSON(info handle.Info) statJSON {
-	out := statJSON{
-		ID: info.Header.ID, Path: info.Path, Encoding: info.Encoding, CreatedAt: info.Header.CreatedAt,
-		Parent: info.Header.Parent, Labels: info.Header.Labels, Events: info.Events,
-		LastSeq: info.LastSeq, SizeBytes: info.SizeBytes,
-	}
-	if out.Labels == nil {
-		out.Labels = map[string]string{}
-	}
-	if info.LastType != "" {
-		out.LastType, out.LastTime = &info.LastType, &info.LastTime
-	}
-	return out
-}
-
 // describeParent says in words where a session comes from.
 func describeParent(p *eventlog.Parent) string {
 	if p == nil {
@@ -121,19 +60,12 @@ func describeParent(p *eventlog.Parent) string {
 	return s
 }
 
-// describeLabels shows labels as k=v pairs in key order.
+// describeLabels shows labels as k=v pairs in key order, "-" for none.
 func describeLabels(labels map[string]string) string {
 	if len(labels) == 0 {
 		return "-"
 	}
-	var b strings.Builder
-	for i, k := range slices.Sorted(maps.Keys(labels)) {
-		if i > 0 {
-			b.WriteString(" ")
-		}
-		fmt.Fprintf(&b, "%s=%s", k, labels[k])
-	}
-	return b.String()
+	return chatview.LabelWords(labels)
 }
 
 // writeStatHuman writes info as aligned "key value" lines.

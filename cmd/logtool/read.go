@@ -206,7 +206,7 @@ func (a *app) runStat(ctx context.Context, arg string, asJSON bool, out io.Write
 		return err
 	}
 	if asJSON {
-		return writeJSON(out, newStatJSON(info).withFacts(facts))
+		return writeJSON(out, inspect.NewStatReport(info).WithFacts(facts))
 	}
 	return writeStatHuman(out, info, facts)
 }
@@ -259,15 +259,18 @@ stderr, the others are listed, and the exit status is 1.`,
 }
 
 func (a *app) runLs(ctx context.Context, dir string, explicit, asJSON bool, lo lsOptions, out io.Writer) error {
-	infos, broken, err := a.list(ctx, dir, explicit, lo.listOptions()...)
+	st, err := a.listed(ctx, dir, explicit)
+	if err != nil {
+		return err
+	}
+	infos, broken, err := inspect.List(ctx, st, lo.listOptions()...)
 	if err != nil {
 		return err
 	}
 	infos = a.filterSince(infos, lo)
-	byActivity(infos)
 	if asJSON {
 		for _, info := range infos {
-			if err := writeJSON(out, newStatJSON(info)); err != nil {
+			if err := writeJSON(out, inspect.NewStatReport(info)); err != nil {
 				return err
 			}
 		}
@@ -281,22 +284,6 @@ func (a *app) runLs(ctx context.Context, dir string, explicit, asJSON bool, lo l
 		return brokenErr(broken, fmt.Sprintf("%d of %s in %q could not be read", len(broken), plural(int64(len(broken)+len(infos)), "session"), dir))
 	}
 	return nil
-}
-
-// list describes the sessions of dir (explicit: a DIR argument) or of
-// the store in use, newest first (Store.List), going on past a session it
-// cannot read and returning its error in broken. A missing --dir is
-// empty; a DIR named on the command line must exist.
-func (a *app) list(ctx context.Context, dir string, explicit bool, opts ...handle.ListOption) (infos []handle.Info, broken []error, err error) {
-	opts = append(opts, handle.SkipBroken(func(id string, err error) {
-		broken = append(broken, fmt.Errorf("%s: %w", id, err))
-	}))
-	st, err := a.listed(ctx, dir, explicit)
-	if err != nil {
-		return nil, nil, err
-	}
-	infos, err = st.List(ctx, opts...)
-	return infos, broken, err
 }
 
 // listed is the store ls lists: the one DIR names on the command line (a

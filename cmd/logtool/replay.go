@@ -1,15 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"strings"
 
-	"github.com/spf13/afero"
 	"github.com/spf13/cobra"
 
 	"github.com/sessionlog/sessionlog/inspect"
@@ -109,18 +105,23 @@ func (a *app) runReplay(ctx context.Context, arg string, o replayOptions, out io
 			return err
 		}
 	}
-	res, err := replay.Replay(ctx, src, []projection.Projection{p}, opts...)
+	// By default the state is shown as a reader is shown it
+	// (inspect.State): an open turn no writer holds closed in memory.
+	shown := !o.toSet && o.golden == "" && !o.asIs
+	var res replay.Result
+	var closing inspect.Closing
+	if shown {
+		res, closing, err = inspect.State(ctx, s.log, src, p, a.now())
+	} else {
+		res, err = replay.Replay(ctx, src, []projection.Projection{p}, opts...)
+	}
 	if err != nil {
 		return err
 	}
 	for _, d := range res.Degraded {
 		fmt.Fprintf(a.stderr, "logtool: degraded: seq %d (%s): %s\n", d.Seq, d.Projection, d.Reason)
 	}
-	if !o.toSet && o.golden == "" && !o.asIs {
-		if err := a.closeInMemory(ctx, s, src, p); err != nil {
-			return err
-		}
-	}
+	a.noteClosing(closing)
 	if o.golden != "" {
 		return a.checkGolden(p, o, out)
 	}
@@ -149,52 +150,27 @@ type goldenJSON struct {
 }
 
 // checkGolden compares p's state with the golden file of o (or, with
-// --update, writes it), with the code replaytest uses, so a golden made by
-// either passes the other.
+// --update, writes it) with golden.Check, the check replaytest makes, so
+// a golden made by either passes the other.
 func (a *app) checkGolden(p projection.Projection, o replayOptions, out io.Writer) error {
-	got, err := golden.Marshal(p)
+	res, err := golden.Check(o.golden, p, o.update, golden.WithFs(a.fs))
 	if err != nil {
 		return err
 	}
-	res := goldenJSON{Golden: o.golden, Projection: projection.ID(p)}
-	want, err := afero.ReadFile(a.fs, o.golden)
-	missing := errors.Is(err, fs.ErrNotExist)
-	switch {
-	case missing && !o.update:
+	switch res.Status {
+	case golden.Missing:
 		return usageErrorf("no golden file %q: create it with --update, review it, and commit it", o.golden)
-	case err != nil && !missing:
-		return err
-	case o.update:
-		switch {
-		case missing:
-			res.Status = "created"
-		case bytes.Equal(want, got):
-			res.Status = "unchanged"
-		default:
-			res.Status = "updated"
-		}
-		if res.Status != "unchanged" {
-			if err := afero.WriteFile(a.fs, o.golden, got, 0o644); err != nil {
-				return err
-			}
-		}
-	default:
-		if m := golden.Compare(want, got); m != nil {
-			return failedf("golden %s: the %s state differs: %s; if the change is intended, rerun with --update", o.golden, res.Projection, m)
-		}
-		res.Status = "match"
+	case golden.Differs:
+		return failedf("golden %s: the %s state differs: %s; if the change is intended, rerun with --update", o.golden, projection.ID(p), res.Mismatch)
 	}
-	return writeJSON(out, res)
+	return writeJSON(out, goldenJSON{Golden: o.golden, Projection: projection.ID(p), Status: string(res.Status)})
 }
 
-// closeInMemory shows s, whose log ends in src's last event and whose
-// state p holds, as a resume would leave it when its writer stopped
-// mid-turn (inspect.CloseOpenTurn), and says so on stderr.
-func (a *app) closeInMemory(ctx context.Context, s session, src replay.Source, p projection.Projection) error {
-	c, err := inspect.CloseOpenTurn(ctx, s.log, src, p, a.now())
+// noteClosing says on stderr what inspect.State did with an open turn:
+// shown as a resume would close it, or, a writer holding the session,
+// shown as it is.
+func (a *app) noteClosing(c inspect.Closing) {
 	switch {
-	case err != nil:
-		return err
 	case c.InProgress:
 		a.note("the last turn is open and a writer holds the session: a turn in progress, shown as it is")
 	case len(c.Closers) > 0:
@@ -202,5 +178,4 @@ func (a *app) closeInMemory(ctx context.Context, s session, src replay.Source, p
 			"(%s, %s, in memory only; logtool resume writes them, --as-is shows the log's own state)",
 			plural(int64(len(c.Closers)), "event"), seqsWords(c.Closers[0].Seq, c.Closers[len(c.Closers)-1].Seq))
 	}
-	return nil
 }

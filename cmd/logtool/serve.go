@@ -29,9 +29,11 @@ on the server, a little plain JavaScript, nothing fetched from elsewhere.
 It prints the URL to open and serves until interrupted. The store is --dir
 or --store (a JetStream store, named by any of its servers: see Examples).
 
-  /                     the sessions, newest first, 100 a page; ?q= a part
-                        of the ID or a label (k=v), ?sort=size|events|tree,
-                        ?text= sessions whose events hold the text
+  /                     the sessions, newest first (their headers alone
+                        tell), 100 a page; ?sort=active the last active
+                        first, as ls lists them (every session read),
+                        ?sort=size|events|tree; ?q= a part of the ID or a
+                        label (k=v), ?text= sessions whose events hold it
   /s/ID                 the last 400 events in turns, folded as show folds
                         them; forks, children, the timeline; it follows the
                         log as tail -f does; an event whose secrets were
@@ -67,7 +69,7 @@ func (a *app) runServe(ctx context.Context, addr string, open bool) error {
 	// reader would refresh are left as they are too.
 	ro := *a
 	ro.fs = afero.NewReadOnlyFs(a.fs)
-	ro.stderr = io.Discard // the CLI's notes (torn tails) are in the pages
+	ro.stderr = io.Discard // the store's warnings (torn tails): the pages show them
 	ro.st, ro.closers, ro.readOnly = nil, nil, true
 	defer ro.closeStores()
 	st, err := ro.sessions(ctx)
@@ -79,7 +81,7 @@ func (a *app) runServe(ctx context.Context, addr string, open bool) error {
 		return usageErrorf("listen on %q: %v", addr, err)
 	}
 	defer ln.Close()
-	srv, err := web.New(st, serveAPI{&ro}, ln.Addr().String())
+	srv, err := web.New(st, ln.Addr().String(), web.WithClock(a.now))
 	if err != nil {
 		return err
 	}
@@ -123,27 +125,4 @@ func openBrowser(u string) error {
 	}
 	go cmd.Wait()
 	return nil
-}
-
-// serveAPI answers the server's /api/ with the commands' own JSON output.
-type serveAPI struct{ a *app }
-
-func (s serveAPI) Ls(ctx context.Context, w io.Writer) error {
-	return s.a.runLs(ctx, s.a.dir, false, true, lsOptions{}, w)
-}
-
-func (s serveAPI) Tree(ctx context.Context, w io.Writer) error {
-	return s.a.runLsTree(ctx, s.a.dir, false, true, w)
-}
-
-func (s serveAPI) Stat(ctx context.Context, id string, w io.Writer) error {
-	return s.a.runStat(ctx, id, true, w)
-}
-
-func (s serveAPI) Verify(ctx context.Context, id string, w io.Writer) error {
-	return s.a.runVerify(ctx, []string{id}, true, w)
-}
-
-func (s serveAPI) Replay(ctx context.Context, id, projection string, w io.Writer) error {
-	return s.a.runReplay(ctx, id, replayOptions{projection: projection}, w)
 }

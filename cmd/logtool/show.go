@@ -104,23 +104,16 @@ func (a *app) runShow(ctx context.Context, arg string, o showOptions) error {
 		}
 		firstTurn++
 	}
-	rollbacks, err := rollbacksFrom(ctx, src, from)
-	if err != nil {
+	view := chatview.Session{Header: src.Header(), Last: last, FirstTurn: firstTurn}
+	if view.Rollbacks, err = chatview.Rollbacks(src.Read(ctx, from, handle.End)); err != nil {
 		return err
 	}
-	opts := chatview.Options{
-		FirstTurn: firstTurn,
-		Branches:  chatview.NewBranches(last, rollbacks),
-		Fork:      src.Header().Parent,
-	}
-	if opts.Fork != nil && opts.Fork.Mode != eventlog.ModeFork {
-		opts.Fork = nil
-	}
 	if s.st != nil {
-		if opts.Related, err = related(ctx, s.st, src.ID()); err != nil {
+		if view.Children, err = s.st.Children(ctx, src.ID()); err != nil {
 			return err
 		}
 	}
+	opts := chatview.SessionOptions(view)
 	return a.paged(o.noPager, func(out io.Writer) error {
 		w := bufio.NewWriterSize(out, 64<<10)
 		text := chatview.NewText(w, a.width(a.stdout), a.colour(a.stdout))
@@ -178,41 +171,6 @@ func sessionHeading(h handle.Handle, last int64) []string {
 	return out
 }
 
-// related lists the forks and children of id, for show.
-func related(ctx context.Context, st handle.Store, id string) ([]chatview.Related, error) {
-	hdrs, err := st.Children(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]chatview.Related, 0, len(hdrs))
-	for _, h := range hdrs {
-		r := chatview.Related{ID: h.ID, Mode: h.Parent.Mode, Seq: h.Parent.Seq, Call: h.Parent.Call}
-		if len(h.Labels) > 0 {
-			r.Label = describeLabels(h.Labels)
-		}
-		out = append(out, r)
-	}
-	return out, nil
-}
-
-// rollbacksFrom collects the rollbacks at or after from: the ones that
-// decide which events from there on are abandoned.
-func rollbacksFrom(ctx context.Context, src handle.Handle, from int64) ([]chatview.Rollback, error) {
-	var out []chatview.Rollback
-	for e, err := range src.Read(ctx, from, handle.End) {
-		if err != nil {
-			return nil, err
-		}
-		if e.Type != eventlog.TypeRollback {
-			continue
-		}
-		if r, err := eventlog.ParseRollback(e.Data); err == nil {
-			out = append(out, chatview.Rollback{Seq: e.Seq, To: r.To})
-		}
-	}
-	return out, nil
-}
-
 // showBeforeDamage shows the events of a damaged log before its first
 // damage, as cat prints them, then returns the damage (exit 1). What
 // comes after the damage is unknown, so rollbacks there cannot mark an
@@ -221,10 +179,8 @@ func (a *app) showBeforeDamage(ctx context.Context, s session, ce *eventlog.Corr
 	var rollbacks []chatview.Rollback
 	last := int64(-1)
 	err := inspect.BeforeDamage(ctx, s.log, ce, func(e eventlog.Event) error {
-		if e.Type == eventlog.TypeRollback && e.Seq >= o.from {
-			if r, err := eventlog.ParseRollback(e.Data); err == nil {
-				rollbacks = append(rollbacks, chatview.Rollback{Seq: e.Seq, To: r.To})
-			}
+		if r, ok := chatview.RollbackOf(e); ok && e.Seq >= o.from {
+			rollbacks = append(rollbacks, r)
 		}
 		last = e.Seq
 		return nil
@@ -232,10 +188,11 @@ func (a *app) showBeforeDamage(ctx context.Context, s session, ce *eventlog.Corr
 	if !errors.Is(err, ce) {
 		return err
 	}
-	opts := chatview.Options{FirstTurn: 0, Branches: chatview.NewBranches(last, rollbacks)}
+	view := chatview.Session{Last: last, Rollbacks: rollbacks}
 	if o.from == 0 {
-		opts.FirstTurn = 1
+		view.FirstTurn = 1
 	}
+	opts := chatview.SessionOptions(view)
 	werr := a.paged(o.noPager, func(out io.Writer) error {
 		w := bufio.NewWriterSize(out, 64<<10)
 		text := chatview.NewText(w, a.width(a.stdout), a.colour(a.stdout))

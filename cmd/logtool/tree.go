@@ -11,16 +11,6 @@ import (
 	"github.com/sessionlog/sessionlog/internal/chatview"
 )
 
-// treeJSON is one line of `ls --tree --json`: what Stat tells (the fields
-// of stat --json but openTurn and stop, which need the log's tail read),
-// and where the session sits in the tree.
-type treeJSON struct {
-	statJSON
-	Depth      int     `json:"depth"`
-	ParentGone bool    `json:"parentGone"`
-	Error      *string `json:"error,omitempty"` // the session could not be described
-}
-
 // runLsTree shows the sessions of dir (explicit: a DIR argument) or of
 // the store in use as a forest: roots oldest first, each fork and child
 // under its parent, oldest first, with counts and last activity from a
@@ -40,7 +30,7 @@ func (a *app) runLsTree(ctx context.Context, dir string, explicit, asJSON bool, 
 	}
 	if asJSON {
 		for _, r := range rows {
-			if err := writeJSON(out, newTreeJSON(r)); err != nil {
+			if err := writeJSON(out, r.Report()); err != nil {
 				return err
 			}
 		}
@@ -54,15 +44,6 @@ func (a *app) runLsTree(ctx context.Context, dir string, explicit, asJSON bool, 
 		return brokenErr(broken, fmt.Sprintf("%s in %q could not be shown in full", plural(int64(len(broken)), "session"), where))
 	}
 	return nil
-}
-
-func newTreeJSON(r inspect.ForestRow) treeJSON {
-	out := treeJSON{statJSON: newStatJSON(r.Info), Depth: r.Depth, ParentGone: r.Node.ParentGone}
-	if r.Err != nil {
-		msg := r.Err.Error()
-		out.Error = &msg
-	}
-	return out
 }
 
 // describeMode says how a session relates to its parent: "-" for none,

@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/afero"
 
-	"github.com/sessionlog/sessionlog/examples/agentloop/loop"
 	"github.com/sessionlog/sessionlog/handle"
+	loop "github.com/sessionlog/sessionlog/internal/agentloop"
 )
 
 func main() {

@@ -18,8 +18,10 @@
 // words what was redacted in its events, and shows their data without the
 // record. Nothing else: no files, stores, handles or
 // replay. What is live and what a rollback abandoned is computed by Branches
-// from the rollbacks the caller collected; the sessions that branch off at
-// an event are given by the caller too.
+// from the rollbacks the caller collected (RollbackOf); the sessions that
+// branch off at an event are given by the caller too. SessionOptions builds
+// a session's Options from these and its header, the one way show and
+// serve do.
 //
 // Neither a Builder nor a Text is safe for concurrent use. Nothing here
 // panics on any data: data of the wrong shape is shown as the raw event.

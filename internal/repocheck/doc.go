@@ -4,8 +4,10 @@
 // documents, docs/format.md §N and docs/cli.md, never of a file they do not
 // have), and docs/ itself: under its word cap (12,000 words without the
 // generated cli.md), every page it and the code cite present, every link
-// of README.md and docs/ leading to a file and heading that exist.
+// of README.md and docs/ leading to a file and heading that exist; and
+// the imports of the product (go list): logtool links no example, no
+// library package a command.
 //
 // It has no exported API and knows nothing of the other packages: its test
-// reads the repository's files as text.
+// reads the repository's files as text, and asks go list for imports.
 package repocheck

@@ -47,7 +47,7 @@ func BenchmarkSessionPage100MB(b *testing.B) {
 	info, err := store.Stat(ctx, h.ID())
 	require.NoError(b, err)
 	b.Logf("log: %d bytes on disk, %d events", info.SizeBytes, info.Events)
-	srv, err := web.New(handle.NewFileStore(afero.NewReadOnlyFs(afero.NewOsFs()), dir), fakeAPI{}, addr, web.WithToken(token))
+	srv, err := web.New(handle.NewFileStore(afero.NewReadOnlyFs(afero.NewOsFs()), dir), addr, web.WithToken(token))
 	require.NoError(b, err)
 	hd := srv.Handler()
 	b.ResetTimer()
@@ -74,7 +74,7 @@ func BenchmarkList10k(b *testing.B) {
 			`{"seq":0,"type":"turn/start","time":%d,"data":{}}`+"\n", id, 1764450000000+i, i, 1764450000000+i)
 		require.NoError(b, afero.WriteFile(osfs, filepath.Join(dir, id+".jsonl"), []byte(row), 0o600))
 	}
-	srv, err := web.New(handle.NewFileStore(afero.NewReadOnlyFs(osfs), dir), fakeAPI{}, addr, web.WithToken(token))
+	srv, err := web.New(handle.NewFileStore(afero.NewReadOnlyFs(osfs), dir), addr, web.WithToken(token))
 	require.NoError(b, err)
 	hd := srv.Handler()
 	for _, c := range []struct {

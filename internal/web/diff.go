@@ -161,7 +161,7 @@ func (s *Server) sideItems(ctx context.Context, h handle.Handle, from int64) ([]
 	if err != nil {
 		return nil, false, err
 	}
-	pb := newPageBuilder(h.ID(), chatview.Options{Branches: chatview.NewBranches(last, rb)}, -1, from)
+	pb := newPageBuilder(h.ID(), chatview.SessionOptions(chatview.Session{Last: last, Rollbacks: rb}), -1, from)
 	for _, e := range evs {
 		pb.add(e)
 	}

@@ -11,9 +11,10 @@
 // It reads sessions through a handle.Store (serve gives it a file store
 // over a read-only file system) and only ever opens them read-only; a URL
 // may name a session as the command line does (handle.Resolve), answered
-// with a redirect to its ID. What the CLI prints as JSON
-// (stat, ls, verify, replay) comes from an API the caller supplies, so the
-// /api/ answers are the CLI's bytes. Every request must carry the server's
+// with a redirect to its ID. /api/ answers with what the CLI prints as JSON
+// (ls, ls --tree, stat, verify, replay) from the same library calls and
+// report types (inspect.StatReport and TreeReport, verify.Report), encoded
+// as the CLI encodes them. Every request must carry the server's
 // token and a Host naming the bound address, and only GET and HEAD are
 // served.
 //

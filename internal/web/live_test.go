@@ -73,7 +73,7 @@ func TestLiveFollowsTheTurn(t *testing.T) {
 	}
 	write(ev("turn/start", `{}`), ev("user/message", `{"text":"tell me"}`), ev("step/start", `{}`), ev("assistant/chunk", `{"text":"Once "}`))
 
-	srv, err := web.New(handle.NewFileStore(afero.NewReadOnlyFs(fsys), "/s"), fakeAPI{}, addr, web.WithToken(token), web.WithFollowEvery(time.Millisecond))
+	srv, err := web.New(handle.NewFileStore(afero.NewReadOnlyFs(fsys), "/s"), addr, web.WithToken(token), web.WithFollowEvery(time.Millisecond))
 	require.NoError(t, err)
 	f := &fixture{handler: srv.Handler()}
 	page := f.get(t, "/s/"+w.ID()).Body.String()
@@ -173,7 +173,7 @@ func TestLiveAcrossConvertAndCut(t *testing.T) {
 	appendFlush(w, ev("turn/start", `{}`), ev("user/message", `{"text":"one"}`))
 	require.NoError(t, w.Close())
 
-	srv, err := web.New(handle.NewFileStore(afero.NewReadOnlyFs(fsys), "/s"), fakeAPI{}, addr, web.WithToken(token), web.WithFollowEvery(time.Millisecond))
+	srv, err := web.New(handle.NewFileStore(afero.NewReadOnlyFs(fsys), "/s"), addr, web.WithToken(token), web.WithFollowEvery(time.Millisecond))
 	require.NoError(t, err)
 	f := &fixture{handler: srv.Handler()}
 	lines := follow(t, f.handler, followURL(t, f.get(t, "/s/"+id).Body.String()), "")

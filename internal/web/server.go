@@ -1,13 +1,11 @@
 package web
 
 import (
-	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"embed"
 	"encoding/hex"
 	"html/template"
-	"io"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -29,17 +27,6 @@ const TokenCookie = "logtool_serve_token"
 // with handle.Resolve). The server opens sessions ReadOnly only; serve
 // gives it a file store over a read-only file system.
 type Store = handle.Store
-
-// API writes what the CLI prints for scripts, so /api/ answers with the
-// same bytes: `ls --json`, `ls --tree --json`, `stat --json`,
-// `verify --json` (for one session) and `replay --projection P`.
-type API interface {
-	Ls(ctx context.Context, w io.Writer) error
-	Tree(ctx context.Context, w io.Writer) error
-	Stat(ctx context.Context, id string, w io.Writer) error
-	Verify(ctx context.Context, id string, w io.Writer) error
-	Replay(ctx context.Context, id, projection string, w io.Writer) error
-}
 
 // Option configures a Server.
 type Option func(*Server)
@@ -70,6 +57,16 @@ func WithListPage(n int) Option {
 	}
 }
 
+// WithClock sets the clock of the replay answer: the time of the events
+// that close an open turn in memory (default time.Now).
+func WithClock(now func() time.Time) Option {
+	return func(s *Server) {
+		if now != nil {
+			s.now = now
+		}
+	}
+}
+
 // WithFollowEvery sets how often the live view looks for new events
 // (default 200 ms, as tail -f).
 func WithFollowEvery(d time.Duration) Option {
@@ -83,7 +80,7 @@ func WithFollowEvery(d time.Duration) Option {
 // Server serves one store. Build it with New, serve Handler.
 type Server struct {
 	store       Store
-	api         API
+	now         func() time.Time
 	token       string
 	hosts       map[string]bool
 	anyIPPort   string // bound to an unspecified address: any IP literal with this port is a valid Host
@@ -98,9 +95,10 @@ type Server struct {
 // New returns a server of store bound at addr (the listener's address,
 // host:port): the Host header of every request must name it (loopback
 // aliases of a loopback address count too).
-func New(store Store, api API, addr string, opts ...Option) (*Server, error) {
+func New(store Store, addr string, opts ...Option) (*Server, error) {
 	s := &Server{
-		store: store, api: api,
+		store:       store,
+		now:         time.Now,
 		log:         slog.New(slog.DiscardHandler),
 		pageEvents:  400,
 		listPage:    100,

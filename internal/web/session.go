@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
@@ -87,14 +86,14 @@ func (s *Server) buildPage(ctx context.Context, h handle.Handle, hdr eventlog.He
 	if err != nil {
 		return nil, err
 	}
-	opts := chatview.Options{Branches: chatview.NewBranches(last, rollbacks), Related: related(children)}
+	view := chatview.Session{Header: hdr, Children: children, Last: last, Rollbacks: rollbacks}
 	if pr.from == pr.first {
-		opts.FirstTurn = 1 // counting the turns before the page would read the log from its start
+		view.FirstTurn = 1 // counting the turns before the page would read the log from its start
 	}
+	opts := chatview.SessionOptions(view)
 	inherit := int64(-1)
-	if par := hdr.Parent; par != nil && par.Mode == eventlog.ModeFork {
-		inherit = par.Seq
-		opts.Fork = par
+	if opts.Fork != nil {
+		inherit = opts.Fork.Seq
 	}
 	pb := newPageBuilder(hdr.ID, opts, inherit, pr.from)
 	pb.midLog = pr.from > pr.first
@@ -140,36 +139,14 @@ func (s *Server) window(ctx context.Context, h handle.Handle, from, to, rollback
 			return nil, nil, 0, err
 		}
 		last = e.Seq
-		if e.Type == eventlog.TypeRollback {
-			if r, err := eventlog.ParseRollback(e.Data); err == nil {
-				rb = append(rb, chatview.Rollback{Seq: e.Seq, To: r.To})
-			}
+		if r, ok := chatview.RollbackOf(e); ok {
+			rb = append(rb, r)
 		}
 		if e.Seq <= to {
 			evs = append(evs, e)
 		}
 	}
 	return evs, rb, last, nil
-}
-
-// related lists children (forks and child sessions) for the Builder, which
-// marks where each branches off.
-func related(children []eventlog.Header) []chatview.Related {
-	out := make([]chatview.Related, 0, len(children))
-	for _, c := range children {
-		if c.Parent == nil {
-			continue
-		}
-		var labels []string
-		for _, k := range []string{"agent", "title"} { // what names it; the rest is on its page
-			if v, ok := c.Labels[k]; ok {
-				labels = append(labels, k+"="+v)
-			}
-		}
-		out = append(out, chatview.Related{ID: c.ID, Mode: c.Parent.Mode, Seq: c.Parent.Seq, Call: c.Parent.Call,
-			Label: strings.Join(labels, " ")})
-	}
-	return out
 }
 
 // children lists the sessions forked or spawned from id (the store's

@@ -2,10 +2,9 @@ package web_test
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
+	"html"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
@@ -19,40 +18,17 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/inspect"
 	"github.com/sessionlog/sessionlog/internal/web"
+	"github.com/sessionlog/sessionlog/projection"
+	"github.com/sessionlog/sessionlog/replay"
+	"github.com/sessionlog/sessionlog/verify"
 )
 
 const (
 	token = "t0ken"
 	addr  = "127.0.0.1:8123"
 )
-
-// fakeAPI answers /api/ with fixed text, so the tests see that the
-// server passes the API's bytes through unchanged.
-type fakeAPI struct{ verify string }
-
-func (f fakeAPI) Ls(_ context.Context, w io.Writer) error {
-	_, err := io.WriteString(w, "ls\n")
-	return err
-}
-func (f fakeAPI) Tree(_ context.Context, w io.Writer) error {
-	_, err := io.WriteString(w, "tree\n")
-	return err
-}
-func (f fakeAPI) Stat(_ context.Context, id string, w io.Writer) error {
-	_, err := fmt.Fprintf(w, "{\"id\":%q}\n", id)
-	return err
-}
-func (f fakeAPI) Verify(_ context.Context, id string, w io.Writer) error {
-	_, err := io.WriteString(w, f.verify)
-	return err
-}
-func (f fakeAPI) Replay(_ context.Context, id, p string, w io.Writer) error {
-	_, err := fmt.Fprintf(w, "{\"projection\":%q}\n", p)
-	return err
-}
-
-const okVerify = `{"path":"/s/X.jsonl","id":"X","ok":true,"events":3,"torn":null,"checkpoints":0,"unchecked":0,"error":null}` + "\n"
 
 // fixture is a store with a session holding hostile text, a rollback, and
 // a fork of it.
@@ -79,7 +55,7 @@ func oneSession(t *testing.T, evs []eventlog.Event, opts ...handle.Option) (f *f
 	_, err = h.Append(t.Context(), evs...)
 	require.NoError(t, err)
 	require.NoError(t, h.Close())
-	srv, err := web.New(handle.NewFileStore(afero.NewReadOnlyFs(fsys), "/s"), fakeAPI{}, addr, web.WithToken(token))
+	srv, err := web.New(handle.NewFileStore(afero.NewReadOnlyFs(fsys), "/s"), addr, web.WithToken(token))
 	require.NoError(t, err)
 	return &fixture{fs: fsys, srv: srv, handler: srv.Handler()}, h.ID()
 }
@@ -121,7 +97,7 @@ func newFixture(t *testing.T, opts ...web.Option) *fixture {
 	f.fork = fk.ID()
 	// The server reads through a read-only file system, as logtool serve
 	// builds it: every page must work without writing a derived file.
-	f.srv, err = web.New(handle.NewFileStore(afero.NewReadOnlyFs(f.fs), "/s"), fakeAPI{verify: okVerify}, addr, append([]web.Option{web.WithToken(token)}, opts...)...)
+	f.srv, err = web.New(handle.NewFileStore(afero.NewReadOnlyFs(f.fs), "/s"), addr, append([]web.Option{web.WithToken(token)}, opts...)...)
 	require.NoError(t, err)
 	f.handler = f.srv.Handler()
 	return f
@@ -198,9 +174,9 @@ func TestToken(t *testing.T) {
 
 func TestGeneratedTokenIsRandom(t *testing.T) {
 	store := handle.NewFileStore(afero.NewMemMapFs(), "/s")
-	a, err := web.New(store, fakeAPI{}, addr)
+	a, err := web.New(store, addr)
 	require.NoError(t, err)
-	b, err := web.New(store, fakeAPI{}, addr)
+	b, err := web.New(store, addr)
 	require.NoError(t, err)
 	require.Len(t, a.Token(), 32)
 	require.NotEqual(t, a.Token(), b.Token())
@@ -228,7 +204,7 @@ func TestHost(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv, err := web.New(handle.NewFileStore(afero.NewMemMapFs(), "/s"), fakeAPI{}, tt.bound, web.WithToken(token))
+			srv, err := web.New(handle.NewFileStore(afero.NewMemMapFs(), "/s"), tt.bound, web.WithToken(token))
 			require.NoError(t, err)
 			r := httptest.NewRequest(http.MethodGet, "/?token="+token, nil)
 			r.Host = tt.host
@@ -482,46 +458,105 @@ func TestDiff(t *testing.T) {
 	}
 }
 
+// TestVerifyPage: the page and /api/verify show verify.Session's report
+// of the session, clean or damaged (file, offset, seq, the message
+// escaped), with 200 either way.
 func TestVerifyPage(t *testing.T) {
-	damaged := `{"path":"/s/X.jsonl","id":"X","ok":false,"events":7,"torn":null,"checkpoints":0,"unchecked":0,` +
-		`"error":{"kind":"corrupt","seq":7,"offset":4242,"message":"eventlog: corrupt row <here>"}}` + "\n"
+	evs := []eventlog.Event{ev("user/message", `{"text":"a"}`), ev("user/message", `{"text":"b"}`), ev("user/message", `{"text":"c"}`),
+		ev("user/message", `{"text":"d"}`)}
 	tests := []struct {
-		name, verify string
-		want         []string
+		name   string
+		damage bool
+		want   []string
 	}{
-		{name: "clean", verify: okVerify, want: []string{`id="result">ok: 3 events`, "<code>/s/X.jsonl</code>"}},
-		{name: "damage names file, offset and seq", verify: damaged,
-			want: []string{`id="result">FAIL: 7 events`, "corrupt at offset 4242, seq 7", "corrupt row &lt;here&gt;", "<code>/s/X.jsonl</code>"}},
+		{name: "clean", want: []string{`id="result">ok: 4 events`}},
+		{name: "damage names file, offset and seq", damage: true, want: []string{`id="result">FAIL: 2 events`, ", seq 2"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			store := handle.NewFileStore(afero.NewMemMapFs(), "/s")
-			srv, err := web.New(store, fakeAPI{verify: tt.verify}, addr, web.WithToken(token))
-			require.NoError(t, err)
-			f := &fixture{handler: srv.Handler()}
-			id := "01ARZ3NDEKTSV4RRFFQ69G5FAV"
+			f, id := oneSession(t, evs)
+			path := "/s/" + id + ".jsonl"
+			if tt.damage {
+				b, err := afero.ReadFile(f.fs, path)
+				require.NoError(t, err)
+				lines := strings.SplitAfter(string(b), "\n")
+				lines[3] = `{"seq":2,"type":"<here>` + "\n" // the header is line 0
+				require.NoError(t, afero.WriteFile(f.fs, path, []byte(strings.Join(lines, "")), 0o644))
+			}
+			rep := verify.Session(t.Context(), handle.NewFileStore(f.fs, "/s"), id)
+			require.Equal(t, !tt.damage, rep.OK)
+			want := append(tt.want, "<code>"+path+"</code>")
+			if tt.damage {
+				want = append(want, fmt.Sprintf("corrupt at offset %d", *rep.Error.Offset), html.EscapeString(rep.Error.Message))
+			}
 			page := f.get(t, "/s/"+id+"/verify")
 			require.Equal(t, http.StatusOK, page.Code)
-			for _, s := range tt.want {
+			for _, s := range want {
 				require.Contains(t, page.Body.String(), s)
 			}
 			api := f.get(t, "/api/verify/"+id)
 			require.Equal(t, http.StatusOK, api.Code)
-			require.Equal(t, tt.verify, api.Body.String())
+			require.Equal(t, jsonLine(t, rep), api.Body.String())
 		})
 	}
+	f, _ := oneSession(t, evs)
+	require.Equal(t, http.StatusNotFound, f.get(t, "/api/verify/01ARZ3NDEKTSV4RRFFQ69G5FAV").Code, "no such session")
 }
 
-func TestAPIPassesTheCLIOutputThrough(t *testing.T) {
+// jsonLine is v as logtool prints it for scripts: one line, HTML
+// characters left alone.
+func jsonLine(t *testing.T, vs ...any) string {
+	t.Helper()
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	for _, v := range vs {
+		require.NoError(t, enc.Encode(v))
+	}
+	return b.String()
+}
+
+// TestAPIAnswersWithTheLibraryReports: /api/ answers with the reports of
+// the operation packages, encoded as logtool encodes them (the labels'
+// markup left as it is), with the content type of each.
+func TestAPIAnswersWithTheLibraryReports(t *testing.T) {
 	f := newFixture(t)
+	ctx := t.Context()
+	infos, broken, err := inspect.List(ctx, f.store)
+	require.NoError(t, err)
+	require.Empty(t, broken)
+	var ls []any
+	for _, in := range infos {
+		ls = append(ls, inspect.NewStatReport(in))
+	}
+	rows, broken, err := inspect.Forest(ctx, f.store)
+	require.NoError(t, err)
+	require.Empty(t, broken)
+	var tree []any
+	for _, r := range rows {
+		tree = append(tree, r.Report())
+	}
+	stat, err := inspect.Stat(ctx, inspect.InStore(f.store, f.main))
+	require.NoError(t, err)
+	state := func(p projection.Projection) string {
+		h, err := f.store.Open(ctx, f.main, handle.ReadOnly)
+		require.NoError(t, err)
+		defer h.Close()
+		_, err = replay.Replay(ctx, h, []projection.Projection{p})
+		require.NoError(t, err)
+		b, err := p.MarshalState()
+		require.NoError(t, err)
+		return string(b) + "\n"
+	}
 	tests := []struct {
 		target, want, ctype string
 	}{
-		{"/api/ls", "ls\n", "application/x-ndjson"},
-		{"/api/tree", "tree\n", "application/x-ndjson"},
-		{"/api/stat/" + f.main, `{"id":"` + f.main + "\"}\n", "application/json"},
-		{"/api/replay/" + f.main, `{"projection":"agent"}` + "\n", "application/json"},
-		{"/api/replay/" + f.main + "?projection=transcript", `{"projection":"transcript"}` + "\n", "application/json"},
+		{"/api/ls", jsonLine(t, ls...), "application/x-ndjson"},
+		{"/api/tree", jsonLine(t, tree...), "application/x-ndjson"},
+		{"/api/stat/" + f.main, jsonLine(t, stat), "application/json"},
+		{"/api/verify/" + f.main, jsonLine(t, verify.Session(ctx, f.store, f.main)), "application/json"},
+		{"/api/replay/" + f.main, state(projection.NewAgent()), "application/json"},
+		{"/api/replay/" + f.main + "?projection=transcript", state(projection.NewTranscript()), "application/json"},
 	}
 	for _, tt := range tests {
 		w := f.get(t, tt.target)
@@ -529,6 +564,7 @@ func TestAPIPassesTheCLIOutputThrough(t *testing.T) {
 		require.Equal(t, tt.want, w.Body.String(), tt.target)
 		require.Equal(t, tt.ctype, w.Header().Get("Content-Type"), tt.target)
 	}
+	require.Contains(t, f.get(t, "/api/stat/"+f.main).Body.String(), `"title":"<b>bold</b>"`, "markup is left as it is, as logtool prints it")
 }
 
 func TestList(t *testing.T) {
@@ -565,6 +601,39 @@ func TestList(t *testing.T) {
 	// Ordering: by events the main session (16) comes before the fork (11).
 	body := f.get(t, "/?sort=events").Body.String()
 	require.Less(t, strings.Index(body, `data-id="`+f.main), strings.Index(body, `data-id="`+f.fork))
+}
+
+// TestListOrders: newest created first by default; ?sort=active lists
+// the last active first, as ls does (inspect.List).
+func TestListOrders(t *testing.T) {
+	fsys := afero.NewMemMapFs()
+	st := handle.NewFileStore(fsys, "/s")
+	create := func(at int64, evs ...eventlog.Event) string {
+		h, err := st.Create(t.Context(), handle.WithCreatedAt(at))
+		require.NoError(t, err)
+		_, err = h.Append(t.Context(), evs...)
+		require.NoError(t, err)
+		require.NoError(t, h.Close())
+		return h.ID()
+	}
+	busy := create(1000, eventlog.Event{Type: "user/message", Time: 9000, Data: json.RawMessage(`{"text":"late"}`)})
+	idle := create(2000)
+	srv, err := web.New(handle.NewFileStore(afero.NewReadOnlyFs(fsys), "/s"), addr, web.WithToken(token))
+	require.NoError(t, err)
+	f := &fixture{handler: srv.Handler()}
+	ids := regexp.MustCompile(`data-id="([0-9A-Z]+)"`)
+	order := func(query string) []string {
+		var out []string
+		for _, m := range ids.FindAllStringSubmatch(f.get(t, "/?"+query).Body.String(), -1) {
+			out = append(out, m[1])
+		}
+		return out
+	}
+	require.Equal(t, []string{idle, busy}, order(""), "newest created first")
+	require.Equal(t, []string{busy, idle}, order("sort=active"), "last active first")
+	infos, _, err := inspect.List(t.Context(), st)
+	require.NoError(t, err)
+	require.Equal(t, []string{infos[0].ID, infos[1].ID}, order("sort=active"), "as ls lists them")
 }
 
 func TestListPages(t *testing.T) {

@@ -1,7 +1,6 @@
 package replaytest
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -193,32 +192,25 @@ func check(ctx context.Context, fixture string, ps []projection.Projection, upda
 	return outs, nil
 }
 
+// compareGolden compares p's state with its golden beside fixture, or
+// with update writes it (golden.Check, as logtool replay --golden does).
 func compareGolden(fixture string, p projection.Projection, update bool) (outcome, error) {
 	o := outcome{id: projection.ID(p), golden: golden.FileName(fixture, p)}
-	got, err := golden.Marshal(p)
+	res, err := golden.Check(o.golden, p, update)
 	if err != nil {
 		return o, err
 	}
-	want, err := os.ReadFile(o.golden)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
+	o.mismatch = res.Mismatch
+	switch res.Status {
+	case golden.Missing:
 		o.status = statusMissing
-		if update {
-			o.status = statusCreated
-			return o, os.WriteFile(o.golden, got, 0o644)
-		}
-		return o, nil
-	case err != nil:
-		return o, err
-	}
-	o.mismatch = golden.Compare(want, got)
-	switch {
-	case o.mismatch != nil && !update:
+	case golden.Differs:
 		o.status = statusMismatch
-	case update && !bytes.Equal(want, got): // a mismatch, or only formatting
+	case golden.Created:
+		o.status = statusCreated
+	case golden.Updated:
 		o.status = statusUpdated
-		return o, os.WriteFile(o.golden, got, 0o644)
-	default:
+	default: // Match, Unchanged
 		o.status = statusMatch
 	}
 	return o, nil

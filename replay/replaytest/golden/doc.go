@@ -1,7 +1,9 @@
 // Package golden writes a projection's state as a golden file and compares
 // two of them, for replaytest (in tests) and `logtool replay --golden` (in
-// the binary): both produce and read the same bytes with this code. It does
-// not import package testing, so the CLI links none of it.
+// the binary): both check a state against its golden with one Check (read,
+// compare, or with update create or rewrite), so they produce and read the
+// same bytes. It does not import package testing, so the CLI links none of
+// it.
 //
 // # The file
 //

@@ -1,4 +1,4 @@
-package loop_test
+package agentloop_test
 
 import (
 	"bufio"
@@ -18,8 +18,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/checkpoint"
-	"github.com/sessionlog/sessionlog/examples/agentloop/loop"
 	"github.com/sessionlog/sessionlog/handle"
+	loop "github.com/sessionlog/sessionlog/internal/agentloop"
 	"github.com/sessionlog/sessionlog/projection"
 	"github.com/sessionlog/sessionlog/replay"
 )
