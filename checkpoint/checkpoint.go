@@ -236,7 +236,14 @@ func Last(ctx context.Context, r Reader) (info Info, ok bool, err error) {
 // holds its state in memory. Corruption, a lineage error or a digest
 // mismatch is returned as an error (a *replay.DigestError for a digest).
 func Verify(ctx context.Context, src replay.Source, known ...projection.Projection) (replay.Result, error) {
-	named, err := namedStates(ctx, src)
+	return VerifyEach(ctx, src, nil, known...)
+}
+
+// VerifyEach is Verify that also shows each event of the log, in order,
+// to each (when not nil) during its first pass, so a verifier that wants
+// more of every event reads the log no more often.
+func VerifyEach(ctx context.Context, src replay.Source, each func(eventlog.Event), known ...projection.Projection) (replay.Result, error) {
+	named, err := namedStates(ctx, src, each)
 	if err != nil {
 		return replay.Result{}, err
 	}
@@ -251,11 +258,14 @@ func Verify(ctx context.Context, src replay.Source, known ...projection.Projecti
 
 // namedStates returns the projection IDs the log's checkpoints name a state
 // of, on the live branch or not.
-func namedStates(ctx context.Context, src replay.Source) (map[string]bool, error) {
+func namedStates(ctx context.Context, src replay.Source, each func(eventlog.Event)) (map[string]bool, error) {
 	named := map[string]bool{}
 	for e, err := range src.Read(ctx, 0, src.Seq()) {
 		if err != nil {
 			return nil, err
+		}
+		if each != nil {
+			each(e)
 		}
 		if e.Type != eventlog.TypeCheckpoint {
 			continue

@@ -6,6 +6,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/redact"
 	"github.com/sessionlog/sessionlog/replay"
 	"github.com/sessionlog/sessionlog/seal"
 )
@@ -48,6 +49,10 @@ type Report struct {
 	Checkpoints int64    `json:"checkpoints"` // checkpoints met
 	Unchecked   int64    `json:"unchecked"`   // of those, the ones whose state names a projection not known
 	Error       *Failure `json:"error"`       // nil when OK
+	// Protection says what keeps the session's secrets out of its file
+	// (sealed, strings redacted, originals sealed to the agent's key);
+	// nil when the log could not be read.
+	Protection *redact.Protection `json:"protection"`
 }
 
 // Torn is where a torn tail starts and how long it is.

@@ -14,6 +14,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/projection"
+	"github.com/sessionlog/sessionlog/redact"
 	"github.com/sessionlog/sessionlog/seal"
 )
 
@@ -87,7 +88,12 @@ func Session(ctx context.Context, st handle.Store, id string, opts ...Option) Re
 	}
 	defer h.Close()
 	rep.Path, rep.Torn = h.Path(), tornOf(h.Recovery().Torn)
-	res, err := checkpoint.Verify(ctx, h, c.known()...)
+	prot := &redact.Protection{}
+	if info, serr := st.Stat(ctx, id); serr == nil {
+		prot.Sealed = info.Sealed
+	}
+	rep.Protection = prot
+	res, err := checkpoint.VerifyEach(ctx, h, func(e eventlog.Event) { prot.Count(e.Data) }, c.known()...)
 	rep.Checkpoints, rep.Unchecked = int64(res.Checkpoints), int64(res.Unchecked)
 	rep.count(h.Header(), damageSeq(err, h.Seq()+1))
 	if err != nil {
@@ -195,7 +201,11 @@ func File(ctx context.Context, fsys afero.Fs, path string, opts ...Option) Repor
 			return rep
 		}
 	}
-	chk := st.CheckPath(ctx, path, nil)
+	prot := &redact.Protection{}
+	chk := st.CheckPath(ctx, path, func(e eventlog.Event) error {
+		prot.Count(e.Data) // the file's own events
+		return nil
+	})
 	if chk.Header.ID != "" {
 		rep.ID = &chk.Header.ID
 	}
@@ -210,6 +220,12 @@ func File(ctx context.Context, fsys afero.Fs, path string, opts ...Option) Repor
 		return rep
 	}
 	rep.Torn = tornOf(chk.Torn)
+	if rep.ID != nil {
+		if info, err := st.Stat(ctx, *rep.ID); err == nil && info.Path == path {
+			prot.Sealed = info.Sealed
+		}
+	}
+	rep.Protection = prot
 	// The structure is sound: now the logical log (a fork's parent
 	// included) and every checkpoint's digests.
 	h, err := st.OpenPath(ctx, path)

@@ -3,6 +3,7 @@ package verify_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/sessionlog/sessionlog/redact"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -405,7 +406,7 @@ func TestSessionJetStream(t *testing.T) {
 
 	rep := verify.Session(t.Context(), st, h.ID())
 	require.True(t, rep.OK, rep.Error)
-	require.Equal(t, verify.Report{Path: h.Path(), ID: rep.ID, OK: true, Events: 4, FileEvents: 4, Checkpoints: 1}, rep)
+	require.Equal(t, verify.Report{Path: h.Path(), ID: rep.ID, OK: true, Events: 4, FileEvents: 4, Checkpoints: 1, Protection: &redact.Protection{}}, rep)
 	rep = verify.Session(t.Context(), st, f.ID())
 	require.True(t, rep.OK, rep.Error)
 	require.Equal(t, int64(2), rep.Events)

@@ -116,7 +116,7 @@ func TestForkExportImportFlow(t *testing.T) {
 
 			v := logtool(t, "", "verify", "--json", out)
 			require.Equal(t, 0, v.code, v.stdout)
-			require.JSONEq(t, `{"path":"`+out+`","id":"`+fork+`","ok":true,"events":9,"fileEvents":9,"torn":null,"checkpoints":1,"unchecked":0,"error":null}`, v.stdout)
+			require.JSONEq(t, `{"path":"`+out+`","id":"`+fork+`","ok":true,"events":9,"fileEvents":9,"torn":null,"checkpoints":1,"unchecked":0,"error":null,"protection":{"sealed":false,"redacted":0,"escrowed":0}}`, v.stdout)
 			require.Equal(t, forkCat, catJSON(t, dir, out))
 
 			st := logtool(t, "", "stat", "--json", out)

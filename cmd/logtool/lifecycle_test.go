@@ -76,7 +76,7 @@ func TestLifecycle(t *testing.T) {
 
 	res = logtool(t, "", "--dir", dir, "verify", "--json", id)
 	require.Equal(t, 0, res.code, res.stderr)
-	require.Equal(t, `{"path":"`+path+`","id":"`+id+`","ok":true,"events":6,"fileEvents":6,"torn":null,"checkpoints":0,"unchecked":0,"error":null}`+"\n", res.stdout)
+	require.Equal(t, `{"path":"`+path+`","id":"`+id+`","ok":true,"events":6,"fileEvents":6,"torn":null,"checkpoints":0,"unchecked":0,"error":null,"protection":{"sealed":false,"redacted":0,"escrowed":0}}`+"\n", res.stdout)
 
 	res = logtoolWords(t, "", "--dir", dir, "verify", id)
 	require.Equal(t, 0, res.code, res.stderr)

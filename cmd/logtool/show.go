@@ -12,6 +12,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/inspect"
+	"github.com/sessionlog/sessionlog/redact"
 	"github.com/sessionlog/sessionlog/internal/chatview"
 )
 
@@ -121,6 +122,12 @@ func (a *app) runShow(ctx context.Context, arg string, o showOptions) error {
 			text.Heading(h)
 		}
 		n := 0
+		var prot redact.Protection
+		if s.st != nil {
+			if info, err := s.st.Stat(ctx, src.ID()); err == nil {
+				prot.Sealed = info.Sealed
+			}
+		}
 		b := chatview.NewBuilder(opts, func(blk chatview.Block) { text.Write(blk) })
 		if from <= to {
 			for e, err := range src.Read(ctx, from, to) {
@@ -128,6 +135,7 @@ func (a *app) runShow(ctx context.Context, arg string, o showOptions) error {
 					w.Flush()
 					return err
 				}
+				prot.Count(e.Data)
 				b.Add(e)
 				n++
 				if text.Err() != nil {
@@ -138,6 +146,11 @@ func (a *app) runShow(ctx context.Context, arg string, o showOptions) error {
 		b.Finish(to >= last)
 		if n == 0 {
 			text.Heading("no events" + rangeWords(from, to))
+		}
+		if prot.Sealed || prot.Redacted > 0 {
+			// What protects the session's secrets (docs/format.md §11),
+			// over the events shown.
+			text.Heading("secrets: " + prot.String())
 		}
 		if err := text.Err(); err != nil {
 			return err

@@ -249,8 +249,11 @@ func TestShowSaysWhatWasRedacted(t *testing.T) {
 		require.Contains(t, show.stdout, "aws_access_key_id = [REDACTED:aws-access-key-id]\n        redacted: output (aws-access-key-id)\n")
 		require.NotContains(t, show.stdout, awsKey)
 		require.NotContains(t, show.stdout, "$redacted")
+		require.Contains(t, show.stdout, "secrets: 1 string redacted", "show says what protects the session")
 		requireFits(t, show.stdout, 80)
 	}
+	v := logtoolWords(t, "", "--dir", dir, "verify", id)
+	require.Contains(t, v.stdout, "; 1 string redacted")
 	cat := logtool(t, "", "--dir", dir, "cat", "--json", "--from", "1", id)
 	require.Equal(t, 0, cat.code, cat.stderr)
 	require.NotContains(t, cat.stdout, awsKey)

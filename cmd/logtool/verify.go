@@ -27,9 +27,13 @@ every <ID>.jsonl[.zst] in it, a store's URL every session of that store, a
 path any log file. A torn tail alone is ok.
 
 JSON, one object a file or session: {"path","id","ok","events",
-"fileEvents","torn","checkpoints","unchecked","error"}: events counts the
-logical log, fileEvents the file's own rows; torn is null or
-{"offset","bytes"}; error is null or {"kind","seq","offset","message"}
+"fileEvents","torn","checkpoints","unchecked","error","protection"}: events
+counts the logical log, fileEvents the file's own rows; torn is null or
+{"offset","bytes"}; protection says what keeps secrets out of the file,
+{"sealed","redacted","escrowed"}: a sealed session, the strings redacted at
+write, those of them whose original is sealed to the agent's key (provider
+records; docs/format.md §11), null when the log could not be read;
+error is null or {"kind","seq","offset","message"}
 with kind corrupt, version, digest, lineage, io (an I/O error, or an
 entry refused as not a regular file) or key (a sealed session no
 --identity opens: its framing alone was checked). On a terminal one line a
@@ -180,6 +184,9 @@ func writeVerifyHuman(w io.Writer, res verify.Report) error {
 		if res.Torn != nil {
 			msg += fmt.Sprintf("; torn tail of %s at offset %d (never acknowledged; cut by the next append or repair)",
 				chatview.Plural(res.Torn.Bytes, "byte", ""), res.Torn.Offset)
+		}
+		if p := res.Protection; p != nil && (p.Sealed || p.Redacted > 0) {
+			msg += "; " + p.String()
 		}
 	}
 	_, err := fmt.Fprintln(w, oneLine(msg))

@@ -54,7 +54,7 @@ func TestVerify(t *testing.T) {
 	for _, target := range []string{path, id} {
 		res := logtool(t, "", "--dir", dir, "verify", "--json", target)
 		require.Equal(t, 0, res.code, res.stderr)
-		require.Equal(t, fmt.Sprintf(`{"path":%q,"id":%q,"ok":true,"events":3,"fileEvents":3,"torn":{"offset":%d,"bytes":23},"checkpoints":0,"unchecked":0,"error":null}`+"\n",
+		require.Equal(t, fmt.Sprintf(`{"path":%q,"id":%q,"ok":true,"events":3,"fileEvents":3,"torn":{"offset":%d,"bytes":23},"checkpoints":0,"unchecked":0,"error":null,"protection":{"sealed":false,"redacted":0,"escrowed":0}}`+"\n",
 			path, id, len(strings.Join(lines, ""))), res.stdout, target)
 		res = logtoolWords(t, "", "--dir", dir, "verify", target)
 		require.Equal(t, 0, res.code, res.stderr)

@@ -29,6 +29,7 @@ func TestRedactionNotes(t *testing.T) {
 	require.Contains(t, body, `<p class="redacted" role="note">redacted: output (aws-access-key-id)</p>`)
 	require.Contains(t, body, `<p class="redacted" role="note">redacted: token (github-token)</p>`)
 	require.Equal(t, 3, strings.Count(body, `class="redacted"`), "the message with nothing redacted has no note")
+	require.Contains(t, body, `<p class="lineage" id="secrets">secrets: 3 strings redacted</p>`, "the page says what protects the session")
 	require.Contains(t, body, "[REDACTED:aws-access-key-id]")
 	require.NotContains(t, body, "$redacted", "the record is said, not shown as content")
 	require.NotContains(t, body, "<i>h</i>", "escaped")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/sessionlog/sessionlog/redact"
 	"net/url"
 	"strings"
 	"time"
@@ -194,6 +195,7 @@ type pageBuilder struct {
 	groups  []*group
 	calls   map[string]int64 // call id → the seq of its item
 	cv      *chatview.Builder
+	prot    redact.Protection // of the events added
 }
 
 func newPageBuilder(id string, opts chatview.Options, inherit, from int64) *pageBuilder {

@@ -29,6 +29,9 @@ type sessionPage struct {
 	SpentCost int64
 	Whole     bool // the totals cover the whole log
 	Rollbacks int
+	// Secrets says what keeps the session's secrets out of its file
+	// (over the events shown; docs/format.md §11), "" for nothing.
+	Secrets string
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
@@ -98,6 +101,7 @@ func (s *Server) buildPage(ctx context.Context, h handle.Handle, hdr eventlog.He
 	pb := newPageBuilder(hdr.ID, opts, inherit, pr.from)
 	pb.midLog = pr.from > pr.first
 	for _, e := range evs {
+		pb.prot.Count(e.Data)
 		pb.add(e)
 	}
 	return pb, nil
@@ -107,6 +111,10 @@ func (s *Server) buildPage(ctx context.Context, h handle.Handle, hdr eventlog.He
 func (s *Server) page(info handle.Info, pb *pageBuilder, pr pageRange) sessionPage {
 	id := info.ID
 	p := sessionPage{Info: info, From: pr.from, To: pr.to, Whole: pr.from == pr.first}
+	if prot := pb.prot; info.Sealed || prot.Redacted > 0 {
+		prot.Sealed = info.Sealed
+		p.Secrets = prot.String()
+	}
 	p.Groups = slices.Clone(pb.groups)
 	for _, g := range p.Groups {
 		p.In, p.Out, p.Cost = p.In+g.live[0], p.Out+g.live[1], p.Cost+g.live[2]
