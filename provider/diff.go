@@ -16,16 +16,16 @@ import (
 // fewer calls), the first differing JSON path and both values, cut to a
 // readable length; and how many calls each side made.
 type RequestDiff struct {
-	Differs bool `json:"-"`
-	Call   int    `json:"call"`
-	SeqA   int64  `json:"seqA"`
-	SeqB   int64  `json:"seqB"`
-	Path   string `json:"path"`
-	A      string `json:"a"`
-	B      string `json:"b"`
-	Note   string `json:"note,omitempty"`
-	CallsA int    `json:"callsA"`
-	CallsB int    `json:"callsB"`
+	Differs bool   `json:"-"`
+	Call    int    `json:"call"`
+	SeqA    int64  `json:"seqA"`
+	SeqB    int64  `json:"seqB"`
+	Path    string `json:"path"`
+	A       string `json:"a"`
+	B       string `json:"b"`
+	Note    string `json:"note,omitempty"`
+	CallsA  int    `json:"callsA"`
+	CallsB  int    `json:"callsB"`
 }
 
 // DiffRequests compares the model requests of a's and b's live branches

@@ -12,8 +12,8 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/inspect"
-	"github.com/sessionlog/sessionlog/redact"
 	"github.com/sessionlog/sessionlog/internal/chatview"
+	"github.com/sessionlog/sessionlog/redact"
 )
 
 // showOptions are the flags of `logtool show`.
