@@ -21,7 +21,10 @@ import (
 // as stored (secrets redacted, originals sealed); Conversation opens them.
 //
 // A Projection is not safe for concurrent use.
-type Projection struct{ s projState }
+type Projection struct {
+	s      projState
+	codecs []Codec
+}
 
 var _ projection.Projection = (*Projection)(nil)
 
@@ -42,8 +45,9 @@ type reqState struct {
 	Data json.RawMessage `json:"data"`
 	// Items is the whole conversation list, as stored (each item may
 	// carry its own sealed originals); nil when the body's list member
-	// is not an array.
+	// is not an array. List is that member's name.
 	Items []json.RawMessage `json:"items"`
+	List  string            `json:"list,omitempty"`
 }
 
 type seqData struct {
@@ -51,8 +55,14 @@ type seqData struct {
 	Data json.RawMessage `json:"data"`
 }
 
-// NewProjection returns the provider projection in its empty state.
-func NewProjection() *Projection { return &Projection{} }
+// NewProjection returns the provider projection in its empty state,
+// folding the records of the codecs given (default Codecs()).
+func NewProjection(codecs ...Codec) *Projection {
+	if len(codecs) == 0 {
+		codecs = Codecs()
+	}
+	return &Projection{codecs: codecs}
+}
 
 // Name returns "provider".
 func (p *Projection) Name() string { return "provider" }
@@ -81,12 +91,12 @@ func (p *Projection) Apply(e eventlog.Event) {
 	s := &p.s
 	switch e.Type {
 	case TypeRequest:
-		items, err := p.items(e)
+		items, list, err := p.items(e)
 		if err != nil {
 			s.Degraded = append(s.Degraded, fmt.Sprintf("seq %d: %v", e.Seq, err))
 			return
 		}
-		*s = projState{Request: &reqState{Seq: e.Seq, Data: e.Data, Items: items}, TurnOpen: s.TurnOpen, Degraded: s.Degraded}
+		*s = projState{Request: &reqState{Seq: e.Seq, Data: e.Data, Items: items, List: list}, TurnOpen: s.TurnOpen, Degraded: s.Degraded}
 	case TypeResponse:
 		r, err := decodeResponse(withoutRecord(e.Data))
 		if err != nil || s.Request == nil || r.Request != s.Request.Seq {
@@ -118,34 +128,39 @@ func (p *Projection) Apply(e eventlog.Event) {
 
 // items rebuilds a request's whole conversation list from the previous
 // request's and its own.
-func (p *Projection) items(e eventlog.Event) ([]json.RawMessage, error) {
+func (p *Projection) items(e eventlog.Event) ([]json.RawMessage, string, error) {
 	d, err := decodeRequest(withoutRecord(e.Data))
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	c, err := codecNamed(Codecs(), d.Provider, d.API)
+	codecs := p.codecs
+	if codecs == nil {
+		codecs = Codecs()
+	}
+	c, err := codecNamed(codecs, d.Provider, d.API)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	list, ok := getMember(d.Body, c.ListKey())
+	key := c.ListKey()
+	list, ok := getMember(d.Body, key)
 	if !ok {
-		return nil, nil
+		return nil, "", nil
 	}
 	own, err := elements(list)
 	if err != nil {
 		if d.Base != nil {
-			return nil, fmt.Errorf("%w: a request with a base whose %s is not an array", ErrRecord, c.ListKey())
+			return nil, "", fmt.Errorf("%w: a request with a base whose %s is not an array", ErrRecord, key)
 		}
-		return nil, nil
+		return nil, "", nil
 	}
 	if d.Base == nil {
-		return own, nil
+		return own, key, nil
 	}
 	prev := p.s.Request
 	if prev == nil || prev.Seq != d.Base.Seq || prev.Items == nil || d.Base.Keep > len(prev.Items) {
-		return nil, fmt.Errorf("%w: request base {seq %d, keep %d} is not the previous request of the live branch", ErrRecord, d.Base.Seq, d.Base.Keep)
+		return nil, "", fmt.Errorf("%w: request base {seq %d, keep %d} is not the previous request of the live branch", ErrRecord, d.Base.Seq, d.Base.Keep)
 	}
-	return append(slices.Clip(prev.Items[:d.Base.Keep]), own...), nil
+	return append(slices.Clip(prev.Items[:d.Base.Keep]), own...), key, nil
 }
 
 // withoutRecord returns data without its top-level redaction record, for
@@ -278,17 +293,13 @@ func openRequestWith(rs *reqState, open func(string) ([]byte, error)) (Request, 
 	}
 	body := d.Body
 	if rs.Items != nil {
-		c, err := codecNamed(Codecs(), d.Provider, d.API)
-		if err != nil {
-			return Request{}, err
-		}
 		items := make([]json.RawMessage, len(rs.Items))
 		for i, it := range rs.Items {
 			if items[i], err = restoreOrStrip(it, open); err != nil {
 				return Request{}, fmt.Errorf("provider: request at seq %d, item %d: %w", rs.Seq, i, err)
 			}
 		}
-		if body, err = setMember(body, c.ListKey(), joinArray(items)); err != nil {
+		if body, err = setMember(body, rs.List, joinArray(items)); err != nil {
 			return Request{}, fmt.Errorf("%w: request at seq %d: %w", ErrRecord, rs.Seq, err)
 		}
 	}

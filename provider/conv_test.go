@@ -235,3 +235,34 @@ func requireNotInStore(t *testing.T, dir string, texts ...string) {
 	})
 	require.NoError(t, err)
 }
+
+// A tool result recorded as an input is derived once: the request that
+// carries it derives no second tool/result.
+func TestInputDerivedOnce(t *testing.T) {
+	ctx := context.Background()
+	h, ps, _ := newSession(t)
+	u := `{"role":"user","content":"go"}`
+	s1, err := ps.Request(ctx, provider.Request{Provider: "anthropic", API: "messages", Body: []byte(request(u))})
+	require.NoError(t, err)
+	_, err = ps.Response(ctx, provider.Response{Request: s1, Status: 200, Body: []byte(`{"type":"message","role":"assistant","content":[{"type":"tool_use","id":"tu","name":"x","input":{}}],"stop_reason":"tool_use"}`)})
+	require.NoError(t, err)
+	result := `{"type":"tool_result","tool_use_id":"tu","content":"out"}`
+	_, err = ps.Input(ctx, "anthropic", "messages", []byte(result))
+	require.NoError(t, err)
+	conv, err := ps.Conversation(ctx)
+	require.NoError(t, err)
+	require.Equal(t, []string{"tu"}, conv.Results)
+	require.Len(t, conv.Inputs, 1)
+	_, err = ps.Request(ctx, provider.Request{Provider: "anthropic", API: "messages", Body: []byte(request(u,
+		`{"role":"assistant","content":[{"type":"tool_use","id":"tu","name":"x","input":{}}]}`,
+		`{"role":"user","content":[`+result+`]}`))})
+	require.NoError(t, err)
+	n := 0
+	for e, err := range h.Read(ctx, 0, handle.End) {
+		require.NoError(t, err)
+		if e.Type == "tool/result" {
+			n++
+		}
+	}
+	require.Equal(t, 1, n)
+}

@@ -29,9 +29,11 @@ type Writer interface {
 }
 
 // Session records a session's model calls as provider records, and gives
-// back the conversation they hold. It is safe for concurrent use, and it
-// must be the only writer of its handle while it records (other writes
-// through the same handle are caught up with, as a rollback is).
+// back the conversation they hold. It is safe for concurrent use, but its
+// model calls are one conversation: each response must answer the last
+// request (a loop that calls models concurrently uses a session, and a
+// Session, per conversation). Other writes through the same handle are
+// caught up with, as a rollback is.
 type Session struct {
 	h   Writer
 	cfg config
@@ -127,7 +129,7 @@ func (s *Session) replayOpts(upTo int64) []replay.Option {
 
 // rebuild replays the log into a fresh projection. Called with mu held.
 func (s *Session) rebuild(ctx context.Context) error {
-	p := NewProjection()
+	p := NewProjection(s.cfg.codecs...)
 	last := s.h.Seq()
 	if _, err := replay.Replay(ctx, s.h, []projection.Projection{p}, s.replayOpts(last)...); err != nil {
 		return fmt.Errorf("provider: %w", err)
@@ -243,6 +245,9 @@ func (s *Session) Request(ctx context.Context, req Request) (int64, error) {
 	}
 	now := s.cfg.now().UnixMilli()
 	d := &Deriver{time: now, results: map[string]bool{}}
+	for _, id := range s.proj.s.Results {
+		d.results[id] = true // recorded as inputs: derived already
+	}
 	data, items, newFrom, err := s.requestData(c, req, body, prevItems, prevSeq)
 	if err != nil {
 		return 0, err
