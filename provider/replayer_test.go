@@ -7,9 +7,11 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/spf13/afero"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/handle"
@@ -142,4 +144,53 @@ func TestDiffRequests(t *testing.T) {
 	require.Equal(t, `"one"`, d.A)
 	require.Equal(t, `"two"`, d.B)
 	require.Equal(t, 2, d.CallsA)
+}
+
+// Fork from a checkpoint with another model: the calls up to the fork
+// point are served from the recording (and not recorded again), the rest
+// go to a live model and are recorded into the fork.
+func TestHandOverIntoAFork(t *testing.T) {
+	ctx := context.Background()
+	h, ps, _ := record(t, "be brief", func() string { return "out" })
+	ex, err := provider.Exchanges(ctx, h, -1, ps.Keys())
+	require.NoError(t, err)
+	at := ex[0].Response.Seq + 3 // after the first response and its derived events
+	for e, err := range h.Read(ctx, at+1, at+1) {
+		require.NoError(t, err)
+		require.Equal(t, provider.TypeRequest, e.Type, "the fork point is just before the second call")
+	}
+	store := handle.NewFileStore(afero.NewOsFs(), filepath.Dir(h.Path()))
+	fork, err := store.Fork(ctx, h.ID(), at)
+	require.NoError(t, err)
+	defer fork.Close()
+	fs, err := provider.Open(ctx, fork, provider.WithKeys(ps.Keys()))
+	require.NoError(t, err)
+
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, reply("another model's answer", "end_turn"))
+	}))
+	defer other.Close()
+	rp, err := provider.NewReplayer(ctx, h, provider.ReplayKeys(ps.Keys()), provider.HandOverAfter(at, nil))
+	require.NoError(t, err)
+	recFork := fs.Middleware()
+	chain := func(req *http.Request, _ func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+		// option.WithMiddleware(rp.Middleware(), fs.Middleware()): the
+		// replayer first; after the hand-over, the fork's recorder, then
+		// the live model.
+		return rp.Middleware()(req, func(r *http.Request) (*http.Response, error) {
+			return recFork(r, func(r *http.Request) (*http.Response, error) {
+				r.URL.Scheme, r.URL.Host = "http", strings.TrimPrefix(other.URL, "http://")
+				return http.DefaultClient.Do(r)
+			})
+		})
+	}
+	require.NoError(t, toyLoop(t, chain, "be brief", func() string { return "out" }))
+
+	fx, err := provider.Exchanges(ctx, fork, -1, ps.Keys())
+	require.NoError(t, err)
+	require.Len(t, fx, 2, "the inherited call and the live one, none recorded twice")
+	require.Greater(t, fx[1].Request.Seq, at)
+	require.Contains(t, string(fx[1].Response.Body), "another model's answer")
+	require.Equal(t, string(ex[1].Request.Body), string(fx[1].Request.Body), "the same request, answered by the other model")
 }
