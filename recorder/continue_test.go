@@ -411,3 +411,25 @@ func TestResumeContinues(t *testing.T) {
 		}
 	}
 }
+
+// A fork made through the Recorder has the labels WithForkLabels gives,
+// and only that fork: the fork's own forks have none unless asked.
+func TestForkLabels(t *testing.T) {
+	h, store := newHandle(t)
+	rec, err := recorder.New(ctx, h, recorder.WithClock(clock))
+	require.NoError(t, err)
+	turn(t, rec, "one")
+	labels := map[string]string{"agent": "coder", "task": "t1"}
+	fork, err := rec.Fork(ctx, store, h.Seq(), recorder.WithForkLabels(labels))
+	require.NoError(t, err)
+	defer fork.Close()
+	require.Equal(t, labels, fork.Handle().(handle.Handle).Header().Labels)
+	inner, err := fork.Fork(ctx, store, fork.Handle().(handle.Handle).Seq())
+	require.NoError(t, err)
+	defer inner.Close()
+	require.Empty(t, inner.Handle().(handle.Handle).Header().Labels)
+	plain, err := rec.Fork(ctx, store, h.Seq())
+	require.NoError(t, err)
+	defer plain.Close()
+	require.Empty(t, plain.Handle().(handle.Handle).Header().Labels)
+}
