@@ -47,11 +47,13 @@ type ResumeResult struct {
 	StopReason string `json:"stopReason,omitempty"`
 }
 
-// Messages of Resume's synthetic results, and the reason of its rollback.
-const (
-	msgDenied     = "not run: the call was denied, and the process stopped before its result was recorded"
-	ReasonPartial = "resume: partial response"
-)
+// msgDenied is the error of Resume's synthetic result for a denied call
+// (an approved one gets msgUnknown).
+const msgDenied = "not run: the call was denied, and the process stopped before its result was recorded"
+
+// ReasonPartial is the reason of the rollback Resume appends for a
+// partial response.
+const ReasonPartial = "resume: partial response"
 
 // steps is the Recorder's fold of the open turn's steps, what Resume needs
 // beyond agent/v1: the open step's start, its calls and whether the loop
@@ -76,7 +78,11 @@ type endedStep struct {
 
 var _ projection.Projection = (*steps)(nil)
 
-func newSteps() *steps { p := &steps{}; p.Reset(); return p }
+func newSteps() *steps {
+	p := &steps{}
+	p.Reset()
+	return p
+}
 
 func (p *steps) Name() string { return "recorder-steps" }
 func (p *steps) Version() int { return 1 }
