@@ -21,10 +21,10 @@ type Closing struct {
 	InProgress bool
 }
 
-// CloseOpenTurn shows a session its writer left mid-turn as a resume
-// would leave it (docs/format.md §8: a read-only reader adds the same
+// CloseOpenTurn shows a session its writer left mid-turn as logtool resume
+// would leave it (docs/format.md §8, "Closing": a read-only reader adds the
 // closers in memory only): when src's log (l's) ends in an open turn and
-// no writer holds the session, it applies the closers of recorder.Resume,
+// no writer holds the session, it applies the closers of recorder.CloseTurn,
 // timed now, to p, which must hold the state after src's last event.
 // Nothing is written. Whether the turn is open is read from the tail
 // (recorder.ReadFacts) unless p is the agent projection, which says it;

@@ -62,16 +62,30 @@ func TestRecorderFollowsForeignWrites(t *testing.T) {
 		foreign func(t *testing.T, h handle.Handle, rec *recorder.Recorder)
 		check   func(t *testing.T, st projection.AgentState)
 	}{{
-		name: "recorder.Resume through the handle after New",
+		name: "recorder.CloseTurn through the handle after New",
 		foreign: func(t *testing.T, h handle.Handle, rec *recorder.Recorder) {
 			openTurn(t, rec)
-			res, err := recorder.Resume(ctx, h, recorder.WithResumeClock(clock))
+			res, err := recorder.CloseTurn(ctx, h, recorder.WithResumeClock(clock))
 			require.NoError(t, err)
 			require.Len(t, res.Appended, 3)
 		},
 		check: func(t *testing.T, st projection.AgentState) {
 			require.Equal(t, "completed", st.LastStop.Kind)
 			require.Empty(t, st.PendingCalls)
+		},
+	}, {
+		// The partial step's rollback makes the Recorder rebuild.
+		name: "recorder.Resume through the handle after New",
+		foreign: func(t *testing.T, h handle.Handle, rec *recorder.Recorder) {
+			openTurn(t, rec)
+			res, err := recorder.Resume(ctx, h, recorder.WithResumeClock(clock))
+			require.NoError(t, err)
+			require.Len(t, res.Appended, 1, "the rollback of the partial step")
+			require.True(t, res.TurnOpen)
+		},
+		check: func(t *testing.T, st projection.AgentState) {
+			require.Equal(t, "completed", st.LastStop.Kind)
+			require.Empty(t, st.PendingCalls, "the partial step's call is rolled back")
 		},
 	}, {
 		name: "checkpoint.RollbackTo through the handle",
@@ -153,12 +167,18 @@ func TestRecorderLifecycleMethods(t *testing.T) {
 
 	res, err := rec.Resume(ctx)
 	require.NoError(t, err)
-	require.Len(t, res.Appended, 3, "a synthetic result, step/end, turn/end")
+	require.Len(t, res.Appended, 1, "the rollback of the partial step")
 	require.True(t, res.Verdict.Resumable)
-	require.False(t, rec.State().TurnOpen)
-	again, err := rec.Resume(ctx)
+	require.True(t, rec.State().TurnOpen, "the turn goes on")
+	require.False(t, rec.State().StepOpen)
+	requireInStep(t, rec, h)
+	closed, err := rec.CloseTurn(ctx)
 	require.NoError(t, err)
-	require.Empty(t, again.Appended, "a second Resume appends nothing")
+	require.Len(t, closed.Appended, 1, "turn/end")
+	require.False(t, rec.State().TurnOpen)
+	again, err := rec.CloseTurn(ctx)
+	require.NoError(t, err)
+	require.Empty(t, again.Appended, "a second CloseTurn appends nothing")
 	requireInStep(t, rec, h)
 
 	turn(t, rec, "three")

@@ -35,7 +35,12 @@ func durabilityCalls(store recorder.Forker) []call {
 		{"Chunk", func(t *testing.T, r *recorder.Recorder) int64 { return s(t)(r.Chunk(ctx, "He")) }, false},
 		{"AssistantMessage", func(t *testing.T, r *recorder.Recorder) int64 { return s(t)(r.AssistantMessage(ctx, "Hello", "")) }, false},
 		{"ToolCall", func(t *testing.T, r *recorder.Recorder) int64 {
-			return s(t)(r.ToolCall(ctx, recorder.Call{ID: "c1", Name: "ls", Effect: "read"}))
+			return s(t)(r.ToolCall(ctx, recorder.Call{ID: "c0", Name: "ls", Effect: "read"}))
+		}, true},
+		{"Response", func(t *testing.T, r *recorder.Recorder) int64 {
+			s(t)(r.BeginStep(ctx))
+			s(t)(r.Chunk(ctx, "He"))
+			return s(t)(r.Response(ctx, recorder.Response{Calls: []recorder.Call{{ID: "c1", Name: "ls", Effect: "read"}}, StopReason: "tool_use"}))
 		}, true},
 		{"ToolApproval", func(t *testing.T, r *recorder.Recorder) int64 { return s(t)(r.ToolApproval(ctx, "c1", "approved", "")) }, true},
 		{"ToolResult", func(t *testing.T, r *recorder.Recorder) int64 {
@@ -74,7 +79,15 @@ func durabilityCalls(store recorder.Forker) []call {
 		}, true},
 		{"Resume", func(t *testing.T, r *recorder.Recorder) int64 {
 			s(t)(r.BeginTurn(ctx, nil))
+			s(t)(r.BeginStep(ctx))
+			s(t)(r.Chunk(ctx, "cut"))
 			res, err := r.Resume(ctx)
+			require.NoError(t, err)
+			require.NotEmpty(t, res.Appended)
+			return res.Appended[len(res.Appended)-1]
+		}, true},
+		{"CloseTurn", func(t *testing.T, r *recorder.Recorder) int64 {
+			res, err := r.CloseTurn(ctx)
 			require.NoError(t, err)
 			require.NotEmpty(t, res.Appended)
 			return res.Appended[len(res.Appended)-1]

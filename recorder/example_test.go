@@ -33,16 +33,20 @@ func ExampleRecorder() {
 		log.Fatal(err)
 	}
 	defer rec.Close()
-	if _, err := rec.Resume(ctx); err != nil { // close a turn a crash left open
+	if _, err := rec.Resume(ctx); err != nil { // carry on a turn a crash left open
 		log.Fatal(err)
 	}
 	rec.BeginTurn(ctx, nil)
 	rec.UserMessage(ctx, "fix the failing test", "")
-	rec.BeginStep(ctx)                                                            // durable: now call the model
-	rec.Chunk(ctx, "Let me look")                                                 // cheap: buffered, packed
-	rec.ToolCall(ctx, recorder.Call{ID: "c1", Name: "read_file", Effect: "read"}) // durable: now run it
+	rec.BeginStep(ctx)                   // durable: now call the model
+	rec.Chunk(ctx, "Let me look")        // cheap: buffered, packed
+	rec.Response(ctx, recorder.Response{ // durable, in one flush: now run the calls
+		Calls:      []recorder.Call{{ID: "c1", Name: "read_file", Effect: "read"}},
+		StopReason: "tool_use",
+	})
 	rec.ToolResult(ctx, recorder.Result{ID: "c1", Output: "package a"})
-	rec.EndStep(ctx)                         // durable
+	rec.BeginStep(ctx) // durable, the result with it
+	rec.Response(ctx, recorder.Response{Text: "Fixed.", StopReason: "end_turn"})
 	rec.EndTurn(ctx, recorder.Completed, "") // durable, then a checkpoint "turn-1"
 
 	// A second turn, abandoned: the Recorder rolls back to the checkpoint

@@ -186,7 +186,9 @@ func requireFacts(t *testing.T, store *handle.FileStore, h handle.Handle) record
 
 // ReadFacts walks the live branch back from the tail: whatever the log
 // (rollbacks, forks, long runs without a turn marker), its facts are those
-// of a full replay. Resume then closes an open turn, durably, once.
+// of a full replay. Resume then carries an open turn on (no step open, every
+// call without a result to be run), durably, once; CloseTurn closes it,
+// durably, once.
 func FuzzReadFacts(f *testing.F) {
 	l := factsLine
 	for _, s := range []string{
@@ -211,11 +213,33 @@ func FuzzReadFacts(f *testing.F) {
 		facts := requireFacts(t, store, h)
 
 		before := h.Seq()
-		res, err := recorder.Resume(ctx, h, recorder.WithResumeCache(store), recorder.WithResumeClock(clock))
+		plan, err := recorder.Resume(ctx, h, recorder.WithResumeCache(store), recorder.WithResumeClock(clock))
+		require.NoError(t, err)
+		require.Equal(t, before+int64(len(plan.Appended)), h.Seq())
+		require.Equal(t, h.Seq(), h.DurableSeq(), "durable when Resume returns")
+		require.Equal(t, facts.OpenTurn, plan.TurnOpen, "the open turn stays open")
+		resumed := projection.NewAgent()
+		_, err = replay.Replay(ctx, h, []projection.Projection{resumed})
+		require.NoError(t, err)
+		require.Equal(t, facts.OpenTurn, resumed.State().TurnOpen)
+		if facts.OpenTurn {
+			require.False(t, resumed.State().StepOpen, "no step is left open")
+			require.Len(t, plan.Run, len(resumed.State().PendingCalls), "every call without a result is to be run")
+			for _, c := range plan.Run {
+				require.Contains(t, resumed.State().PendingCalls, c.ID)
+			}
+		}
+		second, err := recorder.Resume(ctx, h)
+		require.NoError(t, err)
+		require.Empty(t, second.Appended, "a second Resume appends nothing")
+		require.Equal(t, plan.Run, second.Run, "and plans the same")
+
+		before = h.Seq()
+		res, err := recorder.CloseTurn(ctx, h, recorder.WithResumeCache(store), recorder.WithResumeClock(clock))
 		require.NoError(t, err)
 		require.Equal(t, before+int64(len(res.Appended)), h.Seq())
-		require.Equal(t, facts.OpenTurn, len(res.Appended) > 0, "Resume appends exactly when a turn is open")
-		require.Equal(t, h.Seq(), h.DurableSeq(), "durable when Resume returns")
+		require.Equal(t, facts.OpenTurn, len(res.Appended) > 0, "CloseTurn appends exactly when a turn is open")
+		require.Equal(t, h.Seq(), h.DurableSeq(), "durable when CloseTurn returns")
 		after := requireFacts(t, store, h)
 		require.False(t, after.OpenTurn)
 		require.Equal(t, after.Verdict, res.Verdict)
@@ -229,7 +253,7 @@ func FuzzReadFacts(f *testing.F) {
 			require.False(t, agent.State().StepOpen, "the open step is closed")
 			require.Empty(t, agent.State().PendingCalls, "every pending call has a result")
 		}
-		again, err := recorder.Resume(ctx, h)
+		again, err := recorder.CloseTurn(ctx, h)
 		require.NoError(t, err)
 		require.Empty(t, again.Appended)
 	})

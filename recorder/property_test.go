@@ -118,10 +118,24 @@ func (w *world) step() string {
 		op = "recorder.Resume(h)"
 		_, err := recorder.Resume(ctx, w.h, recorder.WithResumeClock(clock))
 		w.ok(err)
-	case r < 66:
+	case r < 65:
 		op = "rec.Resume"
-		_, err := w.rec.Resume(ctx)
+		plan, err := w.rec.Resume(ctx)
 		w.ok(err)
+		if st := w.rec.State(); st.TurnOpen {
+			require.False(w.t, st.StepOpen, "Resume leaves no step open")
+			require.Len(w.t, plan.Run, len(st.PendingCalls), "the calls to run are the calls waiting")
+		}
+	case r < 66:
+		if w.rng.IntN(2) == 0 {
+			op = "rec.CloseTurn"
+			_, err := w.rec.CloseTurn(ctx)
+			w.ok(err)
+		} else {
+			op = "recorder.CloseTurn(h)"
+			_, err := recorder.CloseTurn(ctx, w.h, recorder.WithResumeClock(clock))
+			w.ok(err)
+		}
 	case r < 69:
 		op = "checkpoint.Create(h)"
 		_, err := checkpoint.Create(ctx, w.h, checkpoint.WithLabel(w.label()), checkpoint.WithClock(clock))
@@ -195,6 +209,12 @@ func (w *world) vocabulary(st projection.AgentState) string {
 		w.seq(w.rec.EndTurn(ctx, kinds[w.rng.IntN(len(kinds))], ""))
 		return "EndTurn"
 	case st.TurnOpen && !st.StepOpen:
+		for id := range st.PendingCalls { // a Response's calls run after its step
+			if w.rng.IntN(2) == 0 {
+				w.seq(w.rec.ToolResult(ctx, recorder.Result{ID: id, Output: "ran"}))
+				return "ToolResult after the step"
+			}
+		}
 		if w.rng.IntN(2) == 0 {
 			w.seq(w.rec.UserMessage(ctx, "do it", ""))
 			return "UserMessage"
@@ -202,7 +222,16 @@ func (w *world) vocabulary(st projection.AgentState) string {
 		w.seq(w.rec.BeginStep(ctx))
 		return "BeginStep"
 	case st.StepOpen:
-		switch w.rng.IntN(9) {
+		switch w.rng.IntN(10) {
+		case 9:
+			var calls []recorder.Call
+			for range w.rng.IntN(3) {
+				w.calls++
+				calls = append(calls, recorder.Call{ID: fmt.Sprintf("c%d", w.calls), Name: "bash", Effect: []string{"read", "write", ""}[w.rng.IntN(3)]})
+			}
+			w.seq(w.rec.Response(ctx, recorder.Response{Text: []string{"", "answer"}[w.rng.IntN(2)], Calls: calls,
+				Usage: &recorder.Usage{InputTokens: 4, OutputTokens: 2, CacheWriteTokens: 1}, StopReason: "tool_use"}))
+			return "Response"
 		case 0, 1, 2:
 			w.seq(w.rec.Chunk(ctx, fmt.Sprintf("w%d ", w.rng.IntN(100))))
 			return "Chunk"
@@ -215,7 +244,11 @@ func (w *world) vocabulary(st projection.AgentState) string {
 			w.seq(w.rec.ToolCall(ctx, recorder.Call{ID: fmt.Sprintf("c%d", w.calls), Name: "bash", Effect: effect}))
 			return "ToolCall"
 		case 5:
-			for id := range st.PendingCalls {
+			for id, c := range st.PendingCalls {
+				if c.Effect != "read" && c.Approval == "" && w.rng.IntN(2) == 0 {
+					w.seq(w.rec.ToolApproval(ctx, id, "approved", ""))
+					return "ToolApproval"
+				}
 				w.seq(w.rec.ToolResult(ctx, recorder.Result{ID: id, Output: "ok"}))
 				return "ToolResult"
 			}

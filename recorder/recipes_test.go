@@ -2,6 +2,7 @@ package recorder_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log"
 	"testing"
@@ -19,15 +20,16 @@ import (
 // An agent loop that dies mid-turn and starts again: it finds its session
 // by its labels (handle.OpenOrCreate: nothing needs to remember the ID),
 // reopens it for writing (the open cuts what the crash tore off), and
-// resumes: the turn the crash left open is closed, durably, and the loop
-// may go on. Here faultfs stands for the disk, so that the example can cut
+// resumes: the turn the crash left open goes on, with the plan Resume
+// returns. Here faultfs stands for the disk, so that the example can cut
 // the power: only what was flushed survives.
 func Example_reopenAfterCrash() {
 	ctx := context.Background()
 	disk := faultfs.New(afero.NewMemMapFs())
 	labels := map[string]string{"agent": "coder", "task": "issue-25"}
 
-	// The first run: a durable tool call, then a result not yet flushed.
+	// The first run: a durable response with two calls, then the read's
+	// result, not yet flushed.
 	h, _, err := handle.OpenOrCreate(ctx, handle.NewFileStore(disk, "sessions"), labels)
 	if err != nil {
 		log.Fatal(err)
@@ -36,14 +38,20 @@ func Example_reopenAfterCrash() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	rec.BeginTurn(ctx, nil)
+	rec.BeginTurn(ctx, "fix the failing test")
 	rec.UserMessage(ctx, "fix the failing test", "")
-	rec.BeginStep(ctx)
-	rec.ToolCall(ctx, recorder.Call{ID: "c1", Name: "go_test", Effect: "read"}) // durable when it returns
-	rec.ToolResult(ctx, recorder.Result{ID: "c1", Output: "FAIL"})              // not yet
+	rec.BeginStep(ctx) // durable: now call the model
+	rec.Response(ctx, recorder.Response{Text: "Let me run the tests, then fix a.go.", StopReason: "tool_use",
+		Calls: []recorder.Call{
+			{ID: "c1", Name: "go_test", Effect: "read"},
+			{ID: "c2", Name: "write_file", Args: json.RawMessage(`{"path":"a.go"}`), Effect: "write"},
+		}}) // durable when it returns, the step ended
+	rec.ToolResult(ctx, recorder.Result{ID: "c1", Output: "FAIL"}) // not yet
 	fmt.Println("before the crash: last seq", h.Seq(), "· durable up to", rec.DurableSeq())
 
-	// The power goes. The next run knows only its labels.
+	// The power goes before write_file is approved (a loop records the
+	// approval, durably, right before it runs a call that writes). The
+	// next run knows only its labels.
 	store := handle.NewFileStore(disk.Crash(faultfs.KeepSynced), "sessions")
 	h, created, err := handle.OpenOrCreate(ctx, store, labels) // handle.ReadWrite: the one writer
 	if err != nil {
@@ -54,16 +62,22 @@ func Example_reopenAfterCrash() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	res, err := rec.Resume(ctx) // closes the open turn, durably
+	plan, err := rec.Resume(ctx) // the open turn goes on
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println("after: created", created, "· closers at", res.Appended, "· may continue:", res.Verdict.Resumable)
-	fmt.Println("durable up to", rec.DurableSeq())
+	fmt.Println("after: created", created, "· appended", plan.Appended, "· turn open:", plan.TurnOpen, "· input:", string(plan.Input))
+	for _, c := range plan.Run {
+		// c1 lost its result, and only reads; c2 never started.
+		fmt.Println("run:", c.ID, c.Name, c.Effect)
+	}
+	fmt.Println("then ask the model:", !plan.Answered)
 	// Output:
-	// before the crash: last seq 4 · durable up to 3
-	// after: created false · closers at [4 5 6] · may continue: true
-	// durable up to 6
+	// before the crash: last seq 7 · durable up to 6
+	// after: created false · appended [] · turn open: true · input: "fix the failing test"
+	// run: c1 go_test read
+	// run: c2 write_file write
+	// then ask the model: true
 }
 
 // TestTurnLabelCountsLiveTurns: the N of EndTurn's "turn-N" checkpoint is
@@ -108,10 +122,10 @@ func TestTurnLabelCountsLiveTurns(t *testing.T) {
 	}
 	require.Equal(t, again.Seq, to)
 
-	// A turn a crash left open, closed by Resume, is a turn: the next is
-	// the fourth.
+	// A turn a crash left open, closed by CloseTurn, is a turn: the next
+	// is the fourth.
 	mustSeq(t)(rec.BeginTurn(ctx, nil))
-	_, err = rec.Resume(ctx)
+	_, err = rec.CloseTurn(ctx)
 	require.NoError(t, err)
 	turn(t, rec, "four")
 	require.Equal(t, "turn-4", labels(h)[3])

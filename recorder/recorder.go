@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
@@ -61,6 +62,7 @@ type Recorder struct {
 	h      Handle
 	agent  *projection.Agent
 	stream *stream
+	steps  *steps
 	next   int64 // the seq after the last event applied
 	cfg    config
 }
@@ -69,6 +71,7 @@ type config struct {
 	now            func() time.Time
 	autoCheckpoint bool
 	cache          replay.Cache
+	forkLabels     map[string]string
 }
 
 // Option configures a Recorder.
@@ -83,6 +86,13 @@ func WithoutAutoCheckpoint() Option { return func(c *config) { c.autoCheckpoint 
 // WithCache lets the Recorder start its replays (at New, and after a
 // rollback) from a stored state.
 func WithCache(cache replay.Cache) Option { return func(c *config) { c.cache = cache } }
+
+// WithForkLabels sets the labels of the session Fork creates (its own:
+// a fork has none otherwise). Only Fork reads it, and the fork's Recorder
+// does not keep it: a fork of the fork has labels only when asked again.
+func WithForkLabels(labels map[string]string) Option {
+	return func(c *config) { c.forkLabels = maps.Clone(labels) }
+}
 
 // New returns a Recorder on h, its agent state rebuilt by replay.
 func New(ctx context.Context, h Handle, opts ...Option) (*Recorder, error) {
@@ -122,16 +132,16 @@ func (r *Recorder) DurableSeq() int64 { return r.h.DurableSeq() }
 // rebuild replays the log into fresh projections, up to the handle's last
 // seq.
 func (r *Recorder) rebuild(ctx context.Context) error {
-	agent, st := projection.NewAgent(), &stream{}
+	agent, st, sp := projection.NewAgent(), &stream{}, newSteps()
 	last := r.h.Seq()
 	ropts := []replay.Option{replay.UpTo(last)}
 	if r.cfg.cache != nil {
 		ropts = append(ropts, replay.WithCache(r.cfg.cache))
 	}
-	if _, err := replay.Replay(ctx, r.h, []projection.Projection{agent, st}, ropts...); err != nil {
+	if _, err := replay.Replay(ctx, r.h, []projection.Projection{agent, st, sp}, ropts...); err != nil {
 		return fmt.Errorf("recorder: %w", err)
 	}
-	r.agent, r.stream, r.next = agent, st, last+1
+	r.agent, r.stream, r.steps, r.next = agent, st, sp, last+1
 	return nil
 }
 
@@ -162,6 +172,7 @@ func (r *Recorder) apply(e eventlog.Event) {
 	if e.Type != eventlog.TypeCheckpoint {
 		r.agent.Apply(e)
 		r.stream.Apply(e)
+		r.steps.Apply(e)
 	}
 	r.next = e.Seq + 1
 }
@@ -211,24 +222,26 @@ func (r *Recorder) record(ctx context.Context, typ string, data any, flush bool)
 	if err != nil {
 		return 0, fmt.Errorf("recorder: %s: %w", typ, err)
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	seq, _, err := r.appendLocked(ctx, func() ([]eventlog.Event, error) {
-		now := r.cfg.now().UnixMilli()
+	return r.recordBatch(ctx, flush, func(now int64) ([]eventlog.Event, error) {
 		e := eventlog.Event{Type: typ, Time: now, Data: raw}
 		if typ != "tool/call" && typ != "step/end" {
 			return []eventlog.Event{e}, nil
 		}
-		text, ok := r.stream.pending()
-		if !ok {
-			return []eventlog.Event{e}, nil
+		msg, ok, err := r.streamedMessage(now, "")
+		if err != nil || !ok {
+			return []eventlog.Event{e}, err
 		}
-		msg, err := json.Marshal(object{"text": text})
-		if err != nil {
-			return nil, err
-		}
-		return []eventlog.Event{{Type: "assistant/message", Time: now, Data: msg}, e}, nil
+		return []eventlog.Event{msg, e}, nil
 	})
+}
+
+// recordBatch appends the events build makes from the caught-up state
+// (now is their time) in one batch, applies them and, when flush is set,
+// makes everything so far durable. It returns the last one's seq.
+func (r *Recorder) recordBatch(ctx context.Context, flush bool, build func(now int64) ([]eventlog.Event, error)) (int64, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	seq, _, err := r.appendLocked(ctx, func() ([]eventlog.Event, error) { return build(r.cfg.now().UnixMilli()) })
 	if err != nil {
 		return 0, err
 	}
@@ -238,6 +251,21 @@ func (r *Recorder) record(ctx context.Context, typ string, data any, flush bool)
 		}
 	}
 	return seq, nil
+}
+
+// streamedMessage returns the open step's streamed text as its
+// assistant/message, when the step has one to record (docs/format.md §8,
+// "Streamed text"). Called with mu held.
+func (r *Recorder) streamedMessage(now int64, slot string) (eventlog.Event, bool, error) {
+	text, ok := r.stream.pending()
+	if !ok {
+		return eventlog.Event{}, false, nil
+	}
+	msg, err := json.Marshal(withOpt(object{"text": text}, "slot", slot, slot != ""))
+	if err != nil {
+		return eventlog.Event{}, false, err
+	}
+	return eventlog.Event{Type: "assistant/message", Time: now, Data: msg}, true, nil
 }
 
 // Flush makes every event recorded so far durable. Durable when it
@@ -295,20 +323,28 @@ func (r *Recorder) AssistantMessage(ctx context.Context, text, slot string) (int
 
 // Call is a tool call.
 type Call struct {
-	ID     string
-	Name   string
-	Args   json.RawMessage
-	Effect string // "read", "write" or "" (unknown)
+	ID     string          `json:"id"`
+	Name   string          `json:"name"`
+	Args   json.RawMessage `json:"args"`
+	Effect string          `json:"effect,omitempty"` // "read", "write" or "" (unknown)
 }
 
-// ToolCall records tool/call and flushes: the call is durable before the
-// tool runs or approval is asked. Durable when it returns.
-func (r *Recorder) ToolCall(ctx context.Context, c Call) (int64, error) {
+// data is the call's tool/call data.
+func (c Call) data() object {
 	args := c.Args
 	if args == nil {
 		args = json.RawMessage(`{}`)
 	}
-	return r.record(ctx, "tool/call", withOpt(object{"id": c.ID, "name": c.Name, "args": args}, "effect", c.Effect, c.Effect != ""), true)
+	return withOpt(object{"id": c.ID, "name": c.Name, "args": args}, "effect", c.Effect, c.Effect != "")
+}
+
+// ToolCall records tool/call and flushes: the call is durable before the
+// tool runs or approval is asked. Durable when it returns.
+//
+// A crash between two ToolCalls of one response loses the later calls:
+// Response records a response's calls in one flush.
+func (r *Recorder) ToolCall(ctx context.Context, c Call) (int64, error) {
+	return r.record(ctx, "tool/call", c.data(), true)
 }
 
 // ToolApproval records tool/approval ("approved" or "denied") and flushes:
@@ -331,13 +367,20 @@ func (r *Recorder) ToolResult(ctx context.Context, res Result) (int64, error) {
 	return r.record(ctx, "tool/result", withOpt(m, "error", res.Error, res.Error != ""), false)
 }
 
-// Usage is what a model call cost.
+// Usage is what a model call cost, with the provider's own fields
+// (docs/format.md §8): CachedTokens are the input tokens read from the
+// provider's prompt cache, CacheWriteTokens those written to it, and
+// CacheWriteByTTL splits the written ones by how long the provider keeps
+// them ("5m", "1h").
 type Usage struct {
-	InputTokens  int64  `json:"inputTokens"`
-	OutputTokens int64  `json:"outputTokens"`
-	CachedTokens int64  `json:"cachedTokens,omitempty"`
-	CostMicros   int64  `json:"costMicros,omitempty"`
-	Model        string `json:"model,omitempty"`
+	InputTokens      int64            `json:"inputTokens"`
+	OutputTokens     int64            `json:"outputTokens"`
+	CachedTokens     int64            `json:"cachedTokens,omitempty"`
+	CacheWriteTokens int64            `json:"cacheWriteTokens,omitempty"`
+	CacheWriteByTTL  map[string]int64 `json:"cacheWriteByTTL,omitempty"`
+	ServiceTier      string           `json:"serviceTier,omitempty"`
+	CostMicros       int64            `json:"costMicros,omitempty"`
+	Model            string           `json:"model,omitempty"`
 }
 
 // Usage records usage. Not durable when it returns.
@@ -349,6 +392,95 @@ func (r *Recorder) Usage(ctx context.Context, u Usage) (int64, error) {
 // its end. Durable when it returns.
 func (r *Recorder) EndStep(ctx context.Context) (int64, error) {
 	return r.record(ctx, "step/end", object{}, true)
+}
+
+// Reasoning is one reasoning block of a response; Signature may be "".
+type Reasoning struct {
+	Text      string `json:"text"`
+	Signature string `json:"signature,omitempty"`
+}
+
+// Response is one model response, whole: what the model thought, said
+// and called in one model call, and why it stopped.
+type Response struct {
+	Reasoning []Reasoning
+	// Text is the response's text. "" takes the step's streamed chunks
+	// joined (Chunk); without chunks no assistant/message is recorded.
+	Text string
+	// Slot is the assistant/message's slot; may be "".
+	Slot  string
+	Calls []Call
+	// Usage, when not nil, is recorded before the step's end.
+	Usage *Usage
+	// StopReason is why the model stopped, as the provider names it
+	// ("end_turn", "tool_use", …); may be "".
+	StopReason string
+}
+
+// Response records a model response whole and ends its step, in one
+// batch and one flush: its assistant/reasoning events, its
+// assistant/message, every tool/call, its usage and step/end
+// {"stopReason"}. The step ends with its whole response, so that a crash
+// leaves either all of it or a step without its end, which Resume asks
+// again; its calls' approvals and results come after the step/end (the
+// next BeginStep makes them durable, before the model sees them). It
+// returns the seq of the step/end. Durable when it returns.
+func (r *Recorder) Response(ctx context.Context, resp Response) (int64, error) {
+	var datas []eventData
+	add := func(typ string, v any) error {
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("recorder: response: %s: %w", typ, err)
+		}
+		datas = append(datas, eventData{typ, raw})
+		return nil
+	}
+	for _, rs := range resp.Reasoning {
+		if err := add("assistant/reasoning", withOpt(object{"text": rs.Text}, "signature", rs.Signature, rs.Signature != "")); err != nil {
+			return 0, err
+		}
+	}
+	msgAt := len(datas) // the message comes after the reasoning
+	if resp.Text != "" {
+		if err := add("assistant/message", withOpt(object{"text": resp.Text}, "slot", resp.Slot, resp.Slot != "")); err != nil {
+			return 0, err
+		}
+	}
+	for _, c := range resp.Calls {
+		if err := add("tool/call", c.data()); err != nil {
+			return 0, err
+		}
+	}
+	if resp.Usage != nil {
+		if err := add("usage", resp.Usage); err != nil {
+			return 0, err
+		}
+	}
+	if err := add("step/end", withOpt(object{}, "stopReason", resp.StopReason, resp.StopReason != "")); err != nil {
+		return 0, err
+	}
+	return r.recordBatch(ctx, true, func(now int64) ([]eventlog.Event, error) {
+		evs := make([]eventlog.Event, 0, len(datas)+1)
+		for i, d := range datas {
+			if i == msgAt && resp.Text == "" {
+				msg, ok, err := r.streamedMessage(now, resp.Slot)
+				if err != nil {
+					return nil, err
+				}
+				if ok {
+					evs = append(evs, msg)
+				}
+			}
+			evs = append(evs, eventlog.Event{Type: d.typ, Time: now, Data: d.raw})
+		}
+		return evs, nil
+	})
+}
+
+// eventData is an event's type and data, before its time is known.
+type eventData struct {
+	typ string
+	raw json.RawMessage
 }
 
 // EndTurn records turn/end with a stop kind (Completed, Interrupted, …)
@@ -432,36 +564,6 @@ func (r *Recorder) ProviderState(ctx context.Context, provider string, state any
 	return r.record(ctx, "provider/state", object{"provider": provider, "state": state}, false)
 }
 
-// Resume closes a turn that a crash left open, durably, as the package's
-// Resume does, and returns what it appended and the verdict; the
-// Recorder's state then includes the closers. A second Resume appends
-// nothing. Durable when it returns.
-func (r *Recorder) Resume(ctx context.Context) (ResumeResult, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	res := ResumeResult{Appended: []int64{}}
-	_, evs, err := r.appendLocked(ctx, func() ([]eventlog.Event, error) {
-		return Closers(r.agent.State(), r.cfg.now()), nil
-	})
-	if err != nil {
-		return res, fmt.Errorf("recorder: resume: %w", err)
-	}
-	if len(evs) > 0 {
-		if err := r.h.Flush(ctx); err != nil {
-			return res, fmt.Errorf("recorder: resume: %w", err)
-		}
-	}
-	for _, e := range evs {
-		res.Appended = append(res.Appended, e.Seq)
-	}
-	facts, err := ReadFacts(ctx, r.h, r.cfg.cache)
-	if err != nil {
-		return res, err
-	}
-	res.Verdict = facts.Verdict
-	return res, nil
-}
-
 // Rollback appends a rollback to seq to and flushes it (checkpoint.Rollback);
 // the Recorder's state becomes the state right after event to. Durable
 // when it returns.
@@ -493,20 +595,28 @@ type Forker interface {
 
 // Fork flushes, forks the Recorder's session at seq at (its logical log is
 // this one's events 0..at) and returns a Recorder on the fork's write
-// handle, with the options of this one and then opts. Close the new
-// Recorder (which closes its handle) when done with it. Durable when it
-// returns: this log is flushed first, and the fork exists durably.
+// handle, with the options of this one and then opts. The fork's labels
+// are those WithForkLabels gives (rec.Fork(ctx, store, at,
+// recorder.WithForkLabels(map[string]string{"agent": "coder"}))), none
+// without it. Close the new Recorder (which closes its handle) when done
+// with it. Durable when it returns: this log is flushed first, and the
+// fork exists durably.
 func (r *Recorder) Fork(ctx context.Context, s Forker, at int64, opts ...Option) (*Recorder, error) {
 	if err := r.h.Flush(ctx); err != nil {
 		return nil, err
 	}
-	fh, err := s.Fork(ctx, r.h.ID(), at)
-	if err != nil {
-		return nil, fmt.Errorf("recorder: fork: %w", err)
-	}
 	cfg := r.cfg
 	for _, o := range opts {
 		o(&cfg)
+	}
+	var copts []handle.CreateOption
+	if cfg.forkLabels != nil {
+		copts = append(copts, handle.WithLabels(cfg.forkLabels))
+	}
+	cfg.forkLabels = nil
+	fh, err := s.Fork(ctx, r.h.ID(), at, copts...)
+	if err != nil {
+		return nil, fmt.Errorf("recorder: fork: %w", err)
 	}
 	f := &Recorder{h: fh, cfg: cfg}
 	if err := f.rebuild(ctx); err != nil {

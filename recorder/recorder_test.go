@@ -102,7 +102,9 @@ func TestWithoutAutoCheckpoint(t *testing.T) {
 	require.Empty(t, cps)
 }
 
-func TestResume(t *testing.T) {
+// CloseTurn appends, durably, the closers a read-only reader adds in
+// memory: the same events, seqs and states.
+func TestCloseTurn(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		setup func(rec *recorder.Recorder)
@@ -155,7 +157,7 @@ func TestResume(t *testing.T) {
 			memAgent, _ := agent.MarshalState()
 			memTr, _ := tr.MarshalState()
 
-			res, err := recorder.Resume(ctx, h, recorder.WithResumeCache(store), recorder.WithResumeClock(clock))
+			res, err := recorder.CloseTurn(ctx, h, recorder.WithResumeCache(store), recorder.WithResumeClock(clock))
 			require.NoError(t, err)
 			var written []eventlog.Event
 			for e, err := range h.Read(ctx, before+1, handle.End) {
@@ -176,7 +178,7 @@ func TestResume(t *testing.T) {
 			require.JSONEq(t, string(gotTr), string(memTr), "the transcript a resume gives")
 			require.True(t, res.Verdict.Resumable, res.Verdict.Reason)
 			require.Equal(t, before+int64(len(tc.want)), h.Seq())
-			require.GreaterOrEqual(t, h.DurableSeq(), h.Seq(), "closers are durable when Resume returns")
+			require.GreaterOrEqual(t, h.DurableSeq(), h.Seq(), "closers are durable when CloseTurn returns")
 			var types, errs []string
 			for e, err := range h.Read(ctx, before+1, handle.End) {
 				require.NoError(t, err)
@@ -197,9 +199,9 @@ func TestResume(t *testing.T) {
 			require.Equal(t, tc.want, types)
 			require.Equal(t, tc.errs, errs)
 
-			again, err := recorder.Resume(ctx, h)
+			again, err := recorder.CloseTurn(ctx, h)
 			require.NoError(t, err)
-			require.Empty(t, again.Appended, "resuming twice adds nothing")
+			require.Empty(t, again.Appended, "closing twice adds nothing")
 			facts, err := recorder.ReadFacts(ctx, h, nil)
 			require.NoError(t, err)
 			require.False(t, facts.OpenTurn)

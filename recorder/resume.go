@@ -21,15 +21,6 @@ type Writer interface {
 	Flush(ctx context.Context) error
 }
 
-// ResumeResult says what Resume did.
-type ResumeResult struct {
-	// Appended lists the seqs of the closers appended (none when no turn
-	// was open).
-	Appended []int64 `json:"appended"`
-	// Verdict says whether the session may continue now.
-	Verdict Verdict `json:"verdict"`
-}
-
 // Messages of the synthetic results, by the call's declared effect.
 const (
 	msgReadLost = "not run or lost: the process stopped before this call's result was recorded; it only reads, so it is safe to retry"
@@ -104,11 +95,21 @@ func WithResumeClock(now func() time.Time) ResumeOption {
 	return func(rc *resumeConfig) { rc.now = now }
 }
 
-// Resume closes a turn that a crash left open, durably, through the write
-// handle: it appends the Closers and flushes before returning. It is an
-// explicit call, never a side effect of opening (a writer may rightly go on
-// with an open turn). A second Resume appends nothing.
-func Resume(ctx context.Context, w Writer, opts ...ResumeOption) (ResumeResult, error) {
+// CloseResult says what CloseTurn did.
+type CloseResult struct {
+	// Appended lists the seqs of the closers appended (none when no turn
+	// was open).
+	Appended []int64 `json:"appended"`
+	// Verdict says whether the session may continue now.
+	Verdict Verdict `json:"verdict"`
+}
+
+// CloseTurn closes an open turn as interrupted, durably, through the
+// write handle: it appends the Closers, the closers a reader adds when the
+// writer is gone, and flushes before returning. It is what a program that
+// will not carry the turn on does (logtool resume); a loop that goes on
+// calls Resume instead. A second CloseTurn appends nothing.
+func CloseTurn(ctx context.Context, w Writer, opts ...ResumeOption) (CloseResult, error) {
 	rc := resumeConfig{now: time.Now}
 	for _, o := range opts {
 		o(&rc)
@@ -119,17 +120,17 @@ func Resume(ctx context.Context, w Writer, opts ...ResumeOption) (ResumeResult, 
 		ropts = append(ropts, replay.WithCache(rc.cache))
 	}
 	if _, err := replay.Replay(ctx, w, []projection.Projection{agent}, ropts...); err != nil {
-		return ResumeResult{}, fmt.Errorf("recorder: resume: %w", err)
+		return CloseResult{}, fmt.Errorf("recorder: close turn: %w", err)
 	}
 	closers := Closers(agent.State(), rc.now())
-	res := ResumeResult{Appended: []int64{}}
+	res := CloseResult{Appended: []int64{}}
 	if len(closers) > 0 {
 		last, err := w.AppendAt(ctx, w.Seq()+1, closers...)
 		if err != nil {
-			return res, fmt.Errorf("recorder: resume: %w", err)
+			return res, fmt.Errorf("recorder: close turn: %w", err)
 		}
 		if err := w.Flush(ctx); err != nil {
-			return res, fmt.Errorf("recorder: resume: %w", err)
+			return res, fmt.Errorf("recorder: close turn: %w", err)
 		}
 		for i := range closers {
 			res.Appended = append(res.Appended, last-int64(len(closers)-1-i))

@@ -178,7 +178,7 @@ func window(ctx context.Context, src Source, lo, hi int64) ([]eventlog.Event, er
 func verdictOf(f Facts) Verdict {
 	switch {
 	case f.OpenTurn:
-		return Verdict{true, "a turn is open (the process stopped mid-turn): resume closes it as interrupted, then the session may continue"}
+		return Verdict{true, "a turn is open: its writer is at work, or stopped mid-turn; a writer that resumes carries it on, logtool resume closes it as interrupted"}
 	case f.Stop == nil:
 		return Verdict{true, "no turn has ended yet: a turn may start"}
 	}

@@ -86,7 +86,7 @@ func humanImport(r importResult) string {
 	return s
 }
 
-func humanResume(r recorder.ResumeResult) string {
+func humanResume(r recorder.CloseResult) string {
 	s := "no open turn: nothing appended"
 	switch n := len(r.Appended); {
 	case n == 1:

@@ -12,16 +12,19 @@ func (a *app) newResumeCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "resume [--json] SESSION",
-		Short: "Close a turn a crash left open, durably, and say if it may go on",
-		Long: `Resume closes a turn a crash left open (docs/format.md §8), durably: a
-synthetic tool/result for every call without a result (its error says
-whether the call may have run: effect read, not run or lost, safe to
-retry; write or none, outcome unknown), a step/end if a step is open, and
-turn/end {"kind":"interrupted"}, all flushed before it prints
+		Short: "Close a turn a crash left open as interrupted, durably, and say if it may go on",
+		Long: `Resume closes a turn whose writer is gone as interrupted (docs/format.md
+§8): it appends, durably, the closers a reader shows: a synthetic
+tool/result for every call without a result (its error says whether the
+call may have run: effect read, not run or lost, safe to retry; write or
+none, outcome unknown), a step/end if a step is open, and turn/end
+{"kind":"interrupted"}, all flushed before it prints
 {"appended":[seqs],"verdict":{"resumable":bool,"reason":"..."}}. It exits
 0 whatever the verdict; a second run appends nothing. Verdicts deny by
 default: completed, interrupted, paused and cancelled may continue; failed,
-budget and any unknown kind may not.`,
+budget and any unknown kind may not. An agent loop that carries the turn
+on instead (asks a cut response again, runs the calls that never ran)
+resumes through its recorder, not with this command.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.runResume(cmd.Context(), args[0], asJSON)
@@ -37,7 +40,7 @@ func (a *app) runResume(ctx context.Context, arg string, asJSON bool) (err error
 		return err
 	}
 	defer closeInto(h, &err)
-	res, err := recorder.Resume(ctx, h, recorder.WithResumeCache(st), recorder.WithResumeClock(a.now))
+	res, err := recorder.CloseTurn(ctx, h, recorder.WithResumeCache(st), recorder.WithResumeClock(a.now))
 	if err != nil {
 		return err
 	}
