@@ -30,11 +30,13 @@ func (a *app) newDemoCmd() *cobra.Command {
 		Short: "Run an agent loop, kill it mid-turn, resume, roll back, fork",
 		Long: `Demo is the main job on the store: it runs the example agent loop
 (examples/agentloop: a scripted model, real tools) as a child process,
-kills it with SIGKILL right after a tool call became durable, shows the
-open turn, resumes it, lets the loop finish, rolls back to the first
-turn's checkpoint, forks there, and ends with ls --tree, the transcript and
-a clean verify, each step narrated in one line. On --store it waits for
-the killed agent's lease to expire.`,
+kills it with SIGKILL while a command it approved may be running, shows
+the open turn, resumes it — the command that may have run gets an
+"outcome unknown" result, the call that never started runs, and the turn
+goes on to answer the user — lets the loop finish the script, rolls back
+to the first turn's checkpoint, forks there, and ends with ls --tree, the
+transcript and a clean verify, each step narrated in one line. On --store
+it waits for the killed agent's lease to expire.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.runDemo(cmd.Context(), a.stdout)
@@ -118,8 +120,12 @@ func (a *app) runDemo(ctx context.Context, out io.Writer) error {
 		say("resume appended seq %d %s %s", e.Seq, e.Type, truncate(string(e.Data), 90))
 	}
 	say("resume verdict: %s", res.Verdict.Reason)
+	if res.TurnOpen {
+		say("resume plan: the open turn goes on (%d calls to run, model answered: %t)", len(res.Run), res.Answered)
+	}
 
-	// 3. The loop carries on with the script where the log stopped.
+	// 3. The loop carries on the open turn, then the script, where the
+	// log stopped.
 	err = loop.Run(ctx, w, loop.DefaultScript(), loop.Options{Workdir: filepath.Join(a.dir, "work"), Cache: st,
 		Progress: lineFunc(func(line string) { say("agent (in process): %s", line) })})
 	if err != nil {
@@ -227,7 +233,7 @@ func (a *app) runAndKill(ctx context.Context, id string, say func(string, ...any
 				return 0, err
 			}
 			cmd.Wait()
-			say("killed the agent (SIGKILL) mid-turn: its tool call was durable, its result never written")
+			say("killed the agent (SIGKILL) mid-turn: its command was approved and may have run, its result never written")
 			return acked, nil
 		}
 		if _, err := io.WriteString(stdin, "\n"); err != nil {

@@ -222,7 +222,9 @@ func TestDemo(t *testing.T) {
 		"killed the agent (SIGKILL) mid-turn",
 		"stat: open turn true",
 		"resume appended seq",
-		`"kind":"interrupted"`,
+		"outcome unknown",
+		"resume plan: the open turn goes on",
+		"turn 2: completed, checkpoint taken", // the resumed turn answers the user
 		"rolled back to checkpoint turn-1",
 		"forked ",
 		"$ logtool ls --tree",

@@ -70,19 +70,32 @@ type Options struct {
 	Cache replay.Cache
 }
 
-// Run resumes h's session if a crash left a turn open, then plays the rest
-// of the script: the turns the log does not hold yet.
+// Run carries on h's session: a turn a crash left open goes on where the
+// log stopped (Recorder.Resume: a partial response is asked again, a call
+// without a result is run unless it may have run), then the script plays
+// the turns the log does not hold yet. An open turn the script has no
+// turn for is closed as interrupted (Recorder.CloseTurn).
 func Run(ctx context.Context, h handle.Handle, script Script, o Options) error {
 	rec, err := recorder.New(ctx, h, recorder.WithCache(o.Cache))
 	if err != nil {
 		return err
 	}
-	res, err := rec.Resume(ctx)
+	plan, err := rec.Resume(ctx)
 	if err != nil {
 		return err
 	}
-	if len(res.Appended) > 0 {
-		if err := o.note(h.DurableSeq(), fmt.Sprintf("resumed: closed the open turn with %d events", len(res.Appended))); err != nil {
+	if len(plan.Appended) > 0 {
+		if err := o.note(h.DurableSeq(), fmt.Sprintf("resumed: %d events appended (a partial response forgotten, results of calls that may have run, a step ended)", len(plan.Appended))); err != nil {
+			return err
+		}
+	}
+	if plan.TurnOpen {
+		n := rec.State().Turns - 1
+		if n < 0 || n >= len(script) {
+			if _, err := rec.CloseTurn(ctx); err != nil {
+				return err
+			}
+		} else if err := o.carryOn(ctx, rec, h, n, script[n], plan); err != nil {
 			return err
 		}
 	}
@@ -109,69 +122,125 @@ func (o Options) note(seq int64, what string) error {
 }
 
 func (o Options) turn(ctx context.Context, rec *recorder.Recorder, h handle.Handle, n int, t Turn) error {
-	must := func(_ int64, err error) error { return err }
-	if err := must(rec.BeginTurn(ctx, t.User)); err != nil {
+	if _, err := rec.BeginTurn(ctx, t.User); err != nil {
 		return err
 	}
-	if err := must(rec.UserMessage(ctx, t.User, "")); err != nil {
+	if _, err := rec.UserMessage(ctx, t.User, ""); err != nil {
 		return err
 	}
-	for s, step := range t.Steps {
-		if err := must(rec.BeginStep(ctx)); err != nil {
+	return o.steps(ctx, rec, h, n, t, 0)
+}
+
+// carryOn goes on with the open turn n: the calls the plan says to run,
+// then the steps the log does not hold (the scripted model answers the
+// same conversation the same way).
+func (o Options) carryOn(ctx context.Context, rec *recorder.Recorder, h handle.Handle, n int, t Turn, plan recorder.ResumeResult) error {
+	done, err := stepsEnded(ctx, h, plan.Turn)
+	if err != nil {
+		return err
+	}
+	if err := o.note(h.DurableSeq(), fmt.Sprintf("turn %d: carried on after %d steps, %d calls to run", n+1, done, len(plan.Run))); err != nil {
+		return err
+	}
+	for _, c := range plan.Run {
+		if err := o.call(ctx, rec, h, n, c); err != nil {
+			return err
+		}
+	}
+	if plan.Answered {
+		done = len(t.Steps)
+	}
+	return o.steps(ctx, rec, h, n, t, done)
+}
+
+// stepsEnded counts the step/end events of the turn that starts at seq
+// turn. The loop's only rollback is Resume's, of a step with no end, so
+// every step/end after the turn's start is on the live branch.
+func stepsEnded(ctx context.Context, h handle.Handle, turn int64) (int, error) {
+	n := 0
+	for e, err := range h.Read(ctx, max(turn, 0), handle.End) {
+		if err != nil {
+			return 0, err
+		}
+		if e.Type == "step/end" {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// steps plays the turn's steps from step from, then ends the turn.
+func (o Options) steps(ctx context.Context, rec *recorder.Recorder, h handle.Handle, n int, t Turn, from int) error {
+	for s := from; s < len(t.Steps); s++ {
+		step := t.Steps[s]
+		if _, err := rec.BeginStep(ctx); err != nil {
 			return err
 		}
 		if err := o.note(h.DurableSeq(), fmt.Sprintf("turn %d step %d: request durable, calling the model", n+1, s+1)); err != nil {
 			return err
 		}
-		if step.Reasoning != "" {
-			if err := must(rec.Reasoning(ctx, step.Reasoning, "")); err != nil {
-				return err
-			}
-		}
 		for _, c := range step.Answer {
-			if err := must(rec.Chunk(ctx, c)); err != nil {
+			if _, err := rec.Chunk(ctx, c); err != nil {
 				return err
 			}
 		}
-		if err := must(rec.AssistantMessage(ctx, strings.Join(step.Answer, ""), "")); err != nil {
-			return err
+		resp := recorder.Response{
+			Usage:      &recorder.Usage{InputTokens: int64(200 * (n + 1)), OutputTokens: 20, Model: "scripted"},
+			StopReason: "end_turn",
+		}
+		if step.Reasoning != "" {
+			resp.Reasoning = []recorder.Reasoning{{Text: step.Reasoning}}
 		}
 		for k, call := range step.Calls {
-			id := fmt.Sprintf("call_%d_%d_%d", n+1, s+1, k+1)
 			args, _ := json.Marshal(call.Args)
 			effect := "read"
 			if call.Tool == "run_command" {
 				effect = "write" // a command may change things
 			}
-			if err := must(rec.ToolCall(ctx, recorder.Call{ID: id, Name: call.Tool, Args: args, Effect: effect})); err != nil {
-				return err
-			}
-			if err := o.note(h.DurableSeq(), fmt.Sprintf("turn %d: tool call %s (%s) durable, running it", n+1, id, call.Tool)); err != nil {
-				return err
-			}
-			out, runErr := o.run(ctx, call)
-			res := recorder.Result{ID: id, Output: out}
-			if runErr != nil {
-				res.Error = runErr.Error()
-			}
-			if err := must(rec.ToolResult(ctx, res)); err != nil {
-				return err
-			}
+			resp.Calls = append(resp.Calls, recorder.Call{ID: fmt.Sprintf("call_%d_%d_%d", n+1, s+1, k+1), Name: call.Tool, Args: args, Effect: effect})
+			resp.StopReason = "tool_use"
 		}
-		if err := must(rec.Usage(ctx, recorder.Usage{InputTokens: int64(200 * (n + 1)), OutputTokens: 20, Model: "scripted"})); err != nil {
+		if _, err := rec.Response(ctx, resp); err != nil {
 			return err
 		}
-		if err := must(rec.EndStep(ctx)); err != nil {
+		if err := o.note(h.DurableSeq(), fmt.Sprintf("turn %d step %d: response durable with its %d calls", n+1, s+1, len(resp.Calls))); err != nil {
 			return err
 		}
-		if err := o.note(h.DurableSeq(), fmt.Sprintf("turn %d step %d: results durable", n+1, s+1)); err != nil {
-			return err
+		for _, c := range resp.Calls {
+			if err := o.call(ctx, rec, h, n, c); err != nil {
+				return err
+			}
 		}
 	}
-	if err := must(rec.EndTurn(ctx, recorder.Completed, "")); err != nil {
+	if _, err := rec.EndTurn(ctx, recorder.Completed, ""); err != nil {
 		return err
 	}
 	return o.note(h.DurableSeq(), fmt.Sprintf("turn %d: completed, checkpoint taken", n+1))
+}
+
+// call runs one tool call and records its result. A call that writes is
+// approved durably first: after a crash, a write call without an
+// approval certainly never ran, and one with an approval may have.
+func (o Options) call(ctx context.Context, rec *recorder.Recorder, h handle.Handle, n int, c recorder.Call) error {
+	if c.Effect != "read" {
+		if _, err := rec.ToolApproval(ctx, c.ID, "approved", "agentloop"); err != nil {
+			return err
+		}
+	}
+	if err := o.note(h.DurableSeq(), fmt.Sprintf("turn %d: tool call %s (%s) durable, running it", n+1, c.ID, c.Name)); err != nil {
+		return err
+	}
+	var args []string
+	if err := json.Unmarshal(c.Args, &args); err != nil {
+		return fmt.Errorf("loop: call %s: %w", c.ID, err)
+	}
+	out, runErr := o.run(ctx, Call{Tool: c.Name, Args: args})
+	res := recorder.Result{ID: c.ID, Output: out}
+	if runErr != nil {
+		res.Error = runErr.Error()
+	}
+	_, err := rec.ToolResult(ctx, res)
+	return err
 }
 
 // run runs a tool in the work folder.

@@ -57,10 +57,10 @@ func rounds() int {
 	return 20
 }
 
-// The example loop is killed at random points; after resume the transcript
-// always pairs every tool call with a result, every turn has exactly one
-// turn/end, and no acknowledged event is lost. Then the loop finishes the
-// script.
+// The example loop is killed at random points, twice, each run carrying
+// on where the last stopped; no acknowledged event is lost. Then the loop
+// finishes the script: every tool call is paired with one result, and
+// every turn is answered and completed — none is closed as interrupted.
 func TestKillAndResume(t *testing.T) {
 	ctx := context.Background()
 	r := rand.New(rand.NewPCG(7, uint64(os.Getpid())))
@@ -74,15 +74,13 @@ func TestKillAndResume(t *testing.T) {
 		require.NoError(t, h.Close())
 
 		for kill := range 2 { // kill twice on the same session
-			killAt := r.IntN(16)
+			killAt := r.IntN(24)
 			running := r.IntN(2) == 0 // kill while it runs, or while it waits
 			acked := runAndKill(t, dir, id, killAt, running)
 
-			w, err := store.Open(ctx, id, handle.ReadWrite)
+			w, err := store.Open(ctx, id, handle.ReadOnly)
 			require.NoError(t, err, "round %d kill %d", round, kill)
 			require.GreaterOrEqual(t, w.Seq(), acked, "an acknowledged event was lost (round %d)", round)
-			require.NoError(t, loop.Run(ctx, w, loop.Script{}, loop.Options{Cache: store}), "resume only")
-			checkClosed(t, w)
 			require.NoError(t, w.Close())
 		}
 
@@ -90,12 +88,70 @@ func TestKillAndResume(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, loop.Run(ctx, w, loop.DefaultScript(), loop.Options{Workdir: filepath.Join(dir, "work"), Cache: store}))
 		checkClosed(t, w)
-		agent := projection.NewAgent()
-		_, err = replay.Replay(ctx, w, []projection.Projection{agent})
-		require.NoError(t, err)
-		require.Equal(t, len(loop.DefaultScript()), agent.State().Turns, "the script went on where the log stopped")
+		checkAnswered(t, w, len(loop.DefaultScript()))
 		require.NoError(t, w.Close())
 	}
+}
+
+// With no script for the open turn, Run closes it as interrupted.
+func TestRunClosesATurnItCannotCarryOn(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	require.NoError(t, loop.Prepare(filepath.Join(dir, "work")))
+	store := handle.NewFileStore(afero.NewOsFs(), dir)
+	h, err := store.Create(ctx)
+	require.NoError(t, err)
+	id := h.ID()
+	require.NoError(t, h.Close())
+	runAndKill(t, dir, id, 3, false) // in the first turn
+	w, err := store.Open(ctx, id, handle.ReadWrite)
+	require.NoError(t, err)
+	defer w.Close()
+	require.NoError(t, loop.Run(ctx, w, loop.Script{}, loop.Options{Cache: store}))
+	checkClosed(t, w)
+	agent := projection.NewAgent()
+	_, err = replay.Replay(ctx, w, []projection.Projection{agent})
+	require.NoError(t, err)
+	require.False(t, agent.State().TurnOpen)
+}
+
+// checkAnswered asserts that the live log holds turns turns, each
+// completed, each answered by the model after its user message.
+func checkAnswered(t *testing.T, h handle.Handle, turns int) {
+	t.Helper()
+	ctx := context.Background()
+	var kinds []string
+	for e, err := range h.Read(ctx, 0, handle.End) {
+		require.NoError(t, err)
+		if e.Type == "turn/end" {
+			kinds = append(kinds, string(e.Data))
+		}
+	}
+	require.Len(t, kinds, turns)
+	for _, k := range kinds {
+		require.Contains(t, k, `"completed"`, "a resumed turn goes on to answer the user")
+	}
+	tr := projection.NewTranscript()
+	_, err := replay.Replay(ctx, h, []projection.Projection{tr})
+	require.NoError(t, err)
+	users := 0
+	msgs := tr.State().Messages
+	for i, m := range msgs {
+		if m.Role == "user" {
+			users++
+			answered := false
+			for _, later := range msgs[i+1:] {
+				if later.Role == "user" {
+					break
+				}
+				if later.Role == "assistant" && later.Text != "" {
+					answered = true
+				}
+			}
+			require.True(t, answered, "user message %d answered", users)
+		}
+	}
+	require.Equal(t, turns, users)
 }
 
 // runAndKill runs the loop as a child process and kills it with SIGKILL

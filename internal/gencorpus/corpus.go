@@ -108,7 +108,7 @@ var corpus = []fixture{
 	},
 	{
 		file: "resumed-crash.jsonl", id: idResumed, encoding: handle.EncodingRaw,
-		about: "a turn cut by a crash (open step, three calls without results, a torn tail) closed by recorder.Resume: synthetic results (read: safe to retry; write and unknown: outcome unknown), step/end, turn/end interrupted; then a new turn",
+		about: "a turn cut by a crash (open step, three calls without results, a torn tail) closed by recorder.CloseTurn: synthetic results (read: safe to retry; write and unknown: outcome unknown), step/end, turn/end interrupted; then a new turn",
 		write: writeResumed,
 	},
 	{
@@ -470,7 +470,7 @@ func writeFork(s *script) error {
 }
 
 // writeResumed writes a turn a crash cut, a torn tail after it, and resumes
-// it with recorder.Resume through a new write handle, which cuts the torn
+// it with recorder.CloseTurn through a new write handle, which cuts the torn
 // tail before its first append.
 func writeStreamed(s *script) error {
 	s.add(
@@ -543,7 +543,7 @@ func writeResumed(s *script) error {
 		return fmt.Errorf("the torn tail was not found")
 	}
 	s.t += 60_000 // the restart takes a minute
-	if _, err := recorder.Resume(s.ctx, s.h, recorder.WithResumeClock(s.clock())); err != nil {
+	if _, err := recorder.CloseTurn(s.ctx, s.h, recorder.WithResumeClock(s.clock())); err != nil {
 		return err
 	}
 	s.add(
