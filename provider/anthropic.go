@@ -253,7 +253,7 @@ func usage(d *Deriver, u map[string]json.RawMessage, model, tier string) {
 		m["cachedTokens"] = c
 	}
 	if c, ok := n("cache_creation_input_tokens"); ok {
-		m["cacheCreationTokens"] = c
+		m["cacheWriteTokens"] = c
 	}
 	if raw, ok := u["cache_creation"]; ok {
 		var cc struct {
@@ -261,7 +261,7 @@ func usage(d *Deriver, u map[string]json.RawMessage, model, tier string) {
 			E1h *int64 `json:"ephemeral_1h_input_tokens"`
 		}
 		if json.Unmarshal(raw, &cc) == nil && (cc.E5m != nil || cc.E1h != nil) {
-			m["cacheCreation"] = object{"ephemeral5m": deref(cc.E5m), "ephemeral1h": deref(cc.E1h)}
+			m["cacheWriteByTTL"] = object{"5m": deref(cc.E5m), "1h": deref(cc.E1h)}
 		}
 	}
 	withOpt(m, "serviceTier", tier, tier != "")

@@ -266,3 +266,22 @@ func TestInputDerivedOnce(t *testing.T) {
 	}
 	require.Equal(t, 1, n)
 }
+
+// Usage keeps the provider's cache writes with their split by lifetime
+// and the service tier, under the vocabulary's names.
+func TestUsageDerived(t *testing.T) {
+	ctx := context.Background()
+	h, ps, _ := newSession(t)
+	s1, err := ps.Request(ctx, provider.Request{Provider: "anthropic", API: "messages", Body: []byte(request(`{"role":"user","content":"x"}`))})
+	require.NoError(t, err)
+	_, err = ps.Response(ctx, provider.Response{Request: s1, Status: 200, Body: []byte(`{"type":"message","model":"m1","content":[],"stop_reason":"end_turn","usage":{"input_tokens":10,"output_tokens":5,"cache_read_input_tokens":2,"cache_creation_input_tokens":3,"cache_creation":{"ephemeral_5m_input_tokens":1,"ephemeral_1h_input_tokens":2},"service_tier":"priority"}}`)})
+	require.NoError(t, err)
+	var got string
+	for e, err := range h.Read(ctx, 0, handle.End) {
+		require.NoError(t, err)
+		if e.Type == "usage" {
+			got = string(e.Data)
+		}
+	}
+	require.JSONEq(t, `{"inputTokens":10,"outputTokens":5,"cachedTokens":2,"cacheWriteTokens":3,"cacheWriteByTTL":{"5m":1,"1h":2},"serviceTier":"priority","model":"m1"}`, got)
+}
