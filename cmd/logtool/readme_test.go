@@ -140,7 +140,7 @@ func TestReadmeShellSnippets(t *testing.T) {
 	require.Regexp(t, `(?m)^go vet \./\.\.\.$`, string(ci), "the README's test command, which this test does not run, is CI's")
 	require.Regexp(t, `(?m)^go test -race \./\.\.\.$`, string(ci), "the README's test command, which this test does not run, is CI's")
 
-	bin := buildLogtool(t)
+	bin := logtoolBinary(t)
 	dir := t.TempDir()
 	exe, err := os.ReadFile(bin)
 	require.NoError(t, err)
