@@ -12,6 +12,7 @@ import (
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/storetest"
 	"github.com/sessionlog/sessionlog/internal/faultfs"
+	"github.com/sessionlog/sessionlog/internal/sweep"
 )
 
 // TestCrashDuringAppendAll cuts the power during AppendAll at each
@@ -30,13 +31,13 @@ func TestCrashDuringAppendAll(t *testing.T) {
 			appendAndFlush(t, h, old...)
 			require.NoError(t, h.Close())
 			// 4.4 MiB of rows that do not compress: the batch spans zstd
-			// frames and is written in two chunks. Under the race detector
-			// the same sweep runs on a batch of one chunk (the detector's
-			// cost on megabytes at each of its cut points would dominate
-			// CI); scripts/figures.sh runs the frame-spanning batch.
-			n, size := 220, 20<<10
-			if raceEnabled {
-				n, size = 20, 1<<10
+			// frames and is written in two chunks. By default the same
+			// sweep runs on a batch of one chunk (the cost of megabytes at
+			// each cut point, under the race detector most, would dominate
+			// the run); the full sweeps run the frame-spanning batch.
+			n, size := 20, 1<<10
+			if sweep.Full() {
+				n, size = 220, 20<<10
 			}
 			batch := crashEvents(20, n)
 			for i := range batch {

@@ -13,7 +13,9 @@ package handle_test
 // before (canon form), passes checkpoint.Verify, and resolves its lineage:
 // a fork whose parent is gone never shows. A failed operation is checked
 // without a power cut too (the live file system): nothing may be left
-// half done or locked there either.
+// half done or locked there either. By default the sweep cuts at a
+// sample of the operations (opSample, spread by the test's name); every
+// one under SESSIONLOG_SWEEPS=full (internal/sweep).
 
 import (
 	"context"
@@ -34,6 +36,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/internal/faultfs"
+	"github.com/sessionlog/sessionlog/internal/sweep"
 )
 
 // The sessions of the lineage fixture (see newLineage).
@@ -345,6 +348,10 @@ func recordOps(ops *[]string, fail int, err error, before func(i int)) faultfs.H
 	}
 }
 
+// opSample is how many of an operation's file-system operations a sweep
+// cuts at by default (internal/sweep picks them; all under the full sweeps).
+const opSample = 8
+
 func (s opSweep) sweep(t *testing.T) {
 	var ops []string
 	fsys, st := s.start(t)
@@ -355,10 +362,13 @@ func (s opSweep) sweep(t *testing.T) {
 	t.Logf("%d file-system operations: %q", len(ops), ops)
 	// docs/reliability.md, "Figures" (1): a cut after each operation, and
 	// one after each operation failed (also checked live); any loss fails.
-	t.Logf("figure: power-cut: %s | %d crash points", t.Name(), 2*len(ops))
+	// Every operation under the full sweeps, else a sample of opSample.
+	points := sweep.Points(len(ops), opSample, t.Name())
+	t.Logf("figure: power-cut: %s | %d crash points", t.Name(), 2*len(points))
 
 	injected := errors.New("injected fault")
-	for k, op := range ops {
+	for _, k := range points {
+		op := ops[k]
 		t.Run(fmt.Sprintf("fail-%02d-%s", k, op), func(t *testing.T) {
 			t.Parallel()
 			var seen []string

@@ -27,6 +27,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/internal/faultfs"
+	"github.com/sessionlog/sessionlog/internal/sweep"
 	"github.com/sessionlog/sessionlog/seal"
 )
 
@@ -39,16 +40,15 @@ const crashDir = "/sessions"
 var crashEncodings = []string{handle.EncodingRaw, handle.EncodingZstd, sealedRaw, sealedZstd}
 
 // sweepLayouts are the layouts of the power-cut sweeps and the other
-// matrices that cost minutes under the race detector: all of
-// crashEncodings without it, raw and sealed zstd (plain rows; compressed
-// and sealed frames) with it. The detector finds nothing in those
-// sequential sweeps that the concurrent tests miss, and .ci/run runs them
-// on every layout without it (scripts/figures.sh and the line after it).
+// matrices that cost minutes, the race detector's most: raw and sealed
+// zstd (plain rows; compressed and sealed frames) by default, every one
+// of crashEncodings under SESSIONLOG_SWEEPS=full (internal/sweep), as
+// .ci/run runs them.
 func sweepLayouts() []string {
-	if raceEnabled {
-		return []string{handle.EncodingRaw, sealedZstd}
+	if sweep.Full() {
+		return crashEncodings
 	}
-	return crashEncodings
+	return []string{handle.EncodingRaw, sealedZstd}
 }
 
 const (
@@ -338,6 +338,10 @@ func newTornFlush(t *testing.T, enc string, batches []int, lastN int) tornFlush 
 	return tf
 }
 
+// tornSample is how many lengths of the cut write TestCrashTornFlushSweep
+// keeps per setup and mode by default (every one under the full sweeps).
+const tornSample = 24
+
 // TestCrashTornFlushSweep cuts the power during a flush's write, keeping
 // every possible number k of its bytes, as written (TornLast) or as zeros
 // (ZeroFillLast, blocks never written), and recovers each result.
@@ -377,10 +381,12 @@ func TestCrashTornFlushSweep(t *testing.T) {
 			}
 			t.Run(enc+"/"+s.name, func(t *testing.T) {
 				tf := newTornFlush(t, enc, s.batches, s.lastN)
-				points += len(modes) * (len(tf.lastWrite) + 1)
 				for _, m := range modes {
 					t.Run(m.name, func(t *testing.T) {
-						for k := 0; k <= len(tf.lastWrite); k++ {
+						// Every byte under the full sweeps, else a sample.
+						keeps := sweep.Points(len(tf.lastWrite)+1, tornSample, t.Name())
+						points += len(keeps)
+						for _, k := range keeps {
 							t.Run(fmt.Sprintf("keep=%d", k), func(t *testing.T) {
 								tail := m.tail(tf.lastWrite, k)
 								want, torn := survivorsOf(t, enc, tf.acked, tf.last, int64(len(tf.ackedBytes)), tail, tf.lastWrite)

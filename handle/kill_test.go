@@ -6,8 +6,9 @@ package handle_test
 //
 // The writer is this test binary itself, re-executed with
 // SESSIONLOG_CRASH_WRITER set (see init below). TestKillWriter runs 20
-// rounds by default; set SESSIONLOG_KILL_ROUNDS to run more (or fewer),
-// e.g. SESSIONLOG_KILL_ROUNDS=500 go test -run Kill ./handle/.
+// rounds (every layout), 2,000 under SESSIONLOG_SWEEPS=long
+// (internal/sweep); SESSIONLOG_KILL_ROUNDS sets
+// the number, e.g. SESSIONLOG_KILL_ROUNDS=500 go test -run Kill ./handle/.
 
 import (
 	"bufio"
@@ -28,6 +29,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/internal/sweep"
 )
 
 const (
@@ -100,7 +102,7 @@ func runCrashWriter(spec string) int {
 func killRounds(t *testing.T) int {
 	s, ok := os.LookupEnv(killRoundsEnv)
 	if !ok {
-		return 20
+		return sweep.Size(20, 20, 2000)
 	}
 	n, err := strconv.Atoi(s)
 	require.NoError(t, err, "%s=%q", killRoundsEnv, s)

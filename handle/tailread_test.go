@@ -9,6 +9,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/internal/sweep"
 )
 
 // readRange returns the events src yields for from..to, and its error.
@@ -84,10 +85,8 @@ func TestTailReaderReadsAsHandle(t *testing.T) {
 				require.Equal(t, h.Header(), tr.Header())
 				rng := rand.New(rand.NewPCG(uint64(len(enc)), uint64(len(kind))))
 				ranges := [][2]int64{{0, handle.End}, {last, last}, {last - 255, last}, {0, 0}, {1199, 1202}, {last + 1, handle.End}}
-				randoms := 40
-				if raceEnabled {
-					randoms = 10 // the detector makes each range cost seconds
-				}
+				// Under the race detector each range costs seconds.
+				randoms := sweep.Size(10, 40, 40)
 				for range randoms {
 					a, b := rng.Int64N(last+1), rng.Int64N(last+1)
 					ranges = append(ranges, [2]int64{min(a, b), max(a, b)})

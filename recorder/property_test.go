@@ -16,13 +16,14 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/internal/faultfs"
+	"github.com/sessionlog/sessionlog/internal/sweep"
 	"github.com/sessionlog/sessionlog/projection"
 	"github.com/sessionlog/sessionlog/recorder"
 	"github.com/sessionlog/sessionlog/replay"
 )
 
 var (
-	propSeqs = flag.Int("recorder.seqs", 2000, "how many random sequences TestRecorderProperty runs")
+	propSeqs = flag.Int("recorder.seqs", 0, "how many random sequences TestRecorderProperty runs (default 200; 2000 under SESSIONLOG_SWEEPS=full)")
 	propSeed = flag.Uint64("recorder.seed", 0, "run only the sequence of this seed (as a failure names it)")
 )
 
@@ -32,13 +33,18 @@ var (
 // cuts — and checks after every step that the Recorder's State is the
 // state replay of its log gives, and at the end that every session of the
 // store verifies with both built-in projections. A failure names its seed:
-// rerun it alone with -recorder.seed=N.
+// rerun it alone with -recorder.seed=N. Seeds 1 to 200 run by default,
+// 1 to 2000 under SESSIONLOG_SWEEPS=full (internal/sweep).
 func TestRecorderProperty(t *testing.T) {
-	seeds := make([]uint64, 0, *propSeqs)
+	n := *propSeqs
+	if n == 0 {
+		n = sweep.Size(200, 2000, 2000)
+	}
+	seeds := make([]uint64, 0, n)
 	if *propSeed != 0 {
 		seeds = append(seeds, *propSeed)
 	} else {
-		for i := range *propSeqs {
+		for i := range n {
 			seeds = append(seeds, uint64(i+1))
 		}
 	}

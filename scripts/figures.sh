@@ -3,13 +3,17 @@
 # prints their "figure:" lines, one per row of the tables; exits 1 when a
 # test fails (a figure that breaks the promise fails its test).
 #
-#   scripts/figures.sh          # CI-sized (.ci/run)
-#   SESSIONLOG_FIGURES=long SESSIONLOG_KILL_ROUNDS=2000 scripts/figures.sh   # the long version (1,000 kills of a writer, 200 of copy and of import, per encoding)
+#   scripts/figures.sh                           # CI-sized (.ci/run)
+#   SESSIONLOG_SWEEPS=long scripts/figures.sh    # the long version (1,000 kills of a writer, 200 of copy and of import, per encoding)
 #
-# The fuzzing figures come from scripts/fuzz.sh, which the long version
-# runs too (10 minutes per target), so that it is one command.
+# The tests' sweeps run a small sample unless SESSIONLOG_SWEEPS says
+# otherwise (internal/sweep): this script runs them full (every point, CI
+# sizes) unless it says long. The fuzzing figures come from
+# scripts/fuzz.sh, which the long version runs too (10 minutes per
+# target), so that it is one command.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+[ "${SESSIONLOG_SWEEPS:-0}" = 0 ] && export SESSIONLOG_SWEEPS=full
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 status=0
@@ -30,7 +34,7 @@ run ./internal/figures/
 # detector, whose shadow memory would be counted).
 run -run '^TestImportHugeLine$' ./ingest/
 # (6) fuzzing, in the long version (CI runs scripts/fuzz.sh 1000x itself).
-if [ "${SESSIONLOG_FIGURES:-}" = long ]; then
+if [ "$SESSIONLOG_SWEEPS" = long ]; then
 	scripts/fuzz.sh "${SESSIONLOG_FUZZ_TIME:-10m}" || status=1
 fi
 exit $status

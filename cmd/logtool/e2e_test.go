@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -16,22 +17,19 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// buildLogtool builds the command into a temporary folder.
-func buildLogtool(t *testing.T) string {
+// logtoolBinary returns the logtool the tests run as a real process: this
+// test binary, which TestMain (testscript.Main) copied as "logtool" into a
+// folder it put first on $PATH, and which runs main when called by that
+// name. Nothing is built: the tests run the code under test, with the race
+// detector when the tests have it.
+func logtoolBinary(t *testing.T) string {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go tool on PATH")
-	}
-	bin := filepath.Join(t.TempDir(), "logtool")
+	bin := filepath.Join(filepath.SplitList(os.Getenv("PATH"))[0], "logtool")
 	if runtime.GOOS == "windows" {
 		bin += ".exe"
 	}
-	out, err := exec.CommandContext(t.Context(), goTool, "build", "-o", bin, ".").CombinedOutput()
-	require.NoError(t, err, "go build: %s", out)
+	_, err := os.Stat(bin)
+	require.NoError(t, err, "TestMain puts logtool first on $PATH")
 	return bin
 }
 
@@ -39,7 +37,7 @@ func buildLogtool(t *testing.T) string {
 // through a pipe: each line's ack must come back while stdin is still
 // open, before the next line is written.
 func TestBinaryAcksBeforeEndOfInput(t *testing.T) {
-	bin := buildLogtool(t)
+	bin := logtoolBinary(t)
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute) // a hang fails, not blocks
 	defer cancel()

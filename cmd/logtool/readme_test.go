@@ -140,7 +140,7 @@ func TestReadmeShellSnippets(t *testing.T) {
 	require.Regexp(t, `(?m)^go vet \./\.\.\.$`, string(ci), "the README's test command, which this test does not run, is CI's")
 	require.Regexp(t, `(?m)^go test -race \./\.\.\.$`, string(ci), "the README's test command, which this test does not run, is CI's")
 
-	bin := buildLogtool(t)
+	bin := logtoolBinary(t)
 	dir := t.TempDir()
 	exe, err := os.ReadFile(bin)
 	require.NoError(t, err)
@@ -163,7 +163,8 @@ func TestReadmeShellSnippets(t *testing.T) {
 	cmd := exec.CommandContext(ctx, bash, "-c", strings.Join(script, "\n"))
 	cmd.Dir = dir
 	// Nothing of the developer's environment: no SESSIONLOG_DIR, no GOFLAGS.
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "TMPDIR=" + dir, "LC_ALL=C"}
+	// (GORACE: see TestMain.)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "TMPDIR=" + dir, "LC_ALL=C", "GORACE=" + os.Getenv("GORACE")}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	require.NoError(t, cmd.Run(), "the README's shell snippets\nscript:\n%s\nstdout:\n%s\nstderr:\n%s", strings.Join(script, "\n"), stdout.String(), stderr.String())

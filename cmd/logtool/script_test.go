@@ -2,8 +2,10 @@ package main
 
 import (
 	"errors"
+	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -11,7 +13,11 @@ import (
 
 // TestMain lets the test binary run as logtool itself inside the scripts
 // of testdata/script (testscript puts it on their PATH under that name).
+// The processes the tests start are this binary; under the race detector
+// each would sleep a second as it exits (GORACE's atexit_sleep_ms), so
+// they are told not to.
 func TestMain(m *testing.M) {
+	os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	testscript.Main(m, map[string]func(){"logtool": main})
 }
 

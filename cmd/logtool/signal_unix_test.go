@@ -45,7 +45,7 @@ func binarySession(t *testing.T, bin string) (context.Context, string, string) {
 // still open) stops on SIGINT and SIGTERM, with what it acknowledged
 // durable (regression: it ignored both until stdin closed).
 func TestBinaryAppendStopsOnSignal(t *testing.T) {
-	bin := buildLogtool(t)
+	bin := logtoolBinary(t)
 	for _, s := range stopSignals {
 		t.Run(s.sig.String(), func(t *testing.T) {
 			ctx, dir, id := binarySession(t, bin)
@@ -89,7 +89,7 @@ func TestBinaryAppendStopsOnSignal(t *testing.T) {
 // Readiness: verify prints the small session named first before it reads
 // the huge one.
 func TestBinaryVerifyStopsOnSignal(t *testing.T) {
-	bin := buildLogtool(t)
+	bin := logtoolBinary(t)
 	for _, s := range stopSignals {
 		t.Run(s.sig.String(), func(t *testing.T) {
 			ctx, dir, id := binarySession(t, bin)

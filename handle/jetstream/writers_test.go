@@ -15,6 +15,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/internal/sweep"
 )
 
 var ctx = context.Background()
@@ -43,10 +44,11 @@ func TestTwoWritersRaceOneWins(t *testing.T) {
 		opts   []Option
 		rounds int
 	}{
-		{"one message a flush", nil, 1000},
+		// Rounds: a sample by default, more under SESSIONLOG_SWEEPS=full.
+		{"one message a flush", nil, sweep.Size(100, 1000, 1000)},
 		// Every row its own message: each flush is a 2-message atomic
 		// batch, and the check is on its first message.
-		{"atomic batches", []Option{WithMaxMessageBytes(64)}, 50},
+		{"atomic batches", []Option{WithMaxMessageBytes(64)}, sweep.Size(20, 50, 50)},
 	} {
 		t.Run(tc.name, func(t *testing.T) { raceWriters(t, tc.rounds, tc.opts...) })
 	}

@@ -11,11 +11,12 @@ import (
 	"github.com/sessionlog/sessionlog/importer"
 	"github.com/sessionlog/sessionlog/importer/formats"
 	"github.com/sessionlog/sessionlog/internal/importertest"
+	"github.com/sessionlog/sessionlog/internal/sweep"
 )
 
 // generatedSeeds is how many traces of each format the property test
-// converts.
-const generatedSeeds = 150
+// converts: 40 by default, 150 under SESSIONLOG_SWEEPS=full.
+var generatedSeeds = sweep.Size(40, 150, 150)
 
 // TestGeneratedTraces converts traces of every format written by its
 // generator (records of every type the format defines, in random shapes)

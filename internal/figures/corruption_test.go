@@ -20,6 +20,7 @@ import (
 	"github.com/sessionlog/sessionlog/checkpoint"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/internal/sweep"
 	"github.com/sessionlog/sessionlog/seal"
 )
 
@@ -261,8 +262,9 @@ func regions(t *testing.T, s sample) []string {
 }
 
 // TestCorruptionSweep flips every byte of four sample logs (raw and zstd,
-// with and without checkpoints), one bit each (bit offset%8; every bit of
-// every byte under SESSIONLOG_FIGURES=long), reads each damaged copy alone
+// with and without checkpoints) under SESSIONLOG_SWEEPS=full, a sample of
+// each region by default (flipOffsets), one bit each (bit offset%8; every
+// bit under SESSIONLOG_SWEEPS=long), reads each damaged copy alone
 // (no evidence of what was acknowledged), and counts per region what the
 // reader made of it. The promise it asserts: nothing panics or fails in a
 // way CheckPath did not report; no flip in a zstd log, and none in a raw
@@ -329,6 +331,45 @@ func sealedRegions(s sample) []string {
 	return out
 }
 
+// regionSample is how many bytes of each region of a sample the sweep
+// flips by default; tailSample, how many of the file's last bytes it flips
+// all of (where a flip can leave a torn tail).
+const regionSample, tailSample = 128, 256
+
+// flipOffsets are the bytes of s the sweep flips: every one under
+// SESSIONLOG_SWEEPS=full (internal/sweep); by default regionSample of each
+// region, spread evenly, and the last tailSample bytes.
+func flipOffsets(s sample, region []string) []int {
+	if sweep.Full() {
+		offs := make([]int, len(s.file))
+		for i := range offs {
+			offs[i] = i
+		}
+		return offs
+	}
+	byRegion := map[string][]int{}
+	var names []string
+	for off, r := range region {
+		if byRegion[r] == nil {
+			names = append(names, r)
+		}
+		byRegion[r] = append(byRegion[r], off)
+	}
+	keep := map[int]bool{}
+	for _, r := range names {
+		for _, i := range sweep.Points(len(byRegion[r]), regionSample, s.name+"/"+r) {
+			keep[byRegion[r][i]] = true
+		}
+	}
+	var offs []int
+	for off := range s.file {
+		if keep[off] || off >= len(s.file)-tailSample {
+			offs = append(offs, off)
+		}
+	}
+	return offs
+}
+
 func sweepSample(t *testing.T, s sample) {
 	ctx := t.Context()
 	region := regions(t, s)
@@ -336,10 +377,10 @@ func sweepSample(t *testing.T, s sample) {
 	tornInStore := map[string]int{} // what the torn tails are with the store's evidence
 	var order []string
 	bits := 1
-	if long() {
+	if sweep.Long() {
 		bits = 8
 	}
-	for off := range s.file {
+	for _, off := range flipOffsets(s, region) {
 		for b := range bits {
 			bit := (off + b) % 8
 			file := bytes.Clone(s.file)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/internal/sweep"
 )
 
 // mountTmpfs mounts a tmpfs of size bytes on a new folder and returns it,
@@ -47,13 +48,13 @@ func resize(t *testing.T, dir string, size int) {
 // them to nothing) until a flush fails for want of space, then checks: the
 // failed flush is an ENOSPC error, every event acknowledged before it is
 // there after a reopen, and once space is back (the tmpfs grown) appends
-// go on from the last acknowledged seq. Under SESSIONLOG_FIGURES=long it
+// go on from the last acknowledged seq. Under SESSIONLOG_SWEEPS=long it
 // runs 20 rounds per encoding, each filling the disk again.
 func TestENOSPCOnTmpfs(t *testing.T) {
 	const small, big = 256 << 10, 4 << 20
 	for _, enc := range []string{handle.EncodingRaw, handle.EncodingZstd} {
 		t.Run(enc, func(t *testing.T) {
-			rounds := size(2, 20)
+			rounds := sweep.Size(2, 2, 20)
 			lost, unopenable, failures := 0, 0, 0
 			for round := range rounds {
 				dir := mountTmpfs(t, small)

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -23,19 +24,45 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/internal/sweep"
 )
 
-// buildLogtool builds cmd/logtool into a temporary folder.
+// built is the logtool binary the package's tests run, built once.
+var built struct {
+	once     sync.Once
+	dir, bin string
+	err      error
+}
+
+// TestMain runs the tests, then removes the binary buildLogtool built.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
+}
+
+// buildLogtool builds cmd/logtool into a temporary folder, once for all
+// the package's tests, and returns the binary.
 func buildLogtool(t *testing.T) string {
 	t.Helper()
 	goTool, err := exec.LookPath("go")
 	if err != nil {
-		t.Skip("hostile inputs to logtool: no go tool on PATH to build it")
+		t.Skip("logtool as a process: no go tool on PATH to build it")
 	}
-	bin := filepath.Join(t.TempDir(), "logtool")
-	out, err := exec.CommandContext(t.Context(), goTool, "build", "-o", bin, "../../cmd/logtool").CombinedOutput()
-	require.NoError(t, err, "go build: %s", out)
-	return bin
+	built.once.Do(func() {
+		if built.dir, built.err = os.MkdirTemp("", "figures-logtool-"); built.err != nil {
+			return
+		}
+		built.bin = filepath.Join(built.dir, "logtool")
+		out, err := exec.Command(goTool, "build", "-o", built.bin, "../../cmd/logtool").CombinedOutput()
+		if err != nil {
+			built.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	require.NoError(t, built.err)
+	return built.bin
 }
 
 // dirDigest returns the name, mode and sha256 of every file under dir.
@@ -172,8 +199,8 @@ func TestHostileInputs(t *testing.T) {
 	nested := hostileFile(t, dir, header(1), `{"seq":0,"type":"user/message","time":1,"data":`+deep+`}`+"\n")
 	nul := hostileFile(t, dir, header(1), `{"seq":0,"type":"user/message","time":1,"data":{"text":"a`+"\x00"+`b"}}`+"\n")
 	badUTF8 := hostileFile(t, dir, header(1), `{"seq":0,"type":"user/message","time":1,"data":{"text":"a`+"\xff\xfe"+`b"}}`+"\n")
-	bomb := zstdBomb(t, dir, int64(size(1<<30, 8<<30)), false)
-	bombLast := zstdBomb(t, dir, int64(size(1<<30, 8<<30)), true)
+	bomb := zstdBomb(t, dir, int64(sweep.Size(1<<30, 1<<30, 8<<30)), false)
+	bombLast := zstdBomb(t, dir, int64(sweep.Size(1<<30, 1<<30, 8<<30)), true)
 	huge := `{"type":"user/message","data":{"text":"` + strings.Repeat("a", eventlog.MaxRowSize+8192) + `"}}` + "\n"
 	// A tail without a newline longer than any row: no crash leaves it
 	// (docs/format.md §9), so it is corruption, never a torn tail to cut.
@@ -260,9 +287,11 @@ func TestHostileInputs(t *testing.T) {
 		{"ls: a store holding all four", "", []string{"ls"}},
 	}
 	const maxRSS = 256 << 20
+	// The store's files before each case: as the last case left them
+	// (hashing them once a case, not twice).
+	before := dirDigest(t, dir)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			before := dirDigest(t, dir)
 			ctx, cancel := context.WithTimeout(t.Context(), time.Minute) // a hang fails, not blocks
 			defer cancel()
 			// GNU time reports the rusage of its child, forked from it: the
@@ -285,8 +314,10 @@ func TestHostileInputs(t *testing.T) {
 			require.NoError(t, err, "GNU time said %q", kib)
 			rss <<= 10
 			msg := firstMessage(strings.ReplaceAll(stdout.String()+stderr.String(), dir+"/", ""))
+			was, after := before, dirDigest(t, dir)
+			before = after
 			figure(t, "hostile", "%s | exit %d | %q | data unchanged %v | peak RSS %d MiB",
-				tc.name, code, msg, before == dirDigest(t, dir), rss>>20)
+				tc.name, code, msg, was == after, rss>>20)
 			if described[tc.name] {
 				require.NoError(t, runErr, "described: %s", msg)
 			} else {
@@ -296,7 +327,7 @@ func TestHostileInputs(t *testing.T) {
 			require.NotContains(t, stderr.String(), "panic:")
 			require.NotContains(t, stderr.String(), "goroutine ")
 			require.NotEmpty(t, msg, "a message says why")
-			require.Equal(t, before, dirDigest(t, dir), "the store's files as they were")
+			require.Equal(t, was, after, "the store's files as they were")
 			require.Less(t, rss, int64(maxRSS), "peak memory")
 		})
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/internal/sweep"
 )
 
 // killEvents is the size of the session an operation under kill creates:
@@ -196,7 +197,7 @@ func killRounds(t *testing.T, bin string, op createOp, ks killStore, enc string)
 	}
 
 	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
-	rounds := size(8, 200)
+	rounds := sweep.Size(3, 8, 200)
 	var killed, absent, between, complete, retried int
 	for round := range rounds {
 		dst, st := ks.next(t)
