@@ -435,6 +435,8 @@ func FuzzGCNames(f *testing.F) {
 		require.NoError(t, st.PutDerived(ctx, linP, "k", []byte("kept")))
 		_, err = st.Tree(ctx)
 		require.NoError(t, err)
+		_, err = st.List(ctx) // the session index, derived, is written by reads
+		require.NoError(t, err)
 		log, err := afero.ReadFile(fsys, h.Path())
 		require.NoError(t, err)
 
