@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"iter"
+	"path/filepath"
 	"time"
 
 	"github.com/sessionlog/sessionlog/eventlog"

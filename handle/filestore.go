@@ -40,7 +40,7 @@ type FileStore struct {
 	raw, zst encoding
 	zerr     error // why zstd is unavailable, if it is
 
-	core *storeCore // the Store methods' decisions, over fileEngine
+	core *storeCore  // the Store methods' decisions, over fileEngine
 	six  sindexCache // the session index's posts read (sindex.go)
 
 	sealMu   sync.Mutex

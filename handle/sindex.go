@@ -478,9 +478,11 @@ func (v *view) each(sec int, target string, match func(key string) bool, fn func
 	return nil
 }
 
-func hasPrefix(p string) func(string) bool { return func(k string) bool { return strings.HasPrefix(k, p) } }
-func equals(p string) func(string) bool    { return func(k string) bool { return k == p } }
-func always(string) bool                   { return true }
+func hasPrefix(p string) func(string) bool {
+	return func(k string) bool { return strings.HasPrefix(k, p) }
+}
+func equals(p string) func(string) bool { return func(k string) bool { return k == p } }
+func always(string) bool                { return true }
 
 // dynamic calls fn for every present session of dyn, in ID order.
 func (v *view) dynamic(fn func(d described) error) error {

@@ -29,7 +29,7 @@ import (
 const (
 	sindexName   = "sessions.idx"
 	sindexMagic  = "sessionlog-sessions 1"
-	sindexMarks  = "sessions.d"   // the marks folder (sindexmarks.go)
+	sindexMarks  = "sessions.d"    // the marks folder (sindexmarks.go)
 	sindexLockNm = "sessions.lock" // held while the snapshot is rewritten
 )
 
