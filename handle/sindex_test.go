@@ -252,12 +252,12 @@ func TestIndexLostOrStaleRebuilt(t *testing.T) {
 		gone := filepath.Join(dir, ids[0]+".jsonl")
 		saved, err := os.ReadFile(gone)
 		require.NoError(t, err)
-		time.Sleep(10 * time.Millisecond) // the folder's time must move past the index's (coarse clocks)
 		require.NoError(t, os.Remove(gone))
+		later(t, dir)
 		requireIndexTrue(t, fsys, dir)
 		t.Run("and copied back", func(t *testing.T) {
-			time.Sleep(10 * time.Millisecond)
 			require.NoError(t, os.WriteFile(gone, saved, 0o600))
+			later(t, dir)
 			requireIndexTrue(t, fsys, dir)
 			require.Len(t, listed(t, handle.NewFileStore(fsys, dir)), 5)
 		})
@@ -384,4 +384,15 @@ func seqOf(evs []eventlog.Event) iter.Seq2[eventlog.Event, error] {
 			}
 		}
 	}
+}
+
+// later sets folder dir's modification time a second ahead: a change by
+// hand is seen by the time it leaves on the folder, which a coarse clock
+// may give the store's last change too.
+func later(t *testing.T, dir string) {
+	t.Helper()
+	fi, err := os.Stat(dir)
+	require.NoError(t, err)
+	next := fi.ModTime().Add(time.Second)
+	require.NoError(t, os.Chtimes(dir, next, next))
 }

@@ -69,6 +69,8 @@ type statJSON struct {
 	// (they need a read of each session's tail).
 	OpenTurn *bool     `json:"openTurn,omitempty"`
 	Stop     *stopJSON `json:"stop,omitempty"`
+	// Cursor is ls --limit's: --before it lists what follows.
+	Cursor string `json:"cursor,omitempty"`
 }
 
 // stopJSON is how the session stopped and whether it may continue.
