@@ -131,48 +131,49 @@ func (s *FileStore) openView(ctx context.Context) (*view, error) {
 	return v, nil
 }
 
-// applyMarks sets dyn[id] from the marks of session id: from its post
-// when that is all it has, else from its log. It returns the latest
-// folder time its posts account for, and whether a change of it is
-// under way (a pre without its post).
+// applyMarks sets dyn[id] from the marks of session id: from its newest
+// post when no change of it is under way and the post's log identity is
+// the log's now, else from its log. It returns the latest folder time
+// its posts account for, and whether a change of it is under way (a pre
+// without its post).
 func (v *view) applyMarks(ctx context.Context, id string, names []string) (known int64, open bool, err error) {
 	s := v.s
-	pres, posts := map[string]bool{}, map[string]bool{}
+	pres, posts := map[string]bool{}, map[string]string{}
 	for _, nm := range names {
 		_, nonce, kind, _ := parseMark(nm)
 		if kind == "pre" {
 			pres[nonce] = true
 		} else {
-			posts[nonce] = true
+			posts[nonce] = nm
 		}
 	}
 	var unresolved []string
 	for nonce := range pres {
-		if !posts[nonce] {
+		if _, ok := posts[nonce]; !ok {
 			unresolved = append(unresolved, nonce)
 		}
 	}
-	for _, nm := range names {
-		if _, _, kind, _ := parseMark(nm); kind == "post" {
-			p, err := s.readPost(nm)
-			if err != nil {
-				return 0, false, err
-			}
+	var newest *post
+	for _, nonce := range slices.Sorted(mapKeys(posts)) {
+		p, ok, err := s.readPost(posts[nonce])
+		if err != nil {
+			return 0, false, err
+		}
+		if ok { // else a fold removed it: the log says
 			known = max(known, p.folder)
-			if id != folderMark && len(unresolved) == 0 && len(posts) == 1 {
-				v.dyn[id] = p.described(s.dir)
-			}
+			newest = &p
 		}
 	}
 	if id == folderMark {
 		return known, false, nil
 	}
-	if len(unresolved) == 0 && len(posts) == 1 {
+	if len(unresolved) == 0 && newest != nil && newest.ident != "" && newest.ident == s.logIdentity(id) {
+		v.dyn[id] = newest.described(s.dir)
 		return known, false, nil
 	}
-	// A change under way or cut short, or several: the log says. When no
-	// writer holds the lock (asked first), the pres' changes are over:
-	// their posts say what the log now is.
+	// A change under way or cut short: the log says. When no writer
+	// holds the lock (asked first), the pres' changes are over: their
+	// posts say what the log now is.
 	free := !s.lockedNow(id)
 	d, err := s.describe(ctx, id)
 	if err != nil {
@@ -187,27 +188,26 @@ func (v *view) applyMarks(ctx context.Context, id string, names []string) (known
 	return known, len(unresolved) > 0, nil
 }
 
-// readPost reads the post mark name (cached: a post never changes). A
-// post that does not check is read as absent: its session is described
-// from its log. errRetry when it is gone: a fold removed it.
-func (s *FileStore) readPost(name string) (post, error) {
+// readPost reads the post mark name (cached: a post never changes); ok
+// is false when it is gone (a fold removed it). A post that does not
+// check has no identity: its session is described from its log.
+func (s *FileStore) readPost(name string) (p post, ok bool, err error) {
 	c := &s.six
 	c.mu.Lock()
-	p, ok := c.posts[name]
+	p, ok = c.posts[name]
 	c.mu.Unlock()
 	if ok {
-		return p, nil
+		return p, true, nil
 	}
 	b, err := readRegular(s.fs, filepath.Join(s.marksDir(), name))
 	if errors.Is(err, fs.ErrNotExist) {
-		return post{}, errRetry
+		return post{}, false, nil
 	}
 	if err != nil {
-		return post{}, err
+		return post{}, false, err
 	}
-	p, ok = parsePost(b)
-	if !ok {
-		return post{folder: 0, entry: &sessEntry{ID: "", LastSeq: -1, Live: true}}, nil
+	if p, ok = parsePost(b); !ok {
+		return post{}, true, nil
 	}
 	c.mu.Lock()
 	if c.posts == nil || len(c.posts) > 1<<16 {
@@ -215,7 +215,7 @@ func (s *FileStore) readPost(name string) (post, error) {
 	}
 	c.posts[name] = p
 	c.mu.Unlock()
-	return p, nil
+	return p, true, nil
 }
 
 // described returns what post p says of its session.
@@ -376,7 +376,7 @@ func (s *FileStore) fold(ctx context.Context, full bool) error {
 	}
 	for _, nm := range consumed {
 		if _, _, kind, _ := parseMark(nm); kind == "post" {
-			if p, err := s.readPost(nm); err == nil {
+			if p, ok, err := s.readPost(nm); err == nil && ok {
 				folder = max(folder, p.folder)
 			}
 		}
@@ -397,10 +397,13 @@ func (s *FileStore) fold(ctx context.Context, full bool) error {
 // data is written.
 func (s *FileStore) RebuildIndex(ctx context.Context) error { return s.fold(ctx, true) }
 
-// entryOf decodes the entry of a snapshot's ID line.
-func entryOf(ln sline) (*sessEntry, error) {
+// entryOf decodes the entry of a line of section sec (secID, secActive).
+func entryOf(ln sline, sec int) (*sessEntry, error) {
 	var e sessEntry
-	if err := json.Unmarshal([]byte(ln.value), &e); err != nil || e.ID != ln.key {
+	if err := json.Unmarshal([]byte(ln.value), &e); err != nil {
+		return nil, errSindexDamaged
+	}
+	if sec == secID && e.ID != ln.key || sec == secActive && ln.key != activeKey(e.lastActive(), e.ID) {
 		return nil, errSindexDamaged
 	}
 	return &e, nil
@@ -421,7 +424,7 @@ func (v *view) get(id string) (described, bool, error) {
 		if ln.key != id {
 			break
 		}
-		e, err := entryOf(ln)
+		e, err := entryOf(ln, secID)
 		if err != nil {
 			return described{}, false, err
 		}
@@ -449,21 +452,22 @@ func (v *view) each(sec int, target string, match func(key string) bool, fn func
 		if !match(ln.key) {
 			return nil
 		}
-		id := ln.value
-		if sec == secID {
-			id = ln.key
-		}
-		if _, ok := v.dyn[id]; ok {
-			continue
-		}
 		var d described
-		if sec == secID {
-			e, err := entryOf(ln)
+		switch sec {
+		case secID, secActive:
+			e, err := entryOf(ln, sec)
 			if err != nil {
 				return err
 			}
+			if _, ok := v.dyn[e.ID]; ok {
+				continue
+			}
 			d = v.fromEntry(e)
-		} else {
+		default:
+			id := ln.value
+			if _, ok := v.dyn[id]; ok {
+				continue
+			}
 			var ok bool
 			if d, ok, err = v.get(id); err != nil {
 				return err

@@ -133,6 +133,22 @@ func TestIndexAnswersAsTheLogs(t *testing.T) {
 	require.Len(t, chain, 1)
 	require.Equal(t, p, chain[0].ID)
 
+	// SessionTree is the tree of the forest Tree gives that holds the session.
+	forest, err := st.Tree(ctx)
+	require.NoError(t, err)
+	for _, from := range []string{p, f, c} {
+		one, err := handle.SessionTree(ctx, st, from)
+		require.NoError(t, err)
+		var whole *handle.Node
+		for _, r := range forest {
+			if r.Header.ID == p {
+				whole = r
+			}
+		}
+		require.NotNil(t, whole)
+		require.Equal(t, shapeOf(whole), shapeOf(one), "from %s", from)
+	}
+
 	info, err := handle.Resolve(ctx, st, "task=t2")
 	require.NoError(t, err)
 	require.Equal(t, f, info.ID)
@@ -395,4 +411,13 @@ func later(t *testing.T, dir string) {
 	require.NoError(t, err)
 	next := fi.ModTime().Add(time.Second)
 	require.NoError(t, os.Chtimes(dir, next, next))
+}
+
+// shapeOf writes a tree as its IDs, nested.
+func shapeOf(n *handle.Node) string {
+	out := n.Header.ID + "("
+	for _, c := range n.Children {
+		out += shapeOf(c) + " "
+	}
+	return out + ")"
 }

@@ -38,7 +38,7 @@ const (
 	secID     = iota // ID → the entry (JSON)
 	secLabel         // esc(key)=esc(value) → ID
 	secParent        // parent ID → ID
-	secActive        // activeKey(last activity, ID) → ID, newest first
+	secActive        // activeKey(last activity, ID) → the entry, newest first
 	secLive          // ID → "": sessions described afresh at every open
 	nSections
 )
@@ -112,6 +112,7 @@ func activeKey(lastActive int64, id string) string {
 // snapshot is an open snapshot file.
 type snapshot struct {
 	f      afero.File
+	blocks map[int64][]byte // 4 KiB blocks read by bisection (the file never changes)
 	gen    string
 	folder int64 // the store folder's modification time it accounts for (ns)
 	count  int64
@@ -128,7 +129,7 @@ func openSnapshot(fsys afero.Fs, path string) (*snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	sn := &snapshot{f: f}
+	sn := &snapshot{f: f, blocks: map[int64][]byte{}}
 	if err := sn.readHead(); err != nil {
 		f.Close()
 		return nil, err
@@ -138,8 +139,39 @@ func openSnapshot(fsys afero.Fs, path string) (*snapshot, error) {
 
 func (sn *snapshot) close() { sn.f.Close() }
 
+// blockSize is the unit of the bisection's reads.
+const blockSize = 4096
+
+// ReadAt reads through the block cache: the last steps of a bisection,
+// and the look-ups that follow it, fall in blocks read already.
+func (sn *snapshot) ReadAt(p []byte, off int64) (int, error) {
+	n := 0
+	for n < len(p) {
+		bi := (off + int64(n)) / blockSize
+		blk, ok := sn.blocks[bi]
+		if !ok {
+			blk = make([]byte, blockSize)
+			m, err := sn.f.ReadAt(blk, bi*blockSize)
+			if err != nil && !errors.Is(err, io.EOF) {
+				return n, err
+			}
+			blk = blk[:m]
+			if len(sn.blocks) > 4096 {
+				clear(sn.blocks)
+			}
+			sn.blocks[bi] = blk
+		}
+		in := off + int64(n) - bi*blockSize
+		if in >= int64(len(blk)) {
+			return n, io.EOF
+		}
+		n += copy(p[n:], blk[in:])
+	}
+	return n, nil
+}
+
 func (sn *snapshot) readHead() error {
-	b, err := readUntilNL(sn.f, 0, 4096)
+	b, err := readUntilNL(sn, 0, 4096)
 	if err != nil {
 		return err
 	}
@@ -203,7 +235,7 @@ func (sn *snapshot) lineFrom(sec int, p int64) (start int64, ln sline, ok bool, 
 	lo, hi := sn.off[sec], sn.off[sec+1]
 	start = p
 	if p > lo {
-		b, err := readUntilNL(sn.f, p-1, hi-p+1)
+		b, err := readUntilNL(sn, p-1, hi-p+1)
 		if err != nil {
 			return 0, sline{}, false, err
 		}
@@ -212,7 +244,7 @@ func (sn *snapshot) lineFrom(sec int, p int64) (start int64, ln sline, ok bool, 
 	if start >= hi {
 		return hi, sline{}, false, nil
 	}
-	b, err := readUntilNL(sn.f, start, min(hi-start, maxIndexLine))
+	b, err := readUntilNL(sn, start, min(hi-start, maxIndexLine))
 	if err != nil {
 		return 0, sline{}, false, err
 	}
@@ -326,7 +358,7 @@ func writeSnapshot(ctx context.Context, fsys afero.Fs, path string, entries map[
 				secs[secLabel] = append(secs[secLabel], sline{labelKey(k, v), id})
 			}
 		}
-		secs[secActive] = append(secs[secActive], sline{activeKey(e.lastActive(), id), id})
+		secs[secActive] = append(secs[secActive], sline{activeKey(e.lastActive(), id), string(b)})
 	}
 	var body []byte
 	var off [nSections + 1]int64

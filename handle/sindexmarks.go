@@ -172,7 +172,10 @@ func (s *FileStore) folderTime() int64 {
 // logs) or, failing that too, the error is returned: a change no mark
 // announces would leave the index stale.
 func (s *FileStore) markPre(id string) (string, error) {
-	nonce := strconv.FormatInt(time.Now().UnixNano(), 36) + strconv.FormatUint(uint64(rand.Uint32()), 36)
+	// The nonce orders the marks of a session: the changes of one session
+	// are made one at a time, under its lock, by a clock that runs
+	// forward (a post is checked against the log before it is trusted).
+	nonce := fmt.Sprintf("%016x%08x", time.Now().UnixNano(), rand.Uint32())
 	dir := s.marksDir()
 	p := filepath.Join(dir, markName(id, nonce, "pre"))
 	f, err := openRegular(s.fs, p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, false)
@@ -200,7 +203,7 @@ func (s *FileStore) markPost(id, nonce string, d described) {
 	if nonce == "" {
 		return
 	}
-	line, err := postLine(s.folderTime(), d.entry())
+	line, err := postLine(s.folderTime(), s.logIdentity(id), d.entry())
 	if err != nil {
 		return
 	}
@@ -227,18 +230,20 @@ func (s *FileStore) noteFolder() {
 }
 
 // postLine is a post's content: the folder's modification time after
-// the change, and the entry ("null" when the session is gone).
-func postLine(folder int64, e *sessEntry) ([]byte, error) {
+// the change, the log file's identity (logIdentity) and the entry
+// ("null" when the session is gone).
+func postLine(folder int64, ident string, e *sessEntry) ([]byte, error) {
 	b, err := json.Marshal(e)
 	if err != nil {
 		return nil, err
 	}
-	return appendLine(nil, strconv.FormatInt(folder, 10), string(b)), nil
+	return appendLine(nil, strconv.FormatInt(folder, 10), ident+"\t"+string(b)), nil
 }
 
 // post is a post mark's content.
 type post struct {
 	folder int64
+	ident  string
 	entry  *sessEntry
 }
 
@@ -254,11 +259,31 @@ func parsePost(b []byte) (post, bool) {
 	if err != nil {
 		return post{}, false
 	}
+	ident, js, ok := strings.Cut(ln.value, "\t")
 	var e *sessEntry
-	if err := json.Unmarshal([]byte(ln.value), &e); err != nil {
+	if !ok || json.Unmarshal([]byte(js), &e) != nil {
 		return post{}, false
 	}
-	return post{folder, e}, true
+	return post{folder, ident, e}, true
+}
+
+// logIdentity says which file holds session id's log now, cheaply (an
+// lstat a layout): "-" for none, "<ext> <size> <mtime ns>" for one
+// regular file, "" when that cannot be told (both layouts, an error). A
+// post whose identity is the log's now tells what the log holds.
+func (s *FileStore) logIdentity(id string) string {
+	out := "-"
+	for _, e := range s.encodings() {
+		fi, err := lstat(s.fs, filepath.Join(s.dir, id+e.ext))
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			continue
+		case err != nil || !fi.Mode().IsRegular() || out != "-":
+			return ""
+		}
+		out = fmt.Sprintf("%s %d %d", e.ext, fi.Size(), fi.ModTime().UnixNano())
+	}
+	return out
 }
 
 // markedLock is a session's writer lock taken through lockMarked: its
