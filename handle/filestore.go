@@ -646,7 +646,7 @@ func (s *FileStore) removeLog(id string) error {
 	if err := syncDir(s.fs, s.dir); err != nil {
 		return fmt.Errorf("handle: delete %s: sync folder: %w", id, err)
 	}
-	s.dropDerived(id)
+	s.dropKnownDerived(id)
 	s.fs.Remove(s.lockPath(id))
 	s.cfg.log.Debug("session deleted", "id", id)
 	return nil

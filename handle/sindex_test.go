@@ -421,3 +421,30 @@ func shapeOf(n *handle.Node) string {
 	}
 	return out + ")"
 }
+
+// TestDeleteDropsDerivedWithoutListing deletes a session with derived
+// data under keys of its own and others': every derived file of it goes,
+// and the cache folder, whose size grows with the store, is not listed.
+func TestDeleteDropsDerivedWithoutListing(t *testing.T) {
+	ctx := t.Context()
+	fsys := faultfs.New(afero.NewMemMapFs())
+	st := crashStore(fsys)
+	p, _, c, o := indexStore(t, fsys)
+	for _, k := range []string{"snap-1", "state.12", "facts"} {
+		require.NoError(t, st.PutDerived(ctx, o, k, []byte("x")))
+		require.NoError(t, st.PutDerived(ctx, o, k, []byte("y")))
+		require.NoError(t, st.PutDerived(ctx, p, k, []byte("kept")))
+	}
+	var ops []string
+	fsys.SetHook(func(op faultfs.Op, name string) error { ops = append(ops, opName(op, name)); return nil })
+	require.NoError(t, st.Delete(ctx, o))
+	require.NoError(t, st.Delete(ctx, c))
+	fsys.SetHook(nil)
+	require.NotContains(t, ops, "open-.cache", "the cache folder is not listed")
+	left, err := afero.Glob(fsys, filepath.Join(crashDir, ".cache", o+".*"))
+	require.NoError(t, err)
+	require.Empty(t, left, "every derived file of a deleted session goes")
+	got, err := st.GetDerived(ctx, p, "state.12")
+	require.NoError(t, err)
+	require.Equal(t, "kept", string(got))
+}
