@@ -125,8 +125,12 @@ func (s *FileStore) openView(ctx context.Context) (*view, error) {
 		return s.rebuilt(ctx, true)
 	}
 	if n > compactAt(sn.count) {
-		v.close()
-		return s.rebuilt(ctx, false)
+		if err := s.fold(ctx, false); err == nil {
+			v.close()
+			return nil, errRetry
+		}
+		// Not now (another process folds, a read-only store): this view
+		// is right, only slower.
 	}
 	return v, nil
 }

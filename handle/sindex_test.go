@@ -448,3 +448,29 @@ func TestDeleteDropsDerivedWithoutListing(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "kept", string(got))
 }
+
+// TestIndexFoldsMarks makes more changes than an open leaves as marks:
+// the next open folds them into the snapshot, and answers as the logs.
+func TestIndexFoldsMarks(t *testing.T) {
+	ctx := t.Context()
+	fsys := afero.NewMemMapFs()
+	st := handle.NewFileStore(fsys, crashDir, handle.WithoutRedaction())
+	_, err := st.List(ctx)
+	require.NoError(t, err)
+	for i := range 1100 {
+		h, err := st.Create(ctx, handle.WithLabels(map[string]string{"i": fmt.Sprint(i)}))
+		require.NoError(t, err)
+		require.NoError(t, h.Close())
+	}
+	marks := filepath.Join(crashDir, ".cache", "sessions.d")
+	before, err := afero.ReadDir(fsys, marks)
+	require.NoError(t, err)
+	require.Len(t, before, 1100, "a post a session")
+	info, err := handle.Resolve(ctx, st, "i=1099")
+	require.NoError(t, err)
+	require.Equal(t, "1099", info.Header.Labels["i"])
+	after, err := afero.ReadDir(fsys, marks)
+	require.NoError(t, err)
+	require.Empty(t, after, "folded into the snapshot")
+	requireIndexTrue(t, fsys, crashDir)
+}
