@@ -86,7 +86,8 @@ func (s *FileStore) openView(ctx context.Context) (*view, error) {
 		return nil, err
 	}
 	known, open := sn.folder, false
-	for id, names := range marks {
+	for _, id := range slices.Sorted(mapKeys(marks)) {
+		names := marks[id]
 		k, o, err := v.applyMarks(ctx, id, names)
 		if err != nil {
 			v.close()
@@ -152,7 +153,7 @@ func (v *view) applyMarks(ctx context.Context, id string, names []string) (known
 		}
 	}
 	var unresolved []string
-	for nonce := range pres {
+	for _, nonce := range slices.Sorted(mapKeys(pres)) {
 		if _, ok := posts[nonce]; !ok {
 			unresolved = append(unresolved, nonce)
 		}
@@ -365,7 +366,8 @@ func (s *FileStore) fold(ctx context.Context, full bool) error {
 		}
 	}
 	var consumed []string
-	for id, names := range marks {
+	for _, id := range slices.Sorted(mapKeys(marks)) {
+		names := marks[id]
 		if id == folderMark {
 			consumed = append(consumed, names...)
 			continue

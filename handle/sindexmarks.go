@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/seal"
 )
 
 // A mark says that a session changed since the snapshot (docs/design.md,
@@ -111,6 +112,11 @@ func (s *FileStore) describe(ctx context.Context, id string) (described, error) 
 	if cerr := ctx.Err(); cerr != nil {
 		return d, cerr
 	}
+	if err != nil && !isVerdict(err) {
+		// As Headers: an I/O error says nothing about the session, and
+		// leaving it out would hide a fork from Delete.
+		return d, fmt.Errorf("handle: describing %s: %w", id, err)
+	}
 	if err == nil && !info.Sealed {
 		d.info, d.hdr = info, &info.Header
 		return d, nil
@@ -134,6 +140,18 @@ func (s *FileStore) describe(ctx context.Context, id string) (described, error) 
 		return d, fmt.Errorf("handle: reading the header of %s: %w", id, herr)
 	}
 	return d, nil
+}
+
+// isVerdict reports whether err is a judgement of a log (it is corrupt,
+// of another version, sealed for keys not at hand…), not a failure to
+// read it.
+func isVerdict(err error) bool {
+	for _, v := range []error{ErrCorrupt, ErrVersion, ErrNotRegular, ErrDuplicate, ErrSealed, ErrLineage, seal.ErrNoKey, seal.ErrBlob} {
+		if errors.Is(err, v) {
+			return true
+		}
+	}
+	return false
 }
 
 // markName is the name of a mark: <ID>.<nonce>.<pre|post>.
@@ -168,9 +186,7 @@ func (s *FileStore) folderTime() int64 {
 }
 
 // markPre creates a pre mark for session id and returns its nonce. When
-// it cannot, the snapshot is removed (the next open rebuilds it from the
-// logs) or, failing that too, the error is returned: a change no mark
-// announces would leave the index stale.
+// it cannot, the change must not be made: no mark would announce it.
 func (s *FileStore) markPre(id string) (string, error) {
 	// The nonce orders the marks of a session: the changes of one session
 	// are made one at a time, under its lock, by a clock that runs
@@ -188,13 +204,10 @@ func (s *FileStore) markPre(id string) (string, error) {
 			}
 		}
 	}
-	if err == nil {
-		return nonce, f.Close()
+	if err != nil {
+		return "", fmt.Errorf("handle: session index mark: %w", err)
 	}
-	if rerr := s.fs.Remove(filepath.Join(s.dir, cacheDir, sindexName)); rerr == nil || errors.Is(rerr, fs.ErrNotExist) {
-		return "", nil
-	}
-	return "", fmt.Errorf("handle: session index: %w", err)
+	return nonce, f.Close()
 }
 
 // markPost turns session id's pre mark nonce into a post saying what d
