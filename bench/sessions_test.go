@@ -208,3 +208,66 @@ func logtoolBinary(tb testing.TB) string {
 	}
 	return logtoolExe
 }
+
+// BenchmarkFlatFolder measures a flat folder of n files, as a store of
+// n/2 sessions holds (a log and a lock each): creating, looking up and
+// removing a file among them, and listing the folder's names. It decides
+// whether a store needs nested folders (docs/design.md, "Layout").
+func BenchmarkFlatFolder(b *testing.B) {
+	sizes := []int{20_000, 200_000}
+	if large() {
+		sizes = append(sizes, 2_000_000)
+	}
+	for _, n := range sizes {
+		b.Run(fmt.Sprintf("files=%d", n), func(b *testing.B) {
+			dir := b.TempDir()
+			name := func(i int) string { return filepath.Join(dir, fmt.Sprintf("%026d.jsonl", i)) }
+			for i := range n {
+				f, err := os.OpenFile(name(i), os.O_CREATE|os.O_WRONLY, 0o600)
+				if err != nil {
+					b.Fatal(err)
+				}
+				f.Close()
+			}
+			next := n
+			b.Run("create", func(b *testing.B) {
+				for b.Loop() {
+					f, err := os.OpenFile(name(next), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+					if err != nil {
+						b.Fatal(err)
+					}
+					f.Close()
+					next++
+				}
+			})
+			b.Run("lstat", func(b *testing.B) {
+				for b.Loop() {
+					if _, err := os.Lstat(name(rand.IntN(n))); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run("remove", func(b *testing.B) {
+				for b.Loop() {
+					next--
+					if err := os.Remove(name(next)); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run("readdirnames", func(b *testing.B) {
+				for b.Loop() {
+					d, err := os.Open(dir)
+					if err != nil {
+						b.Fatal(err)
+					}
+					names, err := d.Readdirnames(-1)
+					d.Close()
+					if err != nil || len(names) < n/2 {
+						b.Fatal(err, len(names))
+					}
+				}
+			})
+		})
+	}
+}
