@@ -68,6 +68,9 @@ func (s *FileStore) openView(ctx context.Context) (*view, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if !s.cacheUsable() {
+		return s.scanView(ctx) // nothing kept there is trusted
+	}
 	snapPath := filepath.Join(s.dir, cacheDir, sindexName)
 	sn, err := openSnapshot(s.fs, snapPath)
 	if sn == nil {
@@ -257,16 +260,16 @@ func (s *FileStore) rebuilt(ctx context.Context, full bool) (*view, error) {
 	switch err := s.fold(ctx, full); {
 	case err == nil:
 		return nil, errRetry
-	case errors.Is(err, ErrLocked), errors.Is(err, fs.ErrPermission), isReadOnly(err):
-		return s.scanView(ctx)
-	default:
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case errors.As(err, new(*describeError)):
 		return nil, err
+	default:
+		// Another process folds, the store cannot be written, a log
+		// cannot be read (scanView says which).
+		s.cfg.log.Debug("session index not written", "dir", s.dir, "err", err)
+		return s.scanView(ctx)
 	}
-}
-
-// isReadOnly reports whether err is a file system's refusal to write.
-func isReadOnly(err error) bool {
-	return err != nil && (strings.Contains(err.Error(), "read-only") || strings.Contains(err.Error(), "operation not permitted"))
 }
 
 // scanView describes every session from its log: the index of a store

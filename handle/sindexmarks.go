@@ -115,7 +115,7 @@ func (s *FileStore) describe(ctx context.Context, id string) (described, error) 
 	if err != nil && !isVerdict(err) {
 		// As Headers: an I/O error says nothing about the session, and
 		// leaving it out would hide a fork from Delete.
-		return d, fmt.Errorf("handle: describing %s: %w", id, err)
+		return d, &describeError{id: id, err: err}
 	}
 	if err == nil && !info.Sealed {
 		d.info, d.hdr = info, &info.Header
@@ -137,10 +137,20 @@ func (s *FileStore) describe(ctx context.Context, id string) (described, error) 
 	default:
 		// As Headers: skipping a header that could not be read would
 		// hide a fork from Delete, which would then delete its parent.
-		return d, fmt.Errorf("handle: reading the header of %s: %w", id, herr)
+		return d, &describeError{id: id, err: herr}
 	}
 	return d, nil
 }
+
+// describeError: a log could not be read (I/O), which says nothing
+// about its session. No index is opened then.
+type describeError struct {
+	id  string
+	err error
+}
+
+func (e *describeError) Error() string { return fmt.Sprintf("handle: reading %s: %v", e.id, e.err) }
+func (e *describeError) Unwrap() error { return e.err }
 
 // isVerdict reports whether err is a judgement of a log (it is corrupt,
 // of another version, sealed for keys not at hand…), not a failure to
@@ -173,6 +183,12 @@ func parseMark(name string) (id, nonce, kind string, ok bool) {
 // accounts for a change of the store's folder (GC removed leftovers).
 const folderMark = "_"
 
+// cacheUsable reports whether the cache folder is a folder (or absent),
+// not a link: the index is kept there, and trusted, only then.
+func (s *FileStore) cacheUsable() bool {
+	return checkFolder(s.fs, filepath.Join(s.dir, cacheDir)) == nil && checkFolder(s.fs, s.marksDir()) == nil
+}
+
 func (s *FileStore) marksDir() string { return filepath.Join(s.dir, cacheDir, sindexMarks) }
 
 // folderTime returns the store folder's modification time (ns), 0 when
@@ -193,6 +209,9 @@ func (s *FileStore) markPre(id string) (string, error) {
 	// forward (a post is checked against the log before it is trusted).
 	nonce := fmt.Sprintf("%016x%08x", time.Now().UnixNano(), rand.Uint32())
 	dir := s.marksDir()
+	if !s.cacheUsable() {
+		return "", nil // no index is kept, none trusted (openView)
+	}
 	p := filepath.Join(dir, markName(id, nonce, "pre"))
 	f, err := openRegular(s.fs, p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, false)
 	if errors.Is(err, fs.ErrNotExist) {
