@@ -321,10 +321,11 @@ func (s *FileStore) logIdentity(id string) string {
 // markedLock is a session's writer lock taken through lockMarked: its
 // unlock writes the post mark first.
 type markedLock struct {
-	s     *FileStore
-	l     writerLock
-	id    string
-	nonce string
+	s       *FileStore
+	l       writerLock
+	id      string
+	nonce   string
+	existed bool // a log of the session was there when the lock was taken
 }
 
 // lockMarked takes session id's writer lock and marks the session as
@@ -340,12 +341,18 @@ func (s *FileStore) lockMarked(id string) (writerLock, error) {
 		l.unlock()
 		return nil, err
 	}
-	return &markedLock{s: s, l: l, id: id, nonce: nonce}, nil
+	return &markedLock{s: s, l: l, id: id, nonce: nonce, existed: s.logIdentity(id) != "-"}, nil
 }
 
 func (m *markedLock) unlock() error {
 	if d, err := m.s.describe(context.Background(), m.id); err == nil {
-		m.s.markPost(m.id, m.nonce, d)
+		if !d.present && !m.existed && m.nonce != "" {
+			// Absent before and after (a create that failed): nothing to
+			// announce.
+			m.s.fs.Remove(filepath.Join(m.s.marksDir(), markName(m.id, m.nonce, "pre")))
+		} else {
+			m.s.markPost(m.id, m.nonce, d)
+		}
 	}
 	return m.l.unlock()
 }
