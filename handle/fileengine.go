@@ -128,7 +128,7 @@ func (e fileEngine) indexHeader(ctx context.Context, id string) (eventlog.Header
 	var hdr eventlog.Header
 	var ok bool
 	_, err := withIndex(ctx, e.s, func(v *view) ([]Info, error) {
-		d, present, err := v.get(id)
+		d, present, err := v.get(ctx, id)
 		if err != nil || !present {
 			return nil, err
 		}

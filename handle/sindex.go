@@ -175,8 +175,10 @@ func (v *view) applyMarks(ctx context.Context, id string, names []string) (known
 	if id == folderMark {
 		return known, false, nil
 	}
-	if len(unresolved) == 0 && newest != nil && newest.ident != "" && newest.ident == s.logIdentity(id) {
-		v.dyn[id] = newest.described(s.dir)
+	if len(unresolved) == 0 && newest != nil && newest.ident != "" {
+		d := newest.described(s.dir, id)
+		d.ident = newest.ident // checked when used (fresh)
+		v.dyn[id] = d
 		return known, false, nil
 	}
 	// A change under way or cut short: the log says. When no writer
@@ -227,10 +229,10 @@ func (s *FileStore) readPost(name string) (p post, ok bool, err error) {
 }
 
 // described returns what post p says of its session.
-func (p post) described(dir string) described {
+func (p post) described(dir, id string) described {
 	e := p.entry
 	if e == nil {
-		return described{}
+		return described{info: Info{ID: id}}
 	}
 	if e.Live || e.ID == "" {
 		// Not trusted for a description: a live session is described
@@ -419,9 +421,10 @@ func entryOf(ln sline, sec int) (*sessEntry, error) {
 }
 
 // get returns session id as the view has it; ok is false when absent.
-func (v *view) get(id string) (described, bool, error) {
+func (v *view) get(ctx context.Context, id string) (described, bool, error) {
 	if d, ok := v.dyn[id]; ok {
-		return d, d.present, nil
+		d, err := v.fresh(ctx, d)
+		return d, d.present, err
 	}
 	if v.sn == nil {
 		return described{}, false, nil
@@ -478,7 +481,7 @@ func (v *view) each(sec int, target string, match func(key string) bool, fn func
 				continue
 			}
 			var ok bool
-			if d, ok, err = v.get(id); err != nil {
+			if d, ok, err = v.get(context.Background(), id); err != nil {
 				return err
 			} else if !ok {
 				return errSindexDamaged // a line naming no entry
@@ -522,6 +525,14 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 // fresh replaces a description a post gave but cannot stand for (a
 // live session's) by the log's.
 func (v *view) fresh(ctx context.Context, d described) (described, error) {
+	if d.ident != "" {
+		if d.ident == v.s.logIdentity(d.info.ID) {
+			d.ident = ""
+			v.dyn[d.info.ID] = d
+		} else {
+			d.err = errLive // the log changed since: described afresh
+		}
+	}
 	if !errors.Is(d.err, errLive) {
 		return d, nil
 	}
@@ -594,16 +605,30 @@ func (v *view) list(ctx context.Context, lc listConfig) ([]Info, error) {
 // children returns the sessions whose header names parent as theirs.
 func (v *view) children(ctx context.Context, parent string) ([]described, error) {
 	var out []described
+	names := func(d described) bool {
+		p := headerOf(d)
+		return d.present && p != nil && p.Parent != nil && p.Parent.ID == parent
+	}
 	keep := func(d described) error {
-		if p := headerOf(d); p != nil && p.Parent != nil && p.Parent.ID == parent {
+		if names(d) {
 			out = append(out, d)
 		}
 		return nil
 	}
-	if err := v.dynamic(keep); err != nil {
+	err := v.dynamic(func(d described) error {
+		if !names(d) {
+			return nil // a header's parent never changes but to none (Detach)
+		}
+		d, err := v.fresh(ctx, d)
+		if err != nil {
+			return err
+		}
+		return keep(d)
+	})
+	if err != nil {
 		return nil, err
 	}
-	err := v.each(secParent, parent, equals(parent), func(d described) (bool, error) { return true, keep(d) })
+	err = v.each(secParent, parent, equals(parent), func(d described) (bool, error) { return true, keep(d) })
 	slices.SortFunc(out, func(a, b described) int { return strings.Compare(a.info.ID, b.info.ID) })
 	return out, err
 }

@@ -73,6 +73,9 @@ type described struct {
 	info    Info             // Stat's; for a broken one its ID, LastSeq -1
 	err     error            // Stat's error: the session cannot be described
 	hdr     *eventlog.Header // its header, what it shows in clear when sealed; nil when unreadable
+	// ident, when set, is the log identity a post gave: the description
+	// stands once the log is found to have it (view.fresh).
+	ident string
 }
 
 // entry returns what the index keeps of d (nil when absent).
