@@ -140,8 +140,26 @@ func (e fileEngine) indexHeader(ctx context.Context, id string) (eventlog.Header
 	return hdr, ok, err
 }
 
-func (e fileEngine) indexOlder(ctx context.Context, cutoff int64) ([]Info, error) {
-	return withIndex(ctx, e.s, func(v *view) ([]Info, error) { return v.older(ctx, cutoff) })
+func (e fileEngine) indexOlder(ctx context.Context, cutoff int64) ([]Info, map[string][]string, error) {
+	forks := map[string][]string{}
+	olds, err := withIndex(ctx, e.s, func(v *view) ([]Info, error) {
+		clear(forks)
+		olds, err := v.older(ctx, cutoff)
+		for _, in := range olds {
+			if err != nil {
+				break
+			}
+			var ds []described
+			ds, err = v.children(ctx, in.ID)
+			for _, d := range ds {
+				if h := headerOf(d); h != nil && h.Parent.Mode == eventlog.ModeFork {
+					forks[in.ID] = append(forks[in.ID], d.info.ID)
+				}
+			}
+		}
+		return olds, err
+	})
+	return olds, forks, err
 }
 
 // withIndex runs q on the store's index, rebuilding it once when q finds

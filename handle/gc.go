@@ -116,7 +116,7 @@ func collect(ctx context.Context, st Store, before time.Time, dryRun bool) (GCRe
 // session is kept when a fork of it, or of a fork of it…, is not old.
 func collectIndexed(ctx context.Context, c *storeCore, ix indexer, before time.Time, dryRun bool) (GCReport, error) {
 	var rep GCReport
-	olds, err := ix.indexOlder(ctx, before.UnixMilli())
+	olds, forks, err := ix.indexOlder(ctx, before.UnixMilli())
 	if err != nil {
 		return rep, err
 	}
@@ -132,11 +132,7 @@ func collectIndexed(ctx context.Context, c *storeCore, ix indexer, before time.T
 			return v, nil
 		}
 		memo[id] = false // a loop keeps nothing
-		deps, err := c.dependents(ctx, id)
-		if err != nil {
-			return false, err
-		}
-		for _, d := range deps {
+		for _, d := range forks[id] {
 			if _, isOld := old[d]; !isOld {
 				memo[id] = true
 				return true, nil

@@ -152,8 +152,9 @@ type indexer interface {
 	// or unreadable.
 	indexHeader(ctx context.Context, id string) (hdr eventlog.Header, ok bool, err error)
 	// indexOlder returns the sessions last active before cutoff (ms),
-	// leaving out those that cannot be described.
-	indexOlder(ctx context.Context, cutoff int64) ([]Info, error)
+	// leaving out those that cannot be described, and the forks of each
+	// (sorted IDs), from one reading of the index.
+	indexOlder(ctx context.Context, cutoff int64) ([]Info, map[string][]string, error)
 }
 
 // List describes the sessions, each as Stat does, newest first.
