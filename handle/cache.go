@@ -10,6 +10,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/sessionlog/sessionlog/seal"
@@ -165,6 +167,9 @@ func (s *FileStore) PutDerived(ctx context.Context, id, key string, data []byte)
 	if err != nil {
 		return err
 	}
+	if err := s.recordKey(id, key); err != nil {
+		return err
+	}
 	if sf != nil {
 		if data, err = sealBlob(sf, id, key, data); err != nil {
 			return err
@@ -205,6 +210,69 @@ func (s *FileStore) writeDerived(path string, data []byte) error {
 		return fmt.Errorf("handle: cache %q: %w", path, err)
 	}
 	return nil
+}
+
+// ownKeys are the keys of the derived data the store itself keeps of a
+// session; keysKey names the record of the others' (recordKey).
+var ownKeys = []string{ackedKey, checkedKey, digestKey, digestsKey}
+
+const keysKey = "keys"
+
+// recordKey adds key to session id's record of the keys its derived data
+// is kept under, before that data is written, so that Delete removes it
+// without listing the cache folder (dropKnownDerived). The store's own
+// keys are not recorded.
+func (s *FileStore) recordKey(id, key string) error {
+	if slices.Contains(ownKeys, key) {
+		return nil
+	}
+	p, err := s.cachePath(id, keysKey)
+	if err != nil {
+		return err
+	}
+	if b, err := readRegular(s.fs, p); err == nil && slices.Contains(strings.Split(string(b), "\n"), key) {
+		return nil
+	}
+	if err := checkFolder(s.fs, filepath.Dir(p)); err != nil {
+		return fmt.Errorf("handle: cache folder: %w", err)
+	}
+	if err := s.fs.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return fmt.Errorf("handle: cache folder: %w", err)
+	}
+	f, err := openRegular(s.fs, p, os.O_CREATE|os.O_WRONLY|os.O_APPEND, false)
+	if err != nil {
+		return fmt.Errorf("handle: cache %q: %w", p, err)
+	}
+	_, err = f.Write([]byte(key + "\n"))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// dropKnownDerived removes the derived files of session id that its
+// store keeps and its record of keys names (Delete: no listing of the
+// cache folder, whose size grows with the store). A file its record
+// misses (written by an older version) is GC's leftover.
+func (s *FileStore) dropKnownDerived(id string) {
+	kp, err := s.cachePath(id, keysKey)
+	if err != nil {
+		return
+	}
+	keys := slices.Clone(ownKeys)
+	if b, err := readRegular(s.fs, kp); err == nil {
+		for _, k := range strings.Split(string(b), "\n") {
+			if validKey(k) {
+				keys = append(keys, k)
+			}
+		}
+	}
+	for _, k := range keys {
+		if p, err := s.cachePath(id, k); err == nil {
+			s.fs.Remove(p)
+		}
+	}
+	s.fs.Remove(kp)
 }
 
 // dropDerived removes every derived file of session id.

@@ -35,7 +35,7 @@ func (s *FileStore) Convert(ctx context.Context, id, encodingName string) error 
 	if _, err := s.existing(ctx, id); err != nil {
 		return err
 	}
-	lock, err := lockFile(s.fs, s.lockPath(id))
+	lock, err := s.lockMarked(id)
 	if err != nil {
 		return err
 	}

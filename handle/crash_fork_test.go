@@ -307,8 +307,12 @@ var cacheTmpTime = regexp.MustCompile(`\.[0-9]+\.tmp$`)
 // opName names a file-system operation as the hook sees it, the same in
 // every run.
 func opName(op faultfs.Op, name string) string {
-	return op.String() + "-" + cacheTmpTime.ReplaceAllString(filepath.Base(name), ".N.tmp")
+	base := cacheTmpTime.ReplaceAllString(filepath.Base(name), ".N.tmp")
+	return op.String() + "-" + markNonce.ReplaceAllString(base, ".N.$1")
 }
+
+// markNonce is the nonce in the names of the session index's marks.
+var markNonce = regexp.MustCompile(`\.[0-9a-f]{24}\.(pre|post)$`)
 
 // opSweep cuts the power during an operation at each of the file-system
 // operations it performs (see the top of the file).

@@ -36,7 +36,7 @@ func (s *FileStore) createFrom(ctx context.Context, ns NewSession, events iter.S
 	if err := s.makeDir(); err != nil {
 		return Info{}, err
 	}
-	lock, err := lockFile(s.fs, s.lockPath(id))
+	lock, err := s.lockMarked(id)
 	if err != nil {
 		return Info{}, err
 	}

@@ -61,6 +61,14 @@
 // store supplies for the open session: the core keeps all a Handle
 // promises, the backend only stores and reads rows and holds the writer.
 //
+// # The session index
+//
+// The file store keeps a derived index of its sessions (docs/design.md,
+// "The session index"): List, WithIDPrefix, label queries, pages (Limit,
+// Before), Children, Ancestors, Dependents and GC's old sessions cost what
+// their answer costs, not a read of every log. A lost, damaged or
+// outdated index is rebuilt from the logs; RebuildIndex forces it.
+//
 // # Concurrency
 //
 // Stores and handles are safe for concurrent use. One writer per session

@@ -2,8 +2,10 @@ package handle
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
+	"path/filepath"
 	"time"
 
 	"github.com/sessionlog/sessionlog/eventlog"
@@ -58,7 +60,7 @@ func (e fileEngine) CreateFrom(ctx context.Context, ns NewSession, events iter.S
 }
 
 func (e fileEngine) Hold(_ context.Context, id string) (func(), error) {
-	lock, err := lockFile(e.s.fs, e.s.lockPath(id))
+	lock, err := e.s.lockMarked(id)
 	if err != nil {
 		return nil, err
 	}
@@ -102,4 +104,79 @@ func (e fileEngine) PutDerived(ctx context.Context, id, key string, data []byte)
 
 func (e fileEngine) DeleteDerived(ctx context.Context, id, key string) error {
 	return e.s.DeleteDerived(ctx, id, key)
+}
+
+var _ indexer = fileEngine{}
+
+// indexList is List from the session index.
+func (e fileEngine) indexList(ctx context.Context, lc listConfig) ([]Info, error) {
+	return withIndex(ctx, e.s, func(v *view) ([]Info, error) { return v.list(ctx, lc) })
+}
+
+func (e fileEngine) indexChildren(ctx context.Context, id string) ([]Info, error) {
+	return withIndex(ctx, e.s, func(v *view) ([]Info, error) {
+		ds, err := v.children(ctx, id)
+		var out []Info
+		for _, d := range ds {
+			out = append(out, Info{ID: d.info.ID, Path: d.info.Path, Header: *headerOf(d)})
+		}
+		return out, err
+	})
+}
+
+func (e fileEngine) indexHeader(ctx context.Context, id string) (eventlog.Header, bool, error) {
+	var hdr eventlog.Header
+	var ok bool
+	_, err := withIndex(ctx, e.s, func(v *view) ([]Info, error) {
+		d, present, err := v.get(ctx, id)
+		if err != nil || !present {
+			return nil, err
+		}
+		if h := headerOf(d); h != nil {
+			hdr, ok = *h, true
+		}
+		return nil, nil
+	})
+	return hdr, ok, err
+}
+
+func (e fileEngine) indexOlder(ctx context.Context, cutoff int64) ([]Info, map[string][]string, error) {
+	forks := map[string][]string{}
+	olds, err := withIndex(ctx, e.s, func(v *view) ([]Info, error) {
+		clear(forks)
+		olds, err := v.older(ctx, cutoff)
+		for _, in := range olds {
+			if err != nil {
+				break
+			}
+			var ds []described
+			ds, err = v.children(ctx, in.ID)
+			for _, d := range ds {
+				if h := headerOf(d); h != nil && h.Parent.Mode == eventlog.ModeFork {
+					forks[in.ID] = append(forks[in.ID], d.info.ID)
+				}
+			}
+		}
+		return olds, err
+	})
+	return olds, forks, err
+}
+
+// withIndex runs q on the store's index, rebuilding it once when q finds
+// it damaged.
+func withIndex(ctx context.Context, s *FileStore, q func(v *view) ([]Info, error)) ([]Info, error) {
+	for try := 0; ; try++ {
+		v, err := s.index(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out, err := q(v)
+		v.close()
+		if errors.Is(err, errSindexDamaged) && try == 0 {
+			s.cfg.log.Info("session index damaged: rebuilt", "dir", s.dir)
+			s.fs.Remove(filepath.Join(s.dir, cacheDir, sindexName))
+			continue
+		}
+		return out, err
+	}
 }

@@ -40,7 +40,8 @@ type FileStore struct {
 	raw, zst encoding
 	zerr     error // why zstd is unavailable, if it is
 
-	core *storeCore // the Store methods' decisions, over fileEngine
+	core *storeCore  // the Store methods' decisions, over fileEngine
+	six  sindexCache // the session index's posts read (sindex.go)
 
 	sealMu   sync.Mutex
 	keyrings map[string]*sessionKeys // by session ID (see keyringFor)
@@ -130,7 +131,7 @@ func (s *FileStore) create(ctx context.Context, ns NewSession) (Handle, error) {
 	if err := s.makeDir(); err != nil {
 		return nil, err
 	}
-	lock, err := lockFile(s.fs, s.lockPath(id))
+	lock, err := s.lockMarked(id)
 	if err != nil {
 		return nil, err
 	}
@@ -375,7 +376,7 @@ func (s *FileStore) openMode(ctx context.Context, id string, mode Mode, op OpenP
 	flag := os.O_RDONLY
 	if mode == ReadWrite {
 		var err error
-		if lock, err = lockFile(s.fs, s.lockPath(id)); err != nil {
+		if lock, err = s.lockMarked(id); err != nil {
 			return nil, err
 		}
 		flag = os.O_RDWR
@@ -645,7 +646,7 @@ func (s *FileStore) removeLog(id string) error {
 	if err := syncDir(s.fs, s.dir); err != nil {
 		return fmt.Errorf("handle: delete %s: sync folder: %w", id, err)
 	}
-	s.dropDerived(id)
+	s.dropKnownDerived(id)
 	s.fs.Remove(s.lockPath(id))
 	s.cfg.log.Debug("session deleted", "id", id)
 	return nil

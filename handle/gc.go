@@ -111,6 +111,81 @@ func collect(ctx context.Context, st Store, before time.Time, dryRun bool) (GCRe
 	return rep, last, nil
 }
 
+// collectIndexed is collect on a store with an index: it reads only the
+// sessions last active before before, and the forks of each. An old
+// session is kept when a fork of it, or of a fork of it…, is not old.
+func collectIndexed(ctx context.Context, c *storeCore, ix indexer, before time.Time, dryRun bool) (GCReport, error) {
+	var rep GCReport
+	olds, forks, err := ix.indexOlder(ctx, before.UnixMilli())
+	if err != nil {
+		return rep, err
+	}
+	old := map[string]Info{}
+	for _, in := range olds {
+		old[in.ID] = in
+	}
+	// needed reports whether a fork below id is not old.
+	memo := map[string]bool{}
+	var needed func(id string, depth int) (bool, error)
+	needed = func(id string, depth int) (bool, error) {
+		if v, ok := memo[id]; ok || depth > maxForkDepth {
+			return v, nil
+		}
+		memo[id] = false // a loop keeps nothing
+		for _, d := range forks[id] {
+			if _, isOld := old[d]; !isOld {
+				memo[id] = true
+				return true, nil
+			}
+			if n, err := needed(d, depth+1); err != nil || n {
+				memo[id] = n
+				return n, err
+			}
+		}
+		return false, nil
+	}
+	var victims []string
+	for id := range old {
+		n, err := needed(id, 0)
+		if err != nil {
+			return rep, err
+		}
+		if n {
+			rep.Kept = append(rep.Kept, id)
+		} else {
+			victims = append(victims, id)
+		}
+	}
+	depth := func(id string) int {
+		n := 0
+		for in, ok := old[id]; ok && in.Header.Parent != nil && in.Header.Parent.Mode == eventlog.ModeFork && n < maxForkDepth; in, ok = old[in.Header.Parent.ID] {
+			n++
+		}
+		return n
+	}
+	slices.SortFunc(victims, func(a, b string) int {
+		return cmp.Or(cmp.Compare(depth(b), depth(a)), cmp.Compare(old[a].LastActive(), old[b].LastActive()), strings.Compare(a, b))
+	})
+	gone := map[string]bool{}
+	for _, id := range victims {
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		fate, err := collectOne(ctx, c, id, gone, dryRun)
+		if err != nil {
+			return rep, err
+		}
+		switch fate {
+		case collected:
+			rep.Deleted = append(rep.Deleted, id)
+		case kept:
+			rep.Kept = append(rep.Kept, id)
+		}
+	}
+	slices.Sort(rep.Kept)
+	return rep, nil
+}
+
 // fate is what became of an old session.
 type fate int
 
@@ -177,12 +252,20 @@ func (s *FileStore) leftovers(keep func(id string) bool, dryRun bool) []string {
 			}
 		}
 	}
+	present := map[string]bool{}
+	if entries, err := afero.ReadDir(s.fs, s.dir); err == nil {
+		for _, e := range entries {
+			if id, _, ok := ParseFileName(e.Name()); ok {
+				present[id] = true
+			}
+		}
+	}
 	sessionGone := func(name string) bool {
 		id, _, _ := strings.Cut(name, ".")
 		if !eventlog.ValidID(id) {
 			return false
 		}
-		return !keep(id)
+		return !present[id] || !keep(id)
 	}
 	sweep(s.dir, func(name string) bool {
 		if _, _, ok := ParseFileName(name); ok {
@@ -197,6 +280,9 @@ func (s *FileStore) leftovers(keep func(id string) bool, dryRun bool) []string {
 	sweep(filepath.Join(s.dir, cacheDir), func(name string) bool {
 		return sessionGone(name) || strings.HasSuffix(name, tmpExt)
 	})
+	if len(out) > 0 && !dryRun {
+		s.noteFolder() // the index knows the folder changed (sindexmarks.go)
+	}
 	return out
 }
 

@@ -94,8 +94,8 @@ func IDPrefix(name string) bool {
 // When several sessions fit it returns an *AmbiguousError listing them;
 // when none does, an error wrapping ErrNotFound that says what was looked
 // for; a name that is none of the three wraps ErrInvalidID. A prefix or a
-// query lists the store (its cost grows with the number of sessions; an
-// ID's does not). A session whose tail cannot be read still counts as a
+// query is a List of what it names: on a store with an index (the file
+// store) its cost grows with the sessions that fit, not with the store. A session whose tail cannot be read still counts as a
 // candidate of a prefix, so that a prefix never names another session
 // because one is damaged. When the one session named cannot be described,
 // the Info holds its ID and err is Stat's error (the session is corrupt,
@@ -120,7 +120,7 @@ func Resolve(ctx context.Context, st Store, name string) (Info, error) {
 		return stat(ctx, st, prefix)
 	}
 	var broken []Info
-	infos, err := st.List(ctx, SkipBroken(func(id string, _ error) {
+	infos, err := st.List(ctx, WithIDPrefix(prefix), SkipBroken(func(id string, _ error) {
 		if strings.HasPrefix(id, prefix) {
 			broken = append(broken, Info{ID: id, LastSeq: -1})
 		}

@@ -1,8 +1,13 @@
 package handle
 
 import (
+	"cmp"
+	"fmt"
 	"log/slog"
 	"maps"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"filippo.io/age"
@@ -187,7 +192,12 @@ func OpenUnredacted() OpenOption { return func(p *OpenParams) { p.Unredacted = t
 type listConfig struct {
 	labels map[string]string
 	parent string
+	prefix string
 	broken func(id string, err error)
+	// Paging (by last activity): at most limit (0: all), after before.
+	limit      int
+	before     *Cursor
+	byActivity bool
 }
 
 // ListOption filters List.
@@ -211,6 +221,82 @@ func WithParentID(id string) ListOption { return func(c *listConfig) { c.parent 
 // of failing.
 func SkipBroken(report func(id string, err error)) ListOption {
 	return func(c *listConfig) { c.broken = report }
+}
+
+// WithIDPrefix keeps sessions whose ID starts with prefix (upper case).
+// On a store with an index (the file store) its cost grows with the
+// sessions it keeps, not with the store.
+func WithIDPrefix(prefix string) ListOption { return func(c *listConfig) { c.prefix = prefix } }
+
+// ByActivity orders List as ls does: the last active first
+// (Info.LastActive), then the greater ID first. Without it List orders by
+// creation.
+func ByActivity() ListOption { return func(c *listConfig) { c.byActivity = true } }
+
+// Limit makes List return at most n sessions (n ≤ 0: all), the first of
+// the order of ByActivity, which it implies: a page. On a store with an
+// index its cost grows with n, not with the store.
+func Limit(n int) ListOption {
+	return func(c *listConfig) { c.limit, c.byActivity = max(n, 0), true }
+}
+
+// Before makes List start after the session c names in the order of
+// ByActivity, which it implies: the next page after one that ended at c
+// (CursorOf its last session).
+func Before(c Cursor) ListOption {
+	return func(lc *listConfig) { lc.before, lc.byActivity = &c, true }
+}
+
+// Cursor is where a page of List ends: its last session's activity and
+// ID. Its text form, "<last activity ms>.<ID>", is what ls --before takes.
+type Cursor struct {
+	LastActive int64
+	ID         string
+}
+
+// CursorOf returns the cursor of a page that ends at session i.
+func CursorOf(i Info) Cursor { return Cursor{LastActive: i.LastActive(), ID: i.ID} }
+
+// String returns the cursor's text form.
+func (c Cursor) String() string { return strconv.FormatInt(c.LastActive, 10) + "." + c.ID }
+
+// ParseCursor parses a cursor's text form (Cursor.String); the error wraps
+// ErrInvalidID.
+func ParseCursor(s string) (Cursor, error) {
+	ms, id, ok := strings.Cut(s, ".")
+	n, err := strconv.ParseInt(ms, 10, 64)
+	if !ok || err != nil || checkID(id) != nil {
+		return Cursor{}, fmt.Errorf("%w: %q is not a cursor <ms>.<ID>", ErrInvalidID, s)
+	}
+	return Cursor{LastActive: n, ID: id}, nil
+}
+
+// paged reports whether List orders by activity.
+func (c listConfig) paged() bool { return c.byActivity }
+
+// matchInfo reports whether List keeps info, cursor aside.
+func (c listConfig) matchInfo(info Info) bool {
+	return c.match(info.Header) && strings.HasPrefix(info.ID, c.prefix)
+}
+
+// finish orders the sessions List keeps and cuts the page: by creation,
+// newest first; or by activity after the cursor, at most limit.
+func (c listConfig) finish(out []Info) []Info {
+	if !c.paged() {
+		slices.SortFunc(out, func(a, b Info) int {
+			return cmp.Or(cmp.Compare(b.Header.CreatedAt, a.Header.CreatedAt), strings.Compare(b.ID, a.ID))
+		})
+		return out
+	}
+	sortActive(out)
+	if c.before != nil {
+		after := activeKey(c.before.LastActive, c.before.ID)
+		out = slices.DeleteFunc(out, func(i Info) bool { return activeKey(i.LastActive(), i.ID) <= after })
+	}
+	if c.limit > 0 && len(out) > c.limit {
+		out = out[:c.limit]
+	}
+	return out
 }
 
 func (c listConfig) match(h eventlog.Header) bool {

@@ -124,7 +124,7 @@ func (s *FileStore) Repair(ctx context.Context, id string, salvage bool) (Repair
 	if _, err := s.existing(ctx, id); err != nil {
 		return rep, err
 	}
-	lock, err := lockFile(s.fs, s.lockPath(id))
+	lock, err := s.lockMarked(id)
 	if err != nil {
 		return rep, err
 	}

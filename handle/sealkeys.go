@@ -172,5 +172,5 @@ func (s *FileStore) lockSession(ctx context.Context, id string) (writerLock, err
 	if _, err := s.existing(ctx, id); err != nil {
 		return nil, err
 	}
-	return lockFile(s.fs, s.lockPath(id))
+	return s.lockMarked(id)
 }

@@ -66,7 +66,7 @@ func (s *FileStore) shred(ctx context.Context, id string, c shredConfig, visited
 		return fmt.Errorf("%w: %s is its own ancestor", ErrLineage, id)
 	}
 	visited[id] = true
-	lock, err := lockFile(s.fs, s.lockPath(id))
+	lock, err := s.lockMarked(id)
 	if err != nil {
 		return err
 	}

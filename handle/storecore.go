@@ -1,7 +1,6 @@
 package handle
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -140,6 +139,24 @@ func (c *storeCore) OpenTail(ctx context.Context, id string) (Tail, error) {
 	return handleTail{h, info}, nil
 }
 
+// indexer is a StoreBackend that answers the questions that look across
+// sessions from an index it keeps (the file store's; docs/design.md, "The
+// session index"), at a cost that grows with the answer.
+type indexer interface {
+	// indexList is List, for lc.
+	indexList(ctx context.Context, lc listConfig) ([]Info, error)
+	// indexChildren returns the ID and header of every session whose
+	// header names id as its parent, sorted by ID.
+	indexChildren(ctx context.Context, id string) ([]Info, error)
+	// indexHeader returns session id's header; ok is false when absent
+	// or unreadable.
+	indexHeader(ctx context.Context, id string) (hdr eventlog.Header, ok bool, err error)
+	// indexOlder returns the sessions last active before cutoff (ms),
+	// leaving out those that cannot be described, and the forks of each
+	// (sorted IDs), from one reading of the index.
+	indexOlder(ctx context.Context, cutoff int64) ([]Info, map[string][]string, error)
+}
+
 // List describes the sessions, each as Stat does, newest first.
 func (c *storeCore) List(ctx context.Context, opts ...ListOption) ([]Info, error) {
 	if err := ctx.Err(); err != nil {
@@ -149,6 +166,9 @@ func (c *storeCore) List(ctx context.Context, opts ...ListOption) ([]Info, error
 	for _, o := range opts {
 		o(&lc)
 	}
+	if ix, ok := c.b.(indexer); ok {
+		return ix.indexList(ctx, lc)
+	}
 	ids, err := c.b.IDs(ctx)
 	if err != nil {
 		return nil, err
@@ -157,6 +177,9 @@ func (c *storeCore) List(ctx context.Context, opts ...ListOption) ([]Info, error
 	for _, id := range ids {
 		if err := ctx.Err(); err != nil {
 			return nil, err
+		}
+		if !strings.HasPrefix(id, lc.prefix) {
+			continue
 		}
 		info, err := c.b.Stat(ctx, id)
 		switch {
@@ -168,14 +191,11 @@ func (c *storeCore) List(ctx context.Context, opts ...ListOption) ([]Info, error
 		case err != nil:
 			return nil, err
 		}
-		if lc.match(info.Header) {
+		if lc.matchInfo(info) {
 			out = append(out, info)
 		}
 	}
-	slices.SortFunc(out, func(a, b Info) int {
-		return cmp.Or(cmp.Compare(b.Header.CreatedAt, a.Header.CreatedAt), strings.Compare(b.ID, a.ID))
-	})
-	return out, nil
+	return lc.finish(out), nil
 }
 
 func (c *storeCore) Fork(ctx context.Context, id string, at int64, opts ...CreateOption) (Handle, error) {
@@ -271,7 +291,13 @@ func (c *storeCore) Dependents(ctx context.Context, id string) ([]string, error)
 // dependents returns the forks whose parent is id, sorted. Children
 // (mode child) do not depend on their parent.
 func (c *storeCore) dependents(ctx context.Context, id string) ([]string, error) {
-	infos, err := c.b.Headers(ctx)
+	var infos []Info
+	var err error
+	if ix, ok := c.b.(indexer); ok {
+		infos, err = ix.indexChildren(ctx, id)
+	} else {
+		infos, err = c.b.Headers(ctx)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -293,7 +319,15 @@ func (c *storeCore) WriterHeld(ctx context.Context, id string) (bool, error) {
 }
 
 func (c *storeCore) GC(ctx context.Context, before time.Time, dryRun bool) (GCReport, error) {
-	rep, live, err := collect(ctx, c, before, dryRun)
+	var rep GCReport
+	var live map[string]int64
+	var err error
+	ix, indexed := c.b.(indexer)
+	if indexed {
+		rep, err = collectIndexed(ctx, c, ix, before, dryRun)
+	} else {
+		rep, live, err = collect(ctx, c, before, dryRun)
+	}
 	if err != nil {
 		return rep, err
 	}
@@ -303,7 +337,7 @@ func (c *storeCore) GC(ctx context.Context, before time.Time, dryRun bool) (GCRe
 	}
 	keep := func(id string) bool {
 		_, listed := live[id]
-		return listed && !gone[id]
+		return (listed || indexed) && !gone[id]
 	}
 	rep.Leftovers, err = c.b.Leftovers(ctx, before, keep, dryRun)
 	return rep, err
@@ -321,7 +355,13 @@ func (c *storeCore) Children(ctx context.Context, id string) ([]eventlog.Header,
 	if err := checkID(id); err != nil {
 		return nil, err
 	}
-	infos, err := c.b.Headers(ctx)
+	var infos []Info
+	var err error
+	if ix, ok := c.b.(indexer); ok {
+		infos, err = ix.indexChildren(ctx, id)
+	} else {
+		infos, err = c.b.Headers(ctx)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -338,6 +378,9 @@ func (c *storeCore) Children(ctx context.Context, id string) ([]eventlog.Header,
 func (c *storeCore) Ancestors(ctx context.Context, id string) (chain []eventlog.Header, gone string, err error) {
 	if err := checkID(id); err != nil {
 		return nil, "", err
+	}
+	if ix, ok := c.b.(indexer); ok {
+		return c.indexAncestors(ctx, ix, id)
 	}
 	infos, err := c.b.Headers(ctx)
 	if err != nil {
@@ -394,3 +437,26 @@ type handleTail struct {
 
 func (t handleTail) Seq() int64 { return t.info.LastSeq }
 func (t handleTail) Info() Info { return t.info }
+
+// indexAncestors is Ancestors from an index: one look-up a level.
+func (c *storeCore) indexAncestors(ctx context.Context, ix indexer, id string) (chain []eventlog.Header, gone string, err error) {
+	cur, ok, err := ix.indexHeader(ctx, id)
+	if err != nil {
+		return nil, "", err
+	}
+	if !ok {
+		return nil, "", fmt.Errorf("%w: %s in %s", ErrNotFound, id, c.b.Where())
+	}
+	for cur.Parent != nil && len(chain) < maxForkDepth {
+		p, ok, err := ix.indexHeader(ctx, cur.Parent.ID)
+		if err != nil {
+			return nil, "", err
+		}
+		if !ok {
+			return chain, cur.Parent.ID, nil
+		}
+		chain = append(chain, p)
+		cur = p
+	}
+	return chain, "", nil
+}

@@ -181,3 +181,56 @@ func (s *FileStore) Children(ctx context.Context, id string) ([]eventlog.Header,
 func (s *FileStore) Ancestors(ctx context.Context, id string) (chain []eventlog.Header, gone string, err error) {
 	return s.core.Ancestors(ctx, id)
 }
+
+// SessionTree returns the tree session id belongs to, from the headers alone:
+// its root (the farthest ancestor in the store) with every fork and
+// child below it, oldest first, as Tree has them; ParentGone is set on a
+// root whose parent is gone. On a store with an index (the file store)
+// its cost grows with the tree, not with the store. Paths are left empty.
+func SessionTree(ctx context.Context, st Store, id string) (*Node, error) {
+	chain, gone, err := st.Ancestors(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	root := eventlog.Header{ID: id}
+	if len(chain) > 0 {
+		root = chain[len(chain)-1]
+	} else {
+		info, err := st.Stat(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		root = info.Header
+	}
+	top := &Node{Header: root, ParentGone: gone != ""}
+	seen := map[string]bool{root.ID: true}
+	var grow func(n *Node, depth int) error
+	grow = func(n *Node, depth int) error {
+		if depth >= maxForkDepth {
+			return nil
+		}
+		kids, err := st.Children(ctx, n.Header.ID)
+		if err != nil {
+			return err
+		}
+		for _, h := range kids {
+			if seen[h.ID] {
+				continue // a loop
+			}
+			seen[h.ID] = true
+			c := &Node{Header: h}
+			if err := grow(c, depth+1); err != nil {
+				return err
+			}
+			n.Children = append(n.Children, c)
+		}
+		slices.SortFunc(n.Children, func(a, b *Node) int {
+			if c := a.Header.CreatedAt - b.Header.CreatedAt; c != 0 {
+				return int(min(max(c, -1), 1))
+			}
+			return strings.Compare(a.Header.ID, b.Header.ID)
+		})
+		return nil
+	}
+	return top, grow(top, 0)
+}

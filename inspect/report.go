@@ -31,6 +31,9 @@ type StatReport struct {
 	// out by ls, which reads no session's tail.
 	OpenTurn *bool       `json:"openTurn,omitempty"`
 	Stop     *StopReport `json:"stop,omitempty"`
+	// Cursor is set by a page of ls (--limit, --before): --before it
+	// lists what follows this session.
+	Cursor string `json:"cursor,omitempty"`
 }
 
 // StopReport is how a session stopped and whether it may continue.

@@ -83,7 +83,7 @@ func TestStat(t *testing.T) {
 // TestList: the last active first, ties by ID descending; a session that
 // cannot be described is reported by ID and the others listed.
 func TestList(t *testing.T) {
-	st := handle.NewFileStore(afero.NewMemMapFs(), "/s")
+	st := handle.NewFileStore(afero.NewOsFs(), t.TempDir()) // a folder's mtime tells the index it is stale
 	old := session(t, st, nil, handle.WithCreatedAt(1000))
 	busy := session(t, st, []eventlog.Event{ev("user/message", 5000, `{"text":"now"}`)}, handle.WithCreatedAt(500)) // created first, active last
 	late := session(t, st, nil, handle.WithCreatedAt(3000))
@@ -96,14 +96,18 @@ func TestList(t *testing.T) {
 	}
 	require.Equal(t, []string{busy, late, old}, ids)
 
-	path, err := st.Path(old)
+	// A log that appears behind the store's back (a copy restored by
+	// hand) makes the session index stale: the listing reads it, and
+	// reports it when it cannot describe it.
+	bad := "01JDX3N0Q3Z8Y6W2D1V5K7M9PA"
+	path, err := st.Path(bad)
 	require.NoError(t, err)
 	require.NoError(t, afero.WriteFile(st.Fs(), path, []byte("{not a header}\n"), 0o600))
 	infos, broken, err = inspect.List(t.Context(), st)
 	require.NoError(t, err)
-	require.Len(t, infos, 2)
+	require.Len(t, infos, 3)
 	require.Len(t, broken, 1)
-	require.Contains(t, broken[0].Error(), old)
+	require.Contains(t, broken[0].Error(), bad)
 }
 
 // TestState: the state a reader is shown is the replay to the last event,

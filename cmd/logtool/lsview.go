@@ -18,9 +18,12 @@ type lsOptions struct {
 	wide   bool
 	labels []string
 	since  string
+	limit  int
+	before string
 
 	sinceD time.Duration // parsed --since; 0 for none
 	byKey  map[string]string
+	cursor *handle.Cursor // parsed --before
 }
 
 func (o *lsOptions) flags(cmd *cobra.Command) {
@@ -28,13 +31,25 @@ func (o *lsOptions) flags(cmd *cobra.Command) {
 	fl.BoolVar(&o.wide, "wide", false, "every column: creation time, last type, size in bytes, parent, all labels")
 	fl.StringArrayVar(&o.labels, "label", nil, "only sessions with the label `k=v` (repeatable: all must match)")
 	fl.StringVar(&o.since, "since", "", "only sessions active within `D`: 90m, 12h, 30d")
+	fl.IntVar(&o.limit, "limit", 0, "at most `N` sessions: a page (0: all)")
+	fl.StringVar(&o.before, "before", "", "the page after the one that ended at `CURSOR` (printed under a full page)")
 }
 
 // parse checks the flags; the filters do not apply to --tree, whose
 // shape needs every session.
 func (o *lsOptions) parse(tree bool) error {
-	if tree && (len(o.labels) > 0 || o.since != "" || o.wide) {
-		return usageErrorf("--label, --since and --wide are for the list, not --tree")
+	if tree && (len(o.labels) > 0 || o.since != "" || o.wide || o.limit != 0 || o.before != "") {
+		return usageErrorf("--label, --since, --wide, --limit and --before are for the list, not --tree")
+	}
+	if o.limit < 0 {
+		return usageErrorf("--limit %d: want 0 or more", o.limit)
+	}
+	if o.before != "" {
+		c, err := handle.ParseCursor(o.before)
+		if err != nil {
+			return usageErrorf("--before %q: not a cursor (ls prints one under a full page)", o.before)
+		}
+		o.cursor = &c
 	}
 	var err error
 	if o.byKey, err = parseLabels(o.labels); err != nil {
@@ -52,6 +67,12 @@ func (o *lsOptions) listOptions() []handle.ListOption {
 	var out []handle.ListOption
 	for k, v := range o.byKey {
 		out = append(out, handle.WithLabel(k, v))
+	}
+	if o.limit > 0 {
+		out = append(out, handle.Limit(o.limit))
+	}
+	if o.cursor != nil {
+		out = append(out, handle.Before(*o.cursor))
 	}
 	return out
 }

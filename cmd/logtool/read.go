@@ -215,7 +215,7 @@ func (a *app) newLsCmd() *cobra.Command {
 	var asJSON, tree bool
 	var lo lsOptions
 	cmd := &cobra.Command{
-		Use:   "ls [--json] [--wide] [--label k=v]... [--since D] [--tree] [DIR]",
+		Use:   "ls [--json] [--wide] [--label k=v]... [--since D] [--limit N [--before CURSOR]] [--tree] [DIR]",
 		Short: "List a store's sessions, the last active first, or as a tree of forks",
 		Long: `Ls lists the sessions of DIR, a folder or a store URL (default: the
 store), the last active first:
@@ -227,6 +227,11 @@ stat object a session, without openTurn and stop. --label k=v (repeatable)
 keeps the sessions whose labels hold every pair; --since D those active
 within D (90m, 12h, 30d).
 
+--limit N lists a page: the first N. Under a full page ls prints "next
+page: --before CURSOR" (JSON: each object's "cursor"); --before CURSOR
+lists the page after it. On a folder the first page costs the same at a
+thousand sessions and at a million (docs/design.md, "The session index").
+
 --tree shows the forest: roots oldest first, each fork and child indented
 under its parent with its mode (fork@S, child@S and its call), event
 count, age and labels; a session whose parent is gone is a root marked
@@ -236,6 +241,7 @@ filters and --wide do not go with --tree.
 A session that cannot be read (or is not a regular file) is reported on
 stderr, the others are listed, and the exit status is 1.`,
 		Example: `  $ logtool ls --label source=claude --since 7d
+  $ logtool ls --limit 50
   $ logtool ls --tree`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -267,15 +273,24 @@ func (a *app) runLs(ctx context.Context, dir string, explicit, asJSON bool, lo l
 	if err != nil {
 		return err
 	}
+	full := lo.limit > 0 && len(infos) == lo.limit // a page, maybe not the last
 	infos = a.filterSince(infos, lo)
+	full = full && len(infos) == lo.limit
+	paged := lo.limit > 0 || lo.cursor != nil
 	if asJSON {
 		for _, info := range infos {
-			if err := writeJSON(out, inspect.NewStatReport(info)); err != nil {
+			r := inspect.NewStatReport(info)
+			if paged {
+				r.Cursor = handle.CursorOf(info).String()
+			}
+			if err := writeJSON(out, r); err != nil {
 				return err
 			}
 		}
 	} else if err := a.writeLsTable(out, infos, lo.wide); err != nil {
 		return err
+	} else if full {
+		fmt.Fprintf(out, "next page: --before %s\n", handle.CursorOf(infos[len(infos)-1]))
 	}
 	for _, b := range broken {
 		fmt.Fprintf(a.stderr, "logtool: %s\n", oneLine(b.Error()))

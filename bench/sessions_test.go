@@ -1,0 +1,273 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sessionlog/sessionlog/bench/harness"
+	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/handle"
+)
+
+// BenchmarkManySessions measures what looks across sessions in file
+// stores of 10k and 100k small sessions (1M with SESSIONLOG_BENCH_LARGE):
+// each has two labels (task=<i>, unique; agent=<i mod 100>) and 5 events;
+// every hundredth is a fork of the one before. The operations, through
+// the library (lib/…) and through the logtool binary (cli/…, a process
+// per op, warm page cache):
+//
+//   - prefix: resolve a session by the first 24 characters of its ID;
+//   - label: resolve task=<i>;
+//   - page: the first page of ls (List Limit 50; ls --limit 50);
+//   - tree: the tree of one session (handle.SessionTree);
+//   - open: open a session for append, append an event, close;
+//   - gc1pct: GC of 1 % of the sessions, made old before each op;
+//   - rebuild: the index rebuilt from the logs alone (lost index).
+//
+// A store is built once per size through the library with fsync off
+// (the figures are of reads; building 1M sessions durably takes an hour).
+func BenchmarkManySessions(b *testing.B) {
+	sizes := []int{10_000, 100_000}
+	if large() {
+		sizes = append(sizes, 1_000_000)
+	}
+	if s := os.Getenv(sessionsEnv); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			b.Fatalf("%s=%q", sessionsEnv, s)
+		}
+		sizes = []int{n}
+	}
+	exe := logtoolBinary(b)
+	for _, n := range sizes {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			ctx := context.Background()
+			dir := filepath.Join(b.TempDir(), "s")
+			fs, _ := newCountingFs(true)
+			st := handle.NewFileStore(fs, dir)
+			ids := buildSessions(b, st, n, 0)
+			if _, err := st.List(ctx, handle.Limit(1)); err != nil { // the snapshot
+				b.Fatal(err)
+			}
+			pick := func() int { return rand.IntN(n) }
+			lib := func(name string, op func(i int) error) {
+				b.Run("lib/"+name, func(b *testing.B) {
+					for b.Loop() {
+						if err := op(pick()); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
+			lib("prefix", func(i int) error {
+				_, err := handle.Resolve(ctx, st, ids[i][:24])
+				return err
+			})
+			lib("label", func(i int) error {
+				_, err := handle.Resolve(ctx, st, "task="+strconv.Itoa(i))
+				return err
+			})
+			lib("page", func(int) error {
+				infos, err := st.List(ctx, handle.Limit(50))
+				if err == nil && len(infos) != 50 {
+					err = fmt.Errorf("a page of %d", len(infos))
+				}
+				return err
+			})
+			lib("tree", func(i int) error {
+				_, err := handle.SessionTree(ctx, st, ids[i])
+				return err
+			})
+			lib("open", func(i int) error {
+				h, err := st.Open(ctx, ids[i], handle.ReadWrite)
+				if err != nil {
+					return err
+				}
+				if _, err := h.Append(ctx, smallEvent(time.Now().UnixMilli())); err != nil {
+					return err
+				}
+				return h.Close()
+			})
+			b.Run("lib/gc1pct", func(b *testing.B) {
+				for b.Loop() {
+					b.StopTimer()
+					buildSessions(b, st, n/100, 1000)
+					b.StartTimer()
+					rep, err := st.GC(ctx, time.UnixMilli(100_000), false)
+					if err != nil || len(rep.Deleted) != n/100 {
+						b.Fatal(err, len(rep.Deleted))
+					}
+				}
+			})
+			cli := func(name string, args func(i int) []string) {
+				b.Run("cli/"+name, func(b *testing.B) {
+					for b.Loop() {
+						cmd := exec.Command(exe, append([]string{"--dir", dir}, args(pick())...)...)
+						if out, err := cmd.CombinedOutput(); err != nil {
+							b.Fatalf("%v: %s", err, out)
+						}
+					}
+				})
+			}
+			cli("prefix", func(i int) []string { return []string{"stat", "--json", ids[i][:24]} })
+			cli("label", func(i int) []string { return []string{"stat", "--json", "task=" + strconv.Itoa(i)} })
+			cli("page", func(int) []string { return []string{"ls", "--json", "--limit", "50"} })
+			b.Run("lib/rebuild", func(b *testing.B) {
+				for b.Loop() {
+					if err := os.Remove(filepath.Join(dir, ".cache", "sessions.idx")); err != nil {
+						b.Fatal(err)
+					}
+					if _, err := st.List(ctx, handle.Limit(1)); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		})
+	}
+}
+
+// sessionsEnv, when set, is the one store size BenchmarkManySessions
+// measures.
+const sessionsEnv = "SESSIONLOG_BENCH_SESSIONS"
+
+// buildSessions creates n small sessions in st (see
+// BenchmarkManySessions), created at base ms and later when base is not
+// 0, now otherwise, and returns their IDs.
+func buildSessions(tb testing.TB, st *handle.FileStore, n int, base int64) []string {
+	tb.Helper()
+	ctx := context.Background()
+	ids := make([]string, n)
+	for i := range n {
+		opts := []handle.CreateOption{handle.WithLabels(map[string]string{"task": strconv.Itoa(i), "agent": strconv.Itoa(i % 100)})}
+		if base != 0 {
+			opts = append(opts, handle.WithCreatedAt(base+int64(i)))
+		}
+		var h handle.Handle
+		var err error
+		if i%100 == 99 {
+			h, err = st.Fork(ctx, ids[i-1], 2, opts...)
+		} else {
+			h, err = st.Create(ctx, opts...)
+		}
+		if err != nil {
+			tb.Fatal(err)
+		}
+		t := base + int64(i)
+		if base == 0 {
+			t = time.Now().UnixMilli()
+		}
+		evs := make([]eventlog.Event, 5)
+		for j := range evs {
+			evs[j] = smallEvent(t)
+		}
+		if i%100 == 99 {
+			evs = evs[:2] // after the inherited 0..2
+		}
+		if _, err := h.Append(ctx, evs...); err != nil {
+			tb.Fatal(err)
+		}
+		if err := h.Close(); err != nil {
+			tb.Fatal(err)
+		}
+		ids[i] = h.ID()
+	}
+	return ids
+}
+
+func smallEvent(t int64) eventlog.Event {
+	return eventlog.Event{Type: "user/message", Time: t, Data: []byte(`{"text":"hello, a small event"}`)}
+}
+
+var (
+	logtoolOnce sync.Once
+	logtoolExe  string
+	logtoolErr  error
+)
+
+// logtoolBinary builds the logtool binary once per process.
+func logtoolBinary(tb testing.TB) string {
+	tb.Helper()
+	logtoolOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "logtool-bench")
+		if err != nil {
+			logtoolErr = err
+			return
+		}
+		logtoolExe, logtoolErr = harness.BuildLogtool(context.Background(), dir)
+	})
+	if logtoolErr != nil {
+		tb.Fatal(logtoolErr)
+	}
+	return logtoolExe
+}
+
+// BenchmarkFlatFolder measures a flat folder of n files, as a store of
+// n/2 sessions holds (a log and a lock each): creating, looking up and
+// removing a file among them, and listing the folder's names. It decides
+// whether a store needs nested folders (docs/design.md, "Layout").
+func BenchmarkFlatFolder(b *testing.B) {
+	sizes := []int{20_000, 200_000}
+	if large() {
+		sizes = append(sizes, 2_000_000)
+	}
+	for _, n := range sizes {
+		b.Run(fmt.Sprintf("files=%d", n), func(b *testing.B) {
+			dir := b.TempDir()
+			name := func(i int) string { return filepath.Join(dir, fmt.Sprintf("%026d.jsonl", i)) }
+			for i := range n {
+				f, err := os.OpenFile(name(i), os.O_CREATE|os.O_WRONLY, 0o600)
+				if err != nil {
+					b.Fatal(err)
+				}
+				f.Close()
+			}
+			next := n
+			b.Run("create", func(b *testing.B) {
+				for b.Loop() {
+					f, err := os.OpenFile(name(next), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+					if err != nil {
+						b.Fatal(err)
+					}
+					f.Close()
+					next++
+				}
+			})
+			b.Run("lstat", func(b *testing.B) {
+				for b.Loop() {
+					if _, err := os.Lstat(name(rand.IntN(n))); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run("remove", func(b *testing.B) {
+				for b.Loop() {
+					next--
+					if err := os.Remove(name(next)); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run("readdirnames", func(b *testing.B) {
+				for b.Loop() {
+					d, err := os.Open(dir)
+					if err != nil {
+						b.Fatal(err)
+					}
+					names, err := d.Readdirnames(-1)
+					d.Close()
+					if err != nil || len(names) < n/2 {
+						b.Fatal(err, len(names))
+					}
+				}
+			})
+		})
+	}
+}
