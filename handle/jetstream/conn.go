@@ -9,19 +9,22 @@ import (
 	"github.com/nats-io/nats.go"
 )
 
-// errMoved: a try ended because the connection left the server it was
-// sent to (the server stopped answering pings, or died). Its request may
-// or may not have been acted on: it is retried as any other whose outcome
-// is unknown.
-var errMoved = errors.New("jetstream: the connection left the server the request went to")
+// errMoved: a try ended because its answer would not come: the
+// connection left the server it was sent to (the server stopped answering
+// pings, or died), or the stream or lease bucket elected a new leader (the
+// old one, paused or gone, had it). Its request may or may not have been
+// acted on: it is retried as any other whose outcome is unknown.
+var errMoved = errors.New("jetstream: the request went to a server or leader since replaced")
 
 // connWatch ends the tries in flight when the store's connection leaves
-// its server. A request sent to a server that then stopped answering gets
-// no reply on the next one either: without the watch it would wait out
-// its whole request timeout after the client had already moved on.
+// its server, or a leader the store uses is replaced. A request sent to a
+// server that then stopped answering gets no reply on the next one
+// either: without the watch it would wait out its whole request timeout
+// after the client, or the cluster, had already moved on.
 type connWatch struct {
-	nc *nats.Conn
-	ch chan nats.Status
+	nc   *nats.Conn
+	ch   chan nats.Status
+	subs []*nats.Subscription // leader-elected advisories
 
 	mu    sync.Mutex
 	tries map[uint64]context.CancelCauseFunc
@@ -40,6 +43,20 @@ func watchConn(nc *nats.Conn) *connWatch {
 		}
 	}()
 	return w
+}
+
+// leaders also ends the tries in flight when one of streams elects a
+// new leader (its advisory). Where the advisories cannot be subscribed to
+// (permissions), the request timeout still ends those tries.
+func (w *connWatch) leaders(streams ...string) error {
+	for _, st := range streams {
+		sub, err := w.nc.Subscribe("$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED."+st, func(*nats.Msg) { w.moved() })
+		if err != nil {
+			return err
+		}
+		w.subs = append(w.subs, sub)
+	}
+	return nil
 }
 
 // moved cancels every try in flight with errMoved.
@@ -70,11 +87,18 @@ func (w *connWatch) track(ctx context.Context) (context.Context, func()) {
 }
 
 // close stops the watch (the connection stays open).
-func (w *connWatch) close() { w.stop.Do(func() { w.nc.RemoveStatusListener(w.ch) }) }
+func (w *connWatch) close() {
+	w.stop.Do(func() {
+		w.nc.RemoveStatusListener(w.ch)
+		for _, sub := range w.subs {
+			sub.Unsubscribe()
+		}
+	})
+}
 
 // attempt runs one try of op, bounded by the request timeout and ended
 // early, with an error wrapping errMoved, when the connection leaves its
-// server meanwhile.
+// server or a leader is replaced meanwhile.
 func (s *Store) attempt(ctx context.Context, op func(ctx context.Context) error) error {
 	tctx, cancel := context.WithTimeout(ctx, s.cfg.reqTimeout)
 	defer cancel()

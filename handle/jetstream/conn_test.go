@@ -2,6 +2,7 @@ package jetstream
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"regexp"
 	"strconv"
@@ -10,7 +11,10 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	natsjs "github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sessionlog/sessionlog/internal/natstest"
 )
 
 // documentedConnOptions returns the table of docs/distributed.md's
@@ -95,6 +99,21 @@ func TestTryEndsWhenConnectionMoves(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, sink.Flush())
 
+	err = unanswered(t, st, sub, func() { require.NoError(t, st.JetStream().Conn().ForceReconnect()) })
+	require.ErrorIs(t, err, errMoved)
+	require.True(t, st.transient(err))
+
+	// Tries that ended, moved or not, leave nothing in the watch.
+	require.NoError(t, st.attempt(ctx, func(context.Context) error { return nil }))
+	st.watch.mu.Lock()
+	defer st.watch.mu.Unlock()
+	require.Empty(t, st.watch.tries)
+}
+
+// unanswered runs a try of st whose request goes to sub, which never
+// answers; once the request reached sub it calls event, and returns what
+// the try ended with.
+func unanswered(t *testing.T, st *Store, sub *nats.Subscription, event func()) error {
 	nc := st.JetStream().Conn()
 	done := make(chan error, 1)
 	go func() {
@@ -105,23 +124,50 @@ func TestTryEndsWhenConnectionMoves(t *testing.T) {
 				return err
 			}
 			defer s.Unsubscribe()
-			if err := nc.PublishRequest("sink", inbox, nil); err != nil {
+			if err := nc.PublishRequest(sub.Subject, inbox, nil); err != nil {
 				return err
 			}
 			_, err = s.NextMsgWithContext(ctx)
 			return err
 		})
 	}()
-	_, err = sub.NextMsg(30 * time.Second) // the request reached the server
+	_, err := sub.NextMsg(30 * time.Second) // the request reached the server
 	require.NoError(t, err)
-	require.NoError(t, nc.ForceReconnect())
-	err = <-done
-	require.ErrorIs(t, err, errMoved)
-	require.True(t, st.transient(err))
+	event()
+	return <-done
+}
 
-	// Tries that ended, moved or not, leave nothing in the watch.
-	require.NoError(t, st.attempt(ctx, func(context.Context) error { return nil }))
-	st.watch.mu.Lock()
-	defer st.watch.mu.Unlock()
-	require.Empty(t, st.watch.tries)
+// On a replicated store, a try in flight when the stream or the lease
+// bucket elects a new leader ends at once with errMoved: the old leader
+// had its request (paused, or gone) and no answer will come from it.
+func TestTryEndsWhenLeaderChanges(t *testing.T) {
+	c := natstest.RunCluster(t)
+	nc, err := nats.Connect(c.URLs())
+	require.NoError(t, err)
+	defer nc.Close()
+	js, err := natsjs.New(nc)
+	require.NoError(t, err)
+	var st *Store
+	natstest.Eventually(t, "the cluster to accept an R3 store", func() bool {
+		st, err = New(ctx, js, WithReplicas(3))
+		return err == nil
+	})
+	defer st.Close()
+	st.cfg.reqTimeout = time.Minute      // a try that is not ended waits this long
+	sub, err := nc.SubscribeSync("sink") // takes requests, answers none
+	require.NoError(t, err)
+	for _, stream := range []string{st.Stream(), "KV_sessionlog_leases"} {
+		t.Run(stream, func(t *testing.T) {
+			err := unanswered(t, st, sub, func() {
+				var resp struct {
+					Success bool `json:"success"`
+				}
+				natstest.Eventually(t, stream+" to step down", func() bool {
+					m, err := nc.Request("$JS.API.STREAM.LEADER.STEPDOWN."+stream, nil, 5*time.Second)
+					return err == nil && json.Unmarshal(m.Data, &resp) == nil && resp.Success
+				})
+			})
+			require.ErrorIs(t, err, errMoved)
+		})
+	}
 }

@@ -79,7 +79,8 @@ var _ handle.Store = (*Store)(nil)
 // whose acknowledgements do not mean durable; see docs/distributed.md.
 //
 // The store watches js's connection until Close: a request in flight when
-// the connection leaves its server is retried at once on the next. How
+// the connection leaves its server, or when the stream or lease bucket
+// elects a new leader, is retried at once. How
 // soon the connection notices a server that stopped answering is its own
 // options' (OpenURL sets them, see WithPing); on a replicated stream New
 // warns, through the logger, about a connection that would take longer
@@ -147,6 +148,11 @@ func New(ctx context.Context, js natsjs.JetStream, opts ...Option) (_ *Store, er
 			return nil, err
 		}
 		s.leaseUpdate = s.leases.Update
+	}
+	if replicas > 1 {
+		if err := s.watch.leaders(s.name, "KV_"+cfg.prefix+"_leases"); err != nil {
+			return nil, fmt.Errorf("jetstream: watching leader elections: %w", err)
+		}
 	}
 	return s, nil
 }
