@@ -3,6 +3,8 @@ package jetstream
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"log/slog"
 	"os"
 	"regexp"
 	"strconv"
@@ -81,6 +83,30 @@ func TestConnOptionsAsDocumented(t *testing.T) {
 			require.Len(t, doc, len(got), "every documented option is checked")
 		})
 	}
+}
+
+// OpenURL's connection reports its moves and asynchronous errors through
+// the store's logger, and prints nothing (nats.go's default prints them).
+func TestConnLogsThroughLogger(t *testing.T) {
+	srv := runServer(t)
+	var logs syncBuffer
+	st, err := OpenURL(ctx, srv.ClientURL()+"/?sync=always", WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	require.NoError(t, err)
+	defer st.Close()
+	nc := st.JetStream().Conn()
+	require.NotNil(t, nc.Opts.AsyncErrorCB)
+	nc.Opts.AsyncErrorCB(nc, nil, errors.New("an asynchronous error"))
+	require.NoError(t, nc.ForceReconnect())
+	natstest.Eventually(t, "the move to be logged", func() bool {
+		logs.mu.Lock()
+		defer logs.mu.Unlock()
+		return strings.Contains(logs.b.String(), "the connection moved")
+	})
+	logs.mu.Lock()
+	defer logs.mu.Unlock()
+	require.Contains(t, logs.b.String(), `msg="connection error"`)
+	require.Contains(t, logs.b.String(), "an asynchronous error")
+	require.Contains(t, logs.b.String(), "the connection left its server")
 }
 
 // A try in flight when the connection leaves its server ends at once with

@@ -263,7 +263,18 @@ func connOptions(cfg config) []nats.Option {
 		nats.PingInterval(cfg.pingInterval), nats.MaxPingsOutstanding(cfg.maxPingsOut),
 		nats.Timeout(cfg.connectTimeout),
 		nats.ReconnectWait(cfg.reconnectWait), nats.ReconnectJitter(cfg.reconnectJitter, cfg.reconnectJitter),
-		nats.FlusherTimeout(cfg.writeTimeout)}
+		nats.FlusherTimeout(cfg.writeTimeout),
+		// Through the store's logger, never printed (nats.go's default
+		// prints asynchronous errors to stderr).
+		nats.ErrorHandler(func(nc *nats.Conn, sub *nats.Subscription, err error) {
+			cfg.log.Warn("connection error", "server", nc.ConnectedUrlRedacted(), "err", err)
+		}),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			cfg.log.Info("the connection left its server", "err", err)
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) {
+			cfg.log.Info("the connection moved", "server", nc.ConnectedUrlRedacted())
+		})}
 }
 
 // urlError is why the store a URL names cannot be opened: "jetstream:
