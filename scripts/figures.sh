@@ -35,6 +35,10 @@ run ./internal/figures/
 run -run '^TestImportHugeLine$' ./ingest/
 # (6) fuzzing, in the long version (CI runs scripts/fuzz.sh 1000x itself).
 if [ "$SESSIONLOG_SWEEPS" = long ]; then
+	# (10) a cluster writer's longest gap between acknowledgements while
+	# the node its connection is on, a follower, is paused
+	# (docs/distributed.md; timed, so only here).
+	run -run '^TestClusterFollowerPauseGap$' ./handle/jetstream/
 	scripts/fuzz.sh "${SESSIONLOG_FUZZ_TIME:-10m}" || status=1
 fi
 exit $status

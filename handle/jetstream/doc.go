@@ -50,7 +50,10 @@
 // same expected seq and settled by what follows on the leader, so that it
 // is stored once and never reported lost (publish.go). Failures that end
 // on their own are retried for a window; what outlasts it wraps
-// handle.ErrUnavailable (retry.go).
+// handle.ErrUnavailable (retry.go). A try in flight when the connection
+// leaves its server, or when the stream or lease bucket elects a new
+// leader, ends at once and is retried (conn.go); OpenURL's connection
+// leaves a server that stopped answering within a second.
 //
 // The package knows the handle contract and the row format of package
 // eventlog, nothing of what events mean, and nothing of the file store.

@@ -127,6 +127,8 @@ func (s *Store) lastMsg(ctx context.Context, subj string) (*natsjs.RawStreamMsg,
 	go func() {
 		rctx, cancel := context.WithTimeout(ctx, s.cfg.reqTimeout/4)
 		defer cancel()
+		rctx, done := s.watch.track(rctx)
+		defer done()
 		got, err := s.direct(rctx, msgGetReq{MultiLastFor: []string{subj}, Batch: 1})
 		if err != nil || len(got) == 0 || got[0].Subject != subj {
 			replica <- nil

@@ -139,9 +139,7 @@ func (l *lease) renew(ctx context.Context) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for try := 0; ; try++ {
-		tctx, cancel := context.WithTimeout(ctx, l.s.cfg.reqTimeout)
-		err := l.write(tctx, l.rev)
-		cancel()
+		err := l.s.attempt(ctx, func(tctx context.Context) error { return l.write(tctx, l.rev) })
 		switch {
 		case err == nil:
 			return nil

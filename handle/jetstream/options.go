@@ -24,6 +24,24 @@ const (
 	DefaultRequestTimeout = 2 * time.Second
 	// DefaultRetryWindow is how long transient failures are retried.
 	DefaultRetryWindow = 30 * time.Second
+	// DefaultPingInterval and DefaultMaxPingsOut are how OpenURL's
+	// connection finds a server that stopped answering (paused, its host
+	// gone without closing the socket): it pings every interval and moves
+	// to another server when more pings than that are unanswered, within
+	// (DefaultMaxPingsOut+1) × DefaultPingInterval = 900 ms.
+	DefaultPingInterval = 300 * time.Millisecond
+	DefaultMaxPingsOut  = 2
+	// DefaultConnectTimeout bounds dialling one server and its handshake:
+	// a paused server accepts the TCP connection and says nothing.
+	DefaultConnectTimeout = time.Second
+	// DefaultReconnectWait is the pause, plus up to DefaultReconnectJitter,
+	// after every server was tried in vain; the next server is tried at
+	// once.
+	DefaultReconnectWait   = 250 * time.Millisecond
+	DefaultReconnectJitter = 250 * time.Millisecond
+	// DefaultWriteTimeout bounds one write to the socket: a paused
+	// server's receive buffer fills and the write blocks.
+	DefaultWriteTimeout = time.Second
 	// MinReplicatedLeaseTTL is the shortest lease on a replicated stream:
 	// a renewal must be able to wait out an election of the lease bucket's
 	// leader (4 to 9 s in nats-server) and still be within the lease.
@@ -47,6 +65,14 @@ type config struct {
 	redactor   *redaction.Redactor // nil: no redaction
 	clientName string              // OpenURL's connection, and its options
 	connOpts   []nats.Option
+	// OpenURL's connection: how it finds a server gone silent and leaves
+	// it (see OpenURL and docs/distributed.md).
+	pingInterval    time.Duration
+	maxPingsOut     int
+	connectTimeout  time.Duration
+	reconnectWait   time.Duration
+	reconnectJitter time.Duration
+	writeTimeout    time.Duration
 	// reqTimeout bounds one try of a request; retryWindow how long
 	// transient failures are retried; probeTimeout the ping that tells a
 	// paused server from a slow answer (see Store.heal).
@@ -67,6 +93,13 @@ func defaultConfig() config {
 		replicas:   1,
 		maxBatch:   DefaultMaxBatch,
 		redactor:   redaction.New(),
+
+		pingInterval:    DefaultPingInterval,
+		maxPingsOut:     DefaultMaxPingsOut,
+		connectTimeout:  DefaultConnectTimeout,
+		reconnectWait:   DefaultReconnectWait,
+		reconnectJitter: DefaultReconnectJitter,
+		writeTimeout:    DefaultWriteTimeout,
 
 		reqTimeout:   DefaultRequestTimeout,
 		retryWindow:  DefaultRetryWindow,
@@ -189,6 +222,51 @@ func WithRetryWindow(d time.Duration) Option {
 	return func(c *config) {
 		if d > 0 {
 			c.retryWindow = d
+		}
+	}
+}
+
+// WithPing sets how OpenURL's connection finds a server that stopped
+// answering: a ping every interval, and a move to another server once more
+// than outstanding pings are unanswered (defaults DefaultPingInterval,
+// DefaultMaxPingsOut: within 900 ms). Writers on that server wait that
+// long; a shorter interval costs a ping each.
+func WithPing(interval time.Duration, outstanding int) Option {
+	return func(c *config) {
+		if interval > 0 && outstanding > 0 {
+			c.pingInterval, c.maxPingsOut = interval, outstanding
+		}
+	}
+}
+
+// WithConnectTimeout bounds dialling one server and its handshake, for
+// OpenURL's connection (default DefaultConnectTimeout).
+func WithConnectTimeout(d time.Duration) Option {
+	return func(c *config) {
+		if d > 0 {
+			c.connectTimeout = d
+		}
+	}
+}
+
+// WithReconnectWait sets how long OpenURL's connection waits, plus a
+// random part up to jitter, once every server was tried in vain (defaults
+// DefaultReconnectWait, DefaultReconnectJitter).
+func WithReconnectWait(wait, jitter time.Duration) Option {
+	return func(c *config) {
+		if wait > 0 && jitter >= 0 {
+			c.reconnectWait, c.reconnectJitter = wait, jitter
+		}
+	}
+}
+
+// WithWriteTimeout bounds one write to the socket of OpenURL's connection
+// (default DefaultWriteTimeout); a write that blocks longer makes it move
+// to another server.
+func WithWriteTimeout(d time.Duration) Option {
+	return func(c *config) {
+		if d > 0 {
+			c.writeTimeout = d
 		}
 	}
 }

@@ -107,9 +107,11 @@ func (s *Store) publish(ctx context.Context, msgs []*nats.Msg, last uint64) (uin
 	subj := msgs[0].Subject
 	start, waits, shrunk := time.Now(), 0, 0
 	for try := 0; ; try++ {
-		tctx, cancel := context.WithTimeout(ctx, s.cfg.reqTimeout)
-		seq, err := s.pubOnce(tctx, msgs)
-		cancel()
+		var seq uint64
+		err := s.attempt(ctx, func(tctx context.Context) (err error) {
+			seq, err = s.pubOnce(tctx, msgs)
+			return err
+		})
 		wait := backoff(try)
 		switch {
 		case err == nil:

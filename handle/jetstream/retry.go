@@ -27,12 +27,13 @@ const (
 // request nobody answered in time, no server interested in it (a leader
 // gone, not yet replaced), a connection being re-established (a request
 // in flight when it moves fails "connection closed" while it is not), or
-// the server saying that the cluster cannot answer for now.
+// the server saying that the cluster cannot answer for now. A try the
+// store ended because its connection moved (errMoved) is one too.
 func (s *Store) transient(err error) bool {
 	if errors.Is(err, nats.ErrConnectionClosed) {
 		return !s.js.Conn().IsClosed()
 	}
-	if inFlight(err) {
+	if errors.Is(err, errMoved) || inFlight(err) {
 		return true
 	}
 	var ae *natsjs.APIError
@@ -64,7 +65,8 @@ func unavailable(what string, d time.Duration, err error) error {
 }
 
 // do runs op until it succeeds or fails for good. A transient failure is
-// retried, each try bounded by the request timeout, until the store's
+// retried, each try bounded by the request timeout (and ended as soon as
+// the connection leaves its server, see attempt), until the store's
 // retry window has passed; then the error wraps handle.ErrUnavailable. A
 // try that timed out makes the store check its connection first (see
 // heal). When ctx ends, do returns its error (wrapping ErrUnavailable too
@@ -72,9 +74,7 @@ func unavailable(what string, d time.Duration, err error) error {
 func (s *Store) do(ctx context.Context, what string, op func(ctx context.Context) error) error {
 	start := time.Now()
 	for try := 0; ; try++ {
-		tctx, cancel := context.WithTimeout(ctx, s.cfg.reqTimeout)
-		err := op(tctx)
-		cancel()
+		err := s.attempt(ctx, op)
 		switch {
 		case err == nil:
 			return nil

@@ -47,6 +47,12 @@ func TestPublishRetriedOnce(t *testing.T) {
 			require.NoError(t, publish())
 			return nats.ErrConnectionClosed
 		}, 10},
+		// What a try gets when the store ends it because the connection
+		// left a server that stopped answering (attempt).
+		{"stored, the try ended by a move", func(ctx context.Context, publish func() error) error {
+			require.NoError(t, publish())
+			return fmt.Errorf("%w: %w", errMoved, context.Canceled)
+		}, 10},
 		{"not stored, no responders", func(context.Context, func() error) error { return natsjs.ErrNoStreamResponse }, 10},
 		{"not stored, in flight", func(context.Context, func() error) error { return inFlight }, 10},
 	} {

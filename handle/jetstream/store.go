@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
@@ -66,6 +67,7 @@ type Store struct {
 	pubOnce     func(context.Context, []*nats.Msg) (uint64, error)
 	leaseUpdate func(ctx context.Context, key string, value []byte, rev uint64) (uint64, error)
 	healing     atomic.Bool // a connection check is running (see heal)
+	watch       *connWatch  // ends the tries in flight when the connection moves
 	closeFn     func()      // drains the connection OpenURL dialled
 }
 
@@ -75,7 +77,15 @@ var _ handle.Store = (*Store)(nil)
 // and lease bucket if they are missing. It refuses (ErrStream) a stream
 // without atomic publish, direct get or rollups, and (ErrNotDurable) one
 // whose acknowledgements do not mean durable; see docs/distributed.md.
-func New(ctx context.Context, js natsjs.JetStream, opts ...Option) (*Store, error) {
+//
+// The store watches js's connection until Close: a request in flight when
+// the connection leaves its server, or when the stream or lease bucket
+// elects a new leader, is retried at once. How
+// soon the connection notices a server that stopped answering is its own
+// options' (OpenURL sets them, see WithPing); on a replicated stream New
+// warns, through the logger, about a connection that would take longer
+// than a second.
+func New(ctx context.Context, js natsjs.JetStream, opts ...Option) (_ *Store, err error) {
 	cfg := defaultConfig()
 	for _, o := range opts {
 		o(&cfg)
@@ -90,6 +100,12 @@ func New(ctx context.Context, js natsjs.JetStream, opts ...Option) (*Store, erro
 		enc: eventlog.NewEncoder(cfg.packTypes)}
 	s.Store = handle.NewStore(engine{s}, handle.WithClock(cfg.now))
 	s.pubOnce = s.publishOnce
+	s.watch = watchConn(js.Conn())
+	defer func() {
+		if err != nil {
+			s.watch.close()
+		}
+	}()
 	st, err := s.openStream(ctx, s.name, func() natsjs.StreamConfig {
 		return natsjs.StreamConfig{
 			Name:               s.name,
@@ -107,6 +123,10 @@ func New(ctx context.Context, js natsjs.JetStream, opts ...Option) (*Store, erro
 	}
 	s.stream = st
 	replicas := st.CachedInfo().Config.Replicas
+	if o := js.Conn().Opts; replicas > 1 && o.PingInterval*time.Duration(o.MaxPingsOut+1) > time.Second {
+		s.cfg.log.Warn("the connection takes more than a second to notice a server that stopped answering: writers on it wait that long; see WithPing and docs/distributed.md",
+			"ping_interval", o.PingInterval, "max_pings_outstanding", o.MaxPingsOut)
+	}
 	if replicas > 1 && s.cfg.leaseTTL < MinReplicatedLeaseTTL {
 		s.cfg.leaseTTL = MinReplicatedLeaseTTL
 	}
@@ -128,6 +148,11 @@ func New(ctx context.Context, js natsjs.JetStream, opts ...Option) (*Store, erro
 			return nil, err
 		}
 		s.leaseUpdate = s.leases.Update
+	}
+	if replicas > 1 {
+		if err := s.watch.leaders(s.name, "KV_"+cfg.prefix+"_leases"); err != nil {
+			return nil, fmt.Errorf("jetstream: watching leader elections: %w", err)
+		}
 	}
 	return s, nil
 }

@@ -209,9 +209,10 @@ func WithConnOptions(opts ...nats.Option) Option {
 // if missing (see New). opts apply first; what the URL says overrides
 // them. Close the store to close the connection.
 //
-// The connection reconnects for ever, to any server of the cluster; a
-// request without an answer is retried (WithRequestTimeout,
-// WithRetryWindow). No server answering at all is an error wrapping
+// The connection reconnects for ever, to any server of the cluster, and
+// leaves a server that stops answering within a second (WithPing,
+// WithConnectTimeout, WithReconnectWait, WithWriteTimeout); a request
+// without an answer is retried (WithRequestTimeout, WithRetryWindow). No server answering at all is an error wrapping
 // handle.ErrUnavailable; a URL that does not parse, one wrapping ErrURL.
 func OpenURL(ctx context.Context, raw string, opts ...Option) (*Store, error) {
 	u, err := ParseURL(raw)
@@ -223,8 +224,7 @@ func OpenURL(ctx context.Context, raw string, opts ...Option) (*Store, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	nopts := []nats.Option{nats.Name(cfg.clientName), nats.MaxReconnects(-1),
-		nats.ReconnectWait(250 * time.Millisecond), nats.Timeout(cfg.reqTimeout)}
+	nopts := connOptions(cfg)
 	switch {
 	case u.Password != "":
 		nopts = append(nopts, nats.UserInfo(u.User, u.Password))
@@ -253,6 +253,30 @@ func OpenURL(ctx context.Context, raw string, opts ...Option) (*Store, error) {
 	return st, nil
 }
 
+// connOptions are the options of the connection OpenURL dials, set so
+// that a server that stops answering is noticed and left within a second
+// (docs/distributed.md, "Leaving a silent server"); WithConnOptions' come
+// after them.
+func connOptions(cfg config) []nats.Option {
+	return []nats.Option{nats.Name(cfg.clientName),
+		nats.MaxReconnects(-1), // the retry window decides when to give up, not the connection
+		nats.PingInterval(cfg.pingInterval), nats.MaxPingsOutstanding(cfg.maxPingsOut),
+		nats.Timeout(cfg.connectTimeout),
+		nats.ReconnectWait(cfg.reconnectWait), nats.ReconnectJitter(cfg.reconnectJitter, cfg.reconnectJitter),
+		nats.FlusherTimeout(cfg.writeTimeout),
+		// Through the store's logger, never printed (nats.go's default
+		// prints asynchronous errors to stderr).
+		nats.ErrorHandler(func(nc *nats.Conn, sub *nats.Subscription, err error) {
+			cfg.log.Warn("connection error", "server", nc.ConnectedUrlRedacted(), "err", err)
+		}),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			cfg.log.Info("the connection left its server", "err", err)
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) {
+			cfg.log.Info("the connection moved", "server", nc.ConnectedUrlRedacted())
+		})}
+}
+
 // urlError is why the store a URL names cannot be opened: "jetstream:
 // URL: what is wrong", naming the package once (New's errors name it too:
 // regression, "jetstream: URL: jetstream: the replicas asked for…").
@@ -268,9 +292,10 @@ func (e *urlError) Error() string {
 func (e *urlError) Unwrap() error { return e.err }
 
 // Close closes the connection OpenURL dialled; handles on the store stop
-// working. For a store made with New it does nothing: the connection is
-// the caller's.
+// working. For a store made with New it only stops watching the
+// connection, which is the caller's.
 func (s *Store) Close() error {
+	s.watch.close()
 	if s.closeFn != nil {
 		s.closeFn()
 	}

@@ -258,21 +258,30 @@ func (c *cluster) healthy(ctx context.Context) error {
 }
 
 // leader is the stream's leader as the nodes report it, or -1.
-func (c *cluster) leader() int {
+func (c *cluster) leader() int { return c.leaderOf("faults") }
+
+// leaderOf is stream's leader as the nodes report it, or -1.
+func (c *cluster) leaderOf(stream string) int {
 	for i := range c.p.N() {
-		if _, l := c.p.StreamState(i, "faults"); l != "" {
+		if _, l := c.p.StreamState(i, stream); l != "" {
 			return c.p.Index(l)
 		}
 	}
 	return -1
 }
 
-// follower is a node that does not lead the stream, preferably one a
-// writer is connected to.
+// follower is a node that leads neither the stream nor the lease bucket,
+// preferably one a writer is connected to (with a writer on each node,
+// one always is).
 func (c *cluster) follower() int {
-	l := c.leader()
+	l, ll := c.leader(), c.leaderOf("KV_faults_leases")
 	for w := range c.stores {
-		if i := c.connectedTo(w); i >= 0 && i != l {
+		if i := c.connectedTo(w); i >= 0 && i != l && i != ll {
+			return i
+		}
+	}
+	for i := range c.p.N() {
+		if i != l && i != ll {
 			return i
 		}
 	}
