@@ -7,6 +7,7 @@ require (
 	github.com/sessionlog/sessionlog v0.0.0
 	github.com/sessionlog/sessionlog/adapters/anthropic v0.0.0
 	github.com/spf13/afero v1.15.0
+	github.com/stretchr/testify v1.12.1
 )
 
 require (
@@ -29,6 +30,7 @@ require (
 	go.opentelemetry.io/otel v1.33.0 // indirect
 	go.opentelemetry.io/otel/metric v1.33.0 // indirect
 	go.opentelemetry.io/otel/trace v1.33.0 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	go.yaml.in/yaml/v4 v4.0.0-rc.2 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect

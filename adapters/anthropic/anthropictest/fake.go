@@ -66,21 +66,33 @@ type Received struct {
 // Server is the fake. It is safe for concurrent use.
 type Server struct {
 	*httptest.Server
-	// Plan gives the tool calls of step s of turn t (both from 0); none
-	// ends the turn with a text answer.
-	Plan func(turn, step int) []Call
-	// Hook, when set, is called at each Point, synchronously: the
-	// handler goes on when it returns.
-	Hook func(Point)
-
-	key []byte
-	mu  sync.Mutex
-	got []Received
+	plan  func(turn, step int) []Call
+	hook  func(Point)
+	quote string
+	key   []byte
+	mu    sync.Mutex
+	got   []Received
 }
 
-// New starts a fake with the plan.
-func New(plan func(turn, step int) []Call) *Server {
-	s := &Server{Plan: plan, key: []byte("anthropictest signing key")}
+// Option configures a Server.
+type Option func(*Server)
+
+// WithHook sets a func called at each Point, synchronously: the handler
+// goes on when it returns.
+func WithHook(f func(Point)) Option { return func(s *Server) { s.hook = f } }
+
+// WithQuote names the one tool whose results the thinking quotes (by
+// default, every tool's).
+func WithQuote(tool string) Option { return func(s *Server) { s.quote = tool } }
+
+// New starts a fake whose model follows plan: plan(t, s) gives the tool
+// calls of step s of turn t (both from 0); none ends the turn with a text
+// answer.
+func New(plan func(turn, step int) []Call, opts ...Option) *Server {
+	s := &Server{plan: plan, key: []byte("anthropictest signing key")}
+	for _, o := range opts {
+		o(s)
+	}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.handle))
 	return s
 }
@@ -209,6 +221,7 @@ func (s *Server) check(req *request) string {
 func (s *Server) reply(req *request) (content []block, stop, id string) {
 	turn, step := -1, 0
 	lastResult := ""
+	names := map[string]string{}
 	for _, m := range req.Messages {
 		bs := blocksOf(m.Content)
 		if m.Role == "user" {
@@ -217,11 +230,16 @@ func (s *Server) reply(req *request) (content []block, stop, id string) {
 				case "text":
 					turn, step = turn+1, 0
 				case "tool_result":
-					lastResult = textOf(b["content"])
+					if s.quote == "" || names[str(b, "tool_use_id")] == s.quote {
+						lastResult = textOf(b["content"])
+					}
 				}
 			}
 		} else {
 			step++
+			for _, b := range bs {
+				names[str(b, "id")] = str(b, "name")
+			}
 		}
 	}
 	id = fmt.Sprintf("msg_%d_%d", turn, step)
@@ -233,7 +251,7 @@ func (s *Server) reply(req *request) (content []block, stop, id string) {
 	if step > 0 {
 		content = append(content, block{"type": "redacted_thinking", "data": s.Redacted(id)})
 	}
-	calls := s.Plan(turn, step)
+	calls := s.plan(turn, step)
 	if len(calls) == 0 {
 		return append(content, block{"type": "text", "text": fmt.Sprintf("Done with turn %d.", turn)}), "end_turn", id
 	}
@@ -283,13 +301,13 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	}
 	s.got = append(s.got, Received{Body: string(canon), Status: status, Error: msg})
 	s.mu.Unlock()
-	s.hook(Point{"request", n})
+	s.at(Point{"request", n})
 	if msg != "" {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusBadRequest)
 		b, _ := json.Marshal(map[string]any{"type": "error", "error": map[string]any{"type": "invalid_request_error", "message": msg}})
 		_, _ = w.Write(b)
-		s.hook(Point{"response", n})
+		s.at(Point{"response", n})
 		return
 	}
 	content, stop, id := s.reply(&req)
@@ -302,7 +320,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		b, _ := json.Marshal(msgObj)
 		_, _ = w.Write(b)
 		flush(w)
-		s.hook(Point{"response", n})
+		s.at(Point{"response", n})
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -312,16 +330,16 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", e["type"], b)
 		if i == len(events)/2 {
 			flush(w)
-			s.hook(Point{"partial", n})
+			s.at(Point{"partial", n})
 		}
 	}
 	flush(w)
-	s.hook(Point{"response", n})
+	s.at(Point{"response", n})
 }
 
-func (s *Server) hook(p Point) {
-	if s.Hook != nil {
-		s.Hook(p)
+func (s *Server) at(p Point) {
+	if s.hook != nil {
+		s.hook(p)
 	}
 }
 
