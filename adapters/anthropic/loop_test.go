@@ -133,7 +133,11 @@ func TestRebuildAtEverySeqOfALiveLoop(t *testing.T) {
 			for _, r := range got {
 				require.Equal(t, 200, r.Status, r.Error)
 			}
-			checkEverySeq(t, ctx, h, ps, got, turns)
+			var sent []string
+			for _, r := range got {
+				sent = append(sent, r.Body)
+			}
+			checkEverySeq(t, ctx, h, ps, sent, turns, baseParams)
 			requireNoClearKey(t, dir)
 		})
 	}
@@ -142,7 +146,7 @@ func TestRebuildAtEverySeqOfALiveLoop(t *testing.T) {
 // checkEverySeq asserts the property: at every seq, the rebuilt request
 // (completed as Next says: the results of Run, the next turn's message)
 // equals, as canonical JSON, the next request the loop sent.
-func checkEverySeq(t *testing.T, ctx context.Context, h handle.Handle, ps *provider.Session, sent []anthropictest.Received, turns []string) {
+func checkEverySeq(t *testing.T, ctx context.Context, h handle.Handle, ps *provider.Session, sent []string, turns []string, base func() sdk.MessageNewParams) {
 	var reqSeqs []int64
 	for e, err := range h.Read(ctx, 0, handle.End) {
 		require.NoError(t, err)
@@ -168,10 +172,10 @@ func checkEverySeq(t *testing.T, ctx context.Context, h handle.Handle, ps *provi
 			require.Empty(t, next.Run)
 			continue
 		}
-		want := sent[k].Body
+		want := sent[k]
 		p := next.Params
 		if conv.Request == nil {
-			p = baseParams()
+			p = base()
 		}
 		var results []sdk.ContentBlockParamUnion
 		for _, c := range next.Run {
