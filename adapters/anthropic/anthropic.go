@@ -136,6 +136,16 @@ func Rebuild(conv provider.Conversation, effects map[string]Effect) (Next, error
 	return n, nil
 }
 
+// Current returns what comes next at the head of ps's live branch:
+// Rebuild of its Conversation.
+func Current(ctx context.Context, ps *provider.Session, effects map[string]Effect) (Next, error) {
+	conv, err := ps.Conversation(ctx)
+	if err != nil {
+		return Next{}, err
+	}
+	return Rebuild(conv, effects)
+}
+
 // Message returns a recorded response as the SDK's Message: its JSON
 // body decoded, or its stream folded through Message.Accumulate, as a
 // live loop folds it.

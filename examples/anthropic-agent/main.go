@@ -94,17 +94,13 @@ func run(ctx context.Context, cfg config, turns []string) error {
 		return err
 	}
 	defer h.Close()
-	ps, err := provider.Open(ctx, h)
+	ps, err := provider.Open(ctx, h) // secrets sealed to the default key file
 	if err != nil {
 		return err
 	}
 	client := sdk.NewClient(adapter.Record(ps))
 	for {
-		conv, err := ps.Conversation(ctx)
-		if err != nil {
-			return err
-		}
-		next, err := adapter.Rebuild(conv, effects)
+		next, err := adapter.Current(ctx, ps, effects)
 		if err != nil {
 			return err
 		}
@@ -121,7 +117,7 @@ func run(ctx context.Context, cfg config, turns []string) error {
 			if next.Turns >= len(turns) {
 				return nil
 			}
-			if conv.Request == nil {
+			if len(p.Messages) == 0 {
 				p = cfg.params()
 			}
 			fmt.Fprintf(cfg.out, "user: %s\n", turns[next.Turns])
