@@ -19,6 +19,7 @@ import (
 
 	adapter "github.com/sessionlog/sessionlog/adapters/anthropic"
 	"github.com/sessionlog/sessionlog/adapters/anthropic/anthropictest"
+	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/provider"
 )
@@ -231,15 +232,31 @@ func bodies(rs []anthropictest.Received) []string {
 	return b
 }
 
-// canonResult is a tool_result block as canonical JSON.
-func canonResult(t *testing.T, id, text string, isError bool) string {
-	b, err := json.Marshal(sdk.NewToolResultBlock(id, text, isError))
+// outcomeUnknown returns the request bodies with the result of the call
+// id replaced by the outcome-unknown result a resumed loop gives a write
+// call that started and has no result.
+func outcomeUnknown(t *testing.T, bodies []string, id string) []string {
+	b, err := json.Marshal(sdk.NewToolResultBlock(id, adapter.OutcomeUnknown, true))
 	require.NoError(t, err)
-	var v any
-	require.NoError(t, json.Unmarshal(b, &v))
-	b, err = json.Marshal(v)
-	require.NoError(t, err)
-	return string(b)
+	var unknown any
+	require.NoError(t, json.Unmarshal(b, &unknown))
+	var out []string
+	for _, body := range bodies {
+		var req map[string]any
+		require.NoError(t, json.Unmarshal([]byte(body), &req))
+		for _, m := range req["messages"].([]any) {
+			content, _ := m.(map[string]any)["content"].([]any)
+			for i, c := range content {
+				if blk := c.(map[string]any); blk["type"] == "tool_result" && blk["tool_use_id"] == id {
+					content[i] = unknown
+				}
+			}
+		}
+		b, err := json.Marshal(req)
+		require.NoError(t, err)
+		out = append(out, string(b))
+	}
+	return out
 }
 
 // TestKillAtEveryPointResumesWithTheSameRequests runs the example against
@@ -255,6 +272,7 @@ func TestKillAtEveryPointResumesWithTheSameRequests(t *testing.T) {
 	for _, stream := range []bool{false, true} {
 		name := map[bool]string{false: "json", true: "stream"}[stream]
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			ref := newWorld(t, stream)
 			require.False(t, ref.run(nil))
 			want := bodies(ref.fake.Requests())
@@ -289,12 +307,7 @@ func TestKillAtEveryPointResumesWithTheSameRequests(t *testing.T) {
 					}
 					expect := want
 					if p.gate == "gate2" { // a write tool killed while it ran
-						expect = nil
-						done := canonResult(t, "toolu_0_1_0", gate2Text, false)
-						unknown := canonResult(t, "toolu_0_1_0", adapter.OutcomeUnknown, true)
-						for _, b := range want {
-							expect = append(expect, strings.ReplaceAll(b, done, unknown))
-						}
+						expect = outcomeUnknown(t, want, "toolu_0_1_0")
 					}
 					require.Equal(t, want[:len(before)], before, "the killed run sent what the uncrashed run sent")
 					got := bodies(after)
@@ -315,12 +328,7 @@ func checkStore(t *testing.T, w *world, nTurns int) {
 	keys, err := provider.LoadOrCreateKeys(filepath.Join(w.root, "config", "sessionlog", "identity"))
 	require.NoError(t, err)
 	st := handle.NewFileStore(afero.NewOsFs(), w.dir)
-	ls := map[string]string{}
-	for i := 1; i < len(labelArgs); i += 2 {
-		k, v, _ := strings.Cut(labelArgs[i], "=")
-		ls[k] = v
-	}
-	h, created, err := handle.OpenOrCreate(ctx, st, ls)
+	h, created, err := handle.OpenOrCreate(ctx, st, labelMap())
 	require.NoError(t, err)
 	require.False(t, created)
 	defer h.Close()
@@ -340,4 +348,92 @@ func checkStore(t *testing.T, w *world, nTurns int) {
 		require.NotContains(t, string(b), akia, path)
 		return nil
 	}))
+}
+
+// TestCrashAfterEveryRecorderPointResumes cuts the uncrashed run's log
+// after each durable append of the provider Session (a request, a
+// response, a tool's result, a write tool's start mark: where a kill
+// leaves the log), and starts the example on it with the same labels and
+// key: it must finish, sending the uncrashed run's requests from where
+// the log stopped (a write call marked started and without result gets
+// the outcome-unknown result).
+func TestCrashAfterEveryRecorderPointResumes(t *testing.T) {
+	binary(t)
+	for _, stream := range []bool{false, true} {
+		t.Run(map[bool]string{false: "json", true: "stream"}[stream], func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			ref := newWorld(t, stream)
+			require.False(t, ref.run(nil))
+			want := bodies(ref.fake.Requests())
+			events := readAll(t, ref)
+			key, err := os.ReadFile(filepath.Join(ref.root, "config", "sessionlog", "identity"))
+			require.NoError(t, err)
+			var cuts []int // event counts at the end of each batch
+			for i, e := range events {
+				switch e.Type {
+				case provider.TypeRequest, provider.TypeResponse, provider.TypeInput, "tool/approval":
+					cuts = append(cuts, i)
+				}
+			}
+			cuts = append(cuts, len(events))
+			require.Greater(t, len(cuts), 15)
+			for _, n := range cuts {
+				t.Run(fmt.Sprint(n), func(t *testing.T) {
+					t.Parallel()
+					w := newWorld(t, stream)
+					require.NoError(t, os.MkdirAll(filepath.Join(w.root, "config", "sessionlog"), 0o700))
+					require.NoError(t, os.WriteFile(filepath.Join(w.root, "config", "sessionlog", "identity"), key, 0o600))
+					h, _, err := handle.OpenOrCreate(ctx, handle.NewFileStore(afero.NewOsFs(), w.dir), labelMap())
+					require.NoError(t, err)
+					if n > 0 {
+						_, err = h.Append(ctx, events[:n]...)
+						require.NoError(t, err)
+					}
+					require.NoError(t, h.Close())
+					require.False(t, w.run(nil))
+					expect := want
+					if n > 0 && events[n-1].Type == "tool/approval" {
+						var a struct{ ID string }
+						require.NoError(t, json.Unmarshal(events[n-1].Data, &a))
+						expect = outcomeUnknown(t, want, a.ID)
+					}
+					got := bodies(w.fake.Requests())
+					for _, r := range w.fake.Requests() {
+						require.Equal(t, 200, r.Status, r.Error)
+					}
+					require.LessOrEqual(t, len(got), len(expect))
+					if n == len(events) {
+						require.Empty(t, got, "a finished session sends nothing")
+					} else {
+						require.Equal(t, expect[len(expect)-len(got):], got)
+						require.NotEmpty(t, got, "the run resumed the session")
+					}
+					checkStore(t, w, len(turns))
+				})
+			}
+		})
+	}
+}
+
+func labelMap() map[string]string {
+	ls := map[string]string{}
+	for i := 1; i < len(labelArgs); i += 2 {
+		k, v, _ := strings.Cut(labelArgs[i], "=")
+		ls[k] = v
+	}
+	return ls
+}
+
+func readAll(t *testing.T, w *world) []eventlog.Event {
+	ctx := context.Background()
+	h, _, err := handle.OpenOrCreate(ctx, handle.NewFileStore(afero.NewOsFs(), w.dir), labelMap())
+	require.NoError(t, err)
+	defer h.Close()
+	var evs []eventlog.Event
+	for e, err := range h.Read(ctx, 0, handle.End) {
+		require.NoError(t, err)
+		evs = append(evs, e)
+	}
+	return evs
 }
