@@ -148,6 +148,10 @@ func genBase() sdk.MessageNewParams {
 	return p
 }
 
+// userKinds are the kinds of paramSamples a user's turn message holds
+// (a tool_result answers a call: the loop makes those).
+var userKinds = []string{"document", "image", "search_result", "text"}
+
 // step is one generated model response.
 type step struct {
 	blocks []string
@@ -157,7 +161,7 @@ type step struct {
 
 // genConversation generates turns of steps: each step but the last of a
 // turn calls tools (or pauses the turn); blocks are drawn from every kind.
-func genConversation(r *rand.Rand) (turns []string, steps []step) {
+func genConversation(r *rand.Rand) (turns []sdk.MessageParam, steps []step) {
 	kinds := make([]string, 0, len(samples))
 	for k := range samples {
 		if k != "tool_use" && k != "thinking" {
@@ -169,7 +173,16 @@ func genConversation(r *rand.Rand) (turns []string, steps []step) {
 	n := 0
 	id := func() string { n++; return fmt.Sprintf("%d", n) }
 	for t := range 1 + r.IntN(3) {
-		turns = append(turns, fmt.Sprintf("turn %d: do the thing", t))
+		blocks := []sdk.ContentBlockParamUnion{sdk.NewTextBlock(fmt.Sprintf("turn %d: do the thing", t))}
+		for range r.IntN(3) {
+			k := userKinds[r.IntN(len(userKinds))]
+			var b sdk.ContentBlockParamUnion
+			if err := json.Unmarshal([]byte(paramSamples[k][r.IntN(len(paramSamples[k]))]), &b); err != nil {
+				panic(err)
+			}
+			blocks = append(blocks, b)
+		}
+		turns = append(turns, sdk.NewUserMessage(blocks...))
 		nSteps := 1 + r.IntN(3)
 		for s := range nSteps {
 			st := step{stream: r.IntN(2) == 0, stop: "end_turn"}
@@ -281,11 +294,11 @@ func scriptServer(t *testing.T, steps []step) *httptest.Server {
 // genLoop is the live loop of a generated conversation: the SDK's own
 // types in memory, each call streamed or not as the step says, each
 // tool's result recorded as soon as it ran (a writer marked started).
-func genLoop(t *testing.T, ctx context.Context, client sdk.Client, ps *provider.Session, r *rand.Rand, turns []string, steps []step) {
+func genLoop(t *testing.T, ctx context.Context, client sdk.Client, ps *provider.Session, r *rand.Rand, turns []sdk.MessageParam, steps []step) {
 	p := genBase()
 	i := 0
 	for _, turn := range turns {
-		p.Messages = append(p.Messages, sdk.NewUserMessage(sdk.NewTextBlock(turn)))
+		p.Messages = append(p.Messages, turn)
 		for {
 			var msg sdk.Message
 			if steps[i].stream {

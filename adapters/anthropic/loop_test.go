@@ -137,7 +137,11 @@ func TestRebuildAtEverySeqOfALiveLoop(t *testing.T) {
 			for _, r := range got {
 				sent = append(sent, r.Body)
 			}
-			checkEverySeq(t, ctx, h, ps, sent, turns, baseParams)
+			var msgs []sdk.MessageParam
+			for _, turn := range turns {
+				msgs = append(msgs, sdk.NewUserMessage(sdk.NewTextBlock(turn)))
+			}
+			checkEverySeq(t, ctx, h, ps, sent, msgs, baseParams)
 			requireNoClearKey(t, dir)
 		})
 	}
@@ -146,7 +150,7 @@ func TestRebuildAtEverySeqOfALiveLoop(t *testing.T) {
 // checkEverySeq asserts the property: at every seq, the rebuilt request
 // (completed as Next says: the results of Run, the next turn's message)
 // equals, as canonical JSON, the next request the loop sent.
-func checkEverySeq(t *testing.T, ctx context.Context, h handle.Handle, ps *provider.Session, sent []string, turns []string, base func() sdk.MessageNewParams) {
+func checkEverySeq(t *testing.T, ctx context.Context, h handle.Handle, ps *provider.Session, sent []string, turns []sdk.MessageParam, base func() sdk.MessageNewParams) {
 	var reqSeqs []int64
 	for e, err := range h.Read(ctx, 0, handle.End) {
 		require.NoError(t, err)
@@ -191,7 +195,7 @@ func checkEverySeq(t *testing.T, ctx context.Context, h handle.Handle, ps *provi
 		}
 		if next.Done {
 			require.Less(t, next.Turns, len(turns), "seq %d", seq)
-			p.Messages = append(p.Messages, sdk.NewUserMessage(sdk.NewTextBlock(turns[next.Turns])))
+			p.Messages = append(p.Messages, turns[next.Turns])
 		}
 		b, err := json.Marshal(p)
 		require.NoError(t, err)
