@@ -436,6 +436,14 @@ func (t *Transcript) slot(own string) string {
 
 // push appends a message.
 func (t *Transcript) push(m Message) {
+	if n := len(t.s.Messages); n == cap(t.s.Messages) && n >= 1024 {
+		// Doubled, not the runtime's 1.25× for a large slice: a long
+		// session's messages are copied about once in all, not four times.
+		t.s.Messages = slices.Grow(t.s.Messages, n)
+	}
+	if n := len(t.results); n == cap(t.results) && n >= 1024 {
+		t.results = slices.Grow(t.results, n)
+	}
 	t.s.Messages = append(t.s.Messages, m)
 	t.results = append(t.results, 0)
 	switch m.Role {

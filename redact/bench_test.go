@@ -131,3 +131,33 @@ func BenchmarkDataWithSecret(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFastPath runs Data over the workload turn with the fast path
+// (mayMatch) and without (Redactor.slow), in one process, so
+// that their CPU compares on a shared machine:
+//
+//	go test -run '^$' -bench BenchmarkFastPath -benchtime 20000x -count 6 ./redact/
+func BenchmarkFastPath(b *testing.B) {
+	for _, slow := range []bool{false, true} {
+		name := "fast"
+		if slow {
+			name = "slow"
+		}
+		r := New()
+		r.slow = slow
+		evs := benchTurn()
+		b.Run(name, func(b *testing.B) {
+			cpu := startCPU()
+			b.SetBytes(turnBytes(evs))
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, e := range evs {
+					if _, changed := r.Data(e.Data); changed {
+						b.Fatal("redacted")
+					}
+				}
+			}
+			cpu.report(b, len(evs))
+		})
+	}
+}

@@ -424,7 +424,6 @@ func urlPassword(s []byte, at int) (span, bool) {
 func connPasswords(t text, out []span) []span {
 	s := t.s
 	n := len(out)
-	conn := false
 	for i := 0; ; {
 		k := bytes.IndexByte(s[i:], '=')
 		if k < 0 {
@@ -432,12 +431,17 @@ func connPasswords(t text, out []span) []span {
 		}
 		eq := i + k
 		i = eq + 1
-		key, ok := connKey(t, eq)
-		if !ok {
+		// Password and Pwd end in d: most '=' of code are passed here,
+		// before their key is read.
+		d := eq
+		for d > 0 && s[d-1] == ' ' {
+			d--
+		}
+		if d == 0 || s[d-1]|0x20 != 'd' {
 			continue
 		}
-		if !equalFold(key, "password") && !equalFold(key, "pwd") {
-			conn = conn || isConnKey(key)
+		key, ok := connKey(t, eq)
+		if !ok || !equalFold(key, "password") && !equalFold(key, "pwd") {
 			continue
 		}
 		v := eq + 1
@@ -466,10 +470,28 @@ func connPasswords(t text, out []span) []span {
 			out = append(out, span{v, e, "conn-password"})
 		}
 	}
-	if !conn {
+	if len(out) > n && !hasConnKey(t) {
 		return out[:n]
 	}
 	return out
+}
+
+// hasConnKey reports whether a key before an '=' in t names a connection
+// string's server, database or user (isConnKey): what makes its
+// passwords a connection string's.
+func hasConnKey(t text) bool {
+	s := t.s
+	for i := 0; ; {
+		k := bytes.IndexByte(s[i:], '=')
+		if k < 0 {
+			return false
+		}
+		eq := i + k
+		i = eq + 1
+		if key, ok := connKey(t, eq); ok && isConnKey(key) {
+			return true
+		}
+	}
 }
 
 // connKey returns the key before the '=' at s[eq]: letters and single

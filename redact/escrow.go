@@ -147,7 +147,7 @@ func locate(data []byte, path []string, key bool) (int, int, bool) {
 	if key || i >= len(data) || data[i] != '"' {
 		return 0, 0, false
 	}
-	end, _ := stringEnd(data, i+1)
+	end := stringEnd(data, i+1)
 	if end < 0 {
 		return 0, 0, false
 	}
@@ -159,7 +159,7 @@ func locate(data []byte, path []string, key bool) (int, int, bool) {
 func member(data []byte, i int, name string) (ka, kb, va int, ok bool) {
 	j := skipWS(data, i+1)
 	for j < len(data) && data[j] == '"' {
-		end, _ := stringEnd(data, j+1)
+		end := stringEnd(data, j+1)
 		if end < 0 {
 			return 0, 0, 0, false
 		}
@@ -239,7 +239,7 @@ func skipValue(b []byte, i int) int {
 	}
 	switch b[i] {
 	case '"':
-		end, _ := stringEnd(b, i+1)
+		end := stringEnd(b, i+1)
 		if end < 0 {
 			return -1
 		}
@@ -249,7 +249,7 @@ func skipValue(b []byte, i int) int {
 		for ; i < len(b); i++ {
 			switch b[i] {
 			case '"':
-				end, _ := stringEnd(b, i+1)
+				end := stringEnd(b, i+1)
 				if end < 0 {
 					return -1
 				}

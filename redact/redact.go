@@ -24,6 +24,9 @@ func Marker(kind string) string { return "[REDACTED:" + kind + "]" }
 type Redactor struct {
 	patterns []pattern
 	scratch  sync.Pool // *[]byte: decoded strings
+	// slow turns the fast path off (mayMatch in scanRuns): what
+	// FuzzFastPath compares them with.
+	slow bool
 }
 
 type pattern struct {
@@ -137,7 +140,7 @@ func (r *Redactor) any(data []byte) bool {
 			return false
 		}
 		start := i + k + 1
-		end, _ := stringEnd(data, start)
+		end := stringEnd(data, start)
 		if end < 0 {
 			return false
 		}
@@ -162,7 +165,7 @@ func (r *Redactor) find(body []byte, out []span, first bool) []span {
 	done := func() bool { return first && len(out) > n }
 	if bytes.IndexByte(body, '\\') < 0 {
 		t := text{body, false}
-		if out = scanRuns(t, out, first); !done() {
+		if out = scanRuns(t, out, first, r.slow); !done() {
 			out = scanOthers(t, out)
 		}
 		if !done() && len(r.patterns) > 0 {
@@ -173,7 +176,7 @@ func (r *Redactor) find(body []byte, out []span, first bool) []span {
 	hard := hardEscapes(body)
 	if !hard {
 		t := text{body, true}
-		if out = scanRuns(t, out, first); !done() {
+		if out = scanRuns(t, out, first, r.slow); !done() {
 			out = scanOthers(t, out)
 		}
 		if done() || len(r.patterns) == 0 {
@@ -193,7 +196,7 @@ func (r *Redactor) find(body []byte, out []span, first bool) []span {
 	m := len(out)
 	if hard && len(s) >= minSecret {
 		t := text{s, false}
-		if out = scanRuns(t, out, first); !done() {
+		if out = scanRuns(t, out, first, r.slow); !done() {
 			out = scanOthers(t, out)
 		}
 	}

@@ -14,14 +14,13 @@ import (
 // as it was written.
 
 // stringEnd returns the index of the quote that closes the string whose
-// body starts at b[i], and whether the body holds a backslash; end < 0
-// when the string is not closed.
-func stringEnd(b []byte, i int) (end int, escaped bool) {
+// body starts at b[i]; < 0 when the string is not closed.
+func stringEnd(b []byte, i int) int {
 	from := i
 	for {
 		k := bytes.IndexByte(b[i:], '"')
 		if k < 0 {
-			return -1, false
+			return -1
 		}
 		q := i + k
 		n := 0
@@ -29,9 +28,8 @@ func stringEnd(b []byte, i int) (end int, escaped bool) {
 			n++
 		}
 		if n%2 == 0 {
-			return q, escaped || bytes.IndexByte(b[from:q], '\\') >= 0
+			return q
 		}
-		escaped = true
 		i = q + 1
 	}
 }

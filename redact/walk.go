@@ -184,7 +184,7 @@ func (w *walker) array(i, depth int) int {
 // it holds secrets. It returns the index past it and the string as it
 // stands in the output (quotes included), for a path.
 func (w *walker) str(i int, isKey bool) (int, []byte) {
-	end, _ := stringEnd(w.data, i+1)
+	end := stringEnd(w.data, i+1)
 	if end < 0 {
 		w.bad = true
 		return -1, nil
