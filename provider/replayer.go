@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -157,7 +158,8 @@ func (r *Replayer) Remaining() int {
 	return len(r.ex) - r.next
 }
 
-// ToolDivergences returns the tool results that differed so far.
+// ToolDivergences returns the tool results that differed so far, one a
+// call (where it first differed).
 func (r *Replayer) ToolDivergences() []ToolDivergence {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -233,7 +235,13 @@ func (r *Replayer) serve(req *http.Request, next func(*http.Request) (*http.Resp
 		return nil, err
 	}
 	r.mu.Lock()
-	r.tools = append(r.tools, tools...)
+	for _, d := range tools {
+		// Later requests carry the same result again, in their history:
+		// a call is reported once, where it first differs.
+		if !slices.ContainsFunc(r.tools, func(o ToolDivergence) bool { return o.CallID == d.CallID }) {
+			r.tools = append(r.tools, d)
+		}
+	}
 	r.next++
 	r.mu.Unlock()
 	if ex.Response == nil {

@@ -17,7 +17,7 @@ func (cfg config) params() sdk.MessageNewParams {
 	return sdk.MessageNewParams{
 		Model:     sdk.Model(cfg.model),
 		MaxTokens: cfg.maxTokens,
-		System:    []sdk.TextBlockParam{{Text: systemPrompt}},
+		System:    []sdk.TextBlockParam{{Text: cfg.system}},
 		Thinking:  sdk.ThinkingConfigParamOfEnabled(cfg.budget),
 		Tools: []sdk.ToolUnionParam{
 			{OfTool: &sdk.ToolParam{Name: "read_file", Description: sdk.String("Read a file of the work folder."),

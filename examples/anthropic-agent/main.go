@@ -61,10 +61,14 @@ type config struct {
 	maxTokens        int64
 	budget           int64
 	out              io.Writer
+	// system is the system prompt (systemPrompt), tool the tools'
+	// runner (tool): a test changes them to see its fixture diverge.
+	system string
+	tool   func(ctx context.Context, work string, use sdk.ToolUseBlock) (string, bool)
 }
 
 func main() {
-	cfg := config{labels: labels{}, out: os.Stdout}
+	cfg := config{labels: labels{}, out: os.Stdout, system: systemPrompt}
 	flag.StringVar(&cfg.dir, "dir", "sessions", "the session store's folder")
 	flag.Var(cfg.labels, "label", "a label k=v naming the session (repeat)")
 	flag.StringVar(&cfg.work, "work", ".", "the folder the tools run in")
@@ -98,7 +102,12 @@ func run(ctx context.Context, cfg config, turns []string) error {
 	if err != nil {
 		return err
 	}
-	client := sdk.NewClient(adapter.Record(ps))
+	return loop(ctx, cfg, turns, ps, sdk.NewClient(adapter.Record(ps)))
+}
+
+// loop sends the turns through client, recorded by ps, carrying on from
+// what ps's log holds.
+func loop(ctx context.Context, cfg config, turns []string, ps *provider.Session, client sdk.Client) error {
 	for {
 		next, err := adapter.Current(ctx, ps, effects)
 		if err != nil {
@@ -141,7 +150,11 @@ func runTool(ctx context.Context, ps *provider.Session, cfg config, c adapter.Ca
 			return err
 		}
 	}
-	out, failed := tool(ctx, cfg.work, c.Use)
+	run := tool
+	if cfg.tool != nil {
+		run = cfg.tool
+	}
+	out, failed := run(ctx, cfg.work, c.Use)
 	fmt.Fprintf(cfg.out, "tool %s: %d bytes\n", c.Use.Name, len(out))
 	return adapter.RecordResult(ctx, ps, c.Use.ID, out, failed)
 }
