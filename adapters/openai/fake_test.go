@@ -31,6 +31,9 @@ import (
 type fakeResponses struct {
 	key    []byte
 	script func(step int) []map[string]any
+	// replies, when set, are the replies in the order of the requests
+	// (step is then the request's index).
+	replies [][]map[string]any
 
 	mu     sync.Mutex
 	bodies [][]byte
@@ -56,6 +59,23 @@ func (f *fakeResponses) verify(item map[string]json.RawMessage) error {
 	return nil
 }
 
+// fakeCallKinds are the output items the client answers, and the input
+// item type that answers each (the API's reference, not the adapter's).
+var fakeCallKinds = map[string]string{
+	"function_call": "function_call_output", "custom_tool_call": "custom_tool_call_output",
+	"computer_call": "computer_call_output", "local_shell_call": "local_shell_call_output",
+	"shell_call": "shell_call_output", "apply_patch_call": "apply_patch_call_output",
+}
+
+func isFakeCallOutput(typ string) bool {
+	for _, o := range fakeCallKinds {
+		if o == typ {
+			return true
+		}
+	}
+	return false
+}
+
 // check returns the API's error for a request body, or the step.
 func (f *fakeResponses) check(body []byte) (step int, stream bool, err error) {
 	var req map[string]json.RawMessage
@@ -74,21 +94,21 @@ func (f *fakeResponses) check(body []byte) (step int, stream bool, err error) {
 		_ = json.Unmarshal(it["type"], &typ)
 		_ = json.Unmarshal(it["role"], &role)
 		_ = json.Unmarshal(it["call_id"], &callID)
-		switch typ {
-		case "function_call", "custom_tool_call":
+		switch {
+		case fakeCallKinds[typ] != "":
 			open[callID] = true
 			order = append(order, callID)
-		case "function_call_output", "custom_tool_call_output":
+		case isFakeCallOutput(typ):
 			if !open[callID] {
 				return 0, stream, fmt.Errorf("no tool call found for function call output with call_id %s", callID)
 			}
 			delete(open, callID)
 			step++
-		case "reasoning":
+		case typ == "reasoning":
 			if err := f.verify(it); err != nil {
 				return 0, stream, err
 			}
-		case "", "message":
+		case typ == "" || typ == "message":
 			if role == "user" {
 				step++
 			}
@@ -105,7 +125,14 @@ func (f *fakeResponses) check(body []byte) (step int, stream bool, err error) {
 // response returns the response object of a step, reasoning items
 // sealed.
 func (f *fakeResponses) response(step int) map[string]any {
-	out := f.script(step)
+	var out []map[string]any
+	if f.replies != nil {
+		if step < len(f.replies) {
+			out = f.replies[step]
+		}
+	} else {
+		out = f.script(step)
+	}
 	for _, it := range out {
 		if it["type"] == "reasoning" {
 			s, _ := json.Marshal(it["summary"])
@@ -132,6 +159,11 @@ func (f *fakeResponses) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		b, _ := json.Marshal(map[string]any{"error": map[string]any{"type": "invalid_request_error", "message": err.Error()}})
 		_, _ = w.Write(b)
 		return
+	}
+	if f.replies != nil {
+		f.mu.Lock()
+		step = len(f.bodies) - 1
+		f.mu.Unlock()
 	}
 	resp := f.response(step)
 	if !stream {

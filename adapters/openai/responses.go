@@ -3,6 +3,7 @@ package slopenai
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 
 	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/responses"
@@ -19,6 +20,15 @@ var callOutputs = map[string]string{
 	"local_shell_call": "local_shell_call_output",
 	"shell_call":       "shell_call_output",
 	"apply_patch_call": "apply_patch_call_output",
+}
+
+func isCallOutput(typ string) bool {
+	for _, o := range callOutputs {
+		if o == typ {
+			return true
+		}
+	}
+	return false
 }
 
 // Next is what a Responses loop does next, rebuilt from a conversation.
@@ -39,8 +49,9 @@ type Next struct {
 	// Run those not Started; give those Started the UnknownOutcome output
 	// (OutputFor).
 	Pending []Call
-	// Done is true when the response is complete and asks for no call:
-	// the turn is answered.
+	// Done is true when the response is complete and asks the loop for
+	// no call (it has none, or the provider answered them in the
+	// response): the turn is answered.
 	Done bool
 	// Empty is true when the conversation holds no Responses request.
 	Empty bool
@@ -102,7 +113,15 @@ func Responses(conv provider.Conversation) (Next, error) {
 		return Next{}, err
 	}
 	items = append(items, out...)
+	// A call may be answered in the response itself (an output item of
+	// its output type, run by the provider) or by an input since.
 	answered := map[string]bool{}
+	for _, it := range out {
+		if isCallOutput(str(it, "type")) {
+			answered[str(it, "call_id")] = true
+		}
+	}
+	inResponse := maps.Clone(answered)
 	for _, in := range conv.Inputs {
 		if in.Provider != ProviderName || in.API != APIResponses {
 			continue
@@ -118,8 +137,10 @@ func Responses(conv provider.Conversation) (Next, error) {
 		if _, ok := callOutputs[typ]; !ok {
 			continue
 		}
-		calls++
 		id := str(it, "call_id")
+		if !inResponse[id] {
+			calls++
+		}
 		if answered[id] {
 			continue
 		}
