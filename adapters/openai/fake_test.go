@@ -220,6 +220,8 @@ func (f *fakeResponses) sent() []string {
 // function of the step (user and tool messages in the request).
 type fakeChat struct {
 	script func(step int) map[string]any // the choice's message
+	// replies, when set, are the messages in the order of the requests.
+	replies []map[string]any
 
 	mu     sync.Mutex
 	bodies [][]byte
@@ -278,7 +280,18 @@ func (f *fakeChat) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write(b)
 		return
 	}
-	msg := f.script(step)
+	var msg map[string]any
+	if f.replies != nil {
+		f.mu.Lock()
+		i := len(f.bodies) - 1
+		f.mu.Unlock()
+		msg = map[string]any{"role": "assistant", "content": "no more"}
+		if i < len(f.replies) {
+			msg = f.replies[i]
+		}
+	} else {
+		msg = f.script(step)
+	}
 	finish := "stop"
 	if _, ok := msg["tool_calls"]; ok {
 		finish = "tool_calls"
