@@ -100,7 +100,7 @@ type requestData struct {
 	// holds only the items after the first Keep items of the list of
 	// the request at Seq, which is the previous request of the live
 	// branch.
-	Base *base          `json:"base,omitempty"`
+	Base *base           `json:"base,omitempty"`
 	Body json.RawMessage `json:"body"`
 }
 
