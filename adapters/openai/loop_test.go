@@ -263,6 +263,24 @@ func runKilled(t *testing.T, stream bool, allow int) ([]string, *killer, string)
 	return fake.sent(), k, dir
 }
 
+// eventCounts counts the events of each type of the store's session.
+func eventCounts(t *testing.T, dir string) map[string]int {
+	ctx := context.Background()
+	st := handle.NewFileStore(afero.NewOsFs(), dir)
+	infos, err := st.List(ctx)
+	require.NoError(t, err)
+	require.Len(t, infos, 1)
+	h, err := st.Open(ctx, infos[0].ID, handle.ReadOnly)
+	require.NoError(t, err)
+	defer h.Close()
+	n := map[string]int{}
+	for e, err := range h.Read(ctx, h.Header().FirstSeq(), h.Seq()) {
+		require.NoError(t, err)
+		n[e.Type]++
+	}
+	return n
+}
+
 // withUnknownOutcome returns the requests with the write call's output
 // replaced by UnknownOutcome.
 func withUnknownOutcome(t *testing.T, reqs []string) []string {
@@ -315,6 +333,7 @@ func TestToolLoopKilledAtEveryRecorderPoint(t *testing.T) {
 			require.Len(t, want, 4, "4 requests: 2 turns of 2 steps")
 			require.Contains(t, want[2], akia, "the uncrashed run sent the key (tool output, reasoning)")
 			requireNoSecretIn(t, dir)
+			wantCounts := eventCounts(t, dir)
 			points := k.n
 			require.Greater(t, points, 10)
 			seen := map[string]bool{}
@@ -327,6 +346,9 @@ func TestToolLoopKilledAtEveryRecorderPoint(t *testing.T) {
 				}
 				require.Equal(t, exp, got, "killed after %d appends (last %s)", allow, kk.last)
 				requireNoSecretIn(t, dir)
+				// The log holds the same records and derived events: a
+				// request asked again is not recorded twice.
+				require.Equal(t, wantCounts, eventCounts(t, dir), "killed after %d appends (last %s)", allow, kk.last)
 			}
 			for _, typ := range []string{provider.TypeRequest, provider.TypeResponse, provider.TypeInput, "tool/approval"} {
 				require.True(t, seen[typ], "killed after a %s", typ)
