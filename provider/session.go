@@ -244,10 +244,7 @@ func (s *Session) Request(ctx context.Context, req Request) (int64, error) {
 		return prevSeq, nil
 	}
 	now := s.cfg.now().UnixMilli()
-	d := &Deriver{time: now, results: map[string]bool{}}
-	for _, id := range s.proj.s.Results {
-		d.results[id] = true // recorded as inputs: derived already
-	}
+	d := &Deriver{time: now, results: s.resultsLocked()}
 	data, items, newFrom, err := s.requestData(c, req, body, prevItems, prevSeq)
 	if err != nil {
 		return 0, err
@@ -264,6 +261,18 @@ func (s *Session) Request(ctx context.Context, req Request) (int64, error) {
 	}
 	s.clearSeq, s.clearItems, s.clearBody = seq, items, body
 	return seq, nil
+}
+
+// resultsLocked returns the tool call ids with a result since the last
+// response (recorded as inputs), so that a request that carries them, or
+// an input that repeats one, derives no second tool/result. Called with mu
+// held, caught up.
+func (s *Session) resultsLocked() map[string]bool {
+	m := make(map[string]bool, len(s.proj.s.Results))
+	for _, id := range s.proj.s.Results {
+		m[id] = true
+	}
+	return m
 }
 
 func (s *Session) responseComplete() bool {
@@ -397,7 +406,7 @@ func (s *Session) Input(ctx context.Context, providerName, api string, content j
 		return 0, err
 	}
 	now := s.cfg.now().UnixMilli()
-	d := &Deriver{time: now, results: map[string]bool{}}
+	d := &Deriver{time: now, results: s.resultsLocked()}
 	c.DeriveInput(d, cc)
 	if d.err != nil {
 		return 0, d.err

@@ -99,3 +99,50 @@ func TestSessionKeepsConversationExactly(t *testing.T) {
 	_, err = provider.At(ctx, h, h.Seq(), nil)
 	require.ErrorIs(t, err, provider.ErrNoKey)
 }
+
+// A tool result recorded as an input, then sent in the next request, is
+// one tool/result event, not two (regression: the request derived it
+// again).
+func TestResultRecordedAsInputIsDerivedOnce(t *testing.T) {
+	ctx := context.Background()
+	replies := []string{
+		`{"id":"resp_1","object":"response","status":"completed","output":[{"type":"function_call","id":"fc_1","call_id":"call_1","name":"read","arguments":"{}"}]}`,
+		`{"id":"resp_2","object":"response","status":"completed","output":[{"type":"message","id":"msg_2","role":"assistant","content":[{"type":"output_text","text":"done"}]}]}`,
+	}
+	n := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(replies[n]))
+		n++
+	}))
+	defer srv.Close()
+	store := handle.NewFileStore(afero.NewMemMapFs(), "/store")
+	h, err := store.Create(ctx)
+	require.NoError(t, err)
+	defer h.Close()
+	ps, err := provider.Open(ctx, h, provider.WithKeys(newKeys(t)))
+	require.NoError(t, err)
+	send := func(body string) {
+		req, err := http.NewRequest(http.MethodPost, srv.URL+"/v1/responses", bytes.NewReader([]byte(body)))
+		require.NoError(t, err)
+		resp, err := ps.Middleware()(req, http.DefaultClient.Do)
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		require.NoError(t, resp.Body.Close())
+	}
+	user := `{"role":"user","content":"hi"}`
+	call := `{"type":"function_call","id":"fc_1","call_id":"call_1","name":"read","arguments":"{}"}`
+	output := `{"type":"function_call_output","call_id":"call_1","output":"x"}`
+	send(`{"model":"m","input":[` + user + `]}`)
+	_, err = ps.Input(ctx, "openai", "responses", json.RawMessage(output))
+	require.NoError(t, err)
+	send(`{"model":"m","input":[` + user + `,` + call + `,` + output + `]}`)
+	results := 0
+	for e, err := range h.Read(ctx, h.Header().FirstSeq(), h.Seq()) {
+		require.NoError(t, err)
+		if e.Type == "tool/result" {
+			results++
+		}
+	}
+	require.Equal(t, 1, results)
+}

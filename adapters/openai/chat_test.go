@@ -1,0 +1,222 @@
+package slopenai_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http/httptest"
+	"testing"
+
+	"filippo.io/age"
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/spf13/afero"
+	"github.com/stretchr/testify/require"
+
+	slopenai "github.com/sessionlog/sessionlog/adapters/openai"
+	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/provider"
+)
+
+type chatConversation struct {
+	turns   []string
+	replies []map[string]any
+	stream  bool
+}
+
+func (g *gen) chatMessage(calls int) map[string]any {
+	m := map[string]any{"role": "assistant", "content": g.text(), "refusal": nil}
+	if calls > 0 {
+		if g.r.IntN(2) == 0 {
+			m["content"] = nil
+		}
+		var tcs []map[string]any
+		for range calls {
+			tcs = append(tcs, map[string]any{"id": g.id("call"), "type": "function",
+				"function": map[string]any{"name": g.toolName(), "arguments": fmt.Sprintf(`{"q":%q}`, g.text())}})
+		}
+		m["tool_calls"] = tcs
+	}
+	return m
+}
+
+func (g *gen) chatConversation() chatConversation {
+	c := chatConversation{stream: g.r.IntN(2) == 0}
+	for range 1 + g.r.IntN(3) {
+		c.turns = append(c.turns, g.text())
+		for range g.r.IntN(3) {
+			c.replies = append(c.replies, g.chatMessage(1+g.r.IntN(3)))
+		}
+		c.replies = append(c.replies, g.chatMessage(0))
+	}
+	return c
+}
+
+// chatLoop is the uncrashed Chat Completions loop: the response's message
+// as the SDK turns it into a param (a stream accumulated), then a tool
+// message per call, recorded as soon as it exists.
+func chatLoop(ctx context.Context, t *testing.T, client openai.Client, ps *provider.Session, c chatConversation) {
+	params := openai.ChatCompletionNewParams{Model: "fake-model", Temperature: openai.Float(0.5),
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.SystemMessage("Be brief."), openai.UserMessage(c.turns[0])}}
+	turn := 1
+	for {
+		var msg openai.ChatCompletionMessage
+		if c.stream {
+			s := client.Chat.Completions.NewStreaming(ctx, params)
+			var acc openai.ChatCompletionAccumulator
+			for s.Next() {
+				acc.AddChunk(s.Current())
+			}
+			require.NoError(t, s.Err())
+			require.NoError(t, s.Close())
+			msg = acc.Choices[0].Message
+		} else {
+			r, err := client.Chat.Completions.New(ctx, params)
+			require.NoError(t, err)
+			msg = r.Choices[0].Message
+		}
+		params.Messages = append(params.Messages, msg.ToParam())
+		for _, tc := range msg.ToolCalls {
+			if len(tc.Function.Name) > 6 && tc.Function.Name[:6] == "write_" {
+				_, err := ps.BeginTool(ctx, tc.ID)
+				require.NoError(t, err)
+			}
+			m := openai.ToolMessage("ran "+tc.ID+" "+akia, tc.ID)
+			require.NoError(t, slopenai.RecordToolMessage(ctx, ps, m))
+			params.Messages = append(params.Messages, m)
+		}
+		if len(msg.ToolCalls) == 0 {
+			if turn == len(c.turns) {
+				return
+			}
+			params.Messages = append(params.Messages, openai.UserMessage(c.turns[turn]))
+			turn++
+		}
+	}
+}
+
+// TestChatRebuildEqualsUncrashedLoopAtEverySeq is the Responses property
+// for Chat Completions: generated tool loops (several calls a message,
+// streamed or not, against a fake that checks every tool_call id is
+// answered), at every seq.
+func TestChatRebuildEqualsUncrashedLoopAtEverySeq(t *testing.T) {
+	ctx := context.Background()
+	id, err := age.GenerateX25519Identity()
+	require.NoError(t, err)
+	keys := provider.NewKeys(id)
+	r := rand.New(rand.NewPCG(29, 2))
+	streamed := map[bool]bool{}
+	for range 8 {
+		g := &gen{r: r}
+		c := g.chatConversation()
+		streamed[c.stream] = true
+		fake := &fakeChat{replies: c.replies}
+		srv := httptest.NewServer(fake)
+		store := handle.NewFileStore(afero.NewMemMapFs(), "/store")
+		h, err := store.Create(ctx)
+		require.NoError(t, err)
+		ps, err := provider.Open(ctx, h, provider.WithKeys(keys))
+		require.NoError(t, err)
+		client := openai.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey("sk-test"), option.WithMaxRetries(0), slopenai.Record(ps))
+		chatLoop(ctx, t, client, ps, c)
+		srv.Close()
+		checkChatEverySeq(ctx, t, h, keys, fake.bodies)
+		require.NoError(t, h.Close())
+	}
+	require.Len(t, streamed, 2, "streamed and not")
+}
+
+func checkChatEverySeq(ctx context.Context, t *testing.T, h handle.Handle, keys *provider.Keys, bodies [][]byte) {
+	var reqs, resps []int64
+	started := map[string]int64{}
+	var events []eventlog.Event
+	for e, err := range h.Read(ctx, h.Header().FirstSeq(), h.Seq()) {
+		require.NoError(t, err)
+		events = append(events, e)
+		switch e.Type {
+		case provider.TypeRequest:
+			reqs = append(reqs, e.Seq)
+		case provider.TypeResponse:
+			resps = append(resps, e.Seq)
+		case "tool/approval":
+			var a struct{ ID string }
+			require.NoError(t, json.Unmarshal(e.Data, &a))
+			started[a.ID] = e.Seq
+		}
+	}
+	require.Len(t, reqs, len(bodies))
+	p := provider.NewProjection()
+	for _, e := range events {
+		s := e.Seq
+		p.Apply(e)
+		conv, err := p.Conversation(keys)
+		require.NoError(t, err)
+		n, err := slopenai.Chat(conv)
+		require.NoError(t, err, "seq %d", s)
+		k := 0
+		for k < len(reqs) && reqs[k] <= s {
+			k++
+		}
+		if k == 0 {
+			require.True(t, n.Empty, "seq %d", s)
+			continue
+		}
+		gotRest, got := withoutMember(t, mustJSON(t, n.Params), "messages")
+		if resps[k-1] > s {
+			require.True(t, n.AskAgain, "seq %d", s)
+			wantRest, want := withoutMember(t, bodies[k-1], "messages")
+			require.Equal(t, wantRest, gotRest, "seq %d", s)
+			require.Equal(t, canonAll(t, want), canonAll(t, got), "seq %d: the request asked again", s)
+			continue
+		}
+		require.False(t, n.AskAgain, "seq %d", s)
+		if k == len(bodies) {
+			require.True(t, n.Done, "seq %d", s)
+			require.Empty(t, n.Pending)
+			continue
+		}
+		wantRest, want := withoutMember(t, bodies[k], "messages")
+		require.Equal(t, wantRest, gotRest, "seq %d", s)
+		require.GreaterOrEqual(t, len(want), len(got), "seq %d", s)
+		require.Equal(t, canonAll(t, want[:len(got)]), canonAll(t, got), "seq %d: the rebuilt messages are what the loop sent next, up to what is left to do", s)
+		rest := want[len(got):]
+		if n.Done {
+			require.Len(t, rest, 1, "seq %d: the next user message", s)
+			require.Contains(t, string(rest[0]), `"role":"user"`)
+			continue
+		}
+		require.Len(t, n.Pending, len(rest), "seq %d", s)
+		for i, pc := range n.Pending {
+			var m struct {
+				Role       string `json:"role"`
+				ToolCallID string `json:"tool_call_id"`
+			}
+			require.NoError(t, json.Unmarshal(rest[i], &m))
+			require.Equal(t, "tool", m.Role)
+			require.Equal(t, m.ToolCallID, pc.CallID, "seq %d", s)
+			require.Equal(t, canon(t, slopenai.ToolMessage(pc, "ran "+pc.CallID+" "+akia)), string(mustCanon(t, rest[i])))
+			st, ok := started[pc.CallID]
+			require.Equal(t, ok && st <= s, pc.Started, "seq %d: call %s started", s, pc.CallID)
+		}
+	}
+}
+
+func mustCanon(t testing.TB, b []byte) []byte {
+	c, err := slopenai.Canonical(b)
+	require.NoError(t, err)
+	return c
+}
+
+// TestChatFakeChecksToolCallIDs: the chat fake refuses a tool call left
+// unanswered and a tool message that answers no call.
+func TestChatFakeChecksToolCallIDs(t *testing.T) {
+	f := &fakeChat{}
+	_, _, err := f.check([]byte(`{"messages":[{"role":"user","content":"hi"},{"role":"assistant","tool_calls":[{"id":"c1"}]},{"role":"tool","tool_call_id":"c1","content":"x"}]}`))
+	require.NoError(t, err)
+	_, _, err = f.check([]byte(`{"messages":[{"role":"user","content":"hi"},{"role":"assistant","tool_calls":[{"id":"c1"}]}]}`))
+	require.ErrorContains(t, err, "did not have response messages")
+	_, _, err = f.check([]byte(`{"messages":[{"role":"user","content":"hi"},{"role":"tool","tool_call_id":"c9","content":"x"}]}`))
+	require.ErrorContains(t, err, "must be a response")
+}
