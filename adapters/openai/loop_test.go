@@ -1,6 +1,7 @@
 package slopenai_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -63,9 +64,15 @@ type agent struct {
 	ps     *provider.Session
 	stream bool
 	turns  []string
+	// instructions and toolOut, when set, change the loop (a fixture
+	// test's divergence).
+	instructions, toolOut string
 }
 
 func (a *agent) tool(c slopenai.Call) string {
+	if a.toolOut != "" && c.Name == "read_file" {
+		return a.toolOut
+	}
 	switch c.Name {
 	case "read_file":
 		return "aws_access_key_id = " + akia
@@ -78,7 +85,7 @@ func (a *agent) tool(c slopenai.Call) string {
 func (a *agent) base() responses.ResponseNewParams {
 	return responses.ResponseNewParams{
 		Model:        "fake-model",
-		Instructions: openai.String("You are a careful agent."),
+		Instructions: openai.String(cmp.Or(a.instructions, "You are a careful agent.")),
 		Store:        openai.Bool(false),
 		Include:      []responses.ResponseIncludable{responses.ResponseIncludableReasoningEncryptedContent},
 		Tools: []responses.ToolUnionParam{
