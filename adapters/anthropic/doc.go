@@ -5,7 +5,11 @@
 // conversation, at any seq of the live branch, back into the SDK's own
 // anthropic.MessageNewParams, with what a tool loop must still do before
 // sending it: the tool calls without a result to run, whether the last
-// request must be asked again, whether the turn is done.
+// request must be asked again, whether the turn is done. Current is
+// Rebuild at the head of a Session, so that one loop both runs a fresh
+// session and resumes a crashed one (see the package Example and
+// examples/anthropic-agent); RecordResult records a tool's result as soon
+// as the tool has run.
 //
 // A rebuilt request equals, as canonical JSON, what a loop that never
 // crashed sends next: its messages are the last request's, then the
