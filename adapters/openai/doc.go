@@ -5,8 +5,9 @@
 //
 // Recording is one option when the client is built:
 //
-//	ps, err := provider.Open(ctx, h)
-//	client := openai.NewClient(slopenai.Record(ps))
+//	ps, err := provider.Open(ctx, h, provider.WithKeys(keys))
+//	...
+//	client := openai.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey("sk-example"), slopenai.Record(ps))
 //
 // Every Responses and Chat Completions call, streamed or not, is then
 // kept as provider records (docs/format.md, "Provider records"). The loop

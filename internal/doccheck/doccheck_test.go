@@ -21,15 +21,18 @@ type snippet struct {
 	runs  [][]string
 }
 
-// TestSnippetsAreTestedCode fails for a Go snippet of README.md or of a
+// TestSnippetsAreTestedCode fails for a Go snippet of README.md, of
+// docs/sdk.md or of a
 // doc.go comment that is not copied from a _test.go file of the
 // repository (an Example or a test, which go test compiles and runs).
 func TestSnippetsAreTestedCode(t *testing.T) {
 	root := repoRoot(t)
 	var snippets []snippet
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
-	require.NoError(t, err)
-	snippets = append(snippets, markdownGo("README.md", readme)...)
+	for _, name := range []string{"README.md", "docs/sdk.md"} {
+		b, err := os.ReadFile(filepath.Join(root, name))
+		require.NoError(t, err)
+		snippets = append(snippets, markdownGo(name, b)...)
+	}
 	var tests [][]string // the trimmed lines of every test file
 	require.NoError(t, filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
