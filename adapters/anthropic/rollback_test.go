@@ -100,3 +100,47 @@ func bodiesOf(t *testing.T, rs []anthropictest.Received) []string {
 	}
 	return b
 }
+
+// TestResumeOnAFork forks the run's session at the end of every durable
+// append and resumes on the fork: the requests sent are the first run's
+// from the same point (a fork's inherited provider records are its own
+// conversation).
+func TestResumeOnAFork(t *testing.T) {
+	ctx := context.Background()
+	fake := anthropictest.New(plan)
+	defer fake.Close()
+	dir := t.TempDir()
+	st := handle.NewFileStore(afero.NewOsFs(), dir)
+	h, err := st.Create(ctx)
+	require.NoError(t, err)
+	defer h.Close()
+	keys := newKeys(t)
+	ps, err := provider.Open(ctx, h, provider.WithKeys(keys))
+	require.NoError(t, err)
+	turns := []string{"look at the files", "again"}
+	logLoop(t, ctx, sdk.NewClient(adapter.Record(ps), option.WithBaseURL(fake.URL), option.WithAPIKey("k"), option.WithMaxRetries(0)), ps, turns)
+	want := fake.Requests()
+	var ends []int64
+	for e, err := range h.Read(ctx, 1, h.Seq()) {
+		require.NoError(t, err)
+		switch e.Type {
+		case provider.TypeRequest, provider.TypeResponse, provider.TypeInput, "tool/approval":
+			ends = append(ends, e.Seq-1)
+		}
+	}
+	require.Greater(t, len(ends), 10)
+	for _, end := range ends {
+		f, err := st.Fork(ctx, h.ID(), end)
+		require.NoError(t, err)
+		fps, err := provider.Open(ctx, f, provider.WithKeys(keys))
+		require.NoError(t, err)
+		fake.Reset()
+		logLoop(t, ctx, sdk.NewClient(adapter.Record(fps), option.WithBaseURL(fake.URL), option.WithAPIKey("k"), option.WithMaxRetries(0)), fps, turns)
+		require.NoError(t, f.Close())
+		got := bodiesOf(t, fake.Requests())
+		require.NotEmpty(t, got, "resumed on a fork at seq %d", end)
+		require.LessOrEqual(t, len(got), len(want))
+		require.Equal(t, bodiesOf(t, want[len(want)-len(got):]), got, "resumed on a fork at seq %d", end)
+	}
+	requireNoClearKey(t, dir)
+}
