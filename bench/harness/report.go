@@ -403,7 +403,8 @@ func (r *Results) tables(b *strings.Builder) {
 
 // missedSection lists the missed targets, each with the figures it is made
 // of and, when the run wrote CPU profiles (-profiles), the top of the
-// profile of each task behind it: the reason is to be read there.
+// profile of each task behind it: the reason is to be read there. A reason
+// the previous reason repeats is printed as "as above".
 func (r *Results) missedSection(b *strings.Builder, missed []target, profiles bool) {
 	if len(missed) == 0 {
 		return
@@ -413,6 +414,7 @@ func (r *Results) missedSection(b *strings.Builder, missed []target, profiles bo
 	} else {
 		b.WriteString("Missed, with the figures behind each (medians) and what bounds it:\n\n")
 	}
+	lastWhy := ""
 	for _, t := range missed {
 		var parts []string
 		for _, p := range t.parts {
@@ -422,8 +424,13 @@ func (r *Results) missedSection(b *strings.Builder, missed []target, profiles bo
 		if len(parts) > 0 {
 			fmt.Fprintf(b, ": %s", strings.Join(parts, "; "))
 		}
-		if t.why != "" {
+		switch {
+		case t.why == "":
+		case t.why == lastWhy:
+			b.WriteString(". Why: as above")
+		default:
 			fmt.Fprintf(b, ". Why: %s", t.why)
+			lastWhy = t.why
 		}
 		b.WriteString("\n")
 		if !profiles {

@@ -144,3 +144,26 @@ func TestTargetsVerdicts(t *testing.T) {
 	}
 	require.NotContains(t, sum, "### Durable append")
 }
+
+// TestMissedSectionReasonOnce checks that a reason repeated by the next
+// target with one is printed once, the repeat as "as above", and that a
+// different reason after it is printed in full.
+func TestMissedSectionReasonOnce(t *testing.T) {
+	r := &Results{}
+	var b strings.Builder
+	r.missedSection(&b, []target{
+		{name: "a", why: "fsync bounds it"},
+		{name: "b", why: "fsync bounds it"},
+		{name: "c"},
+		{name: "d", why: "zstd bounds it"},
+		{name: "e", why: "zstd bounds it"},
+		{name: "f", why: "fsync bounds it"},
+	}, false)
+	require.Equal(t, "Missed, with the figures behind each (medians) and what bounds it:\n\n"+
+		"- a. Why: fsync bounds it\n"+
+		"- b. Why: as above\n"+
+		"- c\n"+
+		"- d. Why: zstd bounds it\n"+
+		"- e. Why: as above\n"+
+		"- f. Why: fsync bounds it\n\n", b.String())
+}
