@@ -30,10 +30,14 @@ func readRange(t *testing.T, read func(from, to int64) func(func(eventlog.Event,
 // for zstd, a tail frame), without a record (converted, copied), with a
 // writer that appended since (no tail frame, a stale record), with a torn
 // tail, and a fork (its parent's events read through a TailReader on the
-// parent).
+// parent). By default each kind in one encoding (zstd: closed, writer
+// open, fork; raw: no record, torn); in both under SESSIONLOG_SWEEPS=full.
 func TestTailReaderReadsAsHandle(t *testing.T) {
 	for _, enc := range []string{handle.EncodingRaw, handle.EncodingZstd} {
-		for _, kind := range []string{"closed", "no record", "writer open", "torn", "fork"} {
+		for k, kind := range []string{"closed", "no record", "writer open", "torn", "fork"} {
+			if !sweep.Full() && (k%2 == 0) != (enc == handle.EncodingZstd) {
+				continue
+			}
 			t.Run(enc+"/"+kind, func(t *testing.T) {
 				ctx := t.Context()
 				st, _, _ := osStore(t, enc)
