@@ -51,20 +51,27 @@ func BenchmarkManySessions(b *testing.B) {
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
 			ctx := context.Background()
 			dir := filepath.Join(b.TempDir(), "s")
-			fs, _ := newCountingFs(true)
+			fs, counts := newCountingFs(true)
 			st := handle.NewFileStore(fs, dir)
 			ids := buildSessions(b, st, n, 0)
 			if _, err := st.List(ctx, handle.Limit(1)); err != nil { // the snapshot
 				b.Fatal(err)
 			}
 			pick := func() int { return rand.IntN(n) }
+			// Reads and bytes read an op: what does not grow with the
+			// store, whatever the machine's load does to the times.
 			lib := func(name string, op func(i int) error) {
 				b.Run("lib/"+name, func(b *testing.B) {
+					counts.Reset()
+					n := 0
 					for b.Loop() {
 						if err := op(pick()); err != nil {
 							b.Fatal(err)
 						}
+						n++
 					}
+					b.ReportMetric(float64(counts.Reads.Load())/float64(n), "reads/op")
+					b.ReportMetric(float64(counts.ReadBytes.Load())/float64(n), "readB/op")
 				})
 			}
 			lib("prefix", func(i int) error {

@@ -282,7 +282,7 @@ func (sn *snapshot) lines(sec int, from int64) iter.Seq2[sline, error] {
 		if from >= end {
 			return
 		}
-		br := bufio.NewReaderSize(io.NewSectionReader(sn.f, from, end-from), 64<<10)
+		br := bufio.NewReaderSize(io.NewSectionReader(sn.f, from, end-from), 8<<10)
 		for {
 			b, err := br.ReadSlice('\n')
 			if errors.Is(err, bufio.ErrBufferFull) {
