@@ -258,6 +258,9 @@ func (sn *snapshot) lineFrom(sec int, p int64) (start int64, ln sline, ok bool, 
 // at least target (the section's end when there is none).
 func (sn *snapshot) seek(sec int, target string) (int64, error) {
 	lo, hi := sn.off[sec], sn.off[sec+1]
+	if target == "" {
+		return lo, nil
+	}
 	for lo < hi {
 		mid := lo + (hi-lo)/2
 		start, ln, ok, err := sn.lineFrom(sec, mid)
