@@ -51,20 +51,27 @@ func BenchmarkManySessions(b *testing.B) {
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
 			ctx := context.Background()
 			dir := filepath.Join(b.TempDir(), "s")
-			fs, _ := newCountingFs(true)
+			fs, counts := newCountingFs(true)
 			st := handle.NewFileStore(fs, dir)
 			ids := buildSessions(b, st, n, 0)
 			if _, err := st.List(ctx, handle.Limit(1)); err != nil { // the snapshot
 				b.Fatal(err)
 			}
 			pick := func() int { return rand.IntN(n) }
+			// Reads and bytes read an op: what does not grow with the
+			// store, whatever the machine's load does to the times.
 			lib := func(name string, op func(i int) error) {
 				b.Run("lib/"+name, func(b *testing.B) {
+					counts.Reset()
+					n := 0
 					for b.Loop() {
 						if err := op(pick()); err != nil {
 							b.Fatal(err)
 						}
+						n++
 					}
+					b.ReportMetric(float64(counts.Reads.Load())/float64(n), "reads/op")
+					b.ReportMetric(float64(counts.ReadBytes.Load())/float64(n), "readB/op")
 				})
 			}
 			lib("prefix", func(i int) error {
@@ -249,10 +256,17 @@ func BenchmarkFlatFolder(b *testing.B) {
 			})
 			b.Run("remove", func(b *testing.B) {
 				for b.Loop() {
-					next--
-					if err := os.Remove(name(next)); err != nil {
+					p := name(next - 1)
+					if err := os.Remove(p); err != nil {
 						b.Fatal(err)
 					}
+					b.StopTimer()
+					f, err := os.Create(p) // put back: the folder keeps its size
+					if err != nil {
+						b.Fatal(err)
+					}
+					f.Close()
+					b.StartTimer()
 				}
 			})
 			b.Run("readdirnames", func(b *testing.B) {

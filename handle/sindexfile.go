@@ -258,6 +258,9 @@ func (sn *snapshot) lineFrom(sec int, p int64) (start int64, ln sline, ok bool, 
 // at least target (the section's end when there is none).
 func (sn *snapshot) seek(sec int, target string) (int64, error) {
 	lo, hi := sn.off[sec], sn.off[sec+1]
+	if target == "" {
+		return lo, nil
+	}
 	for lo < hi {
 		mid := lo + (hi-lo)/2
 		start, ln, ok, err := sn.lineFrom(sec, mid)
@@ -282,7 +285,7 @@ func (sn *snapshot) lines(sec int, from int64) iter.Seq2[sline, error] {
 		if from >= end {
 			return
 		}
-		br := bufio.NewReaderSize(io.NewSectionReader(sn.f, from, end-from), 64<<10)
+		br := bufio.NewReaderSize(io.NewSectionReader(sn.f, from, end-from), 8<<10)
 		for {
 			b, err := br.ReadSlice('\n')
 			if errors.Is(err, bufio.ErrBufferFull) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -79,6 +80,7 @@ var cases = []testCase{
 	{"CorruptionReportedNeverSkipped", testCorrupt},
 	{"StatAndListReadBoundedBytes", testStatBounded},
 	{"ListFiltersAndOrder", testList},
+	{"ListPages", testListPages},
 	{"CreateWithIDAndExists", testCreateWithID},
 	{"Delete", testDelete},
 	{"InvalidIDsRefused", testInvalidIDs},
@@ -858,4 +860,34 @@ func testForkDigest(t *testing.T, hs Harness) {
 	require.NoError(t, err)
 	require.Equal(t, int64(7), next)
 	require.Equal(t, d.String(), got)
+}
+
+// testListPages pages through List (Limit, Before): the pages join into
+// List's whole answer in the order of ByActivity, with a label filter too.
+func testListPages(t *testing.T, hs Harness) {
+	for i := range 7 {
+		h := create(t, hs, handle.WithLabels(map[string]string{"n": fmt.Sprint(i % 2)}))
+		if i%3 == 0 {
+			appendFlush(t, h, events(i, 1))
+		}
+		require.NoError(t, h.Close())
+	}
+	for _, filter := range [][]handle.ListOption{nil, {handle.WithLabel("n", "1")}} {
+		all, err := hs.Store.List(ctx, append(slices.Clone(filter), handle.ByActivity())...)
+		require.NoError(t, err)
+		require.NotEmpty(t, all)
+		var pages []handle.Info
+		opts := slices.Clone(filter)
+		for {
+			page, err := hs.Store.List(ctx, append(slices.Clone(opts), handle.Limit(3))...)
+			require.NoError(t, err)
+			require.LessOrEqual(t, len(page), 3)
+			pages = append(pages, page...)
+			if len(page) < 3 {
+				break
+			}
+			opts = append(slices.Clone(filter), handle.Before(handle.CursorOf(page[len(page)-1])))
+		}
+		require.Equal(t, all, pages)
+	}
 }
