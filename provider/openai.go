@@ -232,14 +232,20 @@ func (OpenAIChat) DeriveResponse(d *Deriver, r *Response) (calls []string, stop 
 			if idx >= len(cs) {
 				continue
 			}
-			fn, _ := getMember(t, "function")
+			// A function call's name and arguments are in "function", a
+			// custom tool call's name and input in "custom".
+			fn, ok := getMember(t, "function")
+			argsKey := "arguments"
+			if c, isCustom := getMember(t, "custom"); !ok && isCustom {
+				fn, argsKey = c, "input"
+			}
 			if id := str(t, "id"); id != "" {
 				cs[idx].id = id
 			}
 			if n := str(fn, "name"); n != "" {
 				cs[idx].name = n
 			}
-			cs[idx].args += str(fn, "arguments")
+			cs[idx].args += str(fn, argsKey)
 		}
 	}
 	if r.Streamed() {

@@ -146,3 +146,33 @@ func TestResultRecordedAsInputIsDerivedOnce(t *testing.T) {
 	}
 	require.Equal(t, 1, results)
 }
+
+// A Chat Completions custom tool call is derived with its name and input
+// (regression: only "function" tool calls were read, so a custom call
+// became a tool/call with no name).
+func TestChatCustomToolCallIsDerived(t *testing.T) {
+	ctx := context.Background()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"id":"c1","object":"chat.completion","model":"m","choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"custom","custom":{"name":"grep","input":"needle"}}]}}]}`))
+	}))
+	defer srv.Close()
+	h, err := handle.NewFileStore(afero.NewMemMapFs(), "/store").Create(ctx)
+	require.NoError(t, err)
+	defer h.Close()
+	ps, err := provider.Open(ctx, h, provider.WithKeys(newKeys(t)))
+	require.NoError(t, err)
+	req, err := http.NewRequest(http.MethodPost, srv.URL+"/v1/chat/completions", bytes.NewReader([]byte(`{"model":"m","messages":[{"role":"user","content":"find it"}]}`)))
+	require.NoError(t, err)
+	resp, err := ps.Middleware()(req, http.DefaultClient.Do)
+	require.NoError(t, err)
+	require.NoError(t, resp.Body.Close())
+	var calls []string
+	for e, err := range h.Read(ctx, h.Header().FirstSeq(), h.Seq()) {
+		require.NoError(t, err)
+		if e.Type == "tool/call" {
+			calls = append(calls, string(e.Data))
+		}
+	}
+	require.Equal(t, []string{`{"args":"needle","id":"call_1","name":"grep"}`}, calls)
+}

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"filippo.io/age"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/spf13/afero"
 	"github.com/stretchr/testify/require"
 
@@ -21,19 +23,36 @@ import (
 )
 
 type chatConversation struct {
+	first   []any
 	turns   []string
 	replies []map[string]any
 	stream  bool
 }
 
-func (g *gen) chatMessage(calls int) map[string]any {
+// chatMessage returns a reply's message: text (or a refusal), with
+// annotations, and calls tool calls (custom ones too when custom).
+func (g *gen) chatMessage(calls int, custom bool) map[string]any {
 	m := map[string]any{"role": "assistant", "content": g.text(), "refusal": nil}
+	if !custom {
+		// Streams carry text and function calls only.
+		switch g.r.IntN(3) {
+		case 0:
+			m["content"], m["refusal"] = nil, g.text()
+		case 1:
+			m["annotations"] = []any{map[string]any{"type": "url_citation", "url_citation": map[string]any{"url": "https://example.com", "title": g.text(), "start_index": 0, "end_index": 1}}}
+		}
+	}
 	if calls > 0 {
 		if g.r.IntN(2) == 0 {
 			m["content"] = nil
 		}
 		var tcs []map[string]any
 		for range calls {
+			if custom && g.r.IntN(2) == 0 {
+				tcs = append(tcs, map[string]any{"id": g.id("call"), "type": "custom",
+					"custom": map[string]any{"name": g.toolName(), "input": g.text()}})
+				continue
+			}
 			tcs = append(tcs, map[string]any{"id": g.id("call"), "type": "function",
 				"function": map[string]any{"name": g.toolName(), "arguments": fmt.Sprintf(`{"q":%q}`, g.text())}})
 		}
@@ -42,14 +61,32 @@ func (g *gen) chatMessage(calls int) map[string]any {
 	return m
 }
 
+// chatFirst returns the first request's messages: one of each role the
+// SDK's ChatCompletionMessageParamUnion has (developer, system, user,
+// assistant, tool, function), content as text and as parts.
+func (g *gen) chatFirst(turn string) []any {
+	id := g.id("call")
+	return []any{
+		map[string]any{"role": "developer", "content": []any{map[string]any{"type": "text", "text": g.text()}}},
+		map[string]any{"role": "system", "content": g.text(), "name": "sys"},
+		map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": g.text()}, map[string]any{"type": "image_url", "image_url": map[string]any{"url": "https://example.com/a.png", "detail": "low"}}}},
+		map[string]any{"role": "assistant", "content": []any{map[string]any{"type": "text", "text": g.text()}}, "tool_calls": []any{map[string]any{"id": id, "type": "function", "function": map[string]any{"name": "read_0", "arguments": "{}"}}}, "x_future": g.value(2)},
+		map[string]any{"role": "tool", "tool_call_id": id, "content": []any{map[string]any{"type": "text", "text": g.text()}}},
+		map[string]any{"role": "assistant", "content": nil, "refusal": g.text()},
+		map[string]any{"role": "function", "name": "legacy", "content": g.text()},
+		map[string]any{"role": "user", "content": turn},
+	}
+}
+
 func (g *gen) chatConversation() chatConversation {
 	c := chatConversation{stream: g.r.IntN(2) == 0}
+	c.first = g.chatFirst(g.text())
 	for range 1 + g.r.IntN(3) {
 		c.turns = append(c.turns, g.text())
 		for range g.r.IntN(3) {
-			c.replies = append(c.replies, g.chatMessage(1+g.r.IntN(3)))
+			c.replies = append(c.replies, g.chatMessage(1+g.r.IntN(3), !c.stream))
 		}
-		c.replies = append(c.replies, g.chatMessage(0))
+		c.replies = append(c.replies, g.chatMessage(0, !c.stream))
 	}
 	return c
 }
@@ -58,8 +95,10 @@ func (g *gen) chatConversation() chatConversation {
 // as the SDK turns it into a param (a stream accumulated), then a tool
 // message per call, recorded as soon as it exists.
 func chatLoop(ctx context.Context, t *testing.T, client openai.Client, ps *provider.Session, c chatConversation) {
-	params := openai.ChatCompletionNewParams{Model: "fake-model", Temperature: openai.Float(0.5),
-		Messages: []openai.ChatCompletionMessageParamUnion{openai.SystemMessage("Be brief."), openai.UserMessage(c.turns[0])}}
+	params := openai.ChatCompletionNewParams{Model: "fake-model", Temperature: openai.Float(0.5)}
+	for _, m := range c.first {
+		params.Messages = append(params.Messages, param.Override[openai.ChatCompletionMessageParamUnion](m))
+	}
 	turn := 1
 	for {
 		var msg openai.ChatCompletionMessage
@@ -79,7 +118,7 @@ func chatLoop(ctx context.Context, t *testing.T, client openai.Client, ps *provi
 		}
 		params.Messages = append(params.Messages, msg.ToParam())
 		for _, tc := range msg.ToolCalls {
-			if len(tc.Function.Name) > 6 && tc.Function.Name[:6] == "write_" {
+			if strings.HasPrefix(tc.Function.Name+tc.Custom.Name, "write_") {
 				_, err := ps.BeginTool(ctx, tc.ID)
 				require.NoError(t, err)
 			}
@@ -108,10 +147,23 @@ func TestChatRebuildEqualsUncrashedLoopAtEverySeq(t *testing.T) {
 	keys := provider.NewKeys(id)
 	r := rand.New(rand.NewPCG(29, 2))
 	streamed := map[bool]bool{}
-	for range 8 {
+	seen := map[string]bool{}
+	for range 6 {
 		g := &gen{r: r}
 		c := g.chatConversation()
 		streamed[c.stream] = true
+		for _, m := range c.replies {
+			if m["refusal"] != nil {
+				seen["refusal"] = true
+			}
+			if _, ok := m["annotations"]; ok {
+				seen["annotations"] = true
+			}
+			tcs, _ := m["tool_calls"].([]map[string]any)
+			for _, tc := range tcs {
+				seen[tc["type"].(string)] = true
+			}
+		}
 		fake := &fakeChat{replies: c.replies}
 		srv := httptest.NewServer(fake)
 		store := handle.NewFileStore(afero.NewMemMapFs(), "/store")
@@ -126,6 +178,7 @@ func TestChatRebuildEqualsUncrashedLoopAtEverySeq(t *testing.T) {
 		require.NoError(t, h.Close())
 	}
 	require.Len(t, streamed, 2, "streamed and not")
+	require.Equal(t, map[string]bool{"function": true, "custom": true, "refusal": true, "annotations": true}, seen)
 }
 
 func checkChatEverySeq(ctx context.Context, t *testing.T, h handle.Handle, keys *provider.Keys, bodies [][]byte) {
@@ -148,11 +201,24 @@ func checkChatEverySeq(ctx context.Context, t *testing.T, h handle.Handle, keys 
 	}
 	require.Len(t, reqs, len(bodies))
 	p := provider.NewProjection()
-	for _, e := range events {
+	var conv provider.Conversation
+	var err error
+	for i, e := range events {
 		s := e.Seq
 		p.Apply(e)
-		conv, err := p.Conversation(keys)
-		require.NoError(t, err)
+		if folds(e.Type) || i == 0 {
+			// Other events leave the projection as it was (At, checked
+			// below at some seqs, says so too).
+			conv, err = p.Conversation(keys)
+			require.NoError(t, err)
+		}
+		if i%10 == 0 {
+			at, err := provider.At(ctx, h, s, keys)
+			require.NoError(t, err)
+			c := conv
+			c.Seq = at.Seq
+			require.Equal(t, at, c, "seq %d", s)
+		}
 		n, err := slopenai.Chat(conv)
 		require.NoError(t, err, "seq %d", s)
 		k := 0

@@ -106,7 +106,7 @@ func (g *gen) id(prefix string) string {
 func (g *gen) text() string {
 	words := []string{"alpha", "beta", "<tag>", "é", "line\nbreak", "\"quoted\"", "🙂", "&amp;"}
 	var b strings.Builder
-	if g.r.IntN(8) == 0 {
+	if g.r.IntN(40) == 0 {
 		b.WriteString("key " + akia + " ")
 	}
 	for range 1 + g.r.IntN(4) {
@@ -380,7 +380,7 @@ func TestRebuildEqualsUncrashedLoopAtEverySeq(t *testing.T) {
 	keys := provider.NewKeys(id)
 	r := rand.New(rand.NewPCG(29, 1))
 	seenOut := map[string]bool{}
-	for ci := range 8 {
+	for ci := range 6 {
 		fake := &fakeResponses{key: []byte("gen-key")}
 		g := &gen{r: r, seal: fake.seal}
 		c := g.conversation(all, inKinds, ci == 0)
@@ -433,16 +433,23 @@ func checkEverySeq(ctx context.Context, t *testing.T, h handle.Handle, keys *pro
 		require.NoError(t, err)
 		events = append(events, e)
 	}
+	var conv provider.Conversation
+	var err error
 	for i, e := range events {
 		s := e.Seq
 		p.Apply(e)
-		conv, err := p.Conversation(keys)
-		require.NoError(t, err)
-		if i%5 == 0 || i == len(events)-1 {
+		if folds(e.Type) || i == 0 {
+			// Other events leave the projection as it was (At, checked
+			// below at some seqs, says so too).
+			conv, err = p.Conversation(keys)
+			require.NoError(t, err)
+		}
+		if i%10 == 0 || i == len(events)-1 {
 			at, err := provider.At(ctx, h, s, keys)
 			require.NoError(t, err)
-			conv.Seq = at.Seq
-			require.Equal(t, at, conv, "seq %d", s)
+			c := conv
+			c.Seq = at.Seq
+			require.Equal(t, at, c, "seq %d", s)
 		}
 		n, err := slopenai.Responses(conv)
 		require.NoError(t, err, "seq %d", s)
@@ -494,6 +501,16 @@ func checkEverySeq(ctx context.Context, t *testing.T, h handle.Handle, keys *pro
 			require.Equal(t, ok && st <= s, p.Started, "seq %d: call %s started", s, p.CallID)
 		}
 	}
+}
+
+// folds reports whether the provider projection folds events of type typ.
+func folds(typ string) bool {
+	switch typ {
+	case provider.TypeRequest, provider.TypeResponse, provider.TypeInput,
+		"tool/call", "tool/approval", "tool/result", "turn/start", "turn/end":
+		return true
+	}
+	return false
 }
 
 func mustJSON(t testing.TB, v any) []byte {
