@@ -38,7 +38,9 @@ type Next struct {
 	// response's output items as input items (each item's JSON as the
 	// provider sent it: reasoning with its id and encrypted_content,
 	// messages, calls, every kind) and the inputs recorded since (tool
-	// outputs). Before sending it, the loop adds the outputs of Pending
+	// outputs). A string input is then sent as the user message item it
+	// stands for. "stream" is not kept: the SDK sets it by the method
+	// called. Before sending it, the loop adds the outputs of Pending
 	// calls (and, when Done, the next user message).
 	Params responses.ResponseNewParams
 	// AskAgain is true when the last request has no complete response (the
