@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/inspect"
 	"github.com/sessionlog/sessionlog/provider"
 )
@@ -57,16 +58,11 @@ their sealed originals, else in their redacted form. JSON:
 // runDiffRequests prints where two sessions' model requests first differ
 // (provider.DiffRequests).
 func (a *app) runDiffRequests(ctx context.Context, argA, argB string, volatile []string, asJSON bool, out io.Writer) error {
-	_, ha, err := a.openArg(ctx, argA)
+	ha, hb, closeBoth, err := a.openPair(ctx, argA, argB)
 	if err != nil {
 		return err
 	}
-	defer ha.Close()
-	_, hb, err := a.openArg(ctx, argB)
-	if err != nil {
-		return err
-	}
-	defer hb.Close()
+	defer closeBoth()
 	d, err := provider.DiffRequests(ctx, ha, hb, provider.KeysFrom(a.identities...), volatile...)
 	if err != nil {
 		return err
@@ -101,16 +97,11 @@ type diffResult struct {
 }
 
 func (a *app) runDiff(ctx context.Context, argA, argB string, asJSON bool, out io.Writer) error {
-	_, ha, err := a.openArg(ctx, argA)
+	ha, hb, closeBoth, err := a.openPair(ctx, argA, argB)
 	if err != nil {
 		return err
 	}
-	defer ha.Close()
-	_, hb, err := a.openArg(ctx, argB)
-	if err != nil {
-		return err
-	}
-	defer hb.Close()
+	defer closeBoth()
 	d, err := inspect.Diff(ctx, ha, hb)
 	if err != nil {
 		return err
@@ -168,4 +159,16 @@ func writeDiffHuman(w io.Writer, res diffResult, ea, eb *eventlog.Event) error {
 		}
 	}
 	return nil
+}
+
+// openPair opens the two sessions diff compares, for reading.
+func (a *app) openPair(ctx context.Context, argA, argB string) (ha, hb handle.Handle, closeBoth func(), err error) {
+	if _, ha, err = a.openArg(ctx, argA); err != nil {
+		return nil, nil, nil, err
+	}
+	if _, hb, err = a.openArg(ctx, argB); err != nil {
+		ha.Close()
+		return nil, nil, nil, err
+	}
+	return ha, hb, func() { ha.Close(); hb.Close() }, nil
 }
