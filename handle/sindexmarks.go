@@ -328,7 +328,8 @@ type markedLock struct {
 	l       writerLock
 	id      string
 	nonce   string
-	existed bool // a log of the session was there when the lock was taken
+	existed bool   // a log of the session was there when the lock was taken
+	ident   string // that log's identity then (logIdentity)
 }
 
 // lockMarked takes session id's writer lock and marks the session as
@@ -344,15 +345,24 @@ func (s *FileStore) lockMarked(id string) (writerLock, error) {
 		l.unlock()
 		return nil, err
 	}
-	return &markedLock{s: s, l: l, id: id, nonce: nonce, existed: s.logIdentity(id) != "-"}, nil
+	ident := s.logIdentity(id)
+	return &markedLock{s: s, l: l, id: id, nonce: nonce, existed: ident != "-", ident: ident}, nil
 }
 
 func (m *markedLock) unlock() error {
+	pre := filepath.Join(m.s.marksDir(), markName(m.id, m.nonce, "pre"))
+	if m.nonce != "" && m.ident != "" && m.ident != "-" && m.s.logIdentity(m.id) == m.ident {
+		// The log is the file it was, unchanged (a writer that appended
+		// nothing, an append refused): nothing to announce, and the
+		// store's files stay as they were.
+		m.s.fs.Remove(pre)
+		return m.l.unlock()
+	}
 	if d, err := m.s.describe(context.Background(), m.id); err == nil {
 		if !d.present && !m.existed && m.nonce != "" {
 			// Absent before and after (a create that failed): nothing to
 			// announce.
-			m.s.fs.Remove(filepath.Join(m.s.marksDir(), markName(m.id, m.nonce, "pre")))
+			m.s.fs.Remove(pre)
 		} else {
 			m.s.markPost(m.id, m.nonce, d)
 		}

@@ -65,13 +65,22 @@ func buildLogtool(t *testing.T) string {
 	return built.bin
 }
 
-// dirDigest returns the name, mode and sha256 of every file under dir.
+// dirDigest returns the name, mode and sha256 of every file under dir but
+// the session index.
 func dirDigest(t *testing.T, dir string) string {
 	t.Helper()
 	var b strings.Builder
 	require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
+		}
+		if rel, _ := filepath.Rel(dir, p); strings.HasPrefix(rel, filepath.Join(".cache", "sessions")) {
+			// The session index: derived data a read may fold (its marks
+			// into its snapshot), never the sessions' own.
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
 		}
 		info, err := d.Info()
 		if err != nil {
