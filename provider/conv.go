@@ -106,6 +106,10 @@ func (p *Projection) Apply(e eventlog.Event) {
 		s.Response, s.RespSeq = e.Data, e.Seq
 		s.Inputs, s.Calls, s.Started, s.Results = nil, nil, nil, nil
 	case TypeInput:
+		if _, err := decodeInput(withoutRecord(e.Data)); err != nil {
+			s.Degraded = append(s.Degraded, fmt.Sprintf("seq %d: %v", e.Seq, err))
+			return
+		}
 		s.Inputs = append(s.Inputs, seqData{e.Seq, e.Data})
 	case "tool/call":
 		if s.Response != nil {

@@ -59,7 +59,7 @@ func (x *exchanges) UnmarshalState(data []byte) error {
 }
 
 func (x *exchanges) Apply(e eventlog.Event) {
-	before := x.p.s.Request
+	before, inputs := x.p.s.Request, len(x.p.s.Inputs)
 	x.p.Apply(e)
 	s := x.p.s
 	switch {
@@ -68,7 +68,7 @@ func (x *exchanges) Apply(e eventlog.Event) {
 	case e.Type == TypeResponse && len(x.List) > 0 && s.RespSeq == e.Seq:
 		last := &x.List[len(x.List)-1]
 		last.Resp, last.RespSeq, last.Inputs = s.Response, s.RespSeq, nil
-	case e.Type == TypeInput && len(x.List) > 0:
+	case e.Type == TypeInput && len(x.List) > 0 && len(s.Inputs) > inputs:
 		last := &x.List[len(x.List)-1]
 		last.Inputs = append(last.Inputs, seqData{e.Seq, e.Data})
 	}
