@@ -227,10 +227,14 @@ type parser struct {
 	turnOpen   bool           // a turn/start without its turn/end
 	lastAnswer bool           // the last event of the turn came from a model response
 	step       string         // message.id of the open step, "" when none
-	stepUsage  *usage
-	stepModel  string
-	pending    importer.Calls   // calls of the turn without a result
-	calls      map[string]int64 // call id → seq of its tool/call
+	// turnAt and stepAt are the seqs of the open turn's turn/start and
+	// the open step's step/start: a record the builder drops (Drop) takes
+	// them back, and sync then forgets the turn or step they opened.
+	turnAt, stepAt int64
+	stepUsage      *usage
+	stepModel      string
+	pending        importer.Calls   // calls of the turn without a result
+	calls          map[string]int64 // call id → seq of its tool/call
 
 	sessionID, agentID                 string
 	customTitle, aiTitle, summaryTitle string
@@ -535,9 +539,10 @@ func (p *parser) assistant(l line, t int64) error {
 	if id == "" {
 		id = "uuid:" + l.UUID
 	}
+	p.sync()
 	if id != p.step {
 		p.closeStep()
-		p.b.Add("step/start", t, importer.Obj{})
+		p.stepAt = p.b.Add("step/start", t, importer.Obj{})
 		p.step = id
 	}
 	if l.Message.Usage != nil {
@@ -622,14 +627,27 @@ func (p *parser) newTurn(t int64) {
 
 // openTurn starts a turn unless one is open.
 func (p *parser) openTurn(t int64) {
+	p.sync()
 	if !p.turnOpen {
-		p.b.Add("turn/start", t, importer.Obj{})
+		p.turnAt = p.b.Add("turn/start", t, importer.Obj{})
 		p.turnOpen, p.lastAnswer = true, false
+	}
+}
+
+// sync forgets a turn or step whose start the builder dropped with a bad
+// record: its end must not be written after the start is gone.
+func (p *parser) sync() {
+	if p.step != "" && p.stepAt >= p.b.Next() {
+		p.step, p.stepUsage, p.stepModel = "", nil, ""
+	}
+	if p.turnOpen && p.turnAt >= p.b.Next() {
+		p.turnOpen = false
 	}
 }
 
 // closeStep ends the open step, its usage first.
 func (p *parser) closeStep() {
+	p.sync()
 	if p.step == "" {
 		return
 	}
@@ -656,6 +674,7 @@ func (p *parser) closeStep() {
 // event before), says reason (when set) and carries the current line
 // when asked (the interruption marker it is).
 func (p *parser) endTurn(kind, reason string, carry bool, t int64) {
+	p.sync()
 	if p.pending.Len() > 0 {
 		p.b.Unanswered(&p.pending, -1)
 	}
