@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/redact"
+	"github.com/sessionlog/sessionlog/secrets/redact"
 )
 
 // core is the Handle of every store: the write core over a Backend (see

@@ -28,7 +28,7 @@ import (
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/internal/faultfs"
 	"github.com/sessionlog/sessionlog/internal/sweep"
-	"github.com/sessionlog/sessionlog/seal"
+	"github.com/sessionlog/sessionlog/secrets/seal"
 )
 
 // crashDir is the store's folder on the memory file systems.

@@ -32,7 +32,7 @@ run -run '^(TestCrashTornFlushSweep|TestCrashDuringCreate|TestCrashDuringCreateF
 run ./internal/figures/
 # (9) peak RSS of importing a 400 MB line in every format (without the race
 # detector, whose shadow memory would be counted).
-run -run '^TestImportHugeLine$' ./ingest/
+run -run '^TestImportHugeLine$' ./ops/ingest/
 # (6) fuzzing, in the long version (CI runs scripts/fuzz.sh 1000x itself).
 if [ "$SESSIONLOG_SWEEPS" = long ]; then
 	# (10) a cluster writer's longest gap between acknowledgements while

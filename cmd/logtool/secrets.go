@@ -15,8 +15,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sessionlog/sessionlog/handle"
-	"github.com/sessionlog/sessionlog/scrub"
-	"github.com/sessionlog/sessionlog/seal"
+	"github.com/sessionlog/sessionlog/ops/scrub"
+	"github.com/sessionlog/sessionlog/secrets/seal"
 )
 
 // The environment variables of sealed sessions (docs/cli.md).

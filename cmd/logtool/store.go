@@ -10,8 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sessionlog/sessionlog/handle"
-	"github.com/sessionlog/sessionlog/storeurl"
-	"github.com/sessionlog/sessionlog/transfer"
+	"github.com/sessionlog/sessionlog/ops/storeurl"
+	"github.com/sessionlog/sessionlog/ops/transfer"
 )
 
 // envStore names the environment variable holding the default --store.

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/redact"
+	"github.com/sessionlog/sessionlog/secrets/redact"
 )
 
 // Redaction is one string of an event's data that redaction at write

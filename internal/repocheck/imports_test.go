@@ -26,7 +26,7 @@ func TestProductImportsNoExampleOrCommand(t *testing.T) {
 	for _, p := range deps("./cmd/logtool") {
 		require.False(t, strings.HasPrefix(p, modulePath+"/examples/"), "logtool links %s", p)
 	}
-	for _, p := range deps("./internal/web", "./internal/chatview", "./inspect", "./verify") {
+	for _, p := range deps("./internal/web", "./internal/chatview", "./ops/inspect", "./ops/verify") {
 		require.False(t, strings.HasPrefix(p, modulePath+"/cmd/"), "a library package links %s", p)
 	}
 }

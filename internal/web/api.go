@@ -8,9 +8,9 @@ import (
 	"net/http"
 
 	"github.com/sessionlog/sessionlog/handle"
-	"github.com/sessionlog/sessionlog/inspect"
+	"github.com/sessionlog/sessionlog/ops/inspect"
+	"github.com/sessionlog/sessionlog/ops/verify"
 	"github.com/sessionlog/sessionlog/projection"
-	"github.com/sessionlog/sessionlog/verify"
 )
 
 // jsonLines holds an /api/ answer: one JSON value a line, as logtool

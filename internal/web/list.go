@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/sessionlog/sessionlog/handle"
-	"github.com/sessionlog/sessionlog/inspect"
+	"github.com/sessionlog/sessionlog/ops/inspect"
 )
 
 // listRow is one session of the list page.

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/follow"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/ops/follow"
 )
 
 // handleLive follows a session for the session page that shows its last

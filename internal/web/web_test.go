@@ -18,11 +18,11 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
-	"github.com/sessionlog/sessionlog/inspect"
 	"github.com/sessionlog/sessionlog/internal/web"
+	"github.com/sessionlog/sessionlog/ops/inspect"
+	"github.com/sessionlog/sessionlog/ops/verify"
 	"github.com/sessionlog/sessionlog/projection"
 	"github.com/sessionlog/sessionlog/replay"
-	"github.com/sessionlog/sessionlog/verify"
 )
 
 const (
