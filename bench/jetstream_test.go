@@ -15,8 +15,8 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/jetstream"
-	"github.com/sessionlog/sessionlog/internal/loadgen"
-	"github.com/sessionlog/sessionlog/internal/natstest"
+	"github.com/sessionlog/sessionlog/internal/testkit/loadgen"
+	"github.com/sessionlog/sessionlog/internal/testkit/natstest"
 )
 
 // The JetStream store beside the file store (issue 12; docs/distributed.md):

@@ -12,7 +12,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/storetest"
-	"github.com/sessionlog/sessionlog/internal/countfs"
+	"github.com/sessionlog/sessionlog/internal/testkit/countfs"
 )
 
 // writeWithCheckpoints appends n events to h, a checkpoint after every 99,

@@ -11,7 +11,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
-	"github.com/sessionlog/sessionlog/internal/chatview"
+	"github.com/sessionlog/sessionlog/internal/app/chatview"
 	"github.com/sessionlog/sessionlog/ops/inspect"
 	"github.com/sessionlog/sessionlog/ops/storeurl"
 )

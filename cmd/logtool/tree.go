@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/internal/chatview"
+	"github.com/sessionlog/sessionlog/internal/app/chatview"
 	"github.com/sessionlog/sessionlog/ops/inspect"
 )
 

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sessionlog/sessionlog/internal/chatview"
+	"github.com/sessionlog/sessionlog/internal/app/chatview"
 	"github.com/sessionlog/sessionlog/ops/storeurl"
 	"github.com/sessionlog/sessionlog/ops/verify"
 )

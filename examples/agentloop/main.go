@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/sessionlog/sessionlog/handle"
-	loop "github.com/sessionlog/sessionlog/internal/agentloop"
+	loop "github.com/sessionlog/sessionlog/internal/app/agentloop"
 )
 
 func main() {

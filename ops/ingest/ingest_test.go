@@ -22,7 +22,7 @@ import (
 	"github.com/sessionlog/sessionlog/importer"
 	"github.com/sessionlog/sessionlog/importer/formats"
 	"github.com/sessionlog/sessionlog/importer/swe"
-	"github.com/sessionlog/sessionlog/internal/importertest"
+	"github.com/sessionlog/sessionlog/internal/testkit/importertest"
 	"github.com/sessionlog/sessionlog/ops/ingest"
 	"github.com/sessionlog/sessionlog/secrets/seal"
 )

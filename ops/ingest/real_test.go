@@ -15,8 +15,8 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/importer"
 	"github.com/sessionlog/sessionlog/importer/formats"
-	"github.com/sessionlog/sessionlog/internal/importertest"
-	"github.com/sessionlog/sessionlog/internal/tracestest"
+	"github.com/sessionlog/sessionlog/internal/testkit/importertest"
+	"github.com/sessionlog/sessionlog/internal/testkit/tracestest"
 	"github.com/sessionlog/sessionlog/ops/ingest"
 )
 

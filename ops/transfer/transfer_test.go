@@ -18,8 +18,8 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/jetstream"
-	"github.com/sessionlog/sessionlog/internal/faultfs"
-	"github.com/sessionlog/sessionlog/internal/natstest"
+	"github.com/sessionlog/sessionlog/internal/testkit/faultfs"
+	"github.com/sessionlog/sessionlog/internal/testkit/natstest"
 	"github.com/sessionlog/sessionlog/ops/transfer"
 )
 
