@@ -6,7 +6,9 @@
 // generated cli.md), every page it and the code cite present, every link
 // of README.md and docs/ leading to a file and heading that exist; and
 // the imports of the product (go list): logtool links no example, no
-// library package a command.
+// library package a command, and every package imports only lower layers of
+// docs/design.md's diagram ("## Layers"), which is the layering the imports
+// give: go test ./internal/check/repocheck -run Diagram -update rewrites it.
 //
 // It has no exported API and knows nothing of the other packages: its test
 // reads the repository's files as text, and asks go list for imports.
