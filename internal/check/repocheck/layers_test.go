@@ -77,8 +77,10 @@ func moduleImports(t *testing.T, root string) imports {
 	t.Helper()
 	cmd := exec.Command("go", "list", "-f", "{{.Module.Path}} {{.ImportPath}}{{range .Imports}} {{.}}{{end}}", "./...")
 	cmd.Dir = root
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
 	out, err := cmd.Output()
-	require.NoError(t, err, "go list ./...")
+	require.NoError(t, err, "go list ./...: %s", stderr.String())
 	g := imports{}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		f := strings.Fields(line)
