@@ -12,7 +12,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
-	"github.com/sessionlog/sessionlog/internal/loadgen"
+	"github.com/sessionlog/sessionlog/internal/testkit/loadgen"
 )
 
 // BenchmarkAppendSecrets is issue 24's append-path cost: 64 appenders on

@@ -15,7 +15,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
-	"github.com/sessionlog/sessionlog/internal/countfs"
+	"github.com/sessionlog/sessionlog/internal/testkit/countfs"
 	"github.com/sessionlog/sessionlog/projection"
 	"github.com/sessionlog/sessionlog/replay"
 )

@@ -6,7 +6,7 @@ import (
 	"strconv"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/redact"
+	"github.com/sessionlog/sessionlog/secrets/redact"
 )
 
 // The append path (docs/design.md, "Group commit"). An Append prepares its

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/redact"
+	"github.com/sessionlog/sessionlog/secrets/redact"
 )
 
 // Backend is one open session's storage under the write core, the state

@@ -12,7 +12,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle/internal/lineage"
-	"github.com/sessionlog/sessionlog/redact"
+	"github.com/sessionlog/sessionlog/secrets/redact"
 )
 
 // core is the Handle of every store: the write core over a Backend (see

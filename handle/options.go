@@ -14,8 +14,8 @@ import (
 	"filippo.io/age"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/redact"
-	"github.com/sessionlog/sessionlog/seal"
+	"github.com/sessionlog/sessionlog/secrets/redact"
+	"github.com/sessionlog/sessionlog/secrets/seal"
 )
 
 // FlushPolicy says when a write handle flushes on its own. Whatever the

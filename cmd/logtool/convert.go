@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sessionlog/sessionlog/handle"
-	"github.com/sessionlog/sessionlog/internal/chatview"
+	"github.com/sessionlog/sessionlog/internal/app/chatview"
 )
 
 func (a *app) newConvertCmd() *cobra.Command {

@@ -15,7 +15,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/checkpoint"
 	"github.com/sessionlog/sessionlog/handle"
-	loop "github.com/sessionlog/sessionlog/internal/agentloop"
+	loop "github.com/sessionlog/sessionlog/internal/app/agentloop"
 	"github.com/sessionlog/sessionlog/projection"
 	"github.com/sessionlog/sessionlog/recorder"
 	"github.com/sessionlog/sessionlog/replay"

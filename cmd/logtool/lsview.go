@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sessionlog/sessionlog/handle"
-	"github.com/sessionlog/sessionlog/internal/chatview"
+	"github.com/sessionlog/sessionlog/internal/app/chatview"
 )
 
 // lsOptions are the filters and the form of `logtool ls`.

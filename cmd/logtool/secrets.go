@@ -16,8 +16,8 @@ import (
 
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
-	"github.com/sessionlog/sessionlog/scrub"
-	"github.com/sessionlog/sessionlog/seal"
+	"github.com/sessionlog/sessionlog/ops/scrub"
+	"github.com/sessionlog/sessionlog/secrets/seal"
 )
 
 // The environment variables of sealed sessions (docs/cli.md).

@@ -11,8 +11,8 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
-	"github.com/sessionlog/sessionlog/inspect"
-	"github.com/sessionlog/sessionlog/internal/chatview"
+	"github.com/sessionlog/sessionlog/internal/app/chatview"
+	"github.com/sessionlog/sessionlog/ops/inspect"
 )
 
 // File name endings of the two encodings (docs/format.md §2).

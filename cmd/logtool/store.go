@@ -11,8 +11,8 @@ import (
 
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
-	"github.com/sessionlog/sessionlog/storeurl"
-	"github.com/sessionlog/sessionlog/transfer"
+	"github.com/sessionlog/sessionlog/ops/storeurl"
+	"github.com/sessionlog/sessionlog/ops/transfer"
 )
 
 // envStore names the environment variable holding the default --store.

@@ -16,7 +16,7 @@ import (
 	"slices"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/seal"
+	"github.com/sessionlog/sessionlog/secrets/seal"
 )
 
 // Convert rewrites session id in the given encoding (handle.EncodingRaw or

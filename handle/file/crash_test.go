@@ -27,9 +27,9 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
-	"github.com/sessionlog/sessionlog/internal/faultfs"
-	"github.com/sessionlog/sessionlog/internal/sweep"
-	"github.com/sessionlog/sessionlog/seal"
+	"github.com/sessionlog/sessionlog/internal/testkit/faultfs"
+	"github.com/sessionlog/sessionlog/internal/testkit/sweep"
+	"github.com/sessionlog/sessionlog/secrets/seal"
 )
 
 // crashDir is the store's folder on the memory file systems.
@@ -43,7 +43,7 @@ var crashEncodings = []string{handle.EncodingRaw, handle.EncodingZstd, sealedRaw
 // sweepLayouts are the layouts of the power-cut sweeps and the other
 // matrices that cost minutes, the race detector's most: raw and sealed
 // zstd (plain rows; compressed and sealed frames) by default, every one
-// of crashEncodings under SESSIONLOG_SWEEPS=full (internal/sweep), as
+// of crashEncodings under SESSIONLOG_SWEEPS=full (internal/testkit/sweep), as
 // .ci/run runs them.
 func sweepLayouts() []string {
 	if sweep.Full() {

@@ -19,7 +19,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
-	"github.com/sessionlog/sessionlog/internal/faultfs"
+	"github.com/sessionlog/sessionlog/internal/testkit/faultfs"
 )
 
 // storeFiles lists every file under the store's folder, derived ones too,

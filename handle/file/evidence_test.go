@@ -13,7 +13,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
-	"github.com/sessionlog/sessionlog/internal/faultfs"
+	"github.com/sessionlog/sessionlog/internal/testkit/faultfs"
 )
 
 // Regression (docs/format.md, Torn tail or corruption): damage at the end of a log that passes for a torn

@@ -14,7 +14,7 @@ import (
 	"sync"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/seal"
+	"github.com/sessionlog/sessionlog/secrets/seal"
 	"github.com/spf13/afero"
 )
 

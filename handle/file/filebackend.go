@@ -17,7 +17,7 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/seal"
+	"github.com/sessionlog/sessionlog/secrets/seal"
 )
 
 // indexStride is how many bytes of log lie between two entries of a

@@ -18,8 +18,8 @@ import (
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/handle/storetest"
-	"github.com/sessionlog/sessionlog/internal/countfs"
-	"github.com/sessionlog/sessionlog/internal/sweep"
+	"github.com/sessionlog/sessionlog/internal/testkit/countfs"
+	"github.com/sessionlog/sessionlog/internal/testkit/sweep"
 )
 
 // fileHarness is the contract-suite harness of a FileStore on base that

@@ -16,7 +16,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
-	"github.com/sessionlog/sessionlog/internal/faultfs"
+	"github.com/sessionlog/sessionlog/internal/testkit/faultfs"
 )
 
 // A program finds its session again by the labels it starts with: the

@@ -13,7 +13,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
-	"github.com/sessionlog/sessionlog/redact"
+	"github.com/sessionlog/sessionlog/secrets/redact"
 )
 
 // A secret-shaped token built at run time, so that no scanner flags this

@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/seal"
+	"github.com/sessionlog/sessionlog/secrets/seal"
 )
 
 // SalvagePath reads the log file at path past damage, for inspection (see

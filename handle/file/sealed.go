@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/seal"
+	"github.com/sessionlog/sessionlog/secrets/seal"
 )
 
 // Sealed sessions (docs/format.md §11, "Sealed sessions"): a session's

@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/seal"
+	"github.com/sessionlog/sessionlog/secrets/seal"
 )
 
 // ShredReport says what Shred did.

@@ -18,7 +18,7 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/seal"
+	"github.com/sessionlog/sessionlog/secrets/seal"
 )
 
 // A mark says that a session changed since the snapshot (docs/design.md,

@@ -7,7 +7,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/sessionlog/sessionlog/handle"
-	redaction "github.com/sessionlog/sessionlog/redact"
+	redaction "github.com/sessionlog/sessionlog/secrets/redact"
 )
 
 // Defaults.

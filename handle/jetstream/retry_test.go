@@ -15,7 +15,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
-	"github.com/sessionlog/sessionlog/internal/natstest"
+	"github.com/sessionlog/sessionlog/internal/testkit/natstest"
 )
 
 // A publish whose answer was lost or misleading is settled by what the
