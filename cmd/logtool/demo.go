@@ -97,7 +97,7 @@ func (a *app) runDemo(ctx context.Context, out io.Writer) error {
 	// 2. The stop facts, then resume.
 	// A file lock dies with the killed process; a JetStream lease lasts
 	// its TTL.
-	w, err := handle.OpenWhenFree(ctx, st, id, cliLeaseTTL+time.Second, func() {
+	w, err := st.OpenWhenFree(ctx, id, cliLeaseTTL+time.Second, func() {
 		say("the killed agent's writer lock is still held (a lease outlives its process): waiting for it to expire (at most %s)", cliLeaseTTL)
 	})
 	if err != nil {

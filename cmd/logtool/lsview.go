@@ -63,10 +63,10 @@ func (o *lsOptions) parse(tree bool) error {
 	return nil
 }
 
-func (o *lsOptions) listOptions() []handle.ListOption {
-	var out []handle.ListOption
+func (o *lsOptions) listOptions() []handle.Option {
+	var out []handle.Option
 	for k, v := range o.byKey {
-		out = append(out, handle.WithLabel(k, v))
+		out = append(out, handle.WithLabels(map[string]string{k: v}))
 	}
 	if o.limit > 0 {
 		out = append(out, handle.Limit(o.limit))

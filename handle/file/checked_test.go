@@ -217,7 +217,7 @@ func TestOpenChecksChangedLog(t *testing.T) {
 				before := counted.BytesRead()
 				h, err := st.Open(ctx, id, handle.ReadWrite)
 				if c.corrupt {
-					var ce *handle.CorruptError
+					var ce *eventlog.CorruptError
 					require.ErrorAs(t, err, &ce)
 					require.Equal(t, path, ce.Path)
 					return

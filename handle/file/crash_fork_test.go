@@ -710,11 +710,11 @@ func TestCrashDeleteCannotReadForkHeader(t *testing.T) {
 	injected := errors.New("injected fault")
 	opts := []struct {
 		name string
-		opts []handle.DeleteOption
+		opts []handle.Option
 	}{
 		{name: "NoOption"},
-		{name: "Detach", opts: []handle.DeleteOption{handle.Detach()}},
-		{name: "Cascade", opts: []handle.DeleteOption{handle.Cascade()}},
+		{name: "Detach", opts: []handle.Option{handle.Detach()}},
+		{name: "Cascade", opts: []handle.Option{handle.Cascade()}},
 	}
 	for _, enc := range crashEncodings {
 		l := newLineage(t, enc)

@@ -75,10 +75,10 @@ func encodingOf(layout string) string { return strings.TrimPrefix(layout, "seale
 func isSealed(layout string) bool { return strings.HasPrefix(layout, "sealed-") }
 
 // inLayout returns the create options of a session in layout.
-func inLayout(layout string) []handle.CreateOption {
-	opts := []handle.CreateOption{handle.WithSessionEncoding(encodingOf(layout))}
+func inLayout(layout string) []handle.Option {
+	opts := []handle.Option{handle.WithEncoding(encodingOf(layout))}
 	if isSealed(layout) {
-		opts = append(opts, handle.SealedFor(crashIdentity.Recipient()))
+		opts = append(opts, handle.WithRecipients(crashIdentity.Recipient()))
 	}
 	return opts
 }
@@ -606,8 +606,8 @@ func TestCrashNULHoleIsCorruption(t *testing.T) {
 			st := file.New(crashed, crashDir)
 			for _, mode := range []handle.Mode{handle.ReadWrite, handle.ReadOnly, handle.ReadWrite} {
 				_, err := st.Open(t.Context(), h.ID(), mode)
-				require.ErrorIs(t, err, handle.ErrCorrupt)
-				var ce *handle.CorruptError
+				require.ErrorIs(t, err, eventlog.ErrCorrupt)
+				var ce *eventlog.CorruptError
 				require.ErrorAs(t, err, &ce)
 				require.Equal(t, h.Path(), ce.Path)
 				require.EqualValues(t, rowStart[tc.row], ce.Offset)

@@ -203,13 +203,13 @@ func TestCreateRefusesHeaderTooLarge(t *testing.T) {
 	fsys := afero.NewMemMapFs()
 	st := file.New(fsys, "/s")
 	_, err := st.Create(ctx, handle.WithLabels(map[string]string{"t": strings.Repeat("a", eventlog.MaxRowSize)}))
-	require.ErrorIs(t, err, handle.ErrTooLarge)
+	require.ErrorIs(t, err, eventlog.ErrTooLarge)
 	infos, err := st.List(ctx)
 	require.NoError(t, err)
 	require.Empty(t, infos)
 }
 
-// withTicker replaces the ticker of FlushInterval: the test sends the
+// withTicker replaces the ticker of FlushPolicy.Interval: the test sends the
 // ticks.
 func withTicker(ticks chan time.Time) handle.Option {
 	return func(c *handle.Config) {

@@ -36,7 +36,7 @@ func TestRedactionAtWrite(t *testing.T) {
 		want  string
 	}{
 		{"default", nil, `{"id":"c1","output":"key [REDACTED:aws-access-key-id] end","$redacted":[{"path":["output"],"kinds":["aws-access-key-id"]}]}`},
-		{"store off", []handle.Option{handle.WithoutRedaction()}, string(secretEvent().Data)},
+		{"store off", []handle.Option{handle.Unredacted()}, string(secretEvent().Data)},
 		{"extra pattern", []handle.Option{handle.WithRedactor(redact.New(redact.WithPattern("acme", regexp.MustCompile(`end`))))},
 			`{"id":"c1","output":"key [REDACTED:aws-access-key-id] [REDACTED:acme]","$redacted":[{"path":["output"],"kinds":["acme","aws-access-key-id"]}]}`},
 	} {

@@ -128,7 +128,7 @@ func (s *Store) sniff(ctx context.Context, loc *location, f afero.File) error {
 		return err
 	}
 	if (h.Encoding == seal.Zstd) != (loc.enc.z != nil) {
-		return &handle.CorruptError{Path: loc.path, Offset: 0, Seq: -1,
+		return &eventlog.CorruptError{Path: loc.path, Offset: 0, Seq: -1,
 			Reason: fmt.Sprintf("a sealed %s layout in a file named as %s", h.Encoding, loc.enc.name)}
 	}
 	kr := s.keyringFor(h)

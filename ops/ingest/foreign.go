@@ -160,7 +160,7 @@ func (r *run) foreign(ctx context.Context, imp importer.Importer, f source, earl
 		Partial: s.Partial, Skipped: s.Skipped, Torn: s.Torn,
 	}
 	key := importKey(format, s)
-	earlierSessions, err := r.st.List(ctx, handle.WithLabel(LabelImportKey, key))
+	earlierSessions, err := r.st.List(ctx, handle.WithLabels(map[string]string{LabelImportKey: key}))
 	if err != nil {
 		return failed(path, format, err), made{}
 	}
@@ -196,9 +196,9 @@ func (r *run) foreign(ctx context.Context, imp importer.Importer, f source, earl
 		labels[LabelPartial] = strconv.Itoa(s.Partial.Line)
 	}
 	at := placement(s, f.mtime, time.Now())
-	opts := []handle.CreateOption{handle.WithCreatedAt(s.CreatedAt + at), handle.WithLabels(labels)}
+	opts := []handle.Option{handle.WithCreatedAt(s.CreatedAt + at), handle.WithLabels(labels)}
 	if r.cfg.encoding != "" {
-		opts = append(opts, handle.WithSessionEncoding(r.cfg.encoding))
+		opts = append(opts, handle.WithEncoding(r.cfg.encoding))
 	}
 	if p := r.parentOf(s, earlier); p != nil {
 		opts = append(opts, handle.WithParent(*p))

@@ -742,7 +742,7 @@ type countingStore struct {
 	createFrom, appendAll int
 }
 
-func (c *countingStore) CreateFrom(ctx context.Context, events iter.Seq2[eventlog.Event, error], opts ...handle.CreateOption) (handle.Info, error) {
+func (c *countingStore) CreateFrom(ctx context.Context, events iter.Seq2[eventlog.Event, error], opts ...handle.Option) (handle.Info, error) {
 	c.createFrom++
 	return c.Store.CreateFrom(ctx, events, opts...)
 }

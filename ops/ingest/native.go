@@ -39,7 +39,7 @@ func (r *run) native(ctx context.Context, f source) Result {
 		if enc == "" {
 			enc = file.EncodingOfPath(path)
 		}
-		opts := []handle.CreateOption{handle.WithID(hdr.ID), handle.WithCreatedAt(hdr.CreatedAt), handle.WithSessionEncoding(enc)}
+		opts := []handle.Option{handle.WithID(hdr.ID), handle.WithCreatedAt(hdr.CreatedAt), handle.WithEncoding(enc)}
 		if len(hdr.Labels) > 0 {
 			opts = append(opts, handle.WithLabels(hdr.Labels))
 		}

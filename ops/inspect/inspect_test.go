@@ -41,7 +41,7 @@ func messages(n int) []eventlog.Event {
 }
 
 // session creates a session of st holding evs (flushed, closed).
-func session(t *testing.T, st handle.Store, evs []eventlog.Event, opts ...handle.CreateOption) string {
+func session(t *testing.T, st handle.Store, evs []eventlog.Event, opts ...handle.Option) string {
 	t.Helper()
 	h, err := st.Create(t.Context(), opts...)
 	require.NoError(t, err)

@@ -21,14 +21,15 @@ var ErrNotFiles = errors.New("inspect: the session's log is not a file")
 type Log struct {
 	st    handle.Store // the store holding the session; nil for a freely named file
 	id    string       // "" for a freely named file
-	files *file.Store  // the file store of the log's folder, when the log is a file
-	path  string       // the log file's path, when known ("" for a store's session until read)
+	files *file.Store  // the file store of the log's folder, when the log was named by path
+	path  string       // the log file's path, when named by path
+	salv  handle.Salvager
 }
 
 // InStore is session id of st.
 func InStore(st handle.Store, id string) Log {
-	files, _ := file.Of(st)
-	return Log{st: st, id: id, files: files}
+	salv, _ := st.(handle.Salvager)
+	return Log{st: st, id: id, salv: salv}
 }
 
 // File is the log file at path, read through files, the file store of its
@@ -37,9 +38,9 @@ func InStore(st handle.Store, id string) Log {
 // no store (no derived data, no writer) and is read on its own.
 func File(files *file.Store, path string) Log {
 	if id, _, ok := file.ParseFileName(filepath.Base(path)); ok {
-		return Log{st: files, id: id, files: files, path: path}
+		return Log{st: files, id: id, files: files, path: path, salv: files}
 	}
-	return Log{files: files, path: path}
+	return Log{files: files, path: path, salv: files}
 }
 
 // Store returns the store holding the session, nil for a freely named
@@ -49,8 +50,9 @@ func (l Log) Store() handle.Store { return l.st }
 // ID returns the session's ID in its store, "" for a freely named file.
 func (l Log) ID() string { return l.id }
 
-// IsFile reports whether the log is a file, which the salvage reads need.
-func (l Log) IsFile() bool { return l.files != nil }
+// IsFile reports whether the log can be read past damage (its store is a
+// handle.Salvager: its logs are files), which the salvage reads need.
+func (l Log) IsFile() bool { return l.salv != nil }
 
 // Open opens the log for reading: a read-only handle, which checks the
 // whole log first (handle.Store.Open).
@@ -101,35 +103,28 @@ func (l Log) writerHeld(ctx context.Context) (bool, error) {
 }
 
 // Salvage reads the log file past damage, for inspection (see
-// file.Store.SalvagePath): every event it can decode goes to fn, a
+// handle.Salvager): every event it can decode goes to fn, a
 // fork's inherited events first, and the result lists each damaged range
 // with the seqs lost. It changes nothing. A log that is not a file is
 // refused with ErrNotFiles.
 func (l Log) Salvage(ctx context.Context, fn func(eventlog.Event) error) (eventlog.SalvageResult, error) {
-	if l.files == nil {
+	if l.salv == nil {
 		return eventlog.SalvageResult{}, fmt.Errorf("%w: session %s (a salvage reads log files; docs/distributed.md)", ErrNotFiles, l.id)
 	}
-	path, err := l.filePath(ctx)
-	if err != nil {
-		return eventlog.SalvageResult{}, err
-	}
 	var ferr error
-	res, err := l.files.SalvagePath(ctx, path, func(e eventlog.Event) bool {
+	yield := func(e eventlog.Event) bool {
 		ferr = fn(e)
 		return ferr == nil
-	})
+	}
+	var res eventlog.SalvageResult
+	var err error
+	if l.files != nil {
+		res, err = l.files.SalvagePath(ctx, l.path, yield)
+	} else {
+		res, err = l.salv.Salvage(ctx, l.id, yield)
+	}
 	if err == nil {
 		err = ferr
 	}
 	return res, err
-}
-
-// filePath returns the path of the log file (a store's session is
-// located, not described: a Stat reads the tail, which a damaged log may
-// not have, and the salvage reads are for damaged logs).
-func (l Log) filePath(context.Context) (string, error) {
-	if l.path != "" {
-		return l.path, nil
-	}
-	return l.files.Path(l.id)
 }

@@ -106,7 +106,7 @@ func (r ForestRow) Report() TreeReport {
 // first (handle.Info.LastActive), then by ID, descending. It goes on past
 // a session it cannot describe, returning its error in broken (named by
 // the session's ID); err is a failure of the store itself.
-func List(ctx context.Context, st handle.Store, opts ...handle.ListOption) (infos []handle.Info, broken []error, err error) {
+func List(ctx context.Context, st handle.Store, opts ...handle.Option) (infos []handle.Info, broken []error, err error) {
 	opts = append(slices.Clip(opts), handle.SkipBroken(func(id string, err error) {
 		broken = append(broken, fmt.Errorf("%s: %w", id, err))
 	}))

@@ -19,7 +19,7 @@ import (
 func ExampleSession() {
 	ctx := context.Background()
 	fsys := afero.NewMemMapFs()
-	store := file.New(fsys, "/sessions", handle.WithoutRedaction())
+	store := file.New(fsys, "/sessions", handle.Unredacted())
 	h, _ := store.Create(ctx)
 	h.Append(ctx, eventlog.Event{Type: "user/message", Data: []byte(`{"text":"order ACME-123456, token ghp_` + "aB3daB3daB3daB3daB3daB3daB3daB3daB3d" + `"}`)})
 	h.Close()

@@ -46,7 +46,7 @@ type world struct {
 func newWorld(t *testing.T, opts ...handle.Option) *world {
 	t.Helper()
 	ctx := t.Context()
-	w := &world{fsys: afero.NewMemMapFs(), opts: append([]handle.Option{handle.WithoutRedaction()}, opts...)}
+	w := &world{fsys: afero.NewMemMapFs(), opts: append([]handle.Option{handle.Unredacted()}, opts...)}
 	w.st = file.New(w.fsys, "/s", w.opts...)
 	h, err := w.st.Create(ctx)
 	require.NoError(t, err)

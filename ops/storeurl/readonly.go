@@ -27,11 +27,11 @@ func refused(what string) error {
 	return fmt.Errorf("storeurl: %s: %w (the store is open read-only)", what, handle.ErrReadOnly)
 }
 
-func (readOnlyStore) Create(context.Context, ...handle.CreateOption) (handle.Handle, error) {
+func (readOnlyStore) Create(context.Context, ...handle.Option) (handle.Handle, error) {
 	return nil, refused("create")
 }
 
-func (readOnlyStore) CreateFrom(context.Context, iter.Seq2[eventlog.Event, error], ...handle.CreateOption) (handle.Info, error) {
+func (readOnlyStore) CreateFrom(context.Context, iter.Seq2[eventlog.Event, error], ...handle.Option) (handle.Info, error) {
 	return handle.Info{}, refused("create")
 }
 
@@ -39,22 +39,34 @@ func (readOnlyStore) AppendAll(_ context.Context, id string, _ int64, _ iter.Seq
 	return handle.Info{}, refused("append to " + id)
 }
 
-func (s readOnlyStore) Open(ctx context.Context, id string, mode handle.Mode, opts ...handle.OpenOption) (handle.Handle, error) {
+func (s readOnlyStore) Open(ctx context.Context, id string, mode handle.Mode, opts ...handle.Option) (handle.Handle, error) {
 	if mode != handle.ReadOnly {
 		return nil, refused("open " + id + " for writing")
 	}
 	return s.Store.Open(ctx, id, mode, opts...)
 }
 
-func (readOnlyStore) Fork(_ context.Context, id string, _ int64, _ ...handle.CreateOption) (handle.Handle, error) {
+func (readOnlyStore) Fork(_ context.Context, id string, _ int64, _ ...handle.Option) (handle.Handle, error) {
 	return nil, refused("fork " + id)
 }
 
-func (readOnlyStore) Delete(_ context.Context, id string, _ ...handle.DeleteOption) error {
+func (readOnlyStore) Delete(_ context.Context, id string, _ ...handle.Option) error {
 	return refused("delete " + id)
 }
 
 func (readOnlyStore) Detach(_ context.Context, id string) error { return refused("detach " + id) }
+
+func (readOnlyStore) Rewrite(_ context.Context, id string, _ func(handle.Handle) iter.Seq2[eventlog.Event, error]) (handle.Info, error) {
+	return handle.Info{}, refused("rewrite " + id)
+}
+
+func (readOnlyStore) OpenOrCreate(context.Context, map[string]string, ...handle.Option) (handle.Handle, bool, error) {
+	return nil, false, refused("open or create")
+}
+
+func (readOnlyStore) OpenWhenFree(_ context.Context, id string, _ time.Duration, _ func()) (handle.Handle, error) {
+	return nil, refused("open " + id + " for writing")
+}
 
 func (s readOnlyStore) GC(ctx context.Context, before time.Time, dryRun bool) (handle.GCReport, error) {
 	if !dryRun {

@@ -98,7 +98,7 @@ func Open(ctx context.Context, where string, opts ...Option) (st handle.Store, c
 		}
 		opts := []handle.Option{handle.WithIdentities(c.identities...)}
 		if c.unredacted {
-			opts = append(opts, handle.WithoutRedaction())
+			opts = append(opts, handle.Unredacted())
 		}
 		return file.New(fsys, where, opts...), func() {}, nil
 	}

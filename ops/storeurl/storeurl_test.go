@@ -2,6 +2,7 @@ package storeurl_test
 
 import (
 	"fmt"
+	"iter"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -169,6 +170,12 @@ func TestOpenReadOnly(t *testing.T) {
 				"delete":           func() error { return ro.Delete(ctx, id) },
 				"gc":               func() error { _, err := ro.GC(ctx, time.Now().Add(time.Hour), false); return err },
 				"put derived":      func() error { return ro.PutDerived(ctx, id, "k", []byte("v")) },
+				"rewrite": func() error {
+					_, err := ro.Rewrite(ctx, id, func(h handle.Handle) iter.Seq2[eventlog.Event, error] { return h.Read(ctx, 0, handle.End) })
+					return err
+				},
+				"open or create": func() error { _, _, err := ro.OpenOrCreate(ctx, map[string]string{"a": "b"}); return err },
+				"open when free": func() error { _, err := ro.OpenWhenFree(ctx, id, 0, nil); return err },
 			}
 			for what, write := range writes {
 				err := write()

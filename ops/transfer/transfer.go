@@ -191,9 +191,9 @@ func copySession(ctx context.Context, src, dst handle.Store, id string, c config
 	if enc == "" {
 		enc = info.Encoding
 	}
-	opts := []handle.CreateOption{handle.WithID(id), handle.WithCreatedAt(hdr.CreatedAt), handle.WithLabels(hdr.Labels)}
+	opts := []handle.Option{handle.WithID(id), handle.WithCreatedAt(hdr.CreatedAt), handle.WithLabels(hdr.Labels)}
 	if enc != "" {
-		opts = append(opts, handle.WithSessionEncoding(enc))
+		opts = append(opts, handle.WithEncoding(enc))
 	}
 	if hdr.Parent != nil {
 		opts = append(opts, handle.WithParent(*hdr.Parent))

@@ -30,7 +30,7 @@ func ev(i int) eventlog.Event {
 
 // session creates a session of n events (a checkpoint among them) in st
 // with opts, and returns its ID.
-func session(t *testing.T, st handle.Store, n int, opts ...handle.CreateOption) string {
+func session(t *testing.T, st handle.Store, n int, opts ...handle.Option) string {
 	t.Helper()
 	h, err := st.Create(t.Context(), opts...)
 	require.NoError(t, err)
@@ -66,7 +66,7 @@ func canon(t *testing.T, st handle.Store, id string) string {
 func tree(t *testing.T, st handle.Store) []string {
 	t.Helper()
 	parent := session(t, st, 30, handle.WithLabels(map[string]string{"agent": "coder"}))
-	f, err := st.Fork(t.Context(), parent, 20, handle.WithSessionEncoding(handle.EncodingZstd))
+	f, err := st.Fork(t.Context(), parent, 20, handle.WithEncoding(handle.EncodingZstd))
 	require.NoError(t, err)
 	for i := range 5 {
 		_, err := f.Append(t.Context(), ev(100+i))

@@ -77,7 +77,7 @@ func (s *Server) withID(h func(http.ResponseWriter, *http.Request, string)) http
 // it, and when several do, the session list of them (300 Multiple
 // Choices) for a page, a text of their IDs (409) for /api/.
 func (s *Server) resolve(w http.ResponseWriter, r *http.Request, name string) (string, bool) {
-	info, err := handle.Resolve(r.Context(), s.store, name)
+	info, err := s.store.Resolve(r.Context(), name)
 	var amb *handle.AmbiguousError
 	switch {
 	case err == nil:

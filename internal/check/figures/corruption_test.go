@@ -71,9 +71,9 @@ func writeSample(t *testing.T, enc string, cps, sealed bool) sample {
 	t.Helper()
 	ctx := t.Context()
 	st := sampleStore(afero.NewMemMapFs())
-	opts := []handle.CreateOption{handle.WithSessionEncoding(enc), handle.WithLabels(map[string]string{"agent": "figures"})}
+	opts := []handle.Option{handle.WithEncoding(enc), handle.WithLabels(map[string]string{"agent": "figures"})}
 	if sealed {
-		opts = append(opts, handle.SealedFor(sealIdentity.Recipient()))
+		opts = append(opts, handle.WithRecipients(sealIdentity.Recipient()))
 	}
 	h, err := st.Create(ctx, opts...)
 	require.NoError(t, err)

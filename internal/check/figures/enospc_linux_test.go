@@ -61,7 +61,7 @@ func TestENOSPCOnTmpfs(t *testing.T) {
 				dir := mountTmpfs(t, small)
 				ctx := t.Context()
 				st := file.New(afero.NewOsFs(), dir)
-				h, err := st.Create(ctx, handle.WithSessionEncoding(enc))
+				h, err := st.Create(ctx, handle.WithEncoding(enc))
 				require.NoError(t, err)
 				id := h.ID()
 				acked := int64(-1)

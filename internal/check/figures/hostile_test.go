@@ -107,7 +107,7 @@ func hostileStore(t *testing.T, dir string) (raw, zst string) {
 	t.Helper()
 	st := file.New(afero.NewOsFs(), dir)
 	for _, enc := range []string{handle.EncodingRaw, handle.EncodingZstd} {
-		h, err := st.Create(t.Context(), handle.WithSessionEncoding(enc))
+		h, err := st.Create(t.Context(), handle.WithEncoding(enc))
 		require.NoError(t, err)
 		for i := range 5 {
 			_, err := h.Append(t.Context(), sampleEvent(int64(i)))
@@ -152,7 +152,7 @@ func header(v int) func(id string) string {
 func zstdBomb(t *testing.T, dir string, size int64, last bool) string {
 	t.Helper()
 	st := file.New(afero.NewOsFs(), dir)
-	h, err := st.Create(t.Context(), handle.WithSessionEncoding(handle.EncodingZstd))
+	h, err := st.Create(t.Context(), handle.WithEncoding(handle.EncodingZstd))
 	require.NoError(t, err)
 	for i := range 5 {
 		_, err := h.Append(t.Context(), sampleEvent(int64(i)))

@@ -73,12 +73,12 @@ func killSource(t *testing.T, enc string, fork bool) (dir string, wants []want) 
 		}
 		require.NoError(t, h.Close())
 	}
-	h, err := st.Create(t.Context(), handle.WithSessionEncoding(enc), handle.WithLabels(map[string]string{"figure": "kill"}))
+	h, err := st.Create(t.Context(), handle.WithEncoding(enc), handle.WithLabels(map[string]string{"figure": "kill"}))
 	require.NoError(t, err)
 	fill(h, 0, killEvents)
 	ids := []string{h.ID()}
 	if fork {
-		f, err := st.Fork(t.Context(), h.ID(), killEvents/2-1, handle.WithSessionEncoding(enc))
+		f, err := st.Fork(t.Context(), h.ID(), killEvents/2-1, handle.WithEncoding(enc))
 		require.NoError(t, err)
 		fill(f, killEvents/2, forkEvents)
 		ids = append(ids, f.ID())

@@ -44,7 +44,7 @@ func TestAppendStopsWhenItsFileMoves(t *testing.T) {
 		for _, m := range moves {
 			t.Run(enc+"/"+m.name, func(t *testing.T) {
 				dir := t.TempDir()
-				h, err := file.New(afero.NewOsFs(), dir).Create(t.Context(), handle.WithSessionEncoding(enc))
+				h, err := file.New(afero.NewOsFs(), dir).Create(t.Context(), handle.WithEncoding(enc))
 				require.NoError(t, err)
 				id, path := h.ID(), h.Path()
 				require.NoError(t, h.Close())

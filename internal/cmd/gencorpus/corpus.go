@@ -51,7 +51,7 @@ type fixture struct {
 	// packTypes, when not nil, replaces the default packed types.
 	packTypes []string
 	// create makes the session in the store (nil: a plain Create).
-	create func(ctx context.Context, st *file.Store, opts ...handle.CreateOption) (handle.Handle, error)
+	create func(ctx context.Context, st *file.Store, opts ...handle.Option) (handle.Handle, error)
 	// write appends its events.
 	write func(s *script) error
 }
@@ -93,7 +93,7 @@ var corpus = []fixture{
 	{
 		file: "child.jsonl", id: idChild, encoding: handle.EncodingRaw,
 		about: "a child session spawned by the parent's delegate call (parent mode child, with the call id): nothing inherited, rows from seq 0",
-		create: func(ctx context.Context, st *file.Store, opts ...handle.CreateOption) (handle.Handle, error) {
+		create: func(ctx context.Context, st *file.Store, opts ...handle.Option) (handle.Handle, error) {
 			opts = append(opts, handle.WithParent(eventlog.Parent{ID: idParent, Seq: parentDelegateSeq, Mode: eventlog.ModeChild, Call: "d1"}))
 			return st.Create(ctx, opts...)
 		},
@@ -102,7 +102,7 @@ var corpus = []fixture{
 	{
 		file: "fork.jsonl.zst", id: idFork, encoding: handle.EncodingZstd,
 		about: "zstd fork of the raw parent at the question it asks: inherits seqs 0..9 and answers otherwise",
-		create: func(ctx context.Context, st *file.Store, opts ...handle.CreateOption) (handle.Handle, error) {
+		create: func(ctx context.Context, st *file.Store, opts ...handle.Option) (handle.Handle, error) {
 			return st.Fork(ctx, idParent, parentForkSeq, opts...)
 		},
 		write: writeFork,
@@ -196,7 +196,7 @@ func build(ctx context.Context, work string, i int, f fixture) (string, error) {
 	st := file.New(afero.NewOsFs(), work, opts...)
 	create := f.create
 	if create == nil {
-		create = func(ctx context.Context, st *file.Store, opts ...handle.CreateOption) (handle.Handle, error) {
+		create = func(ctx context.Context, st *file.Store, opts ...handle.Option) (handle.Handle, error) {
 			return st.Create(ctx, opts...)
 		}
 	}
@@ -204,7 +204,7 @@ func build(ctx context.Context, work string, i int, f fixture) (string, error) {
 	if name == "" {
 		name = strings.TrimSuffix(strings.TrimSuffix(f.file, ".zst"), ".jsonl")
 	}
-	h, err := create(ctx, st, handle.WithID(f.id), handle.WithSessionEncoding(f.encoding),
+	h, err := create(ctx, st, handle.WithID(f.id), handle.WithEncoding(f.encoding),
 		handle.WithLabels(map[string]string{"fixture": name, "agent": "gencorpus"}))
 	if err != nil {
 		return "", err

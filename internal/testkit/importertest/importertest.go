@@ -74,7 +74,7 @@ func CheckEvents(t testing.TB, events []eventlog.Event) {
 // created with opts, as `logtool import` does (AppendAt 0, flush, close),
 // reads the session back and fails t unless it holds the same events (their
 // data compacted); it returns the header read back.
-func RoundTrip(t testing.TB, events []eventlog.Event, opts ...handle.CreateOption) eventlog.Header {
+func RoundTrip(t testing.TB, events []eventlog.Event, opts ...handle.Option) eventlog.Header {
 	t.Helper()
 	ctx := t.Context()
 	st := file.New(afero.NewMemMapFs(), "/store")
