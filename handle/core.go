@@ -336,8 +336,8 @@ func (h *core) Read(ctx context.Context, from, to int64) iter.Seq2[eventlog.Even
 // into the reader's buffers, valid only until the next event is yielded,
 // and must not be changed. It saves a copy of every event's data for a
 // caller that keeps none of it past the next event, or copies what it
-// keeps (replay.Replay into projections that say so: replay.Borrowing).
-// Read stays the safe default.
+// keeps (a replay into projections that say so). Read stays the safe
+// default.
 func (h *core) ReadBorrowed(ctx context.Context, from, to int64) iter.Seq2[eventlog.Event, error] {
 	return func(yield func(eventlog.Event, error) bool) {
 		h.read(ctx, from, to, 0, true, yield)

@@ -73,7 +73,7 @@ func (e *engine) readAhead(from, to int64) *aheadReader {
 		}
 		b := batch{evs: make([]eventlog.Event, 0, aheadBatch)}
 		size := 0
-		for ev, err := range e.borrow(ctx, from, to) {
+		for ev, err := range e.read(ctx, from, to) {
 			if err != nil {
 				b.err = err
 				send(b)
@@ -176,7 +176,7 @@ func (e *engine) events(from, to int64) iter.Seq2[eventlog.Event, error] {
 
 func (e *engine) eventsAhead(from, to int64, yield func(eventlog.Event, error) bool) {
 	if runtime.GOMAXPROCS(0) < 2 {
-		for ev, err := range e.borrow(e.ctx, from, to) {
+		for ev, err := range e.read(e.ctx, from, to) {
 			if !yield(ev, err) {
 				return
 			}

@@ -181,7 +181,7 @@ func Replay(ctx context.Context, src Source, ps []projection.Projection, opts ..
 		cfg.upTo = src.Seq()
 	}
 	e := &engine{ctx: ctx, src: src, ps: ps, cfg: cfg, res: Result{Seq: -1, FromSnapshot: -1}}
-	e.borrowed, e.borrow = borrowing(src, ps)
+	e.borrowed, e.read = borrowing(src, ps)
 	if cfg.checkDigests {
 		e.dig = eventlog.NewDigest()
 	}
@@ -223,9 +223,9 @@ type part struct {
 type engine struct {
 	ctx context.Context
 	src Source
-	// borrow reads src, through ReadBorrowed when borrowed (see
+	// read reads src, through ReadBorrowed when borrowed (see
 	// borrowing): an event's data is then valid until the next one.
-	borrow   func(ctx context.Context, from, to int64) iter.Seq2[eventlog.Event, error]
+	read     func(ctx context.Context, from, to int64) iter.Seq2[eventlog.Event, error]
 	borrowed bool
 	ps       []projection.Projection
 	cfg      config
@@ -421,7 +421,7 @@ func (e *engine) restoreTo(t int64) error {
 	default:
 		e.reset()
 	}
-	for ev, err := range e.borrow(e.ctx, from+1, t) {
+	for ev, err := range e.read(e.ctx, from+1, t) {
 		if err != nil {
 			return err
 		}
@@ -703,7 +703,7 @@ func (e *engine) restoreStored(t, from int64) (int64, bool) {
 // checkpointAt reports whether the log holds, at ref.Seq, a checkpoint
 // with ref's log digest.
 func (e *engine) checkpointAt(ref storedRef) bool {
-	for ev, err := range e.borrow(e.ctx, ref.Seq, ref.Seq) {
+	for ev, err := range e.read(e.ctx, ref.Seq, ref.Seq) {
 		if err != nil || ev.Type != eventlog.TypeCheckpoint {
 			return false
 		}
