@@ -331,14 +331,38 @@ func (h *writeCore) conflicted(batch []eventlog.Event) error {
 
 func (h *writeCore) Read(ctx context.Context, from, to int64) iter.Seq2[eventlog.Event, error] {
 	return func(yield func(eventlog.Event, error) bool) {
-		h.read(ctx, from, to, 0, yield)
+		h.read(ctx, from, to, 0, false, yield)
 	}
 }
 
+// ReadBorrowed is Read whose events' Data are borrowed: they may point
+// into the reader's buffers, valid only until the next event is yielded,
+// and must not be changed. It saves a copy of every event's data for a
+// caller that keeps none of it past the next event, or copies what it
+// keeps (a replay into projections that say so). Read stays the safe
+// default.
+func (h *writeCore) ReadBorrowed(ctx context.Context, from, to int64) iter.Seq2[eventlog.Event, error] {
+	return func(yield func(eventlog.Event, error) bool) {
+		h.read(ctx, from, to, 0, true, yield)
+	}
+}
+
+// borrower is a RowReader that can lend its events' data (an
+// *eventlog.Reader); borrowedRows reads through Borrow instead of Event.
+type borrower interface {
+	RowReader
+	Borrow() eventlog.Event
+}
+
+type borrowedRows struct{ borrower }
+
+func (b borrowedRows) Event() eventlog.Event { return b.Borrow() }
+
 // read yields the logical log's events from..to: for a fork, the parent's
 // first; it returns false when it stopped early (yield said so, or it
-// yielded an error).
-func (h *writeCore) read(ctx context.Context, from, to int64, depth int, yield func(eventlog.Event, error) bool) bool {
+// yielded an error). With borrow, events' Data may be borrowed
+// (ReadBorrowed).
+func (h *writeCore) read(ctx context.Context, from, to int64, depth int, borrow bool, yield func(eventlog.Event, error) bool) bool {
 	if from > to {
 		return true
 	}
@@ -354,15 +378,17 @@ func (h *writeCore) read(ctx context.Context, from, to int64, depth int, yield f
 		if err != nil {
 			return nil, err
 		}
-		return ph.read, nil
+		return func(ctx context.Context, from, to int64, depth int, yield func(eventlog.Event, error) bool) bool {
+			return ph.read(ctx, from, to, depth, borrow, yield)
+		}, nil
 	}
 	return lineage.Read(ctx, h.hdr, h.path, from, to, depth, parent,
-		func(from, to int64) bool { return h.readOwn(ctx, from, to, yield) }, brokenLineage, yield)
+		func(from, to int64) bool { return h.readOwn(ctx, from, to, borrow, yield) }, brokenLineage, yield)
 }
 
 // readOwn yields the events of the handle's own rows from..to (and a
 // writer's unflushed ones); it returns false when it stopped early.
-func (h *writeCore) readOwn(ctx context.Context, from, to int64, yield func(eventlog.Event, error) bool) bool {
+func (h *writeCore) readOwn(ctx context.Context, from, to int64, borrow bool, yield func(eventlog.Event, error) bool) bool {
 	h.mu.Lock()
 	if err := h.usable(false); err != nil {
 		h.mu.Unlock()
@@ -385,6 +411,9 @@ func (h *writeCore) readOwn(ctx context.Context, from, to int64, yield func(even
 	if from <= min(stored, to) {
 		ok := true
 		err := h.b.Read(ctx, from, func(r RowReader) {
+			if br, ok := r.(borrower); ok && borrow {
+				r = borrowedRows{br}
+			}
 			var ended bool
 			ok, ended = lineage.Rows(ctx, r, from, min(stored, to), yield)
 			if ended && !h.writer {
