@@ -227,29 +227,65 @@ func (s *Store) derivedSealing(ctx context.Context, id string) (*sealedLog, erro
 }
 
 // rewritePlan returns how a rewrite of session id under header hdr is
-// sealed: as the session is — its key records (every one in the log,
-// read without a key), every row under the newest key, which the store
-// must hold — or nil for a clear session.
+// sealed: as the session is — its key records, every row under the
+// newest key, which the store must hold — or nil for a clear session.
 func (s *Store) rewritePlan(ctx context.Context, id string, hdr eventlog.Header) (*sealing.Plan, error) {
+	sl, envs, err := s.envelopes(ctx, id)
+	if err != nil || sl == nil {
+		return nil, err
+	}
+	return sealing.PlanFrom(hdr, seal.Raw, envs, sl.kr, s.path(id))
+}
+
+// envelopes returns the head and keyring of sealed session id, and every
+// key record of its log (read without a key: a recipient added later
+// has its envelope after the rows it opens), added to its keyring; nil
+// for a clear session.
+func (s *Store) envelopes(ctx context.Context, id string) (*sealedLog, []seal.Envelope, error) {
 	first, err := s.head(ctx, id)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	sl, err := s.sniff(id, first.Data)
 	if err != nil || sl == nil {
-		return nil, err
+		return nil, nil, err
 	}
 	src := s.newMsgReader(ctx, s.Subject(id), first.Sequence, 0)
 	defer src.close()
 	fr, err := seal.Check(src, seal.Raw, s.path(id))
 	if src.err != nil {
-		return nil, src.err
+		return nil, nil, fmt.Errorf("jetstream: %s: %w", s.path(id), src.err)
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, e := range fr.Envelopes {
 		sl.kr.Add(e)
 	}
-	return sealing.PlanFrom(hdr, seal.Raw, fr.Envelopes, sl.kr, s.path(id))
+	return sl, fr.Envelopes, nil
+}
+
+// SealingOf returns how session id is sealed, or nil for a clear session:
+// its key records and the newest data key, which the store must hold (its
+// identities open it, or it made it). A copy made with handle.SealedAs of
+// it is sealed alike (transfer.Copy).
+func (s *Store) SealingOf(ctx context.Context, id string) (*handle.Sealing, error) {
+	if !eventlog.ValidID(id) {
+		return nil, fmt.Errorf("%w: %q", handle.ErrInvalidID, id)
+	}
+	sl, envs, err := s.envelopes(ctx, id)
+	if err != nil || sl == nil {
+		return nil, err
+	}
+	var keep []seal.Envelope
+	for _, e := range envs {
+		if !e.Shredded {
+			keep = append(keep, e)
+		}
+	}
+	k, err := sl.kr.Key(sealing.Newest(envs))
+	if err != nil {
+		return nil, fmt.Errorf("jetstream: %s: %w", s.path(id), sealing.NoKey(err, s.path(id)))
+	}
+	return &handle.Sealing{ID: id, Envelopes: keep, Key: k}, nil
 }
