@@ -38,6 +38,7 @@ type jsBackend struct {
 	// sealer seals a writer's rows under the newest key.
 	sealed *sealedLog
 	sealer *seal.Sealer
+	envs   []seal.Envelope // a writer's open found these key records
 
 	mu      sync.Mutex
 	size    int64    // bytes of the log stored (complete rows)

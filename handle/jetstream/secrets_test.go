@@ -178,3 +178,64 @@ func TestRedactionAtWrite(t *testing.T) {
 		})
 	}
 }
+
+// AddRecipients and RotateKey on JetStream (docs/format.md §11, "Keys"):
+// a recipient added reads the whole log (its envelope stands after the
+// rows it opens), a key rotated to seals the rows after it and Stat
+// finds its envelope among the rows; both wait for the writer's lease,
+// and refuse a clear session.
+func TestSealedKeys(t *testing.T) {
+	alice, err := age.GenerateX25519Identity()
+	require.NoError(t, err)
+	bob, err := age.GenerateX25519Identity()
+	require.NoError(t, err)
+	js := connect(t, runServer(t))
+	st := newStore(t, js, WithRecipients(alice.Recipient()))
+	h, err := st.Create(ctx)
+	require.NoError(t, err)
+	_, err = h.Append(ctx, ev(0, 0), ev(0, 1), ev(0, 2))
+	require.NoError(t, err)
+	require.NoError(t, h.Flush(ctx))
+	id := h.ID()
+	require.ErrorIs(t, st.AddRecipients(ctx, id, bob.Recipient()), handle.ErrLocked, "under the writer's lease")
+	require.NoError(t, h.Close())
+
+	bobs := newStore(t, js, WithIdentities(bob))
+	_, err = bobs.Open(ctx, id, handle.ReadOnly)
+	require.ErrorIs(t, err, seal.ErrNoKey)
+	require.NoError(t, st.AddRecipients(ctx, id, bob.Recipient()))
+	r, err := bobs.Open(ctx, id, handle.ReadOnly)
+	require.NoError(t, err, "the new recipient reads the whole log")
+	require.Len(t, readAll(t, r), 3)
+	require.NoError(t, r.Close())
+
+	require.NoError(t, st.RotateKey(ctx, id, alice.Recipient()))
+	w, err := st.Open(ctx, id, handle.ReadWrite)
+	require.NoError(t, err)
+	_, err = w.Append(ctx, ev(0, 3), ev(0, 4))
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+
+	alices := newStore(t, js, WithIdentities(alice))
+	info, err := alices.Stat(ctx, id)
+	require.NoError(t, err, "the rotated key's envelope is found among the rows")
+	require.Equal(t, int64(4), info.LastSeq)
+	r, err = alices.Open(ctx, id, handle.ReadOnly)
+	require.NoError(t, err)
+	require.Len(t, readAll(t, r), 5)
+	require.NoError(t, r.Close())
+	_, err = newStore(t, js, WithIdentities(bob)).Open(ctx, id, handle.ReadOnly)
+	require.ErrorIs(t, err, seal.ErrNoKey, "bob has no envelope of the rotated key")
+
+	fr, err := seal.Check(bytes.NewReader(load(t, st, id).log), seal.Raw, id)
+	require.NoError(t, err)
+	require.Nil(t, fr.Torn)
+	require.Len(t, fr.Envelopes, 3)
+	require.Equal(t, 6, fr.Records)
+
+	c, err := newStore(t, js).Create(ctx)
+	require.NoError(t, err)
+	require.NoError(t, c.Close())
+	require.ErrorIs(t, st.AddRecipients(ctx, c.ID(), bob.Recipient()), ErrNotSealed)
+	require.ErrorIs(t, st.RotateKey(ctx, c.ID(), bob.Recipient()), ErrNotSealed)
+}

@@ -369,6 +369,11 @@ func (s *Store) open(ctx context.Context, id string, writer bool, l *lease, unre
 	if err != nil {
 		return nil, handle.HandleConfig{}, err
 	}
+	if sl != nil && len(sl.head.Envelopes) > 0 {
+		if _, err := sl.kr.Key(sl.head.Envelopes[0].Key); err != nil {
+			s.rescan(ctx, id)
+		}
+	}
 	src := s.newMsgReader(ctx, s.Subject(id), first.Sequence, 0)
 	defer src.close()
 	r := newLogReader(src, sl, path, 0, 0, 0)
@@ -407,7 +412,8 @@ func (s *Store) open(ctx context.Context, id string, writer bool, l *lease, unre
 			// A writer seals under the newest key, which it must hold (a
 			// rotation may have given it to other recipients).
 			sr := r.(*seal.Reader)
-			envs := sr.Envelopes()
+			envs := slices.Clone(sr.Envelopes())
+			b.envs = envs
 			k, err := sl.kr.Key(sealing.Newest(envs))
 			if err != nil {
 				return nil, handle.HandleConfig{}, fmt.Errorf("jetstream: open %s for writing: %w", path, sealing.NoKey(err, path))
@@ -441,6 +447,9 @@ func (s *Store) stat(ctx context.Context, id string) (handle.Info, error) {
 		return handle.Info{}, s.notFound(id, err)
 	}
 	hdr, sl, err := s.headerOf(id, first.Data)
+	if errors.Is(err, seal.ErrNoKey) && s.rescan(ctx, id) {
+		hdr, sl, err = s.headerOf(id, first.Data)
+	}
 	if err != nil {
 		return handle.Info{}, err
 	}
@@ -455,6 +464,10 @@ func (s *Store) stat(ctx context.Context, id string) (handle.Info, error) {
 	var found bool
 	if sl != nil {
 		e, found, err = s.lastSealedEvent(ctx, subj, s.path(id), sl, first, last)
+		if errors.Is(err, seal.ErrNoKey) && s.rescan(ctx, id) {
+			// A key rotated to has its envelope among the rows.
+			e, found, err = s.lastSealedEvent(ctx, subj, s.path(id), sl, first, last)
+		}
 	} else {
 		e, found, err = s.lastEvent(ctx, subj, first.Sequence, last)
 	}
