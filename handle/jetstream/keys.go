@@ -1,12 +1,15 @@
 package jetstream
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
 
 	"filippo.io/age"
+	"github.com/nats-io/nats.go"
+	natsjs "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
@@ -113,4 +116,130 @@ func keyIDs(envs []seal.Envelope) []uint32 {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// Shred destroys every key record of sealed session id, so that its
+// content cannot be read with any identity (docs/format.md §11,
+// "Shredding"), and returns how many it destroyed: under the session's
+// lease, the subject is rewritten in one atomic batch that rolls it up,
+// at the same message boundaries, every key record replaced by one of
+// the same length holding nothing of its key (a torn tail is cut); its
+// derived data is dropped and the keys this store kept forgotten. The
+// session stays, unreadable. A session with forks is refused
+// (*handle.DependentsError: they read its rows; shred them first), as is
+// a log larger than one atomic batch. Out of its reach: the rolled-up
+// messages' bytes until each replica's server compacts its blocks, stream
+// backups, snapshots, mirrors and sourced streams, and keys in the memory
+// of processes that opened the session.
+func (s *Store) Shred(ctx context.Context, id string) (int, error) {
+	if !eventlog.ValidID(id) {
+		return 0, fmt.Errorf("%w: %q", handle.ErrInvalidID, id)
+	}
+	if _, err := s.head(ctx, id); err != nil {
+		return 0, err
+	}
+	l, err := s.acquire(ctx, id)
+	if err != nil {
+		return 0, err
+	}
+	defer l.release()
+	children, err := s.Children(ctx, id)
+	if err != nil {
+		return 0, err
+	}
+	var forks []string
+	for _, c := range children {
+		if c.Parent != nil && c.Parent.Mode == eventlog.ModeFork && !s.shredded(ctx, c.ID) {
+			forks = append(forks, c.ID)
+		}
+	}
+	if len(forks) > 0 {
+		return 0, &handle.DependentsError{ID: id, Dependents: forks, Op: "shred", Fix: "they read its rows: shred them first"}
+	}
+	first, err := s.head(ctx, id)
+	if err != nil {
+		return 0, err
+	}
+	subj, path := s.Subject(id), s.path(id)
+	last, err := s.tailRef(ctx, subj)
+	if err != nil {
+		return 0, fmt.Errorf("jetstream: shred %s: %w", path, err)
+	}
+	var msgs []*natsjs.RawStreamMsg
+	var log []byte
+	for m, err := range s.messages(ctx, subj, first.Sequence, last.ss) {
+		if err != nil {
+			return 0, fmt.Errorf("jetstream: shred %s: %w", path, err)
+		}
+		msgs = append(msgs, m)
+		log = append(log, m.Data...)
+	}
+	if len(msgs) == 0 || msgs[len(msgs)-1].Sequence != last.ss {
+		return 0, fmt.Errorf("jetstream: shred %s: the subject changed while it was read", path)
+	}
+	sl, err := s.sniff(id, msgs[0].Data)
+	if err != nil {
+		return 0, err
+	}
+	if sl == nil {
+		return 0, fmt.Errorf("%w: %s", ErrNotSealed, path)
+	}
+	fr, err := seal.Check(bytes.NewReader(log), seal.Raw, path)
+	if err != nil {
+		return 0, err
+	}
+	log = log[:fr.End]
+	n := 0
+	for _, e := range fr.Envelopes {
+		if e.Shredded {
+			continue
+		}
+		b, err := seal.Shred(seal.Raw, log[e.Offset:e.Offset+e.Len])
+		if err != nil {
+			return 0, fmt.Errorf("jetstream: shred %s: %w", path, err)
+		}
+		copy(log[e.Offset:], b)
+		n++
+	}
+	var out []*nats.Msg
+	off := 0
+	for _, m := range msgs {
+		end := min(off+len(m.Data), len(log))
+		if end > off {
+			nm := &nats.Msg{Subject: subj, Data: log[off:end], Header: nats.Header{}}
+			for _, k := range []string{hdrOff, hdrSeq} {
+				if v := m.Header.Get(k); v != "" {
+					nm.Header.Set(k, v)
+				}
+			}
+			out = append(out, nm)
+		}
+		off += len(m.Data)
+	}
+	if err := s.replace(ctx, subj, last.ss, out); err != nil {
+		return 0, fmt.Errorf("jetstream: shred %s: %w", path, err)
+	}
+	s.dropDerived(ctx, id)
+	s.keys.Forget(id)
+	s.cfg.log.Info("session shredded", "id", id, "envelopes", n)
+	return n, nil
+}
+
+// shredded reports whether session id is sealed and every key record at
+// its start is shredded.
+func (s *Store) shredded(ctx context.Context, id string) bool {
+	first, err := s.firstMsg(ctx, s.Subject(id))
+	if err != nil {
+		return false
+	}
+	sl, err := s.sniff(id, first.Data)
+	if err != nil || sl == nil {
+		return false
+	}
+	for _, e := range sl.head.Envelopes {
+		if !e.Shredded {
+			return false
+		}
+	}
+	return true
 }

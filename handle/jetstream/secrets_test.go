@@ -239,3 +239,59 @@ func TestSealedKeys(t *testing.T) {
 	require.ErrorIs(t, st.AddRecipients(ctx, c.ID(), bob.Recipient()), ErrNotSealed)
 	require.ErrorIs(t, st.RotateKey(ctx, c.ID(), bob.Recipient()), ErrNotSealed)
 }
+
+// Shred on JetStream: every key record of the subject is replaced by one
+// of the same length holding nothing, so that no store reads the session
+// any more (the one that made it included); the log keeps its length and
+// framing. A session with forks is refused until they are shredded; a
+// clear one is refused.
+func TestShred(t *testing.T) {
+	alice, err := age.GenerateX25519Identity()
+	require.NoError(t, err)
+	js := connect(t, runServer(t))
+	st := newStore(t, js, WithRecipients(alice.Recipient()), WithIdentities(alice))
+	h, err := st.Create(ctx)
+	require.NoError(t, err)
+	_, err = h.Append(ctx, ev(0, 0), ev(0, 1), ev(0, 2))
+	require.NoError(t, err)
+	require.NoError(t, h.Close())
+	id := h.ID()
+	f, err := st.Fork(ctx, id, 1)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	require.NoError(t, st.PutDerived(ctx, id, "k", []byte("v")))
+	before := load(t, st, id).log
+
+	_, err = st.Shred(ctx, id)
+	var de *handle.DependentsError
+	require.ErrorAs(t, err, &de)
+	require.Equal(t, []string{f.ID()}, de.Dependents)
+	n, err := st.Shred(ctx, f.ID())
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	n, err = st.Shred(ctx, id)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+
+	after := load(t, st, id).log
+	require.Len(t, after, len(before))
+	fr, err := seal.Check(bytes.NewReader(after), seal.Raw, id)
+	require.NoError(t, err)
+	require.Len(t, fr.Envelopes, 1)
+	require.True(t, fr.Envelopes[0].Shredded)
+	for _, s := range []*Store{st, newStore(t, js, WithIdentities(alice))} {
+		_, err = s.Stat(ctx, id)
+		require.ErrorIs(t, err, seal.ErrNoKey)
+		_, err = s.Open(ctx, id, handle.ReadOnly)
+		require.ErrorIs(t, err, seal.ErrNoKey)
+		_, err = s.GetDerived(ctx, id, "k")
+		require.ErrorIs(t, err, handle.ErrNotFound)
+	}
+
+	clear := newStore(t, js)
+	cl, err := clear.Create(ctx)
+	require.NoError(t, err)
+	require.NoError(t, cl.Close())
+	_, err = st.Shred(ctx, cl.ID())
+	require.ErrorIs(t, err, ErrNotSealed)
+}
