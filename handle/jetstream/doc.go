@@ -64,6 +64,7 @@
 // leader, ends at once and is retried (conn.go); OpenURL's connection
 // leaves a server that stopped answering within a second.
 //
-// The package knows the handle contract and the row format of package
-// eventlog, nothing of what events mean, and nothing of the file store.
+// The package knows the handle contract, the row format of package
+// eventlog and the sealed layout of package seal, nothing of what events
+// mean, and nothing of the file store.
 package jetstream
