@@ -172,7 +172,7 @@ func (s *Store) shredFile(ctx context.Context, id string) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("handle: shred %q: %w", loc.path, err)
 	}
-	s.forgetKeys(id)
+	s.keys.Forget(id)
 	s.dropDerived(id)
 	s.removeCopies(id, loc.path)
 	// The old file is no session's any more: overwrite its key records
