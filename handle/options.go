@@ -323,11 +323,14 @@ func NewConfig(opts ...Option) Config {
 	for _, o := range opts {
 		o(&c)
 	}
+	if len(c.Recipients) == 0 {
+		c.Recipients = nil // a store's: no default; a call's: asks (Create refuses)
+	}
 	return c
 }
 
-// ErrSealed is wrapped by the errors of operations a sealed session does
-// not support on a store (a JetStream store refuses to create one).
+// ErrSealed is wrapped by the errors of sealing a store cannot do (a
+// fork of a sealed session with no one to seal it for, say).
 var ErrSealed = errors.New("handle: sealed session")
 
 // WithRecipients seals every session the store creates for the given age
@@ -335,7 +338,8 @@ var ErrSealed = errors.New("handle: sealed session")
 // CreateFrom, it seals that session for them, whatever the store's.
 func WithRecipients(rs ...age.Recipient) Option {
 	// Not nil even when empty: sealing was asked, and a create with no
-	// recipient is refused rather than made clear.
+	// recipient is refused rather than made clear (given to a store, an
+	// empty list sets no default: NewConfig).
 	return func(c *Config) { c.Recipients = append([]age.Recipient{}, rs...) }
 }
 
