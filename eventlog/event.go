@@ -57,11 +57,11 @@ func (e Event) checkData() (compact bool, err error) {
 	return compact, nil
 }
 
-// ValidateType reports whether t is a valid event type: 1 to MaxTypeLen
+// ValidateType reports whether t is a valid event type: 1 to 128
 // characters from A-Z a-z 0-9 . _ : / -.
 func ValidateType(t string) error {
-	if len(t) == 0 || len(t) > MaxTypeLen {
-		return invalidf("type must be 1 to %d characters, got %d", MaxTypeLen, len(t))
+	if len(t) == 0 || len(t) > maxTypeLen {
+		return invalidf("type must be 1 to %d characters, got %d", maxTypeLen, len(t))
 	}
 	for i := 0; i < len(t); i++ {
 		if !typeChar[t[i]] {

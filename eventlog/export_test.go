@@ -22,3 +22,18 @@ func SetMinAhead(r *Reader, n int) { r.zs.minAhead = n }
 // SetMaxAhead sets how many frames a zstd Reader decodes ahead at most
 // (tests only).
 func SetMaxAhead(r *Reader, n int) { r.zs.maxAhead = n }
+
+// CheckReserved is ParseReserved's verdict alone.
+func CheckReserved(e Event) *CorruptError {
+	_, err := ParseReserved(e)
+	return err
+}
+
+// DecodeHeader exposes decodeHeader: the header of one row.
+var DecodeHeader = decodeHeader
+
+// ValidDigest exposes validDigest.
+var ValidDigest = validDigest
+
+// MaxTypeLen exposes maxTypeLen, the longest event type.
+const MaxTypeLen = maxTypeLen

@@ -109,17 +109,17 @@ func EncodeHeader(h Header) ([]byte, error) {
 	}
 	b, err := json.Marshal(h)
 	if err == nil && len(b) > MaxRowSize {
-		// DecodeHeader would refuse it: a session created with it could
+		// decodeHeader would refuse it: a session created with it could
 		// never be opened.
 		return nil, fmt.Errorf("%w: header of %d bytes (labels too large; the limit is %d)", ErrTooLarge, len(b), MaxRowSize)
 	}
 	return b, err
 }
 
-// DecodeHeader decodes a header row (without '\n'). Unknown keys are
+// decodeHeader decodes a header row (without '\n'). Unknown keys are
 // ignored; a wrong version gives a *VersionError, anything else that is
 // wrong a *CorruptError at offset 0.
-func DecodeHeader(line []byte) (Header, error) {
+func decodeHeader(line []byte) (Header, error) {
 	var h Header
 	if len(line) > MaxRowSize {
 		return h, &CorruptError{Seq: -1, Reason: "header row exceeds the row size limit"}

@@ -122,7 +122,7 @@ func (r *Reader) Header() (Header, error) {
 			return r.hdr, r.fail(&CorruptError{Path: r.path, Offset: 0, Seq: -1, Reason: "no complete header row"})
 		}
 	}
-	h, err := DecodeHeader(line)
+	h, err := decodeHeader(line)
 	if err != nil {
 		var ce *CorruptError
 		var ve *VersionError
