@@ -1,12 +1,14 @@
 package eventlog
 
+import "github.com/sessionlog/sessionlog/internal/zstdframe"
+
 // SetMaxRowSize lowers the row size limit an Encoder packs to, so that tests
 // can exercise the split of packed runs with small rows.
 func SetMaxRowSize(enc *Encoder, n int) { enc.maxSize = n }
 
 // TailFrameAt exposes tailFrameAt: whether b is a tail frame standing at
 // offset at, and the data frame it names.
-var TailFrameAt = tailFrameAt
+var TailFrameAt = zstdframe.ParseTail
 
 // Packable exposes packable: whether an event's data may sit in a packed
 // row.

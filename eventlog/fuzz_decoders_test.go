@@ -3,7 +3,7 @@ package eventlog_test
 // Fuzz targets of the decoders that FuzzDecodeRow, FuzzReader,
 // FuzzZstdReader and FuzzSalvage do not reach directly: the data of the
 // reserved events, a saved digest state, the header row, and the bounded
-// reads of a log's two ends (ReadHeader, LastEvent, ReadTail, ZstdFrames,
+// reads of a log's two ends (ReadHeader, LastEvent, ReadTail, zstdframe.Frames,
 // ReadZstdTail), each checked against the full Reader where the two must
 // agree.
 
@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/zstdframe"
 )
 
 // boundedReaderAt serves data and records every read that reaches outside
@@ -269,7 +270,7 @@ func FuzzZstdFrames(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		size := int64(len(data))
 		src := &boundedReaderAt{data: data, hi: size}
-		frames, end := eventlog.ZstdFrames(src, size)
+		frames, end := zstdframe.Frames(src, size)
 		require.Empty(t, src.bad, "reads outside the file")
 
 		pos := int64(0)
@@ -290,11 +291,11 @@ func FuzzZstdFrames(f *testing.F) {
 		require.LessOrEqual(t, end, size)
 
 		for i, fr := range frames[:min(len(frames), 16)] {
-			got, gotEnd := eventlog.ZstdFrames(bytes.NewReader(data[:fr.Offset+fr.Len]), fr.Offset+fr.Len)
+			got, gotEnd := zstdframe.Frames(bytes.NewReader(data[:fr.Offset+fr.Len]), fr.Offset+fr.Len)
 			require.Equal(t, frames[:i+1], got, "a walk reads no byte past a frame's end")
 			require.Equal(t, fr.Offset+fr.Len, gotEnd)
 		}
-		rest, _ := eventlog.ZstdFrames(bytes.NewReader(data[end:]), size-end)
+		rest, _ := zstdframe.Frames(bytes.NewReader(data[end:]), size-end)
 		require.Empty(t, rest, "no complete frame starts at end")
 
 		r := eventlog.NewZstdReader(bytes.NewReader(data), c)
@@ -302,11 +303,11 @@ func FuzzZstdFrames(f *testing.F) {
 		}
 		requireOneEnd(t, r, len(data))
 		if re := r.End(); re > 0 {
-			require.True(t, slices.ContainsFunc(frames, func(fr eventlog.Frame) bool { return fr.Offset+fr.Len == re }),
+			require.True(t, slices.ContainsFunc(frames, func(fr zstdframe.Frame) bool { return fr.Offset+fr.Len == re }),
 				"the Reader's end %d is a frame's end", re)
 		}
 		if lo, n := r.LastFrame(); n > 0 {
-			require.Contains(t, frames, eventlog.Frame{Offset: lo, Len: n})
+			require.Contains(t, frames, zstdframe.Frame{Offset: lo, Len: n})
 		}
 		if r.Err() == nil && r.Torn() == nil {
 			require.Equal(t, size, end, "every byte of a clean log is in a frame")
@@ -317,20 +318,20 @@ func FuzzZstdFrames(f *testing.F) {
 // tailNamed returns the data frame named by a tail frame at the very end of
 // data, when ReadZstdTail goes by it: one that stands at its own offset and
 // names a whole data frame before it.
-func tailNamed(data []byte) (eventlog.Frame, bool) {
-	at := int64(len(data)) - eventlog.TailFrameSize
+func tailNamed(data []byte) (zstdframe.Frame, bool) {
+	at := int64(len(data)) - zstdframe.TailSize
 	if at < 0 {
-		return eventlog.Frame{}, false
+		return zstdframe.Frame{}, false
 	}
 	off, n, ok := eventlog.TailFrameAt(data[at:], at)
 	if !ok || off < 0 || n <= 0 || off > at-n {
-		return eventlog.Frame{}, false
+		return zstdframe.Frame{}, false
 	}
-	frames, _ := eventlog.ZstdFrames(bytes.NewReader(data[off:off+n]), n)
+	frames, _ := zstdframe.Frames(bytes.NewReader(data[off:off+n]), n)
 	if len(frames) != 1 || frames[0].Len != n || frames[0].Skippable {
-		return eventlog.Frame{}, false
+		return zstdframe.Frame{}, false
 	}
-	return eventlog.Frame{Offset: off, Len: n}, true
+	return zstdframe.Frame{Offset: off, Len: n}, true
 }
 
 // FuzzReadZstdTail: ReadZstdTail over any bytes reads nothing past size,
@@ -348,7 +349,7 @@ func FuzzReadZstdTail(f *testing.F) {
 	l := buildZLog(c, hdrLine, rows(0, 2), packedRow(2, 3))
 	n := int64(len(l.data))
 	withTail := func(data []byte, off, n int64) []byte {
-		return eventlog.AppendTailFrame(bytes.Clone(data), int64(len(data)), off, n, 5)
+		return zstdframe.AppendTail(bytes.Clone(data), int64(len(data)), off, n, 5)
 	}
 	empty := cat(l.data, zFrame(""))
 	hdrOnly := buildZLog(c, hdrLine).data
@@ -396,12 +397,12 @@ func FuzzReadZstdTail(f *testing.F) {
 		if r.Err() != nil {
 			return // corrupt: a bounded read does not look for it
 		}
-		frames, _ := eventlog.ZstdFrames(bytes.NewReader(data), size)
+		frames, _ := zstdframe.Frames(bytes.NewReader(data), size)
 		// Told of any frame (a hint, from an earlier read), or of bytes that
 		// are none, ReadZstdTailAfter says what ReadZstdTail says.
-		hints := append([]eventlog.Frame{{Offset: 1, Len: 9}, {Offset: size, Len: 1}}, frames[:min(len(frames), 6)]...)
+		hints := append([]zstdframe.Frame{{Offset: 1, Len: 9}, {Offset: size, Len: 1}}, frames[:min(len(frames), 6)]...)
 		for _, hint := range hints {
-			ht, herr := eventlog.ReadZstdTailAfter(src, size, c, "p", func() eventlog.Frame { return hint })
+			ht, herr := eventlog.ReadZstdTailAfter(src, size, c, "p", func() zstdframe.Frame { return hint })
 			require.Equal(t, tl, ht, "hint %+v", hint)
 			require.Equal(t, fmt.Sprint(err), fmt.Sprint(herr), "hint %+v", hint)
 		}
@@ -414,7 +415,7 @@ func FuzzReadZstdTail(f *testing.F) {
 		if err != nil {
 			// Refused where the Reader reads on: only a log whose first data
 			// frame does not hold the header (an empty frame before it).
-			i := slices.IndexFunc(frames, func(fr eventlog.Frame) bool { return !fr.Skippable })
+			i := slices.IndexFunc(frames, func(fr zstdframe.Frame) bool { return !fr.Skippable })
 			require.GreaterOrEqual(t, i, 0, "the Reader read a header from no frame")
 			firstEnd := frames[i].Offset + frames[i].Len
 			_, ferr := eventlog.NewZstdReader(bytes.NewReader(data[:firstEnd]), c).Header()

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/sessionlog/sessionlog/internal/zstdframe"
 )
 
 // Skip is a damaged byte range that a salvage read passed over.
@@ -152,7 +154,7 @@ func nextBoundary(src io.ReaderAt, size, off int64, zstd bool) (int64, bool, err
 		}
 		b := buf[:n]
 		if zstd {
-			if i := bytes.Index(b, zstdMagicBytes); i >= 0 {
+			if i := bytes.Index(b, zstdframe.MagicBytes); i >= 0 {
 				return pos + int64(i), true, nil
 			}
 			pos += int64(max(n-3, 1))

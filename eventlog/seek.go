@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/sessionlog/sessionlog/internal/zstdframe"
 )
 
 // Seeking into a log without reading it from its start: what Stat does for
@@ -112,7 +114,7 @@ type FrameRows struct {
 // no rows: rows is zero. An error means no such frame: damage, for a full
 // read to classify. hint, when above the first window, is the window
 // searched first (frames of one log are of like sizes).
-func FrameBefore(src io.ReaderAt, end, from, hint int64, codec *ZstdCodec) (f Frame, rows FrameRows, content []byte, err error) {
+func FrameBefore(src io.ReaderAt, end, from, hint int64, codec *ZstdCodec) (f zstdframe.Frame, rows FrameRows, content []byte, err error) {
 	var buf []byte
 	for w := max(int64(seekWindow), hint); ; w *= 4 {
 		lo := max(from, end-w)
@@ -126,18 +128,18 @@ func FrameBefore(src io.ReaderAt, end, from, hint int64, codec *ZstdCodec) (f Fr
 		// Candidates from the nearest to end: a false magic inside a
 		// frame's compressed bytes fails the walk or the decode.
 		for i := len(b) - 4; i >= 0; i-- {
-			if !magicAt(b[i:]) {
+			if !zstdframe.MagicAt(b[i:]) {
 				continue
 			}
-			n, skippable, need, werr := frameExtent(b[i:])
+			n, skippable, need, werr := zstdframe.ExtentOf(b[i:])
 			if werr != nil || need != 0 || n != len(b)-i {
 				continue
 			}
 			at := lo + int64(i)
-			f = Frame{Offset: at, Len: int64(n), Skippable: skippable}
+			f = zstdframe.Frame{Offset: at, Len: int64(n), Skippable: skippable}
 			if skippable {
-				if binary.LittleEndian.Uint32(b[i:]) == TailMagic {
-					if _, _, ok := tailFrameAt(b[i:], at); !ok {
+				if binary.LittleEndian.Uint32(b[i:]) == zstdframe.TailMagic {
+					if _, _, ok := zstdframe.ParseTail(b[i:], at); !ok {
 						continue
 					}
 				}
@@ -149,17 +151,10 @@ func FrameBefore(src io.ReaderAt, end, from, hint int64, codec *ZstdCodec) (f Fr
 				}
 			}
 		}
-		if lo == from || w > maxFrameBytes {
-			return Frame{}, rows, nil, fmt.Errorf("eventlog: no frame ends at offset %d", end)
+		if lo == from || w > zstdframe.MaxBytes {
+			return zstdframe.Frame{}, rows, nil, fmt.Errorf("eventlog: no frame ends at offset %d", end)
 		}
 	}
-}
-
-// magicAt reports whether b starts with a zstd or a skippable frame's
-// magic.
-func magicAt(b []byte) bool {
-	m := binary.LittleEndian.Uint32(b)
-	return m == zstdMagic || m&0xFFFFFFF0 == skippableMagic
 }
 
 // FrameRowsOf reads the seqs of the first and last rows of a data frame's

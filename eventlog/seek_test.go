@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/zstdframe"
 )
 
 // rowSeq decodes line as one row, as a Reader started at a row boundary
@@ -73,7 +74,7 @@ func FuzzFrameBefore(f *testing.F) {
 	f.Add(l.data)
 	f.Add(flip(l.data, l.offs[3]+7))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		frames, _ := eventlog.ZstdFrames(bytes.NewReader(data), int64(len(data)))
+		frames, _ := zstdframe.Frames(bytes.NewReader(data), int64(len(data)))
 		hdr := int64(-1)
 		for _, fr := range frames {
 			if !fr.Skippable {

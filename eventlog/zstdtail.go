@@ -2,42 +2,12 @@ package eventlog
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/sessionlog/sessionlog/internal/zstdframe"
 )
-
-// The tail frame: a skippable frame (magic TailMagic) that a writer appends
-// when it closes, and a compaction after its last frame, so that Stat finds
-// the last data frame by reading a fixed number of bytes from the end:
-//
-//	magic u32 | size u32 (= 40) | "SLTAIL01" | at u64 | lastOff u64 | lastLen u64 | nextSeq u64
-//
-// little endian; at is the tail frame's own offset. Readers skip it like
-// any skippable frame. It is derived: when it is missing or stale (frames
-// appended after it, by a writer that did not close), Stat walks the frame
-// headers instead.
-const (
-	tailPayload = 40
-	// TailFrameSize is the size of a tail frame.
-	TailFrameSize = 8 + tailPayload
-)
-
-var tailID = []byte("SLTAIL01")
-
-// AppendTailFrame appends a tail frame to dst. at is the offset the frame
-// will have in the file; lastOff and lastLen locate the last data frame
-// before it; nextSeq is the seq that follows the log's last event.
-func AppendTailFrame(dst []byte, at, lastOff, lastLen, nextSeq int64) []byte {
-	dst = binary.LittleEndian.AppendUint32(dst, TailMagic)
-	dst = binary.LittleEndian.AppendUint32(dst, tailPayload)
-	dst = append(dst, tailID...)
-	for _, v := range []int64{at, lastOff, lastLen, nextSeq} {
-		dst = binary.LittleEndian.AppendUint64(dst, uint64(v))
-	}
-	return dst
-}
 
 // Tail is what a bounded read of a log's two ends tells: the header and
 // the last event, and where they stand.
@@ -53,7 +23,7 @@ type Tail struct {
 	// that data frame and LastContent its rows, decoded (zstd; the header
 	// row first when it is the header's frame).
 	End         int64
-	LastFrame   Frame
+	LastFrame   zstdframe.Frame
 	LastContent []byte
 }
 
@@ -106,11 +76,11 @@ func ReadZstdTail(src io.ReaderAt, size int64, codec *ZstdCodec, path string) (T
 // so the walk is bounded by what was written since. What known returns is
 // a hint: when it does not name a whole data frame of src (the zero Frame
 // does not), the headers are walked from the start.
-func ReadZstdTailAfter(src io.ReaderAt, size int64, codec *ZstdCodec, path string, known func() Frame) (Tail, error) {
+func ReadZstdTailAfter(src io.ReaderAt, size int64, codec *ZstdCodec, path string, known func() zstdframe.Frame) (Tail, error) {
 	var t Tail
 	hdrOff := int64(0)
 	for {
-		n, skippable, err := extentAt(src, hdrOff, size)
+		n, skippable, err := zstdframe.Extent(src, hdrOff, size)
 		if err != nil || n <= 0 || !skippable {
 			break
 		}
@@ -151,7 +121,7 @@ func ReadZstdTailAfter(src io.ReaderAt, size int64, codec *ZstdCodec, path strin
 			if viaTail {
 				// The frame the tail frame names holds no rows (an empty
 				// frame): the last event is in an earlier frame.
-				offs, _ = dataFrames(src, size, Frame{})
+				offs, _ = dataFrames(src, size, zstdframe.Frame{})
 				viaTail = false
 				i = len(offs)
 			}
@@ -159,7 +129,7 @@ func ReadZstdTailAfter(src io.ReaderAt, size int64, codec *ZstdCodec, path strin
 		}
 		t.Last, t.Found, err = LastEvent(bytes.NewReader(content), int64(len(content)), 0)
 		if t.Found {
-			t.End, t.LastFrame, t.LastContent = offs[i][0]+offs[i][1], Frame{Offset: offs[i][0], Len: offs[i][1]}, f.content
+			t.End, t.LastFrame, t.LastContent = offs[i][0]+offs[i][1], zstdframe.Frame{Offset: offs[i][0], Len: offs[i][1]}, f.content
 		}
 		return t, err
 	}
@@ -172,13 +142,13 @@ func ReadZstdTailAfter(src io.ReaderAt, size int64, codec *ZstdCodec, path strin
 
 // ReadFrame reads the frame at off (which must end by limit) and, for a
 // data frame, decodes it: its content checksum is checked, and a frame
-// over MaxFrameContent is refused.
-func ReadFrame(src io.ReaderAt, off, limit int64, codec *ZstdCodec, path string) (Frame, []byte, error) {
-	n, skippable, err := extentAt(src, off, limit)
+// over zstdframe.MaxContent is refused.
+func ReadFrame(src io.ReaderAt, off, limit int64, codec *ZstdCodec, path string) (zstdframe.Frame, []byte, error) {
+	n, skippable, err := zstdframe.Extent(src, off, limit)
 	if err != nil || n <= 0 {
-		return Frame{}, nil, &CorruptError{Path: path, Offset: off, Seq: -1, Reason: "no complete frame"}
+		return zstdframe.Frame{}, nil, &CorruptError{Path: path, Offset: off, Seq: -1, Reason: "no complete frame"}
 	}
-	f := Frame{Offset: off, Len: n, Skippable: skippable}
+	f := zstdframe.Frame{Offset: off, Len: n, Skippable: skippable}
 	if skippable {
 		return f, nil, nil
 	}
@@ -190,14 +160,14 @@ type frameAt struct {
 	raw     []byte
 	content []byte
 	// tooLarge is set, with an error, when the frame's content exceeds
-	// MaxFrameContent.
+	// zstdframe.MaxContent.
 	tooLarge bool
 }
 
 // readFrameAt reads and decodes the data frame at off (limit: the offset
 // it must end by).
 func readFrameAt(src io.ReaderAt, off, limit int64, codec *ZstdCodec, path string) (frameAt, error) {
-	n, _, err := extentAt(src, off, limit)
+	n, _, err := zstdframe.Extent(src, off, limit)
 	if err != nil || n <= 0 {
 		return frameAt{}, &CorruptError{Path: path, Offset: off, Seq: -1, Reason: "no complete frame"}
 	}
@@ -207,52 +177,30 @@ func readFrameAt(src io.ReaderAt, off, limit int64, codec *ZstdCodec, path strin
 	}
 	content, err := codec.decodeFrame(raw, nil)
 	if err != nil {
-		return frameAt{tooLarge: errors.Is(err, errFrameTooLarge)},
+		return frameAt{tooLarge: errors.Is(err, zstdframe.ErrTooLarge)},
 			&CorruptError{Path: path, Offset: off, Seq: -1, Reason: "frame fails decoding: " + err.Error()}
 	}
 	return frameAt{raw: raw, content: content}, nil
-}
-
-// extentAt walks the headers of the frame at off, reading only headers;
-// n < 0 when the input ends inside it.
-func extentAt(src io.ReaderAt, off, size int64) (n int64, skippable bool, err error) {
-	var buf [8]byte
-	n, skippable, need, err := walkFrame(func(pos, k int64) []byte {
-		if off+pos+k > size {
-			return nil
-		}
-		if _, err := src.ReadAt(buf[:k], off+pos); err != nil {
-			return nil
-		}
-		return buf[:k]
-	})
-	if err != nil {
-		return 0, false, err
-	}
-	if need > 0 || off+n > size { // a skippable frame's length is read, not walked
-		return -1, skippable, nil
-	}
-	return n, skippable, nil
 }
 
 // lastFrames returns {offset, length} of data frames to try for the last
 // event, last one last: the one named by a tail frame at the very end
 // (viaTail), or the data frames found by walking the headers (from the
 // end of known, when it names a data frame: partial, see dataFrames).
-func lastFrames(src io.ReaderAt, size int64, known func() Frame) (offs [][2]int64, viaTail, partial bool, err error) {
-	if at := size - TailFrameSize; at >= 0 {
-		var b [TailFrameSize]byte
+func lastFrames(src io.ReaderAt, size int64, known func() zstdframe.Frame) (offs [][2]int64, viaTail, partial bool, err error) {
+	if at := size - zstdframe.TailSize; at >= 0 {
+		var b [zstdframe.TailSize]byte
 		if _, err := src.ReadAt(b[:], at); err != nil {
 			return nil, false, false, err
 		}
-		if off, n, ok := tailFrameAt(b[:], at); ok && off >= 0 && n > 0 && off <= at-n {
+		if off, n, ok := zstdframe.ParseTail(b[:], at); ok && off >= 0 && n > 0 && off <= at-n {
 			// A tail frame names a whole data frame, or it is not one.
-			if m, skippable, err := extentAt(src, off, off+n); err == nil && m == n && !skippable {
+			if m, skippable, err := zstdframe.Extent(src, off, off+n); err == nil && m == n && !skippable {
 				return [][2]int64{{off, n}}, true, false, nil
 			}
 		}
 	}
-	var hint Frame
+	var hint zstdframe.Frame
 	if known != nil {
 		hint = known()
 	}
@@ -263,16 +211,16 @@ func lastFrames(src io.ReaderAt, size int64, known func() Frame) (offs [][2]int6
 // dataFrames returns {offset, length} of every data frame found by walking
 // the frame headers; when known names a whole data frame, of known and
 // the data frames after it only (partial).
-func dataFrames(src io.ReaderAt, size int64, known Frame) (offs [][2]int64, partial bool) {
-	var frames []Frame
+func dataFrames(src io.ReaderAt, size int64, known zstdframe.Frame) (offs [][2]int64, partial bool) {
+	var frames []zstdframe.Frame
 	if end := known.Offset + known.Len; known.Len > 0 && !known.Skippable && known.Offset >= 0 && end <= size {
-		if n, skippable, err := extentAt(src, known.Offset, end); err == nil && n == known.Len && !skippable {
-			after, _ := zstdFramesFrom(src, end, size)
-			frames, partial = append([]Frame{known}, after...), true
+		if n, skippable, err := zstdframe.Extent(src, known.Offset, end); err == nil && n == known.Len && !skippable {
+			after, _ := zstdframe.FramesFrom(src, end, size)
+			frames, partial = append([]zstdframe.Frame{known}, after...), true
 		}
 	}
 	if frames == nil {
-		frames, _ = ZstdFrames(src, size)
+		frames, _ = zstdframe.Frames(src, size)
 	}
 	for _, f := range frames {
 		if !f.Skippable {
@@ -280,43 +228,4 @@ func dataFrames(src io.ReaderAt, size int64, known Frame) (offs [][2]int64, part
 		}
 	}
 	return offs, partial
-}
-
-// tailFrameAt reports whether b (TailFrameSize bytes) is a tail frame that
-// stands at offset at, and the last data frame it names.
-func tailFrameAt(b []byte, at int64) (lastOff, lastLen int64, ok bool) {
-	if len(b) < TailFrameSize || binary.LittleEndian.Uint32(b[0:]) != TailMagic ||
-		binary.LittleEndian.Uint32(b[4:]) != tailPayload || !bytes.Equal(b[8:16], tailID) ||
-		int64(binary.LittleEndian.Uint64(b[16:])) != at {
-		return 0, 0, false
-	}
-	return int64(binary.LittleEndian.Uint64(b[24:])), int64(binary.LittleEndian.Uint64(b[32:])), true
-}
-
-// Frame locates one zstd frame in a file.
-type Frame struct {
-	Offset    int64
-	Len       int64
-	Skippable bool
-}
-
-// ZstdFrames walks the frame headers of a zstd log without decompressing
-// anything and returns its frames in order; it stops at the first bytes
-// that do not form a complete frame and returns their offset as end (size
-// when every byte belongs to a frame).
-func ZstdFrames(src io.ReaderAt, size int64) (frames []Frame, end int64) {
-	return zstdFramesFrom(src, 0, size)
-}
-
-// zstdFramesFrom is ZstdFrames from offset from.
-func zstdFramesFrom(src io.ReaderAt, from, size int64) (frames []Frame, end int64) {
-	for end = from; end < size; {
-		n, skippable, err := extentAt(src, end, size)
-		if err != nil || n <= 0 {
-			return frames, end
-		}
-		frames = append(frames, Frame{Offset: end, Len: n, Skippable: skippable})
-		end += n
-	}
-	return frames, end
 }

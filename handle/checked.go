@@ -12,6 +12,7 @@ import (
 	"slices"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/zstdframe"
 	"github.com/sessionlog/sessionlog/seal"
 	"github.com/spf13/afero"
 )
@@ -176,8 +177,8 @@ func (rec checkedRecord) holdsPrefix(f io.ReaderAt, now fileIdentity) bool {
 
 // lastFrame returns the last data frame rec names, for a read of the
 // log's tail (see eventlog.ReadZstdTailAfter).
-func (rec checkedRecord) lastFrame() eventlog.Frame {
-	return eventlog.Frame{Offset: rec.LastFrame[0], Len: rec.LastFrame[1]}
+func (rec checkedRecord) lastFrame() zstdframe.Frame {
+	return zstdframe.Frame{Offset: rec.LastFrame[0], Len: rec.LastFrame[1]}
 }
 
 // scan returns what rec says a full read of the log would find; hdr is

@@ -14,9 +14,9 @@ import (
 	"github.com/spf13/afero"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/internal/faultfs"
+	"github.com/sessionlog/sessionlog/internal/zstdframe"
 )
 
 // ztExt is the file name ending of an encoding.
@@ -196,7 +196,7 @@ func TestConvertCorrupt(t *testing.T) {
 			b[i+1] = '#'
 			return
 		}
-		frames, _ := eventlog.ZstdFrames(bytes.NewReader(b), int64(len(b)))
+		frames, _ := zstdframe.Frames(bytes.NewReader(b), int64(len(b)))
 		f := frames[2]
 		require.False(t, f.Skippable)
 		b[f.Offset+f.Len-1] ^= 0xFF // its checksum

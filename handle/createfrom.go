@@ -13,7 +13,7 @@ import (
 // CreateFrom makes a session holding exactly events, all or nothing (see
 // Store.CreateFrom). Under the session's writer lock the whole log is
 // written to <ID>.jsonl[.zst].tmp (zstd: in frames of about
-// eventlog.FrameTarget bytes), fsynced, renamed to its name, and the
+// zstdframe.Target bytes), fsynced, renamed to its name, and the
 // folder fsynced: until the rename the session does not exist, after the
 // folder's fsync it exists whole. A temp file a killed CreateFrom left is
 // overwritten by the retry and removed by GC.

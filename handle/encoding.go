@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/zstdframe"
 )
 
 // Encodings a session may be stored in (docs/format.md §5).
@@ -87,7 +88,7 @@ func (e *encoding) rewriteCodec() (*eventlog.ZstdCodec, error) {
 // tail reads the header and last event of the log in src; known, when
 // not nil, tells a data frame the caller knows of (zstd, asked only when
 // needed: see eventlog.ReadZstdTailAfter).
-func (e *encoding) tail(src io.ReaderAt, size int64, path string, known func() eventlog.Frame) (eventlog.Tail, error) {
+func (e *encoding) tail(src io.ReaderAt, size int64, path string, known func() zstdframe.Frame) (eventlog.Tail, error) {
 	if e.z != nil {
 		return eventlog.ReadZstdTailAfter(src, size, e.z, path, known)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/internal/faultfs"
+	"github.com/sessionlog/sessionlog/internal/zstdframe"
 )
 
 // Regression (docs/format.md, Torn tail or corruption): damage at the end of a log that passes for a torn
@@ -40,7 +41,7 @@ func TestTornTailHoldingAcknowledgedSeqsIsCorruption(t *testing.T) {
 			return b, lastRow, 19
 		}},
 		{"zstd: a bit flipped in the only data frame, no tail frame", handle.EncodingZstd, 521, func(t *testing.T, file []byte, _ int64) ([]byte, int64, int64) {
-			frames, end := eventlog.ZstdFrames(bytes.NewReader(file), int64(len(file)))
+			frames, end := zstdframe.Frames(bytes.NewReader(file), int64(len(file)))
 			require.Equal(t, int64(len(file)), end)
 			require.Len(t, frames, 3, "header frame, data frame, tail frame")
 			require.True(t, frames[2].Skippable)

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/zstdframe"
 	"github.com/sessionlog/sessionlog/seal"
 )
 
@@ -557,11 +558,11 @@ func (s *FileStore) statPath(ctx context.Context, id string, loc location) (Info
 	}
 	size := fi.Size()
 	src := ctxReaderAt{ctx: ctx, r: f}
-	known := func() eventlog.Frame { // asked only when no tail frame ends the log
+	known := func() zstdframe.Frame { // asked only when no tail frame ends the log
 		if rec, ok := s.loadChecked(ctx, id); ok && rec.holdsPrefix(src, identityOf(fi)) {
 			return rec.lastFrame()
 		}
-		return eventlog.Frame{}
+		return zstdframe.Frame{}
 	}
 	t, err := loc.tail(src, size, known)
 	if errors.Is(err, seal.ErrNoKey) {

@@ -19,6 +19,7 @@ import (
 	"github.com/sessionlog/sessionlog/handle/storetest"
 	"github.com/sessionlog/sessionlog/internal/countfs"
 	"github.com/sessionlog/sessionlog/internal/sweep"
+	"github.com/sessionlog/sessionlog/internal/zstdframe"
 )
 
 // fileHarness is the contract-suite harness of a FileStore on base that
@@ -96,7 +97,7 @@ func corruptZstd(base afero.Fs, path func(*testing.T, string) string) corruptFun
 		p := path(t, id)
 		b, err := afero.ReadFile(base, p)
 		require.NoError(t, err)
-		frames, _ := eventlog.ZstdFrames(bytes.NewReader(b), int64(len(b)))
+		frames, _ := zstdframe.Frames(bytes.NewReader(b), int64(len(b)))
 		for _, f := range frames[1:] { // the first frame holds the header alone
 			if f.Skippable {
 				continue

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/zstdframe"
 	"github.com/sessionlog/sessionlog/seal"
 )
 
@@ -246,7 +247,7 @@ func (loc location) reader(ctx context.Context, src io.Reader, o readOpts) logRe
 // (size bytes); known, when not nil, tells a data frame the caller knows
 // of (clear zstd, asked only when needed: see
 // eventlog.ReadZstdTailAfter).
-func (loc location) tail(src io.ReaderAt, size int64, known func() eventlog.Frame) (eventlog.Tail, error) {
+func (loc location) tail(src io.ReaderAt, size int64, known func() zstdframe.Frame) (eventlog.Tail, error) {
 	if sf := loc.sealed; sf != nil {
 		return seal.ReadTail(src, size, sf.layout(), sf.kr, seal.WithPath(loc.path), seal.WithCodec(loc.enc.z))
 	}
@@ -391,7 +392,7 @@ func planWith(hdr eventlog.Header, enc *encoding, envs []seal.Envelope, key *sea
 }
 
 // seal appends rows (whole rows; zstd: compressed by z into frames of
-// eventlog.FrameCut first) sealed to dst, and returns where the last
+// zstdframe.Cut first) sealed to dst, and returns where the last
 // sealed record starts in it.
 func (p *sealPlan) seal(dst, rows []byte, z *eventlog.ZstdCodec, scratch *[]byte) ([]byte, int, error) {
 	last := len(dst)
@@ -405,7 +406,7 @@ func (p *sealPlan) seal(dst, rows []byte, z *eventlog.ZstdCodec, scratch *[]byte
 		return out, last, err
 	}
 	for rest := rows; len(rest) > 0; {
-		n := eventlog.FrameCut(rest)
+		n := zstdframe.Cut(rest)
 		*scratch, _ = z.AppendFrames((*scratch)[:0], rest[:n])
 		last = len(dst)
 		var err error

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/zstdframe"
 )
 
 // A TailReader reads the events at the end of a session's log as Stat
@@ -57,7 +58,7 @@ type TailReader struct {
 	// it).
 	frames     map[int64]decodedAt
 	frameOrder []int64
-	known      map[int64]eventlog.Frame
+	known      map[int64]zstdframe.Frame
 	frameLen   int64
 	parent     *TailReader
 }
@@ -118,11 +119,11 @@ func (s *FileStore) readTail(ctx context.Context, id, nameID string, loc locatio
 			return nil, err
 		}
 	}
-	known := func() eventlog.Frame {
+	known := func() zstdframe.Frame {
 		if held {
 			return rec.lastFrame()
 		}
-		return eventlog.Frame{}
+		return zstdframe.Frame{}
 	}
 	if t.tail, err = loc.tail(src, t.size, known); err != nil {
 		return nil, err
@@ -159,7 +160,7 @@ func (s *FileStore) readTail(ctx context.Context, id, nameID string, loc locatio
 		t.frameLen = lf.Len
 		if held {
 			if k := rec.lastFrame(); k.Len > 0 && k.Offset > t.tail.HeaderEnd {
-				t.known = map[int64]eventlog.Frame{k.Offset + k.Len: k}
+				t.known = map[int64]zstdframe.Frame{k.Offset + k.Len: k}
 			}
 			for _, e := range rec.scan(t.tail.Header, nil).index {
 				if e.off > t.tail.HeaderEnd && e.off < lf.Offset && e.seq < rows.First {
@@ -291,7 +292,7 @@ func (t *TailReader) readFrames(ctx context.Context, off, seq, from, to int64, y
 
 // frame returns the frame at off and its content, decoded once: the
 // frames decoded last are kept (tailFrames of them).
-func (t *TailReader) frame(src io.ReaderAt, off int64) (eventlog.Frame, []byte, error) {
+func (t *TailReader) frame(src io.ReaderAt, off int64) (zstdframe.Frame, []byte, error) {
 	t.mu.Lock()
 	c, ok := t.frames[off]
 	t.mu.Unlock()
@@ -312,13 +313,13 @@ const tailFrames = 4
 
 // decodedAt is a frame and its content, kept by a TailReader.
 type decodedAt struct {
-	f       eventlog.Frame
+	f       zstdframe.Frame
 	content []byte
 }
 
 // cacheFrame keeps a decoded frame, dropping the oldest past tailFrames.
 // Called with mu held (or before the reader is shared).
-func (t *TailReader) cacheFrame(f eventlog.Frame, content []byte) {
+func (t *TailReader) cacheFrame(f zstdframe.Frame, content []byte) {
 	if t.frames == nil {
 		t.frames = map[int64]decodedAt{}
 	}
@@ -435,17 +436,17 @@ func (t *TailReader) seek(ctx context.Context, seq int64) (off, first int64, err
 
 // frameStep is what eventlog.FrameBefore found before an offset.
 type frameStep struct {
-	f    eventlog.Frame
+	f    zstdframe.Frame
 	rows eventlog.FrameRows
 }
 
 // frameBefore returns the frame that ends where hi starts, and its rows,
 // which must end just before hi's seq; found once. Called with mu held.
-func (t *TailReader) frameBefore(src io.ReaderAt, hi indexEntry) (eventlog.Frame, eventlog.FrameRows, error) {
+func (t *TailReader) frameBefore(src io.ReaderAt, hi indexEntry) (zstdframe.Frame, eventlog.FrameRows, error) {
 	if st, ok := t.before[hi.off]; ok {
 		return st.f, st.rows, nil
 	}
-	var f eventlog.Frame
+	var f zstdframe.Frame
 	var rows eventlog.FrameRows
 	var content []byte
 	err := errors.New("not known")

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/zstdframe"
 )
 
 const (
@@ -425,7 +426,7 @@ func TestReadTail(t *testing.T) {
 			lastRec := f.records[len(f.records)-1]
 			withTail := f.data
 			if enc == Zstd {
-				withTail = eventlog.AppendTailFrame(bytes.Clone(f.data), int64(len(f.data)), lastRec, int64(len(f.data))-lastRec, last.Seq+1)
+				withTail = zstdframe.AppendTail(bytes.Clone(f.data), int64(len(f.data)), lastRec, int64(len(f.data))-lastRec, last.Seq+1)
 			}
 			for name, data := range map[string][]byte{
 				"whole":           f.data,

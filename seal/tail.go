@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/zstdframe"
 )
 
 // ReadTail reads a sealed log's header row and last event, a bounded
@@ -49,7 +50,7 @@ func ReadTail(src io.ReaderAt, size int64, enc Encoding, kr *Keyring, opts ...Op
 		if err != nil || len(content) == 0 || content[len(content)-1] != '\n' {
 			return t, &eventlog.CorruptError{Path: c.path, Offset: at[0], Seq: -1, Reason: "the last sealed frame does not decode"}
 		}
-		t.LastFrame, t.LastContent = eventlog.Frame{Offset: at[0], Len: at[1]}, content
+		t.LastFrame, t.LastContent = zstdframe.Frame{Offset: at[0], Len: at[1]}, content
 		t.Last, t.Found, err = eventlog.LastEvent(bytes.NewReader(content), int64(len(content)), 0)
 		return t, err
 	}
