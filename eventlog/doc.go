@@ -51,8 +51,8 @@
 // # Writing
 //
 // An Encoder appends the rows of a batch of events to a byte slice, packing
-// runs of configured types. Events are checked first with Event.Validate,
-// CompactData and RowSize; the Encoder trusts what it is given.
+// runs of configured types. Events are checked first with Storable; the
+// Encoder trusts what it is given.
 //
 // Everything in this package is safe for concurrent use except a Reader,
 // which belongs to one goroutine. A zstd Reader decodes its next few frames

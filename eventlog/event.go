@@ -21,7 +21,7 @@ func SupportedVersions() []int { return []int{Version} }
 //
 // Data holds the event's JSON value exactly as stored; nil means null.
 // Writers store the compacted form of what they were given (see
-// CompactData) and never re-encode it.
+// Storable) and never re-encode it.
 type Event struct {
 	Seq  int64
 	Type string
@@ -85,20 +85,6 @@ var typeChar = func() (t [256]bool) {
 	return t
 }()
 
-// CompactData validates data as one JSON value and returns it with
-// insignificant whitespace removed; escapes are left as they were. Data that
-// is already compact is returned as is, without a copy. Nil stays nil.
-func CompactData(data json.RawMessage) (json.RawMessage, error) {
-	if data == nil {
-		return nil, nil
-	}
-	compact, err := scanJSON(data)
-	if err != nil {
-		return nil, invalidf("data is not valid JSON: %v", err)
-	}
-	return compacted(data, compact), nil
-}
-
 // compacted returns the valid JSON value data without insignificant
 // whitespace: data itself when scanJSON found it compact, else a copy.
 func compacted(data json.RawMessage, compact bool) json.RawMessage {
@@ -137,13 +123,6 @@ func intLen(v int64) int {
 func AppendCanon(dst []byte, e Event) []byte {
 	dst = append(dst, `{"seq":`...)
 	dst = strconv.AppendInt(dst, e.Seq, 10)
-	return AppendCanonTail(dst, e)
-}
-
-// AppendCanonTail appends the bytes of canon(e) that follow its seq,
-// ,"type":"T","time":MS,"data":D} — what a writer can build of an unpacked
-// row before the row's seq is known: canon(e) is {"seq":S then these.
-func AppendCanonTail(dst []byte, e Event) []byte {
 	dst = append(dst, `,"type":"`...)
 	dst = append(dst, e.Type...)
 	dst = append(dst, `","time":`...)

@@ -1,6 +1,10 @@
 package eventlog
 
-import "github.com/sessionlog/sessionlog/internal/zstdframe"
+import (
+	"encoding/json"
+
+	"github.com/sessionlog/sessionlog/internal/zstdframe"
+)
 
 // SetMaxRowSize lowers the row size limit an Encoder packs to, so that tests
 // can exercise the split of packed runs with small rows.
@@ -39,3 +43,17 @@ var ValidDigest = validDigest
 
 // MaxTypeLen exposes maxTypeLen, the longest event type.
 const MaxTypeLen = maxTypeLen
+
+// CompactData validates data as one JSON value and returns it with
+// insignificant whitespace removed; escapes are left as they were. Data that
+// is already compact is returned as is, without a copy. Nil stays nil.
+func CompactData(data json.RawMessage) (json.RawMessage, error) {
+	if data == nil {
+		return nil, nil
+	}
+	compact, err := scanJSON(data)
+	if err != nil {
+		return nil, invalidf("data is not valid JSON: %v", err)
+	}
+	return compacted(data, compact), nil
+}

@@ -45,11 +45,6 @@ func (p Parent) String() string {
 	return s
 }
 
-// NewHeader returns a version-1 header for the session id.
-func NewHeader(id string, createdAt int64) Header {
-	return Header{Format: FormatName, Version: Version, ID: id, CreatedAt: createdAt}
-}
-
 // FirstSeq is the seq of the first row of the file: parent.seq+1 for a
 // fork, else 0.
 func (h Header) FirstSeq() int64 {

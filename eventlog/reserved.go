@@ -133,7 +133,7 @@ func (d *Digest) Add(e Event) {
 }
 
 // AddTail hashes the event with seq seq, the next one of the log, whose
-// canon bytes after its seq are tail (AppendCanonTail): the same as Add,
+// canon bytes after its seq are tail — ,"type":…} — : the same as Add,
 // without encoding the event again.
 func (d *Digest) AddTail(seq int64, tail []byte) {
 	d.buf = strconv.AppendInt(append(d.buf[:0], `{"seq":`...), seq, 10)

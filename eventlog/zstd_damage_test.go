@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/logfile"
 	"github.com/sessionlog/sessionlog/internal/zstdframe"
 )
 
@@ -34,7 +35,7 @@ func TestZstdDamagedBlockSizeIsCorruption(t *testing.T) {
 	require.NoError(t, err)
 	defer codec.Close()
 	enc := eventlog.NewEncoder(nil)
-	hdr, err := eventlog.EncodeHeader(eventlog.NewHeader("01JDX3N0Q3Z8Y6W2D1V5K7M9PA", 1))
+	hdr, err := eventlog.EncodeHeader(logfile.NewHeader("01JDX3N0Q3Z8Y6W2D1V5K7M9PA", 1))
 	require.NoError(t, err)
 	file, _ := codec.AppendFrames(nil, append(hdr, '\n'))
 	for f := range 3 {

@@ -6,7 +6,6 @@ package eventlog_test
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/binary"
 	"io"
 	"math/rand/v2"
@@ -21,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/logfile"
 	"github.com/sessionlog/sessionlog/internal/zstdframe"
 )
 
@@ -470,7 +470,7 @@ func TestZstdDecompressionBomb(t *testing.T) {
 				requireCorrupt(t, res.err, off, 2, "exceeds the limit of")
 				if tt.name == "last" {
 					// Nor does the tail reader pass over it as a torn frame.
-					_, err := eventlog.ReadZstdTail(bytes.NewReader(tt.data), int64(len(tt.data)), c, "p")
+					_, err := logfile.ReadZstdTail(bytes.NewReader(tt.data), int64(len(tt.data)), c, "p")
 					var ce *eventlog.CorruptError
 					require.ErrorAs(t, err, &ce)
 					require.Equal(t, off, ce.Offset)
@@ -620,180 +620,6 @@ func (c *countingReaderAt) ReadAt(p []byte, off int64) (int, error) {
 	n, err := c.r.ReadAt(p, off)
 	c.n += int64(n)
 	return n, err
-}
-
-// bigZLog is a zstd log of about 5 MB in 100 frames of hard to compress
-// events, and its events.
-var bigZLog = sync.OnceValues(func() (zLog, []eventlog.Event) {
-	c, err := eventlog.NewZstdCodec(0)
-	if err != nil {
-		panic(err)
-	}
-	defer c.Close()
-	rng := rand.New(rand.NewPCG(1, 2))
-	enc := eventlog.NewEncoder(nil)
-	var evs []eventlog.Event
-	var flushes []string
-	raw := make([]byte, 1500)
-	for f := range 100 {
-		var batch []eventlog.Event
-		for k := range 30 {
-			for i := range raw {
-				raw[i] = byte(rng.Uint32())
-			}
-			seq := int64(f*30 + k)
-			batch = append(batch, ev(seq, "tool/result", testTime+seq, `{"output":"`+base64.StdEncoding.EncodeToString(raw)+`"}`))
-		}
-		evs = append(evs, batch...)
-		flushes = append(flushes, string(enc.AppendRows(nil, batch)))
-	}
-	return buildZLog(c, hdrLine, flushes...), evs
-})
-
-func TestReadZstdTail(t *testing.T) {
-	c := zCodec(t)
-	big, bigEvs := bigZLog()
-	bigN := int64(len(big.data))
-	require.Greater(t, bigN, int64(4<<20))
-	lastBig := len(big.offs) - 1
-	bigWithTail := zstdframe.AppendTail(bytes.Clone(big.data), bigN, big.offs[lastBig], bigN-big.offs[lastBig], int64(len(bigEvs)))
-
-	t.Run("through the tail frame, a bounded read", func(t *testing.T) {
-		src := &countingReaderAt{r: bytes.NewReader(bigWithTail)}
-		tl, err := eventlog.ReadZstdTail(src, int64(len(bigWithTail)), c, "p")
-		require.NoError(t, err)
-		require.True(t, tl.Found)
-		require.Equal(t, testID, tl.Header.ID)
-		require.Equal(t, bigEvs[len(bigEvs)-1], tl.Last)
-		lastLen := bigN - big.offs[lastBig]
-		require.Less(t, src.n, big.offs[1]+lastLen+1024, "reads the header frame, the tail frame and the last frame")
-		require.Less(t, src.n, int64(len(bigWithTail))/20)
-	})
-
-	t.Run("without a tail frame, walking frame headers", func(t *testing.T) {
-		src := &countingReaderAt{r: bytes.NewReader(big.data)}
-		tl, err := eventlog.ReadZstdTail(src, bigN, c, "p")
-		require.NoError(t, err)
-		require.True(t, tl.Found)
-		require.Equal(t, bigEvs[len(bigEvs)-1], tl.Last)
-		require.Less(t, src.n, bigN/10, "frame headers are walked, not decompressed")
-	})
-
-	small := buildZLog(c, hdrLine, rows(0, 2), packedRow(2, 3), rows(5, 2)+packedRow(7, 2))
-	n := int64(len(small.data))
-	lastOff := small.offs[3]
-	withTail := func(data []byte, lastOff, lastLen, next int64) []byte {
-		return zstdframe.AppendTail(bytes.Clone(data), int64(len(data)), lastOff, lastLen, next)
-	}
-	hdrOnly := buildZLog(c, hdrLine).data
-	fork := buildZLog(c, forkHeader(t, eventlog.ModeFork, 41), rows(42, 3))
-	tests := []struct {
-		name  string
-		data  []byte
-		last  eventlog.Event
-		found bool
-	}{
-		{"tail frame", withTail(small.data, lastOff, n-lastOff, 9), packedEvents(7, 2)[1], true},
-		{"no tail frame", small.data, packedEvents(7, 2)[1], true},
-		{"a stale tail frame in the middle", cat(withTail(small.data[:lastOff], small.offs[2], lastOff-small.offs[2], 5), small.data[lastOff:]), packedEvents(7, 2)[1], true},
-		{"a tail frame at the end naming the wrong offset", cat(small.data, zstdframe.AppendTail(nil, 3, lastOff, n-lastOff, 9)), packedEvents(7, 2)[1], true},
-		{"a skippable frame at the end", cat(small.data, skippableFrame(0x184D2A50, "idx")), packedEvents(7, 2)[1], true},
-		// Found by a seed of FuzzReadZstdTail: the tail frame's path gave no last event.
-		{"a tail frame naming an empty last frame", withTail(cat(small.data, zFrame("")), n, int64(len(zFrame(""))), 9), packedEvents(7, 2)[1], true},
-		{"a tail frame naming the last frame with rows, an empty one after it", withTail(cat(small.data, zFrame("")), lastOff, n-lastOff, 9), packedEvents(7, 2)[1], true},
-		{"last frame torn", small.data[:n-5], packedEvents(2, 3)[2], true},
-		{"last frame torn after a tail frame", cat(withTail(small.data[:lastOff], small.offs[2], lastOff-small.offs[2], 5), small.data[lastOff:n-5]), packedEvents(2, 3)[2], true},
-		{"last frame fails its checksum", flip(small.data, n-1), packedEvents(2, 3)[2], true},
-		{"trailing zero bytes", cat(small.data, make([]byte, 100)), packedEvents(7, 2)[1], true},
-		{"header only", hdrOnly, eventlog.Event{}, false},
-		{"header only, tail frame", withTail(hdrOnly, 0, int64(len(hdrOnly)), 0), eventlog.Event{}, false},
-		{"header only, torn frame after it", cat(hdrOnly, zFrame(rows(0, 1))[:9]), eventlog.Event{}, false},
-		{"header and rows in one frame", zFrame(hdrLine + rows(0, 3)), rowsEvents(0, 3)[2], true},
-		// Found writing FuzzReadZstdTail: skippable frames may stand anywhere
-		// (docs/format.md §5), and the header frame was looked for at offset 0 only.
-		{"a skippable frame before the header frame", cat(skippableFrame(0x184D2A50, "idx"), small.data), packedEvents(7, 2)[1], true},
-		{"skippable frames before a header frame holding rows", cat(skippableFrame(0x184D2A5F, ""), skippableFrame(0x184D2A50, "i"), zFrame(hdrLine+rows(0, 3))), rowsEvents(0, 3)[2], true},
-		{"a skippable frame before the header frame alone", cat(skippableFrame(0x184D2A50, "idx"), hdrOnly), eventlog.Event{}, false},
-		{"fork", fork.data, rowsEvents(42, 3)[2], true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			tl, err := eventlog.ReadZstdTail(bytes.NewReader(tt.data), int64(len(tt.data)), c, "p")
-			require.NoError(t, err)
-			require.Equal(t, tt.found, tl.Found)
-			require.Equal(t, tt.last, tl.Last)
-			r := eventlog.NewZstdReader(bytes.NewReader(tt.data), c)
-			h, err := r.Header()
-			require.NoError(t, err)
-			require.Equal(t, h, tl.Header)
-			// The Reader agrees on the last event.
-			var last eventlog.Event
-			for r.Next() {
-				last = r.Event()
-			}
-			require.NoError(t, r.Err())
-			require.Equal(t, tt.last, last)
-		})
-	}
-
-	t.Run("no complete first frame", func(t *testing.T) {
-		for _, data := range [][]byte{nil, small.data[:10], flip(small.data, small.offs[1]-1)} {
-			_, err := eventlog.ReadZstdTail(bytes.NewReader(data), int64(len(data)), c, "p")
-			requireCorrupt(t, err, 0, -1, "")
-		}
-	})
-
-	// The tail frame names the last data frame: when it does not decode,
-	// the log is damaged, and the previous frame's event is not the last.
-	t.Run("the frame the tail frame names fails its checksum", func(t *testing.T) {
-		data := withTail(flip(small.data, n-1), lastOff, n-lastOff, 9)
-		_, err := eventlog.ReadZstdTail(bytes.NewReader(data), int64(len(data)), c, "p")
-		requireCorrupt(t, err, lastOff, -1, "")
-		res := readZBytes(t, c, data)
-		requireCorrupt(t, res.err, lastOff, 5, "fails its checksum")
-	})
-}
-
-func TestZstdFrames(t *testing.T) {
-	c := zCodec(t)
-	l := buildZLog(c, hdrLine, rows(0, 2), rows(2, 1))
-	n := int64(len(l.data))
-	tailAt := n
-	data := zstdframe.AppendTail(bytes.Clone(l.data), tailAt, l.offs[2], n-l.offs[2], 3)
-	skip := skippableFrame(0x184D2A50, "abc")
-	data = append(data, skip...)
-	frames := []zstdframe.Frame{
-		{Offset: 0, Len: l.offs[1]},
-		{Offset: l.offs[1], Len: l.offs[2] - l.offs[1]},
-		{Offset: l.offs[2], Len: n - l.offs[2]},
-		{Offset: tailAt, Len: zstdframe.TailSize, Skippable: true},
-		{Offset: tailAt + zstdframe.TailSize, Len: int64(len(skip)), Skippable: true},
-	}
-	size := int64(len(data))
-	next := zFrame(rows(3, 1))
-	tests := []struct {
-		name   string
-		data   []byte
-		frames []zstdframe.Frame
-		end    int64
-	}{
-		{"empty", nil, nil, 0},
-		{"every frame", data, frames, size},
-		{"a torn data frame at the end", cat(data, next[:len(next)-1]), frames, size},
-		{"a data frame cut in its header", cat(data, next[:5]), frames, size},
-		{"a truncated skippable frame at the end", data[:size-1], frames[:4], size - int64(len(skip))},
-		{"a skippable frame cut in its size field", data[:size-int64(len(skip))+6], frames[:4], size - int64(len(skip))},
-		{"garbage", cat(data, "garbage", next), frames, size},
-		{"a frame cut in the middle", data[:l.offs[2]+5], frames[:2], l.offs[2]},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, end := zstdframe.Frames(bytes.NewReader(tt.data), int64(len(tt.data)))
-			require.Equal(t, tt.frames, got)
-			require.Equal(t, tt.end, end)
-			require.LessOrEqual(t, end, int64(len(tt.data)))
-		})
-	}
 }
 
 // AppendFrames given bytes that do not end in '\n' (not whole rows) puts

@@ -12,6 +12,7 @@ import (
 	"slices"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/logfile"
 	"github.com/sessionlog/sessionlog/internal/zstdframe"
 	"github.com/sessionlog/sessionlog/seal"
 	"github.com/spf13/afero"
@@ -176,7 +177,7 @@ func (rec checkedRecord) holdsPrefix(f io.ReaderAt, now fileIdentity) bool {
 }
 
 // lastFrame returns the last data frame rec names, for a read of the
-// log's tail (see eventlog.ReadZstdTailAfter).
+// log's tail (see logfile.ReadZstdTailAfter).
 func (rec checkedRecord) lastFrame() zstdframe.Frame {
 	return zstdframe.Frame{Offset: rec.LastFrame[0], Len: rec.LastFrame[1]}
 }
@@ -247,7 +248,7 @@ func (s *FileStore) checkLog(ctx context.Context, loc location, f afero.File, id
 		if loc.sealed != nil {
 			envs, err = loc.readEnvelopes(src, rec.Keys)
 		}
-		var t eventlog.Tail
+		var t logfile.Tail
 		if err == nil {
 			t, err = loc.tail(src, was.Size, rec.lastFrame)
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/logfile"
 	"github.com/sessionlog/sessionlog/internal/zstdframe"
 	"github.com/sessionlog/sessionlog/seal"
 )
@@ -582,7 +583,7 @@ func (s *FileStore) statPath(ctx context.Context, id string, loc location) (Info
 
 // infoOf describes session id, whose log at loc of size bytes has the
 // header and last event t.
-func infoOf(id string, loc location, size int64, t eventlog.Tail) Info {
+func infoOf(id string, loc location, size int64, t logfile.Tail) Info {
 	hdr := t.Header
 	info := Info{ID: id, Path: loc.path, Encoding: loc.enc.name, Header: hdr, SizeBytes: size,
 		LastSeq: hdr.FirstSeq() - 1, Events: hdr.FirstSeq(), Sealed: loc.sealed != nil}

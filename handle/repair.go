@@ -12,50 +12,51 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/logfile"
 	"github.com/sessionlog/sessionlog/seal"
 )
 
 // SalvagePath reads the log file at path past damage, for inspection (see
-// eventlog.Salvage): every event it can decode goes to yield, and the
+// logfile.Salvage): every event it can decode goes to yield, and the
 // result lists each damaged range with the seqs lost. A fork's inherited
 // events come first, read from its parent in the store's folder; they are
 // not salvaged (a damaged parent fails with its error: salvage the parent
 // first). It changes nothing.
-func (s *FileStore) SalvagePath(ctx context.Context, path string, yield func(eventlog.Event) bool) (eventlog.SalvageResult, error) {
+func (s *FileStore) SalvagePath(ctx context.Context, path string, yield func(eventlog.Event) bool) (logfile.SalvageResult, error) {
 	if err := ctx.Err(); err != nil {
-		return eventlog.SalvageResult{}, err
+		return logfile.SalvageResult{}, err
 	}
 	loc, _, err := s.pathLocation(path)
 	if err != nil {
-		return eventlog.SalvageResult{}, err
+		return logfile.SalvageResult{}, err
 	}
 	// A header that cannot be read is reported by Salvage itself.
 	if hdr, err := s.readHeaderAt(loc); err == nil && hdr.Parent != nil && hdr.Parent.Mode == eventlog.ModeFork {
 		more, err := s.inherited(ctx, path, *hdr.Parent, yield)
 		if err != nil || !more {
-			return eventlog.SalvageResult{Header: hdr}, err
+			return logfile.SalvageResult{Header: hdr}, err
 		}
 	}
 	f, err := s.openLog(ctx, &loc, os.O_RDONLY)
 	if err != nil {
-		return eventlog.SalvageResult{}, err
+		return logfile.SalvageResult{}, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return eventlog.SalvageResult{}, fmt.Errorf("handle: stat %q: %w", path, err)
+		return logfile.SalvageResult{}, fmt.Errorf("handle: stat %q: %w", path, err)
 	}
 	return s.salvage(ctx, loc, f, fi.Size(), yield)
 }
 
 // salvage reads the log f at loc (size bytes) past damage (see
-// eventlog.Salvage); a sealed log restarts at its next record.
-func (s *FileStore) salvage(ctx context.Context, loc location, f io.ReaderAt, size int64, yield func(eventlog.Event) bool) (eventlog.SalvageResult, error) {
+// logfile.Salvage); a sealed log restarts at its next record.
+func (s *FileStore) salvage(ctx context.Context, loc location, f io.ReaderAt, size int64, yield func(eventlog.Event) bool) (logfile.SalvageResult, error) {
 	src := ctxReaderAt{ctx: ctx, r: f}
 	if loc.sealed == nil {
-		return eventlog.Salvage(src, size, loc.enc.z, loc.path, yield)
+		return logfile.Salvage(src, size, loc.enc.z, loc.path, yield)
 	}
-	open := func(off int64) eventlog.SalvageReader {
+	open := func(off int64) logfile.SalvageReader {
 		o := readOpts{}
 		if off > 0 {
 			o = readAt(off, eventlog.AnySeq, 0)
@@ -63,7 +64,7 @@ func (s *FileStore) salvage(ctx context.Context, loc location, f io.ReaderAt, si
 		return loc.reader(ctx, io.NewSectionReader(src, off, size-off), o)
 	}
 	next := func(off int64) (int64, bool, error) { return seal.NextRecord(src, size, off, loc.sealed.layout()) }
-	return eventlog.SalvageWith(open, next, size, loc.path, yield)
+	return logfile.SalvageWith(open, next, size, loc.path, yield)
 }
 
 // inherited yields the events the fork at path inherits (its parent's

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/internal/logfile"
 	"github.com/sessionlog/sessionlog/internal/zstdframe"
 )
 
@@ -59,7 +60,7 @@ func TestRewriteEndsInSmallFrame(t *testing.T) {
 			require.NoError(t, err)
 			defer codec.Close()
 			last := rows[len(rows)-1]
-			_, content, err := eventlog.ReadFrame(bytes.NewReader(b), last.Offset, int64(len(b)), codec, path)
+			_, content, err := logfile.ReadFrame(bytes.NewReader(b), last.Offset, int64(len(b)), codec, path)
 			require.NoError(t, err)
 			require.LessOrEqual(t, len(content), zstdframe.LastTarget, "the last frame's content")
 			require.Greater(t, len(content), zstdframe.LastTarget/2, "the last frame holds what fits")

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/logfile"
 	"github.com/sessionlog/sessionlog/internal/zstdframe"
 	"github.com/sessionlog/sessionlog/seal"
 )
@@ -246,15 +247,15 @@ func (loc location) reader(ctx context.Context, src io.Reader, o readOpts) logRe
 // tail reads the header and last event of the log at loc, which src holds
 // (size bytes); known, when not nil, tells a data frame the caller knows
 // of (clear zstd, asked only when needed: see
-// eventlog.ReadZstdTailAfter).
-func (loc location) tail(src io.ReaderAt, size int64, known func() zstdframe.Frame) (eventlog.Tail, error) {
+// logfile.ReadZstdTailAfter).
+func (loc location) tail(src io.ReaderAt, size int64, known func() zstdframe.Frame) (logfile.Tail, error) {
 	if sf := loc.sealed; sf != nil {
 		return seal.ReadTail(src, size, sf.layout(), sf.kr, seal.WithPath(loc.path), seal.WithCodec(loc.enc.z))
 	}
 	if loc.enc.z != nil {
-		return eventlog.ReadZstdTailAfter(src, size, loc.enc.z, loc.path, known)
+		return logfile.ReadZstdTailAfter(src, size, loc.enc.z, loc.path, known)
 	}
-	return eventlog.ReadTail(src, size, loc.path)
+	return logfile.ReadTail(src, size, loc.path)
 }
 
 // envelopesOf returns the key records a read of a sealed log met; nil

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/logfile"
 )
 
 // storeCore is the store core: Store over a StoreBackend. What a store
@@ -91,7 +92,7 @@ func (c *storeCore) newSession(ctx context.Context, opts []CreateOption) (NewSes
 		}
 		ns.Parent = &info
 	}
-	ns.Header = eventlog.NewHeader(id, c.now().UnixMilli())
+	ns.Header = logfile.NewHeader(id, c.now().UnixMilli())
 	if cc.createdAt != nil {
 		ns.Header.CreatedAt = *cc.createdAt
 	}

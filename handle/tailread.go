@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/logfile"
 	"github.com/sessionlog/sessionlog/internal/zstdframe"
 )
 
@@ -27,11 +28,11 @@ import (
 // file was converted or copied, its writer crashed): seconds for a
 // gigabyte. A TailReader costs what its reads cost, wherever they are:
 //
-//   - raw: any offset leads to the next row (eventlog.RowAfter), so a seq
+//   - raw: any offset leads to the next row (logfile.RowAfter), so a seq
 //     is found by a binary search over the file's bytes;
 //   - zstd: from the checked record's seq index when the file still holds
 //     the bytes the record was taken of, else frame by frame backward
-//     from the last one (eventlog.FrameBefore).
+//     from the last one (logfile.FrameBefore).
 //
 // Every row it yields is decoded and checked as a full read checks it, and
 // a fork's inherited events come from a TailReader on its parent. It does
@@ -45,7 +46,7 @@ type TailReader struct {
 	enc   *encoding
 	f     afero.File
 	size  int64
-	tail  eventlog.Tail
+	tail  logfile.Tail
 
 	mu      sync.Mutex
 	anchors []indexEntry // row or frame starts found so far, by offset, with their seqs
@@ -148,7 +149,7 @@ func (s *FileStore) readTail(ctx context.Context, id, nameID string, loc locatio
 	}
 	if loc.enc.z != nil {
 		lf := t.tail.LastFrame
-		rows, ok := eventlog.FrameRowsOf(t.tail.LastContent, lf.Offset == t.tail.HeaderEnd)
+		rows, ok := logfile.FrameRowsOf(t.tail.LastContent, lf.Offset == t.tail.HeaderEnd)
 		if !ok {
 			return nil, &CorruptError{Path: loc.path, Offset: lf.Offset, Seq: -1, Reason: "the last frame holds no whole rows"}
 		}
@@ -299,7 +300,7 @@ func (t *TailReader) frame(src io.ReaderAt, off int64) (zstdframe.Frame, []byte,
 	if ok {
 		return c.f, c.content, nil
 	}
-	f, content, err := eventlog.ReadFrame(src, off, t.size, t.enc.z, t.path)
+	f, content, err := logfile.ReadFrame(src, off, t.size, t.enc.z, t.path)
 	if err == nil {
 		t.mu.Lock()
 		t.cacheFrame(f, content)
@@ -381,7 +382,7 @@ func (t *TailReader) seek(ctx context.Context, seq int64) (off, first int64, err
 	if t.enc.z == nil {
 		for hi.off-lo.off > tailSeekSpan {
 			mid := lo.off + (hi.off-lo.off)/2
-			rowOff, rowSeq, found, err := eventlog.RowAfter(src, mid, hi.off)
+			rowOff, rowSeq, found, err := logfile.RowAfter(src, mid, hi.off)
 			if err != nil {
 				return 0, 0, err
 			}
@@ -434,33 +435,33 @@ func (t *TailReader) seek(ctx context.Context, seq int64) (off, first int64, err
 	}
 }
 
-// frameStep is what eventlog.FrameBefore found before an offset.
+// frameStep is what logfile.FrameBefore found before an offset.
 type frameStep struct {
 	f    zstdframe.Frame
-	rows eventlog.FrameRows
+	rows logfile.FrameRows
 }
 
 // frameBefore returns the frame that ends where hi starts, and its rows,
 // which must end just before hi's seq; found once. Called with mu held.
-func (t *TailReader) frameBefore(src io.ReaderAt, hi indexEntry) (zstdframe.Frame, eventlog.FrameRows, error) {
+func (t *TailReader) frameBefore(src io.ReaderAt, hi indexEntry) (zstdframe.Frame, logfile.FrameRows, error) {
 	if st, ok := t.before[hi.off]; ok {
 		return st.f, st.rows, nil
 	}
 	var f zstdframe.Frame
-	var rows eventlog.FrameRows
+	var rows logfile.FrameRows
 	var content []byte
 	err := errors.New("not known")
 	if k, ok := t.known[hi.off]; ok {
 		// The checked record names this frame: no search, if it is one.
-		if f, content, err = eventlog.ReadFrame(src, k.Offset, hi.off, t.enc.z, t.path); err == nil {
+		if f, content, err = logfile.ReadFrame(src, k.Offset, hi.off, t.enc.z, t.path); err == nil {
 			var whole bool
-			if rows, whole = eventlog.FrameRowsOf(content, f.Offset == t.tail.HeaderEnd); !whole || f.Offset+f.Len != hi.off || f.Skippable {
+			if rows, whole = logfile.FrameRowsOf(content, f.Offset == t.tail.HeaderEnd); !whole || f.Offset+f.Len != hi.off || f.Skippable {
 				err = errors.New("not a data frame")
 			}
 		}
 	}
 	if err != nil {
-		f, rows, content, err = eventlog.FrameBefore(src, hi.off, t.tail.HeaderEnd, 2*t.frameLen, t.enc.z)
+		f, rows, content, err = logfile.FrameBefore(src, hi.off, t.tail.HeaderEnd, 2*t.frameLen, t.enc.z)
 	}
 	if err != nil {
 		return f, rows, fmt.Errorf("handle: reading the tail of %q: %w", t.path, err)

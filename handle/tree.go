@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/logfile"
 )
 
 // headersIndex is the derived index of session headers in the cache
@@ -108,14 +109,14 @@ func (s *FileStore) readHeaderAt(loc location) (eventlog.Header, error) {
 		return eventlog.Header{Format: eventlog.FormatName, Version: eventlog.Version, ID: c.ID, CreatedAt: c.CreatedAt, Parent: c.Parent}, nil
 	}
 	if enc.z == nil {
-		h, _, err := eventlog.ReadHeader(f, path)
+		h, _, err := logfile.ReadHeader(f, path)
 		return h, err
 	}
 	fi, err := f.Stat()
 	if err != nil {
 		return eventlog.Header{}, err
 	}
-	t, err := eventlog.ReadZstdTail(f, fi.Size(), enc.z, path)
+	t, err := logfile.ReadZstdTail(f, fi.Size(), enc.z, path)
 	return t.Header, err
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/internal/logfile"
 	"github.com/sessionlog/sessionlog/replay"
 )
 
@@ -99,18 +100,26 @@ func (l Log) writerHeld(ctx context.Context) (bool, error) {
 	return l.st.WriterHeld(ctx, l.id)
 }
 
+// SalvageResult is what a salvage read found: the header, the events
+// yielded, each damaged range passed over with the seqs lost there (Skip),
+// and a torn tail.
+type SalvageResult = logfile.SalvageResult
+
+// Skip is a damaged byte range a salvage read passed over.
+type Skip = logfile.Skip
+
 // Salvage reads the log file past damage, for inspection (see
 // handle.FileStore.SalvagePath): every event it can decode goes to fn, a
 // fork's inherited events first, and the result lists each damaged range
 // with the seqs lost. It changes nothing. A log that is not a file is
 // refused with ErrNotFiles.
-func (l Log) Salvage(ctx context.Context, fn func(eventlog.Event) error) (eventlog.SalvageResult, error) {
+func (l Log) Salvage(ctx context.Context, fn func(eventlog.Event) error) (SalvageResult, error) {
 	if l.files == nil {
-		return eventlog.SalvageResult{}, fmt.Errorf("%w: session %s (a salvage reads log files; docs/distributed.md)", ErrNotFiles, l.id)
+		return SalvageResult{}, fmt.Errorf("%w: session %s (a salvage reads log files; docs/distributed.md)", ErrNotFiles, l.id)
 	}
 	path, err := l.filePath(ctx)
 	if err != nil {
-		return eventlog.SalvageResult{}, err
+		return SalvageResult{}, err
 	}
 	var ferr error
 	res, err := l.files.SalvagePath(ctx, path, func(e eventlog.Event) bool {

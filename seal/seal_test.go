@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/logfile"
 	"github.com/sessionlog/sessionlog/internal/zstdframe"
 )
 
@@ -57,7 +58,7 @@ type sealedFile struct {
 // newSealed seals a header and the events in batches of batch (one flush:
 // raw rows or one zstd frame each).
 func newSealed(t testing.TB, enc Encoding, events []eventlog.Event, batch int, recipients ...age.Recipient) *sealedFile {
-	h := eventlog.NewHeader(testID, 1764450000000)
+	h := logfile.NewHeader(testID, 1764450000000)
 	h.Labels = map[string]string{"title": marker}
 	key, err := NewKey(0)
 	require.NoError(t, err)

@@ -8,8 +8,8 @@ import (
 
 	natsjs "github.com/nats-io/nats.go/jetstream"
 
-	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/internal/logfile"
 )
 
 // headers returns the header of every session on the stream, from each
@@ -33,7 +33,7 @@ func (s *Store) headers(ctx context.Context) ([]handle.Info, error) {
 			continue
 		}
 		s.read.Add(int64(len(first.Data)))
-		hdr, _, err := eventlog.ReadHeader(bytes.NewReader(first.Data), s.path(id))
+		hdr, _, err := logfile.ReadHeader(bytes.NewReader(first.Data), s.path(id))
 		if err != nil || hdr.ID != id {
 			continue
 		}

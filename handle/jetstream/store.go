@@ -18,6 +18,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/internal/logfile"
 )
 
 // ErrNotDurable: a stream on which an acknowledged append could be lost
@@ -407,7 +408,7 @@ func (s *Store) stat(ctx context.Context, id string) (handle.Info, error) {
 	if err != nil {
 		return handle.Info{}, s.notFound(id, err)
 	}
-	hdr, _, err := eventlog.ReadHeader(bytes.NewReader(first.Data), s.path(id))
+	hdr, _, err := logfile.ReadHeader(bytes.NewReader(first.Data), s.path(id))
 	if err != nil {
 		return handle.Info{}, err
 	}
@@ -434,7 +435,7 @@ func (s *Store) stat(ctx context.Context, id string) (handle.Info, error) {
 func (s *Store) lastEvent(ctx context.Context, subj string, headerSS uint64, last *natsjs.RawStreamMsg) (eventlog.Event, bool, error) {
 	tail := last.Data
 	for m := last; ; {
-		e, found, err := eventlog.LastEvent(bytes.NewReader(tail), int64(len(tail)), 0)
+		e, found, err := logfile.LastEvent(bytes.NewReader(tail), int64(len(tail)), 0)
 		if err != nil || found {
 			return e, found, err
 		}

@@ -1,4 +1,4 @@
-package eventlog
+package logfile
 
 import (
 	"bytes"
@@ -6,14 +6,16 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/sessionlog/sessionlog/eventlog"
+
 	"github.com/sessionlog/sessionlog/internal/zstdframe"
 )
 
 // Tail is what a bounded read of a log's two ends tells: the header and
 // the last event, and where they stand.
 type Tail struct {
-	Header Header
-	Last   Event
+	Header eventlog.Header
+	Last   eventlog.Event
 	Found  bool // false when the log holds no row
 	// HeaderEnd is the offset just past the header row (raw) or the
 	// offset of the frame holding it (zstd).
@@ -29,9 +31,9 @@ type Tail struct {
 
 // ReadTail reads a raw log's header and last event, a bounded amount (see
 // ReadHeader and LastEvent), and classifies what follows the last row as
-// a full read does (Reader, the one classifier of docs/format.md §9): a
+// a full read does (eventlog.Reader, the one classifier of docs/format.md §9): a
 // torn tail is passed over, anything else there — a tail longer than any
-// row without a NUL byte, say — is a *CorruptError. Only those bytes are
+// row without a NUL byte, say — is a *eventlog.CorruptError. Only those bytes are
 // read: a torn tail is at most the last write.
 func ReadTail(src io.ReaderAt, size int64, path string) (Tail, error) {
 	hdr, end, err := ReadHeader(src, path)
@@ -51,11 +53,11 @@ func ReadTail(src io.ReaderAt, size int64, path string) (Tail, error) {
 }
 
 // classifyRest reads the bytes of a raw log from off, just past its last
-// row, to size with a Reader, which tells a torn tail (nil) from
-// corruption. No row decodes there (lastEvent found none), so the Reader
+// row, to size with an eventlog.Reader, which tells a torn tail (nil) from
+// corruption. No row decodes there (lastEvent found none), so the eventlog.Reader
 // sees only what a crash may have left.
 func classifyRest(src io.ReaderAt, off, size, next int64, path string) error {
-	r := NewReader(io.NewSectionReader(src, off, size-off), WithPath(path), WithStart(off, next))
+	r := eventlog.NewReader(io.NewSectionReader(src, off, size-off), eventlog.WithPath(path), eventlog.WithStart(off, next))
 	for r.Next() {
 	}
 	return r.Err()
@@ -65,7 +67,7 @@ func classifyRest(src io.ReaderAt, off, size, next int64, path string) error {
 // skippable frames before it are passed over) and last event (from its
 // last data frame, found through the tail frame or, after a crash, by
 // walking frame headers without decompressing).
-func ReadZstdTail(src io.ReaderAt, size int64, codec *ZstdCodec, path string) (Tail, error) {
+func ReadZstdTail(src io.ReaderAt, size int64, codec *eventlog.ZstdCodec, path string) (Tail, error) {
 	return ReadZstdTailAfter(src, size, codec, path, nil)
 }
 
@@ -76,7 +78,7 @@ func ReadZstdTail(src io.ReaderAt, size int64, codec *ZstdCodec, path string) (T
 // so the walk is bounded by what was written since. What known returns is
 // a hint: when it does not name a whole data frame of src (the zero Frame
 // does not), the headers are walked from the start.
-func ReadZstdTailAfter(src io.ReaderAt, size int64, codec *ZstdCodec, path string, known func() zstdframe.Frame) (Tail, error) {
+func ReadZstdTailAfter(src io.ReaderAt, size int64, codec *eventlog.ZstdCodec, path string, known func() zstdframe.Frame) (Tail, error) {
 	var t Tail
 	hdrOff := int64(0)
 	for {
@@ -90,7 +92,7 @@ func ReadZstdTailAfter(src io.ReaderAt, size int64, codec *ZstdCodec, path strin
 	if err != nil {
 		return t, err
 	}
-	r := NewZstdReader(bytes.NewReader(first.raw), codec, WithPath(path))
+	r := eventlog.NewZstdReader(bytes.NewReader(first.raw), codec, eventlog.WithPath(path))
 	if t.Header, err = r.Header(); err != nil {
 		return t, err
 	}
@@ -143,10 +145,10 @@ func ReadZstdTailAfter(src io.ReaderAt, size int64, codec *ZstdCodec, path strin
 // ReadFrame reads the frame at off (which must end by limit) and, for a
 // data frame, decodes it: its content checksum is checked, and a frame
 // over zstdframe.MaxContent is refused.
-func ReadFrame(src io.ReaderAt, off, limit int64, codec *ZstdCodec, path string) (zstdframe.Frame, []byte, error) {
+func ReadFrame(src io.ReaderAt, off, limit int64, codec *eventlog.ZstdCodec, path string) (zstdframe.Frame, []byte, error) {
 	n, skippable, err := zstdframe.Extent(src, off, limit)
 	if err != nil || n <= 0 {
-		return zstdframe.Frame{}, nil, &CorruptError{Path: path, Offset: off, Seq: -1, Reason: "no complete frame"}
+		return zstdframe.Frame{}, nil, &eventlog.CorruptError{Path: path, Offset: off, Seq: -1, Reason: "no complete frame"}
 	}
 	f := zstdframe.Frame{Offset: off, Len: n, Skippable: skippable}
 	if skippable {
@@ -166,19 +168,19 @@ type frameAt struct {
 
 // readFrameAt reads and decodes the data frame at off (limit: the offset
 // it must end by).
-func readFrameAt(src io.ReaderAt, off, limit int64, codec *ZstdCodec, path string) (frameAt, error) {
+func readFrameAt(src io.ReaderAt, off, limit int64, codec *eventlog.ZstdCodec, path string) (frameAt, error) {
 	n, _, err := zstdframe.Extent(src, off, limit)
 	if err != nil || n <= 0 {
-		return frameAt{}, &CorruptError{Path: path, Offset: off, Seq: -1, Reason: "no complete frame"}
+		return frameAt{}, &eventlog.CorruptError{Path: path, Offset: off, Seq: -1, Reason: "no complete frame"}
 	}
 	raw := make([]byte, n)
 	if _, err := src.ReadAt(raw, off); err != nil {
 		return frameAt{}, fmt.Errorf("eventlog: reading %q at offset %d: %w", path, off, err)
 	}
-	content, err := codec.decodeFrame(raw, nil)
+	content, err := codec.DecodeFrame(raw, nil)
 	if err != nil {
 		return frameAt{tooLarge: errors.Is(err, zstdframe.ErrTooLarge)},
-			&CorruptError{Path: path, Offset: off, Seq: -1, Reason: "frame fails decoding: " + err.Error()}
+			&eventlog.CorruptError{Path: path, Offset: off, Seq: -1, Reason: "frame fails decoding: " + err.Error()}
 	}
 	return frameAt{raw: raw, content: content}, nil
 }
@@ -228,4 +230,101 @@ func dataFrames(src io.ReaderAt, size int64, known zstdframe.Frame) (offs [][2]i
 		}
 	}
 	return offs, partial
+}
+
+// tailWindow is the first amount LastEvent reads from the end of a log.
+const tailWindow = 16 << 10
+
+// LastEvent finds the last event of a raw log of size bytes by reading
+// backward from its end: the last '\n'-ended line that decodes as a row.
+// A torn tail (a partial row, NUL bytes) is passed over. It reads a bounded
+// amount — one window, grown only for a row larger than the window — and
+// does not check the rest of the log; eventlog.Reader does that. headerEnd is the
+// offset just past the header row: no row is looked for before it. found
+// is false when the log holds no row.
+func LastEvent(src io.ReaderAt, size, headerEnd int64) (last eventlog.Event, found bool, err error) {
+	last, _, found, err = lastEvent(src, size, headerEnd)
+	return last, found, err
+}
+
+// lastEvent is LastEvent that also returns the offset just past the last
+// row (its '\n' included).
+func lastEvent(src io.ReaderAt, size, headerEnd int64) (last eventlog.Event, rowEnd int64, found bool, err error) {
+	end := size // lines are searched in [headerEnd, end)
+	window := int64(tailWindow)
+	var buf []byte
+	for end > headerEnd {
+		start := max(headerEnd, end-window)
+		n := end - start
+		if int64(cap(buf)) < n {
+			buf = make([]byte, n)
+		}
+		b := buf[:n]
+		if _, err := src.ReadAt(b, start); err != nil && err != io.EOF {
+			return last, 0, false, fmt.Errorf("eventlog: reading the tail at offset %d: %w", start, err)
+		}
+		// Skip bytes after the last '\n' (a partial row).
+		nl := bytes.LastIndexByte(b, '\n')
+		if nl < 0 {
+			if start == headerEnd {
+				return last, 0, false, nil
+			}
+			end = start // all of it belongs to the partial last line
+			continue
+		}
+		b = b[:nl]
+		for {
+			prev := bytes.LastIndexByte(b, '\n')
+			if prev < 0 && start > headerEnd {
+				break // the line starts before the window
+			}
+			line := b[prev+1:]
+			if evs, err := eventlog.DecodeRow(line); err == nil {
+				rowEnd := start + int64(len(b)) + 1
+				return evs[len(evs)-1], rowEnd, true, nil
+			}
+			if prev < 0 {
+				return last, 0, false, nil
+			}
+			b = b[:prev]
+		}
+		// The line b starts before the window. Read it again in a larger
+		// window, unless it is too long to be a row: then pass over it.
+		if int64(len(b)) > eventlog.MaxRowSize {
+			end = start
+			continue
+		}
+		end = start + int64(len(b)) + 1
+		window = 2 * max(window, int64(len(b))+1)
+	}
+	return last, 0, false, nil
+}
+
+// headWindow is the first amount ReadHeader reads.
+const headWindow = 4 << 10
+
+// ReadHeader reads and decodes the header row at the start of src,
+// reading a bounded amount (the row, in windows of growing size), and
+// returns it with the offset just past it.
+func ReadHeader(src io.ReaderAt, path string) (eventlog.Header, int64, error) {
+	var b []byte
+	for n := int64(headWindow); ; n *= 2 {
+		n = min(n, eventlog.MaxRowSize+1)
+		b = append(b[:0], make([]byte, n)...)
+		got, err := src.ReadAt(b, 0)
+		if err != nil && err != io.EOF {
+			return eventlog.Header{}, 0, fmt.Errorf("eventlog: reading the header of %q: %w", path, err)
+		}
+		b = b[:got]
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			r := eventlog.NewReader(bytes.NewReader(b[:i+1]), eventlog.WithPath(path))
+			h, err := r.Header()
+			return h, int64(i + 1), err
+		}
+		if int64(got) < n || n > eventlog.MaxRowSize {
+			r := eventlog.NewReader(bytes.NewReader(b), eventlog.WithPath(path))
+			_, err := r.Header()
+			return eventlog.Header{}, 0, err
+		}
+	}
 }

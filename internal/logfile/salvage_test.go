@@ -1,4 +1,4 @@
-package eventlog_test
+package logfile_test
 
 import (
 	"bytes"
@@ -7,11 +7,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/logfile"
 )
 
 func TestSalvage(t *testing.T) {
 	enc := eventlog.NewEncoder([]string{})
-	hdr, err := eventlog.EncodeHeader(eventlog.NewHeader("01JDX3N0Q3Z8Y6W2D1V5K7M9PA", 1))
+	hdr, err := eventlog.EncodeHeader(logfile.NewHeader("01JDX3N0Q3Z8Y6W2D1V5K7M9PA", 1))
 	require.NoError(t, err)
 	row := func(seq int64) string {
 		return string(enc.AppendRows(nil, []eventlog.Event{{Seq: seq, Type: "a", Time: 1}}))
@@ -41,7 +42,7 @@ func TestSalvage(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var seqs []int64
-			res, err := eventlog.Salvage(bytes.NewReader(tc.file), int64(len(tc.file)), nil, "f", func(e eventlog.Event) bool {
+			res, err := logfile.Salvage(bytes.NewReader(tc.file), int64(len(tc.file)), nil, "f", func(e eventlog.Event) bool {
 				seqs = append(seqs, e.Seq)
 				return true
 			})
@@ -57,7 +58,7 @@ func TestSalvage(t *testing.T) {
 			require.Equal(t, tc.torn, res.Torn != nil)
 		})
 	}
-	_, err = eventlog.Salvage(bytes.NewReader([]byte("nope\n")), 5, nil, "f", func(eventlog.Event) bool { return true })
+	_, err = logfile.Salvage(bytes.NewReader([]byte("nope\n")), 5, nil, "f", func(eventlog.Event) bool { return true })
 	require.ErrorIs(t, err, eventlog.ErrCorrupt, "no salvage without a header")
 }
 
@@ -71,7 +72,7 @@ func FuzzSalvage(f *testing.F) {
 	f.Add([]byte(hdr + `{"seq":0,"type":"a","n":2,"time":[1,2],"data":[1,2]}` + "\n" + `{"seq":5,"type":"a","time":1}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		last := int64(-1 << 62)
-		_, _ = eventlog.Salvage(bytes.NewReader(b), int64(len(b)), nil, "f", func(e eventlog.Event) bool {
+		_, _ = logfile.Salvage(bytes.NewReader(b), int64(len(b)), nil, "f", func(e eventlog.Event) bool {
 			if e.Seq <= last {
 				t.Fatalf("seq %d after %d", e.Seq, last)
 			}

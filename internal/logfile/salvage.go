@@ -1,10 +1,12 @@
-package eventlog
+package logfile
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/sessionlog/sessionlog/eventlog"
 
 	"github.com/sessionlog/sessionlog/internal/zstdframe"
 )
@@ -24,10 +26,10 @@ type Skip struct {
 
 // SalvageResult is what a salvage read found.
 type SalvageResult struct {
-	Header Header
+	Header eventlog.Header
 	Events int64 // events yielded
 	Skips  []Skip
-	Torn   *TornTail
+	Torn   *eventlog.TornTail
 }
 
 // Salvage reads a log past damage, for inspection: it yields every event
@@ -37,38 +39,38 @@ type SalvageResult struct {
 // whose seq is not above the last one yielded are dropped as damage. A bad
 // header is an error: nothing can be salvaged without it. Salvage never
 // changes the file.
-func Salvage(src io.ReaderAt, size int64, codec *ZstdCodec, path string, yield func(Event) bool) (SalvageResult, error) {
+func Salvage(src io.ReaderAt, size int64, codec *eventlog.ZstdCodec, path string, yield func(eventlog.Event) bool) (SalvageResult, error) {
 	open := func(off int64) SalvageReader {
 		sec := io.NewSectionReader(src, off, size-off)
-		opts := []ReaderOption{WithPath(path)}
+		opts := []eventlog.ReaderOption{eventlog.WithPath(path)}
 		if off > 0 {
-			opts = append(opts, WithStart(off, AnySeq))
+			opts = append(opts, eventlog.WithStart(off, eventlog.AnySeq))
 		}
 		if codec != nil {
-			return NewZstdReader(sec, codec, opts...)
+			return eventlog.NewZstdReader(sec, codec, opts...)
 		}
-		return NewReader(sec, opts...)
+		return eventlog.NewReader(sec, opts...)
 	}
 	next := func(off int64) (int64, bool, error) { return nextBoundary(src, size, off, codec != nil) }
 	return SalvageWith(open, next, size, path, yield)
 }
 
-// SalvageReader is a reader SalvageWith reads with: a *Reader, or a
+// SalvageReader is a reader SalvageWith reads with: a *eventlog.Reader, or a
 // reader of another layout of the same rows (a sealed log's).
 type SalvageReader interface {
-	Header() (Header, error)
+	Header() (eventlog.Header, error)
 	Next() bool
-	Event() Event
+	Event() eventlog.Event
 	Err() error
-	Torn() *TornTail
+	Torn() *eventlog.TornTail
 }
 
 // SalvageWith is Salvage over the readers open makes: open(0) reads the
 // log from its header, open(off) from the row or frame boundary at off,
-// accepting any seq there (WithStart(off, AnySeq)); next returns where
+// accepting any seq there (eventlog.WithStart(off, eventlog.AnySeq)); next returns where
 // reading can restart after damage at off, and false when nowhere. size
 // is the file's.
-func SalvageWith(open func(off int64) SalvageReader, next func(off int64) (int64, bool, error), size int64, path string, yield func(Event) bool) (SalvageResult, error) {
+func SalvageWith(open func(off int64) SalvageReader, next func(off int64) (int64, bool, error), size int64, path string, yield func(eventlog.Event) bool) (SalvageResult, error) {
 	var res SalvageResult
 	r := open(0)
 	hdr, err := r.Header()
@@ -100,7 +102,7 @@ func SalvageWith(open func(off int64) SalvageReader, next func(off int64) (int64
 				return res, nil
 			}
 		}
-		var ce *CorruptError
+		var ce *eventlog.CorruptError
 		err := r.Err()
 		if err == nil {
 			res.Torn = r.Torn()

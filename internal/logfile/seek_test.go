@@ -1,4 +1,4 @@
-package eventlog_test
+package logfile_test
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/logfile"
 	"github.com/sessionlog/sessionlog/internal/zstdframe"
 )
 
@@ -50,7 +51,7 @@ func FuzzRowAfter(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte, off, limit uint16) {
 		lim := min(int64(limit), int64(len(data)))
-		rowOff, seq, found, err := eventlog.RowAfter(bytes.NewReader(data), int64(off), lim)
+		rowOff, seq, found, err := logfile.RowAfter(bytes.NewReader(data), int64(off), lim)
 		require.NoError(t, err)
 		wantOff, wantSeq, wantFound := nextRow(data, max(int64(off), 1), lim)
 		require.Equal(t, wantFound, found)
@@ -92,7 +93,7 @@ func FuzzFrameBefore(f *testing.F) {
 				continue
 			}
 			end := want.Offset + want.Len
-			got, rows, _, err := eventlog.FrameBefore(bytes.NewReader(data), end, hdr, int64(len(data)%3)*100, c)
+			got, rows, _, err := logfile.FrameBefore(bytes.NewReader(data), end, hdr, int64(len(data)%3)*100, c)
 			if err != nil {
 				require.False(t, valid, "no frame found before offset %d of a valid log", end)
 				continue
