@@ -6,7 +6,8 @@
 // generated cli.md), every page it and the code cite present, every link
 // of README.md and docs/ leading to a file and heading that exist; and
 // the imports of the product (go list): logtool links no example, no
-// library package a command.
+// library package a command; and the API: a capped package (eventlog)
+// exports no more top-level names than its limit.
 //
 // It has no exported API and knows nothing of the other packages: its test
 // reads the repository's files as text, and asks go list for imports.
