@@ -132,9 +132,9 @@ func (d *Digest) Add(e Event) {
 	d.next = e.Seq + 1
 }
 
-// AddTail hashes the event with seq seq, the next one of the log, whose
-// canon bytes after its seq are tail — ,"type":…} — : the same as Add,
-// without encoding the event again.
+// AddTail hashes the event with seq seq, the next one of the log, given
+// tail, the bytes of its canon(e) after the seq (,"type":…}): the same as
+// Add, without encoding the event again.
 func (d *Digest) AddTail(seq int64, tail []byte) {
 	d.buf = strconv.AppendInt(append(d.buf[:0], `{"seq":`...), seq, 10)
 	d.h.Write(d.buf)
