@@ -11,6 +11,7 @@ import (
 	"github.com/sessionlog/sessionlog/bench/internal/benchfs"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/internal/loadgen"
 )
 
@@ -51,7 +52,7 @@ func BenchmarkAppendSecrets(b *testing.B) {
 			b.Run(name, func(b *testing.B) {
 				ctx := context.Background()
 				fsys, _ := benchfs.New(noSync)
-				st := handle.NewFileStore(fsys, filepath.Join(b.TempDir(), "s"), append([]handle.Option{handle.WithEncoding(c.enc)}, c.opts...)...)
+				st := file.New(fsys, filepath.Join(b.TempDir(), "s"), append([]handle.Option{handle.WithEncoding(c.enc)}, c.opts...)...)
 				h, err := st.Create(ctx)
 				if err != nil {
 					b.Fatal(err)
@@ -101,7 +102,7 @@ func BenchmarkReadSecrets(b *testing.B) {
 		{"sealed-zstd", handle.EncodingZstd, sealing(b)},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			st := handle.NewFileStore(afero.NewOsFs(), filepath.Join(b.TempDir(), "s"), append([]handle.Option{handle.WithEncoding(c.enc)}, c.opts...)...)
+			st := file.New(afero.NewOsFs(), filepath.Join(b.TempDir(), "s"), append([]handle.Option{handle.WithEncoding(c.enc)}, c.opts...)...)
 			w, err := st.Create(ctx)
 			if err != nil {
 				b.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"github.com/sessionlog/sessionlog/bench/harness"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 )
 
 // BenchmarkManySessions measures what looks across sessions in file
@@ -52,7 +53,7 @@ func BenchmarkManySessions(b *testing.B) {
 			ctx := context.Background()
 			dir := filepath.Join(b.TempDir(), "s")
 			fs, counts := newCountingFs(true)
-			st := handle.NewFileStore(fs, dir)
+			st := file.New(fs, dir)
 			ids := buildSessions(b, st, n, 0)
 			if _, err := st.List(ctx, handle.Limit(1)); err != nil { // the snapshot
 				b.Fatal(err)
@@ -148,7 +149,7 @@ const sessionsEnv = "SESSIONLOG_BENCH_SESSIONS"
 // buildSessions creates n small sessions in st (see
 // BenchmarkManySessions), created at base ms and later when base is not
 // 0, now otherwise, and returns their IDs.
-func buildSessions(tb testing.TB, st *handle.FileStore, n int, base int64) []string {
+func buildSessions(tb testing.TB, st *file.Store, n int, base int64) []string {
 	tb.Helper()
 	ctx := context.Background()
 	ids := make([]string, n)

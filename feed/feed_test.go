@@ -17,6 +17,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/feed"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 )
 
 const (
@@ -28,7 +29,7 @@ const (
 // and the store.
 func writer(t *testing.T) (handle.Handle, handle.Store) {
 	t.Helper()
-	st := handle.NewFileStore(afero.NewMemMapFs(), "/s")
+	st := file.New(afero.NewMemMapFs(), "/s")
 	h, err := st.Create(t.Context())
 	require.NoError(t, err)
 	t.Cleanup(func() { h.Close() })

@@ -8,14 +8,14 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/follow"
-	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 )
 
 // A page that follows a session (serve's live view, say) looks once per
 // tick and sends what each look yields, then flushes.
 func ExampleFollower() {
 	ctx := context.Background()
-	st := handle.NewFileStore(afero.NewMemMapFs(), "/sessions")
+	st := file.New(afero.NewMemMapFs(), "/sessions")
 	w, _ := st.Create(ctx)
 	w.Append(ctx, eventlog.Event{Type: "user/message", Data: []byte(`{"text":"hi"}`)})
 	w.Flush(ctx)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 )
 
 // Target is a session to follow: how to open it afresh (read-only) and
@@ -32,10 +33,10 @@ func (t storeTarget) Stat(ctx context.Context) (handle.Info, error) { return t.s
 
 // File is the target of the log file at path (a freely named export, say),
 // read through st, the file store of its folder.
-func File(st *handle.FileStore, path string) Target { return fileTarget{st, path} }
+func File(st *file.Store, path string) Target { return fileTarget{st, path} }
 
 type fileTarget struct {
-	st   *handle.FileStore
+	st   *file.Store
 	path string
 }
 

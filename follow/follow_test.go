@@ -14,6 +14,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/follow"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/handle/jetstream"
 	"github.com/sessionlog/sessionlog/internal/natstest"
 )
@@ -75,9 +76,9 @@ func (x *fixture) said() string {
 	return strings.Join(s, "\n")
 }
 
-func fileStore(t *testing.T) (afero.Fs, *handle.FileStore) {
+func fileStore(t *testing.T) (afero.Fs, *file.Store) {
 	fsys := afero.NewMemMapFs()
-	return fsys, handle.NewFileStore(fsys, "/s")
+	return fsys, file.New(fsys, "/s")
 }
 
 // The first look yields the log from the start point; every later one
@@ -204,7 +205,7 @@ func TestFollowFile(t *testing.T) {
 	b, err := afero.ReadFile(fsys, "/s/"+x.id+".jsonl")
 	require.NoError(t, err)
 	require.NoError(t, afero.WriteFile(fsys, "/out/export.jsonl", b, 0o600))
-	f, err := follow.Open(t.Context(), follow.File(handle.NewFileStore(fsys, "/out"), "/out/export.jsonl"))
+	f, err := follow.Open(t.Context(), follow.File(file.New(fsys, "/out"), "/out/export.jsonl"))
 	require.NoError(t, err)
 	defer f.Close()
 	var n int
@@ -213,7 +214,7 @@ func TestFollowFile(t *testing.T) {
 		n++
 	}
 	require.Equal(t, 2, n)
-	_, err = follow.Open(t.Context(), follow.File(handle.NewFileStore(fsys, "/out"), "/out/missing.jsonl"))
+	_, err = follow.Open(t.Context(), follow.File(file.New(fsys, "/out"), "/out/missing.jsonl"))
 	require.ErrorIs(t, err, handle.ErrNotFound)
 }
 

@@ -21,20 +21,12 @@ import (
 // seqs move only once the whole batch is durable, so the handle's Close
 // leaves the derived records a writer's Close leaves. The events are
 // stored as given, unredacted, as CreateFrom stores them.
-func appendAll(ctx context.Context, st Store, id string, expected int64, events iter.Seq2[eventlog.Event, error]) (Info, error) {
-	if err := ctx.Err(); err != nil {
-		return Info{}, err
-	}
-	h, err := st.Open(ctx, id, ReadWrite)
+func appendAll(ctx context.Context, st *Core, id string, expected int64, events iter.Seq2[eventlog.Event, error]) (Info, error) {
+	h, err := st.open(ctx, id, ReadWrite, OpenParams{})
 	if err != nil {
 		return Info{}, err
 	}
-	c, ok := h.(*core)
-	if !ok {
-		h.Close()
-		return Info{}, fmt.Errorf("handle: append all to %q: the handle is not the write core's", h.Path())
-	}
-	err = c.appendAll(ctx, expected, events)
+	err = h.appendAll(ctx, expected, events)
 	if cerr := h.Close(); err == nil {
 		err = cerr
 	}
@@ -42,17 +34,6 @@ func appendAll(ctx context.Context, st Store, id string, expected int64, events 
 		return Info{}, err
 	}
 	return st.Stat(ctx, id)
-}
-
-// AppendAll appends events to session id as one batch, all or nothing;
-// see Store.AppendAll. The batch goes to the file through a copy of the
-// log (the file's bytes, then the batch's rows) written to
-// <ID>.jsonl[.zst].tmp, fsynced and renamed over it, the folder fsynced:
-// until the rename the session is as it was, after it it holds every
-// event. So it costs a copy of the log: for batches that must not be torn
-// (a re-import's), not for appending as an agent runs.
-func (s *FileStore) AppendAll(ctx context.Context, id string, expected int64, events iter.Seq2[eventlog.Event, error]) (Info, error) {
-	return s.core.AppendAll(ctx, id, expected, events)
 }
 
 // appendAll is Store.AppendAll on h, a write handle opened for it alone.

@@ -92,9 +92,10 @@ type Rows struct {
 
 // HandleConfig describes the session NewHandle opens a handle on.
 type HandleConfig struct {
-	// Store is the session's store: it opens a fork's parent (read only)
-	// and keeps the running digest's saved state (derived data).
-	Store Store
+	// Store is the session's store core: it opens a fork's parent (read
+	// only) and keeps the running digest's saved state (derived data).
+	// The core sets it on the handles it opens.
+	Store *Core
 	// Header is the session's header.
 	Header eventlog.Header
 	// Path names the session in errors and messages.

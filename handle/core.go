@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/handle/internal/lineage"
 	"github.com/sessionlog/sessionlog/redact"
 )
 
@@ -24,7 +25,7 @@ import (
 // previous one's Write returned.
 type core struct {
 	b      Backend
-	store  Store
+	store  *Core
 	hdr    eventlog.Header
 	path   string
 	writer bool
@@ -346,15 +347,15 @@ func (h *core) read(ctx context.Context, from, to int64, depth int, yield func(e
 		yield(eventlog.Event{}, err)
 		return false
 	}
-	parent := func(ctx context.Context, p eventlog.Parent) (rangeReader, error) {
+	parent := func(ctx context.Context, p eventlog.Parent) (lineage.RangeReader, error) {
 		ph, err := h.parentHandle(ctx, p)
 		if err != nil {
 			return nil, err
 		}
 		return ph.read, nil
 	}
-	return readLogical(ctx, h.hdr, h.path, from, to, depth, parent,
-		func(from, to int64) bool { return h.readOwn(ctx, from, to, yield) }, yield)
+	return lineage.Read(ctx, h.hdr, h.path, from, to, depth, parent,
+		func(from, to int64) bool { return h.readOwn(ctx, from, to, yield) }, brokenLineage, yield)
 }
 
 // readOwn yields the events of the handle's own rows from..to (and a
@@ -383,7 +384,7 @@ func (h *core) readOwn(ctx context.Context, from, to int64, yield func(eventlog.
 		ok := true
 		err := h.b.Read(ctx, from, func(r RowReader) {
 			var ended bool
-			ok, ended = yieldRows(ctx, r, from, min(stored, to), yield)
+			ok, ended = lineage.Rows(ctx, r, from, min(stored, to), yield)
 			if ended && !h.writer {
 				h.seen(r.NextSeq())
 			}
@@ -453,17 +454,12 @@ func (h *core) parentHandle(ctx context.Context, p eventlog.Parent) (*core, erro
 	if closed {
 		return nil, fmt.Errorf("%w: %q", ErrClosed, h.path)
 	}
-	ph, err := h.store.Open(ctx, p.ID, ReadOnly)
+	pc, err := h.store.open(ctx, p.ID, ReadOnly, OpenParams{})
 	if errors.Is(err, ErrNotFound) {
 		return nil, &LineageError{Path: h.path, Parent: p.ID, Seq: p.Seq, Reason: "the parent session is missing"}
 	}
 	if err != nil {
 		return nil, err
-	}
-	pc, ok := ph.(*core)
-	if !ok {
-		ph.Close()
-		return nil, fmt.Errorf("handle: the parent of %q was not opened by the write core", h.path)
 	}
 	h.parent = pc
 	return pc, nil

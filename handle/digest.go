@@ -13,13 +13,17 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 )
 
-// digestKey is the derived-cache key of a session's saved digest state;
-// digestsKey holds the states at its checkpoints (maxMarks at most).
+// The derived data the write core keeps of a session (Store.PutDerived):
+// DigestKey its saved digest state, whose "next" is the seq after the
+// events it covers (so a store may take it as evidence of what was
+// durable), and DigestsKey the states at its checkpoints (maxMarks at
+// most).
 const (
-	digestKey  = "digest"
-	digestsKey = "digests"
-	maxMarks   = 256
+	DigestKey  = "digest"
+	DigestsKey = "digests"
 )
+
+const maxMarks = 256
 
 // savedDigest is the running digest's state at seq Next, saved beside the
 // log so that a writer that reopens continues it without hashing the log
@@ -136,7 +140,7 @@ func (h *core) digestOn(ctx context.Context, d *eventlog.Digest, upto int64) err
 // kept at checkpoints.
 func (h *core) savedStates(ctx context.Context, upto int64) []savedDigest {
 	cands := h.loadMarks(ctx)
-	if b, err := h.store.GetDerived(ctx, h.hdr.ID, digestKey); err == nil {
+	if b, err := h.store.GetDerived(ctx, h.hdr.ID, DigestKey); err == nil {
 		var sd savedDigest
 		if json.Unmarshal(b, &sd) == nil {
 			cands = append(cands, sd)
@@ -182,7 +186,7 @@ func (h *core) digestFrom(ctx context.Context, sd savedDigest, upto int64) (*eve
 func (h *core) loadMarks(ctx context.Context) []savedDigest { return loadMarks(ctx, h.store, h.hdr.ID) }
 
 func loadMarks(ctx context.Context, st Store, id string) []savedDigest {
-	b, err := st.GetDerived(ctx, id, digestsKey)
+	b, err := st.GetDerived(ctx, id, DigestsKey)
 	if err != nil {
 		return nil
 	}
@@ -238,7 +242,7 @@ func saveDigests(ctx context.Context, st Store, id string, log *slog.Logger, d *
 		return
 	}
 	b, _ := json.Marshal(savedDigest{Next: d.Next(), Last: canonSum(*last), State: state})
-	if err := st.PutDerived(ctx, id, digestKey, b); err != nil {
+	if err := st.PutDerived(ctx, id, DigestKey, b); err != nil {
 		log.Debug("saving the digest state failed", "id", id, "err", err)
 	}
 }
@@ -263,7 +267,7 @@ func saveMarks(ctx context.Context, st Store, id string, log *slog.Logger, marks
 		kept = append(thin, kept[half:]...)
 	}
 	b, _ := json.Marshal(kept)
-	if err := st.PutDerived(ctx, id, digestsKey, b); err != nil {
+	if err := st.PutDerived(ctx, id, DigestsKey, b); err != nil {
 		log.Debug("saving the checkpoints' digest states failed", "id", id, "err", err)
 	}
 }

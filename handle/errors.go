@@ -82,7 +82,7 @@ func (e *EventError) Error() string {
 func (e *EventError) Unwrap() error { return e.Err }
 
 // PoisonedError is returned by every call on a handle after a flush
-// failed — a write or fsync error, a log file displaced (ErrDisplaced), a
+// failed — a write or fsync error, a log file displaced (the file store's ErrDisplaced), a
 // writer's lease lost: what the session holds is no longer known, so the
 // handle refuses to go on. Reopening the session recovers from what is
 // stored.
@@ -98,14 +98,3 @@ func (e *PoisonedError) Error() string {
 
 // Unwrap returns why the flush failed.
 func (e *PoisonedError) Unwrap() error { return e.Err }
-
-// ErrDisplaced: the session's path no longer names the write handle's log
-// file — it was unlinked, renamed or replaced under its writer — so what
-// the handle writes would not be found by a later open of the session. The
-// writer finds it at every flush, before acknowledging it, and is poisoned
-// (a *PoisonedError wrapping it): it acknowledges nothing more.
-var ErrDisplaced = errors.New("handle: the log file is no longer at the session's path")
-
-// ErrDuplicate: a session exists in both encodings with different logical
-// logs (docs/format.md §2); the store refuses it rather than guess.
-var ErrDuplicate = errors.New("handle: session stored twice with different logs")

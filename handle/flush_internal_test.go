@@ -1,18 +1,39 @@
 package handle
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"runtime"
 	"syscall"
 	"testing"
+	"time"
 
-	"github.com/spf13/afero"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/internal/faultfs"
+	"github.com/sessionlog/sessionlog/internal/logfile"
 )
+
+// blockedBackend is a Backend whose Write waits for release and fails
+// with EIO: a flush whose fsync fails.
+type blockedBackend struct{ release chan struct{} }
+
+func (b blockedBackend) Write(context.Context, []byte, int64, int64) (func(), error) {
+	<-b.release
+	return nil, syscall.EIO
+}
+
+func (b blockedBackend) WriteAll(context.Context, iter.Seq2[Rows, error]) (func(), error) {
+	return nil, syscall.EIO
+}
+
+func (b blockedBackend) Read(context.Context, int64, func(RowReader)) error { return nil }
+func (b blockedBackend) Tail(context.Context) (int64, error)                { return 0, nil }
+func (b blockedBackend) RenewEvery() time.Duration                          { return 0 }
+func (b blockedBackend) Renew(context.Context) error                        { return nil }
+func (b blockedBackend) Close(context.Context, bool) error                  { return nil }
 
 // The Flush callers a running flush carries read its outcome without the
 // handle's mutex: when that flush's fsync fails, every one of them gets the
@@ -20,24 +41,15 @@ import (
 func TestFlushCarriedCallersGetTheFailure(t *testing.T) {
 	const callers = 16
 	ctx := t.Context()
-	fsys := faultfs.New(afero.NewMemMapFs())
-	s := NewFileStore(fsys, "/s")
-	hh, err := s.Create(ctx)
-	require.NoError(t, err)
-	h := hh.(*core)
+	release := make(chan struct{})
+	cfg := NewConfig(WithoutRedaction())
+	h := newCore(blockedBackend{release}, HandleConfig{Header: logfile.NewHeader("01JDX3N0Q3Z8Y6W2D1V5K7M9PA", 0), Path: "blocked",
+		Writer: true, Encoder: eventlog.NewEncoder(nil), Logger: cfg.Logger, Ticker: cfg.Ticker})
 	for i := range callers {
 		_, err := h.Append(ctx, eventlog.Event{Type: "test/carried", Data: fmt.Appendf(nil, `{"i":%d}`, i)})
 		require.NoError(t, err)
 	}
 
-	release := make(chan struct{})
-	fsys.SetHook(func(op faultfs.Op, name string) error {
-		if op != faultfs.OpSync || name != h.Path() {
-			return nil
-		}
-		<-release // the flush holding every event waits here
-		return syscall.EIO
-	})
 	errs := make(chan error, callers)
 	for range callers {
 		go func() { errs <- h.Flush(ctx) }()
@@ -61,6 +73,5 @@ func TestFlushCarriedCallersGetTheFailure(t *testing.T) {
 		require.True(t, errors.Is(err, syscall.EIO), "%v", err)
 	}
 	require.Equal(t, int64(-1), h.DurableSeq())
-	fsys.SetHook(nil)
 	require.Error(t, h.Close())
 }

@@ -4,13 +4,9 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"io/fs"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/spf13/afero"
 
 	"github.com/sessionlog/sessionlog/eventlog"
 )
@@ -25,15 +21,6 @@ type GCReport struct {
 	// Leftovers lists derived and temporary files removed: temp files of
 	// interrupted writes, caches of sessions that are gone.
 	Leftovers []string `json:"leftovers"`
-}
-
-// GC deletes the sessions whose last activity (the time of their last
-// event, or their creation) is older than before, except those that a
-// session being kept forks from; then it removes leftovers: temp files and
-// derived files of sessions that are gone. With dryRun it only reports.
-// A session a writer holds is kept.
-func (s *FileStore) GC(ctx context.Context, before time.Time, dryRun bool) (GCReport, error) {
-	return s.core.GC(ctx, before, dryRun)
 }
 
 // collect deletes the sessions of st whose last activity (the time of
@@ -114,9 +101,9 @@ func collect(ctx context.Context, st Store, before time.Time, dryRun bool) (GCRe
 // collectIndexed is collect on a store with an index: it reads only the
 // sessions last active before before, and the forks of each. An old
 // session is kept when a fork of it, or of a fork of it…, is not old.
-func collectIndexed(ctx context.Context, c *storeCore, ix indexer, before time.Time, dryRun bool) (GCReport, error) {
+func collectIndexed(ctx context.Context, c *Core, ix Index, before time.Time, dryRun bool) (GCReport, error) {
 	var rep GCReport
-	olds, forks, err := ix.indexOlder(ctx, before.UnixMilli())
+	olds, forks, err := ix.Older(ctx, before.UnixMilli())
 	if err != nil {
 		return rep, err
 	}
@@ -231,108 +218,4 @@ func collectOne(ctx context.Context, st Store, id string, gone map[string]bool, 
 	}
 	gone[id] = true
 	return collected, nil
-}
-
-// leftovers removes temp files, and derived files of sessions that keep
-// does not name (gone, or not a session): fileEngine.Leftovers.
-func (s *FileStore) leftovers(keep func(id string) bool, dryRun bool) []string {
-	var out []string
-	sweep := func(dir string, orphan func(name string) bool) {
-		entries, err := afero.ReadDir(s.fs, dir)
-		if err != nil {
-			return
-		}
-		for _, e := range entries {
-			if e.IsDir() || !orphan(e.Name()) {
-				continue
-			}
-			p := filepath.Join(dir, e.Name())
-			if dryRun || s.removeLeftover(p) == nil {
-				out = append(out, p)
-			}
-		}
-	}
-	present := map[string]bool{}
-	if entries, err := afero.ReadDir(s.fs, s.dir); err == nil {
-		for _, e := range entries {
-			if id, _, ok := ParseFileName(e.Name()); ok {
-				present[id] = true
-			}
-		}
-	}
-	sessionGone := func(name string) bool {
-		id, _, _ := strings.Cut(name, ".")
-		if !eventlog.ValidID(id) {
-			return false
-		}
-		return !present[id] || !keep(id)
-	}
-	sweep(s.dir, func(name string) bool {
-		if _, _, ok := ParseFileName(name); ok {
-			return false
-		}
-		if strings.HasSuffix(name, tmpExt) {
-			id, _, _ := strings.Cut(name, ".")
-			return !s.lockedNow(id)
-		}
-		return strings.HasSuffix(name, lockExt) && sessionGone(name) && !s.lockedNow(strings.TrimSuffix(name, lockExt))
-	})
-	sweep(filepath.Join(s.dir, cacheDir), func(name string) bool {
-		return sessionGone(name) || strings.HasSuffix(name, tmpExt)
-	})
-	if len(out) > 0 && !dryRun {
-		s.noteFolder() // the index knows the folder changed (sindexmarks.go)
-	}
-	return out
-}
-
-// removeLeftover removes the leftover file at path; a lock file only under
-// its lock, as only a holder may remove one (see lockFile), so that a
-// writer that took it after the probe keeps it.
-func (s *FileStore) removeLeftover(path string) error {
-	if !strings.HasSuffix(path, lockExt) {
-		return s.fs.Remove(path)
-	}
-	lock, err := lockFile(s.fs, path)
-	if err != nil {
-		return err
-	}
-	defer lock.unlock()
-	return s.fs.Remove(path)
-}
-
-// WriterHeld is Writing; see Store.
-func (s *FileStore) WriterHeld(_ context.Context, id string) (bool, error) { return s.Writing(id) }
-
-// Dependents returns the forks whose parent is id, sorted; see Store.
-func (s *FileStore) Dependents(ctx context.Context, id string) ([]string, error) {
-	return s.core.Dependents(ctx, id)
-}
-
-// Writing reports whether a writer (in this process or another) holds
-// session id's writer lock now, without taking it: asking never makes a
-// writer fail, and works where the store cannot be written. The answer may
-// be stale as soon as it is given; it suits a reader deciding how to show
-// a session (an open turn with no writer is an interrupted one), not
-// mutual exclusion.
-func (s *FileStore) Writing(id string) (bool, error) {
-	if err := checkID(id); err != nil {
-		return false, err
-	}
-	held, err := probeLock(s.fs, s.lockPath(id))
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil // a writer always has its lock file
-	}
-	return held, err
-}
-
-// lockedNow reports whether a writer holds session id (a temp file of a
-// live writer or convert must not be removed). It takes nothing; when it
-// cannot tell, it says locked, so nothing is removed.
-func (s *FileStore) lockedNow(id string) bool {
-	if !eventlog.ValidID(id) {
-		return false
-	}
-	held, err := s.Writing(id)
-	return held || err != nil
 }

@@ -97,6 +97,18 @@ type Store interface {
 	// parent. Its logical log, and so every digest, is unchanged. A
 	// session that is not a fork is left as it is.
 	Detach(ctx context.Context, id string) error
+	// Rewrite replaces session id's own rows with the events rows yields,
+	// in one atomic rewrite under the session's writer hold (ErrLocked
+	// while a writer holds it), sealed as the log was, in its encoding,
+	// under its header. rows gets a read-only handle on the session as it
+	// is (its logical log, a fork's inherited events included) and must
+	// yield events with the session's own seqs, from the header's first
+	// on; every event is checked as CreateFrom checks it, checkpoints' log
+	// digests included. The session's derived data is dropped. It is for
+	// operations that change a log on purpose (a redaction of a stored
+	// log: package scrub): what it writes breaks every digest a holder of
+	// the old log has, unless the new events say how.
+	Rewrite(ctx context.Context, id string, rows func(h Handle) iter.Seq2[eventlog.Event, error]) (Info, error)
 	// Dependents returns the IDs of the forks whose parent is id (children
 	// do not depend on their parent), sorted.
 	Dependents(ctx context.Context, id string) ([]string, error)

@@ -5,27 +5,33 @@ import (
 	"iter"
 	"time"
 
+	"filippo.io/age"
 	"github.com/sessionlog/sessionlog/eventlog"
 )
 
 // StoreBackend is a store's engine under the store core, as Backend is a
 // session's under the write core (docs/design.md, "The store core"). The
 // core keeps every decision a Store makes — the options, IDs and their
-// checks, a new session's parent, Fork, Delete with its dependents
-// (refused, detached or cascaded), Detach, the session tree, GC's choice
-// of victims, List's filters and order, AppendAll — and asks the backend
-// only for what its engine does: find, read, write and remove a session's
-// log, hold its writer, keep derived data. A store implements Store by
-// giving NewStore a StoreBackend: the file store and the JetStream store
-// do, and so may a third party's.
+// checks, a new session's parent, CreateFrom's checks, Fork, Delete with
+// its dependents (refused, detached or cascaded), Detach, the session
+// tree, GC's choice of victims, List's filters and order, AppendAll — and
+// asks the backend only for what its engine does, in four parts: find
+// sessions (Catalog), read, write and remove their logs (Logs), hold
+// their writers (Writers), keep derived data (Derived). A store
+// implements Store by giving NewStore a StoreBackend: the file store and
+// the JetStream store do, and so may a third party's.
 //
 // The core checks every ID (ErrInvalidID) and ctx before it calls a
 // method with one. Methods are called concurrently.
-//
-// A backend may also have OpenTail(ctx, id string) (Tail, error): a Tail
-// cheaper than a read-only handle (Store.OpenTail). Without it, the core's
-// Tail is a read-only handle (Open) with Stat's Info, taken just before.
 type StoreBackend interface {
+	Catalog
+	Logs
+	Writers
+	Derived
+}
+
+// Catalog finds a store's sessions.
+type Catalog interface {
 	// Where names the store in errors ("<id> in <Where>"): a quoted
 	// folder, a stream.
 	Where() string
@@ -42,34 +48,78 @@ type StoreBackend interface {
 	// Exists returns nil when the store holds session id, even one it
 	// could not open, else an error wrapping ErrNotFound (Delete, Detach).
 	Exists(ctx context.Context, id string) error
-	// Stat, Open and WriterHeld are Store's, for a checked ID; op is
-	// what Open's options said.
+	// Stat is Store's, for a checked ID.
 	Stat(ctx context.Context, id string) (Info, error)
-	Open(ctx context.Context, id string, mode Mode, op OpenParams) (Handle, error)
-	WriterHeld(ctx context.Context, id string) (bool, error)
+	// Index returns the store's index of sessions, or nil for a store
+	// without one: the core then answers List, Children, Ancestors,
+	// Dependents and GC from IDs, Stat and Headers.
+	Index() Index
+}
+
+// Index answers the questions that look across sessions from an index a
+// store keeps (the file store's; docs/design.md, "The session index"),
+// at a cost that grows with the answer, not with the store.
+type Index interface {
+	// List is Store.List for q.
+	List(ctx context.Context, q ListQuery) ([]Info, error)
+	// Children returns the ID and header of every session whose header
+	// names id as its parent, sorted by ID.
+	Children(ctx context.Context, id string) ([]Info, error)
+	// Header returns session id's header; ok is false when it is absent
+	// or unreadable.
+	Header(ctx context.Context, id string) (hdr eventlog.Header, ok bool, err error)
+	// Older returns the sessions last active before cutoff (ms), leaving
+	// out those that cannot be described, and the forks of each (sorted
+	// IDs), from one reading of the index.
+	Older(ctx context.Context, cutoff int64) ([]Info, map[string][]string, error)
+}
+
+// Logs reads, writes and removes sessions' logs.
+type Logs interface {
+	// Open returns the backend of a handle on session id and what
+	// NewHandle needs of it (the core makes the handle); op is what
+	// Open's options said.
+	Open(ctx context.Context, id string, mode Mode, op OpenParams) (Backend, HandleConfig, error)
+	// OpenTail returns a Tail on session id cheaper than a read-only
+	// handle (Store.OpenTail), or an error wrapping
+	// errors.ErrUnsupported: the core then uses a read-only handle with
+	// Stat's Info, taken just before.
+	OpenTail(ctx context.Context, id string) (Tail, error)
 	// Create makes the session s describes, durable on return, and
-	// returns a write handle on it (NewHandle): ErrExists when its ID is
-	// taken.
-	Create(ctx context.Context, s NewSession) (Handle, error)
+	// returns its writer's backend: ErrExists when its ID is taken.
+	Create(ctx context.Context, s NewSession) (Backend, HandleConfig, error)
 	// CreateFrom makes the session s describes holding exactly events,
-	// all or nothing (Store.CreateFrom), and describes it.
+	// all or nothing (Store.CreateFrom), and describes it: where it is,
+	// its encoding, size and sealing (the core adds what the events
+	// say). The core has checked every event, and saves the digest's
+	// states; an error events yields ends it with nothing stored.
 	CreateFrom(ctx context.Context, s NewSession, events iter.Seq2[eventlog.Event, error]) (Info, error)
+	// Replace replaces session id's whole log, atomically, by one under
+	// hdr holding events (Detach, Rewrite), keeping its sealing, and
+	// drops its derived data.
+	Replace(ctx context.Context, id string, hdr eventlog.Header, events iter.Seq2[eventlog.Event, error]) error
+	// Remove deletes session id's log, durably, and its derived data.
+	Remove(ctx context.Context, id string) error
+}
+
+// Writers holds sessions' writers.
+type Writers interface {
+	// WriterHeld is Store's, for a checked ID.
+	WriterHeld(ctx context.Context, id string) (bool, error)
 	// Hold takes session id's writer hold — the lock or lease a write
 	// handle takes — failing with ErrLocked while another writer holds it;
 	// release gives it back. The core holds it around Remove and Replace.
 	Hold(ctx context.Context, id string) (release func(), err error)
-	// Remove deletes session id's log, durably, and its derived data.
-	Remove(ctx context.Context, id string) error
-	// Replace replaces session id's whole log, atomically, by one under
-	// hdr holding events (Detach), and drops its derived data.
-	Replace(ctx context.Context, id string, hdr eventlog.Header, events iter.Seq2[eventlog.Event, error]) error
 	// Leftovers removes what interrupted operations left (temp files, a
 	// killed CreateFrom's session) and the derived data of sessions that
 	// keep does not name; with dryRun it only lists them (GC). before is
 	// GC's: a leftover no writer can be seen to hold is old before it.
 	Leftovers(ctx context.Context, before time.Time, keep func(id string) bool, dryRun bool) ([]string, error)
-	// GetDerived, PutDerived and DeleteDerived are Store's, for a checked
-	// ID.
+}
+
+// Derived keeps data derived from sessions' logs: GetDerived, PutDerived
+// and DeleteDerived are Store's, for a checked ID.
+type Derived interface {
 	GetDerived(ctx context.Context, id, key string) ([]byte, error)
 	PutDerived(ctx context.Context, id, key string, data []byte) error
 	DeleteDerived(ctx context.Context, id, key string) error
@@ -87,24 +137,21 @@ type NewSession struct {
 	// Unredacted: the write handle Create returns stores its appends as
 	// given (Unredacted).
 	Unredacted bool
-	// Sealed: SealedFor or SealedAs asked for a sealed session; a store
+	// Sealed: SealedFor or SealedAs asked for a sealed session, SealFor
+	// being SealedFor's recipients and SealAs SealedAs's sealing; a store
 	// that does not seal refuses it with ErrSealed.
-	Sealed bool
+	Sealed  bool
+	SealFor []age.Recipient
+	SealAs  *Sealing
 	// Parent is what Stat said of the parent the header names (it holds
 	// the fork or spawn point), or nil.
 	Parent *Info
-
-	opts createConfig // all the options: the file store seals by them
 }
 
 // NewStore returns the Store whose engine is b: every method's decisions
 // are the store core's, its storage b's. Of the options only WithClock
 // matters to the core (new IDs, createdAt). The Store is safe for
 // concurrent use.
-func NewStore(b StoreBackend, opts ...Option) Store {
-	cfg := defaultConfig()
-	for _, o := range opts {
-		o(&cfg)
-	}
-	return newStoreCore(b, cfg.now)
+func NewStore(b StoreBackend, opts ...Option) *Core {
+	return newStoreCore(b, NewConfig(opts...))
 }

@@ -13,25 +13,21 @@ import (
 	"github.com/sessionlog/sessionlog/internal/logfile"
 )
 
-// storeCore is the store core: Store over a StoreBackend. What a store
+// Core is the store core: Store over a StoreBackend. What a store
 // decides is here, once; what its engine does is the backend's.
-type storeCore struct {
+type Core struct {
 	b   StoreBackend
 	ids *idSource
-	now func() time.Time
+	cfg Config
 }
 
-var _ Store = (*storeCore)(nil)
+var _ Store = (*Core)(nil)
 
-func newStoreCore(b StoreBackend, now func() time.Time) *storeCore {
-	return &storeCore{b: b, ids: newIDSource(), now: now}
+func newStoreCore(b StoreBackend, cfg Config) *Core {
+	return &Core{b: b, ids: newIDSource(), cfg: cfg}
 }
 
-// tailOpener is the backend that has a cheaper Tail than a read-only
-// handle (see StoreBackend).
-type tailOpener interface {
-	OpenTail(ctx context.Context, id string) (Tail, error)
-}
+func (c *Core) now() time.Time { return c.cfg.Now() }
 
 // checked returns ctx's error, else id's (ErrInvalidID).
 func checked(ctx context.Context, id string) error {
@@ -41,7 +37,7 @@ func checked(ctx context.Context, id string) error {
 	return checkID(id)
 }
 
-func (c *storeCore) Create(ctx context.Context, opts ...CreateOption) (Handle, error) {
+func (c *Core) Create(ctx context.Context, opts ...CreateOption) (Handle, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -49,10 +45,33 @@ func (c *storeCore) Create(ctx context.Context, opts ...CreateOption) (Handle, e
 	if err != nil {
 		return nil, err
 	}
-	return c.b.Create(ctx, ns)
+	b, hc, err := c.b.Create(ctx, ns)
+	if err != nil {
+		return nil, err
+	}
+	return c.wrap(b, hc), nil
 }
 
-func (c *storeCore) CreateFrom(ctx context.Context, events iter.Seq2[eventlog.Event, error], opts ...CreateOption) (Info, error) {
+// wrap is the write core over b, for the store core: hc as the backend
+// filled it, the store's settings for what it left zero.
+func (c *Core) wrap(b Backend, hc HandleConfig) *core {
+	hc.Store = c
+	return newCore(b, hc)
+}
+
+// open is Open for the store core's own use: the write core's handle.
+func (c *Core) open(ctx context.Context, id string, mode Mode, op OpenParams) (*core, error) {
+	if err := checked(ctx, id); err != nil {
+		return nil, err
+	}
+	b, hc, err := c.b.Open(ctx, id, mode, op)
+	if err != nil {
+		return nil, err
+	}
+	return c.wrap(b, hc), nil
+}
+
+func (c *Core) CreateFrom(ctx context.Context, events iter.Seq2[eventlog.Event, error], opts ...CreateOption) (Info, error) {
 	if err := ctx.Err(); err != nil {
 		return Info{}, err
 	}
@@ -60,13 +79,39 @@ func (c *storeCore) CreateFrom(ctx context.Context, events iter.Seq2[eventlog.Ev
 	if err != nil {
 		return Info{}, err
 	}
-	return c.b.CreateFrom(ctx, ns, events)
+	check := &eventCheck{path: ns.Header.ID, next: ns.Header.FirstSeq()}
+	if p := ns.Header.Parent; p != nil && p.Mode == eventlog.ModeFork {
+		check.prefix = func() (*eventlog.Digest, error) { return c.digestAt(ctx, *p) }
+	}
+	info, err := c.b.CreateFrom(ctx, ns, check.events(ctx, events))
+	if err != nil {
+		if check.err != nil {
+			return Info{}, check.err // a refused event, the events' own error, ctx's
+		}
+		return Info{}, err
+	}
+	if check.dig != nil && check.index > 0 {
+		saveDigests(ctx, c, ns.Header.ID, c.cfg.Logger, check.dig, &check.last, check.marks)
+	}
+	// Told, not read back: once the session exists CreateFrom must not fail.
+	return check.info(info), nil
+}
+
+// digestAt returns the running digest of the logical log of parent p.ID
+// up to and including seq p.Seq: where a fork at p starts its own.
+func (c *Core) digestAt(ctx context.Context, p eventlog.Parent) (*eventlog.Digest, error) {
+	h, err := c.open(ctx, p.ID, ReadOnly, OpenParams{})
+	if err != nil {
+		return nil, fmt.Errorf("handle: the digest of parent %s at seq %d: %w", p.ID, p.Seq, err)
+	}
+	defer h.Close()
+	return h.digestUpTo(ctx, p.Seq, 0)
 }
 
 // newSession applies the options of a Create or CreateFrom: the new
 // session's header, its ID checked (or a new one), and its parent found
 // to hold the fork or spawn point.
-func (c *storeCore) newSession(ctx context.Context, opts []CreateOption) (NewSession, error) {
+func (c *Core) newSession(ctx context.Context, opts []CreateOption) (NewSession, error) {
 	var cc createConfig
 	for _, o := range opts {
 		o(&cc)
@@ -81,7 +126,7 @@ func (c *storeCore) newSession(ctx context.Context, opts []CreateOption) (NewSes
 	if err := checkID(id); err != nil {
 		return NewSession{}, err
 	}
-	ns := NewSession{Encoding: cc.encoding, Unredacted: cc.unredacted, Sealed: cc.sealSet || cc.sealAs != nil, opts: cc}
+	ns := NewSession{Encoding: cc.encoding, Unredacted: cc.unredacted, Sealed: cc.sealSet || cc.sealAs != nil, SealFor: cc.sealFor, SealAs: cc.sealAs}
 	if p := cc.parent; p != nil {
 		info, err := c.Stat(ctx, p.ID)
 		if err != nil {
@@ -100,75 +145,58 @@ func (c *storeCore) newSession(ctx context.Context, opts []CreateOption) (NewSes
 	return ns, nil
 }
 
-func (c *storeCore) AppendAll(ctx context.Context, id string, expected int64, events iter.Seq2[eventlog.Event, error]) (Info, error) {
+func (c *Core) AppendAll(ctx context.Context, id string, expected int64, events iter.Seq2[eventlog.Event, error]) (Info, error) {
 	return appendAll(ctx, c, id, expected, events)
 }
 
-func (c *storeCore) Open(ctx context.Context, id string, mode Mode, opts ...OpenOption) (Handle, error) {
-	if err := checked(ctx, id); err != nil {
-		return nil, err
-	}
+func (c *Core) Open(ctx context.Context, id string, mode Mode, opts ...OpenOption) (Handle, error) {
 	var op OpenParams
 	for _, o := range opts {
 		o(&op)
 	}
-	return c.b.Open(ctx, id, mode, op)
+	h, err := c.open(ctx, id, mode, op)
+	if err != nil {
+		return nil, err // no typed nil in the interface
+	}
+	return h, nil
 }
 
-func (c *storeCore) Stat(ctx context.Context, id string) (Info, error) {
+func (c *Core) Stat(ctx context.Context, id string) (Info, error) {
 	if err := checked(ctx, id); err != nil {
 		return Info{}, err
 	}
 	return c.b.Stat(ctx, id)
 }
 
-func (c *storeCore) OpenTail(ctx context.Context, id string) (Tail, error) {
+func (c *Core) OpenTail(ctx context.Context, id string) (Tail, error) {
 	if err := checked(ctx, id); err != nil {
 		return nil, err
 	}
-	if t, ok := c.b.(tailOpener); ok {
-		return t.OpenTail(ctx, id)
+	if t, err := c.b.OpenTail(ctx, id); !errors.Is(err, errors.ErrUnsupported) {
+		return t, err
 	}
 	info, err := c.b.Stat(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	h, err := c.b.Open(ctx, id, ReadOnly, OpenParams{})
+	h, err := c.open(ctx, id, ReadOnly, OpenParams{})
 	if err != nil {
 		return nil, err
 	}
 	return handleTail{h, info}, nil
 }
 
-// indexer is a StoreBackend that answers the questions that look across
-// sessions from an index it keeps (the file store's; docs/design.md, "The
-// session index"), at a cost that grows with the answer.
-type indexer interface {
-	// indexList is List, for lc.
-	indexList(ctx context.Context, lc listConfig) ([]Info, error)
-	// indexChildren returns the ID and header of every session whose
-	// header names id as its parent, sorted by ID.
-	indexChildren(ctx context.Context, id string) ([]Info, error)
-	// indexHeader returns session id's header; ok is false when absent
-	// or unreadable.
-	indexHeader(ctx context.Context, id string) (hdr eventlog.Header, ok bool, err error)
-	// indexOlder returns the sessions last active before cutoff (ms),
-	// leaving out those that cannot be described, and the forks of each
-	// (sorted IDs), from one reading of the index.
-	indexOlder(ctx context.Context, cutoff int64) ([]Info, map[string][]string, error)
-}
-
 // List describes the sessions, each as Stat does, newest first.
-func (c *storeCore) List(ctx context.Context, opts ...ListOption) ([]Info, error) {
+func (c *Core) List(ctx context.Context, opts ...ListOption) ([]Info, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	var lc listConfig
+	var lc ListQuery
 	for _, o := range opts {
 		o(&lc)
 	}
-	if ix, ok := c.b.(indexer); ok {
-		return ix.indexList(ctx, lc)
+	if ix := c.b.Index(); ix != nil {
+		return ix.List(ctx, lc)
 	}
 	ids, err := c.b.IDs(ctx)
 	if err != nil {
@@ -179,27 +207,27 @@ func (c *storeCore) List(ctx context.Context, opts ...ListOption) ([]Info, error
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if !strings.HasPrefix(id, lc.prefix) {
+		if !strings.HasPrefix(id, lc.Prefix) {
 			continue
 		}
 		info, err := c.b.Stat(ctx, id)
 		switch {
 		case errors.Is(err, ErrNotFound):
 			continue // deleted meanwhile
-		case err != nil && lc.broken != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded):
-			lc.broken(id, err)
+		case err != nil && lc.Broken != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded):
+			lc.Broken(id, err)
 			continue
 		case err != nil:
 			return nil, err
 		}
-		if lc.matchInfo(info) {
+		if lc.Keeps(info) {
 			out = append(out, info)
 		}
 	}
-	return lc.finish(out), nil
+	return lc.Page(out), nil
 }
 
-func (c *storeCore) Fork(ctx context.Context, id string, at int64, opts ...CreateOption) (Handle, error) {
+func (c *Core) Fork(ctx context.Context, id string, at int64, opts ...CreateOption) (Handle, error) {
 	info, err := c.Stat(ctx, id)
 	if err != nil {
 		return nil, err
@@ -211,7 +239,7 @@ func (c *storeCore) Fork(ctx context.Context, id string, at int64, opts ...Creat
 	return c.Create(ctx, opts...)
 }
 
-func (c *storeCore) Delete(ctx context.Context, id string, opts ...DeleteOption) error {
+func (c *Core) Delete(ctx context.Context, id string, opts ...DeleteOption) error {
 	var dc deleteConfig
 	for _, o := range opts {
 		o(&dc)
@@ -219,7 +247,7 @@ func (c *storeCore) Delete(ctx context.Context, id string, opts ...DeleteOption)
 	return c.delete(ctx, id, dc, map[string]bool{})
 }
 
-func (c *storeCore) delete(ctx context.Context, id string, dc deleteConfig, visited map[string]bool) error {
+func (c *Core) delete(ctx context.Context, id string, dc deleteConfig, visited map[string]bool) error {
 	if err := checked(ctx, id); err != nil {
 		return err
 	}
@@ -257,7 +285,7 @@ func (c *storeCore) delete(ctx context.Context, id string, dc deleteConfig, visi
 	return c.b.Remove(ctx, id)
 }
 
-func (c *storeCore) Detach(ctx context.Context, id string) error {
+func (c *Core) Detach(ctx context.Context, id string) error {
 	if err := checked(ctx, id); err != nil {
 		return err
 	}
@@ -269,7 +297,7 @@ func (c *storeCore) Detach(ctx context.Context, id string) error {
 		return err
 	}
 	defer release()
-	h, err := c.b.Open(ctx, id, ReadOnly, OpenParams{})
+	h, err := c.open(ctx, id, ReadOnly, OpenParams{})
 	if err != nil {
 		return err
 	}
@@ -282,7 +310,7 @@ func (c *storeCore) Detach(ctx context.Context, id string) error {
 	return c.b.Replace(ctx, id, hdr, h.Read(ctx, 0, End))
 }
 
-func (c *storeCore) Dependents(ctx context.Context, id string) ([]string, error) {
+func (c *Core) Dependents(ctx context.Context, id string) ([]string, error) {
 	if err := checkID(id); err != nil {
 		return nil, err
 	}
@@ -291,11 +319,11 @@ func (c *storeCore) Dependents(ctx context.Context, id string) ([]string, error)
 
 // dependents returns the forks whose parent is id, sorted. Children
 // (mode child) do not depend on their parent.
-func (c *storeCore) dependents(ctx context.Context, id string) ([]string, error) {
+func (c *Core) dependents(ctx context.Context, id string) ([]string, error) {
 	var infos []Info
 	var err error
-	if ix, ok := c.b.(indexer); ok {
-		infos, err = ix.indexChildren(ctx, id)
+	if ix := c.b.Index(); ix != nil {
+		infos, err = ix.Children(ctx, id)
 	} else {
 		infos, err = c.b.Headers(ctx)
 	}
@@ -312,18 +340,19 @@ func (c *storeCore) dependents(ctx context.Context, id string) ([]string, error)
 	return out, nil
 }
 
-func (c *storeCore) WriterHeld(ctx context.Context, id string) (bool, error) {
+func (c *Core) WriterHeld(ctx context.Context, id string) (bool, error) {
 	if err := checkID(id); err != nil {
 		return false, err
 	}
 	return c.b.WriterHeld(ctx, id)
 }
 
-func (c *storeCore) GC(ctx context.Context, before time.Time, dryRun bool) (GCReport, error) {
+func (c *Core) GC(ctx context.Context, before time.Time, dryRun bool) (GCReport, error) {
 	var rep GCReport
 	var live map[string]int64
 	var err error
-	ix, indexed := c.b.(indexer)
+	ix := c.b.Index()
+	indexed := ix != nil
 	if indexed {
 		rep, err = collectIndexed(ctx, c, ix, before, dryRun)
 	} else {
@@ -344,7 +373,7 @@ func (c *storeCore) GC(ctx context.Context, before time.Time, dryRun bool) (GCRe
 	return rep, err
 }
 
-func (c *storeCore) Tree(ctx context.Context) ([]*Node, error) {
+func (c *Core) Tree(ctx context.Context) ([]*Node, error) {
 	infos, err := c.b.Headers(ctx)
 	if err != nil {
 		return nil, err
@@ -352,14 +381,14 @@ func (c *storeCore) Tree(ctx context.Context) ([]*Node, error) {
 	return treeOf(infos), nil
 }
 
-func (c *storeCore) Children(ctx context.Context, id string) ([]eventlog.Header, error) {
+func (c *Core) Children(ctx context.Context, id string) ([]eventlog.Header, error) {
 	if err := checkID(id); err != nil {
 		return nil, err
 	}
 	var infos []Info
 	var err error
-	if ix, ok := c.b.(indexer); ok {
-		infos, err = ix.indexChildren(ctx, id)
+	if ix := c.b.Index(); ix != nil {
+		infos, err = ix.Children(ctx, id)
 	} else {
 		infos, err = c.b.Headers(ctx)
 	}
@@ -376,11 +405,11 @@ func (c *storeCore) Children(ctx context.Context, id string) ([]eventlog.Header,
 	return out, nil
 }
 
-func (c *storeCore) Ancestors(ctx context.Context, id string) (chain []eventlog.Header, gone string, err error) {
+func (c *Core) Ancestors(ctx context.Context, id string) (chain []eventlog.Header, gone string, err error) {
 	if err := checkID(id); err != nil {
 		return nil, "", err
 	}
-	if ix, ok := c.b.(indexer); ok {
+	if ix := c.b.Index(); ix != nil {
 		return c.indexAncestors(ctx, ix, id)
 	}
 	infos, err := c.b.Headers(ctx)
@@ -406,21 +435,21 @@ func (c *storeCore) Ancestors(ctx context.Context, id string) (chain []eventlog.
 	return chain, "", nil
 }
 
-func (c *storeCore) GetDerived(ctx context.Context, id, key string) ([]byte, error) {
+func (c *Core) GetDerived(ctx context.Context, id, key string) ([]byte, error) {
 	if err := checked(ctx, id); err != nil {
 		return nil, err
 	}
 	return c.b.GetDerived(ctx, id, key)
 }
 
-func (c *storeCore) PutDerived(ctx context.Context, id, key string, data []byte) error {
+func (c *Core) PutDerived(ctx context.Context, id, key string, data []byte) error {
 	if err := checked(ctx, id); err != nil {
 		return err
 	}
 	return c.b.PutDerived(ctx, id, key, data)
 }
 
-func (c *storeCore) DeleteDerived(ctx context.Context, id, key string) error {
+func (c *Core) DeleteDerived(ctx context.Context, id, key string) error {
 	if err := checked(ctx, id); err != nil {
 		return err
 	}
@@ -440,8 +469,8 @@ func (t handleTail) Seq() int64 { return t.info.LastSeq }
 func (t handleTail) Info() Info { return t.info }
 
 // indexAncestors is Ancestors from an index: one look-up a level.
-func (c *storeCore) indexAncestors(ctx context.Context, ix indexer, id string) (chain []eventlog.Header, gone string, err error) {
-	cur, ok, err := ix.indexHeader(ctx, id)
+func (c *Core) indexAncestors(ctx context.Context, ix Index, id string) (chain []eventlog.Header, gone string, err error) {
+	cur, ok, err := ix.Header(ctx, id)
 	if err != nil {
 		return nil, "", err
 	}
@@ -449,7 +478,7 @@ func (c *storeCore) indexAncestors(ctx context.Context, ix indexer, id string) (
 		return nil, "", fmt.Errorf("%w: %s in %s", ErrNotFound, id, c.b.Where())
 	}
 	for cur.Parent != nil && len(chain) < maxForkDepth {
-		p, ok, err := ix.indexHeader(ctx, cur.Parent.ID)
+		p, ok, err := ix.Header(ctx, cur.Parent.ID)
 		if err != nil {
 			return nil, "", err
 		}
@@ -460,4 +489,32 @@ func (c *storeCore) indexAncestors(ctx context.Context, ix indexer, id string) (
 		cur = p
 	}
 	return chain, "", nil
+}
+
+func (c *Core) Rewrite(ctx context.Context, id string, rows func(h Handle) iter.Seq2[eventlog.Event, error]) (Info, error) {
+	if err := checked(ctx, id); err != nil {
+		return Info{}, err
+	}
+	release, err := c.b.Hold(ctx, id)
+	if err != nil {
+		return Info{}, err
+	}
+	defer release()
+	h, err := c.open(ctx, id, ReadOnly, OpenParams{})
+	if err != nil {
+		return Info{}, err
+	}
+	defer h.Close()
+	hdr := h.Header()
+	check := &eventCheck{path: h.Path(), next: hdr.FirstSeq()}
+	if p := hdr.Parent; p != nil && p.Mode == eventlog.ModeFork {
+		check.prefix = func() (*eventlog.Digest, error) { return c.digestAt(ctx, *p) }
+	}
+	if err := c.b.Replace(ctx, id, hdr, check.events(ctx, rows(h))); err != nil {
+		if check.err != nil {
+			return Info{}, check.err
+		}
+		return Info{}, err
+	}
+	return c.b.Stat(ctx, id)
 }

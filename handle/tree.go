@@ -2,123 +2,11 @@ package handle
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
-	"github.com/spf13/afero"
-
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/internal/logfile"
 )
-
-// headersIndex is the derived index of session headers in the cache
-// folder: a header is read again only when its file's size or time
-// changed, so tree queries over thousands of sessions read a folder
-// listing and one small file. Like every derived file it carries a sum
-// (see sealDerived): a damaged index is ignored and rewritten.
-const headersIndex = "headers.json"
-
-type indexedHeader struct {
-	Name    string          `json:"name"`
-	Size    int64           `json:"size"`
-	ModTime int64           `json:"mtime"` // UnixNano
-	Header  eventlog.Header `json:"header"`
-}
-
-// headers returns the ID, path and header of every session in the store
-// (fileEngine.Headers), from the index where the file did not change.
-func (s *FileStore) headers(ctx context.Context) ([]Info, error) {
-	entries, err := afero.ReadDir(s.fs, s.dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("handle: list %q: %w", s.dir, err)
-	}
-	idxPath := filepath.Join(s.dir, cacheDir, headersIndex)
-	old := map[string]indexedHeader{}
-	if b, err := readRegular(s.fs, idxPath); err == nil {
-		var list []indexedHeader
-		if data, ok := openDerived(b); ok && json.Unmarshal(data, &list) == nil {
-			for _, ih := range list {
-				old[ih.Name] = ih
-			}
-		}
-	}
-	var out []Info
-	var fresh []indexedHeader
-	changed := false
-	seen := map[string]bool{}
-	for _, e := range entries {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		id, enc, ok := ParseFileName(e.Name())
-		if !ok || !e.Mode().IsRegular() || seen[id] {
-			continue // List and Open report what is not a regular file
-		}
-		seen[id] = true
-		ih, ok := old[e.Name()]
-		if !ok || ih.Size != e.Size() || ih.ModTime != e.ModTime().UnixNano() {
-			encd, err := s.encodingNamed(enc)
-			var hdr eventlog.Header
-			if err == nil {
-				hdr, err = s.readHeaderAt(location{path: filepath.Join(s.dir, e.Name()), enc: encd})
-			}
-			switch {
-			case errors.Is(err, fs.ErrNotExist), errors.Is(err, ErrCorrupt), errors.Is(err, ErrVersion), errors.Is(err, ErrNotRegular):
-				continue // deleted meanwhile, or broken: List and Open report it
-			case err != nil:
-				// An I/O error says nothing about the header: skipping
-				// it would hide a fork from Delete, which would then
-				// delete its parent.
-				return nil, fmt.Errorf("handle: reading the header of %q: %w", e.Name(), err)
-			}
-			ih, changed = indexedHeader{Name: e.Name(), Size: e.Size(), ModTime: e.ModTime().UnixNano(), Header: hdr}, true
-		}
-		fresh = append(fresh, ih)
-		out = append(out, Info{ID: ih.Header.ID, Path: filepath.Join(s.dir, e.Name()), Header: ih.Header})
-	}
-	if changed || len(fresh) != len(old) {
-		if b, err := json.Marshal(fresh); err == nil {
-			s.writeDerived(idxPath, b) // derived: a failure costs a re-read next time
-		}
-	}
-	return out, nil
-}
-
-// readHeaderAt reads the header of the log at loc.
-func (s *FileStore) readHeaderAt(loc location) (eventlog.Header, error) {
-	enc, path := loc.enc, loc.path
-	f, err := s.openLog(context.Background(), &loc, os.O_RDONLY)
-	if err != nil {
-		return eventlog.Header{}, err
-	}
-	defer f.Close()
-	if sf := loc.sealed; sf != nil {
-		// What a sealed file shows in clear (its labels are sealed): the
-		// index keeps no label of it, and the tree, its lineage, needs
-		// none.
-		c := sf.head.Clear
-		return eventlog.Header{Format: eventlog.FormatName, Version: eventlog.Version, ID: c.ID, CreatedAt: c.CreatedAt, Parent: c.Parent}, nil
-	}
-	if enc.z == nil {
-		h, _, err := logfile.ReadHeader(f, path)
-		return h, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		return eventlog.Header{}, err
-	}
-	t, err := logfile.ReadZstdTail(f, fi.Size(), enc.z, path)
-	return t.Header, err
-}
 
 // Node is a session in the session tree: its header, and the sessions
 // forked or spawned from it.
@@ -130,11 +18,6 @@ type Node struct {
 	ParentGone bool
 	Children   []*Node
 }
-
-// Tree returns the store's sessions as a forest, from the headers alone:
-// roots (sessions without a parent, or whose parent is gone) oldest first,
-// each with its forks and children, oldest first.
-func (s *FileStore) Tree(ctx context.Context) ([]*Node, error) { return s.core.Tree(ctx) }
 
 // treeOf arranges sessions (a store's headers) as a forest by the
 // parents their headers name: roots (sessions without a parent, or
@@ -169,18 +52,6 @@ func treeOf(infos []Info) []*Node {
 	}
 	slices.SortFunc(roots, byAge)
 	return roots
-}
-
-// Children returns the headers of the sessions forked or spawned from id.
-func (s *FileStore) Children(ctx context.Context, id string) ([]eventlog.Header, error) {
-	return s.core.Children(ctx, id)
-}
-
-// Ancestors returns the headers of id's parent, its parent's parent, and
-// so on, nearest first. A parent that is gone ends the chain: gone is its
-// ID.
-func (s *FileStore) Ancestors(ctx context.Context, id string) (chain []eventlog.Header, gone string, err error) {
-	return s.core.Ancestors(ctx, id)
 }
 
 // SessionTree returns the tree session id belongs to, from the headers alone:

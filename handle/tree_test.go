@@ -10,12 +10,13 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/internal/countfs"
 )
 
 func TestTreeQueries(t *testing.T) {
 	ctx := context.Background()
-	store := handle.NewFileStore(afero.NewMemMapFs(), "/s")
+	store := file.New(afero.NewMemMapFs(), "/s")
 	mk := func(opts ...handle.CreateOption) string {
 		h, err := store.Create(ctx, opts...)
 		require.NoError(t, err)
@@ -84,7 +85,7 @@ func TestTreeUsesHeaderIndex(t *testing.T) {
 	ctx := context.Background()
 	base := afero.NewMemMapFs()
 	counted := countfs.New(base)
-	store := handle.NewFileStore(counted, "/s")
+	store := file.New(counted, "/s")
 	const sessions = 300
 	for range sessions {
 		h, err := store.Create(ctx)

@@ -148,7 +148,7 @@ func importKey(format string, s importer.Session) string {
 // foreign imports the trace of f: unchanged when a session of the same
 // identity holds it already, appended to that session when the trace grew,
 // created otherwise. earlier are the sessions of the unit before it.
-func (r *run) foreign(ctx context.Context, imp importer.Importer, f file, earlier []made) (Result, made) {
+func (r *run) foreign(ctx context.Context, imp importer.Importer, f source, earlier []made) (Result, made) {
 	format, path := imp.Name(), f.path
 	sc, err := r.scan(ctx, imp, path)
 	if err != nil {

@@ -257,12 +257,12 @@ func (r *run) unit(ctx context.Context, u unit) error {
 	return nil
 }
 
-func (r *run) start(f file) {
+func (r *run) start(f source) {
 	r.progress.Current = f.path
 	r.tell()
 }
 
-func (r *run) done(f file, res Result) {
+func (r *run) done(f source, res Result) {
 	res.Arg = f.arg
 	r.sum.add(res)
 	r.progress.FilesDone++

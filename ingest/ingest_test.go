@@ -19,6 +19,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/importer"
 	"github.com/sessionlog/sessionlog/importer/formats"
 	"github.com/sessionlog/sessionlog/importer/swe"
@@ -31,12 +32,12 @@ import (
 type world struct {
 	t  *testing.T
 	fs afero.Fs
-	st *handle.FileStore
+	st *file.Store
 }
 
 func newWorld(t *testing.T, opts ...handle.Option) *world {
 	fs := afero.NewMemMapFs()
-	return &world{t: t, fs: fs, st: handle.NewFileStore(fs, "/store", opts...)}
+	return &world{t: t, fs: fs, st: file.New(fs, "/store", opts...)}
 }
 
 func (w *world) write(path string, data []byte) {
@@ -529,7 +530,7 @@ func TestImportSealedExport(t *testing.T) {
 	id, err := age.GenerateX25519Identity()
 	require.NoError(t, err)
 	w := newWorld(t, handle.WithIdentities(id))
-	src := handle.NewFileStore(w.fs, "/elsewhere", handle.WithRecipients(id.Recipient()), handle.WithIdentities(id))
+	src := file.New(w.fs, "/elsewhere", handle.WithRecipients(id.Recipient()), handle.WithIdentities(id))
 	h, err := src.Create(ctx)
 	require.NoError(t, err)
 	_, err = h.Append(ctx, eventlog.Event{Type: "user/message", Time: 1, Data: json.RawMessage(`{"text":"sealed words"}`)})
@@ -559,7 +560,7 @@ func TestImportSealedExport(t *testing.T) {
 
 	// Into zstd (WithEncoding): sealed in the zstd layout, the same events.
 	w2 := newWorld(t, handle.WithIdentities(id))
-	w2.fs, w2.st = w.fs, handle.NewFileStore(w.fs, "/store2", handle.WithIdentities(id))
+	w2.fs, w2.st = w.fs, file.New(w.fs, "/store2", handle.WithIdentities(id))
 	sum = w2.importAll([]string{"/src/export.jsonl"}, append(opts, ingest.WithEncoding(handle.EncodingZstd))...)
 	require.Equal(t, []ingest.Status{ingest.Created}, statuses(sum), sum.Results[0].Reason)
 	info, err = w2.st.Stat(ctx, h.ID())
@@ -614,7 +615,7 @@ func TestImportUntimedPlaced(t *testing.T) {
 // was found under.
 func TestImportEncoding(t *testing.T) {
 	w := newWorld(t)
-	exp := handle.NewFileStore(w.fs, "/exp", handle.WithEncoding(handle.EncodingZstd))
+	exp := file.New(w.fs, "/exp", handle.WithEncoding(handle.EncodingZstd))
 	h, err := exp.Create(t.Context(), handle.WithLabels(map[string]string{"a": "b"}))
 	require.NoError(t, err)
 	_, err = h.Append(t.Context(), eventlog.Event{Type: "x", Time: 1, Data: json.RawMessage(`{"k":1}`)})
@@ -634,7 +635,7 @@ func TestImportEncoding(t *testing.T) {
 
 	w2 := newWorld(t)
 	w2.fs = w.fs
-	w2.st = handle.NewFileStore(w.fs, "/store2")
+	w2.st = file.New(w.fs, "/store2")
 	r = w2.importAll([]string{path}, ingest.WithEncoding(handle.EncodingRaw)).Results[0]
 	require.Equal(t, ingest.Created, r.Status, r.Reason)
 	require.Equal(t, handle.EncodingRaw, r.Encoding, "asked for raw")

@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/ingest"
 )
 
@@ -100,7 +100,7 @@ func TestImportHugeLineChild(t *testing.T) {
 	}
 	parts := hugeSources[format]
 	src := &hugeFs{Fs: afero.NewMemMapFs(), path: "/huge/trace", prefix: parts[0], suffix: parts[1], n: hugeLine}
-	st := handle.NewFileStore(afero.NewMemMapFs(), "/store")
+	st := file.New(afero.NewMemMapFs(), "/store")
 	sum, err := ingest.Import(t.Context(), st, []string{src.path}, ingest.WithFs(src))
 	require.NoError(t, err)
 	require.Len(t, sum.Results, 1)

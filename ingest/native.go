@@ -9,6 +9,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 )
 
 // native imports a sessionlog log file (an export, say; raw, or zstd when
@@ -18,9 +19,9 @@ import (
 // its ID: a session of that ID that holds the same log is unchanged, one
 // that holds a beginning of it grows by the rest, one that holds another
 // log is a conflict (Failed, wrapping handle.ErrExists).
-func (r *run) native(ctx context.Context, f file) Result {
+func (r *run) native(ctx context.Context, f source) Result {
 	path := f.path
-	fst := handle.NewFileStore(r.cfg.fs, filepath.Dir(path), r.cfg.srcOpts...)
+	fst := file.New(r.cfg.fs, filepath.Dir(path), r.cfg.srcOpts...)
 	src, err := fst.OpenPath(ctx, path)
 	if err != nil {
 		return failed(path, Sessionlog, err)
@@ -36,7 +37,7 @@ func (r *run) native(ctx context.Context, f file) Result {
 	case errors.Is(err, handle.ErrNotFound):
 		enc := r.cfg.encoding
 		if enc == "" {
-			enc = handle.EncodingOfPath(path)
+			enc = file.EncodingOfPath(path)
 		}
 		opts := []handle.CreateOption{handle.WithID(hdr.ID), handle.WithCreatedAt(hdr.CreatedAt), handle.WithSessionEncoding(enc)}
 		if len(hdr.Labels) > 0 {

@@ -14,16 +14,16 @@ import (
 
 	"github.com/spf13/afero"
 
-	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/importer"
 	"github.com/sessionlog/sessionlog/seal"
 )
 
-// file is one source file of a plan: its path, size and modification
+// source is one source file of a plan: its path, size and modification
 // time, whether it was named by the caller (not found in a folder), and
 // the argument it was named by or found under (a sub-session's: its
 // parent file's folder).
-type file struct {
+type source struct {
 	path  string
 	size  int64
 	mtime time.Time
@@ -36,7 +36,7 @@ type file struct {
 // fails before anything is read (no such path, no format recognised).
 type unit struct {
 	format string
-	files  []file
+	files  []source
 	err    error
 }
 
@@ -119,7 +119,7 @@ func detect(head []byte, reg *importer.Registry, path string) (string, error) {
 // holds no file of the format) is a unit that fails with the reason, and
 // the others are planned all the same.
 func planOf(ctx context.Context, cfg *config, paths []string) (plan, error) {
-	var files []file
+	var files []source
 	var errs []error
 	seen := map[string]bool{}
 	for _, p := range paths {
@@ -128,7 +128,7 @@ func planOf(ctx context.Context, cfg *config, paths []string) (plan, error) {
 			if ctx.Err() != nil {
 				return plan{}, ctx.Err()
 			}
-			files, errs = append(files, file{path: p, named: true, arg: p}), append(errs, err)
+			files, errs = append(files, source{path: p, named: true, arg: p}), append(errs, err)
 			continue
 		}
 		for _, f := range found {
@@ -148,14 +148,14 @@ func planOf(ctx context.Context, cfg *config, paths []string) (plan, error) {
 			format, err = Detect(cfg.fs, f.path, cfg.reg)
 		}
 		formats = append(formats, format)
-		pl.units = append(pl.units, unit{format: format, files: []file{f}, err: err})
+		pl.units = append(pl.units, unit{format: format, files: []source{f}, err: err})
 	}
 	return group(cfg, pl, formats)
 }
 
 // argFiles are the files the path argument p names: itself, or the files
 // to import under it; an *ArgError says why it names none.
-func argFiles(ctx context.Context, cfg *config, p string) ([]file, error) {
+func argFiles(ctx context.Context, cfg *config, p string) ([]source, error) {
 	fi, err := cfg.fs.Stat(p)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -163,7 +163,7 @@ func argFiles(ctx context.Context, cfg *config, p string) ([]file, error) {
 	case err != nil:
 		return nil, &ArgError{Path: p, Reason: err.Error(), Err: err}
 	case fi.Mode().IsRegular():
-		return []file{{path: p, size: fi.Size(), mtime: fi.ModTime(), named: true, arg: p}}, nil
+		return []source{{path: p, size: fi.Size(), mtime: fi.ModTime(), named: true, arg: p}}, nil
 	case fi.IsDir():
 		found, err := walk(ctx, cfg, p)
 		if err != nil {
@@ -175,12 +175,12 @@ func argFiles(ctx context.Context, cfg *config, p string) ([]file, error) {
 		return found, nil
 	}
 	// Never opened: a FIFO's open would block, a device be endless.
-	return nil, &ArgError{Path: p, Reason: fmt.Sprintf("refused, not a regular file or a folder (mode %s)", fi.Mode().Type()), Err: handle.ErrNotRegular}
+	return nil, &ArgError{Path: p, Reason: fmt.Sprintf("refused, not a regular file or a folder (mode %s)", fi.Mode().Type()), Err: file.ErrNotRegular}
 }
 
 // ArgError is why a path Import was given gives nothing to import: there
 // is none (Err fs.ErrNotExist), it is no file or folder (Err
-// handle.ErrNotRegular), it holds no file of the format, or it could not
+// file.ErrNotRegular), it holds no file of the format, or it could not
 // be walked. Its Result is Failed, and the other paths are imported.
 type ArgError struct {
 	Path, Reason string
@@ -204,7 +204,7 @@ func wanted(cfg *config) string {
 
 // walk returns the regular files under dir whose names may be of the
 // format asked for (any format when none is), in path order.
-func walk(ctx context.Context, cfg *config, dir string) ([]file, error) {
+func walk(ctx context.Context, cfg *config, dir string) ([]source, error) {
 	match := func(p string) bool {
 		switch cfg.from {
 		case Sessionlog:
@@ -223,7 +223,7 @@ func walk(ctx context.Context, cfg *config, dir string) ([]file, error) {
 		imp, _ := cfg.reg.Lookup(cfg.from)
 		return imp.Match(p)
 	}
-	var out []file
+	var out []source
 	err := afero.Walk(cfg.fs, dir, func(p string, info fs.FileInfo, err error) error {
 		if err != nil {
 			return err
@@ -232,14 +232,14 @@ func walk(ctx context.Context, cfg *config, dir string) ([]file, error) {
 			return err
 		}
 		if info.Mode().IsRegular() && match(p) {
-			out = append(out, file{path: p, size: info.Size(), mtime: info.ModTime(), arg: dir})
+			out = append(out, source{path: p, size: info.Size(), mtime: info.ModTime(), arg: dir})
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	slices.SortFunc(out, func(a, b file) int { return strings.Compare(a.path, b.path) })
+	slices.SortFunc(out, func(a, b source) int { return strings.Compare(a.path, b.path) })
 	return out, nil
 }
 
@@ -252,7 +252,7 @@ func group(cfg *config, pl plan, formats []string) (plan, error) {
 		index[filepath.Clean(u.files[0].path)] = i
 	}
 	taken := make([]bool, len(pl.units))
-	kids := make([][]file, len(pl.units))
+	kids := make([][]source, len(pl.units))
 	for i, u := range pl.units {
 		if u.err != nil || u.format == Sessionlog || taken[i] {
 			continue
@@ -278,7 +278,7 @@ func group(cfg *config, pl plan, formats []string) (plan, error) {
 				}
 				pl.files++
 				pl.bytes += fi.Size()
-				kids[i] = append(kids[i], file{path: k, size: fi.Size(), mtime: fi.ModTime(), arg: filepath.Dir(u.files[0].path)})
+				kids[i] = append(kids[i], source{path: k, size: fi.Size(), mtime: fi.ModTime(), arg: filepath.Dir(u.files[0].path)})
 			}
 		}
 	}

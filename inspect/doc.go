@@ -12,7 +12,7 @@
 // A Log names what is read — a session of any store (InStore), or a log
 // file by path, freely named or not (File) — and reads it through the
 // store contract alone. Only the salvage reads need the session to be a
-// file (handle.FileStoreOf, the one capability check): on another store
+// file (file.Of, the one capability check): on another store
 // Salvage is refused with ErrNotFiles, and a damaged log's read shows no
 // events before its damage.
 //

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/inspect"
 )
 
@@ -17,7 +18,7 @@ import (
 // pair whose parents loop is under no root and reported as
 // ErrParentLoop; a header that does not read is reported.
 func TestForest(t *testing.T) {
-	st := handle.NewFileStore(afero.NewMemMapFs(), "/s")
+	st := file.New(afero.NewMemMapFs(), "/s")
 	root := session(t, st, messages(3), handle.WithCreatedAt(1000))
 	f, err := st.Fork(t.Context(), root, 1)
 	require.NoError(t, err)

@@ -16,6 +16,7 @@ import (
 	"github.com/sessionlog/sessionlog/checkpoint"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/handle/jetstream"
 	"github.com/sessionlog/sessionlog/inspect"
 	"github.com/sessionlog/sessionlog/internal/natstest"
@@ -68,7 +69,7 @@ func readAll(t *testing.T, r *inspect.Read) ([]int64, error) {
 func stores(t *testing.T) map[string]handle.Store {
 	js, err := jetstream.New(t.Context(), natstest.Connect(t, natstest.Run(t)), jetstream.WithPrefix("inspect"))
 	require.NoError(t, err)
-	return map[string]handle.Store{"files": handle.NewFileStore(afero.NewMemMapFs(), "/s"), "jetstream": js}
+	return map[string]handle.Store{"files": file.New(afero.NewMemMapFs(), "/s"), "jetstream": js}
 }
 
 // A damaged log reads as the events before its damage, then the damage
@@ -76,7 +77,7 @@ func stores(t *testing.T) map[string]handle.Store {
 // (the fixtures: damage at seq 2, offset 282). A header that does not
 // parse has nothing before it.
 func TestReadBeforeTheDamage(t *testing.T) {
-	files := handle.NewFileStore(afero.NewOsFs(), filepath.Join("..", "testdata", "raw"))
+	files := file.New(afero.NewOsFs(), filepath.Join("..", "testdata", "raw"))
 	for _, name := range []string{"corrupt-garbage-row", "corrupt-seq-gap", "corrupt-nul-hole"} {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join("..", "testdata", "raw", name+".jsonl")
@@ -95,7 +96,7 @@ func TestReadBeforeTheDamage(t *testing.T) {
 	}
 	// Regression: a session of a store whose last row is damaged was
 	// looked up by Stat, which reads the tail, and read as nothing.
-	st := handle.NewFileStore(afero.NewMemMapFs(), "/s")
+	st := file.New(afero.NewMemMapFs(), "/s")
 	id := session(t, st, messages(3))
 	path, err := st.Path(id)
 	require.NoError(t, err)
@@ -108,7 +109,7 @@ func TestReadBeforeTheDamage(t *testing.T) {
 
 	fs := afero.NewMemMapFs()
 	require.NoError(t, afero.WriteFile(fs, "/x/bad.jsonl", []byte("{not a header}\n"), 0o600))
-	seqs, err = readAll(t, inspect.NewRead(inspect.File(handle.NewFileStore(fs, "/x"), "/x/bad.jsonl"), 0, handle.End))
+	seqs, err = readAll(t, inspect.NewRead(inspect.File(file.New(fs, "/x"), "/x/bad.jsonl"), 0, handle.End))
 	require.Empty(t, seqs)
 	require.ErrorIs(t, err, eventlog.ErrCorrupt)
 }
@@ -141,7 +142,7 @@ func TestReadChecksCheckpoints(t *testing.T) {
 	// A checkpoint whose digest no longer matches: the same length and
 	// shape, one event changed behind the store's back.
 	fs := afero.NewMemMapFs()
-	st := handle.NewFileStore(fs, "/s")
+	st := file.New(fs, "/s")
 	h, err := st.Create(t.Context())
 	require.NoError(t, err)
 	_, err = h.Append(t.Context(), ev("user/message", 1, `{"text":"hi"}`))
@@ -171,7 +172,7 @@ func TestReadChecksCheckpoints(t *testing.T) {
 // why; from its start it fails with the lineage error.
 func TestReadForkWithoutParent(t *testing.T) {
 	fs := afero.NewMemMapFs()
-	st := handle.NewFileStore(fs, "/s")
+	st := file.New(fs, "/s")
 	parent := session(t, st, messages(4))
 	f, err := st.Fork(t.Context(), parent, 1)
 	require.NoError(t, err)
@@ -192,7 +193,7 @@ func TestReadForkWithoutParent(t *testing.T) {
 
 // A torn tail is not read and is said; stopping the range stops the read.
 func TestReadTornAndStopped(t *testing.T) {
-	files := handle.NewFileStore(afero.NewOsFs(), filepath.Join("..", "testdata", "raw"))
+	files := file.New(afero.NewOsFs(), filepath.Join("..", "testdata", "raw"))
 	r := inspect.NewRead(inspect.File(files, filepath.Join("..", "testdata", "raw", "torn-partial-row.jsonl")), 0, handle.End)
 	seqs, err := readAll(t, r)
 	require.NoError(t, err)
@@ -209,7 +210,7 @@ func TestReadTornAndStopped(t *testing.T) {
 // A salvage read needs a file: on a store whose sessions are not files it
 // is refused with ErrNotFiles; on files it reads past the damage.
 func TestSalvage(t *testing.T) {
-	files := handle.NewFileStore(afero.NewOsFs(), filepath.Join("..", "testdata", "raw"))
+	files := file.New(afero.NewOsFs(), filepath.Join("..", "testdata", "raw"))
 	l := inspect.File(files, filepath.Join("..", "testdata", "raw", "corrupt-garbage-row.jsonl"))
 	require.True(t, l.IsFile())
 	var seqs []int64
@@ -253,7 +254,7 @@ func TestFacts(t *testing.T) {
 		})
 	}
 	fs := afero.NewMemMapFs()
-	st := handle.NewFileStore(fs, "/s")
+	st := file.New(fs, "/s")
 	h, err := st.Create(t.Context())
 	require.NoError(t, err)
 	require.NoError(t, h.Close())
@@ -270,7 +271,7 @@ func TestFacts(t *testing.T) {
 // each side holds there (none past a log's end), and nothing in
 // identical logs; headers are not compared.
 func TestDiff(t *testing.T) {
-	st := handle.NewFileStore(afero.NewMemMapFs(), "/s")
+	st := file.New(afero.NewMemMapFs(), "/s")
 	base := session(t, st, messages(5))
 	same := session(t, st, messages(5), handle.WithLabels(map[string]string{"other": "header"}))
 	changed := session(t, st, append(messages(3), ev("user/message", 4, `{"text":"other"}`), messages(5)[4]))
@@ -311,7 +312,7 @@ func TestDiff(t *testing.T) {
 // progress and shown as it is; a closed turn needs nothing.
 func TestCloseOpenTurn(t *testing.T) {
 	fs := afero.NewMemMapFs()
-	st := handle.NewFileStore(fs, "/s")
+	st := file.New(fs, "/s")
 	open := session(t, st, []eventlog.Event{
 		ev("turn/start", 1, ""), ev("user/message", 2, `{"text":"delete build/"}`), ev("step/start", 3, ""),
 		ev("tool/call", 4, `{"id":"w","name":"rm","args":{},"effect":"write"}`),

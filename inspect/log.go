@@ -8,6 +8,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/internal/logfile"
 	"github.com/sessionlog/sessionlog/replay"
 )
@@ -19,15 +20,15 @@ var ErrNotFiles = errors.New("inspect: the session's log is not a file")
 // A Log is the log of one session as an inspection reaches it: a session
 // of a store by ID, or a log file by path. The zero Log is not usable.
 type Log struct {
-	st    handle.Store      // the store holding the session; nil for a freely named file
-	id    string            // "" for a freely named file
-	files *handle.FileStore // the file store of the log's folder, when the log is a file
-	path  string            // the log file's path, when known ("" for a store's session until read)
+	st    handle.Store // the store holding the session; nil for a freely named file
+	id    string       // "" for a freely named file
+	files *file.Store  // the file store of the log's folder, when the log is a file
+	path  string       // the log file's path, when known ("" for a store's session until read)
 }
 
 // InStore is session id of st.
 func InStore(st handle.Store, id string) Log {
-	files, _ := handle.FileStoreOf(st)
+	files, _ := file.Of(st)
 	return Log{st: st, id: id, files: files}
 }
 
@@ -35,8 +36,8 @@ func InStore(st handle.Store, id string) Log {
 // folder: the session of that store the name says when it is
 // <ID>.jsonl[.zst], else a freely named file (an export, say), which has
 // no store (no derived data, no writer) and is read on its own.
-func File(files *handle.FileStore, path string) Log {
-	if id, _, ok := handle.ParseFileName(filepath.Base(path)); ok {
+func File(files *file.Store, path string) Log {
+	if id, _, ok := file.ParseFileName(filepath.Base(path)); ok {
 		return Log{st: files, id: id, files: files, path: path}
 	}
 	return Log{files: files, path: path}
@@ -109,7 +110,7 @@ type SalvageResult = logfile.SalvageResult
 type Skip = logfile.Skip
 
 // Salvage reads the log file past damage, for inspection (see
-// handle.FileStore.SalvagePath): every event it can decode goes to fn, a
+// file.Store.SalvagePath): every event it can decode goes to fn, a
 // fork's inherited events first, and the result lists each damaged range
 // with the seqs lost. It changes nothing. A log that is not a file is
 // refused with ErrNotFiles.

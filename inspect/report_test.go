@@ -11,6 +11,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/inspect"
 	"github.com/sessionlog/sessionlog/projection"
 	"github.com/sessionlog/sessionlog/recorder"
@@ -68,7 +69,7 @@ func TestReportJSON(t *testing.T) {
 // TestStat: Stat is the session's description with its stop facts read
 // from its tail.
 func TestStat(t *testing.T) {
-	st := handle.NewFileStore(afero.NewMemMapFs(), "/s")
+	st := file.New(afero.NewMemMapFs(), "/s")
 	id := session(t, st, messages(3))
 	rep, err := inspect.Stat(t.Context(), inspect.InStore(st, id))
 	require.NoError(t, err)
@@ -83,7 +84,7 @@ func TestStat(t *testing.T) {
 // TestList: the last active first, ties by ID descending; a session that
 // cannot be described is reported by ID and the others listed.
 func TestList(t *testing.T) {
-	st := handle.NewFileStore(afero.NewOsFs(), t.TempDir()) // a folder's mtime tells the index it is stale
+	st := file.New(afero.NewOsFs(), t.TempDir()) // a folder's mtime tells the index it is stale
 	old := session(t, st, nil, handle.WithCreatedAt(1000))
 	busy := session(t, st, []eventlog.Event{ev("user/message", 5000, `{"text":"now"}`)}, handle.WithCreatedAt(500)) // created first, active last
 	late := session(t, st, nil, handle.WithCreatedAt(3000))
@@ -114,7 +115,7 @@ func TestList(t *testing.T) {
 // with an open turn no writer holds closed in memory, and rollbacks
 // applied.
 func TestState(t *testing.T) {
-	st := handle.NewFileStore(afero.NewMemMapFs(), "/s")
+	st := file.New(afero.NewMemMapFs(), "/s")
 	id := session(t, st, []eventlog.Event{
 		ev("turn/start", 1, ""), ev("user/message", 2, `{"text":"first"}`), ev("turn/end", 3, `{"kind":"completed"}`),
 		ev("turn/start", 4, ""), ev("user/message", 5, `{"text":"abandoned"}`), ev("turn/end", 6, `{"kind":"completed"}`),

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/inspect"
 )
 
@@ -39,7 +40,7 @@ func (h *countingEvents) Read(ctx context.Context, from, to int64) iter.Seq2[eve
 // the turns starting in a range.
 func TestTurn(t *testing.T) {
 	ctx := t.Context()
-	st := handle.NewFileStore(afero.NewMemMapFs(), "s")
+	st := file.New(afero.NewMemMapFs(), "s")
 	h, err := st.Create(ctx)
 	require.NoError(t, err)
 	defer h.Close()

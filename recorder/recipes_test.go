@@ -13,6 +13,7 @@ import (
 	"github.com/sessionlog/sessionlog/checkpoint"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/internal/faultfs"
 	"github.com/sessionlog/sessionlog/recorder"
 )
@@ -30,7 +31,7 @@ func Example_reopenAfterCrash() {
 
 	// The first run: a durable response with two calls, then the read's
 	// result, not yet flushed.
-	h, _, err := handle.OpenOrCreate(ctx, handle.NewFileStore(disk, "sessions"), labels)
+	h, _, err := handle.OpenOrCreate(ctx, file.New(disk, "sessions"), labels)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -52,7 +53,7 @@ func Example_reopenAfterCrash() {
 	// The power goes before write_file is approved (a loop records the
 	// approval, durably, right before it runs a call that writes). The
 	// next run knows only its labels.
-	store := handle.NewFileStore(disk.Crash(faultfs.KeepSynced), "sessions")
+	store := file.New(disk.Crash(faultfs.KeepSynced), "sessions")
 	h, created, err := handle.OpenOrCreate(ctx, store, labels) // handle.ReadWrite: the one writer
 	if err != nil {
 		log.Fatal(err)

@@ -18,5 +18,5 @@
 //
 // The package knows the reserved event types and projections; it knows
 // nothing of files or stores: it reads a Source (a handle.Handle is one)
-// and keeps snapshots in a Cache (a handle.FileStore is one).
+// and keeps snapshots in a Cache (a file.Store is one).
 package replay

@@ -27,7 +27,7 @@ type Source interface {
 	Seq() int64
 }
 
-// Cache keeps derived data beside sessions. handle.FileStore is one.
+// Cache keeps derived data beside sessions. file.Store is one.
 // Replay trusts a stored state whose session, seq and log digest match a
 // checkpoint of the log, so GetDerived must return the data PutDerived
 // kept, or an error (a FileStore's derived files carry a sum: a damaged

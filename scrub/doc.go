@@ -12,7 +12,7 @@
 //	err = scrub.Check(ctx, oldLog, newLog) // nil: only redactions
 //
 // The rewrite is one atomic whole-file rewrite of the file store
-// (handle.FileStore.Rewrite: a temp file and a rename, under the
+// (file.Store.Rewrite: a temp file and a rename, under the
 // session's writer lock), sealed as the log was. A fork inherits its
 // parent's events, so the digests of its checkpoints change with its
 // parent's: a session that forks depend on is refused unless

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/scrub"
 )
 
@@ -18,7 +19,7 @@ import (
 func ExampleSession() {
 	ctx := context.Background()
 	fsys := afero.NewMemMapFs()
-	store := handle.NewFileStore(fsys, "/sessions", handle.WithoutRedaction())
+	store := file.New(fsys, "/sessions", handle.WithoutRedaction())
 	h, _ := store.Create(ctx)
 	h.Append(ctx, eventlog.Event{Type: "user/message", Data: []byte(`{"text":"order ACME-123456, token ghp_` + "aB3daB3daB3daB3daB3daB3daB3daB3daB3d" + `"}`)})
 	h.Close()
@@ -27,7 +28,7 @@ func ExampleSession() {
 	before, _ := afero.ReadFile(fsys, path)
 	old := afero.NewMemMapFs()
 	afero.WriteFile(old, path, before, 0o600)
-	oldLog, _ := handle.NewFileStore(old, "/sessions").Open(ctx, id, handle.ReadOnly)
+	oldLog, _ := file.New(old, "/sessions").Open(ctx, id, handle.ReadOnly)
 	re := regexp.MustCompile(`ACME-[0-9]{6}`)
 
 	res, err := scrub.Session(ctx, store, id, scrub.WithPattern("acme", re))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/projection"
 	"github.com/sessionlog/sessionlog/redact"
 	"github.com/sessionlog/sessionlog/replay"
@@ -106,7 +107,7 @@ func redactorOf(patterns []Pattern) (*redact.Redactor, error) {
 // that forks depend on is refused with a *handle.DependentsError unless
 // WithDescendants. Each rewrite is atomic; with descendants, a failure
 // leaves those rewritten before it rewritten.
-func Session(ctx context.Context, st *handle.FileStore, id string, opts ...Option) ([]Result, error) {
+func Session(ctx context.Context, st *file.Store, id string, opts ...Option) ([]Result, error) {
 	c := config{now: time.Now}
 	for _, o := range opts {
 		o(&c)

@@ -17,6 +17,7 @@ import (
 	"github.com/sessionlog/sessionlog/checkpoint"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/recorder"
 	"github.com/sessionlog/sessionlog/scrub"
 	"github.com/sessionlog/sessionlog/verify"
@@ -36,7 +37,7 @@ func clock() time.Time { return time.UnixMilli(1764450000000) }
 // a fork F of it with a checkpoint and a secret of its own.
 type world struct {
 	fsys  afero.Fs
-	st    *handle.FileStore
+	st    *file.Store
 	p, f  string
 	opts  []handle.Option
 	files map[string][]byte // the files before
@@ -46,7 +47,7 @@ func newWorld(t *testing.T, opts ...handle.Option) *world {
 	t.Helper()
 	ctx := t.Context()
 	w := &world{fsys: afero.NewMemMapFs(), opts: append([]handle.Option{handle.WithoutRedaction()}, opts...)}
-	w.st = handle.NewFileStore(w.fsys, "/s", w.opts...)
+	w.st = file.New(w.fsys, "/s", w.opts...)
 	h, err := w.st.Create(ctx)
 	require.NoError(t, err)
 	w.p = h.ID()
@@ -105,7 +106,7 @@ func (w *world) old(t *testing.T, id string) handle.Handle {
 	for p, b := range w.files {
 		require.NoError(t, afero.WriteFile(fsys, p, b, 0o600))
 	}
-	h, err := handle.NewFileStore(fsys, "/s", w.opts...).Open(t.Context(), id, handle.ReadOnly)
+	h, err := file.New(fsys, "/s", w.opts...).Open(t.Context(), id, handle.ReadOnly)
 	require.NoError(t, err)
 	t.Cleanup(func() { h.Close() })
 	return h

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/handle/jetstream"
 )
 
@@ -99,7 +100,7 @@ func Open(ctx context.Context, where string, opts ...Option) (st handle.Store, c
 		if c.unredacted {
 			opts = append(opts, handle.WithoutRedaction())
 		}
-		return handle.NewFileStore(fsys, where, opts...), func() {}, nil
+		return file.New(fsys, where, opts...), func() {}, nil
 	}
 	jopts := []jetstream.Option{jetstream.WithClientName(c.name)}
 	if c.unredacted {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/handle/jetstream"
 	"github.com/sessionlog/sessionlog/internal/natstest"
 	"github.com/sessionlog/sessionlog/storeurl"
@@ -24,7 +25,7 @@ func TestOpenFolder(t *testing.T) {
 	st, closeFn, err := storeurl.Open(t.Context(), "/data/sessions", storeurl.WithFs(fs))
 	require.NoError(t, err)
 	defer closeFn()
-	require.IsType(t, &handle.FileStore{}, st)
+	require.IsType(t, &file.Store{}, st)
 	h, err := st.Create(t.Context())
 	require.NoError(t, err)
 	require.NoError(t, h.Close())

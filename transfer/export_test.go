@@ -11,6 +11,7 @@ import (
 	"github.com/sessionlog/sessionlog/checkpoint"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/transfer"
 )
 
@@ -19,7 +20,7 @@ import (
 // and every checkpoint in it verifies.
 func TestExport(t *testing.T) {
 	fsys := afero.NewMemMapFs()
-	st := handle.NewFileStore(fsys, "/src")
+	st := file.New(fsys, "/src")
 	ids := tree(t, st)
 	h, err := st.Open(t.Context(), ids[1], handle.ReadOnly) // the zstd fork at 20 of the parent
 	require.NoError(t, err)
@@ -32,7 +33,7 @@ func TestExport(t *testing.T) {
 		require.Equal(t, to+1, n)
 
 		require.NoError(t, afero.WriteFile(fsys, "/out/export.jsonl", out.Bytes(), 0o600))
-		r, err := handle.NewFileStore(fsys, "/out").OpenPath(t.Context(), "/out/export.jsonl")
+		r, err := file.New(fsys, "/out").OpenPath(t.Context(), "/out/export.jsonl")
 		require.NoError(t, err)
 		require.Nil(t, r.Header().Parent)
 		require.Equal(t, h.Header().Labels, r.Header().Labels)

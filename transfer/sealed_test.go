@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/seal"
 	"github.com/sessionlog/sessionlog/transfer"
 )
@@ -21,12 +22,12 @@ func TestCopySealed(t *testing.T) {
 	id, err := age.GenerateX25519Identity()
 	require.NoError(t, err)
 	fsys := afero.NewMemMapFs()
-	src := handle.NewFileStore(fsys, "/src", handle.WithRecipients(id.Recipient()), handle.WithIdentities(id))
+	src := file.New(fsys, "/src", handle.WithRecipients(id.Recipient()), handle.WithIdentities(id))
 	root := session(t, src, 6)
 	f, err := src.Fork(ctx, root, 3)
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
-	dst := handle.NewFileStore(fsys, "/dst", handle.WithIdentities(id))
+	dst := file.New(fsys, "/dst", handle.WithIdentities(id))
 	for _, err := range transfer.Copy(ctx, src, dst) {
 		require.NoError(t, err)
 	}
@@ -46,6 +47,6 @@ func TestCopySealed(t *testing.T) {
 		n++
 	}
 	require.Equal(t, 2, n)
-	_, err = handle.NewFileStore(fsys, "/dst").Open(ctx, root, handle.ReadOnly)
+	_, err = file.New(fsys, "/dst").Open(ctx, root, handle.ReadOnly)
 	require.ErrorIs(t, err, seal.ErrNoKey, "the copy needs the identity")
 }

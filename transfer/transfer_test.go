@@ -17,6 +17,7 @@ import (
 	"github.com/sessionlog/sessionlog/checkpoint"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/handle/jetstream"
 	"github.com/sessionlog/sessionlog/internal/faultfs"
 	"github.com/sessionlog/sessionlog/internal/natstest"
@@ -92,9 +93,9 @@ func collect(t *testing.T, seq func(func(transfer.Result, error) bool)) ([]trans
 // every event and so every digest; parents come before their forks and
 // children; each result says the session's own events and its digest.
 func TestCopyFolders(t *testing.T) {
-	src := handle.NewFileStore(afero.NewMemMapFs(), "/src")
+	src := file.New(afero.NewMemMapFs(), "/src")
 	ids := tree(t, src)
-	dst := handle.NewFileStore(afero.NewMemMapFs(), "/dst")
+	dst := file.New(afero.NewMemMapFs(), "/dst")
 	res, err := collect(t, transfer.Copy(t.Context(), src, dst))
 	require.NoError(t, err)
 	require.Len(t, res, 3)
@@ -126,9 +127,9 @@ func TestCopyFolders(t *testing.T) {
 // WithEncoding changes every copy's encoding and nothing of its log; IDs
 // copies those sessions only, and refuses one the source lacks.
 func TestCopyOptions(t *testing.T) {
-	src := handle.NewFileStore(afero.NewMemMapFs(), "/src")
+	src := file.New(afero.NewMemMapFs(), "/src")
 	ids := tree(t, src)
-	dst := handle.NewFileStore(afero.NewMemMapFs(), "/dst")
+	dst := file.New(afero.NewMemMapFs(), "/dst")
 	res, err := collect(t, transfer.Copy(t.Context(), src, dst, transfer.IDs(ids[0]), transfer.WithEncoding(handle.EncodingZstd)))
 	require.NoError(t, err)
 	require.Len(t, res, 1)
@@ -148,9 +149,9 @@ func TestCopyOptions(t *testing.T) {
 // on, so a copy stopped part way (a fork whose parent was not copied yet,
 // a kill) completes when it is run again, and a third run writes nothing.
 func TestCopyGoesOnPastTheSameSession(t *testing.T) {
-	src := handle.NewFileStore(afero.NewMemMapFs(), "/src")
+	src := file.New(afero.NewMemMapFs(), "/src")
 	ids := tree(t, src)
-	dst := handle.NewFileStore(afero.NewMemMapFs(), "/dst")
+	dst := file.New(afero.NewMemMapFs(), "/dst")
 	_, err := collect(t, transfer.Copy(t.Context(), src, dst, transfer.IDs(ids[1:2]...)))
 	require.ErrorIs(t, err, handle.ErrNotFound, "a fork needs its parent in the destination")
 	_, err = collect(t, transfer.Copy(t.Context(), src, dst, transfer.IDs(ids[0]), transfer.WithEncoding(handle.EncodingZstd)))
@@ -199,9 +200,9 @@ func TestCopyConflict(t *testing.T) {
 		}, "its lineage is none (no parent), the source's child of " + "%s at seq 22 (call c1)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			src := handle.NewFileStore(afero.NewMemMapFs(), "/src")
+			src := file.New(afero.NewMemMapFs(), "/src")
 			ids := tree(t, src)
-			dst := handle.NewFileStore(afero.NewMemMapFs(), "/dst")
+			dst := file.New(afero.NewMemMapFs(), "/dst")
 			_, err := collect(t, transfer.Copy(t.Context(), src, dst, transfer.IDs(ids[:2]...)))
 			require.NoError(t, err)
 			tc.plant(t, dst, ids)
@@ -257,12 +258,12 @@ func stats(t *testing.T, st handle.Store, ids []string) []handle.Info {
 // the rename that publishes it) leaves no session behind, and the same copy
 // succeeds once the fault is gone.
 func TestCopyFailureLeavesNothing(t *testing.T) {
-	src := handle.NewFileStore(afero.NewMemMapFs(), "/src")
+	src := file.New(afero.NewMemMapFs(), "/src")
 	id := session(t, src, 5000)
 	for _, op := range []faultfs.Op{faultfs.OpWrite, faultfs.OpSync, faultfs.OpRename} {
 		t.Run(op.String(), func(t *testing.T) {
 			ffs := faultfs.New(afero.NewMemMapFs())
-			dst := handle.NewFileStore(ffs, "/dst")
+			dst := file.New(ffs, "/dst")
 			ffs.SetHook(func(o faultfs.Op, name string) error {
 				if o == op && strings.HasPrefix(filepath.Base(name), id) {
 					return errors.New("injected: " + op.String() + " failed")
@@ -287,7 +288,7 @@ func TestCopyFailureLeavesNothing(t *testing.T) {
 func TestCopyJetStream(t *testing.T) {
 	js, err := jetstream.New(t.Context(), natstest.Connect(t, natstest.Run(t)), jetstream.WithPrefix("copy"))
 	require.NoError(t, err)
-	src := handle.NewFileStore(afero.NewMemMapFs(), "/src")
+	src := file.New(afero.NewMemMapFs(), "/src")
 	ids := tree(t, src)
 
 	_, err = collect(t, transfer.Copy(t.Context(), src, js))
@@ -299,7 +300,7 @@ func TestCopyJetStream(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []transfer.Status{transfer.Unchanged, transfer.Unchanged}, statuses(again), "a copy to JetStream run again writes nothing")
 
-	back := handle.NewFileStore(afero.NewMemMapFs(), "/back")
+	back := file.New(afero.NewMemMapFs(), "/back")
 	res, err = collect(t, transfer.Copy(t.Context(), js, back))
 	require.NoError(t, err)
 	got := make([]string, len(res))
@@ -347,9 +348,9 @@ func (f *flipFile) Write(p []byte) (int, error) {
 // copy with a *DigestError naming the session, and the copy it made is
 // removed: no session is left there that is not the source's.
 func TestCopyDigestDiffers(t *testing.T) {
-	src := handle.NewFileStore(afero.NewMemMapFs(), "/src")
+	src := file.New(afero.NewMemMapFs(), "/src")
 	id := session(t, src, 10)
-	dst := handle.NewFileStore(flipFs{afero.NewMemMapFs()}, "/dst")
+	dst := file.New(flipFs{afero.NewMemMapFs()}, "/dst")
 	_, err := transfer.Session(t.Context(), src, dst, id)
 	var de *transfer.DigestError
 	require.ErrorAs(t, err, &de)

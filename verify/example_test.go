@@ -8,7 +8,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/checkpoint"
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/verify"
 )
 
@@ -17,7 +17,7 @@ import (
 func ExampleSession() {
 	ctx := context.Background()
 	fsys := afero.NewMemMapFs()
-	store := handle.NewFileStore(fsys, "/sessions")
+	store := file.New(fsys, "/sessions")
 	h, _ := store.Create(ctx)
 	h.Append(ctx, eventlog.Event{Type: "user/message", Data: []byte(`{"text":"hi"}`)})
 	checkpoint.Create(ctx, h)

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/provider"
 	"github.com/sessionlog/sessionlog/redact"
 	"github.com/sessionlog/sessionlog/verify"
@@ -22,7 +22,7 @@ import (
 func TestProtection(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	st := handle.NewFileStore(afero.NewOsFs(), dir)
+	st := file.New(afero.NewOsFs(), dir)
 	h, err := st.Create(ctx)
 	require.NoError(t, err)
 	_, err = h.Append(ctx, eventlog.Event{Type: "tool/result", Time: 1, Data: json.RawMessage(`{"id":"c","output":"AKIAIOSFODNN7EXAMPLE"}`)})

@@ -6,6 +6,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/redact"
 	"github.com/sessionlog/sessionlog/replay"
 	"github.com/sessionlog/sessionlog/seal"
@@ -101,13 +102,13 @@ func Classify(err error) *Failure {
 	case errors.As(err, &ve):
 		zero := int64(0)
 		f.Kind, f.Offset = KindVersion, &zero
-	case errors.Is(err, handle.ErrDuplicate):
+	case errors.Is(err, file.ErrDuplicate):
 		f.Kind = KindCorrupt
 	case errors.Is(err, seal.ErrNoKey):
 		f.Kind = KindKey
 	}
 	// Anything else — I/O errors, a file refused as not regular
-	// (handle.ErrNotRegular) — is io.
+	// (file.ErrNotRegular) — is io.
 	return f
 }
 

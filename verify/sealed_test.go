@@ -10,6 +10,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/checkpoint"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/verify"
 )
 
@@ -22,7 +23,7 @@ func TestSealedWithoutIdentity(t *testing.T) {
 	fsys := afero.NewMemMapFs()
 	id, err := age.GenerateX25519Identity()
 	require.NoError(t, err)
-	st := handle.NewFileStore(fsys, dir, handle.WithRecipients(id.Recipient()), handle.WithIdentities(id))
+	st := file.New(fsys, dir, handle.WithRecipients(id.Recipient()), handle.WithIdentities(id))
 	h, err := st.Create(ctx)
 	require.NoError(t, err)
 	_, err = h.Append(ctx, ev("user/message", `{"text":"a"}`), ev("assistant/message", `{"text":"b"}`))
@@ -36,7 +37,7 @@ func TestSealedWithoutIdentity(t *testing.T) {
 	require.EqualValues(t, 3, rep.Events)
 	require.EqualValues(t, 1, rep.Checkpoints)
 
-	none := handle.NewFileStore(fsys, dir)
+	none := file.New(fsys, dir)
 	var store []verify.Report
 	for r, err := range verify.Store(ctx, none) {
 		require.NoError(t, err)
@@ -61,7 +62,7 @@ func TestSealedWithoutIdentity(t *testing.T) {
 	lines := strings.SplitAfter(string(b), "\n")
 	lines[3] = "not a record\n"
 	write(t, fsys, h.Path(), lines...)
-	for _, s := range []*handle.FileStore{none, st} {
+	for _, s := range []*file.Store{none, st} {
 		r := verify.Session(ctx, s, h.ID())
 		require.Equal(t, verify.KindCorrupt, r.Error.Kind, "%+v", r.Error)
 	}

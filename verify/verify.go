@@ -13,6 +13,7 @@ import (
 	"github.com/sessionlog/sessionlog/checkpoint"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/projection"
 	"github.com/sessionlog/sessionlog/redact"
 	"github.com/sessionlog/sessionlog/seal"
@@ -105,10 +106,10 @@ func Session(ctx context.Context, st handle.Store, id string, opts ...Option) Re
 }
 
 // pathChecker is a store whose sessions are files it can check by path
-// (handle.FileStore).
+// (file.Store).
 type pathChecker interface {
 	Path(id string) (string, error)
-	CheckPath(ctx context.Context, path string, fn func(eventlog.Event) error) handle.CheckResult
+	CheckPath(ctx context.Context, path string, fn func(eventlog.Event) error) file.CheckResult
 }
 
 // count sets Events to the logical log up to seq next (exclusive) and
@@ -176,7 +177,7 @@ func Files(fsys afero.Fs, dir string) ([]string, error) {
 	}
 	var paths []string
 	for _, e := range entries {
-		if _, _, ok := handle.ParseFileName(e.Name()); ok {
+		if _, _, ok := file.ParseFileName(e.Name()); ok {
 			paths = append(paths, filepath.Join(dir, e.Name()))
 		}
 	}
@@ -191,8 +192,8 @@ func Files(fsys afero.Fs, dir string) ([]string, error) {
 func File(ctx context.Context, fsys afero.Fs, path string, opts ...Option) Report {
 	c := newConfig(opts)
 	rep := Report{Path: path}
-	st := handle.NewFileStore(fsys, filepath.Dir(path), c.store...)
-	if id, _, ok := handle.ParseFileName(filepath.Base(path)); ok {
+	st := file.New(fsys, filepath.Dir(path), c.store...)
+	if id, _, ok := file.ParseFileName(filepath.Base(path)); ok {
 		rep.ID = &id
 		// A session the store refuses (docs/format.md §2) is not a clean
 		// log, whatever its rows — and is never opened.

@@ -3,10 +3,11 @@ package verify_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/sessionlog/sessionlog/redact"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sessionlog/sessionlog/redact"
 
 	"github.com/spf13/afero"
 	"github.com/stretchr/testify/require"
@@ -14,6 +15,7 @@ import (
 	"github.com/sessionlog/sessionlog/checkpoint"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/handle/jetstream"
 	"github.com/sessionlog/sessionlog/internal/natstest"
 	"github.com/sessionlog/sessionlog/verify"
@@ -28,10 +30,10 @@ func ev(typ, data string) eventlog.Event {
 // threeEvents makes a store on a memory file system holding a session of
 // seqs 0..2 and returns the store, its ID, path and lines (header first,
 // each with its '\n').
-func threeEvents(t *testing.T) (fsys afero.Fs, st *handle.FileStore, id, path string, lines []string) {
+func threeEvents(t *testing.T) (fsys afero.Fs, st *file.Store, id, path string, lines []string) {
 	t.Helper()
 	fsys = afero.NewMemMapFs()
-	st = handle.NewFileStore(fsys, dir)
+	st = file.New(fsys, dir)
 	h, err := st.Create(t.Context())
 	require.NoError(t, err)
 	_, err = h.Append(t.Context(), ev("user/message", `{"text":"a"}`), ev("assistant/message", `{"text":"b"}`), ev("user/message", `{"text":"a"}`))
@@ -250,7 +252,7 @@ func TestDamage(t *testing.T) {
 // counted as unchecked, not failed.
 func TestDigests(t *testing.T) {
 	fsys := afero.NewMemMapFs()
-	st := handle.NewFileStore(fsys, dir)
+	st := file.New(fsys, dir)
 	h, err := st.Create(t.Context())
 	require.NoError(t, err)
 	_, err = h.Append(t.Context(), ev("user/message", `{"text":"hi"}`))
@@ -331,7 +333,7 @@ func TestRefused(t *testing.T) {
 		require.False(t, rep.OK, name)
 		require.Equal(t, verify.KindCorrupt, rep.Error.Kind, name)
 		require.Contains(t, rep.Error.Message, "stored twice", name)
-		require.ErrorIs(t, rep.Error.Err, handle.ErrDuplicate, name)
+		require.ErrorIs(t, rep.Error.Err, file.ErrDuplicate, name)
 	}
 
 	const folder = "01JDX3N0Q3Z8Y6W2D1V5K7M9PB"
@@ -342,7 +344,7 @@ func TestRefused(t *testing.T) {
 	} {
 		require.False(t, rep.OK, name)
 		require.Equal(t, verify.KindIO, rep.Error.Kind, name)
-		require.ErrorIs(t, rep.Error.Err, handle.ErrNotRegular, name)
+		require.ErrorIs(t, rep.Error.Err, file.ErrNotRegular, name)
 		require.Equal(t, folder, *rep.ID, name)
 	}
 }

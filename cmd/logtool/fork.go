@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 )
 
 // forkOptions are the flags of `logtool fork`.
@@ -73,7 +74,7 @@ func (a *app) runFork(ctx context.Context, arg string, o forkOptions) (err error
 	}
 	enc := o.encoding
 	if enc == "" {
-		enc = handle.EncodingOfPath(s.path)
+		enc = file.EncodingOfPath(s.path)
 	}
 	opts := []handle.CreateOption{handle.WithSessionEncoding(enc)}
 	if labels != nil {

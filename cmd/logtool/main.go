@@ -17,6 +17,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/replay"
 	"github.com/sessionlog/sessionlog/seal"
 	"github.com/sessionlog/sessionlog/transfer"
@@ -329,7 +330,7 @@ func exitCode(err error) int {
 		errors.Is(err, eventlog.ErrCorrupt),
 		errors.Is(err, eventlog.ErrVersion),
 		errors.Is(err, handle.ErrConflict),
-		errors.Is(err, handle.ErrDuplicate),
+		errors.Is(err, file.ErrDuplicate),
 		errors.Is(err, replay.ErrDigest),
 		errors.Is(err, handle.ErrLocked),
 		errors.Is(err, handle.ErrHasDependents),

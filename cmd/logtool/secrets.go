@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/scrub"
 	"github.com/sessionlog/sessionlog/seal"
 )
@@ -67,8 +68,8 @@ func (a *app) storeOptions() []handle.Option {
 }
 
 // fileStore returns the file store of folder dir.
-func (a *app) fileStore(dir string) *handle.FileStore {
-	return handle.NewFileStore(a.fs, dir, a.storeOptions()...)
+func (a *app) fileStore(dir string) *file.Store {
+	return file.New(a.fs, dir, a.storeOptions()...)
 }
 
 // recipients parses --recipient values (or $SESSIONLOG_RECIPIENTS when
@@ -182,9 +183,9 @@ func (a *app) runShred(ctx context.Context, arg string, withChildren, asJSON boo
 	if err != nil {
 		return err
 	}
-	var opts []handle.ShredOption
+	var opts []file.ShredOption
 	if withChildren {
-		opts = append(opts, handle.ShredDescendants())
+		opts = append(opts, file.ShredDescendants())
 	}
 	rep, err := st.Shred(ctx, id, opts...)
 	if err != nil {
@@ -250,7 +251,7 @@ func (a *app) runRedact(ctx context.Context, arg string, patterns []string, with
 // storeSession resolves SESSION to a session of a file store, for the
 // commands that rewrite files. A session no identity opens is one too:
 // shred needs no key of it (its framing says where the key records are).
-func (a *app) storeSession(ctx context.Context, arg, cmd string) (*handle.FileStore, string, error) {
+func (a *app) storeSession(ctx context.Context, arg, cmd string) (*file.Store, string, error) {
 	s, err := a.resolve(arg)
 	if err != nil && !(errors.Is(err, seal.ErrNoKey) && s.id != "") {
 		return nil, "", err
@@ -258,7 +259,7 @@ func (a *app) storeSession(ctx context.Context, arg, cmd string) (*handle.FileSt
 	if s.id == "" {
 		return nil, "", usageErrorf("%s works on a session of a store, not on a freely named file (%s)", cmd, s.path)
 	}
-	if fst, ok := handle.FileStoreOf(s.st); ok {
+	if fst, ok := file.Of(s.st); ok {
 		return fst, s.id, nil
 	}
 	fst, err := a.folder(ctx, cmd)
@@ -271,12 +272,12 @@ func (a *app) storeSession(ctx context.Context, arg, cmd string) (*handle.FileSt
 // sealedSession returns the file store and ID of the sealed session arg
 // names, and false for any other (clear, a freely named file, another
 // store's).
-func (a *app) sealedSession(ctx context.Context, arg string) (*handle.FileStore, string, bool) {
+func (a *app) sealedSession(ctx context.Context, arg string) (*file.Store, string, bool) {
 	s, err := a.resolve(arg)
 	if err != nil || s.id == "" {
 		return nil, "", false
 	}
-	fst, ok := handle.FileStoreOf(s.st)
+	fst, ok := file.Of(s.st)
 	if !ok {
 		return nil, "", false
 	}

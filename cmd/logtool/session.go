@@ -10,6 +10,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/inspect"
 	"github.com/sessionlog/sessionlog/internal/chatview"
 )
@@ -32,7 +33,7 @@ type session struct {
 	// file is the file store of path's folder when the argument was a
 	// path (logtool made it; a freely named file is read through it), nil
 	// for a session named in the store.
-	file *handle.FileStore
+	file *file.Store
 }
 
 // resolve turns a SESSION argument into a session (docs/cli.md): a path to a
@@ -59,7 +60,7 @@ func (a *app) resolve(arg string) (session, error) {
 	}
 	path := info.Path
 	if path == "" { // a damaged session: where its file is, if it is one
-		if files, ok := handle.FileStoreOf(st); ok {
+		if files, ok := file.Of(st); ok {
 			path, _ = files.Path(info.ID)
 		}
 	}
@@ -178,9 +179,9 @@ func (a *app) stat(ctx context.Context, s session) (handle.Info, error) {
 
 // fileSession resolves arg for a file operation (convert, repair): a
 // session whose log is a file in a store's folder, and that file store
-// (handle.FileStoreOf, the one capability check). On a store whose
+// (file.Of, the one capability check). On a store whose
 // sessions are not files it refuses before looking the session up.
-func (a *app) fileSession(ctx context.Context, arg, cmd string) (session, *handle.FileStore, error) {
+func (a *app) fileSession(ctx context.Context, arg, cmd string) (session, *file.Store, error) {
 	if !a.isPath(arg) {
 		if _, err := a.folder(ctx, cmd); err != nil {
 			return session{}, nil, err
@@ -190,7 +191,7 @@ func (a *app) fileSession(ctx context.Context, arg, cmd string) (session, *handl
 	if err != nil {
 		return session{}, nil, err
 	}
-	files, ok := handle.FileStoreOf(s.st)
+	files, ok := file.Of(s.st)
 	if !ok || s.id == "" {
 		return session{}, nil, usageErrorf("%q: %s works on a session of a store, a file named <ID>.jsonl or <ID>.jsonl.zst", s.path, cmd)
 	}

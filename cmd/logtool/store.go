@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/storeurl"
 	"github.com/sessionlog/sessionlog/transfer"
 )
@@ -74,14 +75,14 @@ func (a *app) where() string {
 
 // folder returns the file store the file operations (convert, repair)
 // work on: the store of location when its sessions are files
-// (handle.FileStoreOf), else a usage error (docs/distributed.md: a stream
+// (file.Of), else a usage error (docs/distributed.md: a stream
 // holds neither zstd frames nor torn tails).
-func (a *app) folder(ctx context.Context, cmd string) (*handle.FileStore, error) {
+func (a *app) folder(ctx context.Context, cmd string) (*file.Store, error) {
 	st, err := a.sessions(ctx)
 	if err != nil {
 		return nil, err
 	}
-	fst, ok := handle.FileStoreOf(st)
+	fst, ok := file.Of(st)
 	if !ok {
 		return nil, usageErrorf("%s works on a folder store only, not on %s (docs/distributed.md)", cmd, a.location())
 	}

@@ -83,13 +83,7 @@ func (s *Store) createFrom(ctx context.Context, ns handle.NewSession, events ite
 		return handle.Info{}, err
 	}
 	headerSS := b.index[0].ss
-	// The running digest, kept from the first event on: h's Close saves
-	// it with its states at the checkpoints, as a writer's Close does.
-	var last *eventlog.Event
-	_, _, err = h.LogDigest(ctx)
-	if err == nil {
-		last, err = appendAll(ctx, h, hdr.FirstSeq(), events)
-	}
+	err = appendAll(ctx, h, events)
 	if err == nil {
 		err = h.Flush(ctx)
 	}
@@ -110,13 +104,9 @@ func (s *Store) createFrom(ctx context.Context, ns handle.NewSession, events ite
 	b.mu.Lock()
 	size := b.size
 	b.mu.Unlock()
-	info := handle.Info{ID: id, Path: s.path(id), Encoding: handle.EncodingRaw, Header: hdr,
-		LastSeq: h.DurableSeq(), Events: h.DurableSeq() + 1, SizeBytes: size}
-	if last != nil {
-		info.LastType, info.LastTime = last.Type, last.Time
-	}
-	// Told, not read back: once the mark is gone CreateFrom must not fail
-	// (and the lease's release cannot make it).
+	info := handle.Info{ID: id, Path: s.path(id), Encoding: handle.EncodingRaw, Header: hdr, SizeBytes: size}
+	// Once the mark is gone CreateFrom must not fail (and the lease's
+	// release cannot make it).
 	h.Close()
 	s.cfg.log.Debug("session created from events", "id", id, "subject", subj)
 	return info, nil
@@ -196,50 +186,37 @@ func (s *Store) startBuild(ctx context.Context, hdr eventlog.Header, l *lease) (
 		s.purge(context.WithoutCancel(ctx), natsjs.WithPurgeSubject(subj))
 		return nil, nil, fmt.Errorf("jetstream: create %s: %w", s.path(id), err)
 	}
-	b, h := s.created(hdr, l, len(line), ss, true)
-	return b, h, nil
+	b, hc := s.created(hdr, l, len(line), ss, true)
+	return b, handle.NewHandle(b, hc), nil
 }
 
-// appendAll appends events, which must carry the seqs they get from first
-// on, to the write handle h, flushing every createFromFlush bytes; it
-// returns the last event, or nil when there was none.
-func appendAll(ctx context.Context, h handle.Handle, first int64, events iter.Seq2[eventlog.Event, error]) (*eventlog.Event, error) {
+// appendAll appends events — checked by the store core, each at the seq
+// it gets — to the write handle h, flushing every createFromFlush bytes.
+func appendAll(ctx context.Context, h handle.Handle, events iter.Seq2[eventlog.Event, error]) error {
 	var batch []eventlog.Event
-	var last *eventlog.Event
 	size := 0
 	put := func() error {
 		if len(batch) == 0 {
 			return nil
 		}
-		_, err := h.AppendAt(ctx, batch[0].Seq, batch...)
-		if ee := (*handle.EventError)(nil); errors.As(err, &ee) {
-			ee.Index += int(batch[0].Seq - first) // of the events, not of the batch
+		if _, err := h.AppendAt(ctx, batch[0].Seq, batch...); err != nil {
+			return err
 		}
+		batch, size = batch[:0], 0
+		return h.Flush(ctx)
+	}
+	for e, err := range events {
 		if err != nil {
 			return err
 		}
-		e := batch[len(batch)-1]
-		last, batch, size = &e, batch[:0], 0
-		return h.Flush(ctx)
-	}
-	next := first
-	for e, err := range events {
-		if err != nil {
-			return nil, err
-		}
-		if e.Seq != next {
-			return nil, &handle.EventError{Path: h.Path(), Index: int(next - first), Seq: e.Seq,
-				Err: fmt.Errorf("%w: seq %d where %d was expected (the events carry the seqs they get, from the header's first)", handle.ErrInvalidEvent, e.Seq, next)}
-		}
-		next++
 		batch = append(batch, e)
 		if size += len(e.Data) + len(e.Type); size >= createFromFlush {
 			if err := put(); err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
-	return last, put()
+	return put()
 }
 
 // collectIncomplete removes (or, in a dry run, lists) the subjects a

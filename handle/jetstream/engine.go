@@ -2,6 +2,7 @@ package jetstream
 
 import (
 	"context"
+	"errors"
 	"iter"
 	"time"
 
@@ -33,7 +34,16 @@ func (e engine) Exists(ctx context.Context, id string) error {
 
 func (e engine) Stat(ctx context.Context, id string) (handle.Info, error) { return e.s.stat(ctx, id) }
 
-func (e engine) Open(ctx context.Context, id string, mode handle.Mode, op handle.OpenParams) (handle.Handle, error) {
+// Index is nil: the stream keeps no index of its sessions; the store
+// core answers from IDs, Stat and Headers.
+func (e engine) Index() handle.Index { return nil }
+
+// OpenTail: no cheaper Tail than a read-only handle.
+func (e engine) OpenTail(context.Context, string) (handle.Tail, error) {
+	return nil, errors.ErrUnsupported
+}
+
+func (e engine) Open(ctx context.Context, id string, mode handle.Mode, op handle.OpenParams) (handle.Backend, handle.HandleConfig, error) {
 	return e.s.openMode(ctx, id, mode, op)
 }
 
@@ -41,7 +51,7 @@ func (e engine) WriterHeld(ctx context.Context, id string) (bool, error) {
 	return e.s.writerHeld(ctx, id)
 }
 
-func (e engine) Create(ctx context.Context, ns handle.NewSession) (handle.Handle, error) {
+func (e engine) Create(ctx context.Context, ns handle.NewSession) (handle.Backend, handle.HandleConfig, error) {
 	return e.s.create(ctx, ns)
 }
 

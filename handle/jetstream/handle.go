@@ -49,23 +49,24 @@ func (s *Store) newBackend(id string, writer bool, l *lease) *jsBackend {
 
 // handle returns the handle on b's session, whose header is hdr and whose
 // stored events end before seq next.
-func (s *Store) handle(b *jsBackend, hdr eventlog.Header, next int64, rec handle.Recovery) handle.Handle {
+func (s *Store) handle(b *jsBackend, hdr eventlog.Header, next int64, rec handle.Recovery) (handle.Backend, handle.HandleConfig) {
 	red := s.cfg.redactor
 	if b.unredacted {
 		red = nil
 	}
-	return handle.NewHandle(b, handle.HandleConfig{Store: s, Header: hdr, Path: b.path, Writer: b.writer,
-		Next: next, Recovery: rec, Encoder: s.enc, Policy: s.cfg.policy, Redactor: red, Logger: s.cfg.log, Ticker: s.cfg.ticker})
+	return b, handle.HandleConfig{Store: s.Core, Header: hdr, Path: b.path, Writer: b.writer,
+		Next: next, Recovery: rec, Encoder: s.enc, Policy: s.cfg.policy, Redactor: red, Logger: s.cfg.log, Ticker: s.cfg.ticker}
 }
 
 // created returns a write handle on a session whose header row, n bytes,
 // was just published as stream seq ss, holding its lease l.
-func (s *Store) created(hdr eventlog.Header, l *lease, n int, ss uint64, unredacted bool) (*jsBackend, handle.Handle) {
+func (s *Store) created(hdr eventlog.Header, l *lease, n int, ss uint64, unredacted bool) (*jsBackend, handle.HandleConfig) {
 	b := s.newBackend(hdr.ID, true, l)
 	b.unredacted = unredacted
 	b.size, b.last = int64(n), ss
 	b.index = []msgRef{{ss: ss, off: 0, seq: hdr.FirstSeq(), n: n}}
-	return b, s.handle(b, hdr, hdr.FirstSeq(), handle.Recovery{})
+	_, hc := s.handle(b, hdr, hdr.FirstSeq(), handle.Recovery{})
+	return b, hc
 }
 
 func (b *jsBackend) Write(ctx context.Context, rows []byte, _, _ int64) (func(), error) {

@@ -46,7 +46,7 @@ const headerRoom = 1024
 // layout). Its handle.Store methods are handle's store core (NewStore) over
 // the stream (engine.go). It is safe for concurrent use.
 type Store struct {
-	handle.Store
+	*handle.Core
 
 	js     natsjs.JetStream
 	api    string // the JetStream API's subject prefix ($JS.API.)
@@ -99,7 +99,7 @@ func New(ctx context.Context, js natsjs.JetStream, opts ...Option) (_ *Store, er
 	}
 	s := &Store{js: js, api: apiPrefix(js.Options()), name: cfg.prefix, subj: cfg.prefix + ".s.", cfg: cfg,
 		enc: eventlog.NewEncoder(cfg.packTypes)}
-	s.Store = handle.NewStore(engine{s}, handle.WithClock(cfg.now))
+	s.Core = handle.NewStore(engine{s}, handle.WithClock(cfg.now))
 	s.pubOnce = s.publishOnce
 	s.watch = watchConn(js.Conn())
 	defer func() {
@@ -270,60 +270,60 @@ func (s *Store) path(id string) string { return "nats:" + s.Subject(id) }
 // create makes a new session, durable (acknowledged) when it returns, and
 // a write handle on it. The header is published expecting an empty
 // subject, so that of two Creates of one ID exactly one succeeds.
-func (s *Store) create(ctx context.Context, ns handle.NewSession) (handle.Handle, error) {
+func (s *Store) create(ctx context.Context, ns handle.NewSession) (handle.Backend, handle.HandleConfig, error) {
 	hdr, err := s.newHeader(ns)
 	if err != nil {
-		return nil, err
+		return nil, handle.HandleConfig{}, err
 	}
 	id := hdr.ID
 	if _, err := s.lastMsg(ctx, s.Subject(id)); err == nil {
-		return nil, fmt.Errorf("%w: %s in stream %s", handle.ErrExists, id, s.name)
+		return nil, handle.HandleConfig{}, fmt.Errorf("%w: %s in stream %s", handle.ErrExists, id, s.name)
 	} else if !errors.Is(err, natsjs.ErrMsgNotFound) {
-		return nil, fmt.Errorf("jetstream: create %s: %w", id, err)
+		return nil, handle.HandleConfig{}, fmt.Errorf("jetstream: create %s: %w", id, err)
 	}
 	line, err := eventlog.EncodeHeader(hdr)
 	if err != nil {
-		return nil, fmt.Errorf("jetstream: create %s: %w", id, err)
+		return nil, handle.HandleConfig{}, fmt.Errorf("jetstream: create %s: %w", id, err)
 	}
 	line = append(line, '\n')
 	l, err := s.acquire(ctx, id)
 	if err != nil {
-		return nil, err
+		return nil, handle.HandleConfig{}, err
 	}
 	msg := &nats.Msg{Subject: s.Subject(id), Data: line, Header: nats.Header{}}
 	ss, err := s.publish(ctx, []*nats.Msg{msg}, 0)
 	if err != nil {
 		l.release()
 		if errors.Is(err, errConflict) {
-			return nil, fmt.Errorf("%w: %s in stream %s", handle.ErrExists, id, s.name)
+			return nil, handle.HandleConfig{}, fmt.Errorf("%w: %s in stream %s", handle.ErrExists, id, s.name)
 		}
-		return nil, fmt.Errorf("jetstream: create %s: %w", id, err)
+		return nil, handle.HandleConfig{}, fmt.Errorf("jetstream: create %s: %w", id, err)
 	}
 	s.cfg.log.Debug("session created", "id", id, "subject", msg.Subject)
-	_, h := s.created(hdr, l, len(line), ss, ns.Unredacted)
-	return h, nil
+	b, hc := s.created(hdr, l, len(line), ss, ns.Unredacted)
+	return b, hc, nil
 }
 
 // openMode opens session id; see handle.Store. A write handle takes the
 // session's lease (handle.ErrLocked while another writer holds it); both
 // kinds read the whole log once, checking every row.
-func (s *Store) openMode(ctx context.Context, id string, mode handle.Mode, op handle.OpenParams) (handle.Handle, error) {
+func (s *Store) openMode(ctx context.Context, id string, mode handle.Mode, op handle.OpenParams) (handle.Backend, handle.HandleConfig, error) {
 	if _, err := s.head(ctx, id); err != nil {
-		return nil, err
+		return nil, handle.HandleConfig{}, err
 	}
 	var l *lease
 	if mode == handle.ReadWrite {
 		var err error
 		if l, err = s.acquire(ctx, id); err != nil {
-			return nil, err
+			return nil, handle.HandleConfig{}, err
 		}
 	}
-	_, h, err := s.open(ctx, id, mode == handle.ReadWrite, l, op.Unredacted)
+	b, hc, err := s.open(ctx, id, mode == handle.ReadWrite, l, op.Unredacted)
 	if err != nil {
 		l.release()
-		return nil, err
+		return nil, handle.HandleConfig{}, err
 	}
-	return h, nil
+	return b, hc, nil
 }
 
 func (s *Store) notFound(id string, err error) error {
@@ -352,12 +352,12 @@ func (s *Store) head(ctx context.Context, id string) (*natsjs.RawStreamMsg, erro
 // rollup (Detach) or a CreateFrom's last purge still holds older messages
 // before it.
 //
-// It returns a handle on the session and its backend.
-func (s *Store) open(ctx context.Context, id string, writer bool, l *lease, unredacted bool) (*jsBackend, handle.Handle, error) {
+// It returns the session's backend and what makes its handle.
+func (s *Store) open(ctx context.Context, id string, writer bool, l *lease, unredacted bool) (*jsBackend, handle.HandleConfig, error) {
 	path := s.path(id)
 	first, err := s.head(ctx, id)
 	if err != nil {
-		return nil, nil, err
+		return nil, handle.HandleConfig{}, err
 	}
 	src := s.newMsgReader(ctx, s.Subject(id), first.Sequence, 0)
 	defer src.close()
@@ -376,14 +376,14 @@ func (s *Store) open(ctx context.Context, id string, writer bool, l *lease, unre
 	// the bytes (a missing header, a torn tail) is not about the log.
 	switch {
 	case len(src.refs) == 0 || errors.Is(src.err, errIncomplete):
-		return nil, nil, s.notFound(id, natsjs.ErrMsgNotFound) // deleted meanwhile
+		return nil, handle.HandleConfig{}, s.notFound(id, natsjs.ErrMsgNotFound) // deleted meanwhile
 	case src.err != nil:
-		return nil, nil, fmt.Errorf("jetstream: open %s: %w", path, src.err)
+		return nil, handle.HandleConfig{}, fmt.Errorf("jetstream: open %s: %w", path, src.err)
 	case err == nil:
 		err = r.Err()
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, handle.HandleConfig{}, err
 	}
 	b := s.newBackend(id, writer, l)
 	b.unredacted = unredacted
@@ -393,7 +393,8 @@ func (s *Store) open(ctx context.Context, id string, writer bool, l *lease, unre
 		rec.Torn, b.torn, b.cutTorn, b.size = t, t, writer, t.Offset
 		s.cfg.log.Info("torn tail found", "path", path, "offset", t.Offset, "bytes", t.Bytes)
 	}
-	return b, s.handle(b, hdr, r.NextSeq(), rec), nil
+	_, hc := s.handle(b, hdr, r.NextSeq(), rec)
+	return b, hc, nil
 }
 
 // stat describes session id from its first and last messages; its cost

@@ -19,6 +19,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/checkpoint"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	loop "github.com/sessionlog/sessionlog/internal/agentloop"
 	"github.com/sessionlog/sessionlog/projection"
 	"github.com/sessionlog/sessionlog/replay"
@@ -33,7 +34,7 @@ func init() {
 	}
 	dir, id, _ := strings.Cut(spec, ",")
 	ctx := context.Background()
-	store := handle.NewFileStore(afero.NewOsFs(), dir)
+	store := file.New(afero.NewOsFs(), dir)
 	h, err := store.Open(ctx, id, handle.ReadWrite)
 	if err == nil {
 		err = loop.Run(ctx, h, loop.DefaultScript(), loop.Options{Workdir: filepath.Join(dir, "work"),
@@ -67,7 +68,7 @@ func TestKillAndResume(t *testing.T) {
 	for round := range rounds() {
 		dir := t.TempDir()
 		require.NoError(t, loop.Prepare(filepath.Join(dir, "work")))
-		store := handle.NewFileStore(afero.NewOsFs(), dir)
+		store := file.New(afero.NewOsFs(), dir)
 		h, err := store.Create(ctx)
 		require.NoError(t, err)
 		id := h.ID()
@@ -98,7 +99,7 @@ func TestRunClosesATurnItCannotCarryOn(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	require.NoError(t, loop.Prepare(filepath.Join(dir, "work")))
-	store := handle.NewFileStore(afero.NewOsFs(), dir)
+	store := file.New(afero.NewOsFs(), dir)
 	h, err := store.Create(ctx)
 	require.NoError(t, err)
 	id := h.ID()

@@ -20,6 +20,7 @@ import (
 	"github.com/sessionlog/sessionlog/checkpoint"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/internal/sweep"
 	"github.com/sessionlog/sessionlog/internal/zstdframe"
 	"github.com/sessionlog/sessionlog/seal"
@@ -112,12 +113,12 @@ func writeSample(t *testing.T, enc string, cps, sealed bool) sample {
 
 // sampleStore is a store of the samples' folder on fsys, which reads the
 // sealed ones.
-func sampleStore(fsys afero.Fs) *handle.FileStore {
-	return handle.NewFileStore(fsys, storeDir, handle.WithIdentities(sealIdentity))
+func sampleStore(fsys afero.Fs) *file.Store {
+	return file.New(fsys, storeDir, handle.WithIdentities(sealIdentity))
 }
 
 // readAll returns the events of the log at path, which must read clean.
-func readAll(t *testing.T, st *handle.FileStore, path string) []eventlog.Event {
+func readAll(t *testing.T, st *file.Store, path string) []eventlog.Event {
 	t.Helper()
 	h, err := st.OpenPath(t.Context(), path)
 	require.NoError(t, err)

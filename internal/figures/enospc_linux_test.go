@@ -15,6 +15,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/internal/sweep"
 )
 
@@ -59,7 +60,7 @@ func TestENOSPCOnTmpfs(t *testing.T) {
 			for round := range rounds {
 				dir := mountTmpfs(t, small)
 				ctx := t.Context()
-				st := handle.NewFileStore(afero.NewOsFs(), dir)
+				st := file.New(afero.NewOsFs(), dir)
 				h, err := st.Create(ctx, handle.WithSessionEncoding(enc))
 				require.NoError(t, err)
 				id := h.ID()
@@ -83,7 +84,7 @@ func TestENOSPCOnTmpfs(t *testing.T) {
 				h.Close()
 
 				resize(t, dir, big)
-				st = handle.NewFileStore(afero.NewOsFs(), dir)
+				st = file.New(afero.NewOsFs(), dir)
 				r, err := st.Open(ctx, id, handle.ReadWrite)
 				if err != nil {
 					unopenable++

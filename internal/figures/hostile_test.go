@@ -24,6 +24,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/internal/sweep"
 	"github.com/sessionlog/sessionlog/internal/zstdframe"
 )
@@ -105,7 +106,7 @@ func dirDigest(t *testing.T, dir string) string {
 // a few events, and returns their IDs.
 func hostileStore(t *testing.T, dir string) (raw, zst string) {
 	t.Helper()
-	st := handle.NewFileStore(afero.NewOsFs(), dir)
+	st := file.New(afero.NewOsFs(), dir)
 	for _, enc := range []string{handle.EncodingRaw, handle.EncodingZstd} {
 		h, err := st.Create(t.Context(), handle.WithSessionEncoding(enc))
 		require.NoError(t, err)
@@ -129,7 +130,7 @@ func hostileStore(t *testing.T, dir string) (raw, zst string) {
 // and returns the ID.
 func hostileFile(t *testing.T, dir string, hdr func(id string) string, rows ...string) string {
 	t.Helper()
-	h, err := handle.NewFileStore(afero.NewMemMapFs(), "/x").Create(t.Context())
+	h, err := file.New(afero.NewMemMapFs(), "/x").Create(t.Context())
 	require.NoError(t, err)
 	id := h.ID()
 	require.NoError(t, h.Close())
@@ -151,7 +152,7 @@ func header(v int) func(id string) string {
 // leaves such a frame), and returns its ID.
 func zstdBomb(t *testing.T, dir string, size int64, last bool) string {
 	t.Helper()
-	st := handle.NewFileStore(afero.NewOsFs(), dir)
+	st := file.New(afero.NewOsFs(), dir)
 	h, err := st.Create(t.Context(), handle.WithSessionEncoding(handle.EncodingZstd))
 	require.NoError(t, err)
 	for i := range 5 {
@@ -214,7 +215,7 @@ func TestHostileInputs(t *testing.T) {
 	huge := `{"type":"user/message","data":{"text":"` + strings.Repeat("a", eventlog.MaxRowSize+8192) + `"}}` + "\n"
 	// A tail without a newline longer than any row: no crash leaves it
 	// (docs/format.md §9), so it is corruption, never a torn tail to cut.
-	w, err := handle.NewFileStore(afero.NewOsFs(), dir).Create(t.Context())
+	w, err := file.New(afero.NewOsFs(), dir).Create(t.Context())
 	require.NoError(t, err)
 	_, err = w.Append(t.Context(), sampleEvent(0))
 	require.NoError(t, err)
@@ -226,7 +227,7 @@ func TestHostileInputs(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
 	// The same with no event before it: a header, then 20 MB.
-	w, err = handle.NewFileStore(afero.NewOsFs(), dir).Create(t.Context())
+	w, err = file.New(afero.NewOsFs(), dir).Create(t.Context())
 	require.NoError(t, err)
 	require.NoError(t, w.Close())
 	bareTail := w.ID()

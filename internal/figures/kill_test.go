@@ -19,6 +19,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/internal/sweep"
 )
 
@@ -59,7 +60,7 @@ type want struct {
 func killSource(t *testing.T, enc string, fork bool) (dir string, wants []want) {
 	t.Helper()
 	dir = t.TempDir()
-	st := handle.NewFileStore(afero.NewOsFs(), dir)
+	st := file.New(afero.NewOsFs(), dir)
 	fill := func(h handle.Handle, from, n int64) {
 		for seq := from; seq < from+n; seq += 1000 {
 			batch := make([]eventlog.Event, min(1000, from+n-seq))
@@ -125,7 +126,7 @@ type killStore struct {
 // folderStore is a new temp folder each round.
 var folderStore = killStore{name: "folder", files: true, next: func(t *testing.T) (string, handle.Store) {
 	dir := t.TempDir()
-	return dir, handle.NewFileStore(afero.NewOsFs(), dir)
+	return dir, file.New(afero.NewOsFs(), dir)
 }}
 
 // leftTemp lists what a killed operation left in dir besides sessions and

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 )
 
 // TestAppendStopsWhenItsFileMoves unlinks, renames or replaces the file of
@@ -43,7 +44,7 @@ func TestAppendStopsWhenItsFileMoves(t *testing.T) {
 		for _, m := range moves {
 			t.Run(enc+"/"+m.name, func(t *testing.T) {
 				dir := t.TempDir()
-				h, err := handle.NewFileStore(afero.NewOsFs(), dir).Create(t.Context(), handle.WithSessionEncoding(enc))
+				h, err := file.New(afero.NewOsFs(), dir).Create(t.Context(), handle.WithSessionEncoding(enc))
 				require.NoError(t, err)
 				id, path := h.ID(), h.Path()
 				require.NoError(t, h.Close())
@@ -83,7 +84,7 @@ func TestAppendStopsWhenItsFileMoves(t *testing.T) {
 				// What a later open of the session finds: the event acknowledged
 				// before the move when the file is back under the name, else no
 				// session; never the one after.
-				st := handle.NewFileStore(afero.NewOsFs(), dir)
+				st := file.New(afero.NewOsFs(), dir)
 				r, err := st.Open(t.Context(), id, handle.ReadOnly)
 				if m.name != "replaced" {
 					require.ErrorIs(t, err, handle.ErrNotFound)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/recorder"
 )
 
@@ -50,7 +51,7 @@ type fixture struct {
 	// packTypes, when not nil, replaces the default packed types.
 	packTypes []string
 	// create makes the session in the store (nil: a plain Create).
-	create func(ctx context.Context, st *handle.FileStore, opts ...handle.CreateOption) (handle.Handle, error)
+	create func(ctx context.Context, st *file.Store, opts ...handle.CreateOption) (handle.Handle, error)
 	// write appends its events.
 	write func(s *script) error
 }
@@ -92,7 +93,7 @@ var corpus = []fixture{
 	{
 		file: "child.jsonl", id: idChild, encoding: handle.EncodingRaw,
 		about: "a child session spawned by the parent's delegate call (parent mode child, with the call id): nothing inherited, rows from seq 0",
-		create: func(ctx context.Context, st *handle.FileStore, opts ...handle.CreateOption) (handle.Handle, error) {
+		create: func(ctx context.Context, st *file.Store, opts ...handle.CreateOption) (handle.Handle, error) {
 			opts = append(opts, handle.WithParent(eventlog.Parent{ID: idParent, Seq: parentDelegateSeq, Mode: eventlog.ModeChild, Call: "d1"}))
 			return st.Create(ctx, opts...)
 		},
@@ -101,7 +102,7 @@ var corpus = []fixture{
 	{
 		file: "fork.jsonl.zst", id: idFork, encoding: handle.EncodingZstd,
 		about: "zstd fork of the raw parent at the question it asks: inherits seqs 0..9 and answers otherwise",
-		create: func(ctx context.Context, st *handle.FileStore, opts ...handle.CreateOption) (handle.Handle, error) {
+		create: func(ctx context.Context, st *file.Store, opts ...handle.CreateOption) (handle.Handle, error) {
 			return st.Fork(ctx, idParent, parentForkSeq, opts...)
 		},
 		write: writeFork,
@@ -160,7 +161,7 @@ func generate(ctx context.Context, dir string) ([]written, error) {
 	}
 	// Read back through the library, as replaytest will: every fixture
 	// opens, forks find their parents.
-	st := handle.NewFileStore(afero.NewOsFs(), dir)
+	st := file.New(afero.NewOsFs(), dir)
 	for i := range out {
 		if out[i].events, err = countEvents(ctx, st, filepath.Join(dir, out[i].file)); err != nil {
 			return nil, fmt.Errorf("%s: reading it back: %w", out[i].file, err)
@@ -169,7 +170,7 @@ func generate(ctx context.Context, dir string) ([]written, error) {
 	return out, os.WriteFile(filepath.Join(dir, "README.md"), readme(out), 0o644)
 }
 
-func countEvents(ctx context.Context, st *handle.FileStore, path string) (int64, error) {
+func countEvents(ctx context.Context, st *file.Store, path string) (int64, error) {
 	h, err := st.OpenPath(ctx, path)
 	if err != nil {
 		return 0, err
@@ -192,10 +193,10 @@ func build(ctx context.Context, work string, i int, f fixture) (string, error) {
 	if f.packTypes != nil {
 		opts = append(opts, handle.WithPackTypes(f.packTypes...))
 	}
-	st := handle.NewFileStore(afero.NewOsFs(), work, opts...)
+	st := file.New(afero.NewOsFs(), work, opts...)
 	create := f.create
 	if create == nil {
-		create = func(ctx context.Context, st *handle.FileStore, opts ...handle.CreateOption) (handle.Handle, error) {
+		create = func(ctx context.Context, st *file.Store, opts ...handle.CreateOption) (handle.Handle, error) {
 			return st.Create(ctx, opts...)
 		}
 	}
@@ -535,7 +536,7 @@ func writeResumed(s *script) error {
 	if err != nil {
 		return err
 	}
-	st := handle.NewFileStore(afero.NewOsFs(), filepath.Dir(path))
+	st := file.New(afero.NewOsFs(), filepath.Dir(path))
 	if s.h, err = st.Open(s.ctx, idResumed, handle.ReadWrite); err != nil {
 		return err
 	}

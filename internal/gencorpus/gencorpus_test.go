@@ -14,6 +14,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 )
 
 // committed is the corpus in the repository.
@@ -99,7 +100,7 @@ func corpusFiles(t *testing.T, dir string) []string {
 // own events.
 func logicalLog(t *testing.T, path string) []string {
 	t.Helper()
-	h, err := handle.NewFileStore(afero.NewOsFs(), filepath.Dir(path)).OpenPath(t.Context(), path)
+	h, err := file.New(afero.NewOsFs(), filepath.Dir(path)).OpenPath(t.Context(), path)
 	require.NoError(t, err)
 	defer h.Close()
 	hdr, err := eventlog.EncodeHeader(h.Header())

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/importer"
 )
 
@@ -76,7 +77,7 @@ func CheckEvents(t testing.TB, events []eventlog.Event) {
 func RoundTrip(t testing.TB, events []eventlog.Event, opts ...handle.CreateOption) eventlog.Header {
 	t.Helper()
 	ctx := t.Context()
-	st := handle.NewFileStore(afero.NewMemMapFs(), "/store")
+	st := file.New(afero.NewMemMapFs(), "/store")
 	h, err := st.Create(ctx, opts...)
 	require.NoError(t, err)
 	if len(events) > 0 {

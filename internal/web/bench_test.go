@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/internal/web"
 )
 
@@ -23,7 +23,7 @@ import (
 func BenchmarkSessionPage100MB(b *testing.B) {
 	ctx := b.Context()
 	dir := b.TempDir()
-	store := handle.NewFileStore(afero.NewOsFs(), dir)
+	store := file.New(afero.NewOsFs(), dir)
 	h, err := store.Create(ctx)
 	require.NoError(b, err)
 	text := strings.Repeat("lorem ipsum dolor sit amet ", 40)
@@ -47,7 +47,7 @@ func BenchmarkSessionPage100MB(b *testing.B) {
 	info, err := store.Stat(ctx, h.ID())
 	require.NoError(b, err)
 	b.Logf("log: %d bytes on disk, %d events", info.SizeBytes, info.Events)
-	srv, err := web.New(handle.NewFileStore(afero.NewReadOnlyFs(afero.NewOsFs()), dir), addr, web.WithToken(token))
+	srv, err := web.New(file.New(afero.NewReadOnlyFs(afero.NewOsFs()), dir), addr, web.WithToken(token))
 	require.NoError(b, err)
 	hd := srv.Handler()
 	b.ResetTimer()
@@ -74,7 +74,7 @@ func BenchmarkList10k(b *testing.B) {
 			`{"seq":0,"type":"turn/start","time":%d,"data":{}}`+"\n", id, 1764450000000+i, i, 1764450000000+i)
 		require.NoError(b, afero.WriteFile(osfs, filepath.Join(dir, id+".jsonl"), []byte(row), 0o600))
 	}
-	srv, err := web.New(handle.NewFileStore(afero.NewReadOnlyFs(osfs), dir), addr, web.WithToken(token))
+	srv, err := web.New(file.New(afero.NewReadOnlyFs(osfs), dir), addr, web.WithToken(token))
 	require.NoError(b, err)
 	hd := srv.Handler()
 	for _, c := range []struct {
@@ -88,7 +88,7 @@ func BenchmarkList10k(b *testing.B) {
 		if c.index {
 			// The header index, as any ls --tree leaves it; the server
 			// itself cannot write it.
-			_, err := handle.NewFileStore(osfs, dir).Tree(b.Context())
+			_, err := file.New(osfs, dir).Tree(b.Context())
 			require.NoError(b, err)
 		}
 		b.Run(c.name, func(b *testing.B) {

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 )
 
 // The fork diff renders what follows the parting point as the session
@@ -20,7 +20,7 @@ func TestDiffFoldsForeignRecords(t *testing.T) {
 		ev("turn/start", `{}`), ev("user/message", `{"text":"go"}`), ev("turn/end", `{"kind":"completed"}`),
 		ev("turn/start", `{}`), ev("user/message", `{"text":"the parent's question"}`),
 	})
-	st := handle.NewFileStore(f.fs, "/s")
+	st := file.New(f.fs, "/s")
 	fk, err := st.Fork(t.Context(), main, 2)
 	require.NoError(t, err)
 	evs := []eventlog.Event{ev("turn/start", `{}`), ev("user/message", `{"text":"the fork's question"}`)}

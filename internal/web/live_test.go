@@ -16,6 +16,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/internal/web"
 )
 
@@ -62,7 +63,7 @@ func follow(t *testing.T, h http.Handler, target, lastID string) *bufio.Scanner 
 func TestLiveFollowsTheTurn(t *testing.T) {
 	ctx := t.Context()
 	fsys := afero.NewMemMapFs()
-	st := handle.NewFileStore(fsys, "/s")
+	st := file.New(fsys, "/s")
 	w, err := st.Create(ctx)
 	require.NoError(t, err)
 	write := func(evs ...eventlog.Event) {
@@ -73,7 +74,7 @@ func TestLiveFollowsTheTurn(t *testing.T) {
 	}
 	write(ev("turn/start", `{}`), ev("user/message", `{"text":"tell me"}`), ev("step/start", `{}`), ev("assistant/chunk", `{"text":"Once "}`))
 
-	srv, err := web.New(handle.NewFileStore(afero.NewReadOnlyFs(fsys), "/s"), addr, web.WithToken(token), web.WithFollowEvery(time.Millisecond))
+	srv, err := web.New(file.New(afero.NewReadOnlyFs(fsys), "/s"), addr, web.WithToken(token), web.WithFollowEvery(time.Millisecond))
 	require.NoError(t, err)
 	f := &fixture{handler: srv.Handler()}
 	page := f.get(t, "/s/"+w.ID()).Body.String()
@@ -160,7 +161,7 @@ func TestLiveGoesOnFromLastEventID(t *testing.T) {
 func TestLiveAcrossConvertAndCut(t *testing.T) {
 	ctx := t.Context()
 	fsys := afero.NewMemMapFs()
-	st := handle.NewFileStore(fsys, "/s")
+	st := file.New(fsys, "/s")
 	w, err := st.Create(ctx)
 	require.NoError(t, err)
 	id := w.ID()
@@ -173,7 +174,7 @@ func TestLiveAcrossConvertAndCut(t *testing.T) {
 	appendFlush(w, ev("turn/start", `{}`), ev("user/message", `{"text":"one"}`))
 	require.NoError(t, w.Close())
 
-	srv, err := web.New(handle.NewFileStore(afero.NewReadOnlyFs(fsys), "/s"), addr, web.WithToken(token), web.WithFollowEvery(time.Millisecond))
+	srv, err := web.New(file.New(afero.NewReadOnlyFs(fsys), "/s"), addr, web.WithToken(token), web.WithFollowEvery(time.Millisecond))
 	require.NoError(t, err)
 	f := &fixture{handler: srv.Handler()}
 	lines := follow(t, f.handler, followURL(t, f.get(t, "/s/"+id).Body.String()), "")

@@ -18,6 +18,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/inspect"
 	"github.com/sessionlog/sessionlog/internal/web"
 	"github.com/sessionlog/sessionlog/projection"
@@ -34,7 +35,7 @@ const (
 // a fork of it.
 type fixture struct {
 	fs          afero.Fs
-	store       *handle.FileStore
+	store       *file.Store
 	main, fork  string
 	rollbackSeq int64
 	srv         *web.Server
@@ -50,12 +51,12 @@ func ev(typ, data string) eventlog.Event {
 func oneSession(t *testing.T, evs []eventlog.Event, opts ...handle.Option) (f *fixture, id string) {
 	t.Helper()
 	fsys := afero.NewMemMapFs()
-	h, err := handle.NewFileStore(fsys, "/s", opts...).Create(t.Context())
+	h, err := file.New(fsys, "/s", opts...).Create(t.Context())
 	require.NoError(t, err)
 	_, err = h.Append(t.Context(), evs...)
 	require.NoError(t, err)
 	require.NoError(t, h.Close())
-	srv, err := web.New(handle.NewFileStore(afero.NewReadOnlyFs(fsys), "/s"), addr, web.WithToken(token))
+	srv, err := web.New(file.New(afero.NewReadOnlyFs(fsys), "/s"), addr, web.WithToken(token))
 	require.NoError(t, err)
 	return &fixture{fs: fsys, srv: srv, handler: srv.Handler()}, h.ID()
 }
@@ -64,7 +65,7 @@ func newFixture(t *testing.T, opts ...web.Option) *fixture {
 	t.Helper()
 	ctx := t.Context()
 	f := &fixture{fs: afero.NewMemMapFs()}
-	f.store = handle.NewFileStore(f.fs, "/s")
+	f.store = file.New(f.fs, "/s")
 	h, err := f.store.Create(ctx, handle.WithLabels(map[string]string{"agent": "coder", "title": "<b>bold</b>"}))
 	require.NoError(t, err)
 	_, err = h.Append(ctx,
@@ -97,7 +98,7 @@ func newFixture(t *testing.T, opts ...web.Option) *fixture {
 	f.fork = fk.ID()
 	// The server reads through a read-only file system, as logtool serve
 	// builds it: every page must work without writing a derived file.
-	f.srv, err = web.New(handle.NewFileStore(afero.NewReadOnlyFs(f.fs), "/s"), addr, append([]web.Option{web.WithToken(token)}, opts...)...)
+	f.srv, err = web.New(file.New(afero.NewReadOnlyFs(f.fs), "/s"), addr, append([]web.Option{web.WithToken(token)}, opts...)...)
 	require.NoError(t, err)
 	f.handler = f.srv.Handler()
 	return f
@@ -173,7 +174,7 @@ func TestToken(t *testing.T) {
 }
 
 func TestGeneratedTokenIsRandom(t *testing.T) {
-	store := handle.NewFileStore(afero.NewMemMapFs(), "/s")
+	store := file.New(afero.NewMemMapFs(), "/s")
 	a, err := web.New(store, addr)
 	require.NoError(t, err)
 	b, err := web.New(store, addr)
@@ -204,7 +205,7 @@ func TestHost(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv, err := web.New(handle.NewFileStore(afero.NewMemMapFs(), "/s"), tt.bound, web.WithToken(token))
+			srv, err := web.New(file.New(afero.NewMemMapFs(), "/s"), tt.bound, web.WithToken(token))
 			require.NoError(t, err)
 			r := httptest.NewRequest(http.MethodGet, "/?token="+token, nil)
 			r.Host = tt.host
@@ -483,7 +484,7 @@ func TestVerifyPage(t *testing.T) {
 				lines[3] = `{"seq":2,"type":"<here>` + "\n" // the header is line 0
 				require.NoError(t, afero.WriteFile(f.fs, path, []byte(strings.Join(lines, "")), 0o644))
 			}
-			rep := verify.Session(t.Context(), handle.NewFileStore(f.fs, "/s"), id)
+			rep := verify.Session(t.Context(), file.New(f.fs, "/s"), id)
 			require.Equal(t, !tt.damage, rep.OK)
 			want := append(tt.want, "<code>"+path+"</code>")
 			if tt.damage {
@@ -607,7 +608,7 @@ func TestList(t *testing.T) {
 // the last active first, as ls does (inspect.List).
 func TestListOrders(t *testing.T) {
 	fsys := afero.NewMemMapFs()
-	st := handle.NewFileStore(fsys, "/s")
+	st := file.New(fsys, "/s")
 	create := func(at int64, evs ...eventlog.Event) string {
 		h, err := st.Create(t.Context(), handle.WithCreatedAt(at))
 		require.NoError(t, err)
@@ -618,7 +619,7 @@ func TestListOrders(t *testing.T) {
 	}
 	busy := create(1000, eventlog.Event{Type: "user/message", Time: 9000, Data: json.RawMessage(`{"text":"late"}`)})
 	idle := create(2000)
-	srv, err := web.New(handle.NewFileStore(afero.NewReadOnlyFs(fsys), "/s"), addr, web.WithToken(token))
+	srv, err := web.New(file.New(afero.NewReadOnlyFs(fsys), "/s"), addr, web.WithToken(token))
 	require.NoError(t, err)
 	f := &fixture{handler: srv.Handler()}
 	ids := regexp.MustCompile(`data-id="([0-9A-Z]+)"`)

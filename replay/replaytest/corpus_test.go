@@ -18,6 +18,7 @@ import (
 	"github.com/sessionlog/sessionlog/checkpoint"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/projection"
 	"github.com/sessionlog/sessionlog/replay"
 	"github.com/sessionlog/sessionlog/replay/replaytest"
@@ -78,7 +79,7 @@ func TestCorpusCoverage(t *testing.T) {
 	packed := map[string]bool{} // packed types
 	synthetic, interrupted, maxRollbacks := false, false, 0
 	for _, f := range fixtures(t) {
-		encodings[handle.EncodingOfPath(f)] = true
+		encodings[file.EncodingOfPath(f)] = true
 		h, err := store(f).OpenPath(t.Context(), f)
 		require.NoError(t, err, f)
 		if p := h.Header().Parent; p != nil {
@@ -147,8 +148,8 @@ func fixtures(t *testing.T) []string {
 	return fs
 }
 
-func store(fixture string) *handle.FileStore {
-	return handle.NewFileStore(afero.NewOsFs(), filepath.Dir(fixture))
+func store(fixture string) *file.Store {
+	return file.New(afero.NewOsFs(), filepath.Dir(fixture))
 }
 
 // packedTypes returns the types of the packed rows in a fixture's file.
