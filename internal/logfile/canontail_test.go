@@ -12,13 +12,16 @@ import (
 )
 
 // canon(e) is {"seq":S then AppendCanonTail(e), appended to what dst
-// holds, and a digest fed the tails
-// (AddTail) is the digest fed the events (Add).
+// holds, and a digest fed the tails (AddTail) is the digest fed the events
+// (Add).
 func TestCanonTail(t *testing.T) {
 	evs := []eventlog.Event{
 		{Seq: 0, Type: "x", Time: 0},
 		{Seq: 1, Type: "assistant/chunk", Time: 17, Data: json.RawMessage(`{"text":"hé \"q\""}`)},
 		{Seq: 12345678901, Type: "tool/result", Time: 1764450000000, Data: json.RawMessage(`[1,2,{}]`)},
+		{Seq: 2, Type: "a.b_c:d/e-F9", Time: 3, Data: json.RawMessage(`null`)},
+		{Seq: 3, Type: "s", Time: 4, Data: json.RawMessage(`"\u00e9\n"`)},
+		{Seq: 4, Type: "n", Time: 5, Data: json.RawMessage(`-1.5e+300`)},
 	}
 	byEvent, byTail := eventlog.NewDigest(), eventlog.NewDigest()
 	for _, e := range evs {
