@@ -7,7 +7,8 @@ import (
 	"io"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/internal/zstdframe")
+	"github.com/sessionlog/sessionlog/internal/zstdframe"
+)
 
 // Skip is a damaged byte range that a salvage read passed over.
 type Skip struct {

@@ -7,7 +7,8 @@ import (
 	"io"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/internal/zstdframe")
+	"github.com/sessionlog/sessionlog/internal/zstdframe"
+)
 
 // Tail is what a bounded read of a log's two ends tells: the header and
 // the last event, and where they stand.
