@@ -16,8 +16,8 @@ import (
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/handle/jetstream"
-	"github.com/sessionlog/sessionlog/internal/loadgen"
-	"github.com/sessionlog/sessionlog/internal/natstest"
+	"github.com/sessionlog/sessionlog/internal/testkit/loadgen"
+	"github.com/sessionlog/sessionlog/internal/testkit/natstest"
 )
 
 // The JetStream store beside the file store (issue 12; docs/distributed.md):

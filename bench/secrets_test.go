@@ -12,7 +12,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
-	"github.com/sessionlog/sessionlog/internal/loadgen"
+	"github.com/sessionlog/sessionlog/internal/testkit/loadgen"
 )
 
 // BenchmarkAppendSecrets is issue 24's append-path cost: 64 appenders on
@@ -21,7 +21,7 @@ import (
 // event; cpu-µs/event is the process's CPU time over b.N.
 //
 //   - raw: redaction at write on (the default);
-//   - raw/unredacted: the same with handle.WithoutRedaction(): the
+//   - raw/unredacted: the same with handle.Unredacted(): the
 //     difference is redaction's cost;
 //   - zstd, sealed-raw, sealed-zstd: the other layouts (redacting): what
 //     sealing costs beside raw and zstd;
@@ -38,7 +38,7 @@ func BenchmarkAppendSecrets(b *testing.B) {
 		opts []handle.Option
 	}{
 		{"raw", handle.EncodingRaw, nil},
-		{"raw/unredacted", handle.EncodingRaw, []handle.Option{handle.WithoutRedaction()}},
+		{"raw/unredacted", handle.EncodingRaw, []handle.Option{handle.Unredacted()}},
 		{"zstd", handle.EncodingZstd, nil},
 		{"sealed-raw", handle.EncodingRaw, sealing(b)},
 		{"sealed-zstd", handle.EncodingZstd, sealing(b)},

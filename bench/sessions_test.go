@@ -76,11 +76,11 @@ func BenchmarkManySessions(b *testing.B) {
 				})
 			}
 			lib("prefix", func(i int) error {
-				_, err := handle.Resolve(ctx, st, ids[i][:24])
+				_, err := st.Resolve(ctx, ids[i][:24])
 				return err
 			})
 			lib("label", func(i int) error {
-				_, err := handle.Resolve(ctx, st, "task="+strconv.Itoa(i))
+				_, err := st.Resolve(ctx, "task="+strconv.Itoa(i))
 				return err
 			})
 			lib("page", func(int) error {
@@ -91,7 +91,7 @@ func BenchmarkManySessions(b *testing.B) {
 				return err
 			})
 			lib("tree", func(i int) error {
-				_, err := handle.SessionTree(ctx, st, ids[i])
+				_, err := st.TreeOf(ctx, ids[i])
 				return err
 			})
 			lib("open", func(i int) error {
@@ -154,7 +154,7 @@ func buildSessions(tb testing.TB, st *file.Store, n int, base int64) []string {
 	ctx := context.Background()
 	ids := make([]string, n)
 	for i := range n {
-		opts := []handle.CreateOption{handle.WithLabels(map[string]string{"task": strconv.Itoa(i), "agent": strconv.Itoa(i % 100)})}
+		opts := []handle.Option{handle.WithLabels(map[string]string{"task": strconv.Itoa(i), "agent": strconv.Itoa(i % 100)})}
 		if base != 0 {
 			opts = append(opts, handle.WithCreatedAt(base+int64(i)))
 		}

@@ -15,7 +15,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
-	"github.com/sessionlog/sessionlog/internal/countfs"
+	"github.com/sessionlog/sessionlog/internal/testkit/countfs"
 	"github.com/sessionlog/sessionlog/projection"
 	"github.com/sessionlog/sessionlog/replay"
 )
@@ -145,7 +145,7 @@ func TestReservedTypesValidatedOnAppend(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := h.Append(ctx, ev(3), tc.e)
-			require.ErrorIs(t, err, handle.ErrInvalidEvent)
+			require.ErrorIs(t, err, eventlog.ErrInvalidEvent)
 			require.Equal(t, int64(2), h.Seq(), "nothing of the batch was queued")
 		})
 	}

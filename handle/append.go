@@ -7,7 +7,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/internal/logfile"
-	"github.com/sessionlog/sessionlog/redact"
+	"github.com/sessionlog/sessionlog/secrets/redact"
 )
 
 // The append path (docs/design.md, "Group commit"). An Append prepares its
@@ -74,7 +74,7 @@ func (h *core) append(ctx context.Context, expected int64, events []eventlog.Eve
 	h.queue(batch, tails)
 	h.next += int64(len(batch))
 	last := h.next - 1
-	flush := h.policy.everyN > 0 && len(h.pending) >= h.policy.everyN
+	flush := h.policy.Every > 0 && len(h.pending) >= h.policy.Every
 	h.mu.Unlock()
 	if flush {
 		return last, h.Flush(ctx)

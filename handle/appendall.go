@@ -22,7 +22,7 @@ import (
 // leaves the derived records a writer's Close leaves. The events are
 // stored as given, unredacted, as CreateFrom stores them.
 func appendAll(ctx context.Context, st *Core, id string, expected int64, events iter.Seq2[eventlog.Event, error]) (Info, error) {
-	h, err := st.open(ctx, id, ReadWrite, OpenParams{})
+	h, err := st.open(ctx, id, ReadWrite, st.cfg)
 	if err != nil {
 		return Info{}, err
 	}

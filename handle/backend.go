@@ -7,13 +7,13 @@ import (
 	"time"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/redact"
+	"github.com/sessionlog/sessionlog/secrets/redact"
 )
 
 // Backend is one open session's storage under the write core, the state
 // machine every store's handles share (docs/design.md, "The write core").
 // The core keeps all that a Handle promises — seqs, the queue and group
-// commit, FlushEvery and FlushInterval, poisoning, Close, the running
+// commit, FlushPolicy.Every and .Interval, poisoning, Close, the running
 // digest and the reserved-event checks, lineage reads — and asks the
 // backend only to store rows at the next seq, read them back, answer the
 // tail, and renew and release its hold on the writer (taken before the
@@ -118,12 +118,12 @@ type HandleConfig struct {
 	Redactor *redact.Redactor
 	// Logger gets the handle's messages; nil is silent.
 	Logger *slog.Logger
-	// Ticker drives FlushInterval and renewals; nil is a time.Ticker.
+	// Ticker drives FlushPolicy.Interval and renewals; nil is a time.Ticker.
 	// Tests replace it.
 	Ticker func(time.Duration) (<-chan time.Time, func())
 }
 
 // NewHandle returns the handle on the session b stores, as c describes it.
-// A write handle starts its FlushInterval flusher and its renewals; Close
+// A write handle starts its FlushPolicy.Interval flusher and its renewals; Close
 // stops them and closes b.
 func NewHandle(b Backend, c HandleConfig) Handle { return newCore(b, c) }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle/internal/lineage"
-	"github.com/sessionlog/sessionlog/redact"
+	"github.com/sessionlog/sessionlog/secrets/redact"
 )
 
 // core is the Handle of every store: the write core over a Backend (see
@@ -85,7 +85,7 @@ func newCore(b Backend, c HandleConfig) *core {
 	h.stop = make(chan struct{})
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
-	if d := h.policy.interval; d > 0 {
+	if d := h.policy.Interval; d > 0 {
 		h.every(d, func() bool {
 			if err := h.Flush(context.Background()); err != nil {
 				h.log.Error("interval flush failed", "path", h.path, "err", err)
@@ -454,7 +454,7 @@ func (h *core) parentHandle(ctx context.Context, p eventlog.Parent) (*core, erro
 	if closed {
 		return nil, fmt.Errorf("%w: %q", ErrClosed, h.path)
 	}
-	pc, err := h.store.open(ctx, p.ID, ReadOnly, OpenParams{})
+	pc, err := h.store.open(ctx, p.ID, ReadOnly, h.store.cfg)
 	if errors.Is(err, ErrNotFound) {
 		return nil, &LineageError{Path: h.path, Parent: p.ID, Seq: p.Seq, Reason: "the parent session is missing"}
 	}

@@ -60,7 +60,7 @@ func (c *eventCheck) check(e eventlog.Event) (eventlog.Event, error) {
 	seq := e.Seq
 	e, err := eventlog.Storable(e)
 	if err == nil && seq != c.next {
-		err = fmt.Errorf("%w: seq %d where %d was expected (the events carry the seqs they get, from the header's first)", ErrInvalidEvent, seq, c.next)
+		err = fmt.Errorf("%w: seq %d where %d was expected (the events carry the seqs they get, from the header's first)", eventlog.ErrInvalidEvent, seq, c.next)
 	}
 	if err != nil {
 		return e, &EventError{Path: c.path, Index: c.index, Seq: seq, Err: err}

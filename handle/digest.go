@@ -287,7 +287,7 @@ func checkReserved(path string, batch []eventlog.Event, tails [][]byte, dig *eve
 			rb, _ := eventlog.ParseRollback(e.Data) // parsed in prepare
 			if rb.To >= e.Seq {
 				return nil, &EventError{Path: path, Index: i, Seq: e.Seq,
-					Err: fmt.Errorf("%w: rollback to %d is not below its own seq %d", ErrInvalidEvent, rb.To, e.Seq)}
+					Err: fmt.Errorf("%w: rollback to %d is not below its own seq %d", eventlog.ErrInvalidEvent, rb.To, e.Seq)}
 			}
 		}
 	}
@@ -302,7 +302,7 @@ func checkReserved(path string, batch []eventlog.Event, tails [][]byte, dig *eve
 		if e.Type == eventlog.TypeCheckpoint {
 			cp, _ := eventlog.ParseCheckpoint(e.Data)
 			if err := d.CheckCheckpoint(e.Seq, cp); err != nil {
-				return nil, &EventError{Path: path, Index: i, Seq: e.Seq, Err: fmt.Errorf("%w: %w", ErrInvalidEvent, err)}
+				return nil, &EventError{Path: path, Index: i, Seq: e.Seq, Err: fmt.Errorf("%w: %w", eventlog.ErrInvalidEvent, err)}
 			}
 		}
 		if tails != nil && tails[i] != nil {

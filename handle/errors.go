@@ -3,8 +3,6 @@ package handle
 import (
 	"errors"
 	"fmt"
-
-	"github.com/sessionlog/sessionlog/eventlog"
 )
 
 // Sentinel errors. Errors returned by stores and handles wrap one of these
@@ -29,24 +27,10 @@ var (
 	// ErrInvalidID: an ID that is not an upper-case ULID; refused before
 	// any path is built.
 	ErrInvalidID = errors.New("handle: invalid session ID")
-	// ErrInvalidEvent: an event that breaks the row rules; the whole batch
-	// is refused and nothing is written.
-	ErrInvalidEvent = eventlog.ErrInvalidEvent
-	// ErrTooLarge: an event whose row would exceed eventlog.MaxRowSize.
-	ErrTooLarge = eventlog.ErrTooLarge
 	// ErrBatchTooLarge: a Store.AppendAll batch larger than the store can
 	// write atomically (JetStream: one atomic batch); nothing is written.
 	ErrBatchTooLarge = errors.New("handle: batch too large to write all or nothing")
-	// ErrVersion: a log of a format version this library does not read
-	// (see *eventlog.VersionError).
-	ErrVersion = eventlog.ErrVersion
-	// ErrCorrupt: damage in a log (see CorruptError).
-	ErrCorrupt = eventlog.ErrCorrupt
 )
-
-// CorruptError is the structured error for damage in a log: path, byte
-// offset, the seq the damaged row should hold, and why.
-type CorruptError = eventlog.CorruptError
 
 // ConflictError reports an AppendAt whose expected seq was not the log's
 // next seq. It wraps ErrConflict.
@@ -65,7 +49,7 @@ func (e *ConflictError) Error() string {
 func (e *ConflictError) Unwrap() error { return ErrConflict }
 
 // EventError reports which event of a batch was refused. It wraps the
-// reason (ErrInvalidEvent or ErrTooLarge).
+// reason (eventlog.ErrInvalidEvent or eventlog.ErrTooLarge).
 type EventError struct {
 	Path  string
 	Index int   // position in the batch

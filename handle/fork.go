@@ -30,22 +30,6 @@ func (e *DependentsError) Error() string {
 // Unwrap returns ErrHasDependents.
 func (e *DependentsError) Unwrap() error { return ErrHasDependents }
 
-// deleteConfig holds what DeleteOptions set.
-type deleteConfig struct{ detach, cascade bool }
-
-// DeleteOption changes what Delete does with the forks that depend on the
-// session.
-type DeleteOption func(*deleteConfig)
-
-// Detach makes Delete write the inherited prefix into every fork that
-// depends on the session (atomically, each under its writer lock), so that
-// they stand alone, before deleting it.
-func Detach() DeleteOption { return func(c *deleteConfig) { c.detach = true } }
-
-// Cascade makes Delete delete the forks that depend on the session (and
-// theirs), before deleting it.
-func Cascade() DeleteOption { return func(c *deleteConfig) { c.cascade = true } }
-
 // holdsWords says what a log whose last seq is last holds, for messages:
 // "holds no events" rather than "0..-1".
 func holdsWords(last int64) string {

@@ -38,26 +38,8 @@ func LabelID(labels map[string]string) (string, error) {
 	return id.String(), nil
 }
 
-// OpenOrCreate opens for writing the session that labels name (LabelID),
-// creating it, with those labels, when it does not exist; created says
-// which. opts are used only for a create (an encoding, say); the ID and
-// the labels are OpenOrCreate's.
-//
-// It is how a program finds its session again after a crash with nothing
-// but what it knew before it started: the labels are in the session's
-// header, written with it (Create is durable on return), and they name
-// its ID. So there is no moment when the session exists and nothing
-// records its ID — which is what a side file holding the ID leaves, when
-// the process dies between the create and the write of the file: an
-// orphan session, and a second one at the next start. A kill at any
-// instant leaves either no session (the next run creates it) or the
-// session (the next run opens it).
-//
-// Two processes that start at once both end up on the one session: the
-// one that creates it holds its writer lock, the other gets ErrLocked (one
-// writer at a time, docs/format.md §9). A session that has the ID but
-// other labels (created with WithID by hand) is refused with ErrExists.
-func OpenOrCreate(ctx context.Context, s Store, labels map[string]string, opts ...CreateOption) (h Handle, created bool, err error) {
+// openOrCreate is Store.OpenOrCreate over s.
+func openOrCreate(ctx context.Context, s Store, labels map[string]string, opts []Option) (h Handle, created bool, err error) {
 	id, err := LabelID(labels)
 	if err != nil {
 		return nil, false, err

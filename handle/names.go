@@ -45,12 +45,22 @@ func (i Info) LastActive() int64 {
 	return i.Header.CreatedAt
 }
 
-// LabelQuery parses a label query, k=v or k1=v1,k2=v2: the labels a
-// session's header must hold, each with that value. A comma starts a new
-// pair only when what follows it holds an "=", so a value may hold commas
-// (cwd=/a,b). ok is false when name is no query: it has no "=", or a key
-// is empty.
-func LabelQuery(name string) (labels map[string]string, ok bool) {
+// ParseName says what a session name is (docs/cli.md, SESSION): a label
+// query, k=v or k1=v1,k2=v2 — labels are the pairs a session's header
+// must hold, a comma starting a new pair only when what follows it holds
+// an "=", so that a value may hold commas (cwd=/a,b) —, or the start of a
+// session ID (idPrefix: 1 to 26 Crockford base32 characters in either
+// case, the first 0–7), or neither (labels nil, idPrefix false).
+func ParseName(name string) (labels map[string]string, idPrefix bool) {
+	if labels, ok := labelQuery(name); ok {
+		return labels, false
+	}
+	return nil, isIDPrefix(name)
+}
+
+// labelQuery parses a label query (ParseName); ok is false when name is
+// no query: it has no "=", or a key is empty.
+func labelQuery(name string) (labels map[string]string, ok bool) {
 	if !strings.Contains(name, "=") {
 		return nil, false
 	}
@@ -73,9 +83,8 @@ func LabelQuery(name string) (labels map[string]string, ok bool) {
 	return labels, true
 }
 
-// IDPrefix reports whether name can begin a session ID (in either case):
-// 1 to 26 Crockford base32 characters, the first 0–7.
-func IDPrefix(name string) bool {
+// isIDPrefix reports whether name can begin a session ID (ParseName).
+func isIDPrefix(name string) bool {
 	if name == "" || len(name) > 26 {
 		return false
 	}
@@ -83,36 +92,16 @@ func IDPrefix(name string) bool {
 	return eventlog.ValidID(up + strings.Repeat("0", 26-len(up)))
 }
 
-// Resolve returns the session of st that name names, as a person types it
-// (docs/cli.md, SESSION):
-//
-//   - a session ID, in either case: that session (one Stat, no listing);
-//   - a shorter prefix of one: the one session whose ID starts with it;
-//   - a label query (LabelQuery: agent=coder, or agent=coder,task=t1): the
-//     one session whose labels hold every pair.
-//
-// When several sessions fit it returns an *AmbiguousError listing them;
-// when none does, an error wrapping ErrNotFound that says what was looked
-// for; a name that is none of the three wraps ErrInvalidID. A prefix or a
-// query is a List of what it names: on a store with an index (the file
-// store) its cost grows with the sessions that fit, not with the store. A session whose tail cannot be read still counts as a
-// candidate of a prefix, so that a prefix never names another session
-// because one is damaged. When the one session named cannot be described,
-// the Info holds its ID and err is Stat's error (the session is corrupt,
-// stored twice, not a regular file…).
-func Resolve(ctx context.Context, st Store, name string) (Info, error) {
-	if labels, ok := LabelQuery(name); ok {
-		opts := []ListOption{SkipBroken(func(string, error) {})}
-		for k, v := range labels {
-			opts = append(opts, WithLabel(k, v))
-		}
-		infos, err := st.List(ctx, opts...)
+// resolve is Store.Resolve over st.
+func resolve(ctx context.Context, st Store, name string) (Info, error) {
+	if labels, ok := labelQuery(name); ok {
+		infos, err := st.List(ctx, SkipBroken(func(string, error) {}), WithLabels(labels))
 		if err != nil {
 			return Info{}, err
 		}
 		return only(name, infos, fmt.Errorf("%w: no session has the labels %s", ErrNotFound, describeQuery(labels)))
 	}
-	if !IDPrefix(name) {
+	if !isIDPrefix(name) {
 		return Info{}, fmt.Errorf("%w: %q is neither a session ID, the start of one, nor a label query k=v", ErrInvalidID, name)
 	}
 	prefix := strings.ToUpper(name)

@@ -14,36 +14,33 @@ import (
 	"filippo.io/age"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/redact"
-	"github.com/sessionlog/sessionlog/seal"
+	"github.com/sessionlog/sessionlog/secrets/redact"
+	"github.com/sessionlog/sessionlog/secrets/seal"
 )
 
 // FlushPolicy says when a write handle flushes on its own. Whatever the
-// policy, Flush and Close flush.
+// policy, Flush and Close flush; the zero policy flushes only then (the
+// default).
 type FlushPolicy struct {
-	everyN   int
-	interval time.Duration
+	// Every makes an Append that leaves Every or more unflushed events
+	// flush before it returns, so that Append returns only once they are
+	// durable. If that flush fails (a cancelled context, a poisoned
+	// handle), Append returns the seq it assigned together with the
+	// error: the events are queued, not durable, and a later Flush may
+	// still write them — retrying the Append would append them twice.
+	Every int
+	// Interval flushes every Interval from a background goroutine.
+	// Appends are then durable within about Interval, but nothing tells
+	// the appender when: use it only where losing the last Interval of
+	// events in a crash is acceptable.
+	Interval time.Duration
 }
 
-// FlushExplicit flushes only when asked (Flush, Close). The default.
-func FlushExplicit() FlushPolicy { return FlushPolicy{} }
-
-// FlushEvery makes an Append that leaves n or more unflushed events flush
-// before it returns, so that Append returns only once they are durable.
-// If that flush fails (a cancelled context, a poisoned handle), Append
-// returns the seq it assigned together with the error: the events are
-// queued, not durable, and a later Flush may still write them — retrying
-// the Append would append them twice.
-func FlushEvery(n int) FlushPolicy { return FlushPolicy{everyN: max(n, 1)} }
-
-// FlushInterval flushes every d from a background goroutine. Appends are
-// then durable within about d, but nothing tells the appender when: use it
-// only where losing the last d of events in a crash is acceptable.
-func FlushInterval(d time.Duration) FlushPolicy { return FlushPolicy{interval: d} }
-
-// Config is a store's settings, as its Options set them (NewConfig):
-// the store core's, the write core's and the backend's own reading of
-// them. Every store takes the same Options.
+// Config is what Options set: a store's settings, as the store core, the
+// write core and a backend read them (NewConfig), and what one call was
+// asked (the options a Create, Open, List or Delete is given apply to that
+// call only, over the store's). Every store and every call takes the same
+// Options; each says what it changes and where it matters.
 type Config struct {
 	Logger         *slog.Logger
 	Policy         FlushPolicy
@@ -53,10 +50,25 @@ type Config struct {
 	ZstdLevel      int
 	CompactOnClose bool
 	Redactor       *redact.Redactor // nil: no redaction
-	Recipients     []age.Recipient  // new sessions are sealed for them (sealed.go)
+	Recipients     []age.Recipient  // new sessions are sealed for them; not nil: sealing asked
 	Identities     []age.Identity   // open sealed sessions
-	// ticker drives FlushInterval; tests replace it.
+	// Ticker drives FlushPolicy.Interval; tests replace it.
 	Ticker func(time.Duration) (<-chan time.Time, func())
+
+	call callConfig // what one call was asked
+}
+
+// callConfig is what the options of one call set.
+type callConfig struct {
+	createdAt *int64
+	id        string
+	idSet     bool
+	labels    map[string]string
+	parent    *eventlog.Parent
+	sealAs    *Sealing
+	list      ListQuery
+	detach    bool
+	cascade   bool
 }
 
 func realTicker(d time.Duration) (<-chan time.Time, func()) {
@@ -74,8 +86,22 @@ func defaultConfig() Config {
 	}
 }
 
-// Option configures a store.
+// Option configures a store, or one call of it.
 type Option func(*Config)
+
+// with returns c with opts applied over it, and what they asked of one
+// call (nothing of c's is shared but what opts leave).
+func (c Config) with(opts []Option) Config {
+	c.call = callConfig{}
+	for _, o := range opts {
+		o(&c)
+	}
+	c.call.list.Labels, c.call.list.Parent = c.call.labels, ""
+	if p := c.call.parent; p != nil {
+		c.call.list.Parent = p.ID
+	}
+	return c
+}
 
 // WithLogger sets the logger; by default nothing is logged.
 func WithLogger(l *slog.Logger) Option {
@@ -86,7 +112,7 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
-// WithFlushPolicy sets the flush policy of the store's write handles.
+// WithFlushPolicy sets the flush policy of write handles.
 func WithFlushPolicy(p FlushPolicy) Option { return func(c *Config) { c.Policy = p } }
 
 // WithPackTypes sets the event types packed into packed rows (default:
@@ -95,8 +121,9 @@ func WithPackTypes(types ...string) Option {
 	return func(c *Config) { c.PackTypes = append([]string{}, types...) }
 }
 
-// WithEncoding sets the encoding of the sessions the store creates:
-// EncodingRaw (the default) or EncodingZstd. Existing sessions keep theirs.
+// WithEncoding sets the encoding of the sessions the store creates —
+// given to Create, of that session: EncodingRaw (the default) or
+// EncodingZstd. Existing sessions keep theirs.
 func WithEncoding(encoding string) Option { return func(c *Config) { c.Encoding = encoding } }
 
 // WithZstdLevel sets the zstd compression level (1 fastest … 22 best) of
@@ -107,154 +134,101 @@ func WithEncoding(encoding string) Option { return func(c *Config) { c.Encoding 
 func WithZstdLevel(level int) Option { return func(c *Config) { c.ZstdLevel = level } }
 
 // WithCompactOnClose makes a zstd write handle rewrite its session into
-// large frames when it closes (see FileStore.Compact): small per-flush
-// frames compress poorly.
+// large frames when it closes (see Converter): small per-flush frames
+// compress poorly.
 func WithCompactOnClose(on bool) Option { return func(c *Config) { c.CompactOnClose = on } }
 
-// WithRedactor sets the redactor the store's write handles apply to every
-// event appended, before it is checked, digested and stored
-// (docs/format.md §11): by default redact.New(), the built-in detectors;
-// nil turns redaction off (WithoutRedaction). CreateFrom and AppendAll
-// store the events they are given as they are (see CreateFrom).
+// WithRedactor sets the redactor write handles apply to every event
+// appended, before it is checked, digested and stored (docs/format.md
+// §11): by default redact.New(), the built-in detectors; nil turns
+// redaction off (Unredacted). CreateFrom and AppendAll store the events
+// they are given as they are (see CreateFrom).
 func WithRedactor(r *redact.Redactor) Option { return func(c *Config) { c.Redactor = r } }
 
-// WithoutRedaction turns redaction at write off for every handle of the
-// store: events are stored exactly as appended.
-func WithoutRedaction() Option { return WithRedactor(nil) }
+// Unredacted turns redaction at write (docs/format.md §11) off: for every
+// handle of a store, or given to Create, Fork or Open for the handle it
+// returns. Events are then stored exactly as appended.
+func Unredacted() Option { return WithRedactor(nil) }
 
 // WithClock sets the clock used for IDs and createdAt (tests).
 func WithClock(now func() time.Time) Option { return func(c *Config) { c.Now = now } }
 
-// createConfig holds what CreateOptions set.
-type createConfig struct {
-	createdAt *int64
-	id        string
-	idSet     bool
-	labels    map[string]string
-	parent    *eventlog.Parent
-	encoding  string
-	// unredacted turns redaction off for the handle Create or Fork
-	// returns.
-	unredacted bool
-	// sealFor, when sealSet, are the recipients the session is sealed
-	// for (SealedFor).
-	sealFor []age.Recipient
-	sealSet bool
-	sealAs  *Sealing // SealedAs
+// WithLabels sets a new session's labels (Create); given to List, it keeps
+// the sessions that have them.
+func WithLabels(labels map[string]string) Option {
+	return func(c *Config) {
+		if c.call.labels == nil {
+			c.call.labels = map[string]string{}
+		}
+		maps.Copy(c.call.labels, labels)
+	}
 }
 
-// CreateOption configures Create.
-type CreateOption func(*createConfig)
+// WithParent links a new session to a parent (eventlog.ModeFork or
+// eventlog.ModeChild); given to List, it keeps the sessions whose parent
+// is p.ID.
+func WithParent(p eventlog.Parent) Option { return func(c *Config) { c.call.parent = &p } }
 
-// WithLabels sets the session's labels.
-func WithLabels(labels map[string]string) CreateOption {
-	return func(c *createConfig) { c.labels = maps.Clone(labels) }
-}
-
-// WithParent links the new session to a parent (eventlog.ModeFork or
-// eventlog.ModeChild).
-func WithParent(p eventlog.Parent) CreateOption {
-	return func(c *createConfig) { c.parent = &p }
-}
-
-// WithCreatedAt sets the header's createdAt (Unix milliseconds) instead of
-// now: an import keeps the original's.
-func WithCreatedAt(ms int64) CreateOption { return func(c *createConfig) { c.createdAt = &ms } }
-
-// WithSessionEncoding creates the session in the given encoding instead of
-// the store's default.
-func WithSessionEncoding(encoding string) CreateOption {
-	return func(c *createConfig) { c.encoding = encoding }
-}
+// WithCreatedAt sets a new session's createdAt (Unix milliseconds) instead
+// of now: an import keeps the original's.
+func WithCreatedAt(ms int64) Option { return func(c *Config) { c.call.createdAt = &ms } }
 
 // WithID creates the session under a given ID instead of a new one
 // (importing, say); Create fails with ErrExists if it is taken.
-func WithID(id string) CreateOption {
-	return func(c *createConfig) { c.id, c.idSet = id, true }
+func WithID(id string) Option { return func(c *Config) { c.call.id, c.call.idSet = id, true } }
+
+// SkipBroken makes List go on past a session it cannot describe (a
+// corrupt header, say), calling report with its ID and the error, instead
+// of failing.
+func SkipBroken(report func(id string, err error)) Option {
+	return func(c *Config) { c.call.list.Broken = report }
 }
 
-// Unredacted turns redaction at write (docs/format.md §11) off for the
-// write handle Create or Fork returns: its appends are stored exactly as
-// given. The store's other handles are not affected.
-func Unredacted() CreateOption { return func(c *createConfig) { c.unredacted = true } }
+// WithIDPrefix makes List keep the sessions whose ID starts with prefix
+// (upper case). On a store with an index (the file store) its cost grows
+// with the sessions it keeps, not with the store.
+func WithIDPrefix(prefix string) Option { return func(c *Config) { c.call.list.Prefix = prefix } }
 
-// OpenOption configures the handle Open returns.
-type OpenOption func(*OpenParams)
-
-// OpenParams is what a list of OpenOptions says: what a StoreBackend's
-// Open is given.
-type OpenParams struct {
-	// Unredacted: the handle's appends are not redacted.
-	Unredacted bool
+// Limit orders List as ls does — the last active first (Info.LastActive),
+// then the greater ID first — and makes it return at most n sessions (n ≤
+// 0: all): a page. Without it List orders by creation. On a store with an
+// index its cost grows with n, not with the store.
+func Limit(n int) Option {
+	return func(c *Config) { c.call.list.Limit, c.call.list.ByActivity = max(n, 0), true }
 }
 
-// OpenUnredacted turns redaction at write off for the write handle Open
-// returns (see Unredacted).
-func OpenUnredacted() OpenOption { return func(p *OpenParams) { p.Unredacted = true } }
+// Before makes List start after the session c names in the order of Limit,
+// which it implies: the next page after one that ended at c (its last
+// session's Info.Cursor).
+func Before(cur Cursor) Option {
+	return func(c *Config) { c.call.list.Before, c.call.list.ByActivity = &cur, true }
+}
+
+// Detach makes Delete write the inherited prefix into every fork that
+// depends on the session (atomically, each under its writer lock), so that
+// they stand alone, before deleting it.
+func Detach() Option { return func(c *Config) { c.call.detach = true } }
+
+// Cascade makes Delete delete the forks that depend on the session (and
+// theirs), before deleting it.
+func Cascade() Option { return func(c *Config) { c.call.cascade = true } }
 
 // ListQuery is what List's options ask, as a store's index reads it
 // (Index): the filters, the order and the page.
 type ListQuery struct {
-	// Labels the sessions have (WithLabel), Parent their parent's ID
-	// (WithParentID), Prefix the start of their ID (WithIDPrefix).
+	// Labels the sessions have (WithLabels), Parent their parent's ID
+	// (WithParent), Prefix the start of their ID (WithIDPrefix).
 	Labels map[string]string
 	Parent string
 	Prefix string
 	// Broken is told of a session List cannot describe (SkipBroken);
 	// nil fails List instead.
 	Broken func(id string, err error)
-	// ByActivity orders by last activity (ByActivity); Limit (0: all)
-	// and Before make a page of that order.
+	// ByActivity orders by last activity; Limit (0: all) and Before make
+	// a page of that order.
 	ByActivity bool
 	Limit      int
 	Before     *Cursor
-}
-
-// ListOption filters List.
-type ListOption func(*ListQuery)
-
-// WithLabel keeps sessions whose label key equals value.
-func WithLabel(key, value string) ListOption {
-	return func(c *ListQuery) {
-		if c.Labels == nil {
-			c.Labels = map[string]string{}
-		}
-		c.Labels[key] = value
-	}
-}
-
-// WithParentID keeps sessions whose parent is id.
-func WithParentID(id string) ListOption { return func(c *ListQuery) { c.Parent = id } }
-
-// SkipBroken makes List go on past a session it cannot describe (a
-// corrupt header, say), calling report with its ID and the error, instead
-// of failing.
-func SkipBroken(report func(id string, err error)) ListOption {
-	return func(c *ListQuery) { c.Broken = report }
-}
-
-// WithIDPrefix keeps sessions whose ID starts with prefix (upper case).
-// On a store with an index (the file store) its cost grows with the
-// sessions it keeps, not with the store.
-func WithIDPrefix(prefix string) ListOption { return func(c *ListQuery) { c.Prefix = prefix } }
-
-// ByActivity orders List as ls does: the last active first
-// (Info.LastActive), then the greater ID first. Without it List orders by
-// creation.
-func ByActivity() ListOption { return func(c *ListQuery) { c.ByActivity = true } }
-
-// Limit makes List return at most n sessions (n ≤ 0: all), the first of
-// the order of ByActivity, which it implies: a page. On a store with an
-// index its cost grows with n, not with the store.
-func Limit(n int) ListOption {
-	return func(c *ListQuery) { c.Limit, c.ByActivity = max(n, 0), true }
-}
-
-// Before makes List start after the session c names in the order of
-// ByActivity, which it implies: the next page after one that ended at c
-// (CursorOf its last session).
-func Before(c Cursor) ListOption {
-	return func(lc *ListQuery) { lc.Before, lc.ByActivity = &c, true }
 }
 
 // Cursor is where a page of List ends: its last session's activity and
@@ -264,8 +238,8 @@ type Cursor struct {
 	ID         string
 }
 
-// CursorOf returns the cursor of a page that ends at session i.
-func CursorOf(i Info) Cursor { return Cursor{LastActive: i.LastActive(), ID: i.ID} }
+// Cursor returns the cursor of a page that ends at session i.
+func (i Info) Cursor() Cursor { return Cursor{LastActive: i.LastActive(), ID: i.ID} }
 
 // String returns the cursor's text form.
 func (c Cursor) String() string { return strconv.FormatInt(c.LastActive, 10) + "." + c.ID }
@@ -365,10 +339,12 @@ func NewConfig(opts ...Option) Config {
 var ErrSealed = errors.New("handle: sealed session")
 
 // WithRecipients seals every session the store creates for the given age
-// recipients (X25519 public keys, passphrases): the store's default;
-// SealedFor chooses other recipients for one session.
+// recipients (X25519 public keys, passphrases); given to Create, Fork or
+// CreateFrom, it seals that session for them, whatever the store's.
 func WithRecipients(rs ...age.Recipient) Option {
-	return func(c *Config) { c.Recipients = slices.Clone(rs) }
+	// Not nil even when empty: sealing was asked, and a create with no
+	// recipient is refused rather than made clear.
+	return func(c *Config) { c.Recipients = append([]age.Recipient{}, rs...) }
 }
 
 // WithIdentities gives the store the age identities (X25519 keys,
@@ -379,16 +355,8 @@ func WithIdentities(ids ...age.Identity) Option {
 	return func(c *Config) { c.Identities = slices.Clone(ids) }
 }
 
-// SealedFor seals the new session for the given age recipients (at least
-// one), whatever the store's default.
-func SealedFor(rs ...age.Recipient) CreateOption {
-	return func(c *createConfig) { c.sealFor, c.sealSet = slices.Clone(rs), true }
-}
-
 // SealedAs seals the new session as sl says: the same key records and
 // data key, so that the same identities read it (a copy of a sealed
 // session keeps it sealed: transfer.Copy). Its ID must be the one sl was
 // taken of (an envelope names its session).
-func SealedAs(sl *Sealing) CreateOption {
-	return func(c *createConfig) { c.sealAs = sl }
-}
+func SealedAs(sl *Sealing) Option { return func(c *Config) { c.call.sealAs = sl } }

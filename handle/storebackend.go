@@ -77,9 +77,9 @@ type Index interface {
 // Logs reads, writes and removes sessions' logs.
 type Logs interface {
 	// Open returns the backend of a handle on session id and what
-	// NewHandle needs of it (the core makes the handle); op is what
-	// Open's options said.
-	Open(ctx context.Context, id string, mode Mode, op OpenParams) (Backend, HandleConfig, error)
+	// NewHandle needs of it: the core makes the handle, with the
+	// settings of the call (flush policy, redactor, logger).
+	Open(ctx context.Context, id string, mode Mode) (Backend, HandleConfig, error)
 	// OpenTail returns a Tail on session id cheaper than a read-only
 	// handle (Store.OpenTail), or an error wrapping
 	// errors.ErrUnsupported: the core then uses a read-only handle with
@@ -131,12 +131,9 @@ type NewSession struct {
 	// Header is the new session's header: ID (given and checked, or new),
 	// createdAt, labels, parent.
 	Header eventlog.Header
-	// Encoding is the one WithSessionEncoding asked for; "" for the
-	// store's default.
+	// Encoding is the session's (WithEncoding, the store's or the
+	// call's).
 	Encoding string
-	// Unredacted: the write handle Create returns stores its appends as
-	// given (Unredacted).
-	Unredacted bool
 	// Sealed: SealedFor or SealedAs asked for a sealed session, SealFor
 	// being SealedFor's recipients and SealAs SealedAs's sealing; a store
 	// that does not seal refuses it with ErrSealed.

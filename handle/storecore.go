@@ -37,11 +37,12 @@ func checked(ctx context.Context, id string) error {
 	return checkID(id)
 }
 
-func (c *Core) Create(ctx context.Context, opts ...CreateOption) (Handle, error) {
+func (c *Core) Create(ctx context.Context, opts ...Option) (Handle, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	ns, err := c.newSession(ctx, opts)
+	cfg := c.cfg.with(opts)
+	ns, err := c.newSession(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -49,33 +50,34 @@ func (c *Core) Create(ctx context.Context, opts ...CreateOption) (Handle, error)
 	if err != nil {
 		return nil, err
 	}
-	return c.wrap(b, hc), nil
+	return c.wrap(b, hc, cfg), nil
 }
 
-// wrap is the write core over b, for the store core: hc as the backend
-// filled it, the store's settings for what it left zero.
-func (c *Core) wrap(b Backend, hc HandleConfig) *core {
+// wrap is the write core over b, for the store core: the session as the
+// backend described it (hc), the handle's settings as cfg says.
+func (c *Core) wrap(b Backend, hc HandleConfig, cfg Config) *core {
 	hc.Store = c
+	hc.Policy, hc.Redactor, hc.Logger, hc.Ticker = cfg.Policy, cfg.Redactor, cfg.Logger, cfg.Ticker
 	return newCore(b, hc)
 }
 
 // open is Open for the store core's own use: the write core's handle.
-func (c *Core) open(ctx context.Context, id string, mode Mode, op OpenParams) (*core, error) {
+func (c *Core) open(ctx context.Context, id string, mode Mode, cfg Config) (*core, error) {
 	if err := checked(ctx, id); err != nil {
 		return nil, err
 	}
-	b, hc, err := c.b.Open(ctx, id, mode, op)
+	b, hc, err := c.b.Open(ctx, id, mode)
 	if err != nil {
 		return nil, err
 	}
-	return c.wrap(b, hc), nil
+	return c.wrap(b, hc, cfg), nil
 }
 
-func (c *Core) CreateFrom(ctx context.Context, events iter.Seq2[eventlog.Event, error], opts ...CreateOption) (Info, error) {
+func (c *Core) CreateFrom(ctx context.Context, events iter.Seq2[eventlog.Event, error], opts ...Option) (Info, error) {
 	if err := ctx.Err(); err != nil {
 		return Info{}, err
 	}
-	ns, err := c.newSession(ctx, opts)
+	ns, err := c.newSession(ctx, c.cfg.with(opts))
 	if err != nil {
 		return Info{}, err
 	}
@@ -100,7 +102,7 @@ func (c *Core) CreateFrom(ctx context.Context, events iter.Seq2[eventlog.Event, 
 // digestAt returns the running digest of the logical log of parent p.ID
 // up to and including seq p.Seq: where a fork at p starts its own.
 func (c *Core) digestAt(ctx context.Context, p eventlog.Parent) (*eventlog.Digest, error) {
-	h, err := c.open(ctx, p.ID, ReadOnly, OpenParams{})
+	h, err := c.open(ctx, p.ID, ReadOnly, c.cfg)
 	if err != nil {
 		return nil, fmt.Errorf("handle: the digest of parent %s at seq %d: %w", p.ID, p.Seq, err)
 	}
@@ -111,22 +113,19 @@ func (c *Core) digestAt(ctx context.Context, p eventlog.Parent) (*eventlog.Diges
 // newSession applies the options of a Create or CreateFrom: the new
 // session's header, its ID checked (or a new one), and its parent found
 // to hold the fork or spawn point.
-func (c *Core) newSession(ctx context.Context, opts []CreateOption) (NewSession, error) {
-	var cc createConfig
-	for _, o := range opts {
-		o(&cc)
-	}
+func (c *Core) newSession(ctx context.Context, cfg Config) (NewSession, error) {
+	cc := cfg.call
 	id := cc.id
 	if !cc.idSet {
 		var err error
-		if id, err = c.ids.New(c.now()); err != nil {
+		if id, err = c.ids.New(cfg.Now()); err != nil {
 			return NewSession{}, err
 		}
 	}
 	if err := checkID(id); err != nil {
 		return NewSession{}, err
 	}
-	ns := NewSession{Encoding: cc.encoding, Unredacted: cc.unredacted, Sealed: cc.sealSet || cc.sealAs != nil, SealFor: cc.sealFor, SealAs: cc.sealAs}
+	ns := NewSession{Encoding: cfg.Encoding, Sealed: cfg.Recipients != nil || cc.sealAs != nil, SealFor: cfg.Recipients, SealAs: cc.sealAs}
 	if p := cc.parent; p != nil {
 		info, err := c.Stat(ctx, p.ID)
 		if err != nil {
@@ -137,7 +136,7 @@ func (c *Core) newSession(ctx context.Context, opts []CreateOption) (NewSession,
 		}
 		ns.Parent = &info
 	}
-	ns.Header = logfile.NewHeader(id, c.now().UnixMilli())
+	ns.Header = logfile.NewHeader(id, cfg.Now().UnixMilli())
 	if cc.createdAt != nil {
 		ns.Header.CreatedAt = *cc.createdAt
 	}
@@ -149,12 +148,8 @@ func (c *Core) AppendAll(ctx context.Context, id string, expected int64, events 
 	return appendAll(ctx, c, id, expected, events)
 }
 
-func (c *Core) Open(ctx context.Context, id string, mode Mode, opts ...OpenOption) (Handle, error) {
-	var op OpenParams
-	for _, o := range opts {
-		o(&op)
-	}
-	h, err := c.open(ctx, id, mode, op)
+func (c *Core) Open(ctx context.Context, id string, mode Mode, opts ...Option) (Handle, error) {
+	h, err := c.open(ctx, id, mode, c.cfg.with(opts))
 	if err != nil {
 		return nil, err // no typed nil in the interface
 	}
@@ -179,7 +174,7 @@ func (c *Core) OpenTail(ctx context.Context, id string) (Tail, error) {
 	if err != nil {
 		return nil, err
 	}
-	h, err := c.open(ctx, id, ReadOnly, OpenParams{})
+	h, err := c.open(ctx, id, ReadOnly, c.cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -187,14 +182,11 @@ func (c *Core) OpenTail(ctx context.Context, id string) (Tail, error) {
 }
 
 // List describes the sessions, each as Stat does, newest first.
-func (c *Core) List(ctx context.Context, opts ...ListOption) ([]Info, error) {
+func (c *Core) List(ctx context.Context, opts ...Option) ([]Info, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	var lc ListQuery
-	for _, o := range opts {
-		o(&lc)
-	}
+	lc := c.cfg.with(opts).call.list
 	if ix := c.b.Index(); ix != nil {
 		return ix.List(ctx, lc)
 	}
@@ -227,7 +219,7 @@ func (c *Core) List(ctx context.Context, opts ...ListOption) ([]Info, error) {
 	return lc.Page(out), nil
 }
 
-func (c *Core) Fork(ctx context.Context, id string, at int64, opts ...CreateOption) (Handle, error) {
+func (c *Core) Fork(ctx context.Context, id string, at int64, opts ...Option) (Handle, error) {
 	info, err := c.Stat(ctx, id)
 	if err != nil {
 		return nil, err
@@ -239,15 +231,11 @@ func (c *Core) Fork(ctx context.Context, id string, at int64, opts ...CreateOpti
 	return c.Create(ctx, opts...)
 }
 
-func (c *Core) Delete(ctx context.Context, id string, opts ...DeleteOption) error {
-	var dc deleteConfig
-	for _, o := range opts {
-		o(&dc)
-	}
-	return c.delete(ctx, id, dc, map[string]bool{})
+func (c *Core) Delete(ctx context.Context, id string, opts ...Option) error {
+	return c.delete(ctx, id, c.cfg.with(opts).call, map[string]bool{})
 }
 
-func (c *Core) delete(ctx context.Context, id string, dc deleteConfig, visited map[string]bool) error {
+func (c *Core) delete(ctx context.Context, id string, dc callConfig, visited map[string]bool) error {
 	if err := checked(ctx, id); err != nil {
 		return err
 	}
@@ -297,7 +285,7 @@ func (c *Core) Detach(ctx context.Context, id string) error {
 		return err
 	}
 	defer release()
-	h, err := c.open(ctx, id, ReadOnly, OpenParams{})
+	h, err := c.open(ctx, id, ReadOnly, c.cfg)
 	if err != nil {
 		return err
 	}
@@ -500,7 +488,7 @@ func (c *Core) Rewrite(ctx context.Context, id string, rows func(h Handle) iter.
 		return Info{}, err
 	}
 	defer release()
-	h, err := c.open(ctx, id, ReadOnly, OpenParams{})
+	h, err := c.open(ctx, id, ReadOnly, c.cfg)
 	if err != nil {
 		return Info{}, err
 	}
@@ -518,3 +506,15 @@ func (c *Core) Rewrite(ctx context.Context, id string, rows func(h Handle) iter.
 	}
 	return c.b.Stat(ctx, id)
 }
+
+func (c *Core) Resolve(ctx context.Context, name string) (Info, error) { return resolve(ctx, c, name) }
+
+func (c *Core) OpenOrCreate(ctx context.Context, labels map[string]string, opts ...Option) (Handle, bool, error) {
+	return openOrCreate(ctx, c, labels, opts)
+}
+
+func (c *Core) OpenWhenFree(ctx context.Context, id string, wait time.Duration, waiting func()) (Handle, error) {
+	return openWhenFree(ctx, c, id, wait, waiting)
+}
+
+func (c *Core) TreeOf(ctx context.Context, id string) (*Node, error) { return sessionTree(ctx, c, id) }

@@ -54,12 +54,8 @@ func treeOf(infos []Info) []*Node {
 	return roots
 }
 
-// SessionTree returns the tree session id belongs to, from the headers alone:
-// its root (the farthest ancestor in the store) with every fork and
-// child below it, oldest first, as Tree has them; ParentGone is set on a
-// root whose parent is gone. On a store with an index (the file store)
-// its cost grows with the tree, not with the store. Paths are left empty.
-func SessionTree(ctx context.Context, st Store, id string) (*Node, error) {
+// sessionTree is Store.TreeOf over st.
+func sessionTree(ctx context.Context, st Store, id string) (*Node, error) {
 	chain, gone, err := st.Ancestors(ctx, id)
 	if err != nil {
 		return nil, err

@@ -11,13 +11,13 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
-	"github.com/sessionlog/sessionlog/internal/countfs"
+	"github.com/sessionlog/sessionlog/internal/testkit/countfs"
 )
 
 func TestTreeQueries(t *testing.T) {
 	ctx := context.Background()
 	store := file.New(afero.NewMemMapFs(), "/s")
-	mk := func(opts ...handle.CreateOption) string {
+	mk := func(opts ...handle.Option) string {
 		h, err := store.Create(ctx, opts...)
 		require.NoError(t, err)
 		_, err = h.Append(ctx, eventlog.Event{Type: "x", Data: json.RawMessage(`{}`)}, eventlog.Event{Type: "x"})

@@ -16,8 +16,8 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
-	"github.com/sessionlog/sessionlog/internal/faultfs"
-	"github.com/sessionlog/sessionlog/internal/sweep"
+	"github.com/sessionlog/sessionlog/internal/testkit/faultfs"
+	"github.com/sessionlog/sessionlog/internal/testkit/sweep"
 	"github.com/sessionlog/sessionlog/projection"
 	"github.com/sessionlog/sessionlog/recorder"
 	"github.com/sessionlog/sessionlog/replay"
@@ -35,7 +35,7 @@ var (
 // state replay of its log gives, and at the end that every session of the
 // store verifies with both built-in projections. A failure names its seed:
 // rerun it alone with -recorder.seed=N. Seeds 1 to 200 run by default,
-// 1 to 2000 under SESSIONLOG_SWEEPS=full (internal/sweep).
+// 1 to 2000 under SESSIONLOG_SWEEPS=full (internal/testkit/sweep).
 func TestRecorderProperty(t *testing.T) {
 	n := *propSeqs
 	if n == 0 {

@@ -48,10 +48,10 @@ var appendVariants = []struct {
 	// Redaction at write is on in the rows above; these two measure its
 	// cost (docs/format.md §11).
 	{"sessionlog raw, unredacted", func(dir string) (durable, error) {
-		return openSessionlog(dir, handle.EncodingRaw, false, handle.WithoutRedaction())
+		return openSessionlog(dir, handle.EncodingRaw, false, handle.Unredacted())
 	}},
 	{"sessionlog raw, no fsync, unredacted", func(dir string) (durable, error) {
-		return openSessionlog(dir, handle.EncodingRaw, true, handle.WithoutRedaction())
+		return openSessionlog(dir, handle.EncodingRaw, true, handle.Unredacted())
 	}},
 	{"bare write+fdatasync", openBare},
 	{"JSONL + group commit", openJSONL},

@@ -14,7 +14,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
-	"github.com/sessionlog/sessionlog/transfer"
+	"github.com/sessionlog/sessionlog/ops/transfer"
 )
 
 func (a *app) newExportCmd() *cobra.Command {

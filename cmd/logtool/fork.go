@@ -76,7 +76,7 @@ func (a *app) runFork(ctx context.Context, arg string, o forkOptions) (err error
 	if enc == "" {
 		enc = file.EncodingOfPath(s.path)
 	}
-	opts := []handle.CreateOption{handle.WithSessionEncoding(enc)}
+	opts := []handle.Option{handle.WithEncoding(enc)}
 	if labels != nil {
 		opts = append(opts, handle.WithLabels(labels))
 	}

@@ -8,8 +8,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/checkpoint"
 	"github.com/sessionlog/sessionlog/handle"
-	"github.com/sessionlog/sessionlog/handle/file"
-	"github.com/sessionlog/sessionlog/internal/chatview"
+	"github.com/sessionlog/sessionlog/internal/app/chatview"
 	"github.com/sessionlog/sessionlog/recorder"
 )
 
@@ -102,7 +101,7 @@ func humanResume(r recorder.CloseResult) string {
 	return fmt.Sprintf("%s; the session %s: %s", s, verdict, r.Verdict.Reason)
 }
 
-func humanRepair(r file.RepairReport) string {
+func humanRepair(r handle.RepairReport) string {
 	var parts []string
 	if t := r.Torn; t != nil {
 		parts = append(parts, fmt.Sprintf("cut a torn tail of %s at offset %d (kept in %s)", chatview.Plural(t.Bytes, "byte", ""), t.Offset, t.Side))

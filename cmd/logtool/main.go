@@ -18,9 +18,9 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
+	"github.com/sessionlog/sessionlog/ops/transfer"
 	"github.com/sessionlog/sessionlog/replay"
-	"github.com/sessionlog/sessionlog/seal"
-	"github.com/sessionlog/sessionlog/transfer"
+	"github.com/sessionlog/sessionlog/secrets/seal"
 )
 
 // Exit statuses (docs/cli.md).

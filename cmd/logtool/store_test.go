@@ -21,8 +21,8 @@ import (
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/handle/jetstream"
-	"github.com/sessionlog/sessionlog/internal/natstest"
-	"github.com/sessionlog/sessionlog/transfer"
+	"github.com/sessionlog/sessionlog/internal/testkit/natstest"
+	"github.com/sessionlog/sessionlog/ops/transfer"
 )
 
 // natsURL starts an embedded nats-server (see natstest.Run), shut down

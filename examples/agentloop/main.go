@@ -12,7 +12,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
-	loop "github.com/sessionlog/sessionlog/internal/agentloop"
+	loop "github.com/sessionlog/sessionlog/internal/app/agentloop"
 )
 
 func main() {

@@ -329,7 +329,7 @@ func checkStore(t *testing.T, w *world, nTurns int) {
 	keys, err := provider.LoadOrCreateKeys(filepath.Join(w.root, "config", "sessionlog", "identity"))
 	require.NoError(t, err)
 	st := file.New(afero.NewOsFs(), w.dir)
-	h, created, err := handle.OpenOrCreate(ctx, st, labelMap())
+	h, created, err := st.OpenOrCreate(ctx, labelMap())
 	require.NoError(t, err)
 	require.False(t, created)
 	defer h.Close()
@@ -385,7 +385,7 @@ func TestCrashAfterEveryRecorderPointResumes(t *testing.T) {
 					w := newWorld(t, stream)
 					require.NoError(t, os.MkdirAll(filepath.Join(w.root, "config", "sessionlog"), 0o700))
 					require.NoError(t, os.WriteFile(filepath.Join(w.root, "config", "sessionlog", "identity"), key, 0o600))
-					h, _, err := handle.OpenOrCreate(ctx, file.New(afero.NewOsFs(), w.dir), labelMap())
+					h, _, err := file.New(afero.NewOsFs(), w.dir).OpenOrCreate(ctx, labelMap())
 					require.NoError(t, err)
 					if n > 0 {
 						_, err = h.Append(ctx, events[:n]...)
@@ -428,7 +428,7 @@ func labelMap() map[string]string {
 
 func readAll(t *testing.T, w *world) []eventlog.Event {
 	ctx := context.Background()
-	h, _, err := handle.OpenOrCreate(ctx, file.New(afero.NewOsFs(), w.dir), labelMap())
+	h, _, err := file.New(afero.NewOsFs(), w.dir).OpenOrCreate(ctx, labelMap())
 	require.NoError(t, err)
 	defer h.Close()
 	var evs []eventlog.Event

@@ -17,7 +17,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
-	"github.com/sessionlog/sessionlog/internal/countfs"
+	"github.com/sessionlog/sessionlog/internal/testkit/countfs"
 )
 
 // BenchmarkAppend measures durable appends with real fsyncs on the OS file

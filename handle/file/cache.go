@@ -16,7 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sessionlog/sessionlog/seal"
+	"github.com/sessionlog/sessionlog/secrets/seal"
 )
 
 // cacheDir is the folder of derived data in a store's folder: digest

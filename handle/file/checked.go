@@ -1,8 +1,6 @@
 package file
 
 import (
-	"github.com/sessionlog/sessionlog/handle"
-
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -16,7 +14,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/internal/logfile"
 	"github.com/sessionlog/sessionlog/internal/zstdframe"
-	"github.com/sessionlog/sessionlog/seal"
+	"github.com/sessionlog/sessionlog/secrets/seal"
 	"github.com/spf13/afero"
 )
 
@@ -268,7 +266,7 @@ func (s *Store) checkLog(ctx context.Context, loc location, f afero.File, id, na
 		err = checkAcked(known, loc.path, sc.next, sc.torn)
 	}
 	if err == nil && nameID != "" && sc.hdr.ID != nameID {
-		err = &handle.CorruptError{Path: loc.path, Seq: -1, Reason: "header id " + sc.hdr.ID + " does not match the file name", Fix: idMismatchFix}
+		err = &eventlog.CorruptError{Path: loc.path, Seq: -1, Reason: "header id " + sc.hdr.ID + " does not match the file name", Fix: idMismatchFix}
 	}
 	if err != nil {
 		return sc, err

@@ -20,8 +20,8 @@ import (
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/handle/storetest"
-	"github.com/sessionlog/sessionlog/internal/countfs"
-	"github.com/sessionlog/sessionlog/internal/sweep"
+	"github.com/sessionlog/sessionlog/internal/testkit/countfs"
+	"github.com/sessionlog/sessionlog/internal/testkit/sweep"
 )
 
 // bigEvent is event i of the logs these tests grow: about 2 KB of data
@@ -217,7 +217,7 @@ func TestOpenChecksChangedLog(t *testing.T) {
 				before := counted.BytesRead()
 				h, err := st.Open(ctx, id, handle.ReadWrite)
 				if c.corrupt {
-					var ce *handle.CorruptError
+					var ce *eventlog.CorruptError
 					require.ErrorAs(t, err, &ce)
 					require.Equal(t, path, ce.Path)
 					return

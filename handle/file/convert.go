@@ -2,6 +2,7 @@ package file
 
 import (
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/internal/zstdframe"
 
 	"bytes"
 	"context"
@@ -16,8 +17,7 @@ import (
 	"slices"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/internal/zstdframe"
-	"github.com/sessionlog/sessionlog/seal"
+	"github.com/sessionlog/sessionlog/secrets/seal"
 )
 
 // Convert rewrites session id in the given encoding (handle.EncodingRaw or

@@ -14,9 +14,10 @@ import (
 	"github.com/spf13/afero"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
-	"github.com/sessionlog/sessionlog/internal/faultfs"
+	"github.com/sessionlog/sessionlog/internal/testkit/faultfs"
 	"github.com/sessionlog/sessionlog/internal/zstdframe"
 )
 
@@ -216,8 +217,8 @@ func TestConvertCorrupt(t *testing.T) {
 				require.NoError(t, afero.WriteFile(fsys, path, b, 0o600))
 
 				err = st.Convert(ctx, id, to)
-				require.ErrorIs(t, err, handle.ErrCorrupt)
-				var ce *handle.CorruptError
+				require.ErrorIs(t, err, eventlog.ErrCorrupt)
+				var ce *eventlog.CorruptError
 				require.ErrorAs(t, err, &ce)
 				require.Equal(t, path, ce.Path)
 				after, err := afero.ReadFile(fsys, path)
@@ -225,7 +226,7 @@ func TestConvertCorrupt(t *testing.T) {
 				require.Equal(t, b, after, "the log is left as it was")
 				require.Equal(t, []string{filepath.Base(path)}, ztFiles(t, fsys, ztDir, id), "no temp file remains")
 				_, err = st.Open(ctx, id, handle.ReadOnly)
-				require.ErrorIs(t, err, handle.ErrCorrupt)
+				require.ErrorIs(t, err, eventlog.ErrCorrupt)
 			})
 		}
 	}

@@ -41,13 +41,13 @@ func TestCrashDuringCreateFrom(t *testing.T) {
 		tests := []struct {
 			name   string
 			evs    []eventlog.Event
-			opts   []handle.CreateOption
+			opts   []handle.Option
 			want   []eventlog.Event // the logical log
 			verify int              // checkpoints
 		}{
 			{name: "Root", evs: crashEvents(0, 40), want: crashEvents(0, 40)},
 			{name: "ForkWithCheckpoint", evs: own, want: append(slices.Clone(l.logs[linP][:6]), own...), verify: 1,
-				opts: []handle.CreateOption{handle.WithParent(eventlog.Parent{ID: linP, Seq: 5, Mode: eventlog.ModeFork})}},
+				opts: []handle.Option{handle.WithParent(eventlog.Parent{ID: linP, Seq: 5, Mode: eventlog.ModeFork})}},
 			{name: "OtherEncoding", evs: crashEvents(0, 9), want: crashEvents(0, 9),
 				opts: inLayout(otherEncoding(enc))},
 		}

@@ -15,7 +15,7 @@ package file_test
 // without a power cut too (the live file system): nothing may be left
 // half done or locked there either. By default the sweep cuts at a
 // sample of the operations (opSample, spread by the test's name); every
-// one under SESSIONLOG_SWEEPS=full (internal/sweep).
+// one under SESSIONLOG_SWEEPS=full (internal/testkit/sweep).
 
 import (
 	"context"
@@ -36,8 +36,8 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
-	"github.com/sessionlog/sessionlog/internal/faultfs"
-	"github.com/sessionlog/sessionlog/internal/sweep"
+	"github.com/sessionlog/sessionlog/internal/testkit/faultfs"
+	"github.com/sessionlog/sessionlog/internal/testkit/sweep"
 )
 
 // The sessions of the lineage fixture (see newLineage).
@@ -354,7 +354,7 @@ func recordOps(ops *[]string, fail int, err error, before func(i int)) faultfs.H
 }
 
 // opSample is how many of an operation's file-system operations a sweep
-// cuts at by default (internal/sweep picks them; all under the full sweeps).
+// cuts at by default (internal/testkit/sweep picks them; all under the full sweeps).
 const opSample = 8
 
 func (s opSweep) sweep(t *testing.T) {
@@ -710,11 +710,11 @@ func TestCrashDeleteCannotReadForkHeader(t *testing.T) {
 	injected := errors.New("injected fault")
 	opts := []struct {
 		name string
-		opts []handle.DeleteOption
+		opts []handle.Option
 	}{
 		{name: "NoOption"},
-		{name: "Detach", opts: []handle.DeleteOption{handle.Detach()}},
-		{name: "Cascade", opts: []handle.DeleteOption{handle.Cascade()}},
+		{name: "Detach", opts: []handle.Option{handle.Detach()}},
+		{name: "Cascade", opts: []handle.Option{handle.Cascade()}},
 	}
 	for _, enc := range crashEncodings {
 		l := newLineage(t, enc)

@@ -14,7 +14,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
-	"github.com/sessionlog/sessionlog/seal"
+	"github.com/sessionlog/sessionlog/secrets/seal"
 )
 
 // readLog opens session id of st read-only and returns its logical log
@@ -132,7 +132,7 @@ func TestCrashDuringShred(t *testing.T) {
 		}
 		l := newLineage(t, enc)
 		run := func(t *testing.T, st *file.Store) error {
-			_, err := st.Shred(t.Context(), linU)
+			_, err := st.Shred(t.Context(), linU, false)
 			return err
 		}
 		t.Run(enc, func(t *testing.T) {
@@ -162,7 +162,7 @@ func TestCrashDuringShred(t *testing.T) {
 						require.True(t, done, "shredded once Shred returned nil")
 					}
 					if p.retry() {
-						_, err := st.Shred(t.Context(), linU)
+						_, err := st.Shred(t.Context(), linU, false)
 						require.NoError(t, err)
 						require.True(t, shredded())
 					}

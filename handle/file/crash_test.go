@@ -27,9 +27,9 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
-	"github.com/sessionlog/sessionlog/internal/faultfs"
-	"github.com/sessionlog/sessionlog/internal/sweep"
-	"github.com/sessionlog/sessionlog/seal"
+	"github.com/sessionlog/sessionlog/internal/testkit/faultfs"
+	"github.com/sessionlog/sessionlog/internal/testkit/sweep"
+	"github.com/sessionlog/sessionlog/secrets/seal"
 )
 
 // crashDir is the store's folder on the memory file systems.
@@ -43,7 +43,7 @@ var crashEncodings = []string{handle.EncodingRaw, handle.EncodingZstd, sealedRaw
 // sweepLayouts are the layouts of the power-cut sweeps and the other
 // matrices that cost minutes, the race detector's most: raw and sealed
 // zstd (plain rows; compressed and sealed frames) by default, every one
-// of crashEncodings under SESSIONLOG_SWEEPS=full (internal/sweep), as
+// of crashEncodings under SESSIONLOG_SWEEPS=full (internal/testkit/sweep), as
 // .ci/run runs them.
 func sweepLayouts() []string {
 	if sweep.Full() {
@@ -75,10 +75,10 @@ func encodingOf(layout string) string { return strings.TrimPrefix(layout, "seale
 func isSealed(layout string) bool { return strings.HasPrefix(layout, "sealed-") }
 
 // inLayout returns the create options of a session in layout.
-func inLayout(layout string) []handle.CreateOption {
-	opts := []handle.CreateOption{handle.WithSessionEncoding(encodingOf(layout))}
+func inLayout(layout string) []handle.Option {
+	opts := []handle.Option{handle.WithEncoding(encodingOf(layout))}
 	if isSealed(layout) {
-		opts = append(opts, handle.SealedFor(crashIdentity.Recipient()))
+		opts = append(opts, handle.WithRecipients(crashIdentity.Recipient()))
 	}
 	return opts
 }
@@ -606,8 +606,8 @@ func TestCrashNULHoleIsCorruption(t *testing.T) {
 			st := file.New(crashed, crashDir)
 			for _, mode := range []handle.Mode{handle.ReadWrite, handle.ReadOnly, handle.ReadWrite} {
 				_, err := st.Open(t.Context(), h.ID(), mode)
-				require.ErrorIs(t, err, handle.ErrCorrupt)
-				var ce *handle.CorruptError
+				require.ErrorIs(t, err, eventlog.ErrCorrupt)
+				var ce *eventlog.CorruptError
 				require.ErrorAs(t, err, &ce)
 				require.Equal(t, h.Path(), ce.Path)
 				require.EqualValues(t, rowStart[tc.row], ce.Offset)

@@ -19,7 +19,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
-	"github.com/sessionlog/sessionlog/internal/faultfs"
+	"github.com/sessionlog/sessionlog/internal/testkit/faultfs"
 )
 
 // storeFiles lists every file under the store's folder, derived ones too,
@@ -48,7 +48,7 @@ func TestFailedCreateLeavesNothing(t *testing.T) {
 			return s.Create(ctx)
 		}},
 		{"Create zstd", func(ctx context.Context, s *file.Store, _ string) (handle.Handle, error) {
-			return s.Create(ctx, handle.WithSessionEncoding(handle.EncodingZstd))
+			return s.Create(ctx, handle.WithEncoding(handle.EncodingZstd))
 		}},
 		{"Fork", func(ctx context.Context, s *file.Store, parent string) (handle.Handle, error) {
 			return s.Fork(ctx, parent, 0)
@@ -161,7 +161,7 @@ func TestFailedConvertLeavesNothing(t *testing.T) {
 				ctx := t.Context()
 				fsys := faultfs.New(afero.NewMemMapFs())
 				store := file.New(fsys, "/s")
-				h, err := store.Create(ctx, handle.WithSessionEncoding(handle.EncodingZstd))
+				h, err := store.Create(ctx, handle.WithEncoding(handle.EncodingZstd))
 				require.NoError(t, err)
 				_, err = h.Append(ctx, eventlog.Event{Type: "x", Time: 1})
 				require.NoError(t, err)

@@ -89,7 +89,7 @@ func checkAcked(known int64, path string, next int64, torn *eventlog.TornTail) e
 	if torn == nil || known <= next {
 		return nil
 	}
-	return &handle.CorruptError{Path: path, Offset: torn.Offset, Seq: next,
+	return &eventlog.CorruptError{Path: path, Offset: torn.Offset, Seq: next,
 		Reason: fmt.Sprintf("the log ends in %d bytes that would pass for a torn tail, but events up to seq %d were acknowledged (the store's saved state says so): a crash cannot lose them", torn.Bytes, known-1)}
 }
 

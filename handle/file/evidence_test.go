@@ -13,7 +13,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
-	"github.com/sessionlog/sessionlog/internal/faultfs"
+	"github.com/sessionlog/sessionlog/internal/testkit/faultfs"
 	"github.com/sessionlog/sessionlog/internal/zstdframe"
 )
 
@@ -70,9 +70,9 @@ func TestTornTailHoldingAcknowledgedSeqsIsCorruption(t *testing.T) {
 
 			requireAckedCorrupt := func(t *testing.T, err error) {
 				t.Helper()
-				var ce *handle.CorruptError
+				var ce *eventlog.CorruptError
 				require.ErrorAs(t, err, &ce)
-				require.ErrorIs(t, err, handle.ErrCorrupt)
+				require.ErrorIs(t, err, eventlog.ErrCorrupt)
 				require.Equal(t, offset, ce.Offset)
 				require.Equal(t, seq, ce.Seq)
 				require.Contains(t, ce.Reason, "acknowledged")
@@ -193,7 +193,7 @@ func FuzzAcknowledgedEvidence(f *testing.F) {
 					if err != nil {
 						require.True(t, sealed, "an unsealed record is no evidence: %v", err)
 						require.NotNil(t, s.torn, "evidence fails only a torn tail: %v", err)
-						var ce *handle.CorruptError
+						var ce *eventlog.CorruptError
 						require.ErrorAs(t, err, &ce)
 						require.Equal(t, s.torn.Offset, ce.Offset)
 						require.Equal(t, int64(6), ce.Seq)

@@ -14,7 +14,7 @@ import (
 	"sync"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/seal"
+	"github.com/sessionlog/sessionlog/secrets/seal"
 	"github.com/spf13/afero"
 )
 
@@ -109,7 +109,7 @@ func (s *Store) OpenPath(ctx context.Context, path string) (handle.Handle, error
 		f.Close()
 		return nil, err
 	}
-	return handle.NewHandle(s.handle(newFileBackend(s, loc, sc.hdr, f, nil, sc.end, sc.next, sc.index), handle.Recovery{Torn: sc.torn}, false)), nil
+	return handle.NewHandle(s.handle(newFileBackend(s, loc, sc.hdr, f, nil, sc.end, sc.next, sc.index), handle.Recovery{Torn: sc.torn})), nil
 }
 
 // StatPath describes the log file at path, as Stat does for a session of
@@ -174,7 +174,7 @@ func (s *Store) CheckPath(ctx context.Context, path string, fn func(eventlog.Eve
 		return res
 	}
 	if nameID != "" && res.Header.ID != nameID {
-		res.Err = &handle.CorruptError{Path: path, Seq: -1, Reason: fmt.Sprintf("header id %s does not match the file name", res.Header.ID), Fix: idMismatchFix}
+		res.Err = &eventlog.CorruptError{Path: path, Seq: -1, Reason: fmt.Sprintf("header id %s does not match the file name", res.Header.ID), Fix: idMismatchFix}
 		return res
 	}
 	first := res.Header.FirstSeq()

@@ -2,6 +2,7 @@ package file
 
 import (
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/internal/zstdframe"
 
 	"context"
 	"errors"
@@ -17,8 +18,7 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/internal/zstdframe"
-	"github.com/sessionlog/sessionlog/seal"
+	"github.com/sessionlog/sessionlog/secrets/seal"
 )
 
 // indexStride is how many bytes of log lie between two entries of a
@@ -134,15 +134,12 @@ func (b *fileBackend) inPlace() error {
 	return fmt.Errorf("%w: %q was unlinked, renamed or replaced while its writer was open; nothing written since is acknowledged (reopen the session)", ErrDisplaced, b.path)
 }
 
-// handle returns the handle on b's session; unredacted turns the store's
-// redaction off for it.
-func (s *Store) handle(b *fileBackend, rec handle.Recovery, unredacted bool) (handle.Backend, handle.HandleConfig) {
-	red := s.cfg.Redactor
-	if unredacted {
-		red = nil
-	}
+// handle returns b and the rest of a handle on its session: the store's
+// settings, which the store core replaces by the call's on the handles it
+// makes.
+func (s *Store) handle(b *fileBackend, rec handle.Recovery) (handle.Backend, handle.HandleConfig) {
 	return b, handle.HandleConfig{Store: s.Core, Header: b.hdr, Path: b.path, Writer: b.lock != nil,
-		Next: b.next, Recovery: rec, Encoder: s.enc, Policy: s.cfg.Policy, Redactor: red, Logger: s.cfg.Logger, Ticker: s.cfg.Ticker}
+		Next: b.next, Recovery: rec, Encoder: s.enc, Policy: s.cfg.Policy, Redactor: s.cfg.Redactor, Logger: s.cfg.Logger, Ticker: s.cfg.Ticker}
 }
 
 func (b *fileBackend) Write(_ context.Context, rows []byte, first, last int64) (func(), error) {

@@ -36,8 +36,8 @@ func (e fileEngine) Stat(ctx context.Context, id string) (handle.Info, error) {
 	return e.s.stat(ctx, id)
 }
 
-func (e fileEngine) Open(ctx context.Context, id string, mode handle.Mode, op handle.OpenParams) (handle.Backend, handle.HandleConfig, error) {
-	return e.s.openMode(ctx, id, mode, op)
+func (e fileEngine) Open(ctx context.Context, id string, mode handle.Mode) (handle.Backend, handle.HandleConfig, error) {
+	return e.s.openMode(ctx, id, mode)
 }
 
 // OpenTail opens a TailReader (see StoreBackend).

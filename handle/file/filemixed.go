@@ -231,7 +231,7 @@ func (s *Store) headers(ctx context.Context) ([]handle.Info, error) {
 				hdr, err = s.readHeaderAt(location{path: filepath.Join(s.dir, e.Name()), enc: encd})
 			}
 			switch {
-			case errors.Is(err, fs.ErrNotExist), errors.Is(err, handle.ErrCorrupt), errors.Is(err, handle.ErrVersion), errors.Is(err, ErrNotRegular):
+			case errors.Is(err, fs.ErrNotExist), errors.Is(err, eventlog.ErrCorrupt), errors.Is(err, eventlog.ErrVersion), errors.Is(err, ErrNotRegular):
 				continue // deleted meanwhile, or broken: List and Open report it
 			case err != nil:
 				// An I/O error says nothing about the header: skipping

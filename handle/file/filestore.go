@@ -19,7 +19,7 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/seal"
+	"github.com/sessionlog/sessionlog/secrets/seal"
 )
 
 // File name endings.
@@ -51,7 +51,15 @@ type Store struct {
 	keyrings map[string]*sessionKeys // by session ID (see keyringFor)
 }
 
-var _ handle.Store = (*Store)(nil)
+var (
+	_ handle.Store          = (*Store)(nil)
+	_ handle.Converter      = (*Store)(nil)
+	_ handle.Repairer       = (*Store)(nil)
+	_ handle.Shredder       = (*Store)(nil)
+	_ handle.Rekeyer        = (*Store)(nil)
+	_ handle.SealedExporter = (*Store)(nil)
+	_ handle.Salvager       = (*Store)(nil)
+)
 
 // New returns a store of the sessions in dir on fsys (use
 // afero.NewOsFs() for real files). The folder is created, mode 0700, on the
@@ -167,7 +175,7 @@ func (s *Store) create(ctx context.Context, ns handle.NewSession) (handle.Backen
 	if plan != nil {
 		b.sealer, b.keys = plan.sealer, keysOf(plan.head.Envelopes)
 	}
-	hb, hc := s.handle(b, handle.Recovery{}, ns.Unredacted)
+	hb, hc := s.handle(b, handle.Recovery{})
 	return hb, hc, nil
 }
 
@@ -361,7 +369,7 @@ func (s *Store) existing(ctx context.Context, id string) (location, error) {
 }
 
 // openMode is fileEngine.Open.
-func (s *Store) openMode(ctx context.Context, id string, mode handle.Mode, op handle.OpenParams) (handle.Backend, handle.HandleConfig, error) {
+func (s *Store) openMode(ctx context.Context, id string, mode handle.Mode) (handle.Backend, handle.HandleConfig, error) {
 	if _, err := s.existing(ctx, id); err != nil {
 		return nil, handle.HandleConfig{}, err
 	}
@@ -381,7 +389,7 @@ func (s *Store) openMode(ctx context.Context, id string, mode handle.Mode, op ha
 		}
 		return nil, handle.HandleConfig{}, err
 	}
-	hb, hc := s.handle(b, handle.Recovery{Torn: sc.torn}, op.Unredacted)
+	hb, hc := s.handle(b, handle.Recovery{Torn: sc.torn})
 	return hb, hc, nil
 }
 
@@ -619,15 +627,4 @@ func (s *Store) removeLog(id string) error {
 	s.fs.Remove(s.lockPath(id))
 	s.cfg.Logger.Debug("session deleted", "id", id)
 	return nil
-}
-
-// Of returns st as a file store when its sessions are files in a folder:
-// the file operations need that (Convert and Repair rewrite or cut a
-// session's file, SalvagePath reads a file past its damage), and a store
-// whose sessions are not files cannot offer them (docs/distributed.md).
-// Callers that need one of them call it and refuse when ok is false;
-// everything else works on any handle.Store.
-func Of(st handle.Store) (fs *Store, ok bool) {
-	fs, ok = st.(*Store)
-	return fs, ok
 }

@@ -18,8 +18,8 @@ import (
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/handle/storetest"
-	"github.com/sessionlog/sessionlog/internal/countfs"
-	"github.com/sessionlog/sessionlog/internal/sweep"
+	"github.com/sessionlog/sessionlog/internal/testkit/countfs"
+	"github.com/sessionlog/sessionlog/internal/testkit/sweep"
 	"github.com/sessionlog/sessionlog/internal/zstdframe"
 )
 
@@ -204,13 +204,13 @@ func TestCreateRefusesHeaderTooLarge(t *testing.T) {
 	fsys := afero.NewMemMapFs()
 	st := file.New(fsys, "/s")
 	_, err := st.Create(ctx, handle.WithLabels(map[string]string{"t": strings.Repeat("a", eventlog.MaxRowSize)}))
-	require.ErrorIs(t, err, handle.ErrTooLarge)
+	require.ErrorIs(t, err, eventlog.ErrTooLarge)
 	infos, err := st.List(ctx)
 	require.NoError(t, err)
 	require.Empty(t, infos)
 }
 
-// withTicker replaces the ticker of FlushInterval: the test sends the
+// withTicker replaces the ticker of FlushPolicy.Interval: the test sends the
 // ticks.
 func withTicker(ticks chan time.Time) handle.Option {
 	return func(c *handle.Config) {

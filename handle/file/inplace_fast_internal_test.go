@@ -33,7 +33,7 @@ func TestInPlaceFastPath(t *testing.T) {
 			h, err := st.Create(t.Context())
 			require.NoError(t, err)
 			require.NoError(t, h.Close())
-			hb, _, err := st.openMode(t.Context(), h.ID(), handle.ReadWrite, handle.OpenParams{})
+			hb, _, err := st.openMode(t.Context(), h.ID(), handle.ReadWrite)
 			require.NoError(t, err)
 			b := hb.(*fileBackend)
 			defer b.Close(t.Context(), false)

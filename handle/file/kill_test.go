@@ -7,7 +7,7 @@ package file_test
 // The writer is this test binary itself, re-executed with
 // SESSIONLOG_CRASH_WRITER set (see init below). TestKillWriter runs 20
 // rounds (every layout), 2,000 under SESSIONLOG_SWEEPS=long
-// (internal/sweep); SESSIONLOG_KILL_ROUNDS sets
+// (internal/testkit/sweep); SESSIONLOG_KILL_ROUNDS sets
 // the number, e.g. SESSIONLOG_KILL_ROUNDS=500 go test -run Kill ./handle/.
 
 import (
@@ -30,7 +30,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
-	"github.com/sessionlog/sessionlog/internal/sweep"
+	"github.com/sessionlog/sessionlog/internal/testkit/sweep"
 )
 
 const (

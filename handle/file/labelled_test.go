@@ -16,18 +16,18 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
-	"github.com/sessionlog/sessionlog/internal/faultfs"
+	"github.com/sessionlog/sessionlog/internal/testkit/faultfs"
 )
 
 // A program finds its session again by the labels it starts with: the
 // first run creates it, every later one (after a crash too) opens it.
 // Nothing records the ID: the labels name it.
-func ExampleOpenOrCreate() {
+func ExampleStore_OpenOrCreate() {
 	ctx := context.Background()
 	store := file.New(afero.NewMemMapFs(), "sessions")
 	labels := map[string]string{"agent": "coder", "task": "issue-25"}
 
-	h, created, err := handle.OpenOrCreate(ctx, store, labels)
+	h, created, err := store.OpenOrCreate(ctx, labels)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func ExampleOpenOrCreate() {
 	first := h.ID()
 
 	// The next run: the same labels, the same session, for writing.
-	h, created, err = handle.OpenOrCreate(ctx, store, labels)
+	h, created, err = store.OpenOrCreate(ctx, labels)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -74,18 +74,18 @@ func TestOpenOrCreate(t *testing.T) {
 	ctx := t.Context()
 	store := file.New(afero.NewMemMapFs(), "/s")
 	labels := map[string]string{"agent": "coder", "task": "7"}
-	h, created, err := handle.OpenOrCreate(ctx, store, labels, handle.WithSessionEncoding(handle.EncodingZstd))
+	h, created, err := store.OpenOrCreate(ctx, labels, handle.WithEncoding(handle.EncodingZstd))
 	require.NoError(t, err)
 	require.True(t, created)
 	require.Equal(t, labels, h.Header().Labels)
 	id := h.ID()
 
 	// Its writer holds it: a second process gets the lock error.
-	_, _, err = handle.OpenOrCreate(ctx, store, labels)
+	_, _, err = store.OpenOrCreate(ctx, labels)
 	require.ErrorIs(t, err, handle.ErrLocked)
 	require.NoError(t, h.Close())
 
-	h, created, err = handle.OpenOrCreate(ctx, store, map[string]string{"task": "7", "agent": "coder"})
+	h, created, err = store.OpenOrCreate(ctx, map[string]string{"task": "7", "agent": "coder"})
 	require.NoError(t, err)
 	require.False(t, created)
 	require.Equal(t, id, h.ID())
@@ -96,7 +96,7 @@ func TestOpenOrCreate(t *testing.T) {
 	require.Equal(t, handle.EncodingZstd, info.Encoding, "the create options were used")
 
 	// Other labels, another session.
-	h, created, err = handle.OpenOrCreate(ctx, store, map[string]string{"agent": "coder", "task": "8"})
+	h, created, err = store.OpenOrCreate(ctx, map[string]string{"agent": "coder", "task": "8"})
 	require.NoError(t, err)
 	require.True(t, created)
 	require.NotEqual(t, id, h.ID())
@@ -110,10 +110,10 @@ func TestOpenOrCreate(t *testing.T) {
 	h, err = store.Create(ctx, handle.WithID(tid), handle.WithLabels(map[string]string{"agent": "someone else"}))
 	require.NoError(t, err)
 	require.NoError(t, h.Close())
-	_, _, err = handle.OpenOrCreate(ctx, store, taken)
+	_, _, err = store.OpenOrCreate(ctx, taken)
 	require.ErrorIs(t, err, handle.ErrExists)
 
-	_, _, err = handle.OpenOrCreate(ctx, store, nil)
+	_, _, err = store.OpenOrCreate(ctx, nil)
 	require.Error(t, err)
 }
 
@@ -127,7 +127,7 @@ func TestOpenOrCreateRace(t *testing.T) {
 	handles := make([]handle.Handle, 8)
 	for i := range results {
 		wg.Go(func() {
-			handles[i], _, results[i] = handle.OpenOrCreate(t.Context(), file.New(fsys, "/s"), labels)
+			handles[i], _, results[i] = file.New(fsys, "/s").OpenOrCreate(t.Context(), labels)
 		})
 	}
 	wg.Wait()
@@ -163,7 +163,7 @@ func TestOpenOrCreateKilled(t *testing.T) {
 			}
 			return nil
 		})
-		h, _, err := handle.OpenOrCreate(t.Context(), file.New(ffs, "/s"), labels)
+		h, _, err := file.New(ffs, "/s").OpenOrCreate(t.Context(), labels)
 		ffs.SetHook(nil)
 		if err == nil {
 			require.NoError(t, h.Close())
@@ -174,7 +174,7 @@ func TestOpenOrCreateKilled(t *testing.T) {
 		require.ErrorIs(t, err, died, "at op %d", n)
 		for _, mode := range []faultfs.CrashMode{faultfs.KeepSynced, faultfs.KeepAll} {
 			st := file.New(ffs.Crash(mode), "/s")
-			h, _, err := handle.OpenOrCreate(t.Context(), st, labels)
+			h, _, err := st.OpenOrCreate(t.Context(), labels)
 			require.NoError(t, err, "dead at op %d", n)
 			require.Equal(t, labels, h.Header().Labels)
 			require.NoError(t, h.Close())

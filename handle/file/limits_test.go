@@ -78,7 +78,7 @@ func TestAppendedBatchesReadBack(t *testing.T) {
 					last, err := h.Append(ctx, batch...)
 					if err != nil {
 						refused++
-						require.True(t, errors.Is(err, handle.ErrInvalidEvent) || errors.Is(err, handle.ErrTooLarge), "refused with %v", err)
+						require.True(t, errors.Is(err, eventlog.ErrInvalidEvent) || errors.Is(err, eventlog.ErrTooLarge), "refused with %v", err)
 						require.Equal(t, before, h.Seq(), "a refused batch assigns no seq")
 						continue
 					}

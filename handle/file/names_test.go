@@ -17,7 +17,7 @@ import (
 
 // A person names a session as git names a commit: by the start of its ID,
 // or by its labels.
-func ExampleResolve() {
+func ExampleStore_Resolve() {
 	ctx := context.Background()
 	store := file.New(afero.NewMemMapFs(), "sessions")
 	for _, s := range []struct{ id, agent string }{
@@ -31,7 +31,7 @@ func ExampleResolve() {
 		h.Close()
 	}
 	for _, name := range []string{"01kc0000000000000000000002", "agent=coder", "01KC"} {
-		info, err := handle.Resolve(ctx, store, name)
+		info, err := store.Resolve(ctx, name)
 		var amb *handle.AmbiguousError
 		switch {
 		case errors.As(err, &amb):
@@ -89,7 +89,7 @@ func TestResolve(t *testing.T) {
 		{"task=t1,agent=coder", "01KC0000000000000000000001"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			info, err := handle.Resolve(t.Context(), st, tc.name)
+			info, err := st.Resolve(t.Context(), tc.name)
 			require.NoError(t, err)
 			require.Equal(t, tc.want, info.ID)
 			require.NotEmpty(t, info.Path)
@@ -110,7 +110,7 @@ func TestResolveAmbiguous(t *testing.T) {
 		{"01K", []string{"01KD0000000000000000000003", "01KC0000000000000000000002", "01KC0000000000000000000001", "01KE0000000000000000000004"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := handle.Resolve(t.Context(), st, tc.name)
+			_, err := st.Resolve(t.Context(), tc.name)
 			require.ErrorIs(t, err, handle.ErrAmbiguous)
 			var amb *handle.AmbiguousError
 			require.ErrorAs(t, err, &amb)
@@ -140,10 +140,10 @@ func TestResolveNone(t *testing.T) {
 		{"=x", handle.ErrInvalidID, "neither"},
 		{"", handle.ErrInvalidID, "neither"},
 		// The damaged session named alone: its own error.
-		{"01KE", handle.ErrCorrupt, "01KE0000000000000000000004"},
+		{"01KE", eventlog.ErrCorrupt, "01KE0000000000000000000004"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := handle.Resolve(t.Context(), st, tc.name)
+			_, err := st.Resolve(t.Context(), tc.name)
 			require.ErrorIs(t, err, tc.is)
 			require.ErrorContains(t, err, tc.msg)
 		})
@@ -165,7 +165,8 @@ func TestLabelQuery(t *testing.T) {
 		{"a=1,=2", nil},
 	} {
 		t.Run(tc.in, func(t *testing.T) {
-			got, ok := handle.LabelQuery(tc.in)
+			got, _ := handle.ParseName(tc.in)
+			ok := got != nil
 			require.Equal(t, tc.want != nil, ok)
 			require.Equal(t, tc.want, got)
 		})

@@ -41,7 +41,7 @@ func TestOpenWhenFree(t *testing.T) {
 				defer h.Close()
 			}
 			waited := 0
-			w, err := handle.OpenWhenFree(ctx, st, id, tc.wait, func() {
+			w, err := st.OpenWhenFree(ctx, id, tc.wait, func() {
 				waited++
 				switch {
 				case tc.release:

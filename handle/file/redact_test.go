@@ -13,7 +13,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
-	"github.com/sessionlog/sessionlog/redact"
+	"github.com/sessionlog/sessionlog/secrets/redact"
 )
 
 // A secret-shaped token built at run time, so that no scanner flags this
@@ -36,7 +36,7 @@ func TestRedactionAtWrite(t *testing.T) {
 		want  string
 	}{
 		{"default", nil, `{"id":"c1","output":"key [REDACTED:aws-access-key-id] end","$redacted":[{"path":["output"],"kinds":["aws-access-key-id"]}]}`},
-		{"store off", []handle.Option{handle.WithoutRedaction()}, string(secretEvent().Data)},
+		{"store off", []handle.Option{handle.Unredacted()}, string(secretEvent().Data)},
 		{"extra pattern", []handle.Option{handle.WithRedactor(redact.New(redact.WithPattern("acme", regexp.MustCompile(`end`))))},
 			`{"id":"c1","output":"key [REDACTED:aws-access-key-id] [REDACTED:acme]","$redacted":[{"path":["output"],"kinds":["acme","aws-access-key-id"]}]}`},
 	} {

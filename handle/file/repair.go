@@ -15,8 +15,17 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/seal"
+	"github.com/sessionlog/sessionlog/secrets/seal"
 )
+
+// Salvage is SalvagePath for session id's log file (handle.Salvager).
+func (s *Store) Salvage(ctx context.Context, id string, yield func(eventlog.Event) bool) (logfile.SalvageResult, error) {
+	path, err := s.Path(id)
+	if err != nil {
+		return logfile.SalvageResult{}, err
+	}
+	return s.SalvagePath(ctx, path, yield)
+}
 
 // SalvagePath reads the log file at path past damage, for inspection (see
 // logfile.Salvage): every event it can decode goes to yield, and the
@@ -93,28 +102,6 @@ func (s *Store) inherited(ctx context.Context, path string, p eventlog.Parent, y
 	return true, nil
 }
 
-// Cut is a range repair removed from a log, kept in a side file.
-type Cut struct {
-	Offset int64  `json:"offset"`
-	Bytes  int64  `json:"bytes"`
-	Side   string `json:"side"` // the side file holding the bytes cut
-}
-
-// RepairReport says what Repair did.
-type RepairReport struct {
-	// Torn is the torn tail cut off, or nil.
-	Torn *Cut `json:"torn"`
-	// Salvaged is the damaged rest cut off by a salvage, or nil.
-	Salvaged *Cut `json:"salvaged"`
-	// FirstLost and LastLost are the seqs a salvage removed from the log
-	// (the damaged row and everything after it); FirstLost > LastLost when
-	// none. LastLost is the last seq a salvage read found in the rest.
-	FirstLost int64 `json:"firstLost"`
-	LastLost  int64 `json:"lastLost"`
-	// Events is the number of events of the file's own rows after repair.
-	Events int64 `json:"events"`
-}
-
 // Repair makes a session's log clean, under its writer lock: a torn tail
 // is cut off (truncate, fsync); with salvage, a corrupt log is cut at its
 // first damage. The bytes cut are first copied to a side file beside the
@@ -122,8 +109,8 @@ type RepairReport struct {
 // when a side file of that name exists; fsynced), so nothing is destroyed, and the report names the seqs lost. Without
 // salvage a corrupt log is left untouched and its *CorruptError returned.
 // Repair is never run automatically.
-func (s *Store) Repair(ctx context.Context, id string, salvage bool) (RepairReport, error) {
-	rep := RepairReport{FirstLost: 1}
+func (s *Store) Repair(ctx context.Context, id string, salvage bool) (handle.RepairReport, error) {
+	rep := handle.RepairReport{FirstLost: 1}
 	if _, err := s.existing(ctx, id); err != nil {
 		return rep, err
 	}
@@ -153,7 +140,7 @@ func (s *Store) Repair(ctx context.Context, id string, salvage bool) (RepairRepo
 		// salvage cuts it.
 		err = checkAcked(known, loc.path, sc.next, sc.torn)
 	}
-	var ce *handle.CorruptError
+	var ce *eventlog.CorruptError
 	switch {
 	case err == nil && sc.torn == nil:
 		rep.Events = sc.next - sc.hdr.FirstSeq()
@@ -203,7 +190,7 @@ func (s *Store) cutAt(f interface {
 	io.ReaderAt
 	Truncate(int64) error
 	Sync() error
-}, path, kind string, off, size int64) (*Cut, error) {
+}, path, kind string, off, size int64) (*handle.Cut, error) {
 	// A side file is never overwritten: a later repair may cut at the
 	// same offset (appends go on from a cut), and each keeps its bytes.
 	side := fmt.Sprintf("%s.%s-%d", path, kind, off)
@@ -239,5 +226,5 @@ func (s *Store) cutAt(f interface {
 	if err := f.Sync(); err != nil {
 		return nil, fmt.Errorf("handle: repair %q: fsync: %w", path, err)
 	}
-	return &Cut{Offset: off, Bytes: size - off, Side: side}, nil
+	return &handle.Cut{Offset: off, Bytes: size - off, Side: side}, nil
 }

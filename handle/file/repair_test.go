@@ -46,7 +46,7 @@ func TestRepairCutsTornTailKeepingEvidence(t *testing.T) {
 
 	rep, err := store.Repair(ctx, h.ID(), false)
 	require.NoError(t, err)
-	require.Equal(t, &file.Cut{Offset: int64(len(clean)), Bytes: 13, Side: fmt.Sprintf("%s.torn-%d", h.Path(), len(clean))}, rep.Torn)
+	require.Equal(t, &handle.Cut{Offset: int64(len(clean)), Bytes: 13, Side: fmt.Sprintf("%s.torn-%d", h.Path(), len(clean))}, rep.Torn)
 	require.Equal(t, int64(10), rep.Events)
 	got, err := afero.ReadFile(fsys, h.Path())
 	require.NoError(t, err)
@@ -72,7 +72,7 @@ func TestRepairSalvage(t *testing.T) {
 	require.NoError(t, afero.WriteFile(fsys, h.Path(), b, 0o600))
 
 	_, err = store.Repair(ctx, h.ID(), false)
-	require.ErrorIs(t, err, handle.ErrCorrupt, "without --salvage a corrupt log is left as it is")
+	require.ErrorIs(t, err, eventlog.ErrCorrupt, "without --salvage a corrupt log is left as it is")
 	unchanged, err := afero.ReadFile(fsys, h.Path())
 	require.NoError(t, err)
 	require.Equal(t, b, unchanged)
@@ -130,7 +130,7 @@ func TestRepairNeverOverwritesASideFile(t *testing.T) {
 	store, h := repairFixture(t, fsys)
 	clean, err := afero.ReadFile(fsys, h.Path())
 	require.NoError(t, err)
-	tear := func(tail string) *file.Cut {
+	tear := func(tail string) *handle.Cut {
 		t.Helper()
 		f, err := fsys.OpenFile(h.Path(), os.O_WRONLY|os.O_APPEND, 0)
 		require.NoError(t, err)

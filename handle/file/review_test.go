@@ -26,7 +26,7 @@ func TestRefusedDeleteTouchesNoFork(t *testing.T) {
 	fork, err := store.Fork(ctx, parent.ID(), 0)
 	require.NoError(t, err)
 	require.NoError(t, fork.Close())
-	for _, opt := range []handle.DeleteOption{handle.Cascade(), handle.Detach()} {
+	for _, opt := range []handle.Option{handle.Cascade(), handle.Detach()} {
 		require.ErrorIs(t, store.Delete(ctx, parent.ID(), opt), handle.ErrLocked)
 		info, err := store.Stat(ctx, fork.ID())
 		require.NoError(t, err, "the fork is still there")

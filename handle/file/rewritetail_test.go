@@ -81,7 +81,7 @@ func bigEvents(n, size int) []eventlog.Event {
 
 func appendAll(t *testing.T, st *file.Store, enc string, evs []eventlog.Event) string {
 	t.Helper()
-	h, err := st.Create(t.Context(), handle.WithSessionEncoding(enc))
+	h, err := st.Create(t.Context(), handle.WithEncoding(enc))
 	require.NoError(t, err)
 	for chunk := range slices.Chunk(evs, 100) {
 		_, err := h.Append(t.Context(), chunk...)
@@ -112,7 +112,7 @@ func createFromZstd(t *testing.T, st *file.Store, evs []eventlog.Event) string {
 			}
 		}
 	}
-	info, err := st.CreateFrom(t.Context(), seq, handle.WithSessionEncoding(handle.EncodingZstd))
+	info, err := st.CreateFrom(t.Context(), seq, handle.WithEncoding(handle.EncodingZstd))
 	require.NoError(t, err)
 	return info.ID
 }

@@ -2,6 +2,8 @@ package file
 
 import (
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/internal/logfile"
+	"github.com/sessionlog/sessionlog/internal/zstdframe"
 
 	"context"
 	"errors"
@@ -14,9 +16,7 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/internal/logfile"
-	"github.com/sessionlog/sessionlog/internal/zstdframe"
-	"github.com/sessionlog/sessionlog/seal"
+	"github.com/sessionlog/sessionlog/secrets/seal"
 )
 
 // Sealed sessions (docs/format.md §11, "Sealed sessions"): a session's
@@ -130,7 +130,7 @@ func (s *Store) sniff(ctx context.Context, loc *location, f afero.File) error {
 		return err
 	}
 	if (h.Encoding == seal.Zstd) != (loc.enc.z != nil) {
-		return &handle.CorruptError{Path: loc.path, Offset: 0, Seq: -1,
+		return &eventlog.CorruptError{Path: loc.path, Offset: 0, Seq: -1,
 			Reason: fmt.Sprintf("a sealed %s layout in a file named as %s", h.Encoding, loc.enc.name)}
 	}
 	kr := s.keyringFor(h)

@@ -16,7 +16,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
-	"github.com/sessionlog/sessionlog/seal"
+	"github.com/sessionlog/sessionlog/secrets/seal"
 )
 
 // marker is written into sealed sessions; no file of the store may hold
@@ -200,7 +200,7 @@ func TestSealedFor(t *testing.T) {
 	st := file.New(fsys, "/s", handle.WithIdentities(id))
 	clear, err := st.Create(ctx)
 	require.NoError(t, err)
-	sealed, err := st.Create(ctx, handle.SealedFor(id.Recipient()))
+	sealed, err := st.Create(ctx, handle.WithRecipients(id.Recipient()))
 	require.NoError(t, err)
 	for _, h := range []handle.Handle{clear, sealed} {
 		_, err := h.Append(ctx, markerEvents(2)...)
@@ -213,7 +213,7 @@ func TestSealedFor(t *testing.T) {
 	b, err = afero.ReadFile(fsys, sealed.Path())
 	require.NoError(t, err)
 	require.NotContains(t, string(b), marker)
-	_, err = st.Create(ctx, handle.SealedFor())
+	_, err = st.Create(ctx, handle.WithRecipients())
 	require.Error(t, err)
 	infos, err := st.List(ctx)
 	require.NoError(t, err)
@@ -262,7 +262,7 @@ func TestSealedRecipientsAndRotation(t *testing.T) {
 			fsys := afero.NewMemMapFs()
 			a, b, c := newIdentity(t), newIdentity(t), newIdentity(t)
 			st := file.New(fsys, "/s", handle.WithIdentities(a), handle.WithEncoding(enc))
-			h, err := st.Create(ctx, handle.SealedFor(a.Recipient()))
+			h, err := st.Create(ctx, handle.WithRecipients(a.Recipient()))
 			require.NoError(t, err)
 			id := h.ID()
 			require.NoError(t, h.Close())
@@ -308,7 +308,7 @@ func TestSealedRecipientsAndRotation(t *testing.T) {
 // Shred leaves a sealed session unreadable with every identity, its
 // envelopes destroyed in the file (which keeps its length and framing)
 // and its derived data gone; it is refused while forks depend on it,
-// unless ShredDescendants, which shreds them and the session's children.
+// unless descendants is true, which shreds them and the session's children.
 func TestShred(t *testing.T) {
 	for _, enc := range []string{handle.EncodingRaw, handle.EncodingZstd} {
 		t.Run(enc, func(t *testing.T) {
@@ -331,7 +331,7 @@ func TestShred(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, child.Close())
 
-			_, err = st.Shred(ctx, id)
+			_, err = st.Shred(ctx, id, false)
 			var de *handle.DependentsError
 			require.ErrorAs(t, err, &de)
 			require.Equal(t, []string{f.ID()}, de.Dependents)
@@ -341,7 +341,7 @@ func TestShred(t *testing.T) {
 
 			before, err := afero.ReadFile(fsys, h.Path())
 			require.NoError(t, err)
-			rep, err := st.Shred(ctx, id, file.ShredDescendants())
+			rep, err := st.Shred(ctx, id, true)
 			require.NoError(t, err)
 			require.ElementsMatch(t, []string{id, f.ID(), child.ID()}, rep.Shredded)
 			require.Equal(t, 3, rep.Envelopes)
@@ -366,13 +366,13 @@ func TestShred(t *testing.T) {
 			require.NoError(t, err)
 			require.Empty(t, ids, "a shredded session cannot be described")
 
-			rep, err = st.Shred(ctx, id, file.ShredDescendants())
+			rep, err = st.Shred(ctx, id, true)
 			require.NoError(t, err)
 			require.Zero(t, rep.Envelopes, "shredding again destroys nothing more")
 			clearH, err := file.New(fsys, "/s").Create(ctx)
 			require.NoError(t, err)
 			require.NoError(t, clearH.Close())
-			_, err = st.Shred(ctx, clearH.ID())
+			_, err = st.Shred(ctx, clearH.ID(), false)
 			require.ErrorIs(t, err, file.ErrNotSealed)
 		})
 	}

@@ -9,7 +9,7 @@ import (
 
 	"filippo.io/age"
 
-	"github.com/sessionlog/sessionlog/seal"
+	"github.com/sessionlog/sessionlog/secrets/seal"
 )
 
 // The data keys of a sealed session (docs/format.md §11) change only by

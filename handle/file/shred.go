@@ -11,28 +11,8 @@ import (
 	"path/filepath"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/seal"
+	"github.com/sessionlog/sessionlog/secrets/seal"
 )
-
-// ShredReport says what Shred did.
-type ShredReport struct {
-	// Shredded lists the sessions shredded: the one asked for, then (with
-	// ShredDescendants) its forks and children, and theirs.
-	Shredded []string `json:"shredded"`
-	// Envelopes counts the key records destroyed.
-	Envelopes int `json:"envelopes"`
-}
-
-// ShredOption changes what Shred does with the sessions under the one
-// shredded.
-type ShredOption func(*shredConfig)
-
-type shredConfig struct{ descendants bool }
-
-// ShredDescendants shreds the session's forks and children too, and
-// theirs: a fork reads its parent's rows (it would be left unreadable),
-// and a child holds the rest of its parent's conversation.
-func ShredDescendants() ShredOption { return func(c *shredConfig) { c.descendants = true } }
 
 // Shred destroys every key record of sealed session id, so that its
 // content cannot be read with any identity (docs/format.md §11,
@@ -43,21 +23,21 @@ func ShredDescendants() ShredOption { return func(c *shredConfig) { c.descendant
 // doc), its derived data removed, and the keys this store kept
 // forgotten. The session stays, unreadable: its ID, createdAt and parent
 // are in clear. Sessions forked from it are refused with a
-// *DependentsError unless ShredDescendants is given (children, which
+// *DependentsError unless descendants is true (children, which
 // inherit nothing, are shredded with it only then). Shredding a session
 // that is not sealed is refused (ErrNotSealed): nothing could be
 // destroyed.
-func (s *Store) Shred(ctx context.Context, id string, opts ...ShredOption) (ShredReport, error) {
-	var c shredConfig
-	for _, o := range opts {
-		o(&c)
-	}
-	var rep ShredReport
+// shredConfig is what Shred was asked.
+type shredConfig struct{ descendants bool }
+
+func (s *Store) Shred(ctx context.Context, id string, descendants bool) (handle.ShredReport, error) {
+	c := shredConfig{descendants: descendants}
+	var rep handle.ShredReport
 	err := s.shred(ctx, id, c, map[string]bool{}, &rep)
 	return rep, err
 }
 
-func (s *Store) shred(ctx context.Context, id string, c shredConfig, visited map[string]bool, rep *ShredReport) error {
+func (s *Store) shred(ctx context.Context, id string, c shredConfig, visited map[string]bool, rep *handle.ShredReport) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}

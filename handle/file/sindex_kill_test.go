@@ -41,7 +41,7 @@ func init() {
 // "step N" on stdout after each change; it returns only on an error.
 func runIndexChurn(dir string) int {
 	ctx := context.Background()
-	st := file.New(afero.NewOsFs(), dir, handle.WithoutRedaction())
+	st := file.New(afero.NewOsFs(), dir, handle.Unredacted())
 	var ids []string
 	for step := 0; ; step++ {
 		var err error
@@ -59,7 +59,7 @@ func runIndexChurn(dir string) int {
 				err = h.Close()
 			}
 		default:
-			var opts []handle.CreateOption
+			var opts []handle.Option
 			if step%5 == 0 {
 				opts = append(opts, handle.WithCreatedAt(1000)) // GC's
 			}

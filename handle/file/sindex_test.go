@@ -18,7 +18,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
-	"github.com/sessionlog/sessionlog/internal/faultfs"
+	"github.com/sessionlog/sessionlog/internal/testkit/faultfs"
 )
 
 // truthOf describes every session of the store in dir on fsys from its
@@ -48,7 +48,7 @@ func truthOf(t *testing.T, fsys afero.Fs, dir string) map[string]handle.Info {
 }
 
 // listed is what List answers of st, by ID.
-func listed(t *testing.T, st handle.Store, opts ...handle.ListOption) map[string]handle.Info {
+func listed(t *testing.T, st handle.Store, opts ...handle.Option) map[string]handle.Info {
 	t.Helper()
 	infos, err := st.List(t.Context(), opts...)
 	require.NoError(t, err)
@@ -74,7 +74,7 @@ func requireIndexTrue(t *testing.T, fsys afero.Fs, dir string) {
 		byPrefix := listed(t, st, handle.WithIDPrefix(id[:20]))
 		require.Contains(t, byPrefix, id)
 		for k, v := range in.Header.Labels {
-			require.Contains(t, listed(t, st, handle.WithLabel(k, v)), id, "label %s=%s", k, v)
+			require.Contains(t, listed(t, st, handle.WithLabels(map[string]string{k: v})), id, "label %s=%s", k, v)
 		}
 		if p := in.Header.Parent; p != nil && p.Mode == eventlog.ModeFork {
 			deps, err := st.Dependents(t.Context(), p.ID)
@@ -138,7 +138,7 @@ func TestIndexAnswersAsTheLogs(t *testing.T) {
 	forest, err := st.Tree(ctx)
 	require.NoError(t, err)
 	for _, from := range []string{p, f, c} {
-		one, err := handle.SessionTree(ctx, st, from)
+		one, err := st.TreeOf(ctx, from)
 		require.NoError(t, err)
 		var whole *handle.Node
 		for _, r := range forest {
@@ -150,12 +150,12 @@ func TestIndexAnswersAsTheLogs(t *testing.T) {
 		require.Equal(t, shapeOf(whole), shapeOf(one), "from %s", from)
 	}
 
-	info, err := handle.Resolve(ctx, st, "task=t2")
+	info, err := st.Resolve(ctx, "task=t2")
 	require.NoError(t, err)
 	require.Equal(t, f, info.ID)
-	_, err = handle.Resolve(ctx, st, "task=t") // not a prefix of a value
+	_, err = st.Resolve(ctx, "task=t") // not a prefix of a value
 	require.ErrorIs(t, err, handle.ErrNotFound)
-	info, err = handle.Resolve(ctx, st, strings.ToLower(o[:24]))
+	info, err = st.Resolve(ctx, strings.ToLower(o[:24]))
 	require.NoError(t, err)
 	require.Equal(t, o, info.ID)
 
@@ -196,15 +196,15 @@ func TestIndexPages(t *testing.T) {
 			require.NoError(t, err)
 		}
 	}
-	want, err := st.List(ctx, handle.ByActivity())
+	want, err := st.List(ctx, handle.Limit(0))
 	require.NoError(t, err)
 	require.Len(t, want, 23)
 	for i := 1; i < len(want); i++ {
 		a, b := want[i-1], want[i]
 		require.True(t, a.LastActive() > b.LastActive() || a.LastActive() == b.LastActive() && a.ID > b.ID, "ls's order")
 	}
-	for _, filter := range [][]handle.ListOption{nil, {handle.WithLabel("n", "1")}} {
-		all, err := st.List(ctx, append(slices.Clone(filter), handle.ByActivity())...)
+	for _, filter := range [][]handle.Option{nil, {handle.WithLabels(map[string]string{"n": "1"})}} {
+		all, err := st.List(ctx, append(slices.Clone(filter), handle.Limit(0))...)
 		require.NoError(t, err)
 		var pages []handle.Info
 		opts := slices.Clone(filter)
@@ -216,7 +216,7 @@ func TestIndexPages(t *testing.T) {
 				break
 			}
 			pages = append(pages, page...)
-			c := handle.CursorOf(page[len(page)-1])
+			c := page[len(page)-1].Cursor()
 			back, err := handle.ParseCursor(c.String())
 			require.NoError(t, err)
 			require.Equal(t, c, back)
@@ -258,7 +258,7 @@ func TestIndexLostOrStaleRebuilt(t *testing.T) {
 		require.Positive(t, i)
 		b[i+5] = '4' // a label changed, its sum not
 		require.NoError(t, os.WriteFile(idx, b, 0o600))
-		info, err := handle.Resolve(ctx, file.New(fsys, dir), "i=3")
+		info, err := file.New(fsys, dir).Resolve(ctx, "i=3")
 		require.NoError(t, err)
 		require.Equal(t, ids[3], info.ID)
 		requireIndexTrue(t, fsys, dir)
@@ -455,7 +455,7 @@ func TestDeleteDropsDerivedWithoutListing(t *testing.T) {
 func TestIndexFoldsMarks(t *testing.T) {
 	ctx := t.Context()
 	fsys := afero.NewMemMapFs()
-	st := file.New(fsys, crashDir, handle.WithoutRedaction())
+	st := file.New(fsys, crashDir, handle.Unredacted())
 	_, err := st.List(ctx)
 	require.NoError(t, err)
 	for i := range 1100 {
@@ -467,7 +467,7 @@ func TestIndexFoldsMarks(t *testing.T) {
 	before, err := afero.ReadDir(fsys, marks)
 	require.NoError(t, err)
 	require.Len(t, before, 1100, "a post a session")
-	info, err := handle.Resolve(ctx, st, "i=1099")
+	info, err := st.Resolve(ctx, "i=1099")
 	require.NoError(t, err)
 	require.Equal(t, "1099", info.Header.Labels["i"])
 	after, err := afero.ReadDir(fsys, marks)

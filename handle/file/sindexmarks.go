@@ -18,7 +18,7 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/seal"
+	"github.com/sessionlog/sessionlog/secrets/seal"
 )
 
 // A mark says that a session changed since the snapshot (docs/design.md,
@@ -138,7 +138,7 @@ func (s *Store) describe(ctx context.Context, id string) (described, error) {
 		d.hdr = &hdr
 	case errors.Is(herr, fs.ErrNotExist):
 		return described{}, nil
-	case errors.Is(herr, handle.ErrCorrupt), errors.Is(herr, handle.ErrVersion), errors.Is(herr, ErrNotRegular), errors.Is(herr, ErrDuplicate):
+	case errors.Is(herr, eventlog.ErrCorrupt), errors.Is(herr, eventlog.ErrVersion), errors.Is(herr, ErrNotRegular), errors.Is(herr, ErrDuplicate):
 	default:
 		// As Headers: skipping a header that could not be read would
 		// hide a fork from Delete, which would then delete its parent.
@@ -161,7 +161,7 @@ func (e *describeError) Unwrap() error { return e.err }
 // of another version, sealed for keys not at hand…), not a failure to
 // read it.
 func isVerdict(err error) bool {
-	for _, v := range []error{handle.ErrCorrupt, handle.ErrVersion, ErrNotRegular, ErrDuplicate, handle.ErrSealed, handle.ErrLineage, seal.ErrNoKey, seal.ErrBlob} {
+	for _, v := range []error{eventlog.ErrCorrupt, eventlog.ErrVersion, ErrNotRegular, ErrDuplicate, handle.ErrSealed, handle.ErrLineage, seal.ErrNoKey, seal.ErrBlob} {
 		if errors.Is(err, v) {
 			return true
 		}

@@ -128,7 +128,7 @@ func (s *Store) readTail(ctx context.Context, id, nameID string, loc location, f
 		return nil, err
 	}
 	if nameID != "" && t.tail.Header.ID != nameID {
-		return nil, &handle.CorruptError{Path: loc.path, Seq: -1, Reason: "header id " + t.tail.Header.ID + " does not match the file name", Fix: idMismatchFix}
+		return nil, &eventlog.CorruptError{Path: loc.path, Seq: -1, Reason: "header id " + t.tail.Header.ID + " does not match the file name", Fix: idMismatchFix}
 	}
 	first := t.tail.Header.FirstSeq()
 	t.anchors = []indexEntry{{off: t.tail.HeaderEnd, seq: first}}
@@ -149,7 +149,7 @@ func (s *Store) readTail(ctx context.Context, id, nameID string, loc location, f
 		lf := t.tail.LastFrame
 		rows, ok := logfile.FrameRowsOf(t.tail.LastContent, lf.Offset == t.tail.HeaderEnd)
 		if !ok {
-			return nil, &handle.CorruptError{Path: loc.path, Offset: lf.Offset, Seq: -1, Reason: "the last frame holds no whole rows"}
+			return nil, &eventlog.CorruptError{Path: loc.path, Offset: lf.Offset, Seq: -1, Reason: "the last frame holds no whole rows"}
 		}
 		t.cacheFrame(lf, t.tail.LastContent)
 		if lf.Offset > t.tail.HeaderEnd {
@@ -281,7 +281,7 @@ func (t *TailReader) readFrames(ctx context.Context, off, seq, from, to int64, y
 			return false
 		}
 		if r.Torn() != nil {
-			yield(eventlog.Event{}, &handle.CorruptError{Path: t.path, Offset: f.Offset, Seq: r.NextSeq(), Reason: "frame ends in the middle of a row"})
+			yield(eventlog.Event{}, &eventlog.CorruptError{Path: t.path, Offset: f.Offset, Seq: r.NextSeq(), Reason: "frame ends in the middle of a row"})
 			return false
 		}
 		seq = r.NextSeq()
@@ -469,7 +469,7 @@ func (t *TailReader) frameBefore(src io.ReaderAt, hi indexEntry) (zstdframe.Fram
 		t.frameLen = max(t.frameLen, f.Len)
 	}
 	if rows.Next > rows.First && rows.Next != hi.seq {
-		return f, rows, &handle.CorruptError{Path: t.path, Offset: f.Offset, Seq: rows.First,
+		return f, rows, &eventlog.CorruptError{Path: t.path, Offset: f.Offset, Seq: rows.First,
 			Reason: fmt.Sprintf("the frame before offset %d ends at seq %d, not %d", hi.off, rows.Next-1, hi.seq-1)}
 	}
 	if t.before == nil {

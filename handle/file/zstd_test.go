@@ -23,7 +23,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
-	"github.com/sessionlog/sessionlog/internal/faultfs"
+	"github.com/sessionlog/sessionlog/internal/testkit/faultfs"
 	"github.com/sessionlog/sessionlog/internal/zstdframe"
 )
 
@@ -45,7 +45,7 @@ func ztAppend(t *testing.T, h handle.Handle, n int) []eventlog.Event {
 // events.
 func ztCreate(t *testing.T, st *file.Store, enc string, flushes ...int) (handle.Handle, []eventlog.Event) {
 	t.Helper()
-	h, err := st.Create(t.Context(), handle.WithSessionEncoding(enc))
+	h, err := st.Create(t.Context(), handle.WithEncoding(enc))
 	require.NoError(t, err)
 	var evs []eventlog.Event
 	for _, n := range flushes {
@@ -247,7 +247,7 @@ func TestZstdDuplicate(t *testing.T) {
 		require.NoError(t, afero.WriteFile(fsys, paths[0], raw, 0o600))
 		_, err = st.Open(ctx, id, handle.ReadOnly)
 		require.ErrorIs(t, err, file.ErrDuplicate)
-		require.ErrorIs(t, err, handle.ErrCorrupt)
+		require.ErrorIs(t, err, eventlog.ErrCorrupt)
 		_, err = st.Stat(ctx, id)
 		require.ErrorIs(t, err, file.ErrDuplicate)
 	})

@@ -43,8 +43,8 @@ func (e engine) OpenTail(context.Context, string) (handle.Tail, error) {
 	return nil, errors.ErrUnsupported
 }
 
-func (e engine) Open(ctx context.Context, id string, mode handle.Mode, op handle.OpenParams) (handle.Backend, handle.HandleConfig, error) {
-	return e.s.openMode(ctx, id, mode, op)
+func (e engine) Open(ctx context.Context, id string, mode handle.Mode) (handle.Backend, handle.HandleConfig, error) {
+	return e.s.openMode(ctx, id, mode)
 }
 
 func (e engine) WriterHeld(ctx context.Context, id string) (bool, error) {

@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/handle"
-	"github.com/sessionlog/sessionlog/internal/natstest"
-	"github.com/sessionlog/sessionlog/internal/sweep"
+	"github.com/sessionlog/sessionlog/internal/testkit/natstest"
+	"github.com/sessionlog/sessionlog/internal/testkit/sweep"
 )
 
 func TestMain(m *testing.M) { natstest.Main(m) }
@@ -296,7 +296,7 @@ func TestClusterFaults(t *testing.T) {
 	d.check(follower)
 
 	// Each fault waits out elections: the leader frozen and all three
-	// killed run under SESSIONLOG_SWEEPS=full (internal/sweep) only.
+	// killed run under SESSIONLOG_SWEEPS=full (internal/testkit/sweep) only.
 	if sweep.Full() {
 		leader := d.leader()
 		d.fault("leader SIGSTOP", oneNodeBound,

@@ -7,7 +7,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/sessionlog/sessionlog/handle"
-	redaction "github.com/sessionlog/sessionlog/redact"
+	redaction "github.com/sessionlog/sessionlog/secrets/redact"
 )
 
 // Defaults.
@@ -197,7 +197,7 @@ func WithPackTypes(types ...string) Option {
 }
 
 // WithFlushPolicy sets the flush policy of the store's write handles
-// (handle.FlushEvery, handle.FlushInterval), as handle.WithFlushPolicy
+// (handle.FlushPolicy), as handle.WithFlushPolicy
 // does for files. By default they flush only when asked.
 func WithFlushPolicy(p handle.FlushPolicy) Option { return func(c *config) { c.policy = p } }
 

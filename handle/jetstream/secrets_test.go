@@ -28,11 +28,11 @@ func TestSealedRefused(t *testing.T) {
 		create func() error
 	}{
 		{"Create for recipients", func() error {
-			_, err := st.Create(ctx, handle.WithID(sid), handle.SealedFor(id.Recipient()))
+			_, err := st.Create(ctx, handle.WithID(sid), handle.WithRecipients(id.Recipient()))
 			return err
 		}},
 		{"CreateFrom for recipients", func() error {
-			_, err := st.CreateFrom(ctx, storetest.Events([]eventlog.Event{ev(0, 0)}, nil), handle.WithID(sid), handle.SealedFor(id.Recipient()))
+			_, err := st.CreateFrom(ctx, storetest.Events([]eventlog.Event{ev(0, 0)}, nil), handle.WithID(sid), handle.WithRecipients(id.Recipient()))
 			return err
 		}},
 		{"CreateFrom as a sealed copy", func() error {

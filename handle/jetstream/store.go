@@ -300,14 +300,14 @@ func (s *Store) create(ctx context.Context, ns handle.NewSession) (handle.Backen
 		return nil, handle.HandleConfig{}, fmt.Errorf("jetstream: create %s: %w", id, err)
 	}
 	s.cfg.log.Debug("session created", "id", id, "subject", msg.Subject)
-	b, hc := s.created(hdr, l, len(line), ss, ns.Unredacted)
+	b, hc := s.created(hdr, l, len(line), ss, false)
 	return b, hc, nil
 }
 
 // openMode opens session id; see handle.Store. A write handle takes the
 // session's lease (handle.ErrLocked while another writer holds it); both
 // kinds read the whole log once, checking every row.
-func (s *Store) openMode(ctx context.Context, id string, mode handle.Mode, op handle.OpenParams) (handle.Backend, handle.HandleConfig, error) {
+func (s *Store) openMode(ctx context.Context, id string, mode handle.Mode) (handle.Backend, handle.HandleConfig, error) {
 	if _, err := s.head(ctx, id); err != nil {
 		return nil, handle.HandleConfig{}, err
 	}
@@ -318,7 +318,7 @@ func (s *Store) openMode(ctx context.Context, id string, mode handle.Mode, op ha
 			return nil, handle.HandleConfig{}, err
 		}
 	}
-	b, hc, err := s.open(ctx, id, mode == handle.ReadWrite, l, op.Unredacted)
+	b, hc, err := s.open(ctx, id, mode == handle.ReadWrite, l, false)
 	if err != nil {
 		l.release()
 		return nil, handle.HandleConfig{}, err
@@ -364,7 +364,7 @@ func (s *Store) open(ctx context.Context, id string, writer bool, l *lease, unre
 	r := eventlog.NewReader(src, eventlog.WithPath(path))
 	hdr, err := r.Header()
 	if err == nil && hdr.ID != id {
-		err = &handle.CorruptError{Path: path, Seq: -1, Reason: fmt.Sprintf("header id %s does not match the subject", hdr.ID),
+		err = &eventlog.CorruptError{Path: path, Seq: -1, Reason: fmt.Sprintf("header id %s does not match the subject", hdr.ID),
 			Fix: "the subject holds another session than its name says"}
 	}
 	for rows := 1; err == nil && r.SkipRow(); rows++ {

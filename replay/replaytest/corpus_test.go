@@ -25,11 +25,11 @@ import (
 )
 
 // corpusDir is sessionlog's own fixture corpus, written by
-// `go run ./internal/gencorpus`.
+// `go run ./internal/cmd/gencorpus`.
 const corpusDir = "../../testdata/sessions"
 
 // regenerateCorpus says how to change the corpus.
-const regenerateCorpus = "add it to internal/gencorpus, then run `go run ./internal/gencorpus` and `go test ./replay/replaytest -run Corpus -update` from the repository root"
+const regenerateCorpus = "add it to internal/cmd/gencorpus, then run `go run ./internal/cmd/gencorpus` and `go test ./replay/replaytest -run Corpus -update` from the repository root"
 
 // TestCorpus replays every fixture of the corpus with the built-in
 // projections and compares their states with the goldens: a change in a
@@ -130,7 +130,7 @@ func TestCorpusStateDigests(t *testing.T) {
 		if errors.As(err, &de) && de.Projection != "" {
 			t.Errorf("%s: the %s state at the checkpoint at seq %d no longer has the digest it recorded: "+
 				"%s changed behaviour without a version bump, so every stored checkpoint naming it fails verify. "+
-				"Bump its Version(), or if no stored session can carry the old digest, regenerate the corpus (go run ./internal/gencorpus)",
+				"Bump its Version(), or if no stored session can carry the old digest, regenerate the corpus (go run ./internal/cmd/gencorpus)",
 				f, de.Projection, de.Seq, de.Projection)
 			continue
 		}

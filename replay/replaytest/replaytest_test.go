@@ -248,7 +248,7 @@ func TestDirOwnProjection(t *testing.T) {
 	dir := t.TempDir()
 	st := file.New(afero.NewOsFs(), dir)
 	for i, enc := range []string{handle.EncodingRaw, handle.EncodingZstd} {
-		h, err := st.Create(t.Context(), handle.WithSessionEncoding(enc))
+		h, err := st.Create(t.Context(), handle.WithEncoding(enc))
 		require.NoError(t, err)
 		for j := range 3 + i {
 			_, err := h.Append(t.Context(), eventlog.Event{Type: "note", Time: int64(j), Data: json.RawMessage(fmt.Sprintf(`{"n":%d}`, j))})
