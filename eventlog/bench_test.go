@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/internal/logfile"
+	"github.com/sessionlog/sessionlog/internal/format/logfile"
 )
 
 // benchLog returns a synthetic batch of events (about half of them in

@@ -55,9 +55,9 @@
 // Encoder trusts what it is given.
 //
 // It exports what a reader or writer of the format needs. The zstd frame
-// layer it builds on is internal/zstdframe; the plumbing the stores share
-// over it (bounded reads of a log's ends, seeking, salvage) is
-// internal/logfile, which eventlog does not import.
+// layer it builds on is internal/format/zstdframe; the plumbing the stores
+// share over it (bounded reads of a log's ends, seeking, salvage) is
+// internal/format/logfile, which eventlog does not import.
 //
 // Everything in this package is safe for concurrent use except a Reader,
 // which belongs to one goroutine. A zstd Reader decodes its next few frames

@@ -3,7 +3,7 @@ package eventlog
 import (
 	"encoding/json"
 
-	"github.com/sessionlog/sessionlog/internal/zstdframe"
+	"github.com/sessionlog/sessionlog/internal/format/zstdframe"
 )
 
 // SetMaxRowSize lowers the row size limit an Encoder packs to, so that tests

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/internal/logfile"
+	"github.com/sessionlog/sessionlog/internal/format/logfile"
 )
 
 var randTypes = []string{"assistant/chunk", "assistant/chunk", "assistant/chunk", "user/message", "tool/call", "step/start", "a.b:c_d-e"}

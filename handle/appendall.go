@@ -7,7 +7,7 @@ import (
 	"iter"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/internal/zstdframe"
+	"github.com/sessionlog/sessionlog/internal/format/zstdframe"
 )
 
 // appendAll is Store.AppendAll for the store core, whose handles are the

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/internal/logfile"
+	"github.com/sessionlog/sessionlog/internal/format/logfile"
 )
 
 // Core is the store core: Store over a StoreBackend. What a store

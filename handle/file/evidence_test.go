@@ -13,8 +13,8 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
+	"github.com/sessionlog/sessionlog/internal/format/zstdframe"
 	"github.com/sessionlog/sessionlog/internal/testkit/faultfs"
-	"github.com/sessionlog/sessionlog/internal/zstdframe"
 )
 
 // Regression (docs/format.md, Torn tail or corruption): damage at the end of a log that passes for a torn

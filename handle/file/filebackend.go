@@ -2,7 +2,7 @@ package file
 
 import (
 	"github.com/sessionlog/sessionlog/handle"
-	"github.com/sessionlog/sessionlog/internal/zstdframe"
+	"github.com/sessionlog/sessionlog/internal/format/zstdframe"
 
 	"context"
 	"errors"

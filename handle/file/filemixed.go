@@ -2,7 +2,7 @@ package file
 
 import (
 	"github.com/sessionlog/sessionlog/handle"
-	"github.com/sessionlog/sessionlog/internal/logfile"
+	"github.com/sessionlog/sessionlog/internal/format/logfile"
 
 	"context"
 	"encoding/json"

@@ -18,9 +18,9 @@ import (
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/handle/storetest"
+	"github.com/sessionlog/sessionlog/internal/format/zstdframe"
 	"github.com/sessionlog/sessionlog/internal/testkit/countfs"
 	"github.com/sessionlog/sessionlog/internal/testkit/sweep"
-	"github.com/sessionlog/sessionlog/internal/zstdframe"
 )
 
 // fileHarness is the contract-suite harness of a FileStore on base that

@@ -20,7 +20,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
-	"github.com/sessionlog/sessionlog/internal/logfile"
+	"github.com/sessionlog/sessionlog/internal/format/logfile"
 )
 
 const oddID = "01JDX3N0Q3Z8Y6W2D1V5K7M9PA"

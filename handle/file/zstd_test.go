@@ -23,8 +23,8 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
+	"github.com/sessionlog/sessionlog/internal/format/zstdframe"
 	"github.com/sessionlog/sessionlog/internal/testkit/faultfs"
-	"github.com/sessionlog/sessionlog/internal/zstdframe"
 )
 
 const ztDir = "/sessions"

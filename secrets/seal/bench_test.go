@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/internal/logfile"
+	"github.com/sessionlog/sessionlog/internal/format/logfile"
 )
 
 // benchEvents: 1,000 events of about 330 bytes, the workload's average.

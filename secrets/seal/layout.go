@@ -9,7 +9,7 @@ import (
 	"strconv"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/internal/zstdframe"
+	"github.com/sessionlog/sessionlog/internal/format/zstdframe"
 )
 
 // The sealed layout, version 1 (docs/format.md, "Sealed sessions"). These

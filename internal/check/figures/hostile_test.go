@@ -25,8 +25,8 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
+	"github.com/sessionlog/sessionlog/internal/format/zstdframe"
 	"github.com/sessionlog/sessionlog/internal/testkit/sweep"
-	"github.com/sessionlog/sessionlog/internal/zstdframe"
 )
 
 // built is the logtool binary the package's tests run, built once.

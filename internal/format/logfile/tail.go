@@ -7,7 +7,7 @@ import (
 	"io"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/internal/zstdframe"
+	"github.com/sessionlog/sessionlog/internal/format/zstdframe"
 )
 
 // Tail is what a bounded read of a log's two ends tells: the header and

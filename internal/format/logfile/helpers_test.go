@@ -17,8 +17,8 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"github.com/sessionlog/sessionlog/eventlog"
 
-	"github.com/sessionlog/sessionlog/internal/logfile"
-	"github.com/sessionlog/sessionlog/internal/zstdframe"
+	"github.com/sessionlog/sessionlog/internal/format/logfile"
+	"github.com/sessionlog/sessionlog/internal/format/zstdframe"
 	"github.com/stretchr/testify/require"
 )
 

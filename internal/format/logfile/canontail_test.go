@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/internal/logfile"
+	"github.com/sessionlog/sessionlog/internal/format/logfile"
 	"github.com/stretchr/testify/require"
 )
 

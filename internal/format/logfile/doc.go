@@ -9,5 +9,5 @@
 // It is module-internal: a reader of the format needs eventlog alone. It
 // knows nothing of stores, locks or durability; it works on io.ReaderAt,
 // byte slices and what eventlog decodes, and on zstd frames through
-// internal/zstdframe. Everything in it is safe for concurrent use.
+// internal/format/zstdframe. Everything in it is safe for concurrent use.
 package logfile

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/internal/zstdframe"
+	"github.com/sessionlog/sessionlog/internal/format/zstdframe"
 	"github.com/stretchr/testify/require"
 )
 

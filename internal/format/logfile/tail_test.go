@@ -10,8 +10,8 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 
-	"github.com/sessionlog/sessionlog/internal/logfile"
-	"github.com/sessionlog/sessionlog/internal/zstdframe"
+	"github.com/sessionlog/sessionlog/internal/format/logfile"
+	"github.com/sessionlog/sessionlog/internal/format/zstdframe"
 	"github.com/stretchr/testify/require"
 )
 

@@ -8,7 +8,7 @@ import (
 	"io"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/internal/zstdframe"
+	"github.com/sessionlog/sessionlog/internal/format/zstdframe"
 )
 
 // Seeking into a log without reading it from its start: what Stat does for
