@@ -14,8 +14,9 @@ const (
 	Version = 1
 )
 
-// SupportedVersions lists the format versions this package reads.
-func SupportedVersions() []int { return []int{Version} }
+// supportedVersions lists the format versions this package reads; a
+// *VersionError names them.
+func supportedVersions() []int { return []int{Version} }
 
 // Event is the only unit that is persisted: one entry of a session's log.
 //

@@ -57,3 +57,6 @@ func CompactData(data json.RawMessage) (json.RawMessage, error) {
 	}
 	return compacted(data, compact), nil
 }
+
+// SupportedVersions exposes supportedVersions.
+var SupportedVersions = supportedVersions

@@ -62,7 +62,7 @@ func (h Header) Validate() error {
 		return fmt.Errorf("format is %q, not %q", h.Format, FormatName)
 	}
 	if h.Version != Version {
-		return &VersionError{Found: h.Version, Supported: SupportedVersions()}
+		return &VersionError{Found: h.Version, Supported: supportedVersions()}
 	}
 	if !ValidID(h.ID) {
 		return fmt.Errorf("id %q is not an upper-case ULID", h.ID)
@@ -143,7 +143,7 @@ func decodeHeader(line []byte) (Header, error) {
 		if err != nil {
 			return h, &CorruptError{Seq: -1, Reason: "header version is not an integer"}
 		}
-		return h, &VersionError{Found: v, Supported: SupportedVersions()}
+		return h, &VersionError{Found: v, Supported: supportedVersions()}
 	}
 	if err := json.Unmarshal(line, &h); err != nil {
 		return h, &CorruptError{Seq: -1, Reason: "bad header: " + err.Error()}

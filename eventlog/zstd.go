@@ -504,7 +504,7 @@ func (r *Reader) readZstdRow() {
 		r.fail(&CorruptError{Path: r.path, Offset: zs.frameOff, Seq: zs.frameSeq, Reason: fmt.Sprintf("seq %d, in a frame that passed its checksum: %v", r.next, err)})
 		return
 	}
-	if r.next == AnySeq {
+	if r.next == anySeq {
 		r.next = r.cur.seq
 	}
 	if r.cur.seq != r.next {
@@ -670,7 +670,7 @@ func (r *Reader) tailFrameFits(off int64) bool {
 	}
 	zs := r.zs
 	next := int64(binary.LittleEndian.Uint64(b[40:]))
-	return lastOff == zs.frameOff && lastLen == zs.frameEnd-zs.frameOff && (r.next == AnySeq || next == r.next)
+	return lastOff == zs.frameOff && lastLen == zs.frameEnd-zs.frameOff && (r.next == anySeq || next == r.next)
 }
 
 // frameAhead finds the extent of the frame at the read position, buffering

@@ -7,7 +7,6 @@ import (
 	"filippo.io/age"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/internal/format/logfile"
 )
 
 // What only some stores can do is asked of a Store by interface, never by
@@ -49,7 +48,7 @@ type Rekeyer interface {
 // it can decode goes to yield, a fork's inherited events first, and the
 // result lists each damaged range with the seqs lost. It changes nothing.
 type Salvager interface {
-	Salvage(ctx context.Context, id string, yield func(eventlog.Event) bool) (logfile.SalvageResult, error)
+	Salvage(ctx context.Context, id string, yield func(eventlog.Event) bool) (eventlog.SalvageResult, error)
 }
 
 // SealedExporter tells how a sealed session is sealed (SealingOf, for

@@ -19,10 +19,10 @@ import (
 )
 
 // Salvage is SalvagePath for session id's log file (handle.Salvager).
-func (s *Store) Salvage(ctx context.Context, id string, yield func(eventlog.Event) bool) (logfile.SalvageResult, error) {
+func (s *Store) Salvage(ctx context.Context, id string, yield func(eventlog.Event) bool) (eventlog.SalvageResult, error) {
 	path, err := s.Path(id)
 	if err != nil {
-		return logfile.SalvageResult{}, err
+		return eventlog.SalvageResult{}, err
 	}
 	return s.SalvagePath(ctx, path, yield)
 }
@@ -33,36 +33,36 @@ func (s *Store) Salvage(ctx context.Context, id string, yield func(eventlog.Even
 // events come first, read from its parent in the store's folder; they are
 // not salvaged (a damaged parent fails with its error: salvage the parent
 // first). It changes nothing.
-func (s *Store) SalvagePath(ctx context.Context, path string, yield func(eventlog.Event) bool) (logfile.SalvageResult, error) {
+func (s *Store) SalvagePath(ctx context.Context, path string, yield func(eventlog.Event) bool) (eventlog.SalvageResult, error) {
 	if err := ctx.Err(); err != nil {
-		return logfile.SalvageResult{}, err
+		return eventlog.SalvageResult{}, err
 	}
 	loc, _, err := s.pathLocation(path)
 	if err != nil {
-		return logfile.SalvageResult{}, err
+		return eventlog.SalvageResult{}, err
 	}
 	// A header that cannot be read is reported by Salvage itself.
 	if hdr, err := s.readHeaderAt(loc); err == nil && hdr.Parent != nil && hdr.Parent.Mode == eventlog.ModeFork {
 		more, err := s.inherited(ctx, path, *hdr.Parent, yield)
 		if err != nil || !more {
-			return logfile.SalvageResult{Header: hdr}, err
+			return eventlog.SalvageResult{Header: hdr}, err
 		}
 	}
 	f, err := s.openLog(ctx, &loc, os.O_RDONLY)
 	if err != nil {
-		return logfile.SalvageResult{}, err
+		return eventlog.SalvageResult{}, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return logfile.SalvageResult{}, fmt.Errorf("handle: stat %q: %w", path, err)
+		return eventlog.SalvageResult{}, fmt.Errorf("handle: stat %q: %w", path, err)
 	}
 	return s.salvage(ctx, loc, f, fi.Size(), yield)
 }
 
 // salvage reads the log f at loc (size bytes) past damage (see
 // logfile.Salvage); a sealed log restarts at its next record.
-func (s *Store) salvage(ctx context.Context, loc location, f io.ReaderAt, size int64, yield func(eventlog.Event) bool) (logfile.SalvageResult, error) {
+func (s *Store) salvage(ctx context.Context, loc location, f io.ReaderAt, size int64, yield func(eventlog.Event) bool) (eventlog.SalvageResult, error) {
 	src := ctxReaderAt{ctx: ctx, r: f}
 	if loc.sealed == nil {
 		return logfile.Salvage(src, size, loc.enc.z, loc.path, yield)
@@ -70,7 +70,7 @@ func (s *Store) salvage(ctx context.Context, loc location, f io.ReaderAt, size i
 	open := func(off int64) logfile.SalvageReader {
 		o := readOpts{}
 		if off > 0 {
-			o = readAt(off, eventlog.AnySeq, 0)
+			o = readAt(off, logfile.AnySeq, 0)
 		}
 		return loc.reader(ctx, io.NewSectionReader(src, off, size-off), o)
 	}

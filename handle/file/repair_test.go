@@ -14,7 +14,6 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
-	"github.com/sessionlog/sessionlog/internal/format/logfile"
 )
 
 func repairFixture(t *testing.T, fsys afero.Fs) (*file.Store, handle.Handle) {
@@ -179,7 +178,7 @@ func TestSalvagePathOfAFork(t *testing.T) {
 	b[off] = '#'
 	require.NoError(t, afero.WriteFile(fsys, fork.Path(), b, 0o600))
 
-	read := func() ([]int64, logfile.SalvageResult, error) {
+	read := func() ([]int64, eventlog.SalvageResult, error) {
 		var seqs []int64
 		res, err := store.SalvagePath(ctx, fork.Path(), func(e eventlog.Event) bool {
 			seqs = append(seqs, e.Seq)

@@ -9,7 +9,6 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
-	"github.com/sessionlog/sessionlog/internal/format/logfile"
 	"github.com/sessionlog/sessionlog/replay"
 )
 
@@ -108,16 +107,16 @@ func (l Log) writerHeld(ctx context.Context) (bool, error) {
 // fork's inherited events first, and the result lists each damaged range
 // with the seqs lost. It changes nothing. A log that is not a file is
 // refused with ErrNotFiles.
-func (l Log) Salvage(ctx context.Context, fn func(eventlog.Event) error) (logfile.SalvageResult, error) {
+func (l Log) Salvage(ctx context.Context, fn func(eventlog.Event) error) (eventlog.SalvageResult, error) {
 	if l.salv == nil {
-		return logfile.SalvageResult{}, fmt.Errorf("%w: session %s (a salvage reads log files; docs/distributed.md)", ErrNotFiles, l.id)
+		return eventlog.SalvageResult{}, fmt.Errorf("%w: session %s (a salvage reads log files; docs/distributed.md)", ErrNotFiles, l.id)
 	}
 	var ferr error
 	yield := func(e eventlog.Event) bool {
 		ferr = fn(e)
 		return ferr == nil
 	}
-	var res logfile.SalvageResult
+	var res eventlog.SalvageResult
 	var err error
 	if l.files != nil {
 		res, err = l.files.SalvagePath(ctx, l.path, yield)

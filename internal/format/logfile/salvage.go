@@ -5,31 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/internal/format/zstdframe"
 )
-
-// Skip is a damaged byte range that a salvage read passed over.
-type Skip struct {
-	// Offset and Bytes locate the range in the file.
-	Offset, Bytes int64
-	// FirstLost and LastLost are the seqs the range held, as far as the
-	// rows around it tell: FirstLost > LastLost when none were lost (a
-	// damaged duplicate, say), LastLost is -1 when the damage runs to the
-	// end of the file and nothing after it says how far it went.
-	FirstLost, LastLost int64
-	// Reason is what was wrong at Offset.
-	Reason string
-}
-
-// SalvageResult is what a salvage read found.
-type SalvageResult struct {
-	Header eventlog.Header
-	Events int64 // events yielded
-	Skips  []Skip
-	Torn   *eventlog.TornTail
-}
 
 // Salvage reads a log past damage, for inspection: it yields every event
 // it can decode, in seq order, and reports each damaged range it passed
@@ -38,12 +18,12 @@ type SalvageResult struct {
 // whose seq is not above the last one yielded are dropped as damage. A bad
 // header is an error: nothing can be salvaged without it. Salvage never
 // changes the file.
-func Salvage(src io.ReaderAt, size int64, codec *eventlog.ZstdCodec, path string, yield func(eventlog.Event) bool) (SalvageResult, error) {
+func Salvage(src io.ReaderAt, size int64, codec *eventlog.ZstdCodec, path string, yield func(eventlog.Event) bool) (eventlog.SalvageResult, error) {
 	open := func(off int64) SalvageReader {
 		sec := io.NewSectionReader(src, off, size-off)
 		opts := []eventlog.ReaderOption{eventlog.WithPath(path)}
 		if off > 0 {
-			opts = append(opts, eventlog.WithStart(off, eventlog.AnySeq))
+			opts = append(opts, eventlog.WithStart(off, AnySeq))
 		}
 		if codec != nil {
 			return eventlog.NewZstdReader(sec, codec, opts...)
@@ -53,6 +33,10 @@ func Salvage(src io.ReaderAt, size int64, codec *eventlog.ZstdCodec, path string
 	next := func(off int64) (int64, bool, error) { return nextBoundary(src, size, off, codec != nil) }
 	return SalvageWith(open, next, size, path, yield)
 }
+
+// AnySeq, as eventlog.WithStart's nextSeq, accepts whatever seq the first
+// row holds: a salvage read restarting after damage does not know it.
+const AnySeq = math.MinInt64
 
 // SalvageReader is a reader SalvageWith reads with: a *eventlog.Reader, or a
 // reader of another layout of the same rows (a sealed log's).
@@ -66,11 +50,11 @@ type SalvageReader interface {
 
 // SalvageWith is Salvage over the readers open makes: open(0) reads the
 // log from its header, open(off) from the row or frame boundary at off,
-// accepting any seq there (eventlog.WithStart(off, eventlog.AnySeq)); next returns where
+// accepting any seq there (eventlog.WithStart(off, AnySeq)); next returns where
 // reading can restart after damage at off, and false when nowhere. size
 // is the file's.
-func SalvageWith(open func(off int64) SalvageReader, next func(off int64) (int64, bool, error), size int64, path string, yield func(eventlog.Event) bool) (SalvageResult, error) {
-	var res SalvageResult
+func SalvageWith(open func(off int64) SalvageReader, next func(off int64) (int64, bool, error), size int64, path string, yield func(eventlog.Event) bool) (eventlog.SalvageResult, error) {
+	var res eventlog.SalvageResult
 	r := open(0)
 	hdr, err := r.Header()
 	if err != nil {
@@ -84,7 +68,7 @@ func SalvageWith(open func(off int64) SalvageReader, next func(off int64) (int64
 		for r.Next() {
 			e := r.Event()
 			if e.Seq < expected {
-				res.Skips = append(res.Skips, Skip{Offset: restartedAt, FirstLost: 1, LastLost: 0,
+				res.Skips = append(res.Skips, eventlog.Skip{Offset: restartedAt, FirstLost: 1, LastLost: 0,
 					Reason: fmt.Sprintf("seq %d again, after %d", e.Seq, expected-1)})
 				continue
 			}
@@ -92,7 +76,7 @@ func SalvageWith(open func(off int64) SalvageReader, next func(off int64) (int64
 				res.Skips[pending].LastLost = e.Seq - 1
 				pending = -1
 			} else if e.Seq > expected {
-				res.Skips = append(res.Skips, Skip{Offset: restartedAt, FirstLost: expected, LastLost: e.Seq - 1,
+				res.Skips = append(res.Skips, eventlog.Skip{Offset: restartedAt, FirstLost: expected, LastLost: e.Seq - 1,
 					Reason: fmt.Sprintf("seq %d where %d was expected", e.Seq, expected)})
 			}
 			expected = e.Seq + 1
@@ -127,7 +111,7 @@ func SalvageWith(open func(off int64) SalvageReader, next func(off int64) (int64
 		if p := pending; p >= 0 && res.Skips[p].Offset+res.Skips[p].Bytes == ce.Offset {
 			res.Skips[p].Bytes = resume - res.Skips[p].Offset // one damaged range
 		} else {
-			res.Skips = append(res.Skips, Skip{Offset: ce.Offset, Bytes: resume - ce.Offset,
+			res.Skips = append(res.Skips, eventlog.Skip{Offset: ce.Offset, Bytes: resume - ce.Offset,
 				FirstLost: expected, LastLost: -1, Reason: ce.Reason})
 			pending = len(res.Skips) - 1
 		}

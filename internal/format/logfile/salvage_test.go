@@ -2,6 +2,7 @@ package logfile_test
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -80,4 +81,37 @@ func FuzzSalvage(f *testing.F) {
 			return true
 		})
 	})
+}
+
+// A Reader started with AnySeq accepts whatever seq the first row holds;
+// started with a seq, it refuses another there.
+func TestAnySeq(t *testing.T) {
+	rows := `{"seq":7,"type":"x","time":1,"data":null}` + "\n" + `{"seq":8,"type":"x","time":2,"data":null}` + "\n"
+	tests := []struct {
+		name    string
+		next    int64
+		corrupt bool
+	}{
+		{"any seq", logfile.AnySeq, false},
+		{"the row's seq", 7, false},
+		{"another seq", 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := eventlog.NewReader(strings.NewReader(rows), eventlog.WithStart(100, tt.next))
+			var seqs []int64
+			for r.Next() {
+				seqs = append(seqs, r.Event().Seq)
+			}
+			if tt.corrupt {
+				var ce *eventlog.CorruptError
+				require.ErrorAs(t, r.Err(), &ce)
+				require.Equal(t, int64(100), ce.Offset)
+				require.Empty(t, seqs)
+				return
+			}
+			require.NoError(t, r.Err())
+			require.Equal(t, []int64{7, 8}, seqs)
+		})
+	}
 }

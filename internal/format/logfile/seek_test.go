@@ -14,7 +14,7 @@ import (
 // rowSeq decodes line as one row, as a Reader started at a row boundary
 // reads it, and returns its first seq.
 func rowSeq(line []byte) (int64, bool) {
-	r := eventlog.NewReader(bytes.NewReader(append(bytes.Clone(line), '\n')), eventlog.WithStart(0, eventlog.AnySeq))
+	r := eventlog.NewReader(bytes.NewReader(append(bytes.Clone(line), '\n')), eventlog.WithStart(0, logfile.AnySeq))
 	if !r.Next() || r.Err() != nil {
 		return 0, false
 	}
