@@ -1,14 +1,14 @@
-// Package handle is the session store contract and the code every store
-// shares: Store and Handle (what a caller asks of any store), the one
-// option set (Option, Config), the store core (Core, NewStore) over a
-// StoreBackend, and the write core (NewHandle) over a Backend. The file
-// store (handle/file, the embedded default) and the JetStream store
-// (handle/jetstream) are each these two cores over their own engine. It
-// is the layer between the byte format (package eventlog, which it uses)
+// Package handle is the session store contract: Store and Handle (what a
+// caller asks of any store), the one option set (Option, Config), the
+// errors, and the capability interfaces of what only some stores can do
+// (Converter, Repairer, Salvager, Shredder, Rekeyer, SealedExporter). A
+// store is built on handle/core (its store core and write core over the
+// store's engine), as database/sql drivers are on database/sql/driver: the
+// file store (handle/file, the embedded default) and the JetStream store
+// (handle/jetstream). It sits between the byte format (package eventlog)
 // and everything that interprets events (checkpoints, projections,
-// replay, which use it); it knows nothing about what events mean but the
-// two reserved types (docs/format.md §7), and nothing of files or
-// streams.
+// replay); it knows nothing about what events mean but the two reserved
+// types (docs/format.md §7), and nothing of files or streams.
 //
 // # Use
 //
@@ -46,17 +46,6 @@
 // events as given. Sealed sessions (WithRecipients, SealedFor, SealedAs,
 // WithIdentities; docs/format.md §11) are kept by the file store; the
 // JetStream store refuses them with ErrSealed.
-//
-// # The store core and the write core
-//
-// The store core makes every decision a store makes (options, IDs,
-// CreateFrom's checks, forks, Delete's dependents, Rewrite, the tree, GC);
-// the backend only finds, reads, writes and removes logs, holds writers
-// and keeps derived data (Catalog, Logs, Writers, Derived), and may keep
-// an Index of its sessions. Open and Create return a backend that the
-// core wraps, so a store made this way needs no code of its own for a
-// handle's promises. A store embeds its Core and adds what its engine
-// alone can do.
 //
 // # Concurrency
 //

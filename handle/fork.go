@@ -29,15 +29,3 @@ func (e *DependentsError) Error() string {
 
 // Unwrap returns ErrHasDependents.
 func (e *DependentsError) Unwrap() error { return ErrHasDependents }
-
-// holdsWords says what a log whose last seq is last holds, for messages:
-// "holds no events" rather than "0..-1".
-func holdsWords(last int64) string {
-	switch {
-	case last < 0:
-		return "holds no events"
-	case last == 0:
-		return "holds only seq 0"
-	}
-	return fmt.Sprintf("holds seqs 0 to %d", last)
-}

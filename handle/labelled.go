@@ -1,13 +1,10 @@
 package handle
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 
 	"github.com/oklog/ulid/v2"
 )
@@ -36,32 +33,4 @@ func LabelID(labels map[string]string) (string, error) {
 	var id ulid.ULID
 	copy(id[:], sum[:16])
 	return id.String(), nil
-}
-
-// openOrCreate is Store.OpenOrCreate over s.
-func openOrCreate(ctx context.Context, s Store, labels map[string]string, opts []Option) (h Handle, created bool, err error) {
-	id, err := LabelID(labels)
-	if err != nil {
-		return nil, false, err
-	}
-	for range 2 {
-		h, err = s.Open(ctx, id, ReadWrite)
-		switch {
-		case err == nil:
-			if got := h.Header().Labels; !maps.Equal(got, labels) {
-				h.Close()
-				return nil, false, fmt.Errorf("%w: %s, the ID labels %v name, has labels %v", ErrExists, id, labels, got)
-			}
-			return h, false, nil
-		case !errors.Is(err, ErrNotFound):
-			return nil, false, err
-		}
-		h, err = s.Create(ctx, append(slices.Clip(opts), WithID(id), WithLabels(labels))...)
-		if !errors.Is(err, ErrExists) {
-			return h, err == nil, err
-		}
-		// Another process created it between the open and the create:
-		// open it (its writer lock says whether it may be written).
-	}
-	return nil, false, err
 }

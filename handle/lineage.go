@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle/internal/lineage"
 )
 
@@ -30,15 +29,3 @@ func (e *LineageError) Error() string {
 
 // Unwrap returns ErrLineage.
 func (e *LineageError) Unwrap() error { return ErrLineage }
-
-// tooDeep is the error of a chain of more than maxForkDepth forks, met
-// at the fork at path, whose parent is p.
-func tooDeep(path string, p eventlog.Parent) error {
-	return &LineageError{Path: path, Parent: p.ID, Seq: p.Seq, Reason: fmt.Sprintf("more than %d forks in a chain (a cycle?)", maxForkDepth)}
-}
-
-// brokenLineage is the error lineage.Read reports for the fork at path
-// whose parent p cannot give what it must.
-func brokenLineage(path string, p eventlog.Parent, reason string) error {
-	return &LineageError{Path: path, Parent: p.ID, Seq: p.Seq, Reason: reason}
-}

@@ -1,12 +1,8 @@
 package handle
 
 import (
-	"cmp"
-	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 
 	"github.com/sessionlog/sessionlog/eventlog"
@@ -90,75 +86,4 @@ func isIDPrefix(name string) bool {
 	}
 	up := strings.ToUpper(name)
 	return eventlog.ValidID(up + strings.Repeat("0", 26-len(up)))
-}
-
-// resolve is Store.Resolve over st.
-func resolve(ctx context.Context, st Store, name string) (Info, error) {
-	if labels, ok := labelQuery(name); ok {
-		infos, err := st.List(ctx, SkipBroken(func(string, error) {}), WithLabels(labels))
-		if err != nil {
-			return Info{}, err
-		}
-		return only(name, infos, fmt.Errorf("%w: no session has the labels %s", ErrNotFound, describeQuery(labels)))
-	}
-	if !isIDPrefix(name) {
-		return Info{}, fmt.Errorf("%w: %q is neither a session ID, the start of one, nor a label query k=v", ErrInvalidID, name)
-	}
-	prefix := strings.ToUpper(name)
-	if len(prefix) == 26 {
-		return stat(ctx, st, prefix)
-	}
-	var broken []Info
-	infos, err := st.List(ctx, WithIDPrefix(prefix), SkipBroken(func(id string, _ error) {
-		if strings.HasPrefix(id, prefix) {
-			broken = append(broken, Info{ID: id, LastSeq: -1})
-		}
-	}))
-	if err != nil {
-		return Info{}, err
-	}
-	var fit []Info
-	for _, in := range infos {
-		if strings.HasPrefix(in.ID, prefix) {
-			fit = append(fit, in)
-		}
-	}
-	fit = append(fit, broken...)
-	info, err := only(name, fit, fmt.Errorf("%w: no session ID starts with %s", ErrNotFound, prefix))
-	if err == nil && info.Path == "" {
-		return stat(ctx, st, info.ID) // a broken one: its own error
-	}
-	return info, err
-}
-
-// stat is st.Stat that keeps the ID in the Info it returns with an error.
-func stat(ctx context.Context, st Store, id string) (Info, error) {
-	info, err := st.Stat(ctx, id)
-	if err != nil {
-		return Info{ID: id, LastSeq: -1}, err
-	}
-	return info, nil
-}
-
-// only returns the one session of fit, else the ambiguity or none.
-func only(name string, fit []Info, none error) (Info, error) {
-	switch len(fit) {
-	case 0:
-		return Info{}, none
-	case 1:
-		return fit[0], nil
-	}
-	slices.SortFunc(fit, func(a, b Info) int {
-		return cmp.Or(cmp.Compare(b.LastActive(), a.LastActive()), strings.Compare(a.ID, b.ID))
-	})
-	return Info{}, &AmbiguousError{Name: name, Candidates: fit}
-}
-
-// describeQuery writes labels as the query k=v,… in key order.
-func describeQuery(labels map[string]string) string {
-	var parts []string
-	for _, k := range slices.Sorted(maps.Keys(labels)) {
-		parts = append(parts, k+"="+labels[k])
-	}
-	return strings.Join(parts, ",")
 }

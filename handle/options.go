@@ -55,25 +55,17 @@ type Config struct {
 	// Ticker drives FlushPolicy.Interval; tests replace it.
 	Ticker func(time.Duration) (<-chan time.Time, func())
 
-	call callConfig // what one call was asked
-}
-
-// callConfig is what the options of one call set.
-type callConfig struct {
-	createdAt *int64
-	id        string
-	idSet     bool
-	labels    map[string]string
-	parent    *eventlog.Parent
-	sealAs    *Sealing
-	list      ListQuery
-	detach    bool
-	cascade   bool
-}
-
-func realTicker(d time.Duration) (<-chan time.Time, func()) {
-	t := time.NewTicker(d)
-	return t.C, t.Stop
+	// What one call was asked, over the store's settings (Config.With):
+	// a new session's labels, parent, createdAt, ID and sealing (Create,
+	// CreateFrom, Fork), List's query, Delete's way with forks.
+	Labels    map[string]string
+	Parent    *eventlog.Parent
+	CreatedAt *int64
+	ID        *string
+	SealAs    *Sealing
+	List      ListQuery
+	Detach    bool
+	Cascade   bool
 }
 
 func defaultConfig() Config {
@@ -81,7 +73,6 @@ func defaultConfig() Config {
 		Logger:   slog.New(slog.DiscardHandler),
 		Now:      time.Now,
 		Encoding: EncodingRaw,
-		Ticker:   realTicker,
 		Redactor: redact.New(),
 	}
 }
@@ -89,16 +80,17 @@ func defaultConfig() Config {
 // Option configures a store, or one call of it.
 type Option func(*Config)
 
-// with returns c with opts applied over it, and what they asked of one
-// call (nothing of c's is shared but what opts leave).
-func (c Config) with(opts []Option) Config {
-	c.call = callConfig{}
+// With returns c with opts applied over the store's settings, and what
+// they ask of one call (what an earlier call asked is not kept).
+func (c Config) With(opts ...Option) Config {
+	c.Labels, c.Parent, c.CreatedAt, c.ID, c.SealAs = nil, nil, nil, nil, nil
+	c.List, c.Detach, c.Cascade = ListQuery{}, false, false
 	for _, o := range opts {
 		o(&c)
 	}
-	c.call.list.Labels, c.call.list.Parent = c.call.labels, ""
-	if p := c.call.parent; p != nil {
-		c.call.list.Parent = p.ID
+	c.List.Labels, c.List.Parent = c.Labels, ""
+	if c.Parent != nil {
+		c.List.Parent = c.Parent.ID
 	}
 	return c
 }
@@ -157,61 +149,61 @@ func WithClock(now func() time.Time) Option { return func(c *Config) { c.Now = n
 // the sessions that have them.
 func WithLabels(labels map[string]string) Option {
 	return func(c *Config) {
-		if c.call.labels == nil {
-			c.call.labels = map[string]string{}
+		if c.Labels == nil {
+			c.Labels = map[string]string{}
 		}
-		maps.Copy(c.call.labels, labels)
+		maps.Copy(c.Labels, labels)
 	}
 }
 
 // WithParent links a new session to a parent (eventlog.ModeFork or
 // eventlog.ModeChild); given to List, it keeps the sessions whose parent
 // is p.ID.
-func WithParent(p eventlog.Parent) Option { return func(c *Config) { c.call.parent = &p } }
+func WithParent(p eventlog.Parent) Option { return func(c *Config) { c.Parent = &p } }
 
 // WithCreatedAt sets a new session's createdAt (Unix milliseconds) instead
 // of now: an import keeps the original's.
-func WithCreatedAt(ms int64) Option { return func(c *Config) { c.call.createdAt = &ms } }
+func WithCreatedAt(ms int64) Option { return func(c *Config) { c.CreatedAt = &ms } }
 
 // WithID creates the session under a given ID instead of a new one
 // (importing, say); Create fails with ErrExists if it is taken.
-func WithID(id string) Option { return func(c *Config) { c.call.id, c.call.idSet = id, true } }
+func WithID(id string) Option { return func(c *Config) { c.ID = &id } }
 
 // SkipBroken makes List go on past a session it cannot describe (a
 // corrupt header, say), calling report with its ID and the error, instead
 // of failing.
 func SkipBroken(report func(id string, err error)) Option {
-	return func(c *Config) { c.call.list.Broken = report }
+	return func(c *Config) { c.List.Broken = report }
 }
 
 // WithIDPrefix makes List keep the sessions whose ID starts with prefix
 // (upper case). On a store with an index (the file store) its cost grows
 // with the sessions it keeps, not with the store.
-func WithIDPrefix(prefix string) Option { return func(c *Config) { c.call.list.Prefix = prefix } }
+func WithIDPrefix(prefix string) Option { return func(c *Config) { c.List.Prefix = prefix } }
 
 // Limit orders List as ls does — the last active first (Info.LastActive),
 // then the greater ID first — and makes it return at most n sessions (n ≤
 // 0: all): a page. Without it List orders by creation. On a store with an
 // index its cost grows with n, not with the store.
 func Limit(n int) Option {
-	return func(c *Config) { c.call.list.Limit, c.call.list.ByActivity = max(n, 0), true }
+	return func(c *Config) { c.List.Limit, c.List.ByActivity = max(n, 0), true }
 }
 
 // Before makes List start after the session c names in the order of Limit,
 // which it implies: the next page after one that ended at c (its last
 // session's Info.Cursor).
 func Before(cur Cursor) Option {
-	return func(c *Config) { c.call.list.Before, c.call.list.ByActivity = &cur, true }
+	return func(c *Config) { c.List.Before, c.List.ByActivity = &cur, true }
 }
 
 // Detach makes Delete write the inherited prefix into every fork that
 // depends on the session (atomically, each under its writer lock), so that
 // they stand alone, before deleting it.
-func Detach() Option { return func(c *Config) { c.call.detach = true } }
+func Detach() Option { return func(c *Config) { c.Detach = true } }
 
 // Cascade makes Delete delete the forks that depend on the session (and
 // theirs), before deleting it.
-func Cascade() Option { return func(c *Config) { c.call.cascade = true } }
+func Cascade() Option { return func(c *Config) { c.Cascade = true } }
 
 // ListQuery is what List's options ask, as a store's index reads it
 // (Index): the filters, the order and the page.
@@ -249,7 +241,7 @@ func (c Cursor) String() string { return strconv.FormatInt(c.LastActive, 10) + "
 func ParseCursor(s string) (Cursor, error) {
 	ms, id, ok := strings.Cut(s, ".")
 	n, err := strconv.ParseInt(ms, 10, 64)
-	if !ok || err != nil || checkID(id) != nil {
+	if !ok || err != nil || !eventlog.ValidID(id) {
 		return Cursor{}, fmt.Errorf("%w: %q is not a cursor <ms>.<ID>", ErrInvalidID, s)
 	}
 	return Cursor{LastActive: n, ID: id}, nil
@@ -359,4 +351,4 @@ func WithIdentities(ids ...age.Identity) Option {
 // data key, so that the same identities read it (a copy of a sealed
 // session keeps it sealed: transfer.Copy). Its ID must be the one sl was
 // taken of (an envelope names its session).
-func SealedAs(sl *Sealing) Option { return func(c *Config) { c.call.sealAs = sl } }
+func SealedAs(sl *Sealing) Option { return func(c *Config) { c.SealAs = sl } }

@@ -12,6 +12,9 @@
 // log digest, so that a later replay starts from the nearest one that still
 // matches the log.
 //
+// When every projection is a projection.Borrower and the Source a
+// BorrowingSource, events are read with their data lent, not copied.
+//
 // With CheckDigests the engine recomputes every checkpoint's log digest
 // and every state digest of a projection it was given, and stops at the
 // first mismatch with a *DigestError.

@@ -2,6 +2,7 @@ package file
 
 import (
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/core"
 
 	"bytes"
 	"context"
@@ -216,7 +217,7 @@ func (s *Store) writeDerived(path string, data []byte) error {
 
 // ownKeys are the keys of the derived data the store itself keeps of a
 // session; keysKey names the record of the others' (recordKey).
-var ownKeys = []string{ackedKey, checkedKey, handle.DigestKey, handle.DigestsKey}
+var ownKeys = []string{ackedKey, checkedKey, core.DigestKey, core.DigestsKey}
 
 const keysKey = "keys"
 

@@ -1,7 +1,7 @@
 package file
 
 import (
-	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/core"
 
 	"context"
 	"encoding/json"
@@ -66,7 +66,7 @@ func (s *Store) knownDurable(ctx context.Context, id string) int64 {
 	if id == "" {
 		return known
 	}
-	for _, key := range []string{handle.DigestKey, ackedKey} {
+	for _, key := range []string{core.DigestKey, ackedKey} {
 		b, err := s.GetDerived(ctx, id, key)
 		if err != nil {
 			continue

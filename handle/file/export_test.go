@@ -7,7 +7,7 @@ import (
 	"os"
 	"slices"
 
-	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/core"
 )
 
 // SealDerived returns the content of a derived file holding data (tests
@@ -18,7 +18,7 @@ func SealDerived(data []byte) []byte { return append(sealDerived(data), data...)
 // writers acknowledged (tests only), as if its last write had never been
 // acknowledged: tests that tear a write after closing its writer use it.
 func ForgetAcknowledged(s *Store, id string) {
-	for _, key := range []string{handle.DigestKey, ackedKey} {
+	for _, key := range []string{core.DigestKey, ackedKey} {
 		_ = s.DeleteDerived(context.Background(), id, key)
 	}
 }

@@ -2,6 +2,7 @@ package file
 
 import (
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/core"
 	"github.com/sessionlog/sessionlog/internal/format/zstdframe"
 
 	"context"
@@ -137,8 +138,8 @@ func (b *fileBackend) inPlace() error {
 // handle returns b and the rest of a handle on its session: the store's
 // settings, which the store core replaces by the call's on the handles it
 // makes.
-func (s *Store) handle(b *fileBackend, rec handle.Recovery) (handle.Backend, handle.HandleConfig) {
-	return b, handle.HandleConfig{Store: s.Core, Header: b.hdr, Path: b.path, Writer: b.lock != nil,
+func (s *Store) handle(b *fileBackend, rec handle.Recovery) (core.Backend, core.HandleConfig) {
+	return b, core.HandleConfig{Store: s.Store, Header: b.hdr, Path: b.path, Writer: b.lock != nil,
 		Next: b.next, Recovery: rec, Encoder: s.enc, Policy: s.cfg.Policy, Redactor: s.cfg.Redactor, Logger: s.cfg.Logger, Ticker: s.cfg.Ticker}
 }
 
@@ -224,7 +225,7 @@ func (b *fileBackend) encode(rows []byte) ([]byte, []int, error) {
 // backend then writes to the new file. Until the rename the session is as
 // it was; after the folder's fsync it holds every row. Nothing is copied
 // when rows yields none.
-func (b *fileBackend) WriteAll(ctx context.Context, rows iter.Seq2[handle.Rows, error]) (func(), error) {
+func (b *fileBackend) WriteAll(ctx context.Context, rows iter.Seq2[core.Rows, error]) (func(), error) {
 	b.mu.Lock()
 	at, next, index, lastFrame := b.size, b.next, slices.Clone(b.index), b.lastFrame
 	b.mu.Unlock()
@@ -331,7 +332,7 @@ func (b *fileBackend) write(cut bool, at int64, rows []byte, parts []int) error 
 	return nil
 }
 
-func (b *fileBackend) Read(ctx context.Context, from int64, use func(handle.RowReader)) error {
+func (b *fileBackend) Read(ctx context.Context, from int64, use func(core.RowReader)) error {
 	b.mu.Lock()
 	size := b.size
 	if b.lock == nil {

@@ -2,6 +2,7 @@ package file
 
 import (
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/core"
 
 	"context"
 	"errors"
@@ -19,7 +20,7 @@ import (
 // (Convert, Compact, Repair, …) are its own.
 type fileEngine struct{ s *Store }
 
-var _ handle.StoreBackend = fileEngine{}
+var _ core.StoreBackend = fileEngine{}
 
 func (e fileEngine) Where() string { return fmt.Sprintf("%q", e.s.dir) }
 
@@ -36,7 +37,7 @@ func (e fileEngine) Stat(ctx context.Context, id string) (handle.Info, error) {
 	return e.s.stat(ctx, id)
 }
 
-func (e fileEngine) Open(ctx context.Context, id string, mode handle.Mode) (handle.Backend, handle.HandleConfig, error) {
+func (e fileEngine) Open(ctx context.Context, id string, mode handle.Mode) (core.Backend, core.HandleConfig, error) {
 	return e.s.openMode(ctx, id, mode)
 }
 
@@ -55,11 +56,11 @@ func (e fileEngine) OpenTail(ctx context.Context, id string) (handle.Tail, error
 
 func (e fileEngine) WriterHeld(_ context.Context, id string) (bool, error) { return e.s.Writing(id) }
 
-func (e fileEngine) Create(ctx context.Context, ns handle.NewSession) (handle.Backend, handle.HandleConfig, error) {
+func (e fileEngine) Create(ctx context.Context, ns core.NewSession) (core.Backend, core.HandleConfig, error) {
 	return e.s.create(ctx, ns)
 }
 
-func (e fileEngine) CreateFrom(ctx context.Context, ns handle.NewSession, events iter.Seq2[eventlog.Event, error]) (handle.Info, error) {
+func (e fileEngine) CreateFrom(ctx context.Context, ns core.NewSession, events iter.Seq2[eventlog.Event, error]) (handle.Info, error) {
 	return e.s.createFrom(ctx, ns, events)
 }
 
@@ -111,9 +112,9 @@ func (e fileEngine) DeleteDerived(ctx context.Context, id, key string) error {
 }
 
 // Index is the session index (sindex.go).
-func (e fileEngine) Index() handle.Index { return fileIndex(e) }
+func (e fileEngine) Index() core.Index { return fileIndex(e) }
 
-// fileIndex answers handle.Index from the session index.
+// fileIndex answers core.Index from the session index.
 type fileIndex fileEngine
 
 func (e fileIndex) List(ctx context.Context, lc handle.ListQuery) ([]handle.Info, error) {

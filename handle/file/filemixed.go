@@ -2,6 +2,7 @@ package file
 
 import (
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/core"
 	"github.com/sessionlog/sessionlog/internal/format/logfile"
 
 	"context"
@@ -19,7 +20,7 @@ import (
 )
 
 // createFrom is fileEngine.CreateFrom.
-func (s *Store) createFrom(ctx context.Context, ns handle.NewSession, events iter.Seq2[eventlog.Event, error]) (handle.Info, error) {
+func (s *Store) createFrom(ctx context.Context, ns core.NewSession, events iter.Seq2[eventlog.Event, error]) (handle.Info, error) {
 	hdr := ns.Header
 	enc, plan, err := s.newLayout(ns)
 	if err != nil {

@@ -2,6 +2,7 @@ package file
 
 import (
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/core"
 	"github.com/sessionlog/sessionlog/internal/format/logfile"
 	"github.com/sessionlog/sessionlog/internal/format/zstdframe"
 
@@ -44,8 +45,8 @@ type Store struct {
 	raw, zst encoding
 	zerr     error // why zstd is unavailable, if it is
 
-	*handle.Core             // the Store methods' decisions, over fileEngine
-	six          sindexCache // the session index's posts read (sindex.go)
+	*core.Store             // the Store methods' decisions, over fileEngine
+	six         sindexCache // the session index's posts read (sindex.go)
 
 	sealMu   sync.Mutex
 	keyrings map[string]*sessionKeys // by session ID (see keyringFor)
@@ -77,7 +78,7 @@ func New(fsys afero.Fs, dir string, opts ...handle.Option) *Store {
 		raw: encoding{name: handle.EncodingRaw, ext: rawExt},
 		zst: encoding{name: handle.EncodingZstd, ext: zstExt},
 	}
-	s.Core = handle.NewStore(fileEngine{s}, opts...)
+	s.Store = core.NewStore(fileEngine{s}, opts...)
 	s.zst.z, s.zerr = eventlog.NewZstdCodec(cfg.ZstdLevel)
 	s.zst.rewriteLevel = cfg.ZstdLevel
 	if s.zst.rewriteLevel == 0 {
@@ -112,17 +113,17 @@ func (s *Store) Path(id string) (string, error) {
 }
 
 // create is fileEngine.Create.
-func (s *Store) create(ctx context.Context, ns handle.NewSession) (handle.Backend, handle.HandleConfig, error) {
+func (s *Store) create(ctx context.Context, ns core.NewSession) (core.Backend, core.HandleConfig, error) {
 	hdr := ns.Header
 	enc, plan, err := s.newLayout(ns)
 	if err != nil {
-		return nil, handle.HandleConfig{}, err
+		return nil, core.HandleConfig{}, err
 	}
 	id := hdr.ID
 	path := filepath.Join(s.dir, id+enc.ext)
 	line, err := eventlog.EncodeHeader(hdr)
 	if err != nil {
-		return nil, handle.HandleConfig{}, fmt.Errorf("handle: create %q: %w", path, err)
+		return nil, core.HandleConfig{}, fmt.Errorf("handle: create %q: %w", path, err)
 	}
 	data, lastAt := enc.frames(nil, append(line, '\n'))
 	if plan != nil {
@@ -130,30 +131,30 @@ func (s *Store) create(ctx context.Context, ns handle.NewSession) (handle.Backen
 		// sealed (docs/format.md §11).
 		var scratch []byte
 		if data, lastAt, err = plan.seal(plan.records, append(line, '\n'), enc.z, &scratch); err != nil {
-			return nil, handle.HandleConfig{}, fmt.Errorf("handle: create %q: %w", path, err)
+			return nil, core.HandleConfig{}, fmt.Errorf("handle: create %q: %w", path, err)
 		}
 	}
 	if err := s.makeDir(); err != nil {
-		return nil, handle.HandleConfig{}, err
+		return nil, core.HandleConfig{}, err
 	}
 	lock, err := s.lockMarked(id)
 	if err != nil {
-		return nil, handle.HandleConfig{}, err
+		return nil, core.HandleConfig{}, err
 	}
 	if _, err := s.locate(ctx, id); !errors.Is(err, handle.ErrNotFound) {
 		lock.unlock()
 		if errors.Is(err, ErrNotRegular) {
-			return nil, handle.HandleConfig{}, err // what is there is not a session
+			return nil, core.HandleConfig{}, err // what is there is not a session
 		}
-		return nil, handle.HandleConfig{}, fmt.Errorf("%w: %s in %q", handle.ErrExists, id, s.dir)
+		return nil, core.HandleConfig{}, fmt.Errorf("%w: %s in %q", handle.ErrExists, id, s.dir)
 	}
 	// A failed create leaves nothing behind: no header, no lock file (its
 	// holder may remove it, see lockFile).
-	abandon := func(err error) (handle.Backend, handle.HandleConfig, error) {
+	abandon := func(err error) (core.Backend, core.HandleConfig, error) {
 		s.fs.Remove(path)
 		s.fs.Remove(s.lockPath(id))
 		lock.unlock()
-		return nil, handle.HandleConfig{}, err
+		return nil, core.HandleConfig{}, err
 	}
 	if err := s.writeAtomic(path, data); err != nil {
 		// When only the folder fsync failed the header is at its name, but
@@ -183,7 +184,7 @@ func (s *Store) create(ctx context.Context, ns handle.NewSession) (handle.Backen
 // sealed one, its seal plan, once its parent's event at the fork or spawn
 // point is durable: its writer may have written it and not yet fsynced
 // it, and nothing may build on it before it is.
-func (s *Store) newLayout(ns handle.NewSession) (*encoding, *sealPlan, error) {
+func (s *Store) newLayout(ns core.NewSession) (*encoding, *sealPlan, error) {
 	name := ns.Encoding
 	if name == "" {
 		name = s.cfg.Encoding
@@ -369,16 +370,16 @@ func (s *Store) existing(ctx context.Context, id string) (location, error) {
 }
 
 // openMode is fileEngine.Open.
-func (s *Store) openMode(ctx context.Context, id string, mode handle.Mode) (handle.Backend, handle.HandleConfig, error) {
+func (s *Store) openMode(ctx context.Context, id string, mode handle.Mode) (core.Backend, core.HandleConfig, error) {
 	if _, err := s.existing(ctx, id); err != nil {
-		return nil, handle.HandleConfig{}, err
+		return nil, core.HandleConfig{}, err
 	}
 	var lock writerLock
 	flag := os.O_RDONLY
 	if mode == handle.ReadWrite {
 		var err error
 		if lock, err = s.lockMarked(id); err != nil {
-			return nil, handle.HandleConfig{}, err
+			return nil, core.HandleConfig{}, err
 		}
 		flag = os.O_RDWR
 	}
@@ -387,7 +388,7 @@ func (s *Store) openMode(ctx context.Context, id string, mode handle.Mode) (hand
 		if lock != nil {
 			lock.unlock()
 		}
-		return nil, handle.HandleConfig{}, err
+		return nil, core.HandleConfig{}, err
 	}
 	hb, hc := s.handle(b, handle.Recovery{Torn: sc.torn})
 	return hb, hc, nil

@@ -2,6 +2,7 @@ package file
 
 import (
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/core"
 	"github.com/sessionlog/sessionlog/internal/format/logfile"
 	"github.com/sessionlog/sessionlog/internal/format/zstdframe"
 
@@ -154,7 +155,7 @@ func (s *Store) sniff(ctx context.Context, loc *location, f afero.File) error {
 // *seal.Reader for a sealed one (both check every row alike; offsets are
 // the file's).
 type logReader interface {
-	handle.RowReader
+	core.RowReader
 	Header() (eventlog.Header, error)
 	SkipRow() bool
 	Torn() *eventlog.TornTail
@@ -404,7 +405,7 @@ func (s *Store) remember(p *sealPlan) *sealedFile {
 // a fork of a sealed session is sealed whatever the options (its
 // derived data holds its parent's content), by default for the store's
 // identities' recipients.
-func (s *Store) sealFor(ns handle.NewSession, parentSealed bool) ([]age.Recipient, error) {
+func (s *Store) sealFor(ns core.NewSession, parentSealed bool) ([]age.Recipient, error) {
 	switch {
 	case ns.Sealed && ns.SealAs == nil && len(ns.SealFor) == 0:
 		return nil, errors.New("handle: SealedFor was given no recipient")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/core"
 )
 
 // A session made by CreateFrom is all or nothing (handle.Store.CreateFrom)
@@ -44,7 +45,7 @@ const createFromFlush = 4 << 20
 
 // newHeader returns the header of the session ns describes: the stream
 // keeps raw logs only.
-func (s *Store) newHeader(ns handle.NewSession) (eventlog.Header, error) {
+func (s *Store) newHeader(ns core.NewSession) (eventlog.Header, error) {
 	if ns.Encoding != "" && ns.Encoding != handle.EncodingRaw {
 		return eventlog.Header{}, fmt.Errorf("jetstream: create %s: the store keeps raw logs, not %q", ns.Header.ID, ns.Encoding)
 	}
@@ -60,7 +61,7 @@ func (s *Store) newHeader(ns handle.NewSession) (eventlog.Header, error) {
 
 // createFrom makes a session holding exactly events, all or nothing; see
 // handle.Store.CreateFrom and the comment above for how.
-func (s *Store) createFrom(ctx context.Context, ns handle.NewSession, events iter.Seq2[eventlog.Event, error]) (handle.Info, error) {
+func (s *Store) createFrom(ctx context.Context, ns core.NewSession, events iter.Seq2[eventlog.Event, error]) (handle.Info, error) {
 	hdr, err := s.newHeader(ns)
 	if err != nil {
 		return handle.Info{}, err
@@ -187,7 +188,7 @@ func (s *Store) startBuild(ctx context.Context, hdr eventlog.Header, l *lease) (
 		return nil, nil, fmt.Errorf("jetstream: create %s: %w", s.path(id), err)
 	}
 	b, hc := s.created(hdr, l, len(line), ss, true)
-	return b, handle.NewHandle(b, hc), nil
+	return b, core.NewHandle(b, hc), nil
 }
 
 // appendAll appends events — checked by the store core, each at the seq

@@ -33,11 +33,11 @@
 // safe for concurrent use; Append and Flush callers of one handle share
 // publishes (group commit).
 //
-// Its Store methods are handle's store core (handle.NewStore) over an
+// Its Store methods are handle's store core (core.NewStore) over an
 // engine that reads, publishes and purges subjects and holds leases
 // (engine.go): options, IDs, forks, Delete's dependents, the tree and GC
 // decide as on files, the same code. Its handles are handle's write core
-// (handle.NewHandle) over a backend that publishes and fetches the
+// (core.NewHandle) over a backend that publishes and fetches the
 // subject's messages (handle.go): group commit, flush policies
 // (WithFlushPolicy), poisoning and digests are the file store's too.
 //

@@ -13,10 +13,11 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/core"
 )
 
 // jsBackend is a session's subject under handle's write core
-// (handle.Backend): a Write publishes the rows — one atomic batch, or
+// (core.Backend): a Write publishes the rows — one atomic batch, or
 // several when they exceed the server's limits — expecting the subject's
 // last stream seq, so that the next publish starts only after the previous
 // one was acknowledged; a Read fetches the subject's messages from the one
@@ -49,18 +50,18 @@ func (s *Store) newBackend(id string, writer bool, l *lease) *jsBackend {
 
 // handle returns the handle on b's session, whose header is hdr and whose
 // stored events end before seq next.
-func (s *Store) handle(b *jsBackend, hdr eventlog.Header, next int64, rec handle.Recovery) (handle.Backend, handle.HandleConfig) {
+func (s *Store) handle(b *jsBackend, hdr eventlog.Header, next int64, rec handle.Recovery) (core.Backend, core.HandleConfig) {
 	red := s.cfg.redactor
 	if b.unredacted {
 		red = nil
 	}
-	return b, handle.HandleConfig{Store: s.Core, Header: hdr, Path: b.path, Writer: b.writer,
+	return b, core.HandleConfig{Store: s.Store, Header: hdr, Path: b.path, Writer: b.writer,
 		Next: next, Recovery: rec, Encoder: s.enc, Policy: s.cfg.policy, Redactor: red, Logger: s.cfg.log, Ticker: s.cfg.ticker}
 }
 
 // created returns a write handle on a session whose header row, n bytes,
 // was just published as stream seq ss, holding its lease l.
-func (s *Store) created(hdr eventlog.Header, l *lease, n int, ss uint64, unredacted bool) (*jsBackend, handle.HandleConfig) {
+func (s *Store) created(hdr eventlog.Header, l *lease, n int, ss uint64, unredacted bool) (*jsBackend, core.HandleConfig) {
 	b := s.newBackend(hdr.ID, true, l)
 	b.unredacted = unredacted
 	b.size, b.last = int64(n), ss
@@ -73,13 +74,13 @@ func (b *jsBackend) Write(ctx context.Context, rows []byte, _, _ int64) (func(),
 	return nil, b.write(ctx, rows, false)
 }
 
-// WriteAll publishes the rows as one atomic batch (handle.Backend.WriteAll):
+// WriteAll publishes the rows as one atomic batch (core.Backend.WriteAll):
 // the server stores every message of it or none, whenever the writer dies.
 // A batch of more messages than one atomic batch may hold (WithMaxBatch,
 // the server's jetstream.limits.max_batch_size, of messages of at most the
 // server's max_payload) is refused with an error wrapping
 // handle.ErrBatchTooLarge, nothing published.
-func (b *jsBackend) WriteAll(ctx context.Context, rows iter.Seq2[handle.Rows, error]) (func(), error) {
+func (b *jsBackend) WriteAll(ctx context.Context, rows iter.Seq2[core.Rows, error]) (func(), error) {
 	var all []byte
 	limit := b.s.cfg.maxBatch * b.s.maxMsg
 	for r, err := range rows {
@@ -235,7 +236,7 @@ func (b *jsBackend) cut(ctx context.Context) (prefix []byte, at int64, last uint
 	return prefix, at, index[keep-1].ss, nil
 }
 
-func (b *jsBackend) Read(ctx context.Context, from int64, use func(handle.RowReader)) error {
+func (b *jsBackend) Read(ctx context.Context, from int64, use func(core.RowReader)) error {
 	b.mu.Lock()
 	start := b.index[0]
 	for _, m := range b.index[1:] {

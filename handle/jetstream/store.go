@@ -18,6 +18,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/core"
 	"github.com/sessionlog/sessionlog/internal/format/logfile"
 )
 
@@ -46,7 +47,7 @@ const headerRoom = 1024
 // layout). Its handle.Store methods are handle's store core (NewStore) over
 // the stream (engine.go). It is safe for concurrent use.
 type Store struct {
-	*handle.Core
+	*core.Store
 
 	js     natsjs.JetStream
 	api    string // the JetStream API's subject prefix ($JS.API.)
@@ -99,7 +100,7 @@ func New(ctx context.Context, js natsjs.JetStream, opts ...Option) (_ *Store, er
 	}
 	s := &Store{js: js, api: apiPrefix(js.Options()), name: cfg.prefix, subj: cfg.prefix + ".s.", cfg: cfg,
 		enc: eventlog.NewEncoder(cfg.packTypes)}
-	s.Core = handle.NewStore(engine{s}, handle.WithClock(cfg.now))
+	s.Store = core.NewStore(engine{s}, handle.WithClock(cfg.now))
 	s.pubOnce = s.publishOnce
 	s.watch = watchConn(js.Conn())
 	defer func() {
@@ -270,34 +271,34 @@ func (s *Store) path(id string) string { return "nats:" + s.Subject(id) }
 // create makes a new session, durable (acknowledged) when it returns, and
 // a write handle on it. The header is published expecting an empty
 // subject, so that of two Creates of one ID exactly one succeeds.
-func (s *Store) create(ctx context.Context, ns handle.NewSession) (handle.Backend, handle.HandleConfig, error) {
+func (s *Store) create(ctx context.Context, ns core.NewSession) (core.Backend, core.HandleConfig, error) {
 	hdr, err := s.newHeader(ns)
 	if err != nil {
-		return nil, handle.HandleConfig{}, err
+		return nil, core.HandleConfig{}, err
 	}
 	id := hdr.ID
 	if _, err := s.lastMsg(ctx, s.Subject(id)); err == nil {
-		return nil, handle.HandleConfig{}, fmt.Errorf("%w: %s in stream %s", handle.ErrExists, id, s.name)
+		return nil, core.HandleConfig{}, fmt.Errorf("%w: %s in stream %s", handle.ErrExists, id, s.name)
 	} else if !errors.Is(err, natsjs.ErrMsgNotFound) {
-		return nil, handle.HandleConfig{}, fmt.Errorf("jetstream: create %s: %w", id, err)
+		return nil, core.HandleConfig{}, fmt.Errorf("jetstream: create %s: %w", id, err)
 	}
 	line, err := eventlog.EncodeHeader(hdr)
 	if err != nil {
-		return nil, handle.HandleConfig{}, fmt.Errorf("jetstream: create %s: %w", id, err)
+		return nil, core.HandleConfig{}, fmt.Errorf("jetstream: create %s: %w", id, err)
 	}
 	line = append(line, '\n')
 	l, err := s.acquire(ctx, id)
 	if err != nil {
-		return nil, handle.HandleConfig{}, err
+		return nil, core.HandleConfig{}, err
 	}
 	msg := &nats.Msg{Subject: s.Subject(id), Data: line, Header: nats.Header{}}
 	ss, err := s.publish(ctx, []*nats.Msg{msg}, 0)
 	if err != nil {
 		l.release()
 		if errors.Is(err, errConflict) {
-			return nil, handle.HandleConfig{}, fmt.Errorf("%w: %s in stream %s", handle.ErrExists, id, s.name)
+			return nil, core.HandleConfig{}, fmt.Errorf("%w: %s in stream %s", handle.ErrExists, id, s.name)
 		}
-		return nil, handle.HandleConfig{}, fmt.Errorf("jetstream: create %s: %w", id, err)
+		return nil, core.HandleConfig{}, fmt.Errorf("jetstream: create %s: %w", id, err)
 	}
 	s.cfg.log.Debug("session created", "id", id, "subject", msg.Subject)
 	b, hc := s.created(hdr, l, len(line), ss, false)
@@ -307,21 +308,21 @@ func (s *Store) create(ctx context.Context, ns handle.NewSession) (handle.Backen
 // openMode opens session id; see handle.Store. A write handle takes the
 // session's lease (handle.ErrLocked while another writer holds it); both
 // kinds read the whole log once, checking every row.
-func (s *Store) openMode(ctx context.Context, id string, mode handle.Mode) (handle.Backend, handle.HandleConfig, error) {
+func (s *Store) openMode(ctx context.Context, id string, mode handle.Mode) (core.Backend, core.HandleConfig, error) {
 	if _, err := s.head(ctx, id); err != nil {
-		return nil, handle.HandleConfig{}, err
+		return nil, core.HandleConfig{}, err
 	}
 	var l *lease
 	if mode == handle.ReadWrite {
 		var err error
 		if l, err = s.acquire(ctx, id); err != nil {
-			return nil, handle.HandleConfig{}, err
+			return nil, core.HandleConfig{}, err
 		}
 	}
 	b, hc, err := s.open(ctx, id, mode == handle.ReadWrite, l, false)
 	if err != nil {
 		l.release()
-		return nil, handle.HandleConfig{}, err
+		return nil, core.HandleConfig{}, err
 	}
 	return b, hc, nil
 }
@@ -353,11 +354,11 @@ func (s *Store) head(ctx context.Context, id string) (*natsjs.RawStreamMsg, erro
 // before it.
 //
 // It returns the session's backend and what makes its handle.
-func (s *Store) open(ctx context.Context, id string, writer bool, l *lease, unredacted bool) (*jsBackend, handle.HandleConfig, error) {
+func (s *Store) open(ctx context.Context, id string, writer bool, l *lease, unredacted bool) (*jsBackend, core.HandleConfig, error) {
 	path := s.path(id)
 	first, err := s.head(ctx, id)
 	if err != nil {
-		return nil, handle.HandleConfig{}, err
+		return nil, core.HandleConfig{}, err
 	}
 	src := s.newMsgReader(ctx, s.Subject(id), first.Sequence, 0)
 	defer src.close()
@@ -376,14 +377,14 @@ func (s *Store) open(ctx context.Context, id string, writer bool, l *lease, unre
 	// the bytes (a missing header, a torn tail) is not about the log.
 	switch {
 	case len(src.refs) == 0 || errors.Is(src.err, errIncomplete):
-		return nil, handle.HandleConfig{}, s.notFound(id, natsjs.ErrMsgNotFound) // deleted meanwhile
+		return nil, core.HandleConfig{}, s.notFound(id, natsjs.ErrMsgNotFound) // deleted meanwhile
 	case src.err != nil:
-		return nil, handle.HandleConfig{}, fmt.Errorf("jetstream: open %s: %w", path, src.err)
+		return nil, core.HandleConfig{}, fmt.Errorf("jetstream: open %s: %w", path, src.err)
 	case err == nil:
 		err = r.Err()
 	}
 	if err != nil {
-		return nil, handle.HandleConfig{}, err
+		return nil, core.HandleConfig{}, err
 	}
 	b := s.newBackend(id, writer, l)
 	b.unredacted = unredacted

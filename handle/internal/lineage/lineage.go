@@ -15,7 +15,7 @@ import (
 // MaxDepth bounds a chain of forks; a longer one is taken for a cycle.
 const MaxDepth = 256
 
-// RowReader reads rows, checking each (handle.RowReader).
+// RowReader reads rows, checking each (core.RowReader).
 type RowReader interface {
 	Next() bool
 	Event() eventlog.Event

@@ -1,6 +1,8 @@
-package handle
+package core
 
 import (
+	"github.com/sessionlog/sessionlog/handle"
+
 	"context"
 	"iter"
 	"time"
@@ -44,12 +46,12 @@ type Catalog interface {
 	// (Stat and Open report it); an error that says nothing about a
 	// header (I/O) fails it, for a fork hidden from Delete would lose its
 	// parent.
-	Headers(ctx context.Context) ([]Info, error)
+	Headers(ctx context.Context) ([]handle.Info, error)
 	// Exists returns nil when the store holds session id, even one it
 	// could not open, else an error wrapping ErrNotFound (Delete, Detach).
 	Exists(ctx context.Context, id string) error
 	// Stat is Store's, for a checked ID.
-	Stat(ctx context.Context, id string) (Info, error)
+	Stat(ctx context.Context, id string) (handle.Info, error)
 	// Index returns the store's index of sessions, or nil for a store
 	// without one: the core then answers List, Children, Ancestors,
 	// Dependents and GC from IDs, Stat and Headers.
@@ -61,17 +63,17 @@ type Catalog interface {
 // at a cost that grows with the answer, not with the store.
 type Index interface {
 	// List is Store.List for q.
-	List(ctx context.Context, q ListQuery) ([]Info, error)
+	List(ctx context.Context, q handle.ListQuery) ([]handle.Info, error)
 	// Children returns the ID and header of every session whose header
 	// names id as its parent, sorted by ID.
-	Children(ctx context.Context, id string) ([]Info, error)
+	Children(ctx context.Context, id string) ([]handle.Info, error)
 	// Header returns session id's header; ok is false when it is absent
 	// or unreadable.
 	Header(ctx context.Context, id string) (hdr eventlog.Header, ok bool, err error)
 	// Older returns the sessions last active before cutoff (ms), leaving
 	// out those that cannot be described, and the forks of each (sorted
 	// IDs), from one reading of the index.
-	Older(ctx context.Context, cutoff int64) ([]Info, map[string][]string, error)
+	Older(ctx context.Context, cutoff int64) ([]handle.Info, map[string][]string, error)
 }
 
 // Logs reads, writes and removes sessions' logs.
@@ -79,12 +81,12 @@ type Logs interface {
 	// Open returns the backend of a handle on session id and what
 	// NewHandle needs of it: the core makes the handle, with the
 	// settings of the call (flush policy, redactor, logger).
-	Open(ctx context.Context, id string, mode Mode) (Backend, HandleConfig, error)
+	Open(ctx context.Context, id string, mode handle.Mode) (Backend, HandleConfig, error)
 	// OpenTail returns a Tail on session id cheaper than a read-only
 	// handle (Store.OpenTail), or an error wrapping
 	// errors.ErrUnsupported: the core then uses a read-only handle with
 	// Stat's Info, taken just before.
-	OpenTail(ctx context.Context, id string) (Tail, error)
+	OpenTail(ctx context.Context, id string) (handle.Tail, error)
 	// Create makes the session s describes, durable on return, and
 	// returns its writer's backend: ErrExists when its ID is taken.
 	Create(ctx context.Context, s NewSession) (Backend, HandleConfig, error)
@@ -93,7 +95,7 @@ type Logs interface {
 	// its encoding, size and sealing (the core adds what the events
 	// say). The core has checked every event, and saves the digest's
 	// states; an error events yields ends it with nothing stored.
-	CreateFrom(ctx context.Context, s NewSession, events iter.Seq2[eventlog.Event, error]) (Info, error)
+	CreateFrom(ctx context.Context, s NewSession, events iter.Seq2[eventlog.Event, error]) (handle.Info, error)
 	// Replace replaces session id's whole log, atomically, by one under
 	// hdr holding events (Detach, Rewrite), keeping its sealing, and
 	// drops its derived data.
@@ -139,16 +141,16 @@ type NewSession struct {
 	// that does not seal refuses it with ErrSealed.
 	Sealed  bool
 	SealFor []age.Recipient
-	SealAs  *Sealing
+	SealAs  *handle.Sealing
 	// Parent is what Stat said of the parent the header names (it holds
 	// the fork or spawn point), or nil.
-	Parent *Info
+	Parent *handle.Info
 }
 
 // NewStore returns the Store whose engine is b: every method's decisions
 // are the store core's, its storage b's. Of the options only WithClock
 // matters to the core (new IDs, createdAt). The Store is safe for
 // concurrent use.
-func NewStore(b StoreBackend, opts ...Option) *Core {
-	return newStoreCore(b, NewConfig(opts...))
+func NewStore(b StoreBackend, opts ...handle.Option) *Store {
+	return newStoreCore(b, handle.NewConfig(opts...))
 }

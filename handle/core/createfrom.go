@@ -1,6 +1,8 @@
-package handle
+package core
 
 import (
+	"github.com/sessionlog/sessionlog/handle"
+
 	"context"
 	"errors"
 	"fmt"
@@ -24,7 +26,7 @@ type eventCheck struct {
 }
 
 // info fills in what the checked events say of the session in.
-func (c *eventCheck) info(in Info) Info {
+func (c *eventCheck) info(in handle.Info) handle.Info {
 	in.Events, in.LastSeq = c.next, c.next-1
 	if c.index > 0 {
 		in.LastType, in.LastTime = c.last.Type, c.last.Time
@@ -63,7 +65,7 @@ func (c *eventCheck) check(e eventlog.Event) (eventlog.Event, error) {
 		err = fmt.Errorf("%w: seq %d where %d was expected (the events carry the seqs they get, from the header's first)", eventlog.ErrInvalidEvent, seq, c.next)
 	}
 	if err != nil {
-		return e, &EventError{Path: c.path, Index: c.index, Seq: seq, Err: err}
+		return e, &handle.EventError{Path: c.path, Index: c.index, Seq: seq, Err: err}
 	}
 	if c.dig == nil {
 		c.dig = eventlog.NewDigest()
@@ -76,7 +78,7 @@ func (c *eventCheck) check(e eventlog.Event) (eventlog.Event, error) {
 	batch := [1]eventlog.Event{e}
 	dig, err := checkReserved(c.path, batch[:], nil, c.dig, e.Type == eventlog.TypeCheckpoint, &c.marks)
 	if err != nil {
-		var ee *EventError
+		var ee *handle.EventError
 		if errors.As(err, &ee) {
 			ee.Index = c.index
 		}

@@ -1,4 +1,4 @@
-package handle
+package core
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/internal/format/logfile"
 )
 
@@ -42,7 +43,7 @@ func TestFlushCarriedCallersGetTheFailure(t *testing.T) {
 	const callers = 16
 	ctx := t.Context()
 	release := make(chan struct{})
-	cfg := NewConfig(Unredacted())
+	cfg := handle.NewConfig(handle.Unredacted())
 	h := newCore(blockedBackend{release}, HandleConfig{Header: logfile.NewHeader("01JDX3N0Q3Z8Y6W2D1V5K7M9PA", 0), Path: "blocked",
 		Writer: true, Encoder: eventlog.NewEncoder(nil), Logger: cfg.Logger, Ticker: cfg.Ticker})
 	for i := range callers {
@@ -68,7 +69,7 @@ func TestFlushCarriedCallersGetTheFailure(t *testing.T) {
 	close(release)
 	for range callers {
 		err := <-errs
-		var pe *PoisonedError
+		var pe *handle.PoisonedError
 		require.ErrorAs(t, err, &pe)
 		require.True(t, errors.Is(err, syscall.EIO), "%v", err)
 	}

@@ -1,6 +1,8 @@
-package handle
+package core
 
 import (
+	"github.com/sessionlog/sessionlog/handle"
+
 	"context"
 	"iter"
 	"log/slog"
@@ -95,7 +97,7 @@ type HandleConfig struct {
 	// Store is the session's store core: it opens a fork's parent (read
 	// only) and keeps the running digest's saved state (derived data).
 	// The core sets it on the handles it opens.
-	Store *Core
+	Store *Store
 	// Header is the session's header.
 	Header eventlog.Header
 	// Path names the session in errors and messages.
@@ -106,11 +108,11 @@ type HandleConfig struct {
 	// Next is the seq that follows the last event stored.
 	Next int64
 	// Recovery is what the open found.
-	Recovery Recovery
+	Recovery handle.Recovery
 	// Encoder encodes rows; it says which types are packed.
 	Encoder *eventlog.Encoder
 	// Policy is the write handle's flush policy.
-	Policy FlushPolicy
+	Policy handle.FlushPolicy
 	// Redactor redacts every event a write handle appends before it is
 	// checked, digested and stored (docs/format.md §11); nil stores
 	// events as given. A store passes its own (on by default) unless the
@@ -126,4 +128,4 @@ type HandleConfig struct {
 // NewHandle returns the handle on the session b stores, as c describes it.
 // A write handle starts its FlushPolicy.Interval flusher and its renewals; Close
 // stops them and closes b.
-func NewHandle(b Backend, c HandleConfig) Handle { return newCore(b, c) }
+func NewHandle(b Backend, c HandleConfig) handle.Handle { return newCore(b, c) }

@@ -1,4 +1,4 @@
-package handle_test
+package core_test
 
 import (
 	"slices"
@@ -6,15 +6,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessionlog/sessionlog/handle/core"
 	"github.com/stretchr/testify/require"
-
-	"github.com/sessionlog/sessionlog/handle"
 )
 
 // IDs made in one millisecond by one source are distinct and sort in the
 // order they were made, whatever goroutine asked.
 func TestIDSourceMonotonic(t *testing.T) {
-	src := handle.NewIDSource()
+	src := core.NewIDSource()
 	at := time.UnixMilli(1764450000000)
 	var prev string
 	for range 1000 {

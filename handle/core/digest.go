@@ -1,6 +1,9 @@
-package handle
+package core
 
 import (
+	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/internal/lineage"
+
 	"cmp"
 	"context"
 	"crypto/sha256"
@@ -44,7 +47,7 @@ func canonSum(e eventlog.Event) string {
 // far and the seq of the next event: the digest a checkpoint appended next
 // must carry. The first call may read the log (from a saved state, or once
 // from the start); afterwards Append keeps the digest current.
-func (h *core) LogDigest(ctx context.Context) (string, int64, error) {
+func (h *writeCore) LogDigest(ctx context.Context) (string, int64, error) {
 	if err := h.initDigest(ctx); err != nil {
 		return "", 0, err
 	}
@@ -59,7 +62,7 @@ func (h *core) LogDigest(ctx context.Context) (string, int64, error) {
 // initDigest builds the running digest if it is not there yet (see
 // digestUpTo). Events appended meanwhile are caught up before it is
 // installed.
-func (h *core) initDigest(ctx context.Context) error {
+func (h *writeCore) initDigest(ctx context.Context) error {
 	h.digMu.Lock()
 	defer h.digMu.Unlock()
 	h.mu.Lock()
@@ -95,7 +98,7 @@ func (h *core) initDigest(ctx context.Context) error {
 // a fork at its parent's last seq costs what reading one state and one
 // event does, and one at an earlier seq what hashing the events since the
 // nearest checkpoint before it does.
-func (h *core) digestUpTo(ctx context.Context, upto int64, depth int) (*eventlog.Digest, error) {
+func (h *writeCore) digestUpTo(ctx context.Context, upto int64, depth int) (*eventlog.Digest, error) {
 	for _, sd := range h.savedStates(ctx, upto) {
 		d, err := h.digestFrom(ctx, sd, upto)
 		if err != nil || d != nil {
@@ -104,7 +107,7 @@ func (h *core) digestUpTo(ctx context.Context, upto int64, depth int) (*eventlog
 	}
 	d := eventlog.NewDigest()
 	if p := h.hdr.Parent; p != nil && p.Mode == eventlog.ModeFork {
-		if depth >= maxForkDepth {
+		if depth >= lineage.MaxDepth {
 			return nil, tooDeep(h.path, *p)
 		}
 		ph, err := h.parentHandle(ctx, *p)
@@ -122,7 +125,7 @@ func (h *core) digestUpTo(ctx context.Context, upto int64, depth int) (*eventlog
 }
 
 // digestOn adds the events d.Next()..upto to d.
-func (h *core) digestOn(ctx context.Context, d *eventlog.Digest, upto int64) error {
+func (h *writeCore) digestOn(ctx context.Context, d *eventlog.Digest, upto int64) error {
 	for e, err := range h.Read(ctx, d.Next(), upto) {
 		if err != nil {
 			return fmt.Errorf("handle: computing the log digest of %q: %w", h.path, err)
@@ -138,7 +141,7 @@ func (h *core) digestOn(ctx context.Context, d *eventlog.Digest, upto int64) err
 // savedStates returns the saved digest states at or before seq upto
 // (Next <= upto+1), latest first: the one a writer's Close saved and those
 // kept at checkpoints.
-func (h *core) savedStates(ctx context.Context, upto int64) []savedDigest {
+func (h *writeCore) savedStates(ctx context.Context, upto int64) []savedDigest {
 	cands := h.loadMarks(ctx)
 	if b, err := h.store.GetDerived(ctx, h.hdr.ID, DigestKey); err == nil {
 		var sd savedDigest
@@ -154,7 +157,7 @@ func (h *core) savedStates(ctx context.Context, upto int64) []savedDigest {
 // digestFrom returns the digest up to and including upto, from the saved
 // state sd, in one read from sd's last event; nil when sd does not match
 // the log (its event Next-1 is not there, the same).
-func (h *core) digestFrom(ctx context.Context, sd savedDigest, upto int64) (*eventlog.Digest, error) {
+func (h *writeCore) digestFrom(ctx context.Context, sd savedDigest, upto int64) (*eventlog.Digest, error) {
 	d := eventlog.NewDigest()
 	if d.UnmarshalBinary(sd.State) != nil || d.Next() != sd.Next {
 		return nil, nil
@@ -183,9 +186,11 @@ func (h *core) digestFrom(ctx context.Context, sd savedDigest, upto int64) (*eve
 
 // loadMarks returns the digest states kept at the session's checkpoints,
 // oldest first (nil when there are none, or they do not read).
-func (h *core) loadMarks(ctx context.Context) []savedDigest { return loadMarks(ctx, h.store, h.hdr.ID) }
+func (h *writeCore) loadMarks(ctx context.Context) []savedDigest {
+	return loadMarks(ctx, h.store, h.hdr.ID)
+}
 
-func loadMarks(ctx context.Context, st Store, id string) []savedDigest {
+func loadMarks(ctx context.Context, st handle.Store, id string) []savedDigest {
 	b, err := st.GetDerived(ctx, id, DigestsKey)
 	if err != nil {
 		return nil
@@ -207,7 +212,7 @@ func mark(e eventlog.Event, d *eventlog.Digest) savedDigest {
 // saveDigest keeps the running digest's state in the derived cache, and
 // the states at the checkpoints this handle appended; a failure only costs
 // a later writer (or fork) hashing part of the log again.
-func (h *core) saveDigest(ctx context.Context) {
+func (h *writeCore) saveDigest(ctx context.Context) {
 	h.mu.Lock()
 	marks := h.marks
 	h.marks = nil
@@ -230,7 +235,7 @@ func (h *core) saveDigest(ctx context.Context) {
 // saveDigests adds marks (states at checkpoints) to those kept for
 // session id and, when last (d's last event) is known, keeps the state of
 // d as its saved digest: what a writer's Close leaves, and CreateFrom too.
-func saveDigests(ctx context.Context, st Store, id string, log *slog.Logger, d *eventlog.Digest, last *eventlog.Event, marks []savedDigest) {
+func saveDigests(ctx context.Context, st handle.Store, id string, log *slog.Logger, d *eventlog.Digest, last *eventlog.Event, marks []savedDigest) {
 	if len(marks) > 0 {
 		saveMarks(ctx, st, id, log, marks)
 	}
@@ -252,7 +257,7 @@ func saveDigests(ctx context.Context, st Store, id string, log *slog.Logger, d *
 // (it was cut and written again) and go. Past maxMarks, every other state
 // of the older half goes: forks far back cost more hashing, the derived
 // file stays small.
-func saveMarks(ctx context.Context, st Store, id string, log *slog.Logger, marks []savedDigest) {
+func saveMarks(ctx context.Context, st handle.Store, id string, log *slog.Logger, marks []savedDigest) {
 	kept := loadMarks(ctx, st, id)
 	kept = slices.DeleteFunc(kept, func(m savedDigest) bool { return m.Next >= marks[0].Next })
 	kept = append(kept, marks...)
@@ -286,7 +291,7 @@ func checkReserved(path string, batch []eventlog.Event, tails [][]byte, dig *eve
 		if e.Type == eventlog.TypeRollback {
 			rb, _ := eventlog.ParseRollback(e.Data) // parsed in prepare
 			if rb.To >= e.Seq {
-				return nil, &EventError{Path: path, Index: i, Seq: e.Seq,
+				return nil, &handle.EventError{Path: path, Index: i, Seq: e.Seq,
 					Err: fmt.Errorf("%w: rollback to %d is not below its own seq %d", eventlog.ErrInvalidEvent, rb.To, e.Seq)}
 			}
 		}
@@ -302,7 +307,7 @@ func checkReserved(path string, batch []eventlog.Event, tails [][]byte, dig *eve
 		if e.Type == eventlog.TypeCheckpoint {
 			cp, _ := eventlog.ParseCheckpoint(e.Data)
 			if err := d.CheckCheckpoint(e.Seq, cp); err != nil {
-				return nil, &EventError{Path: path, Index: i, Seq: e.Seq, Err: fmt.Errorf("%w: %w", eventlog.ErrInvalidEvent, err)}
+				return nil, &handle.EventError{Path: path, Index: i, Seq: e.Seq, Err: fmt.Errorf("%w: %w", eventlog.ErrInvalidEvent, err)}
 			}
 		}
 		if tails != nil && tails[i] != nil {

@@ -1,6 +1,8 @@
-package handle
+package core
 
 import (
+	"github.com/sessionlog/sessionlog/handle"
+
 	"context"
 	"errors"
 	"time"
@@ -11,11 +13,11 @@ import (
 const lockPoll = 250 * time.Millisecond
 
 // openWhenFree is Store.OpenWhenFree over st.
-func openWhenFree(ctx context.Context, st Store, id string, wait time.Duration, waiting func()) (Handle, error) {
+func openWhenFree(ctx context.Context, st handle.Store, id string, wait time.Duration, waiting func()) (handle.Handle, error) {
 	deadline := time.Now().Add(wait)
 	for tried := false; ; tried = true {
-		h, err := st.Open(ctx, id, ReadWrite)
-		if !errors.Is(err, ErrLocked) || !time.Now().Before(deadline) {
+		h, err := st.Open(ctx, id, handle.ReadWrite)
+		if !errors.Is(err, handle.ErrLocked) || !time.Now().Before(deadline) {
 			return h, err
 		}
 		if !tried && waiting != nil {

@@ -1,4 +1,4 @@
-package handle_test
+package core_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/core"
 	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/internal/testkit/countfs"
 )
@@ -146,7 +147,7 @@ func TestTreeOf(t *testing.T) {
 		{"a loop hangs under no root", []handle.Info{info(e, 1, f), info(f, 2, e), info(a, 3, "")}, "A"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			roots := handle.TreeOf(tc.infos)
+			roots := core.TreeOf(tc.infos)
 			require.Equal(t, tc.want, shape(roots))
 			for _, r := range roots {
 				require.Equal(t, "p/"+r.Header.ID, r.Path)

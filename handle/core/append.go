@@ -1,6 +1,8 @@
-package handle
+package core
 
 import (
+	"github.com/sessionlog/sessionlog/handle"
+
 	"context"
 	"encoding/json"
 	"strconv"
@@ -30,7 +32,7 @@ import (
 
 // append prepares the batch, then queues it; expected < 0 means any next
 // seq.
-func (h *core) append(ctx context.Context, expected int64, events []eventlog.Event) (int64, error) {
+func (h *writeCore) append(ctx context.Context, expected int64, events []eventlog.Event) (int64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
@@ -58,7 +60,7 @@ func (h *core) append(ctx context.Context, expected int64, events []eventlog.Eve
 	if expected >= 0 && expected != h.next {
 		next := h.next
 		h.mu.Unlock()
-		return 0, &ConflictError{Path: h.path, Expected: expected, Next: next}
+		return 0, &handle.ConflictError{Path: h.path, Expected: expected, Next: next}
 	}
 	for i := range batch {
 		batch[i].Seq = h.next + int64(i)
@@ -101,7 +103,7 @@ func prepareBatch(path string, enc *eventlog.Encoder, red *redact.Redactor, even
 		}
 		e, err := eventlog.Storable(e)
 		if err != nil {
-			return false, &EventError{Path: path, Index: i, Seq: -1, Err: err}
+			return false, &handle.EventError{Path: path, Index: i, Seq: -1, Err: err}
 		}
 		hasCheckpoint = hasCheckpoint || e.Type == eventlog.TypeCheckpoint
 		batch[i] = e
@@ -134,7 +136,7 @@ func prepareBatch(path string, enc *eventlog.Encoder, red *redact.Redactor, even
 // reference, so that the mutex is held for two appends of slice headers;
 // the leader of the flush that takes them builds the rows (see rows).
 // Called with mu held.
-func (h *core) queue(batch []eventlog.Event, tails [][]byte) {
+func (h *writeCore) queue(batch []eventlog.Event, tails [][]byte) {
 	h.pending = append(h.pending, batch...)
 	h.tails = append(h.tails, tails...)
 }
@@ -144,7 +146,7 @@ func (h *core) queue(batch []eventlog.Event, tails [][]byte) {
 // event that is not packed, one AppendRows of each run of a packed type
 // (packed across appends and appenders). Called by the flush's leader,
 // outside mu.
-func (h *core) rows(dst []byte, batch []eventlog.Event, tails [][]byte) []byte {
+func (h *writeCore) rows(dst []byte, batch []eventlog.Event, tails [][]byte) []byte {
 	for i := 0; i < len(batch); {
 		if tails[i] != nil {
 			dst = strconv.AppendInt(append(dst, `{"seq":`...), batch[i].Seq, 10)

@@ -1,6 +1,8 @@
-package handle
+package core
 
 import (
+	"github.com/sessionlog/sessionlog/handle"
+
 	"context"
 	"errors"
 	"fmt"
@@ -21,23 +23,23 @@ import (
 // seqs move only once the whole batch is durable, so the handle's Close
 // leaves the derived records a writer's Close leaves. The events are
 // stored as given, unredacted, as CreateFrom stores them.
-func appendAll(ctx context.Context, st *Core, id string, expected int64, events iter.Seq2[eventlog.Event, error]) (Info, error) {
-	h, err := st.open(ctx, id, ReadWrite, st.cfg)
+func appendAll(ctx context.Context, st *Store, id string, expected int64, events iter.Seq2[eventlog.Event, error]) (handle.Info, error) {
+	h, err := st.open(ctx, id, handle.ReadWrite, st.cfg)
 	if err != nil {
-		return Info{}, err
+		return handle.Info{}, err
 	}
 	err = h.appendAll(ctx, expected, events)
 	if cerr := h.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return Info{}, err
+		return handle.Info{}, err
 	}
 	return st.Stat(ctx, id)
 }
 
 // appendAll is Store.AppendAll on h, a write handle opened for it alone.
-func (h *core) appendAll(ctx context.Context, expected int64, events iter.Seq2[eventlog.Event, error]) error {
+func (h *writeCore) appendAll(ctx context.Context, expected int64, events iter.Seq2[eventlog.Event, error]) error {
 	h.mu.Lock()
 	err := h.usable(true)
 	if err == nil && (len(h.pending) > 0 || h.flushing) {
@@ -49,7 +51,7 @@ func (h *core) appendAll(ctx context.Context, expected int64, events iter.Seq2[e
 		return err
 	}
 	if expected != next {
-		return &ConflictError{Path: h.path, Expected: expected, Next: next}
+		return &handle.ConflictError{Path: h.path, Expected: expected, Next: next}
 	}
 	check := &eventCheck{path: h.path, next: next, prefix: func() (*eventlog.Digest, error) {
 		if err := h.initDigest(ctx); err != nil {
@@ -64,9 +66,9 @@ func (h *core) appendAll(ctx context.Context, expected int64, events iter.Seq2[e
 		if check.err != nil {
 			return check.err // refused, the events' own error, ctx's: nothing stored
 		}
-		if errors.Is(err, ErrConflict) {
+		if errors.Is(err, handle.ErrConflict) {
 			if tail, terr := h.b.Tail(ctx); terr == nil {
-				err = &ConflictError{Path: h.path, Expected: expected, Next: tail}
+				err = &handle.ConflictError{Path: h.path, Expected: expected, Next: tail}
 			}
 		}
 		h.poison(err) // what was stored is the backend's to know: Close saves nothing

@@ -1,6 +1,10 @@
-package handle
+package core
 
 import (
+	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/internal/lineage"
+	"github.com/sessionlog/sessionlog/internal/format/logfile"
+
 	"context"
 	"errors"
 	"fmt"
@@ -10,24 +14,23 @@ import (
 	"time"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/internal/format/logfile"
 )
 
 // Core is the store core: Store over a StoreBackend. What a store
 // decides is here, once; what its engine does is the backend's.
-type Core struct {
+type Store struct {
 	b   StoreBackend
 	ids *idSource
-	cfg Config
+	cfg handle.Config
 }
 
-var _ Store = (*Core)(nil)
+var _ handle.Store = (*Store)(nil)
 
-func newStoreCore(b StoreBackend, cfg Config) *Core {
-	return &Core{b: b, ids: newIDSource(), cfg: cfg}
+func newStoreCore(b StoreBackend, cfg handle.Config) *Store {
+	return &Store{b: b, ids: newIDSource(), cfg: cfg}
 }
 
-func (c *Core) now() time.Time { return c.cfg.Now() }
+func (c *Store) now() time.Time { return c.cfg.Now() }
 
 // checked returns ctx's error, else id's (ErrInvalidID).
 func checked(ctx context.Context, id string) error {
@@ -37,11 +40,11 @@ func checked(ctx context.Context, id string) error {
 	return checkID(id)
 }
 
-func (c *Core) Create(ctx context.Context, opts ...Option) (Handle, error) {
+func (c *Store) Create(ctx context.Context, opts ...handle.Option) (handle.Handle, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	cfg := c.cfg.with(opts)
+	cfg := c.cfg.With(opts...)
 	ns, err := c.newSession(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -55,14 +58,14 @@ func (c *Core) Create(ctx context.Context, opts ...Option) (Handle, error) {
 
 // wrap is the write core over b, for the store core: the session as the
 // backend described it (hc), the handle's settings as cfg says.
-func (c *Core) wrap(b Backend, hc HandleConfig, cfg Config) *core {
+func (c *Store) wrap(b Backend, hc HandleConfig, cfg handle.Config) *writeCore {
 	hc.Store = c
 	hc.Policy, hc.Redactor, hc.Logger, hc.Ticker = cfg.Policy, cfg.Redactor, cfg.Logger, cfg.Ticker
 	return newCore(b, hc)
 }
 
 // open is Open for the store core's own use: the write core's handle.
-func (c *Core) open(ctx context.Context, id string, mode Mode, cfg Config) (*core, error) {
+func (c *Store) open(ctx context.Context, id string, mode handle.Mode, cfg handle.Config) (*writeCore, error) {
 	if err := checked(ctx, id); err != nil {
 		return nil, err
 	}
@@ -73,13 +76,13 @@ func (c *Core) open(ctx context.Context, id string, mode Mode, cfg Config) (*cor
 	return c.wrap(b, hc, cfg), nil
 }
 
-func (c *Core) CreateFrom(ctx context.Context, events iter.Seq2[eventlog.Event, error], opts ...Option) (Info, error) {
+func (c *Store) CreateFrom(ctx context.Context, events iter.Seq2[eventlog.Event, error], opts ...handle.Option) (handle.Info, error) {
 	if err := ctx.Err(); err != nil {
-		return Info{}, err
+		return handle.Info{}, err
 	}
-	ns, err := c.newSession(ctx, c.cfg.with(opts))
+	ns, err := c.newSession(ctx, c.cfg.With(opts...))
 	if err != nil {
-		return Info{}, err
+		return handle.Info{}, err
 	}
 	check := &eventCheck{path: ns.Header.ID, next: ns.Header.FirstSeq()}
 	if p := ns.Header.Parent; p != nil && p.Mode == eventlog.ModeFork {
@@ -88,9 +91,9 @@ func (c *Core) CreateFrom(ctx context.Context, events iter.Seq2[eventlog.Event, 
 	info, err := c.b.CreateFrom(ctx, ns, check.events(ctx, events))
 	if err != nil {
 		if check.err != nil {
-			return Info{}, check.err // a refused event, the events' own error, ctx's
+			return handle.Info{}, check.err // a refused event, the events' own error, ctx's
 		}
-		return Info{}, err
+		return handle.Info{}, err
 	}
 	if check.dig != nil && check.index > 0 {
 		saveDigests(ctx, c, ns.Header.ID, c.cfg.Logger, check.dig, &check.last, check.marks)
@@ -101,8 +104,8 @@ func (c *Core) CreateFrom(ctx context.Context, events iter.Seq2[eventlog.Event, 
 
 // digestAt returns the running digest of the logical log of parent p.ID
 // up to and including seq p.Seq: where a fork at p starts its own.
-func (c *Core) digestAt(ctx context.Context, p eventlog.Parent) (*eventlog.Digest, error) {
-	h, err := c.open(ctx, p.ID, ReadOnly, c.cfg)
+func (c *Store) digestAt(ctx context.Context, p eventlog.Parent) (*eventlog.Digest, error) {
+	h, err := c.open(ctx, p.ID, handle.ReadOnly, c.cfg)
 	if err != nil {
 		return nil, fmt.Errorf("handle: the digest of parent %s at seq %d: %w", p.ID, p.Seq, err)
 	}
@@ -113,10 +116,12 @@ func (c *Core) digestAt(ctx context.Context, p eventlog.Parent) (*eventlog.Diges
 // newSession applies the options of a Create or CreateFrom: the new
 // session's header, its ID checked (or a new one), and its parent found
 // to hold the fork or spawn point.
-func (c *Core) newSession(ctx context.Context, cfg Config) (NewSession, error) {
-	cc := cfg.call
-	id := cc.id
-	if !cc.idSet {
+func (c *Store) newSession(ctx context.Context, cfg handle.Config) (NewSession, error) {
+	cc := cfg
+	var id string
+	if cc.ID != nil {
+		id = *cc.ID
+	} else {
 		var err error
 		if id, err = c.ids.New(cfg.Now()); err != nil {
 			return NewSession{}, err
@@ -125,45 +130,45 @@ func (c *Core) newSession(ctx context.Context, cfg Config) (NewSession, error) {
 	if err := checkID(id); err != nil {
 		return NewSession{}, err
 	}
-	ns := NewSession{Encoding: cfg.Encoding, Sealed: cfg.Recipients != nil || cc.sealAs != nil, SealFor: cfg.Recipients, SealAs: cc.sealAs}
-	if p := cc.parent; p != nil {
+	ns := NewSession{Encoding: cfg.Encoding, Sealed: cfg.Recipients != nil || cc.SealAs != nil, SealFor: cfg.Recipients, SealAs: cc.SealAs}
+	if p := cc.Parent; p != nil {
 		info, err := c.Stat(ctx, p.ID)
 		if err != nil {
 			return NewSession{}, fmt.Errorf("handle: create with parent %s: %w", p.ID, err)
 		}
 		if p.Seq > info.LastSeq {
-			return NewSession{}, fmt.Errorf("%w: parent %s has no event %d (it %s)", ErrLineage, p.ID, p.Seq, holdsWords(info.LastSeq))
+			return NewSession{}, fmt.Errorf("%w: parent %s has no event %d (it %s)", handle.ErrLineage, p.ID, p.Seq, holdsWords(info.LastSeq))
 		}
 		ns.Parent = &info
 	}
 	ns.Header = logfile.NewHeader(id, cfg.Now().UnixMilli())
-	if cc.createdAt != nil {
-		ns.Header.CreatedAt = *cc.createdAt
+	if cc.CreatedAt != nil {
+		ns.Header.CreatedAt = *cc.CreatedAt
 	}
-	ns.Header.Labels, ns.Header.Parent = cc.labels, cc.parent
+	ns.Header.Labels, ns.Header.Parent = cc.Labels, cc.Parent
 	return ns, nil
 }
 
-func (c *Core) AppendAll(ctx context.Context, id string, expected int64, events iter.Seq2[eventlog.Event, error]) (Info, error) {
+func (c *Store) AppendAll(ctx context.Context, id string, expected int64, events iter.Seq2[eventlog.Event, error]) (handle.Info, error) {
 	return appendAll(ctx, c, id, expected, events)
 }
 
-func (c *Core) Open(ctx context.Context, id string, mode Mode, opts ...Option) (Handle, error) {
-	h, err := c.open(ctx, id, mode, c.cfg.with(opts))
+func (c *Store) Open(ctx context.Context, id string, mode handle.Mode, opts ...handle.Option) (handle.Handle, error) {
+	h, err := c.open(ctx, id, mode, c.cfg.With(opts...))
 	if err != nil {
 		return nil, err // no typed nil in the interface
 	}
 	return h, nil
 }
 
-func (c *Core) Stat(ctx context.Context, id string) (Info, error) {
+func (c *Store) Stat(ctx context.Context, id string) (handle.Info, error) {
 	if err := checked(ctx, id); err != nil {
-		return Info{}, err
+		return handle.Info{}, err
 	}
 	return c.b.Stat(ctx, id)
 }
 
-func (c *Core) OpenTail(ctx context.Context, id string) (Tail, error) {
+func (c *Store) OpenTail(ctx context.Context, id string) (handle.Tail, error) {
 	if err := checked(ctx, id); err != nil {
 		return nil, err
 	}
@@ -174,7 +179,7 @@ func (c *Core) OpenTail(ctx context.Context, id string) (Tail, error) {
 	if err != nil {
 		return nil, err
 	}
-	h, err := c.open(ctx, id, ReadOnly, c.cfg)
+	h, err := c.open(ctx, id, handle.ReadOnly, c.cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -182,11 +187,11 @@ func (c *Core) OpenTail(ctx context.Context, id string) (Tail, error) {
 }
 
 // List describes the sessions, each as Stat does, newest first.
-func (c *Core) List(ctx context.Context, opts ...Option) ([]Info, error) {
+func (c *Store) List(ctx context.Context, opts ...handle.Option) ([]handle.Info, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	lc := c.cfg.with(opts).call.list
+	lc := c.cfg.With(opts...).List
 	if ix := c.b.Index(); ix != nil {
 		return ix.List(ctx, lc)
 	}
@@ -194,7 +199,7 @@ func (c *Core) List(ctx context.Context, opts ...Option) ([]Info, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []Info
+	var out []handle.Info
 	for _, id := range ids {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -204,7 +209,7 @@ func (c *Core) List(ctx context.Context, opts ...Option) ([]Info, error) {
 		}
 		info, err := c.b.Stat(ctx, id)
 		switch {
-		case errors.Is(err, ErrNotFound):
+		case errors.Is(err, handle.ErrNotFound):
 			continue // deleted meanwhile
 		case err != nil && lc.Broken != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded):
 			lc.Broken(id, err)
@@ -219,23 +224,23 @@ func (c *Core) List(ctx context.Context, opts ...Option) ([]Info, error) {
 	return lc.Page(out), nil
 }
 
-func (c *Core) Fork(ctx context.Context, id string, at int64, opts ...Option) (Handle, error) {
+func (c *Store) Fork(ctx context.Context, id string, at int64, opts ...handle.Option) (handle.Handle, error) {
 	info, err := c.Stat(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	if at < 0 || at > info.LastSeq {
-		return nil, fmt.Errorf("%w: cannot fork %s at seq %d: it %s", ErrLineage, info.ID, at, holdsWords(info.LastSeq))
+		return nil, fmt.Errorf("%w: cannot fork %s at seq %d: it %s", handle.ErrLineage, info.ID, at, holdsWords(info.LastSeq))
 	}
-	opts = append(slices.Clone(opts), WithParent(eventlog.Parent{ID: info.ID, Seq: at, Mode: eventlog.ModeFork}))
+	opts = append(slices.Clone(opts), handle.WithParent(eventlog.Parent{ID: info.ID, Seq: at, Mode: eventlog.ModeFork}))
 	return c.Create(ctx, opts...)
 }
 
-func (c *Core) Delete(ctx context.Context, id string, opts ...Option) error {
-	return c.delete(ctx, id, c.cfg.with(opts).call, map[string]bool{})
+func (c *Store) Delete(ctx context.Context, id string, opts ...handle.Option) error {
+	return c.delete(ctx, id, c.cfg.With(opts...), map[string]bool{})
 }
 
-func (c *Core) delete(ctx context.Context, id string, dc callConfig, visited map[string]bool) error {
+func (c *Store) delete(ctx context.Context, id string, dc handle.Config, visited map[string]bool) error {
 	if err := checked(ctx, id); err != nil {
 		return err
 	}
@@ -243,7 +248,7 @@ func (c *Core) delete(ctx context.Context, id string, dc callConfig, visited map
 		return err
 	}
 	if visited[id] {
-		return fmt.Errorf("%w: %s is its own ancestor", ErrLineage, id)
+		return fmt.Errorf("%w: %s is its own ancestor", handle.ErrLineage, id)
 	}
 	visited[id] = true
 	// The writer's hold first: a Delete refused because a writer holds the
@@ -259,12 +264,12 @@ func (c *Core) delete(ctx context.Context, id string, dc callConfig, visited map
 	}
 	for _, dep := range deps {
 		switch {
-		case dc.cascade:
+		case dc.Cascade:
 			err = c.delete(ctx, dep, dc, visited)
-		case dc.detach:
+		case dc.Detach:
 			err = c.Detach(ctx, dep)
 		default:
-			return &DependentsError{ID: id, Dependents: deps}
+			return &handle.DependentsError{ID: id, Dependents: deps}
 		}
 		if err != nil {
 			return err
@@ -273,7 +278,7 @@ func (c *Core) delete(ctx context.Context, id string, dc callConfig, visited map
 	return c.b.Remove(ctx, id)
 }
 
-func (c *Core) Detach(ctx context.Context, id string) error {
+func (c *Store) Detach(ctx context.Context, id string) error {
 	if err := checked(ctx, id); err != nil {
 		return err
 	}
@@ -285,7 +290,7 @@ func (c *Core) Detach(ctx context.Context, id string) error {
 		return err
 	}
 	defer release()
-	h, err := c.open(ctx, id, ReadOnly, c.cfg)
+	h, err := c.open(ctx, id, handle.ReadOnly, c.cfg)
 	if err != nil {
 		return err
 	}
@@ -295,10 +300,10 @@ func (c *Core) Detach(ctx context.Context, id string) error {
 		return nil // stands alone already
 	}
 	hdr.Parent = nil
-	return c.b.Replace(ctx, id, hdr, h.Read(ctx, 0, End))
+	return c.b.Replace(ctx, id, hdr, h.Read(ctx, 0, handle.End))
 }
 
-func (c *Core) Dependents(ctx context.Context, id string) ([]string, error) {
+func (c *Store) Dependents(ctx context.Context, id string) ([]string, error) {
 	if err := checkID(id); err != nil {
 		return nil, err
 	}
@@ -307,8 +312,8 @@ func (c *Core) Dependents(ctx context.Context, id string) ([]string, error) {
 
 // dependents returns the forks whose parent is id, sorted. Children
 // (mode child) do not depend on their parent.
-func (c *Core) dependents(ctx context.Context, id string) ([]string, error) {
-	var infos []Info
+func (c *Store) dependents(ctx context.Context, id string) ([]string, error) {
+	var infos []handle.Info
 	var err error
 	if ix := c.b.Index(); ix != nil {
 		infos, err = ix.Children(ctx, id)
@@ -328,15 +333,15 @@ func (c *Core) dependents(ctx context.Context, id string) ([]string, error) {
 	return out, nil
 }
 
-func (c *Core) WriterHeld(ctx context.Context, id string) (bool, error) {
+func (c *Store) WriterHeld(ctx context.Context, id string) (bool, error) {
 	if err := checkID(id); err != nil {
 		return false, err
 	}
 	return c.b.WriterHeld(ctx, id)
 }
 
-func (c *Core) GC(ctx context.Context, before time.Time, dryRun bool) (GCReport, error) {
-	var rep GCReport
+func (c *Store) GC(ctx context.Context, before time.Time, dryRun bool) (handle.GCReport, error) {
+	var rep handle.GCReport
 	var live map[string]int64
 	var err error
 	ix := c.b.Index()
@@ -361,7 +366,7 @@ func (c *Core) GC(ctx context.Context, before time.Time, dryRun bool) (GCReport,
 	return rep, err
 }
 
-func (c *Core) Tree(ctx context.Context) ([]*Node, error) {
+func (c *Store) Tree(ctx context.Context) ([]*handle.Node, error) {
 	infos, err := c.b.Headers(ctx)
 	if err != nil {
 		return nil, err
@@ -369,11 +374,11 @@ func (c *Core) Tree(ctx context.Context) ([]*Node, error) {
 	return treeOf(infos), nil
 }
 
-func (c *Core) Children(ctx context.Context, id string) ([]eventlog.Header, error) {
+func (c *Store) Children(ctx context.Context, id string) ([]eventlog.Header, error) {
 	if err := checkID(id); err != nil {
 		return nil, err
 	}
-	var infos []Info
+	var infos []handle.Info
 	var err error
 	if ix := c.b.Index(); ix != nil {
 		infos, err = ix.Children(ctx, id)
@@ -393,7 +398,7 @@ func (c *Core) Children(ctx context.Context, id string) ([]eventlog.Header, erro
 	return out, nil
 }
 
-func (c *Core) Ancestors(ctx context.Context, id string) (chain []eventlog.Header, gone string, err error) {
+func (c *Store) Ancestors(ctx context.Context, id string) (chain []eventlog.Header, gone string, err error) {
 	if err := checkID(id); err != nil {
 		return nil, "", err
 	}
@@ -410,9 +415,9 @@ func (c *Core) Ancestors(ctx context.Context, id string) (chain []eventlog.Heade
 	}
 	cur, ok := byID[id]
 	if !ok {
-		return nil, "", fmt.Errorf("%w: %s in %s", ErrNotFound, id, c.b.Where())
+		return nil, "", fmt.Errorf("%w: %s in %s", handle.ErrNotFound, id, c.b.Where())
 	}
-	for cur.Parent != nil && len(chain) < maxForkDepth {
+	for cur.Parent != nil && len(chain) < lineage.MaxDepth {
 		p, ok := byID[cur.Parent.ID]
 		if !ok {
 			return chain, cur.Parent.ID, nil
@@ -423,21 +428,21 @@ func (c *Core) Ancestors(ctx context.Context, id string) (chain []eventlog.Heade
 	return chain, "", nil
 }
 
-func (c *Core) GetDerived(ctx context.Context, id, key string) ([]byte, error) {
+func (c *Store) GetDerived(ctx context.Context, id, key string) ([]byte, error) {
 	if err := checked(ctx, id); err != nil {
 		return nil, err
 	}
 	return c.b.GetDerived(ctx, id, key)
 }
 
-func (c *Core) PutDerived(ctx context.Context, id, key string, data []byte) error {
+func (c *Store) PutDerived(ctx context.Context, id, key string, data []byte) error {
 	if err := checked(ctx, id); err != nil {
 		return err
 	}
 	return c.b.PutDerived(ctx, id, key, data)
 }
 
-func (c *Core) DeleteDerived(ctx context.Context, id, key string) error {
+func (c *Store) DeleteDerived(ctx context.Context, id, key string) error {
 	if err := checked(ctx, id); err != nil {
 		return err
 	}
@@ -449,23 +454,23 @@ func (c *Core) DeleteDerived(ctx context.Context, id, key string) error {
 // that h holds at least info's events). Seq is info's, as a TailReader's
 // is what Stat found.
 type handleTail struct {
-	Handle
-	info Info
+	handle.Handle
+	info handle.Info
 }
 
-func (t handleTail) Seq() int64 { return t.info.LastSeq }
-func (t handleTail) Info() Info { return t.info }
+func (t handleTail) Seq() int64        { return t.info.LastSeq }
+func (t handleTail) Info() handle.Info { return t.info }
 
 // indexAncestors is Ancestors from an index: one look-up a level.
-func (c *Core) indexAncestors(ctx context.Context, ix Index, id string) (chain []eventlog.Header, gone string, err error) {
+func (c *Store) indexAncestors(ctx context.Context, ix Index, id string) (chain []eventlog.Header, gone string, err error) {
 	cur, ok, err := ix.Header(ctx, id)
 	if err != nil {
 		return nil, "", err
 	}
 	if !ok {
-		return nil, "", fmt.Errorf("%w: %s in %s", ErrNotFound, id, c.b.Where())
+		return nil, "", fmt.Errorf("%w: %s in %s", handle.ErrNotFound, id, c.b.Where())
 	}
-	for cur.Parent != nil && len(chain) < maxForkDepth {
+	for cur.Parent != nil && len(chain) < lineage.MaxDepth {
 		p, ok, err := ix.Header(ctx, cur.Parent.ID)
 		if err != nil {
 			return nil, "", err
@@ -479,18 +484,18 @@ func (c *Core) indexAncestors(ctx context.Context, ix Index, id string) (chain [
 	return chain, "", nil
 }
 
-func (c *Core) Rewrite(ctx context.Context, id string, rows func(h Handle) iter.Seq2[eventlog.Event, error]) (Info, error) {
+func (c *Store) Rewrite(ctx context.Context, id string, rows func(h handle.Handle) iter.Seq2[eventlog.Event, error]) (handle.Info, error) {
 	if err := checked(ctx, id); err != nil {
-		return Info{}, err
+		return handle.Info{}, err
 	}
 	release, err := c.b.Hold(ctx, id)
 	if err != nil {
-		return Info{}, err
+		return handle.Info{}, err
 	}
 	defer release()
-	h, err := c.open(ctx, id, ReadOnly, c.cfg)
+	h, err := c.open(ctx, id, handle.ReadOnly, c.cfg)
 	if err != nil {
-		return Info{}, err
+		return handle.Info{}, err
 	}
 	defer h.Close()
 	hdr := h.Header()
@@ -500,21 +505,25 @@ func (c *Core) Rewrite(ctx context.Context, id string, rows func(h Handle) iter.
 	}
 	if err := c.b.Replace(ctx, id, hdr, check.events(ctx, rows(h))); err != nil {
 		if check.err != nil {
-			return Info{}, check.err
+			return handle.Info{}, check.err
 		}
-		return Info{}, err
+		return handle.Info{}, err
 	}
 	return c.b.Stat(ctx, id)
 }
 
-func (c *Core) Resolve(ctx context.Context, name string) (Info, error) { return resolve(ctx, c, name) }
+func (c *Store) Resolve(ctx context.Context, name string) (handle.Info, error) {
+	return resolve(ctx, c, name)
+}
 
-func (c *Core) OpenOrCreate(ctx context.Context, labels map[string]string, opts ...Option) (Handle, bool, error) {
+func (c *Store) OpenOrCreate(ctx context.Context, labels map[string]string, opts ...handle.Option) (handle.Handle, bool, error) {
 	return openOrCreate(ctx, c, labels, opts)
 }
 
-func (c *Core) OpenWhenFree(ctx context.Context, id string, wait time.Duration, waiting func()) (Handle, error) {
+func (c *Store) OpenWhenFree(ctx context.Context, id string, wait time.Duration, waiting func()) (handle.Handle, error) {
 	return openWhenFree(ctx, c, id, wait, waiting)
 }
 
-func (c *Core) TreeOf(ctx context.Context, id string) (*Node, error) { return sessionTree(ctx, c, id) }
+func (c *Store) TreeOf(ctx context.Context, id string) (*handle.Node, error) {
+	return sessionTree(ctx, c, id)
+}

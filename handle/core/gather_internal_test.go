@@ -1,4 +1,4 @@
-package handle
+package core
 
 import (
 	"sync"

@@ -1,7 +1,9 @@
-package handle
+package core
 
 import (
 	"time"
+
+	"github.com/sessionlog/sessionlog/handle"
 )
 
 // NewIDSource returns the store core's source of IDs (tests only).
@@ -13,4 +15,4 @@ func NewIDSource() interface {
 
 // TreeOf is the store core's arrangement of headers as a forest (tests
 // only).
-func TreeOf(infos []Info) []*Node { return treeOf(infos) }
+func TreeOf(infos []handle.Info) []*handle.Node { return treeOf(infos) }

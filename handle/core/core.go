@@ -1,6 +1,8 @@
-package handle
+package core
 
 import (
+	"github.com/sessionlog/sessionlog/handle"
+
 	"context"
 	"errors"
 	"fmt"
@@ -15,7 +17,7 @@ import (
 	"github.com/sessionlog/sessionlog/secrets/redact"
 )
 
-// core is the Handle of every store: the write core over a Backend (see
+// writeCore is the Handle of every store: the write core over a Backend (see
 // Backend and docs/design.md, "The write core").
 //
 // A write handle appends to pending under mu; Flush makes one caller the
@@ -23,15 +25,15 @@ import (
 // write, one fsync on files) and wakes the others (group commit). Rows
 // reach the backend only in a flush, and a flush starts only after the
 // previous one's Write returned.
-type core struct {
+type writeCore struct {
 	b      Backend
-	store  *Core
+	store  *Store
 	hdr    eventlog.Header
 	path   string
 	writer bool
 	enc    *eventlog.Encoder
 	red    *redact.Redactor // nil: appends are not redacted
-	policy FlushPolicy
+	policy handle.FlushPolicy
 	log    *slog.Logger
 	ticker func(time.Duration) (<-chan time.Time, func())
 
@@ -52,22 +54,22 @@ type core struct {
 	err       error       // poison: a write or fsync failed, a conflict dropped events
 	closing   bool
 	closed    bool
-	recovery  Recovery
+	recovery  handle.Recovery
 
 	stop   chan struct{} // stops the interval flusher and the renewals
 	cancel context.CancelFunc
 	stopWG sync.WaitGroup
 
 	parentMu sync.Mutex
-	parent   *core // a fork's parent, opened read-only on first need
+	parent   *writeCore // a fork's parent, opened read-only on first need
 
 	digMu sync.Mutex       // serializes the digest's initialisation
 	dig   *eventlog.Digest // running log digest (under mu), nil until first needed
 	marks []savedDigest    // its states at the checkpoints appended, saved on Close (under mu)
 }
 
-func newCore(b Backend, c HandleConfig) *core {
-	h := &core{b: b, store: c.Store, hdr: c.Header, path: c.Path, writer: c.Writer, enc: c.Encoder, red: c.Redactor,
+func newCore(b Backend, c HandleConfig) *writeCore {
+	h := &writeCore{b: b, store: c.Store, hdr: c.Header, path: c.Path, writer: c.Writer, enc: c.Encoder, red: c.Redactor,
 		policy: c.Policy, log: c.Logger, ticker: c.Ticker,
 		next: c.Next, durable: c.Next - 1, recovery: c.Recovery}
 	if h.log == nil {
@@ -111,7 +113,7 @@ func newCore(b Backend, c HandleConfig) *core {
 
 // every runs do every d on a goroutine of its own until Close stops it or
 // do returns false.
-func (h *core) every(d time.Duration, do func() bool) {
+func (h *writeCore) every(d time.Duration, do func() bool) {
 	h.stopWG.Add(1)
 	go func() {
 		defer h.stopWG.Done()
@@ -131,27 +133,27 @@ func (h *core) every(d time.Duration, do func() bool) {
 }
 
 // poison makes every later call fail with err (a *PoisonedError).
-func (h *core) poison(err error) {
+func (h *writeCore) poison(err error) {
 	h.mu.Lock()
 	if h.err == nil {
-		h.err = &PoisonedError{Path: h.path, Err: err}
+		h.err = &handle.PoisonedError{Path: h.path, Err: err}
 	}
 	h.mu.Unlock()
 }
 
-func (h *core) ID() string              { return h.hdr.ID }
-func (h *core) Path() string            { return h.path }
-func (h *core) Header() eventlog.Header { return h.hdr }
-func (h *core) Writable() bool          { return h.writer }
-func (h *core) Recovery() Recovery      { return h.recovery }
+func (h *writeCore) ID() string                { return h.hdr.ID }
+func (h *writeCore) Path() string              { return h.path }
+func (h *writeCore) Header() eventlog.Header   { return h.hdr }
+func (h *writeCore) Writable() bool            { return h.writer }
+func (h *writeCore) Recovery() handle.Recovery { return h.recovery }
 
-func (h *core) Seq() int64 {
+func (h *writeCore) Seq() int64 {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.next - 1
 }
 
-func (h *core) DurableSeq() int64 {
+func (h *writeCore) DurableSeq() int64 {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.durable
@@ -159,25 +161,25 @@ func (h *core) DurableSeq() int64 {
 
 // usable reports why the handle cannot be used, if it cannot. Callers hold
 // mu.
-func (h *core) usable(write bool) error {
+func (h *writeCore) usable(write bool) error {
 	switch {
 	case h.closed || (write && h.closing):
-		return fmt.Errorf("%w: %q", ErrClosed, h.path)
+		return fmt.Errorf("%w: %q", handle.ErrClosed, h.path)
 	case h.err != nil:
 		return h.err
 	case write && !h.writer:
-		return fmt.Errorf("%w: %q", ErrReadOnly, h.path)
+		return fmt.Errorf("%w: %q", handle.ErrReadOnly, h.path)
 	}
 	return nil
 }
 
-func (h *core) Append(ctx context.Context, events ...eventlog.Event) (int64, error) {
+func (h *writeCore) Append(ctx context.Context, events ...eventlog.Event) (int64, error) {
 	return h.append(ctx, -1, events)
 }
 
-func (h *core) AppendAt(ctx context.Context, expected int64, events ...eventlog.Event) (int64, error) {
+func (h *writeCore) AppendAt(ctx context.Context, expected int64, events ...eventlog.Event) (int64, error) {
 	if expected < 0 {
-		return 0, &ConflictError{Path: h.path, Expected: expected, Next: h.Seq() + 1}
+		return 0, &handle.ConflictError{Path: h.path, Expected: expected, Next: h.Seq() + 1}
 	}
 	return h.append(ctx, expected, events)
 }
@@ -191,11 +193,11 @@ type flushRound struct {
 	err  error // the poison when the flush failed, a conflict when it was dropped
 }
 
-func (h *core) Flush(ctx context.Context) error {
+func (h *writeCore) Flush(ctx context.Context) error {
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
-		return fmt.Errorf("%w: %q", ErrClosed, h.path)
+		return fmt.Errorf("%w: %q", handle.ErrClosed, h.path)
 	}
 	target := h.next - 1
 	if target > h.durable && h.err == nil {
@@ -255,7 +257,7 @@ func (r *flushRound) wait(ctx context.Context) bool {
 // lead runs one flush: everything pending, one Write. Called with mu held;
 // releases it while it builds the rows from what the appenders prepared
 // (see queue) and writes them.
-func (h *core) lead() {
+func (h *writeCore) lead() {
 	h.flushing = true
 	round := &flushRound{done: make(chan struct{})}
 	h.flight = round
@@ -283,10 +285,10 @@ func (h *core) lead() {
 	h.flushing, h.inflight = false, nil
 	h.gather.flushed(time.Since(started))
 	switch {
-	case errors.Is(err, ErrConflict):
+	case errors.Is(err, handle.ErrConflict):
 		round.err = h.conflicted(batch)
 	case err != nil:
-		h.err = &PoisonedError{Path: h.path, Err: err}
+		h.err = &handle.PoisonedError{Path: h.path, Err: err}
 		round.err = h.err
 		h.log.Error("flush failed; handle poisoned", "path", h.path, "err", err)
 	case len(batch) > 0:
@@ -313,30 +315,54 @@ func (h *core) lead() {
 // with a *ConflictError that says where the log now ends. A reopen goes on
 // from there. Called with mu held, which it keeps while it asks the
 // backend for the tail.
-func (h *core) conflicted(batch []eventlog.Event) error {
+func (h *writeCore) conflicted(batch []eventlog.Event) error {
 	dropped := len(batch) + len(h.pending)
 	h.pending, h.tails = nil, nil
 	var cause error
 	if next, err := h.b.Tail(context.Background()); err != nil {
-		cause = fmt.Errorf("%w: another writer appended at seq %d (where the log now ends is unknown: %w)", ErrConflict, batch[0].Seq, err)
+		cause = fmt.Errorf("%w: another writer appended at seq %d (where the log now ends is unknown: %w)", handle.ErrConflict, batch[0].Seq, err)
 	} else {
-		cause = &ConflictError{Path: h.path, Expected: batch[0].Seq, Next: next}
+		cause = &handle.ConflictError{Path: h.path, Expected: batch[0].Seq, Next: next}
 	}
-	h.err = &PoisonedError{Path: h.path, Err: cause}
+	h.err = &handle.PoisonedError{Path: h.path, Err: cause}
 	h.log.Warn("another writer appended; the queued events were dropped and the handle poisoned", "path", h.path, "dropped", dropped, "err", cause)
 	return h.err
 }
 
-func (h *core) Read(ctx context.Context, from, to int64) iter.Seq2[eventlog.Event, error] {
+func (h *writeCore) Read(ctx context.Context, from, to int64) iter.Seq2[eventlog.Event, error] {
 	return func(yield func(eventlog.Event, error) bool) {
-		h.read(ctx, from, to, 0, yield)
+		h.read(ctx, from, to, 0, false, yield)
 	}
 }
 
+// ReadBorrowed is Read whose events' Data are borrowed: they may point
+// into the reader's buffers, valid only until the next event is yielded,
+// and must not be changed. It saves a copy of every event's data for a
+// caller that keeps none of it past the next event, or copies what it
+// keeps (a replay into projections that say so). Read stays the safe
+// default.
+func (h *writeCore) ReadBorrowed(ctx context.Context, from, to int64) iter.Seq2[eventlog.Event, error] {
+	return func(yield func(eventlog.Event, error) bool) {
+		h.read(ctx, from, to, 0, true, yield)
+	}
+}
+
+// borrower is a RowReader that can lend its events' data (an
+// *eventlog.Reader); borrowedRows reads through Borrow instead of Event.
+type borrower interface {
+	RowReader
+	Borrow() eventlog.Event
+}
+
+type borrowedRows struct{ borrower }
+
+func (b borrowedRows) Event() eventlog.Event { return b.Borrow() }
+
 // read yields the logical log's events from..to: for a fork, the parent's
 // first; it returns false when it stopped early (yield said so, or it
-// yielded an error).
-func (h *core) read(ctx context.Context, from, to int64, depth int, yield func(eventlog.Event, error) bool) bool {
+// yielded an error). With borrow, events' Data may be borrowed
+// (ReadBorrowed).
+func (h *writeCore) read(ctx context.Context, from, to int64, depth int, borrow bool, yield func(eventlog.Event, error) bool) bool {
 	if from > to {
 		return true
 	}
@@ -352,15 +378,17 @@ func (h *core) read(ctx context.Context, from, to int64, depth int, yield func(e
 		if err != nil {
 			return nil, err
 		}
-		return ph.read, nil
+		return func(ctx context.Context, from, to int64, depth int, yield func(eventlog.Event, error) bool) bool {
+			return ph.read(ctx, from, to, depth, borrow, yield)
+		}, nil
 	}
 	return lineage.Read(ctx, h.hdr, h.path, from, to, depth, parent,
-		func(from, to int64) bool { return h.readOwn(ctx, from, to, yield) }, brokenLineage, yield)
+		func(from, to int64) bool { return h.readOwn(ctx, from, to, borrow, yield) }, brokenLineage, yield)
 }
 
 // readOwn yields the events of the handle's own rows from..to (and a
 // writer's unflushed ones); it returns false when it stopped early.
-func (h *core) readOwn(ctx context.Context, from, to int64, yield func(eventlog.Event, error) bool) bool {
+func (h *writeCore) readOwn(ctx context.Context, from, to int64, borrow bool, yield func(eventlog.Event, error) bool) bool {
 	h.mu.Lock()
 	if err := h.usable(false); err != nil {
 		h.mu.Unlock()
@@ -374,7 +402,7 @@ func (h *core) readOwn(ctx context.Context, from, to int64, yield func(eventlog.
 	stored := h.durable
 	h.mu.Unlock()
 	if !h.writer {
-		stored = End
+		stored = handle.End
 	}
 
 	// A writer's newest events are in memory until flushed: a read that
@@ -383,6 +411,9 @@ func (h *core) readOwn(ctx context.Context, from, to int64, yield func(eventlog.
 	if from <= min(stored, to) {
 		ok := true
 		err := h.b.Read(ctx, from, func(r RowReader) {
+			if br, ok := r.(borrower); ok && borrow {
+				r = borrowedRows{br}
+			}
 			var ended bool
 			ok, ended = lineage.Rows(ctx, r, from, min(stored, to), yield)
 			if ended && !h.writer {
@@ -432,7 +463,7 @@ func memRange(from, to int64, runs ...[]eventlog.Event) []eventlog.Event {
 }
 
 // seen records how far a read-only handle has read.
-func (h *core) seen(next int64) {
+func (h *writeCore) seen(next int64) {
 	h.mu.Lock()
 	if next > h.next {
 		h.next, h.durable = next, next-1
@@ -442,7 +473,7 @@ func (h *core) seen(next int64) {
 
 // parentHandle returns a read-only handle on the fork's parent, opened on
 // first need and kept until the fork's handle closes.
-func (h *core) parentHandle(ctx context.Context, p eventlog.Parent) (*core, error) {
+func (h *writeCore) parentHandle(ctx context.Context, p eventlog.Parent) (*writeCore, error) {
 	h.parentMu.Lock()
 	defer h.parentMu.Unlock()
 	if h.parent != nil {
@@ -452,11 +483,11 @@ func (h *core) parentHandle(ctx context.Context, p eventlog.Parent) (*core, erro
 	closed := h.closed || h.closing
 	h.mu.Unlock()
 	if closed {
-		return nil, fmt.Errorf("%w: %q", ErrClosed, h.path)
+		return nil, fmt.Errorf("%w: %q", handle.ErrClosed, h.path)
 	}
-	pc, err := h.store.open(ctx, p.ID, ReadOnly, h.store.cfg)
-	if errors.Is(err, ErrNotFound) {
-		return nil, &LineageError{Path: h.path, Parent: p.ID, Seq: p.Seq, Reason: "the parent session is missing"}
+	pc, err := h.store.open(ctx, p.ID, handle.ReadOnly, h.store.cfg)
+	if errors.Is(err, handle.ErrNotFound) {
+		return nil, &handle.LineageError{Path: h.path, Parent: p.ID, Seq: p.Seq, Reason: "the parent session is missing"}
 	}
 	if err != nil {
 		return nil, err
@@ -465,11 +496,11 @@ func (h *core) parentHandle(ctx context.Context, p eventlog.Parent) (*core, erro
 	return pc, nil
 }
 
-func (h *core) Close() error {
+func (h *writeCore) Close() error {
 	h.mu.Lock()
 	if h.closed || h.closing {
 		h.mu.Unlock()
-		return fmt.Errorf("%w: %q", ErrClosed, h.path)
+		return fmt.Errorf("%w: %q", handle.ErrClosed, h.path)
 	}
 	h.closing = true
 	h.mu.Unlock()
@@ -496,4 +527,9 @@ func (h *core) Close() error {
 	}
 	h.parentMu.Unlock()
 	return err
+}
+
+func realTicker(d time.Duration) (<-chan time.Time, func()) {
+	t := time.NewTicker(d)
+	return t.C, t.Stop
 }
