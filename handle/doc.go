@@ -44,8 +44,8 @@
 // digests and stores it (package redact; off with WithoutRedaction,
 // Unredacted, OpenUnredacted); CreateFrom, AppendAll and Rewrite store
 // events as given. Sealed sessions (WithRecipients, SealedFor, SealedAs,
-// WithIdentities; docs/format.md §11) are kept by the file store; the
-// JetStream store refuses them with ErrSealed.
+// WithIdentities; docs/format.md §11) are kept by both stores, sealed by
+// one layer (handle/internal/sealing).
 //
 // # Concurrency
 //

@@ -17,7 +17,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sessionlog/sessionlog/secrets/seal"
+	"github.com/sessionlog/sessionlog/handle/internal/sealing"
 )
 
 // cacheDir is the folder of derived data in a store's folder: digest
@@ -101,7 +101,7 @@ func (s *Store) GetDerived(ctx context.Context, id, key string) ([]byte, error) 
 	if err != nil || sf == nil {
 		return data, err
 	}
-	if data, err = openBlob(sf, id, key, data); err != nil {
+	if data, err = sealing.OpenBlob(sf.kr, id, key, data); err != nil {
 		return nil, fmt.Errorf("%w: derived %q for %s: %w", handle.ErrNotFound, key, id, err)
 	}
 	return data, nil
@@ -130,31 +130,6 @@ func (s *Store) derivedSeal(ctx context.Context, id string) (*sealedFile, error)
 	return loc.sealed, nil
 }
 
-// openBlob opens derived data sealed for session id under key.
-func openBlob(sf *sealedFile, id, key string, blob []byte) ([]byte, error) {
-	k, ok := seal.BlobKey(blob)
-	if !ok {
-		return nil, seal.ErrBlob
-	}
-	dk, err := sf.kr.Key(k)
-	if err != nil {
-		return nil, err
-	}
-	return dk.OpenBlob(id, key, blob)
-}
-
-// sealBlob seals derived data of session id kept under key with the
-// newest data key the store holds of it; an error wrapping seal.ErrNoKey
-// when it holds none (nothing is then kept: never in clear).
-func sealBlob(sf *sealedFile, id, key string, data []byte) ([]byte, error) {
-	dk, ok := sf.kr.Latest()
-	if !ok {
-		_, err := sf.kr.Key(0)
-		return nil, fmt.Errorf("handle: derived %q of sealed session %s is not kept: %w", key, id, err)
-	}
-	return dk.SealBlob(id, key, data)
-}
-
 // PutDerived keeps derived data for session id under key, replacing what
 // was there (temp file and rename: a reader sees the old or the new data).
 // It is not fsynced: derived data can always be rebuilt.
@@ -174,7 +149,7 @@ func (s *Store) PutDerived(ctx context.Context, id, key string, data []byte) err
 		return err
 	}
 	if sf != nil {
-		if data, err = sealBlob(sf, id, key, data); err != nil {
+		if data, err = sealing.SealBlob(sf.kr, id, key, data); err != nil {
 			return err
 		}
 	}

@@ -163,7 +163,7 @@ func (s *Store) writeCopy(ctx context.Context, hdr eventlog.Header, events iter.
 	}
 	sc := scanResult{hdr: hdr, end: w.off, next: w.next, index: w.index, lastFrame: w.lastFrame}
 	if plan != nil {
-		sc.envs = plan.head.Envelopes
+		sc.envs = plan.Head.Envelopes
 	}
 	return sum, sc, nil
 }
@@ -217,10 +217,10 @@ func (w *copyWriter) copyLog(ctx context.Context, hdr eventlog.Header, events it
 	}
 	if w.plan != nil {
 		// The clear header and the key records, then rows sealed.
-		if _, err := w.f.Write(w.plan.records); err != nil {
+		if _, err := w.f.Write(w.plan.Records); err != nil {
 			return nil, err
 		}
-		w.off += int64(len(w.plan.records))
+		w.off += int64(len(w.plan.Records))
 	}
 	if err := w.write(append(line, '\n')); err != nil {
 		return nil, err

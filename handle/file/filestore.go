@@ -14,12 +14,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sync"
 	"syscall"
 
 	"github.com/spf13/afero"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/handle/internal/sealing"
 	"github.com/sessionlog/sessionlog/secrets/seal"
 )
 
@@ -48,8 +48,7 @@ type Store struct {
 	*core.Store             // the Store methods' decisions, over fileEngine
 	six         sindexCache // the session index's posts read (sindex.go)
 
-	sealMu   sync.Mutex
-	keyrings map[string]*sessionKeys // by session ID (see keyringFor)
+	keys *sealing.Keys // the keyrings of sealed sessions (sealed.go)
 }
 
 var (
@@ -78,6 +77,7 @@ func New(fsys afero.Fs, dir string, opts ...handle.Option) *Store {
 		raw: encoding{name: handle.EncodingRaw, ext: rawExt},
 		zst: encoding{name: handle.EncodingZstd, ext: zstExt},
 	}
+	s.keys = sealing.NewKeys(cfg.Identities)
 	s.Store = core.NewStore(fileEngine{s}, opts...)
 	s.zst.z, s.zerr = eventlog.NewZstdCodec(cfg.ZstdLevel)
 	s.zst.rewriteLevel = cfg.ZstdLevel
@@ -130,7 +130,7 @@ func (s *Store) create(ctx context.Context, ns core.NewSession) (core.Backend, c
 		// Sealed: the clear header and key records, then the header row
 		// sealed (docs/format.md §11).
 		var scratch []byte
-		if data, lastAt, err = plan.seal(plan.records, append(line, '\n'), enc.z, &scratch); err != nil {
+		if data, lastAt, err = plan.seal(plan.Records, append(line, '\n'), enc.z, &scratch); err != nil {
 			return nil, core.HandleConfig{}, fmt.Errorf("handle: create %q: %w", path, err)
 		}
 	}
@@ -174,7 +174,7 @@ func (s *Store) create(ctx context.Context, ns core.NewSession) (core.Backend, c
 	b := newFileBackend(s, loc, hdr, f, lock, int64(len(data)), hdr.FirstSeq(), nil)
 	b.lastFrame = [2]int64{int64(lastAt), int64(len(data) - lastAt)}
 	if plan != nil {
-		b.sealer, b.keys = plan.sealer, keysOf(plan.head.Envelopes)
+		b.sealer, b.keys = plan.Sealer, keysOf(plan.Head.Envelopes)
 	}
 	hb, hc := s.handle(b, handle.Recovery{})
 	return hb, hc, nil

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"filippo.io/age"
 	"github.com/klauspost/compress/zstd"
 	"github.com/spf13/afero"
 	"github.com/stretchr/testify/require"
@@ -61,6 +62,14 @@ func fileHarness(t *testing.T, base afero.Fs, dir, encoding string) storetest.Ha
 		},
 		WithPolicy: func(_ *testing.T, p handle.FlushPolicy, ticks chan time.Time) handle.Store {
 			return file.New(fsys, dir, handle.WithEncoding(encoding), handle.WithFlushPolicy(p), withTicker(ticks))
+		},
+		Sealing: func(_ *testing.T, rs []age.Recipient, ids []age.Identity) handle.Store {
+			return file.New(fsys, dir, handle.WithEncoding(encoding), handle.WithRecipients(rs...), handle.WithIdentities(ids...))
+		},
+		Raw: func(t *testing.T, id string) []byte {
+			b, err := afero.ReadFile(base, path(t, id))
+			require.NoError(t, err)
+			return b
 		},
 	}
 }

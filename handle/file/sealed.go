@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/handle/internal/sealing"
 	"github.com/sessionlog/sessionlog/secrets/seal"
 )
 
@@ -56,7 +57,7 @@ func (s *Store) sealingAt(ctx context.Context, loc location) (*handle.Sealing, e
 	if err != nil || plan == nil {
 		return nil, err
 	}
-	return &handle.Sealing{ID: h.ID, Envelopes: plan.head.Envelopes, Key: plan.key}, nil
+	return &handle.Sealing{ID: h.ID, Envelopes: plan.Head.Envelopes, Key: plan.Key}, nil
 }
 
 // SealingOfPath is SealingOf for the log file at path, anywhere (an
@@ -79,45 +80,6 @@ type sealedFile struct {
 // layout is the file's sealed layout.
 func (sf *sealedFile) layout() seal.Encoding { return sf.head.Encoding }
 
-// sessionKeys is the keyring a store keeps for a session's file.
-type sessionKeys struct {
-	fp [32]byte
-	kr *seal.Keyring
-}
-
-// keyringFor returns the keyring of the sealed file whose head is h: the
-// one kept for the file, or a new one that has opened h's envelopes.
-func (s *Store) keyringFor(h seal.Head) *seal.Keyring {
-	fp := h.Fingerprint()
-	s.sealMu.Lock()
-	sk := s.keyrings[h.Clear.ID]
-	s.sealMu.Unlock()
-	if sk != nil && sk.fp == fp {
-		return sk.kr
-	}
-	kr := seal.NewKeyring(h.Clear.ID, s.cfg.Identities...)
-	for _, e := range h.Envelopes {
-		kr.Add(e) // outside sealMu: an envelope may take a second to open
-	}
-	s.sealMu.Lock()
-	defer s.sealMu.Unlock()
-	if sk := s.keyrings[h.Clear.ID]; sk != nil && sk.fp == fp {
-		return sk.kr // another goroutine got there first
-	}
-	if s.keyrings == nil {
-		s.keyrings = map[string]*sessionKeys{}
-	}
-	s.keyrings[h.Clear.ID] = &sessionKeys{fp: fp, kr: kr}
-	return kr
-}
-
-// forgetKeys drops the keyring kept for session id (deleted, shredded).
-func (s *Store) forgetKeys(id string) {
-	s.sealMu.Lock()
-	delete(s.keyrings, id)
-	s.sealMu.Unlock()
-}
-
 // sniff tells whether the log file f at loc is sealed, and if so sets
 // loc.sealed. A sealed layout that does not match the file's name (zstd
 // frames in a .jsonl) is corruption.
@@ -134,7 +96,7 @@ func (s *Store) sniff(ctx context.Context, loc *location, f afero.File) error {
 		return &eventlog.CorruptError{Path: loc.path, Offset: 0, Seq: -1,
 			Reason: fmt.Sprintf("a sealed %s layout in a file named as %s", h.Encoding, loc.enc.name)}
 	}
-	kr := s.keyringFor(h)
+	kr := s.keys.For(h)
 	if len(h.Envelopes) > 0 && len(s.cfg.Identities) > 0 {
 		if _, err := kr.Key(h.Envelopes[0].Key); err != nil {
 			// A recipient added later has its envelope after the rows it
@@ -271,15 +233,9 @@ func (loc location) sealerFor(envs []seal.Envelope, size int64) (*seal.Sealer, e
 // frame's: magic, size, key, nonce and tag).
 const minSealedRecord = 8 + 4 + 12 + 16
 
-// sealPlan is how a log file is written sealed: the records before its
-// rows (the clear header and the key records, in the file's layout), the
-// head they make, the data key and the Sealer of its rows.
-type sealPlan struct {
-	records []byte
-	head    seal.Head
-	key     *seal.DataKey
-	sealer  *seal.Sealer
-}
+// sealPlan is how a log file is written sealed (package sealing's plan,
+// in the file's layout).
+type sealPlan struct{ *sealing.Plan }
 
 // layoutOf returns the sealed layout of an encoding.
 func layoutOf(enc *encoding) seal.Encoding {
@@ -292,65 +248,32 @@ func layoutOf(enc *encoding) seal.Encoding {
 // newSealPlan plans a new sealed session, whose header is hdr, in enc:
 // a new data key 0 wrapped for rs.
 func newSealPlan(hdr eventlog.Header, enc *encoding, rs []age.Recipient) (*sealPlan, error) {
-	key, err := seal.NewKey(0)
+	p, err := sealing.NewPlan(hdr, layoutOf(enc), rs)
 	if err != nil {
 		return nil, err
 	}
-	wrapped, err := seal.Wrap(hdr.ID, key, rs...)
-	if err != nil {
-		return nil, err
-	}
-	envs := make([]seal.Envelope, len(wrapped))
-	for i, w := range wrapped {
-		envs[i] = seal.Envelope{Key: 0, Age: w}
-	}
-	return planWith(hdr, enc, envs, key)
+	return &sealPlan{p}, nil
 }
 
 // sealPlanFrom plans a rewrite of the sealed session whose key records
 // are envs (a full read's) and whose keyring is kr: the same key records,
 // and every row sealed with the newest key, which kr must hold.
 func sealPlanFrom(hdr eventlog.Header, enc *encoding, envs []seal.Envelope, kr *seal.Keyring, path string) (*sealPlan, error) {
-	newest := uint32(0)
-	var keep []seal.Envelope
-	for _, e := range envs {
-		newest = max(newest, e.Key)
-		if !e.Shredded {
-			keep = append(keep, e)
-		}
-	}
-	key, err := kr.Key(newest)
+	p, err := sealing.PlanFrom(hdr, layoutOf(enc), envs, kr, path)
 	if err != nil {
-		var ke *seal.KeyError
-		if errors.As(err, &ke) {
-			ke.Path = path
-		}
 		return nil, err
 	}
-	return planWith(hdr, enc, keep, key)
+	return &sealPlan{p}, nil
 }
 
 // planWith plans a file holding the key records envs, its rows sealed
 // with key.
 func planWith(hdr eventlog.Header, enc *encoding, envs []seal.Envelope, key *seal.DataKey) (*sealPlan, error) {
-	layout := layoutOf(enc)
-	clear := seal.ClearOf(hdr)
-	records, err := seal.AppendClearHeader(nil, layout, clear)
+	p, err := sealing.PlanWith(hdr, layoutOf(enc), envs, key)
 	if err != nil {
 		return nil, err
 	}
-	p := &sealPlan{head: seal.Head{Encoding: layout, Clear: clear}, key: key, sealer: seal.NewSealer(hdr.ID, layout, key)}
-	for _, e := range envs {
-		off := len(records)
-		records = seal.AppendKeyRecord(records, layout, e.Key, e.Age)
-		n := len(records) - off
-		if layout == seal.Raw {
-			n-- // a raw record's length leaves out its '\n'
-		}
-		p.head.Envelopes = append(p.head.Envelopes, seal.Envelope{Key: e.Key, Age: e.Age, Offset: int64(off), Len: int64(n)})
-	}
-	p.records, p.head.End = records, int64(len(records))
-	return p, nil
+	return &sealPlan{p}, nil
 }
 
 // seal appends rows (whole rows; zstd: compressed by z into frames of
@@ -361,7 +284,7 @@ func (p *sealPlan) seal(dst, rows []byte, z *eventlog.ZstdCodec, scratch *[]byte
 	if z == nil {
 		// A raw record is one row: the last starts after the last '\n'
 		// but one.
-		out, err := p.sealer.AppendRows(dst, rows)
+		out, err := p.Sealer.AppendRows(dst, rows)
 		if err == nil && len(out) > last {
 			last = len(out) - 1 - lastLineLen(out[last:len(out)-1])
 		}
@@ -372,7 +295,7 @@ func (p *sealPlan) seal(dst, rows []byte, z *eventlog.ZstdCodec, scratch *[]byte
 		*scratch, _ = z.AppendFrames((*scratch)[:0], rest[:n])
 		last = len(dst)
 		var err error
-		if dst, err = p.sealer.AppendFrame(dst, *scratch); err != nil {
+		if dst, err = p.Sealer.AppendFrame(dst, *scratch); err != nil {
 			return dst, last, err
 		}
 		rest = rest[n:]
@@ -395,38 +318,17 @@ func lastLineLen(b []byte) int {
 // store's keyring of it: the writer that made a sealed session reads it
 // without an identity.
 func (s *Store) remember(p *sealPlan) *sealedFile {
-	kr := s.keyringFor(p.head)
-	kr.AddKey(p.key)
-	return &sealedFile{head: p.head, kr: kr}
+	return &sealedFile{head: p.Head, kr: s.keys.Remember(p.Plan)}
 }
 
 // sealFor returns the recipients a new session is sealed for, or nil for
-// a clear one: those SealedFor gave, else the store's (WithRecipients);
-// a fork of a sealed session is sealed whatever the options (its
-// derived data holds its parent's content), by default for the store's
-// identities' recipients.
+// a clear one (sealing.Recipients): those SealedFor gave, else the
+// store's; a fork of a sealed session is sealed whatever the options.
 func (s *Store) sealFor(ns core.NewSession, parentSealed bool) ([]age.Recipient, error) {
-	switch {
-	case ns.Sealed && ns.SealAs == nil && len(ns.SealFor) == 0:
-		return nil, errors.New("handle: SealedFor was given no recipient")
-	case len(ns.SealFor) > 0:
-		return ns.SealFor, nil
-	case len(s.cfg.Recipients) > 0:
-		return s.cfg.Recipients, nil
-	case !parentSealed:
-		return nil, nil
+	rs, err := sealing.Recipients(sealing.Ask{Sealed: ns.Sealed, SealFor: ns.SealFor, SealAs: ns.SealAs != nil},
+		parentSealed, s.cfg.Recipients, s.cfg.Identities)
+	if errors.Is(err, sealing.ErrNoRecipient) {
+		return nil, fmt.Errorf("%w: %w", handle.ErrSealed, err)
 	}
-	var rs []age.Recipient
-	for _, id := range s.cfg.Identities {
-		switch i := id.(type) {
-		case *age.X25519Identity:
-			rs = append(rs, i.Recipient())
-		case *age.HybridIdentity:
-			rs = append(rs, i.Recipient())
-		}
-	}
-	if len(rs) == 0 {
-		return nil, fmt.Errorf("%w: a fork of a sealed session is sealed, and no recipient was given (SealedFor, WithRecipients) nor an X25519 identity whose recipient it could be", handle.ErrSealed)
-	}
-	return rs, nil
+	return rs, err
 }

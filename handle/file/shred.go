@@ -14,6 +14,9 @@ import (
 	"github.com/sessionlog/sessionlog/secrets/seal"
 )
 
+// shredConfig is what Shred was asked.
+type shredConfig struct{ descendants bool }
+
 // Shred destroys every key record of sealed session id, so that its
 // content cannot be read with any identity (docs/format.md §11,
 // "Shredding"): under its writer lock, the file is rewritten through a
@@ -27,9 +30,6 @@ import (
 // inherit nothing, are shredded with it only then). Shredding a session
 // that is not sealed is refused (ErrNotSealed): nothing could be
 // destroyed.
-// shredConfig is what Shred was asked.
-type shredConfig struct{ descendants bool }
-
 func (s *Store) Shred(ctx context.Context, id string, descendants bool) (handle.ShredReport, error) {
 	c := shredConfig{descendants: descendants}
 	var rep handle.ShredReport
@@ -152,7 +152,7 @@ func (s *Store) shredFile(ctx context.Context, id string) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("handle: shred %q: %w", loc.path, err)
 	}
-	s.forgetKeys(id)
+	s.keys.Forget(id)
 	s.dropDerived(id)
 	s.removeCopies(id, loc.path)
 	// The old file is no session's any more: overwrite its key records

@@ -14,6 +14,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/core"
+	"github.com/sessionlog/sessionlog/handle/internal/sealing"
 )
 
 // A session made by CreateFrom is all or nothing (handle.Store.CreateFrom)
@@ -44,17 +45,10 @@ func incomplete(m *natsjs.RawStreamMsg) bool { return m.Header.Get(hdrBuilding) 
 const createFromFlush = 4 << 20
 
 // newHeader returns the header of the session ns describes: the stream
-// keeps raw logs only.
+// keeps raw logs only (sealed or clear).
 func (s *Store) newHeader(ns core.NewSession) (eventlog.Header, error) {
 	if ns.Encoding != "" && ns.Encoding != handle.EncodingRaw {
 		return eventlog.Header{}, fmt.Errorf("jetstream: create %s: the store keeps raw logs, not %q", ns.Header.ID, ns.Encoding)
-	}
-	if ns.Sealed {
-		// A sealed log's framing (its clear header and key records, a
-		// record per row) would have to live in the messages and be
-		// kept under the store's retries, rollups and leader reads; the
-		// store does not seal (docs/distributed.md).
-		return eventlog.Header{}, fmt.Errorf("%w: jetstream: create %s: a JetStream store does not keep sealed sessions; use a file store", handle.ErrSealed, ns.Header.ID)
 	}
 	return ns.Header, nil
 }
@@ -67,6 +61,10 @@ func (s *Store) createFrom(ctx context.Context, ns core.NewSession, events iter.
 		return handle.Info{}, err
 	}
 	id, subj := hdr.ID, s.Subject(hdr.ID)
+	plan, err := s.plan(ns, hdr)
+	if err != nil {
+		return handle.Info{}, err
+	}
 	if first, err := s.firstMsg(ctx, subj); err == nil && !incomplete(first) {
 		// Before the lease: a session with a writer exists too.
 		return handle.Info{}, fmt.Errorf("%w: %s in stream %s", handle.ErrExists, id, s.name)
@@ -78,7 +76,7 @@ func (s *Store) createFrom(ctx context.Context, ns core.NewSession, events iter.
 	if err != nil {
 		return handle.Info{}, err
 	}
-	b, h, err := s.startBuild(ctx, hdr, l)
+	b, h, err := s.startBuild(ctx, hdr, plan, l)
 	if err != nil {
 		l.release()
 		return handle.Info{}, err
@@ -105,7 +103,7 @@ func (s *Store) createFrom(ctx context.Context, ns core.NewSession, events iter.
 	b.mu.Lock()
 	size := b.size
 	b.mu.Unlock()
-	info := handle.Info{ID: id, Path: s.path(id), Encoding: handle.EncodingRaw, Header: hdr, SizeBytes: size}
+	info := handle.Info{ID: id, Path: s.path(id), Encoding: handle.EncodingRaw, Header: hdr, SizeBytes: size, Sealed: plan != nil}
 	// Once the mark is gone CreateFrom must not fail (and the lease's
 	// release cannot make it).
 	h.Close()
@@ -154,7 +152,7 @@ func (s *Store) awaitBuilder(ctx context.Context, id string, locked error) (*lea
 // makes, holding its lease l, and returns a write handle on it. What a
 // killed CreateFrom left on the subject is removed first: the lease is
 // ours, so its builder is gone.
-func (s *Store) startBuild(ctx context.Context, hdr eventlog.Header, l *lease) (*jsBackend, handle.Handle, error) {
+func (s *Store) startBuild(ctx context.Context, hdr eventlog.Header, plan *sealing.Plan, l *lease) (*jsBackend, handle.Handle, error) {
 	id, subj := hdr.ID, s.Subject(hdr.ID)
 	first, err := s.firstMsg(ctx, subj)
 	switch {
@@ -168,11 +166,10 @@ func (s *Store) startBuild(ctx context.Context, hdr eventlog.Header, l *lease) (
 	case !errors.Is(err, natsjs.ErrMsgNotFound):
 		return nil, nil, fmt.Errorf("jetstream: create %s: %w", s.path(id), err)
 	}
-	line, err := eventlog.EncodeHeader(hdr)
+	line, sl, err := s.firstMessage(hdr, plan)
 	if err != nil {
 		return nil, nil, fmt.Errorf("jetstream: create %s: %w", id, err)
 	}
-	line = append(line, '\n')
 	mark := &nats.Msg{Subject: subj, Header: nats.Header{}}
 	mark.Header.Set(hdrBuilding, nuid.Next())
 	ss, err := s.publish(ctx, []*nats.Msg{mark}, 0)
@@ -187,7 +184,7 @@ func (s *Store) startBuild(ctx context.Context, hdr eventlog.Header, l *lease) (
 		s.purge(context.WithoutCancel(ctx), natsjs.WithPurgeSubject(subj))
 		return nil, nil, fmt.Errorf("jetstream: create %s: %w", s.path(id), err)
 	}
-	b, hc := s.created(hdr, l, len(line), ss, true)
+	b, hc := s.created(hdr, l, len(line), ss, true, sl, plan)
 	return b, core.NewHandle(b, hc), nil
 }
 

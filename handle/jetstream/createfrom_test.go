@@ -45,7 +45,7 @@ func TestCreateFromKilled(t *testing.T) {
 			l, err := st.acquire(ctx, id)
 			require.NoError(t, err)
 			if tc.header {
-				_, h, err := st.startBuild(ctx, logfile.NewHeader(id, 1), l)
+				_, h, err := st.startBuild(ctx, logfile.NewHeader(id, 1), nil, l)
 				require.NoError(t, err)
 				err = appendAll(ctx, h, storetest.Events(evs[:tc.events], nil))
 				require.NoError(t, err)
@@ -134,7 +134,7 @@ func TestCreateFromRetryAfterKill(t *testing.T) {
 		t.Helper()
 		l, err := st.acquire(ctx, id)
 		require.NoError(t, err)
-		_, h, err := st.startBuild(ctx, logfile.NewHeader(id, 1), l)
+		_, h, err := st.startBuild(ctx, logfile.NewHeader(id, 1), nil, l)
 		require.NoError(t, err)
 		err = appendAll(ctx, h, storetest.Events(evs[:25], nil))
 		require.NoError(t, err)

@@ -19,7 +19,9 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/core"
+	"github.com/sessionlog/sessionlog/handle/internal/sealing"
 	"github.com/sessionlog/sessionlog/internal/format/logfile"
+	"github.com/sessionlog/sessionlog/secrets/seal"
 )
 
 // ErrNotDurable: a stream on which an acknowledged append could be lost
@@ -61,6 +63,8 @@ type Store struct {
 
 	read atomic.Int64 // payload bytes fetched, for tests and benchmarks
 
+	keys *sealing.Keys // the keyrings of sealed sessions (sealed.go)
+
 	derivedMu sync.Mutex
 	derived   natsjs.KeyValue // created on first use
 
@@ -73,7 +77,12 @@ type Store struct {
 	closeFn     func()      // drains the connection OpenURL dialled
 }
 
-var _ handle.Store = (*Store)(nil)
+var (
+	_ handle.Store          = (*Store)(nil)
+	_ handle.Shredder       = (*Store)(nil)
+	_ handle.Rekeyer        = (*Store)(nil)
+	_ handle.SealedExporter = (*Store)(nil)
+)
 
 // New returns the store on js named by WithPrefix, creating its stream
 // and lease bucket if they are missing. It refuses (ErrStream) a stream
@@ -99,7 +108,7 @@ func New(ctx context.Context, js natsjs.JetStream, opts ...Option) (_ *Store, er
 		return nil, fmt.Errorf("%w: %d replicas: JetStream keeps 1 to 5", ErrReplicas, cfg.replicas)
 	}
 	s := &Store{js: js, api: apiPrefix(js.Options()), name: cfg.prefix, subj: cfg.prefix + ".s.", cfg: cfg,
-		enc: eventlog.NewEncoder(cfg.packTypes)}
+		enc: eventlog.NewEncoder(cfg.packTypes), keys: sealing.NewKeys(cfg.identities)}
 	s.Store = core.NewStore(engine{s}, handle.WithClock(cfg.now))
 	s.pubOnce = s.publishOnce
 	s.watch = watchConn(js.Conn())
@@ -277,16 +286,19 @@ func (s *Store) create(ctx context.Context, ns core.NewSession) (core.Backend, c
 		return nil, core.HandleConfig{}, err
 	}
 	id := hdr.ID
+	plan, err := s.plan(ns, hdr)
+	if err != nil {
+		return nil, core.HandleConfig{}, err
+	}
 	if _, err := s.lastMsg(ctx, s.Subject(id)); err == nil {
 		return nil, core.HandleConfig{}, fmt.Errorf("%w: %s in stream %s", handle.ErrExists, id, s.name)
 	} else if !errors.Is(err, natsjs.ErrMsgNotFound) {
 		return nil, core.HandleConfig{}, fmt.Errorf("jetstream: create %s: %w", id, err)
 	}
-	line, err := eventlog.EncodeHeader(hdr)
+	line, sl, err := s.firstMessage(hdr, plan)
 	if err != nil {
 		return nil, core.HandleConfig{}, fmt.Errorf("jetstream: create %s: %w", id, err)
 	}
-	line = append(line, '\n')
 	l, err := s.acquire(ctx, id)
 	if err != nil {
 		return nil, core.HandleConfig{}, err
@@ -300,8 +312,8 @@ func (s *Store) create(ctx context.Context, ns core.NewSession) (core.Backend, c
 		}
 		return nil, core.HandleConfig{}, fmt.Errorf("jetstream: create %s: %w", id, err)
 	}
-	s.cfg.log.Debug("session created", "id", id, "subject", msg.Subject)
-	b, hc := s.created(hdr, l, len(line), ss, false)
+	s.cfg.log.Debug("session created", "id", id, "subject", msg.Subject, "sealed", plan != nil)
+	b, hc := s.created(hdr, l, len(line), ss, false, sl, plan)
 	return b, hc, nil
 }
 
@@ -360,10 +372,22 @@ func (s *Store) open(ctx context.Context, id string, writer bool, l *lease, unre
 	if err != nil {
 		return nil, core.HandleConfig{}, err
 	}
+	sl, err := s.sniff(id, first.Data)
+	if err != nil {
+		return nil, core.HandleConfig{}, err
+	}
+	if sl != nil && len(sl.head.Envelopes) > 0 {
+		if _, err := sl.kr.Key(sl.head.Envelopes[0].Key); err != nil {
+			s.rescan(ctx, id)
+		}
+	}
 	src := s.newMsgReader(ctx, s.Subject(id), first.Sequence, 0)
 	defer src.close()
-	r := eventlog.NewReader(src, eventlog.WithPath(path))
+	r := newLogReader(src, sl, path, 0, 0, 0)
 	hdr, err := r.Header()
+	if sl != nil && err != nil {
+		err = fmt.Errorf("jetstream: open %s: %w", path, sealing.NoKey(err, path))
+	}
 	if err == nil && hdr.ID != id {
 		err = &eventlog.CorruptError{Path: path, Seq: -1, Reason: fmt.Sprintf("header id %s does not match the subject", hdr.ID),
 			Fix: "the subject holds another session than its name says"}
@@ -389,6 +413,25 @@ func (s *Store) open(ctx context.Context, id string, writer bool, l *lease, unre
 	b := s.newBackend(id, writer, l)
 	b.unredacted = unredacted
 	b.index, b.last, b.size = src.refs, src.last, r.End()
+	if sl != nil {
+		b.sealed = sl
+		if writer {
+			// A writer seals under the newest key, which it must hold (a
+			// rotation may have given it to other recipients).
+			sr := r.(*seal.Reader)
+			envs := slices.Clone(sr.Envelopes())
+			b.envs = envs
+			k, err := sl.kr.Key(sealing.Newest(envs))
+			if err != nil {
+				return nil, core.HandleConfig{}, fmt.Errorf("jetstream: open %s for writing: %w", path, sealing.NoKey(err, path))
+			}
+			kid, used := sr.KeyUse()
+			if kid != k.ID() {
+				used = 0 // the key was rotated to after the last record
+			}
+			b.sealer = seal.ResumeSealer(id, seal.Raw, k, used)
+		}
+	}
 	var rec handle.Recovery
 	if t := r.Torn(); t != nil {
 		rec.Torn, b.torn, b.cutTorn, b.size = t, t, writer, t.Offset
@@ -410,18 +453,31 @@ func (s *Store) stat(ctx context.Context, id string) (handle.Info, error) {
 	if err != nil {
 		return handle.Info{}, s.notFound(id, err)
 	}
-	hdr, _, err := logfile.ReadHeader(bytes.NewReader(first.Data), s.path(id))
+	hdr, sl, err := s.headerOf(id, first.Data)
+	if errors.Is(err, seal.ErrNoKey) && s.rescan(ctx, id) {
+		hdr, sl, err = s.headerOf(id, first.Data)
+	}
 	if err != nil {
 		return handle.Info{}, err
 	}
 	info := handle.Info{ID: id, Path: s.path(id), Encoding: handle.EncodingRaw, Header: hdr,
-		LastSeq: hdr.FirstSeq() - 1, Events: hdr.FirstSeq(), SizeBytes: int64(len(first.Data))}
+		LastSeq: hdr.FirstSeq() - 1, Events: hdr.FirstSeq(), SizeBytes: int64(len(first.Data)), Sealed: sl != nil}
 	if last.Sequence <= first.Sequence {
 		return info, nil
 	}
 	off, _ := msgOffset(last.Header)
 	info.SizeBytes = off + int64(len(last.Data))
-	e, found, err := s.lastEvent(ctx, subj, first.Sequence, last)
+	var e eventlog.Event
+	var found bool
+	if sl != nil {
+		e, found, err = s.lastSealedEvent(ctx, subj, s.path(id), sl, first, last)
+		if errors.Is(err, seal.ErrNoKey) && s.rescan(ctx, id) {
+			// A key rotated to has its envelope among the rows.
+			e, found, err = s.lastSealedEvent(ctx, subj, s.path(id), sl, first, last)
+		}
+	} else {
+		e, found, err = s.lastEvent(ctx, subj, first.Sequence, last)
+	}
 	if err != nil {
 		return handle.Info{}, fmt.Errorf("jetstream: stat %s: %w", s.path(id), err)
 	}
@@ -484,6 +540,7 @@ func (s *Store) remove(ctx context.Context, id string) error {
 		return fmt.Errorf("jetstream: delete %s: %w", s.path(id), err)
 	}
 	s.dropDerived(ctx, id)
+	s.keys.Forget(id)
 	s.cfg.log.Debug("session deleted", "id", id)
 	return nil
 }
@@ -499,7 +556,11 @@ func (s *Store) rewrite(ctx context.Context, id string, hdr eventlog.Header, eve
 	if err != nil {
 		return fmt.Errorf("jetstream: detach %s: %w", id, err)
 	}
-	line, err := eventlog.EncodeHeader(hdr)
+	plan, err := s.rewritePlan(ctx, id, hdr)
+	if err != nil {
+		return fmt.Errorf("jetstream: detach %s: %w", id, err)
+	}
+	line, _, err := s.firstMessage(hdr, plan)
 	if err != nil {
 		return fmt.Errorf("jetstream: detach %s: %w", id, err)
 	}
@@ -510,9 +571,15 @@ func (s *Store) rewrite(ctx context.Context, id string, hdr eventlog.Header, eve
 		}
 		evs = append(evs, e)
 	}
-	line = append(line, '\n')
+	rows := s.enc.AppendRows(nil, evs)
+	var recs []sealing.Record
+	if plan != nil {
+		if rows, recs, err = sealing.SealRows(plan.Sealer, nil, rows, nil); err != nil {
+			return fmt.Errorf("jetstream: detach %s: %w", id, err)
+		}
+	}
 	msgs := append([]*nats.Msg{{Subject: subj, Data: line, Header: nats.Header{}}},
-		s.split(subj, s.enc.AppendRows(nil, evs), int64(len(line)))...)
+		s.split(subj, rows, int64(len(line)), recs)...)
 	if err := s.replace(ctx, subj, last.ss, msgs); err != nil {
 		return fmt.Errorf("jetstream: detach %s: %w", id, err)
 	}

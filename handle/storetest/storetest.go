@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"filippo.io/age"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/eventlog"
@@ -48,6 +49,14 @@ type Harness struct {
 	// flush by policy p, Interval's ticks being what the test sends
 	// on ticks.
 	WithPolicy func(t *testing.T, p handle.FlushPolicy, ticks chan time.Time) handle.Store
+	// Sealing returns a new store on Store's storage that seals the
+	// sessions it creates for recipients (none: clear) and opens sealed
+	// ones with identities (handle.WithRecipients, handle.WithIdentities);
+	// it keeps no key another store made. Nil skips the sealed cases.
+	Sealing func(t *testing.T, recipients []age.Recipient, identities []age.Identity) handle.Store
+	// Raw returns the bytes stored for session id (a file's, a subject's
+	// payloads): where the sealed cases look for plaintext.
+	Raw func(t *testing.T, id string) []byte
 }
 
 type testCase struct {
@@ -108,6 +117,7 @@ var cases = []testCase{
 	{"GC", testGC},
 	{"FlushPolicies", testFlushPolicies},
 	{"RedactionAtWrite", testRedaction},
+	{"Sealed", testSealed},
 }
 
 var ctx = context.Background()

@@ -55,8 +55,8 @@ func WithLeaseTTL(d time.Duration) Option { return func(c *config) { c.leaseTTL 
 // "sessionlog"), as the server's monitoring shows it.
 func WithClientName(name string) Option { return func(c *config) { c.name = name } }
 
-// WithIdentities gives a folder store the age identities it reads sealed
-// sessions with (handle.WithIdentities); a JetStream store keeps none.
+// WithIdentities gives the store the age identities it reads sealed
+// sessions with (handle.WithIdentities, jetstream.WithIdentities).
 func WithIdentities(ids ...age.Identity) Option { return func(c *config) { c.identities = ids } }
 
 // WithoutRedaction turns the store's redaction at write off
@@ -105,6 +105,9 @@ func Open(ctx context.Context, where string, opts ...Option) (st handle.Store, c
 	jopts := []jetstream.Option{jetstream.WithClientName(c.name)}
 	if c.unredacted {
 		jopts = append(jopts, jetstream.WithoutRedaction())
+	}
+	if len(c.identities) > 0 {
+		jopts = append(jopts, jetstream.WithIdentities(c.identities...))
 	}
 	if c.log != nil {
 		jopts = append(jopts, jetstream.WithLogger(c.log))
