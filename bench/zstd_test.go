@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/sessionlog/sessionlog/bench/workload"
-	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
+	"github.com/sessionlog/sessionlog/internal/format/zstdframe"
 )
 
 // namedWorkload is a workload, its name in benchmark names and its size
@@ -52,7 +52,7 @@ func zstdWorkloads(b *testing.B) []namedWorkload {
 //   - flush=turn: a Flush at every turn end (~130 events): what an agent
 //     loop does.
 //   - flush=all: every event appended, then one Flush (the writer splits it
-//     into frames of eventlog.FrameTarget bytes of content).
+//     into frames of zstdframe.Target bytes of content).
 //   - compacted: flush=turn, then FileStore.Compact; the op times Compact
 //     alone. level=N is the zstd level of the store (WithZstdLevel); the
 //     default is the fastest level.
@@ -305,20 +305,20 @@ func BenchmarkZstdStat(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			tail := make([]byte, eventlog.TailFrameSize)
+			tail := make([]byte, zstdframe.TailSize)
 			f, err := os.Open(crashedPath)
 			if err != nil {
 				b.Fatal(err)
 			}
-			_, err = f.ReadAt(tail, n-eventlog.TailFrameSize)
+			_, err = f.ReadAt(tail, n-zstdframe.TailSize)
 			f.Close()
 			if err != nil {
 				b.Fatal(err)
 			}
-			if binary.LittleEndian.Uint32(tail) != eventlog.TailMagic {
+			if binary.LittleEndian.Uint32(tail) != zstdframe.TailMagic {
 				b.Fatalf("%s does not end in a tail frame", closedPath)
 			}
-			if err := os.Truncate(crashedPath, n-eventlog.TailFrameSize); err != nil {
+			if err := os.Truncate(crashedPath, n-zstdframe.TailSize); err != nil {
 				b.Fatal(err)
 			}
 

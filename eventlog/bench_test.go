@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/format/logfile"
 )
 
 // benchLog returns a synthetic batch of events (about half of them in
@@ -13,7 +14,7 @@ import (
 func benchLog(b *testing.B, packTypes []string) ([]eventlog.Event, []byte) {
 	b.Helper()
 	evs := randomEvents(rand.New(rand.NewPCG(1, 2)), 0, 2000)
-	hdr, err := eventlog.EncodeHeader(eventlog.NewHeader(testID, testTime))
+	hdr, err := eventlog.EncodeHeader(logfile.NewHeader(testID, testTime))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -54,8 +54,13 @@
 // # Writing
 //
 // An Encoder appends the rows of a batch of events to a byte slice, packing
-// runs of configured types. Events are checked first with Event.Validate,
-// CompactData and RowSize; the Encoder trusts what it is given.
+// runs of configured types. Events are checked first with Storable; the
+// Encoder trusts what it is given.
+//
+// It exports what a reader or writer of the format needs. The zstd frame
+// layer it builds on is internal/format/zstdframe; the plumbing the stores
+// share over it (bounded reads of a log's ends, seeking, salvage) is
+// internal/format/logfile, which eventlog does not import.
 //
 // Everything in this package is safe for concurrent use except a Reader,
 // which belongs to one goroutine. A zstd Reader decodes its next few frames

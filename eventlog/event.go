@@ -14,14 +14,15 @@ const (
 	Version = 1
 )
 
-// SupportedVersions lists the format versions this package reads.
-func SupportedVersions() []int { return []int{Version} }
+// supportedVersions lists the format versions this package reads; a
+// *VersionError names them.
+func supportedVersions() []int { return []int{Version} }
 
 // Event is the only unit that is persisted: one entry of a session's log.
 //
 // Data holds the event's JSON value exactly as stored; nil means null.
 // Writers store the compacted form of what they were given (see
-// CompactData) and never re-encode it.
+// Storable) and never re-encode it.
 type Event struct {
 	Seq  int64
 	Type string
@@ -57,11 +58,11 @@ func (e Event) checkData() (compact bool, err error) {
 	return compact, nil
 }
 
-// ValidateType reports whether t is a valid event type: 1 to MaxTypeLen
+// ValidateType reports whether t is a valid event type: 1 to 128
 // characters from A-Z a-z 0-9 . _ : / -.
 func ValidateType(t string) error {
-	if len(t) == 0 || len(t) > MaxTypeLen {
-		return invalidf("type must be 1 to %d characters, got %d", MaxTypeLen, len(t))
+	if len(t) == 0 || len(t) > maxTypeLen {
+		return invalidf("type must be 1 to %d characters, got %d", maxTypeLen, len(t))
 	}
 	for i := 0; i < len(t); i++ {
 		if !typeChar[t[i]] {
@@ -84,20 +85,6 @@ var typeChar = func() (t [256]bool) {
 	}
 	return t
 }()
-
-// CompactData validates data as one JSON value and returns it with
-// insignificant whitespace removed; escapes are left as they were. Data that
-// is already compact is returned as is, without a copy. Nil stays nil.
-func CompactData(data json.RawMessage) (json.RawMessage, error) {
-	if data == nil {
-		return nil, nil
-	}
-	compact, err := scanJSON(data)
-	if err != nil {
-		return nil, invalidf("data is not valid JSON: %v", err)
-	}
-	return compacted(data, compact), nil
-}
 
 // compacted returns the valid JSON value data without insignificant
 // whitespace: data itself when scanJSON found it compact, else a copy.
@@ -137,13 +124,6 @@ func intLen(v int64) int {
 func AppendCanon(dst []byte, e Event) []byte {
 	dst = append(dst, `{"seq":`...)
 	dst = strconv.AppendInt(dst, e.Seq, 10)
-	return AppendCanonTail(dst, e)
-}
-
-// AppendCanonTail appends the bytes of canon(e) that follow its seq,
-// ,"type":"T","time":MS,"data":D} — what a writer can build of an unpacked
-// row before the row's seq is known: canon(e) is {"seq":S then these.
-func AppendCanonTail(dst []byte, e Event) []byte {
 	dst = append(dst, `,"type":"`...)
 	dst = append(dst, e.Type...)
 	dst = append(dst, `","time":`...)

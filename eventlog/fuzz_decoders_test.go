@@ -3,7 +3,7 @@ package eventlog_test
 // Fuzz targets of the decoders that FuzzDecodeRow, FuzzReader,
 // FuzzZstdReader and FuzzSalvage do not reach directly: the data of the
 // reserved events, a saved digest state, the header row, and the bounded
-// reads of a log's two ends (ReadHeader, LastEvent, ReadTail, ZstdFrames,
+// reads of a log's two ends (ReadHeader, LastEvent, ReadTail, zstdframe.Frames,
 // ReadZstdTail), each checked against the full Reader where the two must
 // agree.
 
@@ -21,6 +21,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/format/logfile"
+	"github.com/sessionlog/sessionlog/internal/format/zstdframe"
 )
 
 // boundedReaderAt serves data and records every read that reaches outside
@@ -59,40 +61,10 @@ func requireLogError(t *testing.T, err error, size int64) {
 	}
 }
 
-// lastRowEvent is LastEvent's contract written plainly: the last event of
-// the last '\n'-ended line of data that decodes as a row.
-func lastRowEvent(data []byte) (eventlog.Event, bool) {
-	lines := splitLines(data)
-	for i := len(lines) - 1; i >= 0; i-- {
-		line, complete := bytes.CutSuffix(lines[i], []byte("\n"))
-		if !complete {
-			continue
-		}
-		if evs, err := eventlog.DecodeRow(line); err == nil {
-			return evs[len(evs)-1], true
-		}
-	}
-	return eventlog.Event{}, false
-}
-
-// stretchTildes makes short fuzz inputs long: each '~' becomes up to 64 Ki
-// of them (fewer when there are many, so that the input stays under 2 MiB).
-// A '~' can only stand inside a JSON string of a valid row or header, so
-// what is valid stays valid, only longer than the first windows of
-// LastEvent and ReadHeader.
-func stretchTildes(data []byte, k uint16) []byte {
-	n := bytes.Count(data, []byte("~"))
-	if n == 0 || k == 0 {
-		return data
-	}
-	rep := max(1, min(int(k)+1, (2<<20)/n))
-	return bytes.ReplaceAll(data, []byte("~"), bytes.Repeat([]byte("~"), rep))
-}
-
 // tildeLogs are raw logs with rows (and a header) that stretchTildes makes
 // longer than the read windows, ending clean, torn and corrupt.
 func tildeLogs(tb testing.TB) []string {
-	h := eventlog.NewHeader(testID, testTime)
+	h := logfile.NewHeader(testID, testTime)
 	h.Labels = map[string]string{"title": "~"}
 	longHdr, err := eventlog.EncodeHeader(h)
 	require.NoError(tb, err)
@@ -106,149 +78,6 @@ func tildeLogs(tb testing.TB) []string {
 		string(longHdr) + "\n" + long(0) + rows(1, 2),
 		string(longHdr),
 	}
-}
-
-// stretches are the stretchTildes factors the seeds use: none, within the
-// first window, and beyond it.
-var stretches = []uint16{0, 3000, 20000, 65535}
-
-// FuzzLastEvent: LastEvent over any bytes, from any header end, returns
-// exactly the last event of the last '\n'-ended line that decodes as a row
-// (lastRowEvent), and reads nothing outside [headerEnd, size).
-func FuzzLastEvent(f *testing.F) {
-	for _, s := range rawLogSeeds(f) {
-		f.Add(s, uint32(bytes.IndexByte(s, '\n')+1), uint16(0))
-		f.Add(s, uint32(0), uint16(0))
-	}
-	for _, s := range tildeLogs(f) {
-		for _, k := range stretches {
-			f.Add([]byte(s), uint32(len(hdrLine)), k)
-		}
-	}
-	f.Add([]byte(hdrLine+rows(0, 3)), uint32(len(hdrLine)+5), uint16(0)) // a header end inside a row
-	f.Add([]byte(hdrLine+rows(0, 1)+`{"seq":1,"type":"x","time":1,"data":null}`+"\n"), uint32(len(hdrLine)), uint16(0))
-	f.Fuzz(func(t *testing.T, data []byte, headerEnd uint32, k uint16) {
-		data = stretchTildes(data, k)
-		size := int64(len(data))
-		he := int64(headerEnd)
-		if he > size {
-			he %= size + 1
-		}
-		src := &boundedReaderAt{data: data, lo: he, hi: size}
-		last, found, err := eventlog.LastEvent(src, size, he)
-		require.NoError(t, err)
-		require.Empty(t, src.bad, "reads outside the range searched")
-		want, wantFound := lastRowEvent(data[he:])
-		require.Equal(t, wantFound, found)
-		require.Equal(t, want, last)
-	})
-}
-
-// LastEvent passes over a line too long to be a row, which no fuzz input
-// reaches, whether it ends the log or stands before the last row.
-func TestLastEventOverlongLine(t *testing.T) {
-	long := strings.Repeat("x", eventlog.MaxRowSize+10)
-	for _, tt := range []struct {
-		data  string
-		last  eventlog.Event
-		found bool
-	}{
-		{hdrLine + rows(0, 2) + long + "\n", rowsEvents(0, 2)[1], true},
-		{hdrLine + rows(0, 2) + long + "\n" + zeros(10), rowsEvents(0, 2)[1], true},
-		{hdrLine + rows(0, 1) + long + "\n" + rows(1, 1), rowsEvents(0, 2)[1], true},
-		{hdrLine + long + "\n", eventlog.Event{}, false},
-	} {
-		b := []byte(tt.data)
-		last, found, err := eventlog.LastEvent(bytes.NewReader(b), int64(len(b)), int64(len(hdrLine)))
-		require.NoError(t, err)
-		require.Equal(t, tt.found, found)
-		require.Equal(t, tt.last, last)
-	}
-}
-
-// A header row longer than MaxRowSize (beyond any fuzz input) is corrupt
-// for ReadHeader as for the Reader, at offset 0. Only the reason differs:
-// ReadHeader reads a bounded amount, so it cannot tell a row that goes on
-// past the limit from one the file cuts short.
-func TestReadHeaderOverlongHeader(t *testing.T) {
-	hdr := `{"format":"sessionlog","x":"` + strings.Repeat("x", eventlog.MaxRowSize) + `"}`
-	for _, data := range []string{hdr + "\n" + rows(0, 1), hdr} {
-		_, _, err := eventlog.ReadHeader(strings.NewReader(data), "p")
-		_, rerr := eventlog.NewReader(strings.NewReader(data), eventlog.WithPath("p")).Header()
-		var ce, rce *eventlog.CorruptError
-		require.ErrorAs(t, err, &ce)
-		require.ErrorAs(t, rerr, &rce)
-		require.Equal(t, "no complete header row", ce.Reason)
-		require.Equal(t, rce.Path, ce.Path)
-		require.Equal(t, rce.Offset, ce.Offset)
-		require.Equal(t, rce.Seq, ce.Seq)
-		require.Equal(t, [2]int64{0, -1}, [2]int64{ce.Offset, ce.Seq})
-	}
-}
-
-// FuzzReadTail: ReadHeader and ReadTail over any raw bytes agree with the
-// full Reader: the same header or the same error (for a header row within
-// MaxRowSize: see TestReadHeaderOverlongHeader); the header's end just
-// past the first '\n'; the last event as LastEvent's contract says and,
-// when the Reader ends clean or torn, the last event the Reader yields;
-// the bytes after the last row judged as the Reader judges them (one
-// classifier: regression, a header and a 20 MB line without '\n' was a
-// healthy empty log to ReadTail and corruption to the Reader).
-func FuzzReadTail(f *testing.F) {
-	for _, s := range rawLogSeeds(f) {
-		f.Add(s, uint16(0))
-	}
-	for _, s := range tildeLogs(f) {
-		for _, k := range stretches {
-			f.Add([]byte(s), k)
-		}
-	}
-	f.Fuzz(func(t *testing.T, data []byte, k uint16) {
-		data = stretchTildes(data, k)
-		size := int64(len(data))
-		r := eventlog.NewReader(bytes.NewReader(data), eventlog.WithPath("p"))
-		h, herr := r.Header()
-		var evs []eventlog.Event
-		for r.Next() {
-			evs = append(evs, r.Event())
-		}
-		requireOneEnd(t, r, len(data))
-
-		hh, end, err := eventlog.ReadHeader(bytes.NewReader(data), "p")
-		require.Equal(t, herr, err, "ReadHeader fails as the Reader does")
-		tl, terr := eventlog.ReadTail(bytes.NewReader(data), size, "p")
-		if herr != nil {
-			require.Equal(t, herr, terr, "ReadTail fails as the Reader does")
-			requireLogError(t, herr, size)
-			return
-		}
-		// What follows the last row is classified as the Reader does: the
-		// same verdict when the Reader's damage lies there (or there is
-		// none), and no verdict but on those bytes otherwise.
-		var rce, tce *eventlog.CorruptError
-		switch {
-		case r.Err() == nil:
-			require.NoError(t, terr, "a clean or torn log's tail is no error")
-		case errors.As(r.Err(), &rce) && rce.Offset >= tl.End:
-			require.Equal(t, r.Err(), terr, "damage after the last row: ReadTail fails as the Reader does")
-		case terr != nil:
-			require.ErrorAs(t, terr, &tce)
-			require.GreaterOrEqual(t, tce.Offset, tl.End, "ReadTail judges only the bytes after the last row")
-		}
-		require.Equal(t, h, hh)
-		require.Equal(t, int64(bytes.IndexByte(data, '\n')+1), end)
-		require.Equal(t, h, tl.Header)
-
-		want, found := lastRowEvent(data[end:])
-		require.Equal(t, found, tl.Found)
-		require.Equal(t, want, tl.Last)
-		if r.Err() == nil { // clean or torn: the rows before the end are the log
-			require.Equal(t, len(evs) > 0, tl.Found)
-			if tl.Found {
-				require.Equal(t, evs[len(evs)-1], tl.Last)
-			}
-		}
-	})
 }
 
 // FuzzZstdFrames: walking the frame headers of any bytes reads nothing
@@ -269,7 +98,7 @@ func FuzzZstdFrames(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		size := int64(len(data))
 		src := &boundedReaderAt{data: data, hi: size}
-		frames, end := eventlog.ZstdFrames(src, size)
+		frames, end := zstdframe.Frames(src, size)
 		require.Empty(t, src.bad, "reads outside the file")
 
 		pos := int64(0)
@@ -290,11 +119,11 @@ func FuzzZstdFrames(f *testing.F) {
 		require.LessOrEqual(t, end, size)
 
 		for i, fr := range frames[:min(len(frames), 16)] {
-			got, gotEnd := eventlog.ZstdFrames(bytes.NewReader(data[:fr.Offset+fr.Len]), fr.Offset+fr.Len)
+			got, gotEnd := zstdframe.Frames(bytes.NewReader(data[:fr.Offset+fr.Len]), fr.Offset+fr.Len)
 			require.Equal(t, frames[:i+1], got, "a walk reads no byte past a frame's end")
 			require.Equal(t, fr.Offset+fr.Len, gotEnd)
 		}
-		rest, _ := eventlog.ZstdFrames(bytes.NewReader(data[end:]), size-end)
+		rest, _ := zstdframe.Frames(bytes.NewReader(data[end:]), size-end)
 		require.Empty(t, rest, "no complete frame starts at end")
 
 		r := eventlog.NewZstdReader(bytes.NewReader(data), c)
@@ -302,128 +131,14 @@ func FuzzZstdFrames(f *testing.F) {
 		}
 		requireOneEnd(t, r, len(data))
 		if re := r.End(); re > 0 {
-			require.True(t, slices.ContainsFunc(frames, func(fr eventlog.Frame) bool { return fr.Offset+fr.Len == re }),
+			require.True(t, slices.ContainsFunc(frames, func(fr zstdframe.Frame) bool { return fr.Offset+fr.Len == re }),
 				"the Reader's end %d is a frame's end", re)
 		}
 		if lo, n := r.LastFrame(); n > 0 {
-			require.Contains(t, frames, eventlog.Frame{Offset: lo, Len: n})
+			require.Contains(t, frames, zstdframe.Frame{Offset: lo, Len: n})
 		}
 		if r.Err() == nil && r.Torn() == nil {
 			require.Equal(t, size, end, "every byte of a clean log is in a frame")
-		}
-	})
-}
-
-// tailNamed returns the data frame named by a tail frame at the very end of
-// data, when ReadZstdTail goes by it: one that stands at its own offset and
-// names a whole data frame before it.
-func tailNamed(data []byte) (eventlog.Frame, bool) {
-	at := int64(len(data)) - eventlog.TailFrameSize
-	if at < 0 {
-		return eventlog.Frame{}, false
-	}
-	off, n, ok := eventlog.TailFrameAt(data[at:], at)
-	if !ok || off < 0 || n <= 0 || off > at-n {
-		return eventlog.Frame{}, false
-	}
-	frames, _ := eventlog.ZstdFrames(bytes.NewReader(data[off:off+n]), n)
-	if len(frames) != 1 || frames[0].Len != n || frames[0].Skippable {
-		return eventlog.Frame{}, false
-	}
-	return eventlog.Frame{Offset: off, Len: n}, true
-}
-
-// FuzzReadZstdTail: ReadZstdTail over any bytes reads nothing past size,
-// fails only with a typed error, never reads a header the Reader refuses,
-// and agrees with the Reader on the header; and when the Reader ends clean
-// or torn, ReadZstdTail succeeds (if the header is in the first data frame,
-// as docs/format.md §5 says) with the Reader's last event. The exception is a tail
-// frame that names a frame other than the log's last frame with rows:
-// ReadZstdTail is documented to trust it, and no writer writes one.
-func FuzzReadZstdTail(f *testing.F) {
-	c := zCodec(f)
-	for _, s := range zstdLogSeeds(f, c) {
-		f.Add(s)
-	}
-	l := buildZLog(c, hdrLine, rows(0, 2), packedRow(2, 3))
-	n := int64(len(l.data))
-	withTail := func(data []byte, off, n int64) []byte {
-		return eventlog.AppendTailFrame(bytes.Clone(data), int64(len(data)), off, n, 5)
-	}
-	empty := cat(l.data, zFrame(""))
-	hdrOnly := buildZLog(c, hdrLine).data
-	for _, s := range [][]byte{
-		withTail(l.data, l.offs[2], n-l.offs[2]),
-		withTail(l.data, l.offs[1], l.offs[2]-l.offs[1]), // names an earlier frame
-		withTail(l.data, 0, l.offs[1]),                   // names the header frame
-		withTail(empty, n, int64(len(empty))-n),          // names an empty last frame
-		withTail(empty, l.offs[2], n-l.offs[2]),          // names the last frame with rows
-		withTail(hdrOnly, 0, int64(len(hdrOnly))),
-		cat(withTail(l.data[:l.offs[2]], l.offs[1], l.offs[2]-l.offs[1]), l.data[l.offs[2]:]),
-		withTail(flip(l.data, n-1), l.offs[2], n-l.offs[2]),
-		cat(zFrame(""), l.data),
-		cat(skippableFrame(0x184D2A50, "x"), l.data),
-		zFrame(hdrLine + rows(0, 2)),
-		zFrame(hdrLine),
-	} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		size := int64(len(data))
-		src := &boundedReaderAt{data: data, hi: size}
-		tl, err := eventlog.ReadZstdTail(src, size, c, "p")
-		require.Empty(t, src.bad, "reads outside the file")
-
-		r := eventlog.NewZstdReader(bytes.NewReader(data), c, eventlog.WithPath("p"))
-		h, herr := r.Header()
-		var evs []eventlog.Event
-		for r.Next() {
-			evs = append(evs, r.Event())
-		}
-		requireOneEnd(t, r, len(data))
-		if err != nil {
-			requireLogError(t, err, size)
-		} else {
-			require.NoError(t, herr, "ReadZstdTail read a header the Reader refuses")
-			require.Equal(t, h, tl.Header)
-			if !tl.Found {
-				require.Equal(t, eventlog.Event{}, tl.Last)
-			} else {
-				require.NoError(t, tl.Last.Validate())
-			}
-		}
-
-		if r.Err() != nil {
-			return // corrupt: a bounded read does not look for it
-		}
-		frames, _ := eventlog.ZstdFrames(bytes.NewReader(data), size)
-		// Told of any frame (a hint, from an earlier read), or of bytes that
-		// are none, ReadZstdTailAfter says what ReadZstdTail says.
-		hints := append([]eventlog.Frame{{Offset: 1, Len: 9}, {Offset: size, Len: 1}}, frames[:min(len(frames), 6)]...)
-		for _, hint := range hints {
-			ht, herr := eventlog.ReadZstdTailAfter(src, size, c, "p", func() eventlog.Frame { return hint })
-			require.Equal(t, tl, ht, "hint %+v", hint)
-			require.Equal(t, fmt.Sprint(err), fmt.Sprint(herr), "hint %+v", hint)
-		}
-		if named, used := tailNamed(data); used {
-			lastOff, _ := r.LastFrame()
-			if !slices.Contains(frames, named) || named.Offset < lastOff {
-				return // a tail frame that does not name the last frame with rows
-			}
-		}
-		if err != nil {
-			// Refused where the Reader reads on: only a log whose first data
-			// frame does not hold the header (an empty frame before it).
-			i := slices.IndexFunc(frames, func(fr eventlog.Frame) bool { return !fr.Skippable })
-			require.GreaterOrEqual(t, i, 0, "the Reader read a header from no frame")
-			firstEnd := frames[i].Offset + frames[i].Len
-			_, ferr := eventlog.NewZstdReader(bytes.NewReader(data[:firstEnd]), c).Header()
-			require.Error(t, ferr, "ReadZstdTail fails (%v) where the Reader reads the header from the first data frame", err)
-			return
-		}
-		require.Equal(t, len(evs) > 0, tl.Found)
-		if tl.Found {
-			require.Equal(t, evs[len(evs)-1], tl.Last)
 		}
 	})
 }
@@ -714,40 +429,4 @@ func FuzzCheckReserved(f *testing.F) {
 		require.NotEmpty(t, ce.Reason)
 		require.Contains(t, ce.Error(), "a writer would have refused this event")
 	})
-}
-
-// ReadTail judges the bytes after the last row as the Reader does: a torn
-// tail is passed over, a tail no crash leaves is the Reader's
-// *CorruptError. Regression: a header-only log ending in 20 MB without a
-// '\n' was a healthy empty log to Stat (stat, ls) and corrupt to a full
-// read (cat, append).
-func TestReadTailClassifiesTheRest(t *testing.T) {
-	over := strings.Repeat("x", eventlog.MaxRowSize+1)
-	for _, tc := range []struct {
-		name, data string
-		corrupt    bool
-	}{
-		{"header, a tail over the limit without a newline", hdrLine + strings.Repeat("x", 20<<20), true},
-		{"rows, a tail over the limit without a newline", hdrLine + rows(0, 2) + over, true},
-		{"rows, a partial row", hdrLine + rows(0, 2) + `{"seq":2,"ty`, false},
-		{"rows, NUL holes", hdrLine + rows(0, 2) + "\x00\x00\x00\n\x00", false},
-		{"rows, a tail of MaxRowSize bytes", hdrLine + rows(0, 2) + over[1:], false},
-		{"rows, a bad row with a newline", hdrLine + rows(0, 2) + "not a row\n", true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			r := eventlog.NewReader(strings.NewReader(tc.data), eventlog.WithPath("p"))
-			for r.Next() {
-			}
-			tl, err := eventlog.ReadTail(strings.NewReader(tc.data), int64(len(tc.data)), "p")
-			if !tc.corrupt {
-				require.NoError(t, r.Err())
-				require.NoError(t, err)
-				return
-			}
-			var ce *eventlog.CorruptError
-			require.ErrorAs(t, err, &ce)
-			require.Equal(t, r.Err(), err, "the Reader's verdict, word for word")
-			require.Equal(t, tl.End, ce.Offset)
-		})
-	}
 }

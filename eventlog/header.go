@@ -45,11 +45,6 @@ func (p Parent) String() string {
 	return s
 }
 
-// NewHeader returns a version-1 header for the session id.
-func NewHeader(id string, createdAt int64) Header {
-	return Header{Format: FormatName, Version: Version, ID: id, CreatedAt: createdAt}
-}
-
 // FirstSeq is the seq of the first row of the file: parent.seq+1 for a
 // fork, else 0.
 func (h Header) FirstSeq() int64 {
@@ -67,7 +62,7 @@ func (h Header) Validate() error {
 		return fmt.Errorf("format is %q, not %q", h.Format, FormatName)
 	}
 	if h.Version != Version {
-		return &VersionError{Found: h.Version, Supported: SupportedVersions()}
+		return &VersionError{Found: h.Version, Supported: supportedVersions()}
 	}
 	if !ValidID(h.ID) {
 		return fmt.Errorf("id %q is not an upper-case ULID", h.ID)
@@ -109,17 +104,17 @@ func EncodeHeader(h Header) ([]byte, error) {
 	}
 	b, err := json.Marshal(h)
 	if err == nil && len(b) > MaxRowSize {
-		// DecodeHeader would refuse it: a session created with it could
+		// decodeHeader would refuse it: a session created with it could
 		// never be opened.
 		return nil, fmt.Errorf("%w: header of %d bytes (labels too large; the limit is %d)", ErrTooLarge, len(b), MaxRowSize)
 	}
 	return b, err
 }
 
-// DecodeHeader decodes a header row (without '\n'). Unknown keys are
+// decodeHeader decodes a header row (without '\n'). Unknown keys are
 // ignored; a wrong version gives a *VersionError, anything else that is
 // wrong a *CorruptError at offset 0.
-func DecodeHeader(line []byte) (Header, error) {
+func decodeHeader(line []byte) (Header, error) {
 	var h Header
 	if len(line) > MaxRowSize {
 		return h, &CorruptError{Seq: -1, Reason: "header row exceeds the row size limit"}
@@ -148,7 +143,7 @@ func DecodeHeader(line []byte) (Header, error) {
 		if err != nil {
 			return h, &CorruptError{Seq: -1, Reason: "header version is not an integer"}
 		}
-		return h, &VersionError{Found: v, Supported: SupportedVersions()}
+		return h, &VersionError{Found: v, Supported: supportedVersions()}
 	}
 	if err := json.Unmarshal(line, &h); err != nil {
 		return h, &CorruptError{Seq: -1, Reason: "bad header: " + err.Error()}

@@ -8,15 +8,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/format/logfile"
 )
 
 func TestHeaderRoundTrip(t *testing.T) {
 	withParent := func(mode, call string) eventlog.Header {
-		h := eventlog.NewHeader(testID, testTime)
+		h := logfile.NewHeader(testID, testTime)
 		h.Parent = &eventlog.Parent{ID: testParent, Seq: 41, Mode: mode, Call: call}
 		return h
 	}
-	labelled := eventlog.NewHeader(testID, 0)
+	labelled := logfile.NewHeader(testID, 0)
 	labelled.Labels = map[string]string{"agent": "coder", "cwd": "/src/app", "title": "<a & b> \"quoted\" é\n"}
 	full := withParent(eventlog.ModeFork, "")
 	full.Labels = map[string]string{"agent": "coder"}
@@ -27,7 +28,7 @@ func TestHeaderRoundTrip(t *testing.T) {
 		firstSeq int64
 	}{
 		{
-			name: "minimal", h: eventlog.NewHeader(testID, testTime),
+			name: "minimal", h: logfile.NewHeader(testID, testTime),
 			want: `{"format":"sessionlog","version":1,"id":"` + testID + `","createdAt":1764450000000}`,
 		},
 		{
@@ -59,12 +60,12 @@ func TestDecodeHeader(t *testing.T) {
 	t.Run("unknown keys are ignored", func(t *testing.T) {
 		h, err := eventlog.DecodeHeader([]byte(`{"future":{"x":[1,2]},` + min + `,"zz":null}`))
 		require.NoError(t, err)
-		require.Equal(t, eventlog.NewHeader(testID, 5), h)
+		require.Equal(t, logfile.NewHeader(testID, 5), h)
 	})
 	t.Run("keys in any order, whitespace", func(t *testing.T) {
 		h, err := eventlog.DecodeHeader([]byte(` { "createdAt" : 5 , "id" : "` + testID + `" , "version" : 1 , "format" : "sessionlog" } `))
 		require.NoError(t, err)
-		require.Equal(t, eventlog.NewHeader(testID, 5), h)
+		require.Equal(t, logfile.NewHeader(testID, 5), h)
 	})
 	// Keys are exact: encoding/json would read "ID" as "id" and "Parent"
 	// as "parent"; docs/format.md §3 ignores unknown keys. Regression: both were
@@ -73,7 +74,7 @@ func TestDecodeHeader(t *testing.T) {
 		other := "01JDX3N0Q3Z8Y6W2D1V5K7M9PA"
 		h, err := eventlog.DecodeHeader([]byte(`{` + min + `,"ID":"` + other + `","Parent":{"id":"` + testParent + `","seq":3,"mode":"fork"},"CREATEDAT":9}`))
 		require.NoError(t, err)
-		require.Equal(t, eventlog.NewHeader(testID, 5), h)
+		require.Equal(t, logfile.NewHeader(testID, 5), h)
 	})
 	t.Run("no createdAt", func(t *testing.T) {
 		_, err := eventlog.DecodeHeader([]byte(`{"format":"sessionlog","version":1,"id":"` + testID + `"}`))
@@ -142,7 +143,7 @@ func TestDecodeHeader(t *testing.T) {
 }
 
 func TestEncodeHeaderInvalid(t *testing.T) {
-	ok := eventlog.NewHeader(testID, testTime)
+	ok := logfile.NewHeader(testID, testTime)
 	tests := []struct {
 		name   string
 		edit   func(h *eventlog.Header)
@@ -180,7 +181,7 @@ func TestEncodeHeaderInvalid(t *testing.T) {
 // with it could not be opened. Regression: labels of 16 MiB made a
 // session that every open called corrupt.
 func TestEncodeHeaderTooLarge(t *testing.T) {
-	h := eventlog.NewHeader(testID, testTime)
+	h := logfile.NewHeader(testID, testTime)
 	h.Labels = map[string]string{"t": strings.Repeat("a", eventlog.MaxRowSize)}
 	_, err := eventlog.EncodeHeader(h)
 	require.ErrorIs(t, err, eventlog.ErrTooLarge)

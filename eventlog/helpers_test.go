@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/format/logfile"
 )
 
 const (
@@ -57,7 +58,7 @@ func rowsEvents(first int64, n int) []eventlog.Event {
 
 func forkHeader(t testing.TB, mode string, seq int64) string {
 	t.Helper()
-	h := eventlog.NewHeader(testID, testTime)
+	h := logfile.NewHeader(testID, testTime)
 	h.Parent = &eventlog.Parent{ID: testParent, Seq: seq, Mode: mode}
 	b, err := eventlog.EncodeHeader(h)
 	require.NoError(t, err)

@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 )
 
-// A small strict JSON scanner: the row decoder and CompactData need to find
+// A small strict JSON scanner: the row decoder and Storable need to find
 // where a value ends and whether it is valid without building it, and
 // without the reflection of encoding/json on the hot path.
 

@@ -13,8 +13,8 @@ const (
 	// MaxRowSize is the largest row, in bytes without its '\n', that may be
 	// written or read.
 	MaxRowSize = 16 << 20
-	// MaxTypeLen is the longest event type, in bytes.
-	MaxTypeLen = 128
+	// maxTypeLen is the longest event type, in bytes.
+	maxTypeLen = 128
 	// MaxDepth is the deepest nesting of arrays and objects in a value of
 	// a row, counted from the row's values (the row object is not
 	// counted): an unpacked row's data may nest MaxDepth levels, the data

@@ -1,15 +1,11 @@
 package eventlog
 
 import (
-	"errors"
 	"fmt"
 )
 
-// ErrLogDigest is wrapped by every *LogDigestError.
-var ErrLogDigest = errors.New("eventlog: checkpoint log digest mismatch")
-
 // LogDigestError reports a checkpoint whose log digest is not the digest
-// of the events before it (docs/format.md §6). It wraps ErrLogDigest.
+// of the events before it (docs/format.md §6).
 type LogDigestError struct {
 	Seq  int64  // the checkpoint's seq
 	Want string // the log digest the checkpoint carries
@@ -20,9 +16,6 @@ type LogDigestError struct {
 func (e *LogDigestError) Error() string {
 	return fmt.Sprintf("eventlog: checkpoint at seq %d: its log digest %s does not match the events before it (%s)", e.Seq, e.Want, e.Got)
 }
-
-// Unwrap returns ErrLogDigest.
-func (e *LogDigestError) Unwrap() error { return ErrLogDigest }
 
 // CheckCheckpoint checks the log digest of cp, the data of a checkpoint at
 // seq, against d, which must cover exactly the events before it

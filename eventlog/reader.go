@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"math"
 )
 
 const readChunk = 64 << 10
@@ -72,14 +73,14 @@ type ReaderOption func(*Reader)
 // WithPath names the file in errors.
 func WithPath(path string) ReaderOption { return func(r *Reader) { r.path = path } }
 
-// AnySeq, as WithStart's nextSeq, accepts whatever seq the first row holds
+// anySeq, as WithStart's nextSeq, accepts whatever seq the first row holds
 // (a salvage read restarting after damage).
-const AnySeq = -1 << 63
+const anySeq = math.MinInt64
 
 // WithStart makes the Reader start at a row boundary instead of the header:
 // the bytes read from the source begin at file offset offset (used in
 // errors and offsets), and the first row must hold nextSeq (or any seq,
-// with AnySeq). Header then returns the zero Header.
+// when nextSeq is math.MinInt64). Header then returns the zero Header.
 func WithStart(offset, nextSeq int64) ReaderOption {
 	return func(r *Reader) {
 		r.bufOff, r.end, r.next, r.hdrDone = offset, offset, nextSeq, true
@@ -122,7 +123,7 @@ func (r *Reader) Header() (Header, error) {
 			return r.hdr, r.fail(&CorruptError{Path: r.path, Offset: 0, Seq: -1, Reason: "no complete header row"})
 		}
 	}
-	h, err := DecodeHeader(line)
+	h, err := decodeHeader(line)
 	if err != nil {
 		var ce *CorruptError
 		var ve *VersionError
@@ -227,7 +228,7 @@ func (r *Reader) readRow() {
 		reason = fmt.Sprintf("row exceeds the limit of %d bytes", MaxRowSize)
 	} else if err := decodeRow(line, &r.cur); err != nil {
 		reason = err.Error()
-	} else if r.next == AnySeq {
+	} else if r.next == anySeq {
 		r.next = r.cur.seq
 	} else if r.cur.seq != r.next {
 		reason = fmt.Sprintf("seq %d where %d was expected", r.cur.seq, r.next)

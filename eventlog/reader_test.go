@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/format/logfile"
 )
 
 // chunkings feed the same bytes to a Reader in differently sized reads.
@@ -100,7 +101,7 @@ func TestReaderClean(t *testing.T) {
 }
 
 func TestReaderHeader(t *testing.T) {
-	h := eventlog.NewHeader(testID, testTime)
+	h := logfile.NewHeader(testID, testTime)
 	h.Parent = &eventlog.Parent{ID: testParent, Seq: 41, Mode: eventlog.ModeFork}
 	h.Labels = map[string]string{"agent": "coder", "cwd": "/src/app"}
 	line, err := eventlog.EncodeHeader(h)

@@ -64,10 +64,10 @@ func ParseCheckpoint(data json.RawMessage) (CheckpointData, error) {
 			return c, invalidf("checkpoint data: state: %v", err)
 		}
 	}
-	if !ValidDigest(c.Log) {
+	if !validDigest(c.Log) {
 		return c, invalidf("checkpoint log digest %q is not sha256:<64 hex digits>", c.Log)
 	}
-	if c.State != nil && (c.State.Projection == "" || !ValidDigest(c.State.Digest)) {
+	if c.State != nil && (c.State.Projection == "" || !validDigest(c.State.Digest)) {
 		return c, invalidf("checkpoint state must name a projection and hold a sha256 digest")
 	}
 	return c, nil
@@ -97,8 +97,8 @@ func strictUnmarshal(data json.RawMessage, v any, known ...string) error {
 	return json.Unmarshal(ExactKeys(data, known...), v)
 }
 
-// ValidDigest reports whether s is "sha256:" and 64 lower-case hex digits.
-func ValidDigest(s string) bool {
+// validDigest reports whether s is "sha256:" and 64 lower-case hex digits.
+func validDigest(s string) bool {
 	h, ok := strings.CutPrefix(s, "sha256:")
 	if !ok || len(h) != 64 {
 		return false
@@ -132,9 +132,9 @@ func (d *Digest) Add(e Event) {
 	d.next = e.Seq + 1
 }
 
-// AddTail hashes the event with seq seq, the next one of the log, whose
-// canon bytes after its seq are tail (AppendCanonTail): the same as Add,
-// without encoding the event again.
+// AddTail hashes the event with seq seq, the next one of the log, given
+// tail, the bytes of its canon(e) after the seq (,"type":…}): the same as
+// Add, without encoding the event again.
 func (d *Digest) AddTail(seq int64, tail []byte) {
 	d.buf = strconv.AppendInt(append(d.buf[:0], `{"seq":`...), seq, 10)
 	d.h.Write(d.buf)

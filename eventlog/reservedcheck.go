@@ -9,19 +9,12 @@ type Reserved struct {
 	Rollback   RollbackData
 }
 
-// CheckReserved returns nil when e is not of a reserved type or is one a
-// writer accepts (docs/format.md §7, but for a checkpoint's digest, which only a
-// replay of what precedes it can check); otherwise a *CorruptError for
-// the event, whose offset is unknown (-1). Such an event can only come from
-// another tool's writer; a salvage cannot cut it (its row is well formed),
-// so the fix named is a fork that stops before it.
-func CheckReserved(e Event) *CorruptError {
-	_, err := ParseReserved(e)
-	return err
-}
-
-// ParseReserved is CheckReserved that also returns the parsed data, so a
-// reader of the log parses a reserved event once.
+// ParseReserved parses the data of e when it is of a reserved type. It
+// returns a *CorruptError when e is one a writer refuses (docs/format.md
+// §7, but for a checkpoint's digest, which only a replay of what precedes
+// it can check), whose offset is unknown (-1). Such an event can only come
+// from another tool's writer; a salvage cannot cut it (its row is well
+// formed), so the fix named is a fork that stops before it.
 func ParseReserved(e Event) (Reserved, *CorruptError) {
 	var r Reserved
 	var reason string

@@ -197,8 +197,8 @@ func decodeType(tok []byte) ([]byte, error) {
 		}
 		raw = []byte(s)
 	}
-	if len(raw) == 0 || len(raw) > MaxTypeLen {
-		return nil, rowErrf("type must be 1 to %d characters, got %d", MaxTypeLen, len(raw))
+	if len(raw) == 0 || len(raw) > maxTypeLen {
+		return nil, rowErrf("type must be 1 to %d characters, got %d", maxTypeLen, len(raw))
 	}
 	for _, c := range raw {
 		if !typeChar[c] {

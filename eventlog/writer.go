@@ -43,7 +43,7 @@ func NewEncoder(packTypes []string) *Encoder {
 func (enc *Encoder) Packs(e Event) bool { return enc.pack[e.Type] && packable(e) }
 
 // AppendRows appends the rows holding evs to dst, each ending in '\n'.
-// The events must be valid (Event.Validate), compacted (CompactData), each
+// The events must be valid (Event.Validate), compacted (Storable), each
 // within RowSize <= MaxRowSize, and carry contiguous seqs; the caller
 // checks that before.
 func (enc *Encoder) AppendRows(dst []byte, evs []Event) []byte {

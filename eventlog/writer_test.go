@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/format/logfile"
 )
 
 var randTypes = []string{"assistant/chunk", "assistant/chunk", "assistant/chunk", "user/message", "tool/call", "step/start", "a.b:c_d-e"}
@@ -95,10 +96,10 @@ func TestEncoderRoundTrip(t *testing.T) {
 				var h eventlog.Header
 				if seed%2 == 0 {
 					first = 1 + rng.Int64N(1000)
-					h = eventlog.NewHeader(testID, testTime)
+					h = logfile.NewHeader(testID, testTime)
 					h.Parent = &eventlog.Parent{ID: testParent, Seq: first - 1, Mode: eventlog.ModeFork}
 				} else {
-					h = eventlog.NewHeader(testID, testTime)
+					h = logfile.NewHeader(testID, testTime)
 				}
 				line, err := eventlog.EncodeHeader(h)
 				require.NoError(t, err)

@@ -10,45 +10,12 @@ import (
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
-)
-
-// Limits of the zstd encoding. They are part of format version 1.
-const (
-	// MaxFrameContent is the largest decompressed frame a reader accepts;
-	// a larger one (a decompression bomb, say) is corruption, never an
-	// allocation. Writers keep frames far below it: FrameTarget plus at
-	// most one row.
-	MaxFrameContent = 2*MaxRowSize + FrameTarget
-	// FrameTarget is the content size writers aim at when they split a
-	// flush, or a compaction, into frames (a frame holds whole rows).
-	FrameTarget = 4 << 20
-	// LastFrameTarget is what a whole-file rewrite (a conversion, a
-	// compaction, an import) puts in its last frame at most, but for one
-	// row: Stat and the stop facts read a log's tail by decoding its last
-	// frame, so a small one keeps them cheap whatever the log's size.
-	LastFrameTarget = 256 << 10
-	// maxFrameBytes bounds a compressed frame: content that does not
-	// compress is stored in raw blocks of 128 KiB with 3-byte headers.
-	maxFrameBytes = MaxFrameContent + MaxFrameContent/1024 + 64
-	maxBlockSize  = 128 << 10
+	"github.com/sessionlog/sessionlog/internal/format/zstdframe"
 )
 
 // maxBufferedSkip is the largest skippable frame a reader buffers whole;
 // a larger one (another tool's seek table, say) is read past.
 const maxBufferedSkip = 1 << 20
-
-const (
-	zstdMagic      = 0xFD2FB528
-	skippableMagic = 0x184D2A50 // the low 4 bits are free
-	// TailMagic is the magic of the skippable frame holding a tail
-	// index (see AppendTailFrame).
-	TailMagic = 0x184D2A5E
-)
-
-var (
-	zstdMagicBytes = []byte{0x28, 0xB5, 0x2F, 0xFD}
-	tailMagicBytes = []byte{0x5E, 0x2A, 0x4D, 0x18}
-)
 
 // ZstdCodec compresses rows into zstd frames and decompresses them. One
 // codec serves any number of writers and readers: it is safe for
@@ -79,7 +46,7 @@ func NewZstdCodec(level int) (*ZstdCodec, error) {
 	// A decoder per frame a Reader decodes ahead, and one for the frame
 	// it decodes in line.
 	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(framesAhead()+1),
-		zstd.WithDecoderMaxMemory(MaxFrameContent), zstd.WithDecoderMaxWindow(MaxFrameContent),
+		zstd.WithDecoderMaxMemory(zstdframe.MaxContent), zstd.WithDecoderMaxWindow(zstdframe.MaxContent),
 		zstd.WithDecodeAllCapLimit(true)) // the output is bounded by cap(dst): see decodeFrame
 	if err != nil {
 		enc.Close()
@@ -105,72 +72,55 @@ var errCodecClosed = errors.New("zstd codec closed")
 
 // AppendFrames appends rows (whole rows, each ending in '\n') to dst as
 // zstd frames with content checksums: one frame, or several of about
-// FrameTarget bytes of content each, split at row boundaries (FrameCut).
+// zstdframe.Target bytes of content each, split at row boundaries (zstdframe.Cut).
 // last is the index in out where the last frame starts.
 //
 // A writer that must emit one frame per flush (docs/format.md §5) gives it one
-// FrameCut of rows at a time and makes each frame durable before the next.
+// zstdframe.Cut of rows at a time and makes each frame durable before the next.
 func (c *ZstdCodec) AppendFrames(dst, rows []byte) (out []byte, last int) {
 	last = len(dst)
 	for len(rows) > 0 {
 		last = len(dst)
-		n := FrameCut(rows)
+		n := zstdframe.Cut(rows)
 		dst = c.enc.EncodeAll(rows[:n], dst)
 		rows = rows[n:]
 	}
 	return dst, last
 }
 
-// FrameCut returns how many bytes of rows the next frame holds: all of
-// them up to FrameTarget bytes; past it, the rows that fit in FrameTarget,
-// or the first row alone when it is larger (rows without any '\n' are
-// not split).
-func FrameCut(rows []byte) int {
-	if len(rows) <= FrameTarget {
-		return len(rows)
-	}
-	if i := bytes.LastIndexByte(rows[:FrameTarget], '\n'); i >= 0 {
-		return i + 1
-	}
-	if i := bytes.IndexByte(rows, '\n'); i >= 0 {
-		return i + 1
-	}
-	return len(rows)
-}
-
 // decodeFrame decompresses one frame into dst[:0]. The decoder writes no
 // more than cap(dst) bytes, and dst is given the capacity the frame can
 // need: its declared content size, bounded by what its blocks can hold and
-// by MaxFrameContent. So a frame that would decompress to more (a bomb) is
-// refused after allocating at most about MaxFrameContent, and nothing at
+// by zstdframe.MaxContent. So a frame that would decompress to more (a bomb) is
+// refused after allocating at most about zstdframe.MaxContent, and nothing at
 // all when it declares its size.
 //
 // A frame over the limit, declared or found decoding, fails with
-// errFrameTooLarge: no writer writes one, and no crash leaves one (a
+// zstdframe.ErrTooLarge: no writer writes one, and no crash leaves one (a
 // frame's header is written as a whole, and pages a power cut left
 // unwritten read as zeros, which decode to nothing), so it is corruption
 // wherever it is, never a torn tail.
 func (c *ZstdCodec) decodeFrame(frame, dst []byte) ([]byte, error) {
-	limit := contentBound(frame)
-	size, declared := frameContentSize(frame)
+	limit := zstdframe.ContentBound(frame)
+	size, declared := zstdframe.ContentSize(frame)
 	if declared {
-		if size > MaxFrameContent {
-			return nil, fmt.Errorf("%w: its content of %d bytes exceeds the limit of %d", errFrameTooLarge, size, MaxFrameContent)
+		if size > zstdframe.MaxContent {
+			return nil, fmt.Errorf("%w: its content of %d bytes exceeds the limit of %d", zstdframe.ErrTooLarge, size, zstdframe.MaxContent)
 		}
 		limit = min(limit, size)
 	}
-	unbounded := limit >= MaxFrameContent
+	unbounded := limit >= zstdframe.MaxContent
 	if unbounded {
 		// The content may be larger than the limit: leave room for the
 		// block that crosses it, which then fails the decoder's size
 		// check instead of growing the buffer.
-		limit = MaxFrameContent + maxBlockSize
+		limit = zstdframe.MaxContent + zstdframe.MaxBlock
 	}
 	if uint64(cap(dst)) < limit {
 		// Room for a frame a little larger than this one too, up to
-		// FrameTarget: a Reader decodes its next frames into the buffers of
+		// zstdframe.Target: a Reader decodes its next frames into the buffers of
 		// the last ones, which then need no new one.
-		dst = make([]byte, 0, max(limit, min(FrameTarget, 2*limit)))
+		dst = make([]byte, 0, max(limit, min(zstdframe.Target, 2*limit)))
 	}
 	c.mu.RLock()
 	defer c.mu.RUnlock()
@@ -179,177 +129,17 @@ func (c *ZstdCodec) decodeFrame(frame, dst []byte) ([]byte, error) {
 	}
 	out, err := c.dec.DecodeAll(frame, dst[:0])
 	if err != nil && !declared && unbounded && errors.Is(err, zstd.ErrDecoderSizeExceeded) {
-		return out, fmt.Errorf("%w: its content exceeds the limit of %d", errFrameTooLarge, MaxFrameContent)
+		return out, fmt.Errorf("%w: its content exceeds the limit of %d", zstdframe.ErrTooLarge, zstdframe.MaxContent)
 	}
 	return out, err
 }
 
 // DecodeFrame decompresses one whole data frame into dst[:0] with the
-// limits a Reader applies (MaxFrameContent: a larger frame is refused
+// limits a Reader applies (zstdframe.MaxContent: a larger frame is refused
 // without allocating it). It is for containers that hold zstd frames of
 // a log in their own framing (a sealed log).
 func (c *ZstdCodec) DecodeFrame(frame, dst []byte) ([]byte, error) {
 	return c.decodeFrame(frame, dst)
-}
-
-// errFrameTooLarge is the error of decodeFrame for a frame whose content
-// exceeds MaxFrameContent.
-var errFrameTooLarge = errors.New("frame too large (a decompression bomb?)")
-
-// contentBound returns the most content the data frame at the start of b
-// can decompress to: the sum of its blocks' sizes, a compressed block
-// counting as the largest a block may be.
-func contentBound(b []byte) uint64 {
-	if len(b) < 5 {
-		return 0
-	}
-	fhd := b[4]
-	single := fhd&0x20 != 0
-	pos := 5 + [4]int{0, 1, 2, 4}[fhd&3] + [4]int{0, 2, 4, 8}[fhd>>6]
-	if !single {
-		pos++
-	} else if fhd>>6 == 0 {
-		pos++
-	}
-	var bound uint64
-	for pos+3 <= len(b) {
-		bh := uint32(b[pos]) | uint32(b[pos+1])<<8 | uint32(b[pos+2])<<16
-		typ, size := (bh>>1)&3, int(bh>>3)
-		pos += 3
-		switch typ {
-		case 0:
-			bound += uint64(size)
-			pos += size
-		case 1:
-			bound += uint64(size)
-			pos++
-		default:
-			bound += maxBlockSize
-			pos += size
-		}
-		if bh&1 == 1 {
-			break
-		}
-	}
-	return bound
-}
-
-// frameContentSize reads the Frame_Content_Size field, when present.
-func frameContentSize(b []byte) (uint64, bool) {
-	if len(b) < 5 {
-		return 0, false
-	}
-	fhd := b[4]
-	single := fhd&0x20 != 0
-	pos := 5 + [4]int{0, 1, 2, 4}[fhd&3]
-	if !single {
-		pos++
-	}
-	switch fhd >> 6 {
-	case 0:
-		if single && len(b) > pos {
-			return uint64(b[pos]), true
-		}
-	case 1:
-		if len(b) >= pos+2 {
-			return uint64(binary.LittleEndian.Uint16(b[pos:])) + 256, true
-		}
-	case 2:
-		if len(b) >= pos+4 {
-			return uint64(binary.LittleEndian.Uint32(b[pos:])), true
-		}
-	case 3:
-		if len(b) >= pos+8 {
-			return binary.LittleEndian.Uint64(b[pos:]), true
-		}
-	}
-	return 0, false
-}
-
-var errNotFrame = errors.New("not a zstd frame")
-
-// frameExtent walks the headers of the frame at the start of b, without
-// decompressing it. It returns the frame's length n and whether it is a
-// skippable frame; or need > 0 when b is too short to tell (at least need
-// bytes are required to go on); or an error when b does not start a valid
-// frame.
-func frameExtent(b []byte) (n int, skippable bool, need int, err error) {
-	n64, skippable, need64, err := walkFrame(func(pos, k int64) []byte {
-		if int64(len(b)) < pos+k {
-			return nil
-		}
-		return b[pos : pos+k]
-	})
-	return int(n64), skippable, int(need64), err
-}
-
-// walkFrame walks a frame's headers through peek, which returns the k
-// bytes at pos of the frame or nil when they are not available; need is
-// then pos+k.
-func walkFrame(peek func(pos, k int64) []byte) (n int64, skippable bool, need int64, err error) {
-	b := peek(0, 4)
-	if b == nil {
-		return 0, false, 4, nil
-	}
-	magic := binary.LittleEndian.Uint32(b)
-	if magic&0xFFFFFFF0 == skippableMagic {
-		if b = peek(4, 4); b == nil {
-			return 0, true, 8, nil
-		}
-		return 8 + int64(binary.LittleEndian.Uint32(b)), true, 0, nil
-	}
-	if magic != zstdMagic {
-		return 0, false, 0, fmt.Errorf("%w: bad magic %#08x", errNotFrame, magic)
-	}
-	if b = peek(4, 1); b == nil {
-		return 0, false, 5, nil
-	}
-	fhd := b[0]
-	if fhd&0x08 != 0 {
-		return 0, false, 0, fmt.Errorf("%w: reserved bit set in the frame header", errNotFrame)
-	}
-	single := fhd&0x20 != 0
-	pos := int64(5 + [4]int{0, 1, 2, 4}[fhd&3])
-	if !single {
-		pos++
-	}
-	fcs := int64([4]int{0, 2, 4, 8}[fhd>>6])
-	if fhd>>6 == 0 && single {
-		fcs = 1
-	}
-	pos += fcs
-	for {
-		if b = peek(pos, 3); b == nil {
-			return 0, false, pos + 3, nil
-		}
-		bh := uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16
-		last, typ, size := bh&1 == 1, (bh>>1)&3, int64(bh>>3)
-		pos += 3
-		if size > maxBlockSize {
-			return 0, false, 0, fmt.Errorf("%w: block of %d bytes", errNotFrame, size)
-		}
-		switch typ {
-		case 0, 2:
-			pos += size
-		case 1:
-			pos++
-		default:
-			return 0, false, 0, fmt.Errorf("%w: reserved block type", errNotFrame)
-		}
-		if pos > maxFrameBytes {
-			return 0, false, 0, fmt.Errorf("%w: larger than %d bytes", errNotFrame, maxFrameBytes)
-		}
-		if last {
-			break
-		}
-	}
-	if fhd&0x04 != 0 {
-		pos += 4
-	}
-	if pos > 0 && peek(pos-1, 1) == nil {
-		return 0, false, pos, nil
-	}
-	return pos, false, 0, nil
 }
 
 // zstdState is the part of a Reader that reads zstd frames.
@@ -401,12 +191,12 @@ type aheadFrame struct {
 }
 
 // frameContentBound is what the data frame b may decode to: its declared
-// content size, else what its blocks can hold, at most MaxFrameContent.
+// content size, else what its blocks can hold, at most zstdframe.MaxContent.
 func frameContentBound(b []byte) int {
-	if size, ok := frameContentSize(b); ok {
-		return int(min(size, MaxFrameContent))
+	if size, ok := zstdframe.ContentSize(b); ok {
+		return int(min(size, zstdframe.MaxContent))
 	}
-	return int(min(contentBound(b), MaxFrameContent))
+	return int(min(zstdframe.ContentBound(b), zstdframe.MaxContent))
 }
 
 // decodedFrame is the result of decodeFrame.
@@ -428,7 +218,7 @@ const (
 	aheadBuffered = 1 << 20
 	// aheadMaxBytes bounds what the frames being decoded ahead decode to
 	// (their declared content sizes, else what their blocks can hold), but
-	// for one: a frame of a rewrite holds up to FrameTarget, and one ahead
+	// for one: a frame of a rewrite holds up to zstdframe.Target, and one ahead
 	// overlaps its decode with its rows' parse.
 	aheadMaxBytes = 4 << 20
 	// A job ends at aheadJobFrames frames or aheadJobBytes of content.
@@ -470,7 +260,7 @@ func (l *latchReader) Read(p []byte) (int, error) {
 // decode of the same bytes, so what a read finds (rows, torn tails,
 // corruption) is the same either way; an I/O error met reading ahead is
 // latched and surfaces when the read reaches it. Frames under minAhead or
-// over FrameTarget are decoded in line. A goroutine ends with its decodes,
+// over zstdframe.Target are decoded in line. A goroutine ends with its decodes,
 // even if the Reader is dropped.
 func (r *Reader) prefetch() {
 	zs := r.zs
@@ -500,7 +290,7 @@ func (r *Reader) collectJob() *aheadJob {
 	for j == nil || len(j.frames) < aheadJobFrames && content < aheadJobBytes {
 		pos := max(zs.aheadEnd, r.bufOff)
 		b := r.buf[r.r+int(pos-r.bufOff) : r.w]
-		n, skippable, need, err := frameExtent(b)
+		n, skippable, need, err := zstdframe.ExtentOf(b)
 		if err != nil {
 			break // damage: the read in order finds what it is
 		}
@@ -513,7 +303,7 @@ func (r *Reader) collectJob() *aheadJob {
 			}
 			continue
 		}
-		if skippable || n < zs.minAhead || n > FrameTarget {
+		if skippable || n < zs.minAhead || n > zstdframe.Target {
 			zs.aheadEnd = pos + int64(n)
 			continue
 		}
@@ -714,7 +504,7 @@ func (r *Reader) readZstdRow() {
 		r.fail(&CorruptError{Path: r.path, Offset: zs.frameOff, Seq: zs.frameSeq, Reason: fmt.Sprintf("seq %d, in a frame that passed its checksum: %v", r.next, err)})
 		return
 	}
-	if r.next == AnySeq {
+	if r.next == anySeq {
 		r.next = r.cur.seq
 	}
 	if r.cur.seq != r.next {
@@ -752,7 +542,7 @@ func (r *Reader) nextFrame() bool {
 		case n == 0: // not a frame
 			r.badFrame(off, "bytes that are not a zstd frame")
 			return false
-		case skippable && r.tailMagicAhead() && n != TailFrameSize:
+		case skippable && r.tailMagicAhead() && n != zstdframe.TailSize:
 			// Ours, with a damaged size field: it must not swallow the
 			// frames after it, nor call them torn.
 			r.badFrame(off, "a tail frame whose size field is damaged")
@@ -805,7 +595,7 @@ func (r *Reader) nextFrame() bool {
 			r.fail(fmt.Errorf("eventlog: reading %s at offset %d: %w", r.name(), off, derr))
 			return false
 		}
-		if errors.Is(derr, errFrameTooLarge) {
+		if errors.Is(derr, zstdframe.ErrTooLarge) {
 			r.fail(&CorruptError{Path: r.path, Offset: off, Seq: r.next, Reason: derr.Error()})
 			return false
 		}
@@ -850,20 +640,20 @@ func startsFrame(b []byte) bool {
 		return true
 	}
 	k := min(len(b), 4)
-	if bytes.HasPrefix(zstdMagicBytes, b[:k]) {
+	if bytes.HasPrefix(zstdframe.MagicBytes, b[:k]) {
 		return true
 	}
 	var magic [4]byte
 	copy(magic[:], b[:k])
 	m := binary.LittleEndian.Uint32(magic[:])
 	mask := uint32(0xFFFFFFF0 & (uint64(1)<<(8*k) - 1)) // the bytes there are; the low 4 bits are free
-	return m&mask == skippableMagic&mask
+	return m&mask == zstdframe.SkippableMagic&mask
 }
 
 // tailMagicAhead reports whether the buffered bytes at the read position
 // start with the tail frame's magic.
 func (r *Reader) tailMagicAhead() bool {
-	return bytes.HasPrefix(r.buf[r.r:r.w], tailMagicBytes)
+	return bytes.HasPrefix(r.buf[r.r:r.w], zstdframe.TailMagicBytes)
 }
 
 // tailFrameFits reports whether the tail frame buffered at the read
@@ -873,14 +663,14 @@ func (r *Reader) tailMagicAhead() bool {
 // derived, but damage in it followed by a valid frame is damage like any
 // other (docs/format.md, Torn tail or corruption).
 func (r *Reader) tailFrameFits(off int64) bool {
-	b := r.buf[r.r : r.r+TailFrameSize]
-	lastOff, lastLen, ok := tailFrameAt(b, off)
+	b := r.buf[r.r : r.r+zstdframe.TailSize]
+	lastOff, lastLen, ok := zstdframe.ParseTail(b, off)
 	if !ok || !r.zs.framed {
 		return ok
 	}
 	zs := r.zs
 	next := int64(binary.LittleEndian.Uint64(b[40:]))
-	return lastOff == zs.frameOff && lastLen == zs.frameEnd-zs.frameOff && (r.next == AnySeq || next == r.next)
+	return lastOff == zs.frameOff && lastLen == zs.frameEnd-zs.frameOff && (r.next == anySeq || next == r.next)
 }
 
 // frameAhead finds the extent of the frame at the read position, buffering
@@ -888,7 +678,7 @@ func (r *Reader) tailFrameFits(off int64) bool {
 // n == 0: no bytes are left (r.w == r.r) or the bytes are not a frame.
 func (r *Reader) frameAhead() (n int, skippable bool, err error) {
 	for {
-		n, skippable, need, ferr := frameExtent(r.buf[r.r:r.w])
+		n, skippable, need, ferr := zstdframe.ExtentOf(r.buf[r.r:r.w])
 		switch {
 		case ferr != nil:
 			return 0, false, nil
@@ -996,12 +786,12 @@ func (r *Reader) validFrameAhead(after int64) (int64, bool, error) {
 		}
 		r.consume(i)
 		at := r.bufOff
-		if bytes.HasPrefix(r.buf[r.r:r.w], tailMagicBytes) {
-			if err := r.ensure(TailFrameSize); err != nil {
+		if bytes.HasPrefix(r.buf[r.r:r.w], zstdframe.TailMagicBytes) {
+			if err := r.ensure(zstdframe.TailSize); err != nil {
 				return 0, false, err
 			}
-			if r.w-r.r >= TailFrameSize {
-				if _, _, ok := tailFrameAt(r.buf[r.r:r.r+TailFrameSize], at); ok {
+			if r.w-r.r >= zstdframe.TailSize {
+				if _, _, ok := zstdframe.ParseTail(r.buf[r.r:r.r+zstdframe.TailSize], at); ok {
 					return at, true, nil
 				}
 			}
@@ -1023,8 +813,8 @@ func (r *Reader) validFrameAhead(after int64) (int64, bool, error) {
 // indexMagic returns the index of the first zstd or tail frame magic in b,
 // or -1.
 func indexMagic(b []byte) int {
-	i := bytes.Index(b, zstdMagicBytes)
-	if j := bytes.Index(b, tailMagicBytes); j >= 0 && (i < 0 || j < i) {
+	i := bytes.Index(b, zstdframe.MagicBytes)
+	if j := bytes.Index(b, zstdframe.TailMagicBytes); j >= 0 && (i < 0 || j < i) {
 		i = j
 	}
 	return i

@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/format/logfile"
+	"github.com/sessionlog/sessionlog/internal/format/zstdframe"
 )
 
 // firstBlockHeader returns the offset of a frame's first block header.
@@ -33,7 +35,7 @@ func TestZstdDamagedBlockSizeIsCorruption(t *testing.T) {
 	require.NoError(t, err)
 	defer codec.Close()
 	enc := eventlog.NewEncoder(nil)
-	hdr, err := eventlog.EncodeHeader(eventlog.NewHeader("01JDX3N0Q3Z8Y6W2D1V5K7M9PA", 1))
+	hdr, err := eventlog.EncodeHeader(logfile.NewHeader("01JDX3N0Q3Z8Y6W2D1V5K7M9PA", 1))
 	require.NoError(t, err)
 	file, _ := codec.AppendFrames(nil, append(hdr, '\n'))
 	for f := range 3 {
@@ -43,7 +45,7 @@ func TestZstdDamagedBlockSizeIsCorruption(t *testing.T) {
 		}
 		file, _ = codec.AppendFrames(file, enc.AppendRows(nil, evs))
 	}
-	frames, _ := eventlog.ZstdFrames(bytes.NewReader(file), int64(len(file)))
+	frames, _ := zstdframe.Frames(bytes.NewReader(file), int64(len(file)))
 	require.Len(t, frames, 4)
 	for _, tc := range []struct {
 		name  string
@@ -88,7 +90,7 @@ func closedThenAppended(t *testing.T, c *eventlog.ZstdCodec) (data []byte, tailO
 	t.Helper()
 	l := buildZLog(c, hdrLine, rows(0, 2), rows(2, 3))
 	tailOff = int64(len(l.data))
-	data = eventlog.AppendTailFrame(bytes.Clone(l.data), tailOff, l.offs[2], l.end(2)-l.offs[2], 5)
+	data = zstdframe.AppendTail(bytes.Clone(l.data), tailOff, l.offs[2], l.end(2)-l.offs[2], 5)
 	data, _ = c.AppendFrames(data, []byte(rows(5, 4)))
 	return data, tailOff
 }
@@ -113,17 +115,17 @@ func TestZstdDamagedTailFrame(t *testing.T) {
 			requireEvents(t, rowsEvents(0, 5), res.events)
 		}
 	}
-	for i := tailOff; i < tailOff+eventlog.TailFrameSize; i++ {
+	for i := tailOff; i < tailOff+zstdframe.TailSize; i++ {
 		res := readZBytes(t, c, flip(data, i))
 		requireCorrupt(t, res.err, tailOff, 5, "")
 		requireEvents(t, rowsEvents(0, 5), res.events)
 	}
 	t.Run("at the end, a damaged tail frame is torn", func(t *testing.T) {
-		end := data[:tailOff+eventlog.TailFrameSize]
+		end := data[:tailOff+zstdframe.TailSize]
 		for _, i := range []int64{tailOff + 4, tailOff + 7, tailOff + 8, tailOff + 16, tailOff + 24, tailOff + 40} {
 			res := readZBytes(t, c, flip(end, i))
 			require.NoError(t, res.err, "flip at %d", i)
-			require.Equal(t, &eventlog.TornTail{Offset: tailOff, Bytes: eventlog.TailFrameSize}, res.torn)
+			require.Equal(t, &eventlog.TornTail{Offset: tailOff, Bytes: zstdframe.TailSize}, res.torn)
 			requireEvents(t, rowsEvents(0, 5), res.events)
 		}
 	})

@@ -1,12 +1,11 @@
 package eventlog_test
 
 // Tests of the zstd encoding (docs/format.md §5, §9): frames written by ZstdCodec and
-// read by NewZstdReader, ReadZstdTail and ZstdFrames, torn tails and
+// read by NewZstdReader, ReadZstdTail and zstdframe.Frames, torn tails and
 // corruption told apart frame by frame.
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/binary"
 	"io"
 	"math/rand/v2"
@@ -21,6 +20,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/format/logfile"
+	"github.com/sessionlog/sessionlog/internal/format/zstdframe"
 )
 
 // zCodec returns a codec closed when the test ends.
@@ -149,7 +150,7 @@ func TestZstdRoundTrip(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			l := buildZLog(c, tt.hdr, tt.flushes...)
-			frames, _ := eventlog.ZstdFrames(bytes.NewReader(l.data), int64(len(l.data)))
+			frames, _ := zstdframe.Frames(bytes.NewReader(l.data), int64(len(l.data)))
 			require.Len(t, frames, len(tt.flushes)+1, "one frame per flush, the header in its own")
 			for _, ch := range chunkings {
 				t.Run(ch.name, func(t *testing.T) {
@@ -184,8 +185,8 @@ func TestZstdRoundTrip(t *testing.T) {
 	}
 }
 
-// AppendFrames cuts a large flush into frames of at most FrameTarget bytes
-// of content at row boundaries; a row larger than FrameTarget stands alone.
+// AppendFrames cuts a large flush into frames of at most zstdframe.Target bytes
+// of content at row boundaries; a row larger than zstdframe.Target stands alone.
 func TestZstdAppendFramesSplitsAtRows(t *testing.T) {
 	c := zCodec(t)
 	small := func(first int64, minBytes int) string {
@@ -196,7 +197,7 @@ func TestZstdAppendFramesSplitsAtRows(t *testing.T) {
 		}
 		return b.String()
 	}
-	big := string(bigRow(t, 2, eventlog.FrameTarget+1000)) + "\n"
+	big := string(bigRow(t, 2, zstdframe.Target+1000)) + "\n"
 	tests := []struct {
 		name string
 		rows string
@@ -206,10 +207,10 @@ func TestZstdAppendFramesSplitsAtRows(t *testing.T) {
 		{"below the target: one frame", rows(0, 5), func(t *testing.T, cs []string) {
 			require.Equal(t, []string{rows(0, 5)}, cs)
 		}},
-		{"two and a half targets: three frames", small(0, 5*eventlog.FrameTarget/2), func(t *testing.T, cs []string) {
+		{"two and a half targets: three frames", small(0, 5*zstdframe.Target/2), func(t *testing.T, cs []string) {
 			require.Len(t, cs, 3)
 			for _, content := range cs[:2] {
-				require.Greater(t, len(content), eventlog.FrameTarget-2000, "frames are filled up to the target")
+				require.Greater(t, len(content), zstdframe.Target-2000, "frames are filled up to the target")
 			}
 		}},
 		{"a row larger than the target between small rows", rows(0, 2) + big + rows(3, 2), func(t *testing.T, cs []string) {
@@ -228,7 +229,7 @@ func TestZstdAppendFramesSplitsAtRows(t *testing.T) {
 			out, last := c.AppendFrames(bytes.Clone(prefix), []byte(tt.rows))
 			require.Equal(t, prefix, out[:len(prefix)], "dst is appended to")
 			body := out[len(prefix):]
-			frames, end := eventlog.ZstdFrames(bytes.NewReader(body), int64(len(body)))
+			frames, end := zstdframe.Frames(bytes.NewReader(body), int64(len(body)))
 			require.Equal(t, int64(len(body)), end)
 			var contents []string
 			for _, f := range frames {
@@ -236,7 +237,7 @@ func TestZstdAppendFramesSplitsAtRows(t *testing.T) {
 				content, err := zDecoder().DecodeAll(body[f.Offset:f.Offset+f.Len], nil)
 				require.NoError(t, err)
 				require.True(t, bytes.HasSuffix(content, []byte("\n")), "a frame holds whole rows")
-				if len(content) > eventlog.FrameTarget {
+				if len(content) > zstdframe.Target {
 					require.Equal(t, 1, bytes.Count(content, []byte("\n")), "only a row alone may exceed the target")
 				}
 				contents = append(contents, string(content))
@@ -268,7 +269,7 @@ func TestZstdAppendFramesSplitsAtRows(t *testing.T) {
 func TestZstdStreamingDecoderYieldsRawLog(t *testing.T) {
 	c := zCodec(t)
 	l := buildZLog(c, hdrLine, rows(0, 2), packedRow(2, 3))
-	mid := eventlog.AppendTailFrame(nil, int64(len(l.data)), l.offs[2], l.end(2)-l.offs[2], 5)
+	mid := zstdframe.AppendTail(nil, int64(len(l.data)), l.offs[2], l.end(2)-l.offs[2], 5)
 	data := cat(l.data, mid)
 	data, _ = c.AppendFrames(data, []byte(rows(5, 2)))
 	data = append(data, skippableFrame(0x184D2A50, "an index")...)
@@ -276,7 +277,7 @@ func TestZstdStreamingDecoderYieldsRawLog(t *testing.T) {
 	data, _ = c.AppendFrames(data, []byte(rows(7, 1)))
 	lastLen := int64(len(data)) - last
 	data = append(data, skippableFrame(0x184D2A5F, "")...)
-	data = eventlog.AppendTailFrame(data, int64(len(data)), last, lastLen, 8)
+	data = zstdframe.AppendTail(data, int64(len(data)), last, lastLen, 8)
 
 	raw := hdrLine + rows(0, 2) + packedRow(2, 3) + rows(5, 2) + rows(7, 1)
 	zr, err := zstd.NewReader(bytes.NewReader(data))
@@ -312,7 +313,7 @@ func TestZstdTorn(t *testing.T) {
 	n := int64(len(l.data))
 	lastOff := l.offs[3]
 	all, before := rowsEvents(0, 9), rowsEvents(0, 5)
-	tail := eventlog.AppendTailFrame(nil, n, lastOff, n-lastOff, 9)
+	tail := zstdframe.AppendTail(nil, n, lastOff, n-lastOff, 9)
 	tests := []struct {
 		name string
 		data []byte
@@ -330,7 +331,7 @@ func TestZstdTorn(t *testing.T) {
 		{"a truncated tail frame", cat(l.data, tail[:20]), all, eventlog.TornTail{Offset: n, Bytes: 20}},
 		{"a skippable frame cut in its size", cat(l.data, tail[:6]), all, eventlog.TornTail{Offset: n, Bytes: 6}},
 		{"a skippable frame longer than the rest", cat(l.data, skippableFrame(0x184D2A53, strings.Repeat("i", 100))[:50]), all, eventlog.TornTail{Offset: n, Bytes: 50}},
-		{"a complete skippable frame, then a torn frame", cat(l.data, tail, zFrame(rows(9, 1))[:10]), all, eventlog.TornTail{Offset: n + eventlog.TailFrameSize, Bytes: 10}},
+		{"a complete skippable frame, then a torn frame", cat(l.data, tail, zFrame(rows(9, 1))[:10]), all, eventlog.TornTail{Offset: n + zstdframe.TailSize, Bytes: 10}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -370,8 +371,8 @@ func TestZstdCorrupt(t *testing.T) {
 	c := zCodec(t)
 	l := buildZLog(c, hdrLine, rows(0, 2), rows(2, 3), rows(5, 4))
 	mid, midEnd := l.offs[2], l.end(2)
-	head, rest := l.data[:mid], l.data[midEnd:]                       // before and after the middle frame
-	tail := eventlog.AppendTailFrame(nil, midEnd, mid, midEnd-mid, 5) // as if written after the middle frame
+	head, rest := l.data[:mid], l.data[midEnd:]                   // before and after the middle frame
+	tail := zstdframe.AppendTail(nil, midEnd, mid, midEnd-mid, 5) // as if written after the middle frame
 	tests := []struct {
 		name   string
 		data   []byte
@@ -402,7 +403,7 @@ func TestZstdCorrupt(t *testing.T) {
 		// made durable: a bad frame before one is damage, not a torn write.
 		{"the last data frame fails its checksum, a tail frame follows", cat(flip(l.data[:midEnd], midEnd-1), tail), rowsEvents(0, 2), mid, 2, "fails its checksum"},
 		{"zero bytes before a tail frame", cat(l.data[:mid], make([]byte, midEnd-mid), tail), rowsEvents(0, 2), mid, 2, "bytes that are not a zstd frame"},
-		{"a stale tail frame after a bad frame is no proof", cat(flip(l.data[:midEnd], midEnd-1), eventlog.AppendTailFrame(nil, 7, mid, midEnd-mid, 5), rest), rowsEvents(0, 2), mid, 2, "followed by a valid frame at offset " + strconv.FormatInt(midEnd+eventlog.TailFrameSize, 10)},
+		{"a stale tail frame after a bad frame is no proof", cat(flip(l.data[:midEnd], midEnd-1), zstdframe.AppendTail(nil, 7, mid, midEnd-mid, 5), rest), rowsEvents(0, 2), mid, 2, "followed by a valid frame at offset " + strconv.FormatInt(midEnd+zstdframe.TailSize, 10)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -419,14 +420,14 @@ func TestZstdCorrupt(t *testing.T) {
 	}
 }
 
-// A frame whose content would exceed MaxFrameContent is refused without
+// A frame whose content would exceed zstdframe.MaxContent is refused without
 // being decompressed, and is corruption wherever it is: no writer writes
 // one and no crash leaves one. (Regression: last, it read as a torn tail,
 // which the next writer cut.)
 func TestZstdDecompressionBomb(t *testing.T) {
 	c := zCodec(t)
 	const size = 64 << 20
-	require.Greater(t, size, eventlog.MaxFrameContent)
+	require.Greater(t, size, zstdframe.MaxContent)
 	zeros := make([]byte, size)
 	withSize := zEncoder().EncodeAll(zeros, nil)
 	var sb bytes.Buffer // the same content in a frame that does not declare its size
@@ -446,7 +447,7 @@ func TestZstdDecompressionBomb(t *testing.T) {
 		alloc uint64 // the most the read may allocate
 	}{
 		{"content size declared", withSize, 4 << 20},
-		// Known only by decoding it: bounded by MaxFrameContent.
+		// Known only by decoding it: bounded by zstdframe.MaxContent.
 		{"content size not declared", sb.Bytes(), 40 << 20},
 	} {
 		require.Less(t, len(b.frame), 1<<20, "the bomb is small")
@@ -469,7 +470,7 @@ func TestZstdDecompressionBomb(t *testing.T) {
 				requireCorrupt(t, res.err, off, 2, "exceeds the limit of")
 				if tt.name == "last" {
 					// Nor does the tail reader pass over it as a torn frame.
-					_, err := eventlog.ReadZstdTail(bytes.NewReader(tt.data), int64(len(tt.data)), c, "p")
+					_, err := logfile.ReadZstdTail(bytes.NewReader(tt.data), int64(len(tt.data)), c, "p")
 					var ce *eventlog.CorruptError
 					require.ErrorAs(t, err, &ce)
 					require.Equal(t, off, ce.Offset)
@@ -483,7 +484,7 @@ func TestZstdHeader(t *testing.T) {
 	c := zCodec(t)
 	t.Run("the first frame holds the header alone", func(t *testing.T) {
 		l := buildZLog(c, hdrLine, rows(0, 2))
-		frames, _ := eventlog.ZstdFrames(bytes.NewReader(l.data), int64(len(l.data)))
+		frames, _ := zstdframe.Frames(bytes.NewReader(l.data), int64(len(l.data)))
 		content, err := zDecoder().DecodeAll(l.data[:frames[0].Len], nil)
 		require.NoError(t, err)
 		require.Equal(t, hdrLine, string(content))
@@ -621,185 +622,11 @@ func (c *countingReaderAt) ReadAt(p []byte, off int64) (int, error) {
 	return n, err
 }
 
-// bigZLog is a zstd log of about 5 MB in 100 frames of hard to compress
-// events, and its events.
-var bigZLog = sync.OnceValues(func() (zLog, []eventlog.Event) {
-	c, err := eventlog.NewZstdCodec(0)
-	if err != nil {
-		panic(err)
-	}
-	defer c.Close()
-	rng := rand.New(rand.NewPCG(1, 2))
-	enc := eventlog.NewEncoder(nil)
-	var evs []eventlog.Event
-	var flushes []string
-	raw := make([]byte, 1500)
-	for f := range 100 {
-		var batch []eventlog.Event
-		for k := range 30 {
-			for i := range raw {
-				raw[i] = byte(rng.Uint32())
-			}
-			seq := int64(f*30 + k)
-			batch = append(batch, ev(seq, "tool/result", testTime+seq, `{"output":"`+base64.StdEncoding.EncodeToString(raw)+`"}`))
-		}
-		evs = append(evs, batch...)
-		flushes = append(flushes, string(enc.AppendRows(nil, batch)))
-	}
-	return buildZLog(c, hdrLine, flushes...), evs
-})
-
-func TestReadZstdTail(t *testing.T) {
-	c := zCodec(t)
-	big, bigEvs := bigZLog()
-	bigN := int64(len(big.data))
-	require.Greater(t, bigN, int64(4<<20))
-	lastBig := len(big.offs) - 1
-	bigWithTail := eventlog.AppendTailFrame(bytes.Clone(big.data), bigN, big.offs[lastBig], bigN-big.offs[lastBig], int64(len(bigEvs)))
-
-	t.Run("through the tail frame, a bounded read", func(t *testing.T) {
-		src := &countingReaderAt{r: bytes.NewReader(bigWithTail)}
-		tl, err := eventlog.ReadZstdTail(src, int64(len(bigWithTail)), c, "p")
-		require.NoError(t, err)
-		require.True(t, tl.Found)
-		require.Equal(t, testID, tl.Header.ID)
-		require.Equal(t, bigEvs[len(bigEvs)-1], tl.Last)
-		lastLen := bigN - big.offs[lastBig]
-		require.Less(t, src.n, big.offs[1]+lastLen+1024, "reads the header frame, the tail frame and the last frame")
-		require.Less(t, src.n, int64(len(bigWithTail))/20)
-	})
-
-	t.Run("without a tail frame, walking frame headers", func(t *testing.T) {
-		src := &countingReaderAt{r: bytes.NewReader(big.data)}
-		tl, err := eventlog.ReadZstdTail(src, bigN, c, "p")
-		require.NoError(t, err)
-		require.True(t, tl.Found)
-		require.Equal(t, bigEvs[len(bigEvs)-1], tl.Last)
-		require.Less(t, src.n, bigN/10, "frame headers are walked, not decompressed")
-	})
-
-	small := buildZLog(c, hdrLine, rows(0, 2), packedRow(2, 3), rows(5, 2)+packedRow(7, 2))
-	n := int64(len(small.data))
-	lastOff := small.offs[3]
-	withTail := func(data []byte, lastOff, lastLen, next int64) []byte {
-		return eventlog.AppendTailFrame(bytes.Clone(data), int64(len(data)), lastOff, lastLen, next)
-	}
-	hdrOnly := buildZLog(c, hdrLine).data
-	fork := buildZLog(c, forkHeader(t, eventlog.ModeFork, 41), rows(42, 3))
-	tests := []struct {
-		name  string
-		data  []byte
-		last  eventlog.Event
-		found bool
-	}{
-		{"tail frame", withTail(small.data, lastOff, n-lastOff, 9), packedEvents(7, 2)[1], true},
-		{"no tail frame", small.data, packedEvents(7, 2)[1], true},
-		{"a stale tail frame in the middle", cat(withTail(small.data[:lastOff], small.offs[2], lastOff-small.offs[2], 5), small.data[lastOff:]), packedEvents(7, 2)[1], true},
-		{"a tail frame at the end naming the wrong offset", cat(small.data, eventlog.AppendTailFrame(nil, 3, lastOff, n-lastOff, 9)), packedEvents(7, 2)[1], true},
-		{"a skippable frame at the end", cat(small.data, skippableFrame(0x184D2A50, "idx")), packedEvents(7, 2)[1], true},
-		// Found by a seed of FuzzReadZstdTail: the tail frame's path gave no last event.
-		{"a tail frame naming an empty last frame", withTail(cat(small.data, zFrame("")), n, int64(len(zFrame(""))), 9), packedEvents(7, 2)[1], true},
-		{"a tail frame naming the last frame with rows, an empty one after it", withTail(cat(small.data, zFrame("")), lastOff, n-lastOff, 9), packedEvents(7, 2)[1], true},
-		{"last frame torn", small.data[:n-5], packedEvents(2, 3)[2], true},
-		{"last frame torn after a tail frame", cat(withTail(small.data[:lastOff], small.offs[2], lastOff-small.offs[2], 5), small.data[lastOff:n-5]), packedEvents(2, 3)[2], true},
-		{"last frame fails its checksum", flip(small.data, n-1), packedEvents(2, 3)[2], true},
-		{"trailing zero bytes", cat(small.data, make([]byte, 100)), packedEvents(7, 2)[1], true},
-		{"header only", hdrOnly, eventlog.Event{}, false},
-		{"header only, tail frame", withTail(hdrOnly, 0, int64(len(hdrOnly)), 0), eventlog.Event{}, false},
-		{"header only, torn frame after it", cat(hdrOnly, zFrame(rows(0, 1))[:9]), eventlog.Event{}, false},
-		{"header and rows in one frame", zFrame(hdrLine + rows(0, 3)), rowsEvents(0, 3)[2], true},
-		// Found writing FuzzReadZstdTail: skippable frames may stand anywhere
-		// (docs/format.md §5), and the header frame was looked for at offset 0 only.
-		{"a skippable frame before the header frame", cat(skippableFrame(0x184D2A50, "idx"), small.data), packedEvents(7, 2)[1], true},
-		{"skippable frames before a header frame holding rows", cat(skippableFrame(0x184D2A5F, ""), skippableFrame(0x184D2A50, "i"), zFrame(hdrLine+rows(0, 3))), rowsEvents(0, 3)[2], true},
-		{"a skippable frame before the header frame alone", cat(skippableFrame(0x184D2A50, "idx"), hdrOnly), eventlog.Event{}, false},
-		{"fork", fork.data, rowsEvents(42, 3)[2], true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			tl, err := eventlog.ReadZstdTail(bytes.NewReader(tt.data), int64(len(tt.data)), c, "p")
-			require.NoError(t, err)
-			require.Equal(t, tt.found, tl.Found)
-			require.Equal(t, tt.last, tl.Last)
-			r := eventlog.NewZstdReader(bytes.NewReader(tt.data), c)
-			h, err := r.Header()
-			require.NoError(t, err)
-			require.Equal(t, h, tl.Header)
-			// The Reader agrees on the last event.
-			var last eventlog.Event
-			for r.Next() {
-				last = r.Event()
-			}
-			require.NoError(t, r.Err())
-			require.Equal(t, tt.last, last)
-		})
-	}
-
-	t.Run("no complete first frame", func(t *testing.T) {
-		for _, data := range [][]byte{nil, small.data[:10], flip(small.data, small.offs[1]-1)} {
-			_, err := eventlog.ReadZstdTail(bytes.NewReader(data), int64(len(data)), c, "p")
-			requireCorrupt(t, err, 0, -1, "")
-		}
-	})
-
-	// The tail frame names the last data frame: when it does not decode,
-	// the log is damaged, and the previous frame's event is not the last.
-	t.Run("the frame the tail frame names fails its checksum", func(t *testing.T) {
-		data := withTail(flip(small.data, n-1), lastOff, n-lastOff, 9)
-		_, err := eventlog.ReadZstdTail(bytes.NewReader(data), int64(len(data)), c, "p")
-		requireCorrupt(t, err, lastOff, -1, "")
-		res := readZBytes(t, c, data)
-		requireCorrupt(t, res.err, lastOff, 5, "fails its checksum")
-	})
-}
-
-func TestZstdFrames(t *testing.T) {
-	c := zCodec(t)
-	l := buildZLog(c, hdrLine, rows(0, 2), rows(2, 1))
-	n := int64(len(l.data))
-	tailAt := n
-	data := eventlog.AppendTailFrame(bytes.Clone(l.data), tailAt, l.offs[2], n-l.offs[2], 3)
-	skip := skippableFrame(0x184D2A50, "abc")
-	data = append(data, skip...)
-	frames := []eventlog.Frame{
-		{Offset: 0, Len: l.offs[1]},
-		{Offset: l.offs[1], Len: l.offs[2] - l.offs[1]},
-		{Offset: l.offs[2], Len: n - l.offs[2]},
-		{Offset: tailAt, Len: eventlog.TailFrameSize, Skippable: true},
-		{Offset: tailAt + eventlog.TailFrameSize, Len: int64(len(skip)), Skippable: true},
-	}
-	size := int64(len(data))
-	next := zFrame(rows(3, 1))
-	tests := []struct {
-		name   string
-		data   []byte
-		frames []eventlog.Frame
-		end    int64
-	}{
-		{"empty", nil, nil, 0},
-		{"every frame", data, frames, size},
-		{"a torn data frame at the end", cat(data, next[:len(next)-1]), frames, size},
-		{"a data frame cut in its header", cat(data, next[:5]), frames, size},
-		{"a truncated skippable frame at the end", data[:size-1], frames[:4], size - int64(len(skip))},
-		{"a skippable frame cut in its size field", data[:size-int64(len(skip))+6], frames[:4], size - int64(len(skip))},
-		{"garbage", cat(data, "garbage", next), frames, size},
-		{"a frame cut in the middle", data[:l.offs[2]+5], frames[:2], l.offs[2]},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, end := eventlog.ZstdFrames(bytes.NewReader(tt.data), int64(len(tt.data)))
-			require.Equal(t, tt.frames, got)
-			require.Equal(t, tt.end, end)
-			require.LessOrEqual(t, end, int64(len(tt.data)))
-		})
-	}
-}
-
 // AppendFrames given bytes that do not end in '\n' (not whole rows) puts
 // them in a frame rather than looping.
 func TestZstdAppendFramesPartialRow(t *testing.T) {
 	c := zCodec(t)
-	in := bytes.Repeat([]byte("x"), eventlog.FrameTarget+10)
+	in := bytes.Repeat([]byte("x"), zstdframe.Target+10)
 	out, _ := c.AppendFrames(nil, in)
 	got, err := zDecoder().DecodeAll(out, nil)
 	require.NoError(t, err)
@@ -814,7 +641,7 @@ func TestZstdAppendFramesPartialRow(t *testing.T) {
 func zstdLogSeeds(tb testing.TB, c *eventlog.ZstdCodec) [][]byte {
 	l := buildZLog(c, hdrLine, rows(0, 2), packedRow(2, 3), rows(5, 1))
 	n := int64(len(l.data))
-	tail := eventlog.AppendTailFrame(nil, n, l.offs[3], n-l.offs[3], 6)
+	tail := zstdframe.AppendTail(nil, n, l.offs[3], n-l.offs[3], 6)
 	seeds := [][]byte{
 		l.data,
 		cat(l.data, tail),

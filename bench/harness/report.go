@@ -236,7 +236,7 @@ const (
 )
 
 // whyZstdRSS bounds a zstd replay's memory: the CLI scenario's zstd sessions
-// are converted, and a rewrite's frames hold eventlog.FrameTarget.
+// are converted, and a rewrite's frames hold zstdframe.Target.
 const whyZstdRSS = "a converted log's frames hold 4 MiB of rows: the frame being read, the one decoded ahead and an idle buffer for the next are 12 MiB, which the collector lets grow to twice that before it runs"
 
 // withWhy returns t with the reason it misses, when it does.

@@ -8,13 +8,14 @@ import (
 	"strconv"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/format/logfile"
 	"github.com/sessionlog/sessionlog/secrets/redact"
 )
 
 // The append path (docs/design.md, "Group commit"). An Append prepares its
 // rows in its own goroutine, before the handle's mutex: every event is
 // checked, its data compacted, and the bytes of its row that follow the
-// seq (eventlog.AppendCanonTail) are built, so concurrent appenders do that
+// seq (logfile.AppendCanonTail) are built, so concurrent appenders do that
 // CPU in parallel, also while a flush's fsync runs. Under the mutex it
 // only takes seqs, checks the reserved events that need them, feeds the
 // running digest those bytes, and queues the events with their prepared
@@ -120,7 +121,7 @@ func prepareBatch(path string, enc *eventlog.Encoder, red *redact.Redactor, even
 			continue
 		}
 		start := len(arena)
-		arena = eventlog.AppendCanonTail(arena, *e)
+		arena = logfile.AppendCanonTail(arena, *e)
 		tails[i] = arena[start:len(arena):len(arena)]
 		if d := e.Data; d != nil {
 			end := len(arena) - 1 // the data ends before the tail's '}'

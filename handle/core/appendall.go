@@ -9,6 +9,7 @@ import (
 	"iter"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/format/zstdframe"
 )
 
 // appendAll is Store.AppendAll for the store core, whose handles are the
@@ -17,7 +18,7 @@ import (
 // next seq (a *ConflictError otherwise), and hands the events to the
 // backend's WriteAll, checked as CreateFrom checks them — each at the seq
 // it claims, each as Append checks it, a checkpoint against the log's
-// digest — in chunks of about eventlog.FrameTarget bytes of rows. The
+// digest — in chunks of about zstdframe.Target bytes of rows. The
 // running digest, its states at the batch's checkpoints and the handle's
 // seqs move only once the whole batch is durable, so the handle's Close
 // leaves the derived records a writer's Close leaves. The events are
@@ -87,7 +88,7 @@ func (h *writeCore) appendAll(ctx context.Context, expected int64, events iter.S
 }
 
 // rows yields the checked events of in as rows for Backend.WriteAll, in
-// chunks of about eventlog.FrameTarget bytes (a zstd log's frames), and
+// chunks of about zstdframe.Target bytes (a zstd log's frames), and
 // stops at the first error (see events).
 func (c *eventCheck) rows(ctx context.Context, enc *eventlog.Encoder, in iter.Seq2[eventlog.Event, error]) iter.Seq2[Rows, error] {
 	return func(yield func(Rows, error) bool) {
@@ -106,7 +107,7 @@ func (c *eventCheck) rows(ctx context.Context, enc *eventlog.Encoder, in iter.Se
 				return
 			}
 			rs := eventlog.RowSize(e)
-			if size > 0 && size+rs > eventlog.FrameTarget {
+			if size > 0 && size+rs > zstdframe.Target {
 				if !put() {
 					return
 				}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/internal/format/logfile"
 )
 
 // blockedBackend is a Backend whose Write waits for release and fails
@@ -43,7 +44,7 @@ func TestFlushCarriedCallersGetTheFailure(t *testing.T) {
 	ctx := t.Context()
 	release := make(chan struct{})
 	cfg := handle.NewConfig(handle.Unredacted())
-	h := newCore(blockedBackend{release}, HandleConfig{Header: eventlog.NewHeader("01JDX3N0Q3Z8Y6W2D1V5K7M9PA", 0), Path: "blocked",
+	h := newCore(blockedBackend{release}, HandleConfig{Header: logfile.NewHeader("01JDX3N0Q3Z8Y6W2D1V5K7M9PA", 0), Path: "blocked",
 		Writer: true, Encoder: eventlog.NewEncoder(nil), Logger: cfg.Logger, Ticker: cfg.Ticker})
 	for i := range callers {
 		_, err := h.Append(ctx, eventlog.Event{Type: "test/carried", Data: fmt.Appendf(nil, `{"i":%d}`, i)})

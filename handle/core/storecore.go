@@ -3,6 +3,7 @@ package core
 import (
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/internal/lineage"
+	"github.com/sessionlog/sessionlog/internal/format/logfile"
 
 	"context"
 	"errors"
@@ -140,7 +141,7 @@ func (c *Store) newSession(ctx context.Context, cfg handle.Config) (NewSession, 
 		}
 		ns.Parent = &info
 	}
-	ns.Header = eventlog.NewHeader(id, cfg.Now().UnixMilli())
+	ns.Header = logfile.NewHeader(id, cfg.Now().UnixMilli())
 	if cc.CreatedAt != nil {
 		ns.Header.CreatedAt = *cc.CreatedAt
 	}

@@ -12,6 +12,8 @@ import (
 	"slices"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/format/logfile"
+	"github.com/sessionlog/sessionlog/internal/format/zstdframe"
 	"github.com/sessionlog/sessionlog/secrets/seal"
 	"github.com/spf13/afero"
 )
@@ -175,9 +177,9 @@ func (rec checkedRecord) holdsPrefix(f io.ReaderAt, now fileIdentity) bool {
 }
 
 // lastFrame returns the last data frame rec names, for a read of the
-// log's tail (see eventlog.ReadZstdTailAfter).
-func (rec checkedRecord) lastFrame() eventlog.Frame {
-	return eventlog.Frame{Offset: rec.LastFrame[0], Len: rec.LastFrame[1]}
+// log's tail (see logfile.ReadZstdTailAfter).
+func (rec checkedRecord) lastFrame() zstdframe.Frame {
+	return zstdframe.Frame{Offset: rec.LastFrame[0], Len: rec.LastFrame[1]}
 }
 
 // scan returns what rec says a full read of the log would find; hdr is
@@ -246,7 +248,7 @@ func (s *Store) checkLog(ctx context.Context, loc location, f afero.File, id, na
 		if loc.sealed != nil {
 			envs, err = loc.readEnvelopes(src, rec.Keys)
 		}
-		var t eventlog.Tail
+		var t logfile.Tail
 		if err == nil {
 			t, err = loc.tail(src, was.Size, rec.lastFrame)
 		}

@@ -2,6 +2,7 @@ package file
 
 import (
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/internal/format/zstdframe"
 
 	"bytes"
 	"context"
@@ -26,7 +27,7 @@ import (
 // rename, fsync the folder, remove the old file (the name changes with the
 // encoding), fsync the folder. A crash at any moment leaves the old file,
 // or the new one, or both with the same log (resolved on open, docs/format.md §2).
-// A zstd log is written in frames of about eventlog.FrameTarget bytes, so
+// A zstd log is written in frames of about zstdframe.Target bytes, so
 // converting zstd to zstd compacts it. A torn tail is not carried over.
 // Convert takes the writer lock: ErrLocked while a writer holds the session.
 func (s *Store) Convert(ctx context.Context, id, encodingName string) error {
@@ -168,7 +169,7 @@ func (s *Store) writeCopy(ctx context.Context, hdr eventlog.Header, events iter.
 }
 
 // copyWriter writes a log in an encoding, the header alone first, then
-// the rows in writes of about eventlog.FrameTarget bytes (zstd: each its
+// the rows in writes of about zstdframe.Target bytes (zstd: each its
 // frames) or of the seq index's stride (raw), and keeps the seq index a
 // full check of the file would build.
 type copyWriter struct {
@@ -229,7 +230,7 @@ func (w *copyWriter) copyLog(ctx context.Context, hdr eventlog.Header, events it
 	size := 0
 	next := hdr.FirstSeq()
 	w.index, w.next = []indexEntry{{off: w.off, seq: next}}, next
-	target := eventlog.FrameTarget
+	target := zstdframe.Target
 	if w.dst.z == nil {
 		target = indexStride
 	}
@@ -261,11 +262,11 @@ func (w *copyWriter) copyLog(ctx context.Context, hdr eventlog.Header, events it
 		batch = append(batch, e)
 		size += eventlog.RowSize(e)
 	}
-	if w.dst.z != nil && size > 2*eventlog.LastFrameTarget {
+	if w.dst.z != nil && size > 2*zstdframe.LastTarget {
 		// The last rows in a small frame of their own: a tail read decodes
-		// that frame (eventlog.LastFrameTarget), not FrameTarget's worth.
+		// that frame (zstdframe.LastTarget), not FrameTarget's worth.
 		i, last := len(batch)-1, eventlog.RowSize(batch[len(batch)-1])
-		for i > 0 && last+eventlog.RowSize(batch[i-1]) <= eventlog.LastFrameTarget {
+		for i > 0 && last+eventlog.RowSize(batch[i-1]) <= zstdframe.LastTarget {
 			i--
 			last += eventlog.RowSize(batch[i])
 		}
@@ -283,7 +284,7 @@ func (w *copyWriter) copyLog(ctx context.Context, hdr eventlog.Header, events it
 	}
 	w.next = next
 	if w.dst.z != nil {
-		tail := eventlog.AppendTailFrame(nil, w.off, w.lastFrame[0], w.lastFrame[1], next)
+		tail := zstdframe.AppendTail(nil, w.off, w.lastFrame[0], w.lastFrame[1], next)
 		if _, err := w.f.Write(tail); err != nil {
 			return nil, err
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
+	"github.com/sessionlog/sessionlog/internal/format/zstdframe"
 	"github.com/sessionlog/sessionlog/internal/testkit/faultfs"
 )
 
@@ -197,7 +198,7 @@ func TestConvertCorrupt(t *testing.T) {
 			b[i+1] = '#'
 			return
 		}
-		frames, _ := eventlog.ZstdFrames(bytes.NewReader(b), int64(len(b)))
+		frames, _ := zstdframe.Frames(bytes.NewReader(b), int64(len(b)))
 		f := frames[2]
 		require.False(t, f.Skippable)
 		b[f.Offset+f.Len-1] ^= 0xFF // its checksum

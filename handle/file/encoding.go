@@ -8,6 +8,8 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/internal/format/logfile"
+	"github.com/sessionlog/sessionlog/internal/format/zstdframe"
 )
 
 // encoding is what the store does differently per encoding.
@@ -78,12 +80,12 @@ func (e *encoding) rewriteCodec() (*eventlog.ZstdCodec, error) {
 
 // tail reads the header and last event of the log in src; known, when
 // not nil, tells a data frame the caller knows of (zstd, asked only when
-// needed: see eventlog.ReadZstdTailAfter).
-func (e *encoding) tail(src io.ReaderAt, size int64, path string, known func() eventlog.Frame) (eventlog.Tail, error) {
+// needed: see logfile.ReadZstdTailAfter).
+func (e *encoding) tail(src io.ReaderAt, size int64, path string, known func() zstdframe.Frame) (logfile.Tail, error) {
 	if e.z != nil {
-		return eventlog.ReadZstdTailAfter(src, size, e.z, path, known)
+		return logfile.ReadZstdTailAfter(src, size, e.z, path, known)
 	}
-	return eventlog.ReadTail(src, size, path)
+	return logfile.ReadTail(src, size, path)
 }
 
 // encodings returns the store's encodings, raw first.

@@ -13,6 +13,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
+	"github.com/sessionlog/sessionlog/internal/format/zstdframe"
 	"github.com/sessionlog/sessionlog/internal/testkit/faultfs"
 )
 
@@ -41,7 +42,7 @@ func TestTornTailHoldingAcknowledgedSeqsIsCorruption(t *testing.T) {
 			return b, lastRow, 19
 		}},
 		{"zstd: a bit flipped in the only data frame, no tail frame", handle.EncodingZstd, 521, func(t *testing.T, fileb []byte, _ int64) ([]byte, int64, int64) {
-			frames, end := eventlog.ZstdFrames(bytes.NewReader(fileb), int64(len(fileb)))
+			frames, end := zstdframe.Frames(bytes.NewReader(fileb), int64(len(fileb)))
 			require.Equal(t, int64(len(fileb)), end)
 			require.Len(t, frames, 3, "header frame, data frame, tail frame")
 			require.True(t, frames[2].Skippable)

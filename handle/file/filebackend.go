@@ -3,6 +3,7 @@ package file
 import (
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/core"
+	"github.com/sessionlog/sessionlog/internal/format/zstdframe"
 
 	"context"
 	"errors"
@@ -191,7 +192,7 @@ func (b *fileBackend) encode(rows []byte) ([]byte, []int, error) {
 		parts := b.parts[:0]
 		out = b.frameBuf[:0]
 		for rest := rows; len(rest) > 0 && err == nil; {
-			n := eventlog.FrameCut(rest)
+			n := zstdframe.Cut(rest)
 			parts = append(parts, len(out))
 			if b.sealer == nil {
 				out, _ = b.enc.z.AppendFrames(out, rest[:n])
@@ -405,7 +406,7 @@ func (b *fileBackend) finish() error {
 	}
 	b.mu.Lock()
 	at := b.size
-	tail := eventlog.AppendTailFrame(nil, at, b.lastFrame[0], b.lastFrame[1], b.next)
+	tail := zstdframe.AppendTail(nil, at, b.lastFrame[0], b.lastFrame[1], b.next)
 	b.mu.Unlock()
 	if err := b.write(false, at, tail, []int{0}); err != nil {
 		return fmt.Errorf("handle: close %q: writing the tail frame: %w", b.path, err)

@@ -3,6 +3,7 @@ package file
 import (
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/core"
+	"github.com/sessionlog/sessionlog/internal/format/logfile"
 
 	"context"
 	"encoding/json"
@@ -268,13 +269,13 @@ func (s *Store) readHeaderAt(loc location) (eventlog.Header, error) {
 		return eventlog.Header{Format: eventlog.FormatName, Version: eventlog.Version, ID: c.ID, CreatedAt: c.CreatedAt, Parent: c.Parent}, nil
 	}
 	if enc.z == nil {
-		h, _, err := eventlog.ReadHeader(f, path)
+		h, _, err := logfile.ReadHeader(f, path)
 		return h, err
 	}
 	fi, err := f.Stat()
 	if err != nil {
 		return eventlog.Header{}, err
 	}
-	t, err := eventlog.ReadZstdTail(f, fi.Size(), enc.z, path)
+	t, err := logfile.ReadZstdTail(f, fi.Size(), enc.z, path)
 	return t.Header, err
 }

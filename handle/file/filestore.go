@@ -3,6 +3,8 @@ package file
 import (
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/core"
+	"github.com/sessionlog/sessionlog/internal/format/logfile"
+	"github.com/sessionlog/sessionlog/internal/format/zstdframe"
 
 	"bufio"
 	"context"
@@ -547,11 +549,11 @@ func (s *Store) statPath(ctx context.Context, id string, loc location) (handle.I
 	}
 	size := fi.Size()
 	src := ctxReaderAt{ctx: ctx, r: f}
-	known := func() eventlog.Frame { // asked only when no tail frame ends the log
+	known := func() zstdframe.Frame { // asked only when no tail frame ends the log
 		if rec, ok := s.loadChecked(ctx, id); ok && rec.holdsPrefix(src, identityOf(fi)) {
 			return rec.lastFrame()
 		}
-		return eventlog.Frame{}
+		return zstdframe.Frame{}
 	}
 	t, err := loc.tail(src, size, known)
 	if errors.Is(err, seal.ErrNoKey) {
@@ -571,7 +573,7 @@ func (s *Store) statPath(ctx context.Context, id string, loc location) (handle.I
 
 // infoOf describes session id, whose log at loc of size bytes has the
 // header and last event t.
-func infoOf(id string, loc location, size int64, t eventlog.Tail) handle.Info {
+func infoOf(id string, loc location, size int64, t logfile.Tail) handle.Info {
 	hdr := t.Header
 	info := handle.Info{ID: id, Path: loc.path, Encoding: loc.enc.name, Header: hdr, SizeBytes: size,
 		LastSeq: hdr.FirstSeq() - 1, Events: hdr.FirstSeq(), Sealed: loc.sealed != nil}

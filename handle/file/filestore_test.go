@@ -19,6 +19,7 @@ import (
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/handle/storetest"
+	"github.com/sessionlog/sessionlog/internal/format/zstdframe"
 	"github.com/sessionlog/sessionlog/internal/testkit/countfs"
 	"github.com/sessionlog/sessionlog/internal/testkit/sweep"
 )
@@ -106,7 +107,7 @@ func corruptZstd(base afero.Fs, path func(*testing.T, string) string) corruptFun
 		p := path(t, id)
 		b, err := afero.ReadFile(base, p)
 		require.NoError(t, err)
-		frames, _ := eventlog.ZstdFrames(bytes.NewReader(b), int64(len(b)))
+		frames, _ := zstdframe.Frames(bytes.NewReader(b), int64(len(b)))
 		for _, f := range frames[1:] { // the first frame holds the header alone
 			if f.Skippable {
 				continue

@@ -15,6 +15,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
+	"github.com/sessionlog/sessionlog/internal/format/zstdframe"
 )
 
 // opLogFS records, in order, the writes and fsyncs made to files whose
@@ -68,7 +69,7 @@ func (f *opLogFile) Sync() error {
 
 // docs/format.md §5: a zstd writer emits one frame per flush, and §9's torn-tail rule
 // rests on it (a damaged frame followed by another is corruption). A batch
-// larger than a frame holds (eventlog.FrameTarget of content) must be
+// larger than a frame holds (zstdframe.Target of content) must be
 // written as several flushes: every write one whole frame, fsynced before
 // the next write starts, so a power cut can damage only the last frame.
 // Regression: the frames of one large flush went out in one write with one
@@ -102,13 +103,13 @@ func TestZstdLargeFlushOneFramePerWrite(t *testing.T) {
 			continue
 		}
 		writes++
-		frames, end := eventlog.ZstdFrames(bytes.NewReader(op.data), int64(len(op.data)))
+		frames, end := zstdframe.Frames(bytes.NewReader(op.data), int64(len(op.data)))
 		require.Len(t, frames, 1, "write %d holds one frame", writes)
 		require.Equal(t, int64(len(op.data)), end)
 		require.Less(t, i+1, len(ops), "write %d is fsynced", writes)
 		require.Nil(t, ops[i+1].data, "write %d is fsynced before the next write", writes)
 	}
-	require.GreaterOrEqual(t, writes, 3, "10 MiB of rows need several frames of at most %d bytes", eventlog.FrameTarget)
+	require.GreaterOrEqual(t, writes, 3, "10 MiB of rows need several frames of at most %d bytes", zstdframe.Target)
 
 	require.NoError(t, h.Close())
 	r, err := st.Open(ctx, h.ID(), handle.ReadOnly)

@@ -20,6 +20,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
+	"github.com/sessionlog/sessionlog/internal/format/logfile"
 )
 
 const oddID = "01JDX3N0Q3Z8Y6W2D1V5K7M9PA"
@@ -27,7 +28,7 @@ const oddID = "01JDX3N0Q3Z8Y6W2D1V5K7M9PA"
 // validLog is a session oddID with one event, as raw bytes.
 func validLog(t *testing.T) []byte {
 	t.Helper()
-	hdr, err := eventlog.EncodeHeader(eventlog.NewHeader(oddID, 1))
+	hdr, err := eventlog.EncodeHeader(logfile.NewHeader(oddID, 1))
 	require.NoError(t, err)
 	return append(append(hdr, '\n'), `{"seq":0,"type":"x","time":1,"data":null}`+"\n"...)
 }

@@ -2,6 +2,7 @@ package file
 
 import (
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/internal/format/logfile"
 
 	"context"
 	"errors"
@@ -27,7 +28,7 @@ func (s *Store) Salvage(ctx context.Context, id string, yield func(eventlog.Even
 }
 
 // SalvagePath reads the log file at path past damage, for inspection (see
-// eventlog.Salvage): every event it can decode goes to yield, and the
+// logfile.Salvage): every event it can decode goes to yield, and the
 // result lists each damaged range with the seqs lost. A fork's inherited
 // events come first, read from its parent in the store's folder; they are
 // not salvaged (a damaged parent fails with its error: salvage the parent
@@ -60,21 +61,21 @@ func (s *Store) SalvagePath(ctx context.Context, path string, yield func(eventlo
 }
 
 // salvage reads the log f at loc (size bytes) past damage (see
-// eventlog.Salvage); a sealed log restarts at its next record.
+// logfile.Salvage); a sealed log restarts at its next record.
 func (s *Store) salvage(ctx context.Context, loc location, f io.ReaderAt, size int64, yield func(eventlog.Event) bool) (eventlog.SalvageResult, error) {
 	src := ctxReaderAt{ctx: ctx, r: f}
 	if loc.sealed == nil {
-		return eventlog.Salvage(src, size, loc.enc.z, loc.path, yield)
+		return logfile.Salvage(src, size, loc.enc.z, loc.path, yield)
 	}
-	open := func(off int64) eventlog.SalvageReader {
+	open := func(off int64) logfile.SalvageReader {
 		o := readOpts{}
 		if off > 0 {
-			o = readAt(off, eventlog.AnySeq, 0)
+			o = readAt(off, logfile.AnySeq, 0)
 		}
 		return loc.reader(ctx, io.NewSectionReader(src, off, size-off), o)
 	}
 	next := func(off int64) (int64, bool, error) { return seal.NextRecord(src, size, off, loc.sealed.layout()) }
-	return eventlog.SalvageWith(open, next, size, loc.path, yield)
+	return logfile.SalvageWith(open, next, size, loc.path, yield)
 }
 
 // inherited yields the events the fork at path inherits (its parent's

@@ -14,11 +14,13 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
+	"github.com/sessionlog/sessionlog/internal/format/logfile"
+	"github.com/sessionlog/sessionlog/internal/format/zstdframe"
 )
 
 // TestRewriteEndsInSmallFrame checks that every whole-file rewrite of a zstd
 // log (a conversion, a compaction, CreateFrom) puts its last rows in a frame
-// of at most eventlog.LastFrameTarget bytes of content, but for one row,
+// of at most zstdframe.LastTarget bytes of content, but for one row,
 // however large the rest of its frames: a tail read (Stat, the stop facts)
 // decodes that frame, so its cost must not grow with the log. The log reads
 // back event for event, and a log that needs no cut keeps one frame of rows.
@@ -46,8 +48,8 @@ func TestRewriteEndsInSmallFrame(t *testing.T) {
 			require.NoError(t, err)
 			b, err := afero.ReadFile(fsys, path)
 			require.NoError(t, err)
-			frames, _ := eventlog.ZstdFrames(bytes.NewReader(b), int64(len(b)))
-			data := slices.DeleteFunc(frames, func(f eventlog.Frame) bool { return f.Skippable })
+			frames, _ := zstdframe.Frames(bytes.NewReader(b), int64(len(b)))
+			data := slices.DeleteFunc(frames, func(f zstdframe.Frame) bool { return f.Skippable })
 			require.GreaterOrEqual(t, len(data), 2, "the header frame and frames of rows")
 			rows := data[1:]
 			if tc.frames > 0 {
@@ -59,10 +61,10 @@ func TestRewriteEndsInSmallFrame(t *testing.T) {
 			require.NoError(t, err)
 			defer codec.Close()
 			last := rows[len(rows)-1]
-			_, content, err := eventlog.ReadFrame(bytes.NewReader(b), last.Offset, int64(len(b)), codec, path)
+			_, content, err := logfile.ReadFrame(bytes.NewReader(b), last.Offset, int64(len(b)), codec, path)
 			require.NoError(t, err)
-			require.LessOrEqual(t, len(content), eventlog.LastFrameTarget, "the last frame's content")
-			require.Greater(t, len(content), eventlog.LastFrameTarget/2, "the last frame holds what fits")
+			require.LessOrEqual(t, len(content), zstdframe.LastTarget, "the last frame's content")
+			require.Greater(t, len(content), zstdframe.LastTarget/2, "the last frame holds what fits")
 		})
 	}
 }

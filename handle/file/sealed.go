@@ -3,6 +3,8 @@ package file
 import (
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/core"
+	"github.com/sessionlog/sessionlog/internal/format/logfile"
+	"github.com/sessionlog/sessionlog/internal/format/zstdframe"
 
 	"context"
 	"errors"
@@ -168,15 +170,15 @@ func (loc location) reader(ctx context.Context, src io.Reader, o readOpts) logRe
 // tail reads the header and last event of the log at loc, which src holds
 // (size bytes); known, when not nil, tells a data frame the caller knows
 // of (clear zstd, asked only when needed: see
-// eventlog.ReadZstdTailAfter).
-func (loc location) tail(src io.ReaderAt, size int64, known func() eventlog.Frame) (eventlog.Tail, error) {
+// logfile.ReadZstdTailAfter).
+func (loc location) tail(src io.ReaderAt, size int64, known func() zstdframe.Frame) (logfile.Tail, error) {
 	if sf := loc.sealed; sf != nil {
 		return seal.ReadTail(src, size, sf.layout(), sf.kr, seal.WithPath(loc.path), seal.WithCodec(loc.enc.z))
 	}
 	if loc.enc.z != nil {
-		return eventlog.ReadZstdTailAfter(src, size, loc.enc.z, loc.path, known)
+		return logfile.ReadZstdTailAfter(src, size, loc.enc.z, loc.path, known)
 	}
-	return eventlog.ReadTail(src, size, loc.path)
+	return logfile.ReadTail(src, size, loc.path)
 }
 
 // envelopesOf returns the key records a read of a sealed log met; nil
@@ -275,7 +277,7 @@ func planWith(hdr eventlog.Header, enc *encoding, envs []seal.Envelope, key *sea
 }
 
 // seal appends rows (whole rows; zstd: compressed by z into frames of
-// eventlog.FrameCut first) sealed to dst, and returns where the last
+// zstdframe.Cut first) sealed to dst, and returns where the last
 // sealed record starts in it.
 func (p *sealPlan) seal(dst, rows []byte, z *eventlog.ZstdCodec, scratch *[]byte) ([]byte, int, error) {
 	last := len(dst)
@@ -289,7 +291,7 @@ func (p *sealPlan) seal(dst, rows []byte, z *eventlog.ZstdCodec, scratch *[]byte
 		return out, last, err
 	}
 	for rest := rows; len(rest) > 0; {
-		n := eventlog.FrameCut(rest)
+		n := zstdframe.Cut(rest)
 		*scratch, _ = z.AppendFrames((*scratch)[:0], rest[:n])
 		last = len(dst)
 		var err error

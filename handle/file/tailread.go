@@ -19,6 +19,8 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/format/logfile"
+	"github.com/sessionlog/sessionlog/internal/format/zstdframe"
 )
 
 // A TailReader reads the events at the end of a session's log as Stat
@@ -29,11 +31,11 @@ import (
 // file was converted or copied, its writer crashed): seconds for a
 // gigabyte. A TailReader costs what its reads cost, wherever they are:
 //
-//   - raw: any offset leads to the next row (eventlog.RowAfter), so a seq
+//   - raw: any offset leads to the next row (logfile.RowAfter), so a seq
 //     is found by a binary search over the file's bytes;
 //   - zstd: from the checked record's seq index when the file still holds
 //     the bytes the record was taken of, else frame by frame backward
-//     from the last one (eventlog.FrameBefore).
+//     from the last one (logfile.FrameBefore).
 //
 // Every row it yields is decoded and checked as a full read checks it, and
 // a fork's inherited events come from a TailReader on its parent. It does
@@ -47,7 +49,7 @@ type TailReader struct {
 	enc   *encoding
 	f     afero.File
 	size  int64
-	tail  eventlog.Tail
+	tail  logfile.Tail
 
 	mu      sync.Mutex
 	anchors []indexEntry // row or frame starts found so far, by offset, with their seqs
@@ -60,7 +62,7 @@ type TailReader struct {
 	// it).
 	frames     map[int64]decodedAt
 	frameOrder []int64
-	known      map[int64]eventlog.Frame
+	known      map[int64]zstdframe.Frame
 	frameLen   int64
 	parent     *TailReader
 }
@@ -116,11 +118,11 @@ func (s *Store) readTail(ctx context.Context, id, nameID string, loc location, f
 			return nil, err
 		}
 	}
-	known := func() eventlog.Frame {
+	known := func() zstdframe.Frame {
 		if held {
 			return rec.lastFrame()
 		}
-		return eventlog.Frame{}
+		return zstdframe.Frame{}
 	}
 	if t.tail, err = loc.tail(src, t.size, known); err != nil {
 		return nil, err
@@ -145,7 +147,7 @@ func (s *Store) readTail(ctx context.Context, id, nameID string, loc location, f
 	}
 	if loc.enc.z != nil {
 		lf := t.tail.LastFrame
-		rows, ok := eventlog.FrameRowsOf(t.tail.LastContent, lf.Offset == t.tail.HeaderEnd)
+		rows, ok := logfile.FrameRowsOf(t.tail.LastContent, lf.Offset == t.tail.HeaderEnd)
 		if !ok {
 			return nil, &eventlog.CorruptError{Path: loc.path, Offset: lf.Offset, Seq: -1, Reason: "the last frame holds no whole rows"}
 		}
@@ -157,7 +159,7 @@ func (s *Store) readTail(ctx context.Context, id, nameID string, loc location, f
 		t.frameLen = lf.Len
 		if held {
 			if k := rec.lastFrame(); k.Len > 0 && k.Offset > t.tail.HeaderEnd {
-				t.known = map[int64]eventlog.Frame{k.Offset + k.Len: k}
+				t.known = map[int64]zstdframe.Frame{k.Offset + k.Len: k}
 			}
 			for _, e := range rec.scan(t.tail.Header, nil).index {
 				if e.off > t.tail.HeaderEnd && e.off < lf.Offset && e.seq < rows.First {
@@ -289,14 +291,14 @@ func (t *TailReader) readFrames(ctx context.Context, off, seq, from, to int64, y
 
 // frame returns the frame at off and its content, decoded once: the
 // frames decoded last are kept (tailFrames of them).
-func (t *TailReader) frame(src io.ReaderAt, off int64) (eventlog.Frame, []byte, error) {
+func (t *TailReader) frame(src io.ReaderAt, off int64) (zstdframe.Frame, []byte, error) {
 	t.mu.Lock()
 	c, ok := t.frames[off]
 	t.mu.Unlock()
 	if ok {
 		return c.f, c.content, nil
 	}
-	f, content, err := eventlog.ReadFrame(src, off, t.size, t.enc.z, t.path)
+	f, content, err := logfile.ReadFrame(src, off, t.size, t.enc.z, t.path)
 	if err == nil {
 		t.mu.Lock()
 		t.cacheFrame(f, content)
@@ -310,13 +312,13 @@ const tailFrames = 4
 
 // decodedAt is a frame and its content, kept by a TailReader.
 type decodedAt struct {
-	f       eventlog.Frame
+	f       zstdframe.Frame
 	content []byte
 }
 
 // cacheFrame keeps a decoded frame, dropping the oldest past tailFrames.
 // Called with mu held (or before the reader is shared).
-func (t *TailReader) cacheFrame(f eventlog.Frame, content []byte) {
+func (t *TailReader) cacheFrame(f zstdframe.Frame, content []byte) {
 	if t.frames == nil {
 		t.frames = map[int64]decodedAt{}
 	}
@@ -378,7 +380,7 @@ func (t *TailReader) seek(ctx context.Context, seq int64) (off, first int64, err
 	if t.enc.z == nil {
 		for hi.off-lo.off > tailSeekSpan {
 			mid := lo.off + (hi.off-lo.off)/2
-			rowOff, rowSeq, found, err := eventlog.RowAfter(src, mid, hi.off)
+			rowOff, rowSeq, found, err := logfile.RowAfter(src, mid, hi.off)
 			if err != nil {
 				return 0, 0, err
 			}
@@ -431,33 +433,33 @@ func (t *TailReader) seek(ctx context.Context, seq int64) (off, first int64, err
 	}
 }
 
-// frameStep is what eventlog.FrameBefore found before an offset.
+// frameStep is what logfile.FrameBefore found before an offset.
 type frameStep struct {
-	f    eventlog.Frame
-	rows eventlog.FrameRows
+	f    zstdframe.Frame
+	rows logfile.FrameRows
 }
 
 // frameBefore returns the frame that ends where hi starts, and its rows,
 // which must end just before hi's seq; found once. Called with mu held.
-func (t *TailReader) frameBefore(src io.ReaderAt, hi indexEntry) (eventlog.Frame, eventlog.FrameRows, error) {
+func (t *TailReader) frameBefore(src io.ReaderAt, hi indexEntry) (zstdframe.Frame, logfile.FrameRows, error) {
 	if st, ok := t.before[hi.off]; ok {
 		return st.f, st.rows, nil
 	}
-	var f eventlog.Frame
-	var rows eventlog.FrameRows
+	var f zstdframe.Frame
+	var rows logfile.FrameRows
 	var content []byte
 	err := errors.New("not known")
 	if k, ok := t.known[hi.off]; ok {
 		// The checked record names this frame: no search, if it is one.
-		if f, content, err = eventlog.ReadFrame(src, k.Offset, hi.off, t.enc.z, t.path); err == nil {
+		if f, content, err = logfile.ReadFrame(src, k.Offset, hi.off, t.enc.z, t.path); err == nil {
 			var whole bool
-			if rows, whole = eventlog.FrameRowsOf(content, f.Offset == t.tail.HeaderEnd); !whole || f.Offset+f.Len != hi.off || f.Skippable {
+			if rows, whole = logfile.FrameRowsOf(content, f.Offset == t.tail.HeaderEnd); !whole || f.Offset+f.Len != hi.off || f.Skippable {
 				err = errors.New("not a data frame")
 			}
 		}
 	}
 	if err != nil {
-		f, rows, content, err = eventlog.FrameBefore(src, hi.off, t.tail.HeaderEnd, 2*t.frameLen, t.enc.z)
+		f, rows, content, err = logfile.FrameBefore(src, hi.off, t.tail.HeaderEnd, 2*t.frameLen, t.enc.z)
 	}
 	if err != nil {
 		return f, rows, fmt.Errorf("handle: reading the tail of %q: %w", t.path, err)

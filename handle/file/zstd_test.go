@@ -23,6 +23,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
+	"github.com/sessionlog/sessionlog/internal/format/zstdframe"
 	"github.com/sessionlog/sessionlog/internal/testkit/faultfs"
 )
 
@@ -106,7 +107,7 @@ func ztFrames(t *testing.T, fsys afero.Fs, path string) (data, skippable int, en
 	t.Helper()
 	b, err := afero.ReadFile(fsys, path)
 	require.NoError(t, err)
-	frames, end := eventlog.ZstdFrames(bytes.NewReader(b), int64(len(b)))
+	frames, end := zstdframe.Frames(bytes.NewReader(b), int64(len(b)))
 	require.Equal(t, int64(len(b)), end, "every byte belongs to a frame")
 	for _, f := range frames {
 		if f.Skippable {

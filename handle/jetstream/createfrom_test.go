@@ -15,6 +15,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/storetest"
+	"github.com/sessionlog/sessionlog/internal/format/logfile"
 )
 
 // TestCreateFromKilled builds, on a stream, each state a CreateFrom killed
@@ -44,7 +45,7 @@ func TestCreateFromKilled(t *testing.T) {
 			l, err := st.acquire(ctx, id)
 			require.NoError(t, err)
 			if tc.header {
-				_, h, err := st.startBuild(ctx, eventlog.NewHeader(id, 1), nil, l)
+				_, h, err := st.startBuild(ctx, logfile.NewHeader(id, 1), nil, l)
 				require.NoError(t, err)
 				err = appendAll(ctx, h, storetest.Events(evs[:tc.events], nil))
 				require.NoError(t, err)
@@ -110,7 +111,7 @@ func TestCreateFromLeavesNoMark(t *testing.T) {
 	require.NoError(t, err)
 	s := load(t, st, info.ID)
 	require.Empty(t, s.msgs[0].Header.Get(hdrBuilding))
-	hdr, _, err := eventlog.ReadHeader(bytes.NewReader(s.log), "")
+	hdr, _, err := logfile.ReadHeader(bytes.NewReader(s.log), "")
 	require.NoError(t, err)
 	require.Equal(t, info.ID, hdr.ID)
 	require.Equal(t, info.SizeBytes, int64(len(s.log)))
@@ -133,7 +134,7 @@ func TestCreateFromRetryAfterKill(t *testing.T) {
 		t.Helper()
 		l, err := st.acquire(ctx, id)
 		require.NoError(t, err)
-		_, h, err := st.startBuild(ctx, eventlog.NewHeader(id, 1), nil, l)
+		_, h, err := st.startBuild(ctx, logfile.NewHeader(id, 1), nil, l)
 		require.NoError(t, err)
 		err = appendAll(ctx, h, storetest.Events(evs[:25], nil))
 		require.NoError(t, err)

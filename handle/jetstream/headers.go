@@ -10,6 +10,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/internal/format/logfile"
 )
 
 // headers returns the header of every session on the stream, from each
@@ -38,7 +39,7 @@ func (s *Store) headers(ctx context.Context) ([]handle.Info, error) {
 			continue
 		} else if sl != nil {
 			hdr = clearHeader(sl.head.Clear) // what it shows without a key
-		} else if hdr, _, err = eventlog.ReadHeader(bytes.NewReader(first.Data), s.path(id)); err != nil {
+		} else if hdr, _, err = logfile.ReadHeader(bytes.NewReader(first.Data), s.path(id)); err != nil {
 			continue
 		}
 		if hdr.ID != id {

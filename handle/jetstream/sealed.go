@@ -16,6 +16,7 @@ import (
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/core"
 	"github.com/sessionlog/sessionlog/handle/internal/sealing"
+	"github.com/sessionlog/sessionlog/internal/format/logfile"
 	"github.com/sessionlog/sessionlog/secrets/seal"
 )
 
@@ -63,7 +64,7 @@ func (s *Store) headerOf(id string, first []byte) (eventlog.Header, *sealedLog, 
 		return eventlog.Header{}, nil, err
 	}
 	if sl == nil {
-		hdr, _, err := eventlog.ReadHeader(bytes.NewReader(first), s.path(id))
+		hdr, _, err := logfile.ReadHeader(bytes.NewReader(first), s.path(id))
 		return hdr, nil, err
 	}
 	hdr, err := seal.NewReader(bytes.NewReader(first), seal.Raw, sl.kr, seal.WithPath(s.path(id))).Header()
@@ -75,7 +76,7 @@ func (s *Store) headerOf(id string, first []byte) (eventlog.Header, *sealedLog, 
 
 // clearHeader is what a sealed session shows without a key (Headers).
 func clearHeader(c seal.ClearHeader) eventlog.Header {
-	h := eventlog.NewHeader(c.ID, c.CreatedAt)
+	h := logfile.NewHeader(c.ID, c.CreatedAt)
 	h.Parent = c.Parent
 	return h
 }

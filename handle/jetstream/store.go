@@ -20,6 +20,7 @@ import (
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/core"
 	"github.com/sessionlog/sessionlog/handle/internal/sealing"
+	"github.com/sessionlog/sessionlog/internal/format/logfile"
 	"github.com/sessionlog/sessionlog/secrets/seal"
 )
 
@@ -492,7 +493,7 @@ func (s *Store) stat(ctx context.Context, id string) (handle.Info, error) {
 func (s *Store) lastEvent(ctx context.Context, subj string, headerSS uint64, last *natsjs.RawStreamMsg) (eventlog.Event, bool, error) {
 	tail := last.Data
 	for m := last; ; {
-		e, found, err := eventlog.LastEvent(bytes.NewReader(tail), int64(len(tail)), 0)
+		e, found, err := logfile.LastEvent(bytes.NewReader(tail), int64(len(tail)), 0)
 		if err != nil || found {
 			return e, found, err
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/format/logfile"
 )
 
 // benchEvents: 1,000 events of about 330 bytes, the workload's average.
@@ -112,7 +113,7 @@ func BenchmarkRead(b *testing.B) {
 
 // newClear writes evs as a clear log in flushes of 64.
 func newClear(b *testing.B, enc Encoding, evs []eventlog.Event) []byte {
-	row, err := eventlog.EncodeHeader(eventlog.NewHeader(testID, 1764450000000))
+	row, err := eventlog.EncodeHeader(logfile.NewHeader(testID, 1764450000000))
 	require.NoError(b, err)
 	out := append(row, '\n')
 	if enc == Zstd {

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/format/logfile"
 )
 
 // fuzzKey is the data key of the fuzz seeds: fixed, so that a corpus
@@ -100,7 +101,7 @@ func FuzzCheck(f *testing.F) {
 }
 
 func FuzzClearHeader(f *testing.F) {
-	h := eventlog.NewHeader(testID, 1)
+	h := logfile.NewHeader(testID, 1)
 	h.Parent = &eventlog.Parent{ID: testID, Seq: 3, Mode: eventlog.ModeFork}
 	b, _ := ClearOf(h).encode()
 	f.Add(b)

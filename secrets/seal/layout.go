@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/format/zstdframe"
 )
 
 // The sealed layout, version 1 (docs/format.md, "Sealed sessions"). These
@@ -35,7 +36,7 @@ const (
 	// compressed size.
 	maxRecord = 4*(eventlog.MaxRowSize+nonceSize+tagSize)/3 + 64
 	// maxFrameRecord bounds a zstd-layout record's payload.
-	maxFrameRecord = eventlog.MaxFrameContent + eventlog.MaxFrameContent/1024 + 64 + 4 + nonceSize + tagSize
+	maxFrameRecord = zstdframe.MaxContent + zstdframe.MaxContent/1024 + 64 + 4 + nonceSize + tagSize
 )
 
 // Encoding is the physical encoding a sealed file wraps.

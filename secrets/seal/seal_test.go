@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/format/logfile"
+	"github.com/sessionlog/sessionlog/internal/format/zstdframe"
 )
 
 const (
@@ -56,7 +58,7 @@ type sealedFile struct {
 // newSealed seals a header and the events in batches of batch (one flush:
 // raw rows or one zstd frame each).
 func newSealed(t testing.TB, enc Encoding, events []eventlog.Event, batch int, recipients ...age.Recipient) *sealedFile {
-	h := eventlog.NewHeader(testID, 1764450000000)
+	h := logfile.NewHeader(testID, 1764450000000)
 	h.Labels = map[string]string{"title": marker}
 	key, err := NewKey(0)
 	require.NoError(t, err)
@@ -425,7 +427,7 @@ func TestReadTail(t *testing.T) {
 			lastRec := f.records[len(f.records)-1]
 			withTail := f.data
 			if enc == Zstd {
-				withTail = eventlog.AppendTailFrame(bytes.Clone(f.data), int64(len(f.data)), lastRec, int64(len(f.data))-lastRec, last.Seq+1)
+				withTail = zstdframe.AppendTail(bytes.Clone(f.data), int64(len(f.data)), lastRec, int64(len(f.data))-lastRec, last.Seq+1)
 			}
 			for name, data := range map[string][]byte{
 				"whole":           f.data,

@@ -8,22 +8,24 @@ import (
 	"io"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/format/logfile"
+	"github.com/sessionlog/sessionlog/internal/format/zstdframe"
 )
 
 // ReadTail reads a sealed log's header row and last event, a bounded
-// amount as eventlog.ReadTail does for a clear log: the records at the
+// amount as logfile.ReadTail does for a clear log: the records at the
 // start up to the sealed header row, and the last record that opens
 // (raw: found backward from the end, passing over a torn tail; zstd:
 // through a tail frame at the end, else by walking the frame headers).
 // It checks nothing in between: Reader does. The last record's key must
 // be in kr (its envelope may stand anywhere: a key rotated to later has
 // its envelope in the middle; then a full read finds it).
-func ReadTail(src io.ReaderAt, size int64, enc Encoding, kr *Keyring, opts ...Option) (eventlog.Tail, error) {
+func ReadTail(src io.ReaderAt, size int64, enc Encoding, kr *Keyring, opts ...Option) (logfile.Tail, error) {
 	var c readerConfig
 	for _, o := range opts {
 		o(&c)
 	}
-	var t eventlog.Tail
+	var t logfile.Tail
 	// The head: clear header, key records, the sealed header row.
 	r := NewReader(io.NewSectionReader(src, 0, size), enc, kr, opts...)
 	h, err := r.Header()
@@ -49,8 +51,8 @@ func ReadTail(src io.ReaderAt, size int64, enc Encoding, kr *Keyring, opts ...Op
 		if err != nil || len(content) == 0 || content[len(content)-1] != '\n' {
 			return t, &eventlog.CorruptError{Path: c.path, Offset: at[0], Seq: -1, Reason: "the last sealed frame does not decode"}
 		}
-		t.LastFrame, t.LastContent = eventlog.Frame{Offset: at[0], Len: at[1]}, content
-		t.Last, t.Found, err = eventlog.LastEvent(bytes.NewReader(content), int64(len(content)), 0)
+		t.LastFrame, t.LastContent = zstdframe.Frame{Offset: at[0], Len: at[1]}, content
+		t.Last, t.Found, err = logfile.LastEvent(bytes.NewReader(content), int64(len(content)), 0)
 		return t, err
 	}
 	t.End++ // the line's '\n'

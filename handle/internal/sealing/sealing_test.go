@@ -10,6 +10,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle/internal/sealing"
+	"github.com/sessionlog/sessionlog/internal/format/logfile"
 	"github.com/sessionlog/sessionlog/secrets/seal"
 )
 
@@ -28,7 +29,7 @@ func rows(t *testing.T, from, n int) []byte {
 func TestPlanSealRowsRead(t *testing.T) {
 	id, err := age.GenerateX25519Identity()
 	require.NoError(t, err)
-	hdr := eventlog.NewHeader("01JX0000000000000000000000", 5)
+	hdr := logfile.NewHeader("01JX0000000000000000000000", 5)
 	p, err := sealing.NewPlan(hdr, seal.Raw, []age.Recipient{id.Recipient()})
 	require.NoError(t, err)
 	line, err := eventlog.EncodeHeader(hdr)

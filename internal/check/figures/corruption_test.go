@@ -21,6 +21,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
+	"github.com/sessionlog/sessionlog/internal/format/zstdframe"
 	"github.com/sessionlog/sessionlog/internal/testkit/sweep"
 	"github.com/sessionlog/sessionlog/secrets/seal"
 )
@@ -214,7 +215,7 @@ func regions(t *testing.T, s sample) []string {
 		return sealedRegions(s)
 	}
 	if s.zstd {
-		frames, end := eventlog.ZstdFrames(bytes.NewReader(s.file), int64(len(s.file)))
+		frames, end := zstdframe.Frames(bytes.NewReader(s.file), int64(len(s.file)))
 		require.Equal(t, int64(len(s.file)), end)
 		for i, f := range frames {
 			name := "data frames"

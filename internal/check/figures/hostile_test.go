@@ -25,6 +25,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
+	"github.com/sessionlog/sessionlog/internal/format/zstdframe"
 	"github.com/sessionlog/sessionlog/internal/testkit/sweep"
 )
 
@@ -162,7 +163,7 @@ func zstdBomb(t *testing.T, dir string, size int64, last bool) string {
 	require.NoError(t, h.Close())
 	file, err := os.ReadFile(path)
 	require.NoError(t, err)
-	frames, _ := eventlog.ZstdFrames(bytes.NewReader(file), int64(len(file)))
+	frames, _ := zstdframe.Frames(bytes.NewReader(file), int64(len(file)))
 	require.Greater(t, len(frames), 1)
 	at := frames[0].Len
 	if last {

@@ -9,6 +9,8 @@
 // library package a command, and every package imports only lower layers of
 // docs/design.md's diagram ("## Layers"), which is the layering the imports
 // give: go test ./internal/check/repocheck -run Diagram -update rewrites it.
+// And a capped package (eventlog) exports no more top-level names than its
+// limit.
 //
 // It has no exported API and knows nothing of the other packages: its test
 // reads the repository's files as text, and asks go list for imports.

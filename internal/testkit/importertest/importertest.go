@@ -37,9 +37,9 @@ func CheckSession(t testing.TB, s importer.Session, want string) {
 	}
 	CheckEvents(t, s.Events)
 	for i, e := range s.Events {
-		compact, err := eventlog.CompactData(e.Data)
-		require.NoError(t, err)
-		require.Equal(t, string(compact), string(e.Data), "seq %d: data compact", i)
+		stored, err := eventlog.Storable(e)
+		require.NoError(t, err, "seq %d: storable", i)
+		require.Equal(t, string(stored.Data), string(e.Data), "seq %d: data compact", i)
 	}
 	for key, sp := range s.Spawns {
 		require.True(t, sp.Seq >= 0 && sp.Seq < int64(len(s.Events)), "spawn %q at seq %d of %d events", key, sp.Seq, len(s.Events))
@@ -96,7 +96,7 @@ func RoundTrip(t testing.TB, events []eventlog.Event, opts ...handle.Option) eve
 		require.NoError(t, err)
 		require.Less(t, i, len(events), "more events read back than written")
 		want := events[i]
-		want.Data, err = eventlog.CompactData(want.Data)
+		want, err = eventlog.Storable(want)
 		require.NoError(t, err)
 		require.Equal(t, string(eventlog.Canon(want)), string(eventlog.Canon(e)), "seq %d read back", i)
 		i++

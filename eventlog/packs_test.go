@@ -2,7 +2,6 @@ package eventlog_test
 
 import (
 	"encoding/json"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -10,26 +9,6 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 )
-
-// canon(e) is {"seq":S then AppendCanonTail(e), and a digest fed the tails
-// (AddTail) is the digest fed the events (Add).
-func TestCanonTail(t *testing.T) {
-	evs := []eventlog.Event{
-		{Seq: 0, Type: "x", Time: 0},
-		{Seq: 1, Type: "assistant/chunk", Time: 17, Data: json.RawMessage(`{"text":"hé \"q\""}`)},
-		{Seq: 12345678901, Type: "tool/result", Time: 1764450000000, Data: json.RawMessage(`[1,2,{}]`)},
-	}
-	byEvent, byTail := eventlog.NewDigest(), eventlog.NewDigest()
-	for _, e := range evs {
-		tail := eventlog.AppendCanonTail(nil, e)
-		require.True(t, strings.HasSuffix(string(eventlog.Canon(e)), string(tail)))
-		require.Equal(t, string(eventlog.Canon(e)), `{"seq":`+strconv.FormatInt(e.Seq, 10)+string(tail))
-		byEvent.Add(e)
-		byTail.AddTail(e.Seq, tail)
-		require.Equal(t, byEvent.String(), byTail.String())
-		require.Equal(t, byEvent.Next(), byTail.Next())
-	}
-}
 
 // Packs says which events AppendRows packs: a packed type, data shallow
 // enough for a packed row.

@@ -1,4 +1,4 @@
-package eventlog_test
+package logfile_test
 
 import (
 	"bytes"
@@ -7,12 +7,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/format/logfile"
+	"github.com/sessionlog/sessionlog/internal/format/zstdframe"
 )
 
 // rowSeq decodes line as one row, as a Reader started at a row boundary
 // reads it, and returns its first seq.
 func rowSeq(line []byte) (int64, bool) {
-	r := eventlog.NewReader(bytes.NewReader(append(bytes.Clone(line), '\n')), eventlog.WithStart(0, eventlog.AnySeq))
+	r := eventlog.NewReader(bytes.NewReader(append(bytes.Clone(line), '\n')), eventlog.WithStart(0, logfile.AnySeq))
 	if !r.Next() || r.Err() != nil {
 		return 0, false
 	}
@@ -49,7 +51,7 @@ func FuzzRowAfter(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte, off, limit uint16) {
 		lim := min(int64(limit), int64(len(data)))
-		rowOff, seq, found, err := eventlog.RowAfter(bytes.NewReader(data), int64(off), lim)
+		rowOff, seq, found, err := logfile.RowAfter(bytes.NewReader(data), int64(off), lim)
 		require.NoError(t, err)
 		wantOff, wantSeq, wantFound := nextRow(data, max(int64(off), 1), lim)
 		require.Equal(t, wantFound, found)
@@ -73,7 +75,7 @@ func FuzzFrameBefore(f *testing.F) {
 	f.Add(l.data)
 	f.Add(flip(l.data, l.offs[3]+7))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		frames, _ := eventlog.ZstdFrames(bytes.NewReader(data), int64(len(data)))
+		frames, _ := zstdframe.Frames(bytes.NewReader(data), int64(len(data)))
 		hdr := int64(-1)
 		for _, fr := range frames {
 			if !fr.Skippable {
@@ -91,7 +93,7 @@ func FuzzFrameBefore(f *testing.F) {
 				continue
 			}
 			end := want.Offset + want.Len
-			got, rows, _, err := eventlog.FrameBefore(bytes.NewReader(data), end, hdr, int64(len(data)%3)*100, c)
+			got, rows, _, err := logfile.FrameBefore(bytes.NewReader(data), end, hdr, int64(len(data)%3)*100, c)
 			if err != nil {
 				require.False(t, valid, "no frame found before offset %d of a valid log", end)
 				continue

@@ -1,17 +1,19 @@
-package eventlog_test
+package logfile_test
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/format/logfile"
 )
 
 func TestSalvage(t *testing.T) {
 	enc := eventlog.NewEncoder([]string{})
-	hdr, err := eventlog.EncodeHeader(eventlog.NewHeader("01JDX3N0Q3Z8Y6W2D1V5K7M9PA", 1))
+	hdr, err := eventlog.EncodeHeader(logfile.NewHeader("01JDX3N0Q3Z8Y6W2D1V5K7M9PA", 1))
 	require.NoError(t, err)
 	row := func(seq int64) string {
 		return string(enc.AppendRows(nil, []eventlog.Event{{Seq: seq, Type: "a", Time: 1}}))
@@ -41,7 +43,7 @@ func TestSalvage(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var seqs []int64
-			res, err := eventlog.Salvage(bytes.NewReader(tc.file), int64(len(tc.file)), nil, "f", func(e eventlog.Event) bool {
+			res, err := logfile.Salvage(bytes.NewReader(tc.file), int64(len(tc.file)), nil, "f", func(e eventlog.Event) bool {
 				seqs = append(seqs, e.Seq)
 				return true
 			})
@@ -57,7 +59,7 @@ func TestSalvage(t *testing.T) {
 			require.Equal(t, tc.torn, res.Torn != nil)
 		})
 	}
-	_, err = eventlog.Salvage(bytes.NewReader([]byte("nope\n")), 5, nil, "f", func(eventlog.Event) bool { return true })
+	_, err = logfile.Salvage(bytes.NewReader([]byte("nope\n")), 5, nil, "f", func(eventlog.Event) bool { return true })
 	require.ErrorIs(t, err, eventlog.ErrCorrupt, "no salvage without a header")
 }
 
@@ -71,7 +73,7 @@ func FuzzSalvage(f *testing.F) {
 	f.Add([]byte(hdr + `{"seq":0,"type":"a","n":2,"time":[1,2],"data":[1,2]}` + "\n" + `{"seq":5,"type":"a","time":1}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		last := int64(-1 << 62)
-		_, _ = eventlog.Salvage(bytes.NewReader(b), int64(len(b)), nil, "f", func(e eventlog.Event) bool {
+		_, _ = logfile.Salvage(bytes.NewReader(b), int64(len(b)), nil, "f", func(e eventlog.Event) bool {
 			if e.Seq <= last {
 				t.Fatalf("seq %d after %d", e.Seq, last)
 			}
@@ -79,4 +81,37 @@ func FuzzSalvage(f *testing.F) {
 			return true
 		})
 	})
+}
+
+// A Reader started with AnySeq accepts whatever seq the first row holds;
+// started with a seq, it refuses another there.
+func TestAnySeq(t *testing.T) {
+	rows := `{"seq":7,"type":"x","time":1,"data":null}` + "\n" + `{"seq":8,"type":"x","time":2,"data":null}` + "\n"
+	tests := []struct {
+		name    string
+		next    int64
+		corrupt bool
+	}{
+		{"any seq", logfile.AnySeq, false},
+		{"the row's seq", 7, false},
+		{"another seq", 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := eventlog.NewReader(strings.NewReader(rows), eventlog.WithStart(100, tt.next))
+			var seqs []int64
+			for r.Next() {
+				seqs = append(seqs, r.Event().Seq)
+			}
+			if tt.corrupt {
+				var ce *eventlog.CorruptError
+				require.ErrorAs(t, r.Err(), &ce)
+				require.Equal(t, int64(100), ce.Offset)
+				require.Empty(t, seqs)
+				return
+			}
+			require.NoError(t, r.Err())
+			require.Equal(t, []int64{7, 8}, seqs)
+		})
+	}
 }

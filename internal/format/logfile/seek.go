@@ -1,4 +1,4 @@
-package eventlog
+package logfile
 
 import (
 	"bytes"
@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/format/zstdframe"
 )
 
 // Seeking into a log without reading it from its start: what Stat does for
@@ -13,7 +16,7 @@ import (
 // beginning of a line, so any offset leads to the next row; a zstd frame
 // is found backward from the frame after it (FrameBefore). Neither checks
 // the log between the start and the place sought: that is a full read's
-// business (Reader), and a row or frame found this way is decoded and
+// business (eventlog.Reader), and a row or frame found this way is decoded and
 // checked like any other.
 
 // seekWindow is the first amount RowAfter and FrameBefore read.
@@ -29,7 +32,6 @@ func RowAfter(src io.ReaderAt, off, limit int64) (rowOff, seq int64, found bool,
 	}
 	pos := off - 1 // a '\n' at pos or later ends the line before the row
 	var buf []byte
-	var r row
 	for pos < limit {
 		// The next '\n' at or after pos.
 		nl := int64(-1)
@@ -51,8 +53,8 @@ func RowAfter(src io.ReaderAt, off, limit int64) (rowOff, seq int64, found bool,
 		if err != nil || line == nil {
 			return 0, 0, false, err
 		}
-		if decodeRow(line, &r) == nil {
-			return start, r.seq, true, nil
+		if evs, err := eventlog.DecodeRow(line); err == nil {
+			return start, evs[0].Seq, true, nil
 		}
 		pos = end - 1 // its '\n': the next line's row
 	}
@@ -61,10 +63,10 @@ func RowAfter(src io.ReaderAt, off, limit int64) (rowOff, seq int64, found bool,
 
 // lineAt returns the '\n'-ended line that starts at off (without its '\n')
 // and the offset past it; nil when none ends by limit or within
-// MaxRowSize.
+// eventlog.MaxRowSize.
 func lineAt(src io.ReaderAt, buf *[]byte, off, limit int64) (line []byte, end int64, err error) {
 	for n := int64(seekWindow); ; n *= 4 {
-		n = min(n, limit-off, MaxRowSize+1)
+		n = min(n, limit-off, eventlog.MaxRowSize+1)
 		if n <= 0 {
 			return nil, 0, nil
 		}
@@ -75,7 +77,7 @@ func lineAt(src io.ReaderAt, buf *[]byte, off, limit int64) (line []byte, end in
 		if i := bytes.IndexByte(b, '\n'); i >= 0 {
 			return b[:i], off + int64(i) + 1, nil
 		}
-		if int64(len(b)) < n || n == limit-off || n > MaxRowSize {
+		if int64(len(b)) < n || n == limit-off || n > eventlog.MaxRowSize {
 			return nil, 0, nil
 		}
 	}
@@ -112,7 +114,7 @@ type FrameRows struct {
 // no rows: rows is zero. An error means no such frame: damage, for a full
 // read to classify. hint, when above the first window, is the window
 // searched first (frames of one log are of like sizes).
-func FrameBefore(src io.ReaderAt, end, from, hint int64, codec *ZstdCodec) (f Frame, rows FrameRows, content []byte, err error) {
+func FrameBefore(src io.ReaderAt, end, from, hint int64, codec *eventlog.ZstdCodec) (f zstdframe.Frame, rows FrameRows, content []byte, err error) {
 	var buf []byte
 	for w := max(int64(seekWindow), hint); ; w *= 4 {
 		lo := max(from, end-w)
@@ -126,40 +128,33 @@ func FrameBefore(src io.ReaderAt, end, from, hint int64, codec *ZstdCodec) (f Fr
 		// Candidates from the nearest to end: a false magic inside a
 		// frame's compressed bytes fails the walk or the decode.
 		for i := len(b) - 4; i >= 0; i-- {
-			if !magicAt(b[i:]) {
+			if !zstdframe.MagicAt(b[i:]) {
 				continue
 			}
-			n, skippable, need, werr := frameExtent(b[i:])
+			n, skippable, need, werr := zstdframe.ExtentOf(b[i:])
 			if werr != nil || need != 0 || n != len(b)-i {
 				continue
 			}
 			at := lo + int64(i)
-			f = Frame{Offset: at, Len: int64(n), Skippable: skippable}
+			f = zstdframe.Frame{Offset: at, Len: int64(n), Skippable: skippable}
 			if skippable {
-				if binary.LittleEndian.Uint32(b[i:]) == TailMagic {
-					if _, _, ok := tailFrameAt(b[i:], at); !ok {
+				if binary.LittleEndian.Uint32(b[i:]) == zstdframe.TailMagic {
+					if _, _, ok := zstdframe.ParseTail(b[i:], at); !ok {
 						continue
 					}
 				}
 				return f, FrameRows{}, nil, nil
 			}
-			if content, err := codec.decodeFrame(b[i:], nil); err == nil {
+			if content, err := codec.DecodeFrame(b[i:], nil); err == nil {
 				if rows, ok := FrameRowsOf(content, at == from); ok {
 					return f, rows, content, nil
 				}
 			}
 		}
-		if lo == from || w > maxFrameBytes {
-			return Frame{}, rows, nil, fmt.Errorf("eventlog: no frame ends at offset %d", end)
+		if lo == from || w > zstdframe.MaxBytes {
+			return zstdframe.Frame{}, rows, nil, fmt.Errorf("eventlog: no frame ends at offset %d", end)
 		}
 	}
-}
-
-// magicAt reports whether b starts with a zstd or a skippable frame's
-// magic.
-func magicAt(b []byte) bool {
-	m := binary.LittleEndian.Uint32(b)
-	return m == zstdMagic || m&0xFFFFFFF0 == skippableMagic
 }
 
 // FrameRowsOf reads the seqs of the first and last rows of a data frame's
@@ -175,16 +170,16 @@ func FrameRowsOf(content []byte, header bool) (rows FrameRows, ok bool) {
 	if len(content) == 0 {
 		return rows, true // no rows: First == Next (zero)
 	}
-	var r row
-	first := content[:bytes.IndexByte(content, '\n')]
-	if decodeRow(first, &r) != nil {
+	first, err := eventlog.DecodeRow(content[:bytes.IndexByte(content, '\n')])
+	if err != nil {
 		return rows, false
 	}
-	rows.First = r.seq
+	rows.First = first[0].Seq
 	lastStart := bytes.LastIndexByte(content[:len(content)-1], '\n') + 1
-	if decodeRow(content[lastStart:len(content)-1], &r) != nil {
+	last, err := eventlog.DecodeRow(content[lastStart : len(content)-1])
+	if err != nil {
 		return rows, false
 	}
-	rows.Next = r.seq + int64(r.n)
+	rows.Next = last[len(last)-1].Seq + 1
 	return rows, rows.Next > rows.First
 }
