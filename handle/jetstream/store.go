@@ -109,7 +109,11 @@ func New(ctx context.Context, js natsjs.JetStream, opts ...Option) (_ *Store, er
 	}
 	s := &Store{js: js, api: apiPrefix(js.Options()), name: cfg.prefix, subj: cfg.prefix + ".s.", cfg: cfg,
 		enc: eventlog.NewEncoder(cfg.packTypes), keys: sealing.NewKeys(cfg.identities)}
-	s.Store = core.NewStore(engine{s}, handle.WithClock(cfg.now))
+	// The store core gives every handle the store's settings, so they
+	// are handle's options too.
+	s.Store = core.NewStore(engine{s}, handle.WithClock(cfg.now), handle.WithLogger(cfg.log),
+		handle.WithFlushPolicy(cfg.policy), handle.WithRedactor(cfg.redactor),
+		func(c *handle.Config) { c.Ticker = cfg.ticker })
 	s.pubOnce = s.publishOnce
 	s.watch = watchConn(js.Conn())
 	defer func() {
