@@ -70,6 +70,7 @@ func (f *cancellingFile) ReadAt(p []byte, off int64) (int, error) {
 }
 
 func TestReadsStopOnCancel(t *testing.T) {
+	t.Parallel()
 	const id = "01JDX3N0Q3Z8Y6W2D1V5K7M9PA"
 	for _, op := range logReaders(id) {
 		t.Run(op.name, func(t *testing.T) {

@@ -354,7 +354,7 @@ func recordOps(ops *[]string, fail int, err error, before func(i int)) faultfs.H
 
 // opSample is how many of an operation's file-system operations a sweep
 // cuts at by default (internal/sweep picks them; all under the full sweeps).
-const opSample = 8
+const opSample = 5
 
 func (s opSweep) sweep(t *testing.T) {
 	var ops []string

@@ -58,6 +58,7 @@ func TestAppendedBatchesReadBack(t *testing.T) {
 			types []string
 		}{{"packed", eventlog.DefaultPackTypes()}, {"unpacked", []string{}}} {
 			t.Run(enc+"/"+pack.name, func(t *testing.T) {
+				t.Parallel()
 				ctx := t.Context()
 				fsys := afero.NewMemMapFs()
 				st := handle.NewFileStore(fsys, crashDir, append(inStore(enc), handle.WithPackTypes(pack.types...))...)
