@@ -51,6 +51,14 @@ func sweepLayouts() []string {
 	return []string{handle.EncodingRaw, sealedZstd}
 }
 
+// inLayoutSample reports whether case i of a sweep over sweepLayouts runs
+// in layout li of them: each case in one layout in turn by default (the
+// layouts' sweeps cover different cases), every case in every layout
+// under SESSIONLOG_SWEEPS=full.
+func inLayoutSample(li, i int) bool {
+	return sweep.Full() || i%len(sweepLayouts()) == li
+}
+
 const (
 	sealedRaw  = "sealed-" + handle.EncodingRaw
 	sealedZstd = "sealed-" + handle.EncodingZstd
