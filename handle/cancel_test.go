@@ -3,9 +3,8 @@ package handle_test
 // Every read of a log stops promptly once its context is done, wherever it
 // is: here inside 256 MiB (Read: 32 MiB) of zeros after the header (one
 // endless row, as a huge file or a device gives), where the readers' own
-// checks between rows
-// never come. The context is cancelled by the file system itself, at the
-// third read of the file: no timing is involved.
+// checks between rows never come. The context is cancelled by the file
+// system itself, at the third read of the file: no timing is involved.
 
 import (
 	"context"
