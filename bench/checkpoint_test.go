@@ -9,6 +9,7 @@ import (
 	"github.com/sessionlog/sessionlog/bench/workload"
 	"github.com/sessionlog/sessionlog/checkpoint"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 )
 
 // checkpointSizes are the log lengths of the checkpoint benchmarks. The
@@ -23,7 +24,7 @@ var checkpointSizes = []struct {
 // workload to a new raw session of store, one Append per event and a Flush
 // per turn, and returns a write handle on it and the rest of the workload
 // (the events to append later).
-func checkpointSession(b *testing.B, store *handle.FileStore, n int) (handle.Handle, []workload.Event) {
+func checkpointSession(b *testing.B, store *file.Store, n int) (handle.Handle, []workload.Event) {
 	b.Helper()
 	all := largeEvents(b)
 	evs := firstEvents(all, n)
@@ -50,7 +51,7 @@ func BenchmarkCheckpoint(b *testing.B) {
 	for _, sz := range checkpointSizes {
 		b.Run(sz.name, func(b *testing.B) {
 			fs, counts := newCountingFs(false)
-			store := handle.NewFileStore(fs, filepath.Join(b.TempDir(), "s"))
+			store := file.New(fs, filepath.Join(b.TempDir(), "s"))
 			h, rest := checkpointSession(b, store, sz.events)
 			defer h.Close()
 			if _, err := checkpoint.Create(ctx, h); err != nil { // initialises the digest
@@ -116,7 +117,7 @@ func BenchmarkCheckpointReopen(b *testing.B) {
 			}
 			b.Run(name, func(b *testing.B) {
 				fs, counts := newCountingFs(false)
-				store := handle.NewFileStore(fs, filepath.Join(b.TempDir(), "s"))
+				store := file.New(fs, filepath.Join(b.TempDir(), "s"))
 				h, _ := checkpointSession(b, store, sz.events)
 				if _, err := checkpoint.Create(ctx, h); err != nil {
 					b.Fatal(err)

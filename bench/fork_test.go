@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 )
 
 // BenchmarkFork measures FileStore.Fork at the parent's last event against
@@ -50,7 +50,7 @@ func BenchmarkFork(b *testing.B) {
 				evs = largeEvents(b)
 			}
 			fs, counts := newCountingFs(false)
-			store := handle.NewFileStore(fs, filepath.Join(b.TempDir(), "s"))
+			store := file.New(fs, filepath.Join(b.TempDir(), "s"))
 			id := writeUntil(b, store, evs, sz.target)
 			info, err := store.Stat(ctx, id)
 			if err != nil {

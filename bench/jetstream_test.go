@@ -14,14 +14,15 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/handle/jetstream"
-	"github.com/sessionlog/sessionlog/internal/loadgen"
-	"github.com/sessionlog/sessionlog/internal/natstest"
+	"github.com/sessionlog/sessionlog/internal/testkit/loadgen"
+	"github.com/sessionlog/sessionlog/internal/testkit/natstest"
 )
 
 // The JetStream store beside the file store (issue 12; docs/distributed.md):
 //
-//   - file: handle.FileStore on the OS file system (fsync per flush);
+//   - file: file.Store on the OS file system (fsync per flush);
 //   - js-1node: one embedded nats-server with sync_interval: always,
 //     in-process connection;
 //   - js-r3: three embedded nats-servers routed on loopback, an R3 stream
@@ -33,7 +34,7 @@ import (
 // stores yields the three stores, each fresh.
 func stores(b *testing.B, run func(b *testing.B, st handle.Store)) {
 	b.Run("file", func(b *testing.B) {
-		run(b, handle.NewFileStore(afero.NewOsFs(), filepath.Join(b.TempDir(), "s")))
+		run(b, file.New(afero.NewOsFs(), filepath.Join(b.TempDir(), "s")))
 	})
 	b.Run("js-1node", func(b *testing.B) {
 		js := natstest.Connect(b, natstest.Run(b))

@@ -10,6 +10,7 @@ import (
 	"github.com/sessionlog/sessionlog/bench/internal/benchfs"
 	"github.com/sessionlog/sessionlog/bench/workload"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 )
 
 // largeConfig is the large workload of the zstd, checkpoint, replay and fork
@@ -99,7 +100,7 @@ const (
 // writeSession writes evs to a new session of store, one Append per event,
 // flushing every `every` events (or per the flushPerTurn and flushAtEnd
 // policies), and closes it. It returns the session's ID and log path.
-func writeSession(tb testing.TB, store *handle.FileStore, evs []workload.Event, every int, opts ...handle.CreateOption) (string, string) {
+func writeSession(tb testing.TB, store *file.Store, evs []workload.Event, every int, opts ...handle.Option) (string, string) {
 	tb.Helper()
 	ctx := context.Background()
 	h, err := store.Create(ctx, opts...)

@@ -12,6 +12,7 @@ import (
 	"github.com/bytedance/sonic"
 
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 )
 
 // BenchmarkReadPath puts the read path next to the decoder it must beat,
@@ -32,7 +33,7 @@ func BenchmarkReadPath(b *testing.B) {
 	dir := b.TempDir()
 	fs, _ := newCountingFs(true)
 	for _, enc := range []string{handle.EncodingRaw, handle.EncodingZstd} {
-		store := handle.NewFileStore(fs, filepath.Join(dir, enc), handle.WithEncoding(enc))
+		store := file.New(fs, filepath.Join(dir, enc), handle.WithEncoding(enc))
 		id, _ := writeSession(b, store, evs, flushPerTurn)
 		b.Run("sessionlog/"+enc, func(b *testing.B) {
 			h, err := store.Open(ctx, id, handle.ReadOnly)

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/redact"
+	"github.com/sessionlog/sessionlog/secrets/redact"
 )
 
 // BenchmarkRedactWorkload measures redaction at write on the seeded

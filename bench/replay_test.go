@@ -14,6 +14,7 @@ import (
 	"github.com/sessionlog/sessionlog/checkpoint"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/projection"
 	"github.com/sessionlog/sessionlog/replay"
 )
@@ -24,7 +25,7 @@ import (
 // after every 1,000 events (but not after the last turn), then a rollback to 50 events before the
 // rollback's own seq (checkpoint.Rollback). It returns the session's ID
 // and the number of checkpoints.
-func replaySession(b *testing.B, store *handle.FileStore, n int) (string, int) {
+func replaySession(b *testing.B, store *file.Store, n int) (string, int) {
 	b.Helper()
 	ctx := context.Background()
 	evs := firstEvents(largeEvents(b), n)
@@ -110,7 +111,7 @@ func BenchmarkReplay(b *testing.B) {
 	}
 	for _, sz := range sizes {
 		b.Run(sz.name, func(b *testing.B) {
-			store := handle.NewFileStore(afero.NewOsFs(), filepath.Join(b.TempDir(), "s"))
+			store := file.New(afero.NewOsFs(), filepath.Join(b.TempDir(), "s"))
 			id, cps := replaySession(b, store, sz.events)
 			h, err := store.Open(ctx, id, handle.ReadOnly)
 			if err != nil {

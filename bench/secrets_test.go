@@ -11,7 +11,8 @@ import (
 	"github.com/sessionlog/sessionlog/bench/internal/benchfs"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
-	"github.com/sessionlog/sessionlog/internal/loadgen"
+	"github.com/sessionlog/sessionlog/handle/file"
+	"github.com/sessionlog/sessionlog/internal/testkit/loadgen"
 )
 
 // BenchmarkAppendSecrets is issue 24's append-path cost: 64 appenders on
@@ -20,7 +21,7 @@ import (
 // event; cpu-µs/event is the process's CPU time over b.N.
 //
 //   - raw: redaction at write on (the default);
-//   - raw/unredacted: the same with handle.WithoutRedaction(): the
+//   - raw/unredacted: the same with handle.Unredacted(): the
 //     difference is redaction's cost;
 //   - zstd, sealed-raw, sealed-zstd: the other layouts (redacting): what
 //     sealing costs beside raw and zstd;
@@ -37,7 +38,7 @@ func BenchmarkAppendSecrets(b *testing.B) {
 		opts []handle.Option
 	}{
 		{"raw", handle.EncodingRaw, nil},
-		{"raw/unredacted", handle.EncodingRaw, []handle.Option{handle.WithoutRedaction()}},
+		{"raw/unredacted", handle.EncodingRaw, []handle.Option{handle.Unredacted()}},
 		{"zstd", handle.EncodingZstd, nil},
 		{"sealed-raw", handle.EncodingRaw, sealing(b)},
 		{"sealed-zstd", handle.EncodingZstd, sealing(b)},
@@ -51,7 +52,7 @@ func BenchmarkAppendSecrets(b *testing.B) {
 			b.Run(name, func(b *testing.B) {
 				ctx := context.Background()
 				fsys, _ := benchfs.New(noSync)
-				st := handle.NewFileStore(fsys, filepath.Join(b.TempDir(), "s"), append([]handle.Option{handle.WithEncoding(c.enc)}, c.opts...)...)
+				st := file.New(fsys, filepath.Join(b.TempDir(), "s"), append([]handle.Option{handle.WithEncoding(c.enc)}, c.opts...)...)
 				h, err := st.Create(ctx)
 				if err != nil {
 					b.Fatal(err)
@@ -101,7 +102,7 @@ func BenchmarkReadSecrets(b *testing.B) {
 		{"sealed-zstd", handle.EncodingZstd, sealing(b)},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			st := handle.NewFileStore(afero.NewOsFs(), filepath.Join(b.TempDir(), "s"), append([]handle.Option{handle.WithEncoding(c.enc)}, c.opts...)...)
+			st := file.New(afero.NewOsFs(), filepath.Join(b.TempDir(), "s"), append([]handle.Option{handle.WithEncoding(c.enc)}, c.opts...)...)
 			w, err := st.Create(ctx)
 			if err != nil {
 				b.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"github.com/sessionlog/sessionlog/bench/harness"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 )
 
 // BenchmarkManySessions measures what looks across sessions in file
@@ -52,7 +53,7 @@ func BenchmarkManySessions(b *testing.B) {
 			ctx := context.Background()
 			dir := filepath.Join(b.TempDir(), "s")
 			fs, counts := newCountingFs(true)
-			st := handle.NewFileStore(fs, dir)
+			st := file.New(fs, dir)
 			ids := buildSessions(b, st, n, 0)
 			if _, err := st.List(ctx, handle.Limit(1)); err != nil { // the snapshot
 				b.Fatal(err)
@@ -75,11 +76,11 @@ func BenchmarkManySessions(b *testing.B) {
 				})
 			}
 			lib("prefix", func(i int) error {
-				_, err := handle.Resolve(ctx, st, ids[i][:24])
+				_, err := st.Resolve(ctx, ids[i][:24])
 				return err
 			})
 			lib("label", func(i int) error {
-				_, err := handle.Resolve(ctx, st, "task="+strconv.Itoa(i))
+				_, err := st.Resolve(ctx, "task="+strconv.Itoa(i))
 				return err
 			})
 			lib("page", func(int) error {
@@ -90,7 +91,7 @@ func BenchmarkManySessions(b *testing.B) {
 				return err
 			})
 			lib("tree", func(i int) error {
-				_, err := handle.SessionTree(ctx, st, ids[i])
+				_, err := st.TreeOf(ctx, ids[i])
 				return err
 			})
 			lib("open", func(i int) error {
@@ -148,12 +149,12 @@ const sessionsEnv = "SESSIONLOG_BENCH_SESSIONS"
 // buildSessions creates n small sessions in st (see
 // BenchmarkManySessions), created at base ms and later when base is not
 // 0, now otherwise, and returns their IDs.
-func buildSessions(tb testing.TB, st *handle.FileStore, n int, base int64) []string {
+func buildSessions(tb testing.TB, st *file.Store, n int, base int64) []string {
 	tb.Helper()
 	ctx := context.Background()
 	ids := make([]string, n)
 	for i := range n {
-		opts := []handle.CreateOption{handle.WithLabels(map[string]string{"task": strconv.Itoa(i), "agent": strconv.Itoa(i % 100)})}
+		opts := []handle.Option{handle.WithLabels(map[string]string{"task": strconv.Itoa(i), "agent": strconv.Itoa(i % 100)})}
 		if base != 0 {
 			opts = append(opts, handle.WithCreatedAt(base+int64(i)))
 		}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/bench/workload"
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 )
 
 // benchConfig is the workload every benchmark here uses: seed 1, 200 turns:
@@ -72,10 +72,10 @@ type naiveEvent struct {
 // sessionFile writes the workload once through a handle on the OS file
 // system (one Append and one Flush per turn) and returns the store, the
 // session ID, the log's path and its size in bytes.
-func sessionFile(b *testing.B, dir string) (*handle.FileStore, string, string, int64) {
+func sessionFile(b *testing.B, dir string) (*file.Store, string, string, int64) {
 	b.Helper()
 	ctx := context.Background()
-	store := handle.NewFileStore(afero.NewOsFs(), dir)
+	store := file.New(afero.NewOsFs(), dir)
 	h, err := store.Create(ctx)
 	if err != nil {
 		b.Fatal(err)

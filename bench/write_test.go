@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/sessionlog/sessionlog/bench/internal/benchfs"
-	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 )
 
 // BenchmarkWrite writes the events of the workload (seed 1, 200 turns,
@@ -51,7 +51,7 @@ func BenchmarkWrite(b *testing.B) {
 		return func(b *testing.B) {
 			ctx := context.Background()
 			fs, counts := benchfs.New(false)
-			store := handle.NewFileStore(fs, filepath.Join(b.TempDir(), "s"))
+			store := file.New(fs, filepath.Join(b.TempDir(), "s"))
 			h, err := store.Create(ctx)
 			if err != nil {
 				b.Fatal(err)

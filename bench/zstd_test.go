@@ -11,6 +11,7 @@ import (
 	"github.com/sessionlog/sessionlog/bench/workload"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 )
 
 // namedWorkload is a workload, its name in benchmark names and its size
@@ -75,7 +76,7 @@ func BenchmarkZstdSize(b *testing.B) {
 			write := func(enc string, every int) func(b *testing.B) {
 				return func(b *testing.B) {
 					fs, _ := newCountingFs(true)
-					store := handle.NewFileStore(fs, filepath.Join(b.TempDir(), "s"), handle.WithEncoding(enc))
+					store := file.New(fs, filepath.Join(b.TempDir(), "s"), handle.WithEncoding(enc))
 					var size int64
 					for range b.N {
 						id, path := writeSession(b, store, w.evs, every)
@@ -93,7 +94,7 @@ func BenchmarkZstdSize(b *testing.B) {
 				return func(b *testing.B) {
 					fs, _ := newCountingFs(true)
 					opts = append([]handle.Option{handle.WithEncoding(handle.EncodingZstd)}, opts...)
-					store := handle.NewFileStore(fs, filepath.Join(b.TempDir(), "s"), opts...)
+					store := file.New(fs, filepath.Join(b.TempDir(), "s"), opts...)
 					var size int64
 					for range b.N {
 						b.StopTimer()
@@ -145,8 +146,8 @@ func BenchmarkZstdRead(b *testing.B) {
 		b.Run(w.name, func(b *testing.B) {
 			dir := b.TempDir()
 			fs, _ := newCountingFs(true)
-			raw := handle.NewFileStore(fs, filepath.Join(dir, "raw"))
-			zst := handle.NewFileStore(fs, filepath.Join(dir, "zstd"), handle.WithEncoding(handle.EncodingZstd))
+			raw := file.New(fs, filepath.Join(dir, "raw"))
+			zst := file.New(fs, filepath.Join(dir, "zstd"), handle.WithEncoding(handle.EncodingZstd))
 			rawID, _ := writeSession(b, raw, w.evs, flushPerTurn)
 			zID, _ := writeSession(b, zst, w.evs, flushPerTurn)
 			cID, _ := writeSession(b, zst, w.evs, flushPerTurn)
@@ -155,7 +156,7 @@ func BenchmarkZstdRead(b *testing.B) {
 			}
 			for _, v := range []struct {
 				name  string
-				store *handle.FileStore
+				store *file.Store
 				id    string
 			}{
 				{"raw/flush=turn", raw, rawID},
@@ -189,7 +190,7 @@ func BenchmarkZstdRead(b *testing.B) {
 // writeUntil writes a session to store, cycling through evs (times shifted
 // on every pass) with a Flush per turn, until its file holds at least
 // target bytes, and closes it. It returns the session's ID.
-func writeUntil(tb testing.TB, store *handle.FileStore, evs []workload.Event, target int64) string {
+func writeUntil(tb testing.TB, store *file.Store, evs []workload.Event, target int64) string {
 	tb.Helper()
 	ctx := context.Background()
 	h, err := store.Create(ctx)
@@ -284,8 +285,8 @@ func BenchmarkZstdStat(b *testing.B) {
 			}
 			dir := b.TempDir()
 			fs, counts := newCountingFs(false)
-			mk := func(name string, opts ...handle.Option) *handle.FileStore {
-				return handle.NewFileStore(fs, filepath.Join(dir, name), opts...)
+			mk := func(name string, opts ...handle.Option) *file.Store {
+				return file.New(fs, filepath.Join(dir, name), opts...)
 			}
 			zstdOpt := handle.WithEncoding(handle.EncodingZstd)
 
@@ -342,7 +343,7 @@ func BenchmarkZstdStat(b *testing.B) {
 			}
 			for _, v := range []struct {
 				name  string
-				store *handle.FileStore
+				store *file.Store
 				id    string
 			}{
 				{"zstd/closed", closed, closedID},

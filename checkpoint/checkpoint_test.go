@@ -14,7 +14,8 @@ import (
 	"github.com/sessionlog/sessionlog/checkpoint"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
-	"github.com/sessionlog/sessionlog/internal/countfs"
+	"github.com/sessionlog/sessionlog/handle/file"
+	"github.com/sessionlog/sessionlog/internal/testkit/countfs"
 	"github.com/sessionlog/sessionlog/projection"
 	"github.com/sessionlog/sessionlog/replay"
 )
@@ -39,7 +40,7 @@ func appendN(t *testing.T, h handle.Handle, from, n int) {
 func TestWrittenDigestEqualsRecomputed(t *testing.T) {
 	for _, enc := range []string{handle.EncodingRaw, handle.EncodingZstd} {
 		t.Run(enc, func(t *testing.T) {
-			store := handle.NewFileStore(afero.NewMemMapFs(), "/s", handle.WithEncoding(enc))
+			store := file.New(afero.NewMemMapFs(), "/s", handle.WithEncoding(enc))
 			h, err := store.Create(ctx)
 			require.NoError(t, err)
 			appendN(t, h, 0, 30)
@@ -74,7 +75,7 @@ func TestWrittenDigestEqualsRecomputed(t *testing.T) {
 func TestDigestResumesWithoutRehash(t *testing.T) {
 	base := afero.NewMemMapFs()
 	counted := countfs.New(base)
-	store := handle.NewFileStore(counted, "/s")
+	store := file.New(counted, "/s")
 	h, err := store.Create(ctx)
 	require.NoError(t, err)
 	for i := 0; i < 20000; i += 1000 {
@@ -120,7 +121,7 @@ func TestDigestResumesWithoutRehash(t *testing.T) {
 
 // Reserved types appended through a plain Append are validated.
 func TestReservedTypesValidatedOnAppend(t *testing.T) {
-	store := handle.NewFileStore(afero.NewMemMapFs(), "/s")
+	store := file.New(afero.NewMemMapFs(), "/s")
 	h, err := store.Create(ctx)
 	require.NoError(t, err)
 	defer h.Close()
@@ -144,7 +145,7 @@ func TestReservedTypesValidatedOnAppend(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := h.Append(ctx, ev(3), tc.e)
-			require.ErrorIs(t, err, handle.ErrInvalidEvent)
+			require.ErrorIs(t, err, eventlog.ErrInvalidEvent)
 			require.Equal(t, int64(2), h.Seq(), "nothing of the batch was queued")
 		})
 	}
@@ -170,7 +171,7 @@ func TestReservedTypesValidatedOnAppend(t *testing.T) {
 // A one-character change inside a covered event's data is caught.
 func TestVerifyCatchesOneCharacter(t *testing.T) {
 	fsys := afero.NewMemMapFs()
-	store := handle.NewFileStore(fsys, "/s")
+	store := file.New(fsys, "/s")
 	h, err := store.Create(ctx)
 	require.NoError(t, err)
 	appendN(t, h, 0, 10)
@@ -198,7 +199,7 @@ func TestVerifyCatchesOneCharacter(t *testing.T) {
 // List marks which checkpoints are on the live branch; RollbackTo finds the
 // latest live one with the label.
 func TestListLiveAndRollbackTo(t *testing.T) {
-	store := handle.NewFileStore(afero.NewMemMapFs(), "/s")
+	store := file.New(afero.NewMemMapFs(), "/s")
 	h, err := store.Create(ctx)
 	require.NoError(t, err)
 	defer h.Close()
@@ -244,7 +245,7 @@ func TestListLiveAndRollbackTo(t *testing.T) {
 // A checkpoint with a state digest: verify checks it for a projection it
 // has, and reports it unchecked otherwise.
 func TestStateDigest(t *testing.T) {
-	store := handle.NewFileStore(afero.NewOsFs(), filepath.Join(t.TempDir(), "s"))
+	store := file.New(afero.NewOsFs(), filepath.Join(t.TempDir(), "s"))
 	h, err := store.Create(ctx)
 	require.NoError(t, err)
 	defer h.Close()
@@ -300,7 +301,7 @@ func TestVerifyReplaysOnlyNamedProjections(t *testing.T) {
 		{"transcript state", func() projection.Projection { return projection.NewTranscript() }, true, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h, err := handle.NewFileStore(afero.NewMemMapFs(), "/s").Create(ctx)
+			h, err := file.New(afero.NewMemMapFs(), "/s").Create(ctx)
 			require.NoError(t, err)
 			defer h.Close()
 			appendN(t, h, 0, 20)
@@ -331,7 +332,7 @@ func TestVerifyReplaysOnlyNamedProjections(t *testing.T) {
 // appender got in after the caller took its state, nothing is written and
 // the error is a *handle.ConflictError.
 func TestCreateAt(t *testing.T) {
-	h, err := handle.NewFileStore(afero.NewMemMapFs(), "/s").Create(ctx)
+	h, err := file.New(afero.NewMemMapFs(), "/s").Create(ctx)
 	require.NoError(t, err)
 	defer h.Close()
 	appendN(t, h, 0, 3)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/checkpoint"
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/projection"
 )
 
@@ -19,7 +19,7 @@ import (
 // checkpoint's digest.
 func ExampleRollbackTo() {
 	ctx := context.Background()
-	store := handle.NewFileStore(afero.NewMemMapFs(), "sessions")
+	store := file.New(afero.NewMemMapFs(), "sessions")
 	h, err := store.Create(ctx)
 	if err != nil {
 		log.Fatal(err)

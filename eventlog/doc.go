@@ -47,6 +47,9 @@
 // with no valid row after them: the remains of a write that was never
 // acknowledged) reported by Torn, or an error: a *CorruptError with the
 // path, byte offset and expected seq, a *VersionError, or an I/O error.
+// Event hands out a copy of the event's data, the caller's; Borrow lends
+// the Reader's own bytes, valid until the next event, for a caller that
+// copies only what it keeps (a replay into projection.Borrowers).
 //
 // # Writing
 //

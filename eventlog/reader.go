@@ -50,7 +50,7 @@ type Reader struct {
 	curType string // cur's type, interned
 	slab    []byte // room for the data of cur's events still to return
 	slabbed bool   // slab is cur's (a packed row, once an event is returned)
-	ev      Event
+	ev      Event  // the current event, its Data borrowed (see Borrow)
 	types   map[string]string
 
 	lastLen int // bytes (with the newline) of the last line readLine returned
@@ -162,23 +162,15 @@ func (r *Reader) Next() bool {
 			if seq < r.from {
 				continue
 			}
-			if r.cur.n > 1 && !r.slabbed {
-				r.slab, r.slabbed = rowSlab(r.cur.datas[k:]), true
-			}
 			d := r.cur.datas[k]
 			if len(d) == 4 && string(d) == "null" {
 				d = nil
 			}
-			var data []byte
-			if r.slabbed {
-				data, r.slab = takeData(r.slab, d)
-			} else {
-				data = cloneData(d)
-			}
-			r.ev = Event{Seq: seq, Type: r.curType, Time: r.cur.times[k], Data: data}
+			r.ev = Event{Seq: seq, Type: r.curType, Time: r.cur.times[k], Data: d[:len(d):len(d)]}
 			return true
 		}
 		if r.done {
+			r.ev = Event{} // its Data may point at bytes read over since
 			return false
 		}
 		if !r.hdrDone {
@@ -354,8 +346,31 @@ func takeData(slab, d []byte) (data, rest []byte) {
 // other event's Data and nothing the Reader reuses share its bytes, and it
 // is capped at its length, so that it may be changed or appended to. (The
 // events of a packed row have their Data in one allocation, which lives
-// as long as any of them is kept.)
-func (r *Reader) Event() Event { return r.ev }
+// as long as any of them is kept.) Each call returns a copy of its own.
+func (r *Reader) Event() Event {
+	e := r.ev
+	if e.Data == nil {
+		return e
+	}
+	if r.cur.n > 1 {
+		if !r.slabbed {
+			r.slab, r.slabbed = rowSlab(r.cur.datas[r.curIdx-1:]), true
+		}
+		e.Data, r.slab = takeData(r.slab, e.Data)
+	} else {
+		e.Data = cloneData(e.Data)
+	}
+	return e
+}
+
+// Borrow returns the event Next advanced to without copying its Data: the
+// bytes are the Reader's, valid only until the next call of Next or
+// SkipRow, and must not be changed (Data is capped at its length, so an
+// append copies). A caller that keeps any of them past the next event
+// copies them, or calls Event instead; one that only looks at each event
+// in turn (a fold that copies what it keeps, a digest, a printer) saves a
+// copy of every event's data.
+func (r *Reader) Borrow() Event { return r.ev }
 
 // Err returns the error that ended the read, or nil for a clean end or a
 // torn tail.
@@ -387,7 +402,7 @@ func (r *Reader) NextSeq() int64 { return r.next }
 func (r *Reader) All() iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		for r.Next() {
-			if !yield(r.ev, nil) {
+			if !yield(r.Event(), nil) {
 				return
 			}
 		}

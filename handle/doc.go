@@ -1,14 +1,20 @@
-// Package handle stores sessions and gives out handles to them: files,
-// locking, durability. It is the layer between the byte format (package
-// eventlog, which it uses) and everything that interprets events
-// (checkpoints, projections, replay, which use it); it knows nothing about
-// what events mean.
+// Package handle is the session store contract: Store and Handle (what a
+// caller asks of any store), the one option set (Option, Config), the
+// errors, and the capability interfaces of what only some stores can do
+// (Converter, Repairer, Salvager, Shredder, Rekeyer, SealedExporter). A
+// store is built on handle/core (its store core and write core over the
+// store's engine), as database/sql drivers are on database/sql/driver: the
+// file store (handle/file, the embedded default) and the JetStream store
+// (handle/jetstream). It sits between the byte format (package eventlog)
+// and everything that interprets events (checkpoints, projections,
+// replay); it knows nothing about what events mean but the two reserved
+// types (docs/format.md §7), and nothing of files or streams.
 //
 // # Use
 //
-// (From ExampleFileStore.)
+// (From handle/file's ExampleNew.)
 //
-//	store := handle.NewFileStore(afero.NewOsFs(), dir)
+//	store := file.New(afero.NewOsFs(), dir)
 //	h, err := store.Create(ctx, handle.WithLabels(map[string]string{"agent": "coder"}))
 //	...
 //	last, err := h.Append(ctx,
@@ -24,70 +30,27 @@
 //
 // Append assigns seqs and queues events in memory; Flush is the barrier:
 // when it returns nil every event appended before it survives a process
-// kill or a power cut. Bytes reach the file only in a flush (one write,
-// then fsync), and the next flush starts only after that fsync returned, so
-// a crash can damage only the tail. Concurrent callers of Append+Flush share
-// one write and one fsync (group commit); there is no timer, so a lone
-// appender never waits for others. A failed write or fsync poisons the
-// handle: every later call returns a *PoisonedError, and reopening recovers
-// from what is on disk. Creates and renames are followed by an fsync of the
-// folder.
-//
-// Opening reports a torn tail (Recovery) and a writer cuts it before its
-// first append, but only a tail no writer acknowledged is torn: a writer's
-// Close records the seq after its last acknowledged event in the store's
-// derived cache, and a tail that would drop a seq below it (or below the
-// saved digest state's) is a *CorruptError instead.
+// kill or a power cut. The write core hands a flush's rows to the backend
+// in one Write, and the next flush starts only after that Write returned
+// (durable), so a crash can damage only the tail. Concurrent callers of
+// Append+Flush share one write (group commit); there is no timer, so a
+// lone appender never waits for others. A failed write poisons the
+// handle: every later call returns a *PoisonedError, and reopening
+// recovers from what the store holds.
 //
 // # Secrets
 //
 // A write handle redacts every event it is given before it checks,
 // digests and stores it (package redact; off with WithoutRedaction,
-// Unredacted, OpenUnredacted); CreateFrom and AppendAll store events as
-// given. The file store keeps sealed sessions (WithRecipients, SealedFor,
-// WithIdentities; package seal): every path that reads or writes a log
-// file, derived data included, goes through the sealed layout, and
-// AddRecipients, RotateKey, Shred and Rewrite change one (docs/format.md
-// §11).
-//
-// # Stores, the store core and the write core
-//
-// Store is everything a caller asks of a store (the file store here, the
-// JetStream store in handle/jetstream). Every store is one store core
-// (NewStore) over a StoreBackend the store supplies: the core makes every
-// decision (options, IDs, forks, Delete's dependents, the tree, GC), the
-// backend only lists, reads, writes and removes logs and holds the writer.
-// Every store's handles are one write core (NewHandle) over a Backend the
-// store supplies for the open session: the core keeps all a Handle
-// promises, the backend only stores and reads rows and holds the writer.
-//
-// # The session index
-//
-// The file store keeps a derived index of its sessions (docs/design.md,
-// "The session index"): List, WithIDPrefix, label queries, pages (Limit,
-// Before), Children, Ancestors, Dependents and GC's old sessions cost what
-// their answer costs, not a read of every log. A lost, damaged or
-// outdated index is rebuilt from the logs; RebuildIndex forces it.
+// Unredacted, OpenUnredacted); CreateFrom, AppendAll and Rewrite store
+// events as given. Sealed sessions (WithRecipients, SealedFor, SealedAs,
+// WithIdentities; docs/format.md §11) are kept by both stores, sealed by
+// one layer (handle/internal/sealing).
 //
 // # Concurrency
 //
 // Stores and handles are safe for concurrent use. One writer per session
-// at a time, across processes: the writer lock is a POSIX record lock
-// (fcntl) on the session's lock file when the file is an OS file, an
-// in-process lock on any other file system. It belongs to the process, not
-// to a descriptor: it dies with its process even when children of the
-// process still hold the lock file open. Any number of
-// read-only handles may read while a writer appends; they see only
-// complete rows.
-//
-// # Files
-//
-// Only regular files are sessions: a link, FIFO, device or folder named
-// like a session is refused with ErrNotRegular and never opened for
-// reading, and no file of the store (lock, temp, derived, side file) is
-// created or written through a link. Every read of a log stops with its
-// context's error once the context is done.
-//
-// The package knows nothing of event semantics (checkpoints, turns,
-// projections): those live in packages above it.
+// at a time, across processes (a lock, a lease: the backend's hold). Any
+// number of read-only handles may read while a writer appends; they see
+// only complete rows.
 package handle

@@ -3,8 +3,6 @@ package handle
 import (
 	"errors"
 	"fmt"
-
-	"github.com/sessionlog/sessionlog/eventlog"
 )
 
 // Sentinel errors. Errors returned by stores and handles wrap one of these
@@ -29,24 +27,10 @@ var (
 	// ErrInvalidID: an ID that is not an upper-case ULID; refused before
 	// any path is built.
 	ErrInvalidID = errors.New("handle: invalid session ID")
-	// ErrInvalidEvent: an event that breaks the row rules; the whole batch
-	// is refused and nothing is written.
-	ErrInvalidEvent = eventlog.ErrInvalidEvent
-	// ErrTooLarge: an event whose row would exceed eventlog.MaxRowSize.
-	ErrTooLarge = eventlog.ErrTooLarge
 	// ErrBatchTooLarge: a Store.AppendAll batch larger than the store can
 	// write atomically (JetStream: one atomic batch); nothing is written.
 	ErrBatchTooLarge = errors.New("handle: batch too large to write all or nothing")
-	// ErrVersion: a log of a format version this library does not read
-	// (see *eventlog.VersionError).
-	ErrVersion = eventlog.ErrVersion
-	// ErrCorrupt: damage in a log (see CorruptError).
-	ErrCorrupt = eventlog.ErrCorrupt
 )
-
-// CorruptError is the structured error for damage in a log: path, byte
-// offset, the seq the damaged row should hold, and why.
-type CorruptError = eventlog.CorruptError
 
 // ConflictError reports an AppendAt whose expected seq was not the log's
 // next seq. It wraps ErrConflict.
@@ -65,7 +49,7 @@ func (e *ConflictError) Error() string {
 func (e *ConflictError) Unwrap() error { return ErrConflict }
 
 // EventError reports which event of a batch was refused. It wraps the
-// reason (ErrInvalidEvent or ErrTooLarge).
+// reason (eventlog.ErrInvalidEvent or eventlog.ErrTooLarge).
 type EventError struct {
 	Path  string
 	Index int   // position in the batch
@@ -82,7 +66,7 @@ func (e *EventError) Error() string {
 func (e *EventError) Unwrap() error { return e.Err }
 
 // PoisonedError is returned by every call on a handle after a flush
-// failed — a write or fsync error, a log file displaced (ErrDisplaced), a
+// failed — a write or fsync error, a log file displaced (the file store's ErrDisplaced), a
 // writer's lease lost: what the session holds is no longer known, so the
 // handle refuses to go on. Reopening the session recovers from what is
 // stored.
@@ -98,14 +82,3 @@ func (e *PoisonedError) Error() string {
 
 // Unwrap returns why the flush failed.
 func (e *PoisonedError) Unwrap() error { return e.Err }
-
-// ErrDisplaced: the session's path no longer names the write handle's log
-// file — it was unlinked, renamed or replaced under its writer — so what
-// the handle writes would not be found by a later open of the session. The
-// writer finds it at every flush, before acknowledging it, and is poisoned
-// (a *PoisonedError wrapping it): it acknowledges nothing more.
-var ErrDisplaced = errors.New("handle: the log file is no longer at the session's path")
-
-// ErrDuplicate: a session exists in both encodings with different logical
-// logs (docs/format.md §2); the store refuses it rather than guess.
-var ErrDuplicate = errors.New("handle: session stored twice with different logs")

@@ -2,7 +2,6 @@ package handle
 
 import (
 	"cmp"
-	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -30,47 +29,3 @@ func (e *DependentsError) Error() string {
 
 // Unwrap returns ErrHasDependents.
 func (e *DependentsError) Unwrap() error { return ErrHasDependents }
-
-// Fork creates a session whose logical log is session id's events 0..at
-// followed by its own, which start at seq at+1. Nothing is copied: the
-// cost does not depend on the parent's length. The fork is durable when
-// Fork returns; a write handle on it is returned. Forking a fork works,
-// and so does forking at a seq inside an abandoned branch. The parent
-// must hold event at (ErrLineage otherwise).
-func (s *FileStore) Fork(ctx context.Context, id string, at int64, opts ...CreateOption) (Handle, error) {
-	return s.core.Fork(ctx, id, at, opts...)
-}
-
-// deleteConfig holds what DeleteOptions set.
-type deleteConfig struct{ detach, cascade bool }
-
-// DeleteOption changes what Delete does with the forks that depend on the
-// session.
-type DeleteOption func(*deleteConfig)
-
-// Detach makes Delete write the inherited prefix into every fork that
-// depends on the session (atomically, each under its writer lock), so that
-// they stand alone, before deleting it.
-func Detach() DeleteOption { return func(c *deleteConfig) { c.detach = true } }
-
-// Cascade makes Delete delete the forks that depend on the session (and
-// theirs), before deleting it.
-func Cascade() DeleteOption { return func(c *deleteConfig) { c.cascade = true } }
-
-// Detach makes the fork id stand alone: its file is rewritten (temp file,
-// fsync, rename, fsync folder, under its writer lock) to hold its whole
-// logical log, the inherited prefix included, with no parent. Its logical
-// log, and so every digest, is unchanged.
-func (s *FileStore) Detach(ctx context.Context, id string) error { return s.core.Detach(ctx, id) }
-
-// holdsWords says what a log whose last seq is last holds, for messages:
-// "holds no events" rather than "0..-1".
-func holdsWords(last int64) string {
-	switch {
-	case last < 0:
-		return "holds no events"
-	case last == 0:
-		return "holds only seq 0"
-	}
-	return fmt.Sprintf("holds seqs 0 to %d", last)
-}

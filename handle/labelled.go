@@ -1,13 +1,10 @@
 package handle
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 
 	"github.com/oklog/ulid/v2"
 )
@@ -36,50 +33,4 @@ func LabelID(labels map[string]string) (string, error) {
 	var id ulid.ULID
 	copy(id[:], sum[:16])
 	return id.String(), nil
-}
-
-// OpenOrCreate opens for writing the session that labels name (LabelID),
-// creating it, with those labels, when it does not exist; created says
-// which. opts are used only for a create (an encoding, say); the ID and
-// the labels are OpenOrCreate's.
-//
-// It is how a program finds its session again after a crash with nothing
-// but what it knew before it started: the labels are in the session's
-// header, written with it (Create is durable on return), and they name
-// its ID. So there is no moment when the session exists and nothing
-// records its ID — which is what a side file holding the ID leaves, when
-// the process dies between the create and the write of the file: an
-// orphan session, and a second one at the next start. A kill at any
-// instant leaves either no session (the next run creates it) or the
-// session (the next run opens it).
-//
-// Two processes that start at once both end up on the one session: the
-// one that creates it holds its writer lock, the other gets ErrLocked (one
-// writer at a time, docs/format.md §9). A session that has the ID but
-// other labels (created with WithID by hand) is refused with ErrExists.
-func OpenOrCreate(ctx context.Context, s Store, labels map[string]string, opts ...CreateOption) (h Handle, created bool, err error) {
-	id, err := LabelID(labels)
-	if err != nil {
-		return nil, false, err
-	}
-	for range 2 {
-		h, err = s.Open(ctx, id, ReadWrite)
-		switch {
-		case err == nil:
-			if got := h.Header().Labels; !maps.Equal(got, labels) {
-				h.Close()
-				return nil, false, fmt.Errorf("%w: %s, the ID labels %v name, has labels %v", ErrExists, id, labels, got)
-			}
-			return h, false, nil
-		case !errors.Is(err, ErrNotFound):
-			return nil, false, err
-		}
-		h, err = s.Create(ctx, append(slices.Clip(opts), WithID(id), WithLabels(labels))...)
-		if !errors.Is(err, ErrExists) {
-			return h, err == nil, err
-		}
-		// Another process created it between the open and the create:
-		// open it (its writer lock says whether it may be written).
-	}
-	return nil, false, err
 }

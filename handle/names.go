@@ -1,12 +1,8 @@
 package handle
 
 import (
-	"cmp"
-	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 
 	"github.com/sessionlog/sessionlog/eventlog"
@@ -45,12 +41,22 @@ func (i Info) LastActive() int64 {
 	return i.Header.CreatedAt
 }
 
-// LabelQuery parses a label query, k=v or k1=v1,k2=v2: the labels a
-// session's header must hold, each with that value. A comma starts a new
-// pair only when what follows it holds an "=", so a value may hold commas
-// (cwd=/a,b). ok is false when name is no query: it has no "=", or a key
-// is empty.
-func LabelQuery(name string) (labels map[string]string, ok bool) {
+// ParseName says what a session name is (docs/cli.md, SESSION): a label
+// query, k=v or k1=v1,k2=v2 — labels are the pairs a session's header
+// must hold, a comma starting a new pair only when what follows it holds
+// an "=", so that a value may hold commas (cwd=/a,b) —, or the start of a
+// session ID (idPrefix: 1 to 26 Crockford base32 characters in either
+// case, the first 0–7), or neither (labels nil, idPrefix false).
+func ParseName(name string) (labels map[string]string, idPrefix bool) {
+	if labels, ok := labelQuery(name); ok {
+		return labels, false
+	}
+	return nil, isIDPrefix(name)
+}
+
+// labelQuery parses a label query (ParseName); ok is false when name is
+// no query: it has no "=", or a key is empty.
+func labelQuery(name string) (labels map[string]string, ok bool) {
 	if !strings.Contains(name, "=") {
 		return nil, false
 	}
@@ -73,103 +79,11 @@ func LabelQuery(name string) (labels map[string]string, ok bool) {
 	return labels, true
 }
 
-// IDPrefix reports whether name can begin a session ID (in either case):
-// 1 to 26 Crockford base32 characters, the first 0–7.
-func IDPrefix(name string) bool {
+// isIDPrefix reports whether name can begin a session ID (ParseName).
+func isIDPrefix(name string) bool {
 	if name == "" || len(name) > 26 {
 		return false
 	}
 	up := strings.ToUpper(name)
 	return eventlog.ValidID(up + strings.Repeat("0", 26-len(up)))
-}
-
-// Resolve returns the session of st that name names, as a person types it
-// (docs/cli.md, SESSION):
-//
-//   - a session ID, in either case: that session (one Stat, no listing);
-//   - a shorter prefix of one: the one session whose ID starts with it;
-//   - a label query (LabelQuery: agent=coder, or agent=coder,task=t1): the
-//     one session whose labels hold every pair.
-//
-// When several sessions fit it returns an *AmbiguousError listing them;
-// when none does, an error wrapping ErrNotFound that says what was looked
-// for; a name that is none of the three wraps ErrInvalidID. A prefix or a
-// query is a List of what it names: on a store with an index (the file
-// store) its cost grows with the sessions that fit, not with the store. A session whose tail cannot be read still counts as a
-// candidate of a prefix, so that a prefix never names another session
-// because one is damaged. When the one session named cannot be described,
-// the Info holds its ID and err is Stat's error (the session is corrupt,
-// stored twice, not a regular file…).
-func Resolve(ctx context.Context, st Store, name string) (Info, error) {
-	if labels, ok := LabelQuery(name); ok {
-		opts := []ListOption{SkipBroken(func(string, error) {})}
-		for k, v := range labels {
-			opts = append(opts, WithLabel(k, v))
-		}
-		infos, err := st.List(ctx, opts...)
-		if err != nil {
-			return Info{}, err
-		}
-		return only(name, infos, fmt.Errorf("%w: no session has the labels %s", ErrNotFound, describeQuery(labels)))
-	}
-	if !IDPrefix(name) {
-		return Info{}, fmt.Errorf("%w: %q is neither a session ID, the start of one, nor a label query k=v", ErrInvalidID, name)
-	}
-	prefix := strings.ToUpper(name)
-	if len(prefix) == 26 {
-		return stat(ctx, st, prefix)
-	}
-	var broken []Info
-	infos, err := st.List(ctx, WithIDPrefix(prefix), SkipBroken(func(id string, _ error) {
-		if strings.HasPrefix(id, prefix) {
-			broken = append(broken, Info{ID: id, LastSeq: -1})
-		}
-	}))
-	if err != nil {
-		return Info{}, err
-	}
-	var fit []Info
-	for _, in := range infos {
-		if strings.HasPrefix(in.ID, prefix) {
-			fit = append(fit, in)
-		}
-	}
-	fit = append(fit, broken...)
-	info, err := only(name, fit, fmt.Errorf("%w: no session ID starts with %s", ErrNotFound, prefix))
-	if err == nil && info.Path == "" {
-		return stat(ctx, st, info.ID) // a broken one: its own error
-	}
-	return info, err
-}
-
-// stat is st.Stat that keeps the ID in the Info it returns with an error.
-func stat(ctx context.Context, st Store, id string) (Info, error) {
-	info, err := st.Stat(ctx, id)
-	if err != nil {
-		return Info{ID: id, LastSeq: -1}, err
-	}
-	return info, nil
-}
-
-// only returns the one session of fit, else the ambiguity or none.
-func only(name string, fit []Info, none error) (Info, error) {
-	switch len(fit) {
-	case 0:
-		return Info{}, none
-	case 1:
-		return fit[0], nil
-	}
-	slices.SortFunc(fit, func(a, b Info) int {
-		return cmp.Or(cmp.Compare(b.LastActive(), a.LastActive()), strings.Compare(a.ID, b.ID))
-	})
-	return Info{}, &AmbiguousError{Name: name, Candidates: fit}
-}
-
-// describeQuery writes labels as the query k=v,… in key order.
-func describeQuery(labels map[string]string) string {
-	var parts []string
-	for _, k := range slices.Sorted(maps.Keys(labels)) {
-		parts = append(parts, k+"="+labels[k])
-	}
-	return strings.Join(parts, ",")
 }

@@ -2,6 +2,7 @@ package handle
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -13,238 +14,213 @@ import (
 	"filippo.io/age"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/redact"
+	"github.com/sessionlog/sessionlog/secrets/redact"
+	"github.com/sessionlog/sessionlog/secrets/seal"
 )
 
 // FlushPolicy says when a write handle flushes on its own. Whatever the
-// policy, Flush and Close flush.
+// policy, Flush and Close flush; the zero policy flushes only then (the
+// default).
 type FlushPolicy struct {
-	everyN   int
-	interval time.Duration
+	// Every makes an Append that leaves Every or more unflushed events
+	// flush before it returns, so that Append returns only once they are
+	// durable. If that flush fails (a cancelled context, a poisoned
+	// handle), Append returns the seq it assigned together with the
+	// error: the events are queued, not durable, and a later Flush may
+	// still write them — retrying the Append would append them twice.
+	Every int
+	// Interval flushes every Interval from a background goroutine.
+	// Appends are then durable within about Interval, but nothing tells
+	// the appender when: use it only where losing the last Interval of
+	// events in a crash is acceptable.
+	Interval time.Duration
 }
 
-// FlushExplicit flushes only when asked (Flush, Close). The default.
-func FlushExplicit() FlushPolicy { return FlushPolicy{} }
+// Config is what Options set: a store's settings, as the store core, the
+// write core and a backend read them (NewConfig), and what one call was
+// asked (the options a Create, Open, List or Delete is given apply to that
+// call only, over the store's). Every store and every call takes the same
+// Options; each says what it changes and where it matters.
+type Config struct {
+	Logger         *slog.Logger
+	Policy         FlushPolicy
+	PackTypes      []string
+	Now            func() time.Time
+	Encoding       string
+	ZstdLevel      int
+	CompactOnClose bool
+	Redactor       *redact.Redactor // nil: no redaction
+	Recipients     []age.Recipient  // new sessions are sealed for them; not nil: sealing asked
+	Identities     []age.Identity   // open sealed sessions
+	// Ticker drives FlushPolicy.Interval; tests replace it.
+	Ticker func(time.Duration) (<-chan time.Time, func())
 
-// FlushEvery makes an Append that leaves n or more unflushed events flush
-// before it returns, so that Append returns only once they are durable.
-// If that flush fails (a cancelled context, a poisoned handle), Append
-// returns the seq it assigned together with the error: the events are
-// queued, not durable, and a later Flush may still write them — retrying
-// the Append would append them twice.
-func FlushEvery(n int) FlushPolicy { return FlushPolicy{everyN: max(n, 1)} }
-
-// FlushInterval flushes every d from a background goroutine. Appends are
-// then durable within about d, but nothing tells the appender when: use it
-// only where losing the last d of events in a crash is acceptable.
-func FlushInterval(d time.Duration) FlushPolicy { return FlushPolicy{interval: d} }
-
-// config is what a store passes to its handles.
-type config struct {
-	log            *slog.Logger
-	policy         FlushPolicy
-	packTypes      []string
-	now            func() time.Time
-	encoding       string
-	zstdLevel      int
-	compactOnClose bool
-	redactor       *redact.Redactor // nil: no redaction
-	recipients     []age.Recipient  // new sessions are sealed for them (sealed.go)
-	identities     []age.Identity   // open sealed sessions
-	// ticker drives FlushInterval; tests replace it.
-	ticker func(time.Duration) (<-chan time.Time, func())
+	// What one call was asked, over the store's settings (Config.With):
+	// a new session's labels, parent, createdAt, ID and sealing (Create,
+	// CreateFrom, Fork), List's query, Delete's way with forks.
+	Labels    map[string]string
+	Parent    *eventlog.Parent
+	CreatedAt *int64
+	ID        *string
+	SealAs    *Sealing
+	List      ListQuery
+	Detach    bool
+	Cascade   bool
 }
 
-func realTicker(d time.Duration) (<-chan time.Time, func()) {
-	t := time.NewTicker(d)
-	return t.C, t.Stop
-}
-
-func defaultConfig() config {
-	return config{
-		log:      slog.New(slog.DiscardHandler),
-		now:      time.Now,
-		encoding: EncodingRaw,
-		ticker:   realTicker,
-		redactor: redact.New(),
+func defaultConfig() Config {
+	return Config{
+		Logger:   slog.New(slog.DiscardHandler),
+		Now:      time.Now,
+		Encoding: EncodingRaw,
+		Redactor: redact.New(),
 	}
 }
 
-// Option configures a store.
-type Option func(*config)
+// Option configures a store, or one call of it.
+type Option func(*Config)
+
+// With returns c with opts applied over the store's settings, and what
+// they ask of one call (what an earlier call asked is not kept).
+func (c Config) With(opts ...Option) Config {
+	c.Labels, c.Parent, c.CreatedAt, c.ID, c.SealAs = nil, nil, nil, nil, nil
+	c.List, c.Detach, c.Cascade = ListQuery{}, false, false
+	for _, o := range opts {
+		o(&c)
+	}
+	c.List.Labels, c.List.Parent = c.Labels, ""
+	if c.Parent != nil {
+		c.List.Parent = c.Parent.ID
+	}
+	return c
+}
 
 // WithLogger sets the logger; by default nothing is logged.
 func WithLogger(l *slog.Logger) Option {
-	return func(c *config) {
+	return func(c *Config) {
 		if l != nil {
-			c.log = l
+			c.Logger = l
 		}
 	}
 }
 
-// WithFlushPolicy sets the flush policy of the store's write handles.
-func WithFlushPolicy(p FlushPolicy) Option { return func(c *config) { c.policy = p } }
+// WithFlushPolicy sets the flush policy of write handles.
+func WithFlushPolicy(p FlushPolicy) Option { return func(c *Config) { c.Policy = p } }
 
 // WithPackTypes sets the event types packed into packed rows (default:
 // eventlog.DefaultPackTypes). An empty list packs nothing.
 func WithPackTypes(types ...string) Option {
-	return func(c *config) { c.packTypes = append([]string{}, types...) }
+	return func(c *Config) { c.PackTypes = append([]string{}, types...) }
 }
 
-// WithEncoding sets the encoding of the sessions the store creates:
-// EncodingRaw (the default) or EncodingZstd. Existing sessions keep theirs.
-func WithEncoding(encoding string) Option { return func(c *config) { c.encoding = encoding } }
+// WithEncoding sets the encoding of the sessions the store creates —
+// given to Create, of that session: EncodingRaw (the default) or
+// EncodingZstd. Existing sessions keep theirs.
+func WithEncoding(encoding string) Option { return func(c *Config) { c.Encoding = encoding } }
 
 // WithZstdLevel sets the zstd compression level (1 fastest … 22 best) of
 // both the per-flush frames and whole-file rewrites (Compact, Convert,
 // Detach). By default flushes use a fast level and rewrites level 7, which
 // runs once, off the append path, and makes a session smaller than
 // `zstd -3` makes its JSONL.
-func WithZstdLevel(level int) Option { return func(c *config) { c.zstdLevel = level } }
+func WithZstdLevel(level int) Option { return func(c *Config) { c.ZstdLevel = level } }
 
 // WithCompactOnClose makes a zstd write handle rewrite its session into
-// large frames when it closes (see FileStore.Compact): small per-flush
-// frames compress poorly.
-func WithCompactOnClose(on bool) Option { return func(c *config) { c.compactOnClose = on } }
+// large frames when it closes (see Converter): small per-flush frames
+// compress poorly.
+func WithCompactOnClose(on bool) Option { return func(c *Config) { c.CompactOnClose = on } }
 
-// WithRedactor sets the redactor the store's write handles apply to every
-// event appended, before it is checked, digested and stored
-// (docs/format.md §11): by default redact.New(), the built-in detectors;
-// nil turns redaction off (WithoutRedaction). CreateFrom and AppendAll
-// store the events they are given as they are (see CreateFrom).
-func WithRedactor(r *redact.Redactor) Option { return func(c *config) { c.redactor = r } }
+// WithRedactor sets the redactor write handles apply to every event
+// appended, before it is checked, digested and stored (docs/format.md
+// §11): by default redact.New(), the built-in detectors; nil turns
+// redaction off (Unredacted). CreateFrom and AppendAll store the events
+// they are given as they are (see CreateFrom).
+func WithRedactor(r *redact.Redactor) Option { return func(c *Config) { c.Redactor = r } }
 
-// WithoutRedaction turns redaction at write off for every handle of the
-// store: events are stored exactly as appended.
-func WithoutRedaction() Option { return WithRedactor(nil) }
+// Unredacted turns redaction at write (docs/format.md §11) off: for every
+// handle of a store, or given to Create, Fork or Open for the handle it
+// returns. Events are then stored exactly as appended.
+func Unredacted() Option { return WithRedactor(nil) }
 
 // WithClock sets the clock used for IDs and createdAt (tests).
-func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
+func WithClock(now func() time.Time) Option { return func(c *Config) { c.Now = now } }
 
-// createConfig holds what CreateOptions set.
-type createConfig struct {
-	createdAt *int64
-	id        string
-	idSet     bool
-	labels    map[string]string
-	parent    *eventlog.Parent
-	encoding  string
-	// unredacted turns redaction off for the handle Create or Fork
-	// returns.
-	unredacted bool
-	// sealFor, when sealSet, are the recipients the session is sealed
-	// for (SealedFor).
-	sealFor []age.Recipient
-	sealSet bool
-	sealAs  *Sealing // SealedAs
-}
-
-// CreateOption configures Create.
-type CreateOption func(*createConfig)
-
-// WithLabels sets the session's labels.
-func WithLabels(labels map[string]string) CreateOption {
-	return func(c *createConfig) { c.labels = maps.Clone(labels) }
-}
-
-// WithParent links the new session to a parent (eventlog.ModeFork or
-// eventlog.ModeChild).
-func WithParent(p eventlog.Parent) CreateOption {
-	return func(c *createConfig) { c.parent = &p }
-}
-
-// WithCreatedAt sets the header's createdAt (Unix milliseconds) instead of
-// now: an import keeps the original's.
-func WithCreatedAt(ms int64) CreateOption { return func(c *createConfig) { c.createdAt = &ms } }
-
-// WithSessionEncoding creates the session in the given encoding instead of
-// the store's default.
-func WithSessionEncoding(encoding string) CreateOption {
-	return func(c *createConfig) { c.encoding = encoding }
-}
-
-// WithID creates the session under a given ID instead of a new one
-// (importing, say); Create fails with ErrExists if it is taken.
-func WithID(id string) CreateOption {
-	return func(c *createConfig) { c.id, c.idSet = id, true }
-}
-
-// Unredacted turns redaction at write (docs/format.md §11) off for the
-// write handle Create or Fork returns: its appends are stored exactly as
-// given. The store's other handles are not affected.
-func Unredacted() CreateOption { return func(c *createConfig) { c.unredacted = true } }
-
-// OpenOption configures the handle Open returns.
-type OpenOption func(*OpenParams)
-
-// OpenParams is what a list of OpenOptions says: what a StoreBackend's
-// Open is given.
-type OpenParams struct {
-	// Unredacted: the handle's appends are not redacted.
-	Unredacted bool
-}
-
-// OpenUnredacted turns redaction at write off for the write handle Open
-// returns (see Unredacted).
-func OpenUnredacted() OpenOption { return func(p *OpenParams) { p.Unredacted = true } }
-
-// listConfig holds what ListOptions set.
-type listConfig struct {
-	labels map[string]string
-	parent string
-	prefix string
-	broken func(id string, err error)
-	// Paging (by last activity): at most limit (0: all), after before.
-	limit      int
-	before     *Cursor
-	byActivity bool
-}
-
-// ListOption filters List.
-type ListOption func(*listConfig)
-
-// WithLabel keeps sessions whose label key equals value.
-func WithLabel(key, value string) ListOption {
-	return func(c *listConfig) {
-		if c.labels == nil {
-			c.labels = map[string]string{}
+// WithLabels sets a new session's labels (Create); given to List, it keeps
+// the sessions that have them.
+func WithLabels(labels map[string]string) Option {
+	return func(c *Config) {
+		if c.Labels == nil {
+			c.Labels = map[string]string{}
 		}
-		c.labels[key] = value
+		maps.Copy(c.Labels, labels)
 	}
 }
 
-// WithParentID keeps sessions whose parent is id.
-func WithParentID(id string) ListOption { return func(c *listConfig) { c.parent = id } }
+// WithParent links a new session to a parent (eventlog.ModeFork or
+// eventlog.ModeChild); given to List, it keeps the sessions whose parent
+// is p.ID.
+func WithParent(p eventlog.Parent) Option { return func(c *Config) { c.Parent = &p } }
+
+// WithCreatedAt sets a new session's createdAt (Unix milliseconds) instead
+// of now: an import keeps the original's.
+func WithCreatedAt(ms int64) Option { return func(c *Config) { c.CreatedAt = &ms } }
+
+// WithID creates the session under a given ID instead of a new one
+// (importing, say); Create fails with ErrExists if it is taken.
+func WithID(id string) Option { return func(c *Config) { c.ID = &id } }
 
 // SkipBroken makes List go on past a session it cannot describe (a
 // corrupt header, say), calling report with its ID and the error, instead
 // of failing.
-func SkipBroken(report func(id string, err error)) ListOption {
-	return func(c *listConfig) { c.broken = report }
+func SkipBroken(report func(id string, err error)) Option {
+	return func(c *Config) { c.List.Broken = report }
 }
 
-// WithIDPrefix keeps sessions whose ID starts with prefix (upper case).
-// On a store with an index (the file store) its cost grows with the
-// sessions it keeps, not with the store.
-func WithIDPrefix(prefix string) ListOption { return func(c *listConfig) { c.prefix = prefix } }
+// WithIDPrefix makes List keep the sessions whose ID starts with prefix
+// (upper case). On a store with an index (the file store) its cost grows
+// with the sessions it keeps, not with the store.
+func WithIDPrefix(prefix string) Option { return func(c *Config) { c.List.Prefix = prefix } }
 
-// ByActivity orders List as ls does: the last active first
-// (Info.LastActive), then the greater ID first. Without it List orders by
-// creation.
-func ByActivity() ListOption { return func(c *listConfig) { c.byActivity = true } }
-
-// Limit makes List return at most n sessions (n ≤ 0: all), the first of
-// the order of ByActivity, which it implies: a page. On a store with an
+// Limit orders List as ls does — the last active first (Info.LastActive),
+// then the greater ID first — and makes it return at most n sessions (n ≤
+// 0: all): a page. Without it List orders by creation. On a store with an
 // index its cost grows with n, not with the store.
-func Limit(n int) ListOption {
-	return func(c *listConfig) { c.limit, c.byActivity = max(n, 0), true }
+func Limit(n int) Option {
+	return func(c *Config) { c.List.Limit, c.List.ByActivity = max(n, 0), true }
 }
 
-// Before makes List start after the session c names in the order of
-// ByActivity, which it implies: the next page after one that ended at c
-// (CursorOf its last session).
-func Before(c Cursor) ListOption {
-	return func(lc *listConfig) { lc.before, lc.byActivity = &c, true }
+// Before makes List start after the session c names in the order of Limit,
+// which it implies: the next page after one that ended at c (its last
+// session's Info.Cursor).
+func Before(cur Cursor) Option {
+	return func(c *Config) { c.List.Before, c.List.ByActivity = &cur, true }
+}
+
+// Detach makes Delete write the inherited prefix into every fork that
+// depends on the session (atomically, each under its writer lock), so that
+// they stand alone, before deleting it.
+func Detach() Option { return func(c *Config) { c.Detach = true } }
+
+// Cascade makes Delete delete the forks that depend on the session (and
+// theirs), before deleting it.
+func Cascade() Option { return func(c *Config) { c.Cascade = true } }
+
+// ListQuery is what List's options ask, as a store's index reads it
+// (Index): the filters, the order and the page.
+type ListQuery struct {
+	// Labels the sessions have (WithLabels), Parent their parent's ID
+	// (WithParent), Prefix the start of their ID (WithIDPrefix).
+	Labels map[string]string
+	Parent string
+	Prefix string
+	// Broken is told of a session List cannot describe (SkipBroken);
+	// nil fails List instead.
+	Broken func(id string, err error)
+	// ByActivity orders by last activity; Limit (0: all) and Before make
+	// a page of that order.
+	ByActivity bool
+	Limit      int
+	Before     *Cursor
 }
 
 // Cursor is where a page of List ends: its last session's activity and
@@ -254,8 +230,8 @@ type Cursor struct {
 	ID         string
 }
 
-// CursorOf returns the cursor of a page that ends at session i.
-func CursorOf(i Info) Cursor { return Cursor{LastActive: i.LastActive(), ID: i.ID} }
+// Cursor returns the cursor of a page that ends at session i.
+func (i Info) Cursor() Cursor { return Cursor{LastActive: i.LastActive(), ID: i.ID} }
 
 // String returns the cursor's text form.
 func (c Cursor) String() string { return strconv.FormatInt(c.LastActive, 10) + "." + c.ID }
@@ -265,45 +241,114 @@ func (c Cursor) String() string { return strconv.FormatInt(c.LastActive, 10) + "
 func ParseCursor(s string) (Cursor, error) {
 	ms, id, ok := strings.Cut(s, ".")
 	n, err := strconv.ParseInt(ms, 10, 64)
-	if !ok || err != nil || checkID(id) != nil {
+	if !ok || err != nil || !eventlog.ValidID(id) {
 		return Cursor{}, fmt.Errorf("%w: %q is not a cursor <ms>.<ID>", ErrInvalidID, s)
 	}
 	return Cursor{LastActive: n, ID: id}, nil
 }
 
-// paged reports whether List orders by activity.
-func (c listConfig) paged() bool { return c.byActivity }
-
-// matchInfo reports whether List keeps info, cursor aside.
-func (c listConfig) matchInfo(info Info) bool {
-	return c.match(info.Header) && strings.HasPrefix(info.ID, c.prefix)
+// Keeps reports whether List keeps info, cursor aside.
+func (c ListQuery) Keeps(info Info) bool {
+	return c.Matches(info.Header) && strings.HasPrefix(info.ID, c.Prefix)
 }
 
-// finish orders the sessions List keeps and cuts the page: by creation,
-// newest first; or by activity after the cursor, at most limit.
-func (c listConfig) finish(out []Info) []Info {
-	if !c.paged() {
+// Page orders the sessions List keeps and cuts the page: by creation,
+// newest first; or by activity after the cursor, at most Limit.
+func (c ListQuery) Page(out []Info) []Info {
+	if !c.ByActivity {
 		slices.SortFunc(out, func(a, b Info) int {
 			return cmp.Or(cmp.Compare(b.Header.CreatedAt, a.Header.CreatedAt), strings.Compare(b.ID, a.ID))
 		})
 		return out
 	}
 	sortActive(out)
-	if c.before != nil {
-		after := activeKey(c.before.LastActive, c.before.ID)
-		out = slices.DeleteFunc(out, func(i Info) bool { return activeKey(i.LastActive(), i.ID) <= after })
+	if b := c.Before; b != nil {
+		// Newest activity first, then the greater ID: the cursor's
+		// session and every one before it are on earlier pages.
+		out = slices.DeleteFunc(out, func(i Info) bool {
+			return cmp.Or(cmp.Compare(i.LastActive(), b.LastActive), strings.Compare(i.ID, b.ID)) >= 0
+		})
 	}
-	if c.limit > 0 && len(out) > c.limit {
-		out = out[:c.limit]
+	if c.Limit > 0 && len(out) > c.Limit {
+		out = out[:c.Limit]
 	}
 	return out
 }
 
-func (c listConfig) match(h eventlog.Header) bool {
-	for k, v := range c.labels {
+// Matches reports whether a session under header h has the labels and
+// parent asked.
+func (c ListQuery) Matches(h eventlog.Header) bool {
+	for k, v := range c.Labels {
 		if got, ok := h.Labels[k]; !ok || got != v {
 			return false
 		}
 	}
-	return c.parent == "" || (h.Parent != nil && h.Parent.ID == c.parent)
+	return c.Parent == "" || (h.Parent != nil && h.Parent.ID == c.Parent)
 }
+
+// Encodings a session may be stored in (docs/format.md §5).
+const (
+	// EncodingRaw: <ID>.jsonl, the header row then rows.
+	EncodingRaw = "raw"
+	// EncodingZstd: <ID>.jsonl.zst, zstd frames whose content is a raw log;
+	// one frame per flush, the header alone in the first.
+	EncodingZstd = "zstd"
+)
+
+// sortActive orders infos by last activity, newest first, then by ID,
+// greatest first: List's pages.
+func sortActive(infos []Info) {
+	slices.SortFunc(infos, func(a, b Info) int {
+		return cmp.Or(cmp.Compare(b.LastActive(), a.LastActive()), strings.Compare(b.ID, a.ID))
+	})
+}
+
+// Sealing is how a sealed session's file is sealed: its key records and
+// the data key its rows are sealed with. SealingOf gives it; SealedAs
+// seals another file of the session as it is.
+type Sealing struct {
+	// ID is the session's: a key record is bound to it.
+	ID string
+	// Envelopes are the session's key records.
+	Envelopes []seal.Envelope
+	// Key is the data key its newest rows are sealed with.
+	Key *seal.DataKey
+}
+
+// NewConfig returns the settings opts make, over the defaults: a silent
+// logger, the real clock, raw logs, redaction at write on, explicit
+// flushes.
+func NewConfig(opts ...Option) Config {
+	c := defaultConfig()
+	for _, o := range opts {
+		o(&c)
+	}
+	return c
+}
+
+// ErrSealed is wrapped by the errors of operations a sealed session does
+// not support on a store (a JetStream store refuses to create one).
+var ErrSealed = errors.New("handle: sealed session")
+
+// WithRecipients seals every session the store creates for the given age
+// recipients (X25519 public keys, passphrases); given to Create, Fork or
+// CreateFrom, it seals that session for them, whatever the store's.
+func WithRecipients(rs ...age.Recipient) Option {
+	// Not nil even when empty: sealing was asked, and a create with no
+	// recipient is refused rather than made clear.
+	return func(c *Config) { c.Recipients = append([]age.Recipient{}, rs...) }
+}
+
+// WithIdentities gives the store the age identities (X25519 keys,
+// passphrases) it opens sealed sessions with. Without one that opens a
+// session's envelopes, reading it fails with an error wrapping
+// seal.ErrNoKey, which says what is missing.
+func WithIdentities(ids ...age.Identity) Option {
+	return func(c *Config) { c.Identities = slices.Clone(ids) }
+}
+
+// SealedAs seals the new session as sl says: the same key records and
+// data key, so that the same identities read it (a copy of a sealed
+// session keeps it sealed: transfer.Copy). Its ID must be the one sl was
+// taken of (an envelope names its session).
+func SealedAs(sl *Sealing) Option { return func(c *Config) { c.SealAs = sl } }

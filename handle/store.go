@@ -35,7 +35,7 @@ const ReadWrite Mode = 1
 type Store interface {
 	// Create makes a new session, durable when Create returns, and
 	// returns a write handle on it.
-	Create(ctx context.Context, opts ...CreateOption) (Handle, error)
+	Create(ctx context.Context, opts ...Option) (Handle, error)
 	// CreateFrom makes a new session holding exactly events, all or
 	// nothing: when it returns nil the session is durable and complete;
 	// when it fails, or the process dies at any instant, the session is
@@ -49,7 +49,7 @@ type Store interface {
 	// (docs/format.md §11): a copy or a fork with data keeps every byte
 	// and digest of its source; a caller with new events (an import)
 	// redacts them first.
-	CreateFrom(ctx context.Context, events iter.Seq2[eventlog.Event, error], opts ...CreateOption) (Info, error)
+	CreateFrom(ctx context.Context, events iter.Seq2[eventlog.Event, error], opts ...Option) (Info, error)
 	// AppendAll appends events to session id as one batch, all or
 	// nothing: when it returns nil every event is durable; when it fails,
 	// or the process dies at any instant, the session holds all of them
@@ -66,12 +66,12 @@ type Store interface {
 	// Open opens an existing session. A write handle takes the session's
 	// writer lock (ErrLocked if another writer holds it) and recovers the
 	// log: a torn tail is reported by Recovery and cut before the first
-	// new append; corruption fails the open with a *CorruptError. The file
+	// new append; corruption fails the open with a *eventlog.CorruptError. The file
 	// store reads the whole log to find it, except when its checked record
 	// shows the file unchanged since it last did (docs/design.md, "Opening
 	// without reading").
 	// OpenUnredacted turns redaction at write off for the handle.
-	Open(ctx context.Context, id string, mode Mode, opts ...OpenOption) (Handle, error)
+	Open(ctx context.Context, id string, mode Mode, opts ...Option) (Handle, error)
 	// Stat describes a session from its header and its tail; its cost
 	// does not grow with the log's length (a zstd log whose writer did not
 	// close — it is still writing, or crashed — has no tail frame: Stat then
@@ -84,19 +84,31 @@ type Store interface {
 	OpenTail(ctx context.Context, id string) (Tail, error)
 	// List describes the sessions of the store, newest first, filtered by
 	// the options.
-	List(ctx context.Context, opts ...ListOption) ([]Info, error)
+	List(ctx context.Context, opts ...Option) ([]Info, error)
 	// Fork creates a session whose logical log is id's events 0..at
 	// followed by its own; nothing is copied. It is durable on return.
-	Fork(ctx context.Context, id string, at int64, opts ...CreateOption) (Handle, error)
+	Fork(ctx context.Context, id string, at int64, opts ...Option) (Handle, error)
 	// Delete removes a session. It fails with ErrLocked while a writer
 	// holds it, and with a *DependentsError while forks depend on it,
 	// unless Detach or Cascade says what to do with them.
-	Delete(ctx context.Context, id string, opts ...DeleteOption) error
+	Delete(ctx context.Context, id string, opts ...Option) error
 	// Detach makes the fork id stand alone: it is rewritten, atomically
 	// and under its writer lock, to hold its whole logical log with no
 	// parent. Its logical log, and so every digest, is unchanged. A
 	// session that is not a fork is left as it is.
 	Detach(ctx context.Context, id string) error
+	// Rewrite replaces session id's own rows with the events rows yields,
+	// in one atomic rewrite under the session's writer hold (ErrLocked
+	// while a writer holds it), sealed as the log was, in its encoding,
+	// under its header. rows gets a read-only handle on the session as it
+	// is (its logical log, a fork's inherited events included) and must
+	// yield events with the session's own seqs, from the header's first
+	// on; every event is checked as CreateFrom checks it, checkpoints' log
+	// digests included. The session's derived data is dropped. It is for
+	// operations that change a log on purpose (a redaction of a stored
+	// log: package scrub): what it writes breaks every digest a holder of
+	// the old log has, unless the new events say how.
+	Rewrite(ctx context.Context, id string, rows func(h Handle) iter.Seq2[eventlog.Event, error]) (Info, error)
 	// Dependents returns the IDs of the forks whose parent is id (children
 	// do not depend on their parent), sorted.
 	Dependents(ctx context.Context, id string) ([]string, error)
@@ -121,6 +133,59 @@ type Store interface {
 	// and so on, nearest first. A parent that is gone ends the chain:
 	// gone is its ID.
 	Ancestors(ctx context.Context, id string) (chain []eventlog.Header, gone string, err error)
+	// OpenOrCreate opens for writing the session that labels name (LabelID),
+	// creating it, with those labels, when it does not exist; created says
+	// which. opts are used only for a create (an encoding, say); the ID and
+	// the labels are OpenOrCreate's.
+	//
+	// It is how a program finds its session again after a crash with nothing
+	// but what it knew before it started: the labels are in the session's
+	// header, written with it (Create is durable on return), and they name
+	// its ID. So there is no moment when the session exists and nothing
+	// records its ID — which is what a side file holding the ID leaves, when
+	// the process dies between the create and the write of the file: an
+	// orphan session, and a second one at the next start. A kill at any
+	// instant leaves either no session (the next run creates it) or the
+	// session (the next run opens it).
+	//
+	// Two processes that start at once both end up on the one session: the
+	// one that creates it holds its writer lock, the other gets ErrLocked (one
+	// writer at a time, docs/format.md §9). A session that has the ID but
+	// other labels (created with WithID by hand) is refused with ErrExists.
+	OpenOrCreate(ctx context.Context, labels map[string]string, opts ...Option) (h Handle, created bool, err error)
+	// TreeOf returns the tree session id belongs to, from the headers alone:
+	// its root (the farthest ancestor in the store) with every fork and
+	// child below it, oldest first, as Tree has them; ParentGone is set on a
+	// root whose parent is gone. On a store with an index (the file store)
+	// its cost grows with the tree, not with the store. Paths are left empty.
+	TreeOf(ctx context.Context, id string) (*Node, error)
+	// OpenWhenFree opens session id for writing, waiting up to wait for
+	// the writer lock while another writer holds it: what a supervisor needs
+	// when it restarts an agent it killed. A file store's lock dies with its
+	// process, so the first try succeeds; a JetStream lease outlives a killed
+	// writer by up to its TTL, so pass the store's lease TTL as wait. waiting,
+	// if not nil, is called once, when the first try finds the lock held.
+	// After wait (or when ctx ends) it returns the last ErrLocked (or ctx's
+	// error); any other error at once.
+	OpenWhenFree(ctx context.Context, id string, wait time.Duration, waiting func()) (Handle, error)
+	// Resolve returns the session that name names, as a person types it
+	// (docs/cli.md, SESSION):
+	//
+	//   - a session ID, in either case: that session (one Stat, no listing);
+	//   - a shorter prefix of one: the one session whose ID starts with it;
+	//   - a label query (ParseName: agent=coder, or agent=coder,task=t1): the
+	//     one session whose labels hold every pair.
+	//
+	// When several sessions fit it returns an *AmbiguousError listing them;
+	// when none does, an error wrapping ErrNotFound that says what was looked
+	// for; a name that is none of the three wraps ErrInvalidID. A prefix or a
+	// query is a List of what it names: on a store with an index (the file
+	// store) its cost grows with the sessions that fit, not with the store. A session whose tail cannot be read still counts as a
+	// candidate of a prefix, so that a prefix never names another session
+	// because one is damaged. When the one session named cannot be described,
+	// the Info holds its ID and err is Stat's error (the session is corrupt,
+	// stored twice, not a regular file…).
+	Resolve(ctx context.Context, name string) (Info, error)
 	// GetDerived, PutDerived and DeleteDerived keep derived data beside
 	// session id (replay's stored states, digest states): a cache that
 	// can always be rebuilt from the log, so callers check that what they

@@ -34,16 +34,3 @@ type Tail interface {
 	// Close releases what the Tail holds.
 	Close() error
 }
-
-// FileStoreOf returns st as a file store when its sessions are files in
-// a folder. The file operations need that — Convert and Repair rewrite or
-// cut a session's file, SalvagePath reads a file past its damage, logtool
-// serve reads a folder through a read-only file system — and a store
-// whose sessions are not files cannot offer them (docs/distributed.md).
-// It is the one place where a caller asks which store it has: those
-// operations call it and refuse when ok is false; everything else works
-// on any Store (docs/design.md, "Layers").
-func FileStoreOf(st Store) (fs *FileStore, ok bool) {
-	fs, ok = st.(*FileStore)
-	return fs, ok
-}

@@ -7,7 +7,7 @@ import "errors"
 // reached — and did not within the time its retries allow. Nothing is
 // known to be wrong with the session; the same call may succeed later.
 //
-// It is never a verdict on the log (ErrCorrupt) or on who holds it
+// It is never a verdict on the log (eventlog.ErrCorrupt) or on who holds it
 // (ErrLocked). When it comes from a Flush whose outcome could not be
 // learnt, the handle is poisoned (a *PoisonedError wrapping it): reopen the
 // session to see whether the flush was stored. logtool exits 2 on it.

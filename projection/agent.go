@@ -126,6 +126,11 @@ func (a *Agent) Name() string { return "agent" }
 // Version is 1.
 func (a *Agent) Version() int { return 1 }
 
+// BorrowsData makes Agent a Borrower: Apply copies what it keeps.
+func (a *Agent) BorrowsData() {}
+
+var _ Borrower = (*Agent)(nil)
+
 // State returns the current state. It is read-only: its maps and slices
 // belong to the projection and change with the next Apply.
 func (a *Agent) State() AgentState { return a.s }
@@ -205,7 +210,7 @@ func (a *Agent) Apply(e eventlog.Event) {
 			if a.s.Providers == nil {
 				a.s.Providers = make(map[string]json.RawMessage)
 			}
-			a.s.Providers[*d.Provider] = keepRaw(e.Data, d.State)
+			a.s.Providers[*d.Provider] = keepRaw(d.State)
 		}
 	case typeSlotSwitch:
 		if d, ok := readOK[slotSwitchData](&a.s.Degraded, e); ok {
@@ -217,7 +222,7 @@ func (a *Agent) Apply(e eventlog.Event) {
 		}
 	case typePlanSet:
 		if d, ok := readOK[planSetData](&a.s.Degraded, e); ok {
-			a.s.Plan = keepRaw(e.Data, d.Plan)
+			a.s.Plan = keepRaw(d.Plan)
 		}
 	}
 }
@@ -287,7 +292,7 @@ func (a *Agent) memorySet(e eventlog.Event) {
 	if !exists {
 		m.CreatedAt, m.CreatedSeq = e.Time, e.Seq
 	}
-	m.Value, m.Metadata = keepRaw(e.Data, d.Value), keepRaw(e.Data, orNil(d.Metadata))
+	m.Value, m.Metadata = keepRaw(d.Value), keepRaw(orNil(d.Metadata))
 	m.UpdatedAt, m.UpdatedSeq = e.Time, e.Seq
 	a.s.Memory[*d.Key] = m
 }

@@ -40,6 +40,11 @@ func (c *Conversation) Name() string { return "conversation" }
 // Version returns 1.
 func (c *Conversation) Version() int { return 1 }
 
+// BorrowsData makes Conversation a Borrower: Apply copies what it keeps.
+func (c *Conversation) BorrowsData() {}
+
+var _ Borrower = (*Conversation)(nil)
+
 // Apply folds one event into the state.
 func (c *Conversation) Apply(e eventlog.Event) { c.t.Apply(e) }
 

@@ -15,7 +15,8 @@
 // byte for byte once marshalled; marshalling, unmarshalling into a fresh
 // projection and applying the rest of the events gives the same bytes as
 // applying every event to one projection. Apply never panics, whatever
-// the data.
+// the data. The built-in projections are Borrowers: Apply copies what it
+// keeps, so a replay may lend them data its reader reuses.
 //
 // # The built-in projections
 //

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
-	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -119,7 +118,6 @@ func decodeFields[T any](data []byte, v *T) bool {
 	if !si.fast {
 		return false
 	}
-	keepAt := (len(data) + 1) / 2 // see unquote
 	ok := true
 	wellFormed := eventlog.EachMember(data, func(key []byte, escaped bool, value []byte) {
 		if !ok {
@@ -131,7 +129,7 @@ func decodeFields[T any](data []byte, v *T) bool {
 		}
 		for i := range si.fields {
 			if f := &si.fields[i]; f.key == string(key) {
-				ok = f.set(unsafe.Add(base, f.offset), value, keepAt)
+				ok = f.set(unsafe.Add(base, f.offset), value)
 				return
 			}
 		}
@@ -143,16 +141,15 @@ func decodeFields[T any](data []byte, v *T) bool {
 // the plain form of the field's type. A pointer field is set to a new
 // value; null is never plain (encoding/json sets a pointer to nil but
 // leaves a plain value as it was), but for a RawMessage, which takes any
-// value as it is. A string of keepAt bytes or more points into the data
-// (see unquote).
-func (f *field) set(p unsafe.Pointer, v []byte, keepAt int) bool {
+// value as it is. A string is a copy; a RawMessage points into the data.
+func (f *field) set(p unsafe.Pointer, v []byte) bool {
 	switch f.kind {
 	case kindString:
-		s, ok := unquote(v, keepAt)
+		s, ok := unquote(v)
 		*(*string)(p) = s
 		return ok
 	case kindStringPtr:
-		s, ok := unquote(v, keepAt)
+		s, ok := unquote(v)
 		*(**string)(p) = &s
 		return ok
 	case kindInt:
@@ -178,20 +175,10 @@ func (f *field) set(p unsafe.Pointer, v []byte, keepAt int) bool {
 	return true
 }
 
-// keepRaw returns raw, a value inside data, as a projection keeps it: in
-// place (clipped, so that an append reallocates) when it is at least half
-// of data, so that keeping it keeps at most twice its size alive; else a
-// copy, so that a small value (a call's args beside a long purpose, say)
-// does not keep a large event's data alive. Nil stays nil.
-func keepRaw(data, raw []byte) []byte {
-	if raw == nil {
-		return nil
-	}
-	if 2*len(raw) >= len(data) {
-		return slices.Clip(raw)
-	}
-	return bytes.Clone(raw)
-}
+// keepRaw returns raw, a value inside an event's data, as a projection
+// keeps it: a copy, since Apply keeps no byte of the data (Borrower). Nil
+// stays nil.
+func keepRaw(raw []byte) []byte { return bytes.Clone(raw) }
 
 // parseInt reads a JSON number that is a plain integer of at most 18
 // digits (so it cannot overflow), as strconv.ParseInt would.
@@ -217,20 +204,12 @@ func parseInt(v []byte) (int64, bool) {
 }
 
 // unquote returns the string the JSON string v holds, as encoding/json
-// decodes it; ok is false when v is not a string. A plain string (no
-// escapes) of keepAt bytes or more is not copied: it points into v, which
-// a projection may keep (the Projection contract), and keepAt is half of
-// the event's data, so what it keeps alive is at most twice what it holds.
-// A shorter one (an id, a name, a slot) is copied, so that it never keeps
-// a large event's data alive.
-func unquote(v []byte, keepAt int) (string, bool) {
+// decodes it, a copy; ok is false when v is not a string.
+func unquote(v []byte) (string, bool) {
 	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
 		return "", false
 	}
 	if body := v[1 : len(v)-1]; eventlog.PlainString(body) {
-		if len(body) >= keepAt && len(body) > 0 {
-			return unsafe.String(unsafe.SliceData(body), len(body)), true
-		}
 		return string(body), true
 	}
 	// Unescaping only shortens the string (but for what encoding/json

@@ -1,6 +1,7 @@
 package projection
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"math/bits"
@@ -136,6 +137,9 @@ func appendRaw(dst, raw []byte) ([]byte, error) {
 	if len(raw) == 0 {
 		return dst, errEmptyRaw
 	}
+	if verbatim(raw) {
+		return append(dst, raw...), nil
+	}
 	start, i := 0, 0
 	for i < len(raw) {
 		switch c := raw[i]; c {
@@ -149,6 +153,30 @@ func appendRaw(dst, raw []byte) ([]byte, error) {
 		i++
 	}
 	return append(dst, raw[start:]...), nil
+}
+
+// verbatim reports whether json.Marshal writes raw, a valid JSON value, as
+// it is: no byte it escapes ('<', '>', '&', and 0xE2, which U+2028 and
+// U+2029 begin with) and, unless raw is a string, quoted at both ends (no
+// whitespace outside it), no whitespace byte. A tool's output, most of a
+// transcript, is a string with escapes all through it, which the scan of
+// appendRawString stops at one by one; IndexByte passes over it in a few
+// vector sweeps.
+func verbatim(raw []byte) bool {
+	for _, c := range [...]byte{'<', '>', '&', 0xE2} {
+		if bytes.IndexByte(raw, c) >= 0 {
+			return false
+		}
+	}
+	if raw[0] == '"' && raw[len(raw)-1] == '"' {
+		return true
+	}
+	for _, c := range [...]byte{' ', '\t', '\n', '\r'} {
+		if bytes.IndexByte(raw, c) >= 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // appendRawString goes through the string of raw whose body starts at i,

@@ -22,13 +22,9 @@ import (
 // make of them is unspecified and MarshalState may return an error.
 //
 // The caller hands e.Data over: it must not change those bytes once Apply
-// has them, and Apply may keep slices of them in its state (the built-in
-// projections keep a text, an output or a value in place when it is at
-// least half of its event's data, and copy a smaller piece, so that a
-// state keeps alive at most twice what it holds). A log's reader hands
-// out fresh data for every event, so a replay keeps what it reads without
-// copying it; a caller that reuses a buffer passes a copy. Apply never
-// changes e.Data.
+// has them, and Apply may keep slices of them in its state, unless the
+// projection is a Borrower (the built-in ones are), whose Apply copies
+// what it keeps. Apply never changes e.Data.
 //
 // A known type whose data has the wrong shape is recorded as degraded,
 // with its seq.
@@ -48,6 +44,17 @@ type Projection interface {
 	MarshalState() ([]byte, error)
 	// UnmarshalState replaces the state with one MarshalState returned.
 	UnmarshalState(data []byte) error
+}
+
+// Borrower is a Projection whose Apply keeps no byte of e.Data once it
+// returns: it copies what it keeps. A replay may then lend it data that
+// the log's reader reuses for the next event (replay.BorrowingSource),
+// which saves a copy of every event's data. The built-in projections are
+// Borrowers; any other Projection is handed data of its own.
+type Borrower interface {
+	Projection
+	// BorrowsData does nothing: it says that Apply copies what it keeps.
+	BorrowsData()
 }
 
 // ID names a projection and its version: "agent/v1".

@@ -171,6 +171,11 @@ func (t *Transcript) Name() string { return "transcript" }
 // Version is 1.
 func (t *Transcript) Version() int { return 1 }
 
+// BorrowsData makes Transcript a Borrower: Apply copies what it keeps.
+func (t *Transcript) BorrowsData() {}
+
+var _ Borrower = (*Transcript)(nil)
+
 // State returns the current state. It is read-only: its slices belong to
 // the projection and may change with the next Apply.
 func (t *Transcript) State() TranscriptState {
@@ -472,7 +477,7 @@ func (t *Transcript) toolCall(e eventlog.Event) {
 		degrade(&t.s.Degraded, e, "duplicate call id "+quote(id))
 		return
 	}
-	call := ToolCall{ID: id, Name: *d.Name, Args: keepRaw(e.Data, d.Args), Effect: d.Effect}
+	call := ToolCall{ID: id, Name: *d.Name, Args: keepRaw(d.Args), Effect: d.Effect}
 	if h := t.holder(); h >= 0 {
 		m := &t.s.Messages[h]
 		m.ToolCalls = append(m.ToolCalls, call)
@@ -493,7 +498,7 @@ func (t *Transcript) toolCall(e eventlog.Event) {
 
 func (t *Transcript) toolResult(e eventlog.Event) {
 	// The output is kept as it is, not decoded again (the log's reader
-	// validated it), and in place: it is most of a replay's bytes.
+	// validated it): a copy, as Borrower says.
 	d, ok := readOK[toolResultData](&t.s.Degraded, e)
 	if !ok {
 		return
@@ -501,7 +506,7 @@ func (t *Transcript) toolResult(e eventlog.Event) {
 	id := *d.ID
 	m := Message{
 		Seq: e.Seq, Role: RoleTool, Slot: t.s.CurrentSlot,
-		ToolCallID: id, Output: keepRaw(e.Data, orNil(d.Output)), Error: d.Error, Synthetic: d.Synthetic,
+		ToolCallID: id, Output: keepRaw(orNil(d.Output)), Error: d.Error, Synthetic: d.Synthetic,
 	}
 	ref, known := t.callAt[id]
 	if known {
@@ -652,10 +657,9 @@ const messageSize = int(unsafe.Sizeof(Message{}))
 // not the texts and outputs, which are never changed in place; the slices
 // inside messages are clipped, so an append to them reallocates instead of
 // writing into the other copy's array. The size counts the texts and
-// outputs it shares too, twice: once the live state drops them (a
-// compaction, a replaced result) the snapshot alone keeps them, and with
-// them the event data they point into (at most twice their size: see
-// keepRaw), which the engine's memory limit must see.
+// outputs it shares too: once the live state drops them (a compaction, a
+// replaced result) the snapshot alone keeps them, which the engine's
+// memory limit must see.
 func (t *Transcript) Snapshot() (any, int) {
 	t.sync()
 	u := t.clone()
@@ -671,7 +675,7 @@ func (t *Transcript) Snapshot() (any, int) {
 		}
 	}
 	return u, len(u.s.Messages)*messageSize + len(u.chain)*sha256.Size + len(u.results)*8 +
-		(len(u.callAt)+len(u.resultAt))*64 + 2*shared
+		(len(u.callAt)+len(u.resultAt))*64 + shared
 }
 
 // Restore sets the state to a copy of snap, a Snapshot of a transcript.

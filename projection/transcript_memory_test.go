@@ -98,8 +98,8 @@ func TestTranscriptReleasesReplacedMessages(t *testing.T) {
 }
 
 // applyFresh applies each event with a copy of its data, as a log's reader
-// hands it out: the transcript may keep it (the Projection contract), and
-// the test keeps none of the copies.
+// hands it out, and keeps none of the copies: what stays alive is what the
+// transcript holds.
 func applyFresh(p projection.Projection, evs []eventlog.Event) {
 	for _, e := range evs {
 		e.Data = bytes.Clone(e.Data)

@@ -8,8 +8,8 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/projection"
-	"github.com/sessionlog/sessionlog/redact"
 	"github.com/sessionlog/sessionlog/replay"
+	"github.com/sessionlog/sessionlog/secrets/redact"
 )
 
 // Projection ("provider/v1") folds the provider records of the live

@@ -18,6 +18,7 @@ import (
 	"github.com/sessionlog/sessionlog/checkpoint"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/projection"
 	"github.com/sessionlog/sessionlog/provider"
 	"github.com/sessionlog/sessionlog/replay"
@@ -28,10 +29,10 @@ func reply(text, stop string) string {
 	return fmt.Sprintf(`{"id":"m","type":"message","role":"assistant","model":"m","content":[{"type":"text","text":%q}],"stop_reason":%q,"usage":{"input_tokens":1,"output_tokens":1}}`, text, stop)
 }
 
-func newSession(t *testing.T) (handle.Handle, *provider.Session, *handle.FileStore) {
+func newSession(t *testing.T) (handle.Handle, *provider.Session, *file.Store) {
 	t.Helper()
 	ctx := context.Background()
-	store := handle.NewFileStore(afero.NewOsFs(), t.TempDir())
+	store := file.New(afero.NewOsFs(), t.TempDir())
 	h, err := store.Create(ctx)
 	require.NoError(t, err)
 	t.Cleanup(func() { h.Close() })

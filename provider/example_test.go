@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/provider"
 )
 
@@ -30,7 +31,7 @@ func ExampleSession() {
 	defer model.Close()
 	id, _ := age.GenerateX25519Identity()
 	keys := provider.NewKeys(id) // the agent's; provider.DefaultKeys() keeps one in the user's config folder
-	h, err := handle.NewFileStore(afero.NewOsFs(), dir).Create(ctx)
+	h, err := file.New(afero.NewOsFs(), dir).Create(ctx)
 	if err != nil {
 		log.Fatal(err)
 	}

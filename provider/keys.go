@@ -11,7 +11,7 @@ import (
 
 	"filippo.io/age"
 
-	"github.com/sessionlog/sessionlog/redact"
+	"github.com/sessionlog/sessionlog/secrets/redact"
 )
 
 // Keys seal the originals of the secrets found in provider records and

@@ -14,9 +14,9 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/sessionlog/sessionlog/redact"
 	"github.com/sessionlog/sessionlog/replay"
 	"github.com/sessionlog/sessionlog/replay/replaytest/golden"
+	"github.com/sessionlog/sessionlog/secrets/redact"
 )
 
 // DefaultVolatile lists the request fields a Replayer ignores by default

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/provider"
 )
 
@@ -159,7 +160,7 @@ func TestHandOverIntoAFork(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, provider.TypeRequest, e.Type, "the fork point is just before the second call")
 	}
-	store := handle.NewFileStore(afero.NewOsFs(), filepath.Dir(h.Path()))
+	store := file.New(afero.NewOsFs(), filepath.Dir(h.Path()))
 	fork, err := store.Fork(ctx, h.ID(), at)
 	require.NoError(t, err)
 	defer fork.Close()

@@ -16,8 +16,8 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/projection"
-	"github.com/sessionlog/sessionlog/redact"
 	"github.com/sessionlog/sessionlog/replay"
+	"github.com/sessionlog/sessionlog/secrets/redact"
 )
 
 // Writer is what a Session records through: a write handle

@@ -15,7 +15,7 @@ import (
 	"github.com/spf13/afero"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/provider"
 )
 
@@ -56,7 +56,7 @@ func TestSessionKeepsConversationExactly(t *testing.T) {
 	defer srv.Close()
 
 	dir := t.TempDir()
-	store := handle.NewFileStore(afero.NewOsFs(), dir)
+	store := file.New(afero.NewOsFs(), dir)
 	h, err := store.Create(ctx)
 	require.NoError(t, err)
 	defer h.Close()
@@ -116,7 +116,7 @@ func TestResultRecordedAsInputIsDerivedOnce(t *testing.T) {
 		n++
 	}))
 	defer srv.Close()
-	store := handle.NewFileStore(afero.NewMemMapFs(), "/store")
+	store := file.New(afero.NewMemMapFs(), "/store")
 	h, err := store.Create(ctx)
 	require.NoError(t, err)
 	defer h.Close()
@@ -157,7 +157,7 @@ func TestChatCustomToolCallIsDerived(t *testing.T) {
 		_, _ = w.Write([]byte(`{"id":"c1","object":"chat.completion","model":"m","choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"custom","custom":{"name":"grep","input":"needle"}}]}}]}`))
 	}))
 	defer srv.Close()
-	h, err := handle.NewFileStore(afero.NewMemMapFs(), "/store").Create(ctx)
+	h, err := file.New(afero.NewMemMapFs(), "/store").Create(ctx)
 	require.NoError(t, err)
 	defer h.Close()
 	ps, err := provider.Open(ctx, h, provider.WithKeys(newKeys(t)))

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/recorder"
 )
 
@@ -28,7 +28,7 @@ func BenchmarkRecord(b *testing.B) {
 			name = fmt.Sprintf("foreign-append-every-%d", every)
 		}
 		b.Run(name, func(b *testing.B) {
-			store := handle.NewFileStore(afero.NewMemMapFs(), "/s")
+			store := file.New(afero.NewMemMapFs(), "/s")
 			h, err := store.Create(ctx)
 			require.NoError(b, err)
 			defer h.Close()

@@ -12,7 +12,8 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
-	"github.com/sessionlog/sessionlog/internal/faultfs"
+	"github.com/sessionlog/sessionlog/handle/file"
+	"github.com/sessionlog/sessionlog/internal/testkit/faultfs"
 	"github.com/sessionlog/sessionlog/projection"
 	"github.com/sessionlog/sessionlog/recorder"
 	"github.com/sessionlog/sessionlog/replay"
@@ -181,7 +182,7 @@ func TestResponseTornAtEveryEvent(t *testing.T) {
 // ToolCall each costs one: a crash between two of them lost the later.
 func TestResponseIsOneFlush(t *testing.T) {
 	disk := faultfs.New(afero.NewMemMapFs())
-	h, err := handle.NewFileStore(disk, "/s").Create(ctx)
+	h, err := file.New(disk, "/s").Create(ctx)
 	require.NoError(t, err)
 	defer h.Close()
 	rec, err := recorder.New(ctx, h, recorder.WithClock(clock))

@@ -11,7 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/handle"
-	"github.com/sessionlog/sessionlog/internal/faultfs"
+	"github.com/sessionlog/sessionlog/handle/file"
+	"github.com/sessionlog/sessionlog/internal/testkit/faultfs"
 	"github.com/sessionlog/sessionlog/projection"
 	"github.com/sessionlog/sessionlog/recorder"
 	"github.com/sessionlog/sessionlog/replay"
@@ -88,7 +89,7 @@ func (l *crashLoop) model(h handle.Handle, n int) recorder.Response {
 
 // run is the loop: it resumes, carries an open turn on, then plays the
 // turns the log does not hold yet.
-func (l *crashLoop) run(h handle.Handle, store *handle.FileStore) error {
+func (l *crashLoop) run(h handle.Handle, store *file.Store) error {
 	rec, err := recorder.New(ctx, h, recorder.WithClock(clock), recorder.WithCache(store))
 	if err != nil {
 		return err
@@ -160,9 +161,9 @@ func (l *crashLoop) runCalls(rec *recorder.Recorder, calls []recorder.Call) erro
 // response counted once), are the uncrashed run's.
 func TestLoopKilledAtEveryRecorderPoint(t *testing.T) {
 	inputs := []string{"fix a", "and b"}
-	fresh := func() (*faultfs.FS, *handle.FileStore, string) {
+	fresh := func() (*faultfs.FS, *file.Store, string) {
 		disk := faultfs.New(afero.NewMemMapFs())
-		store := handle.NewFileStore(disk, "/s")
+		store := file.New(disk, "/s")
 		h, err := store.Create(ctx)
 		require.NoError(t, err)
 		require.NoError(t, h.Close())
@@ -189,7 +190,7 @@ func TestLoopKilledAtEveryRecorderPoint(t *testing.T) {
 				crashed := disk.Crash(mode)
 				h.Close()
 
-				store = handle.NewFileStore(crashed, "/s")
+				store = file.New(crashed, "/s")
 				h, err = store.Open(ctx, id, handle.ReadWrite)
 				require.NoError(t, err)
 				defer h.Close()

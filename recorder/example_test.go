@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/sessionlog/sessionlog/checkpoint"
-	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/projection"
 	"github.com/sessionlog/sessionlog/recorder"
 	"github.com/sessionlog/sessionlog/replay"
@@ -22,7 +22,7 @@ import (
 // at the end.
 func ExampleRecorder() {
 	ctx := context.Background()
-	store := handle.NewFileStore(afero.NewMemMapFs(), "sessions")
+	store := file.New(afero.NewMemMapFs(), "sessions")
 	h, err := store.Create(ctx)
 	if err != nil {
 		log.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"github.com/sessionlog/sessionlog/checkpoint"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/projection"
 	"github.com/sessionlog/sessionlog/recorder"
 	"github.com/sessionlog/sessionlog/replay"
@@ -45,7 +46,7 @@ func factsLine(op int, arg string) string { return string(rune(6*opCount+op)) + 
 // runScript appends the events of a script through h (forking it on
 // opFork) and returns the handle the script ended on. Events the handle
 // refuses (data that is not JSON) are left out.
-func runScript(t *testing.T, store *handle.FileStore, h handle.Handle, script []byte) handle.Handle {
+func runScript(t *testing.T, store *file.Store, h handle.Handle, script []byte) handle.Handle {
 	t.Helper()
 	at := func(arg []byte) int64 {
 		var n int64
@@ -159,7 +160,7 @@ func factsByReplay(t *testing.T, h handle.Handle) recorder.Facts {
 // TailReader of the store (which reads only the tail), without a cache
 // and with one, twice (the second walk may end at the facts record the
 // first left).
-func requireFacts(t *testing.T, store *handle.FileStore, h handle.Handle) recorder.Facts {
+func requireFacts(t *testing.T, store *file.Store, h handle.Handle) recorder.Facts {
 	t.Helper()
 	want := factsByReplay(t, h)
 	require.NoError(t, h.Flush(ctx))

@@ -15,8 +15,9 @@ import (
 	"github.com/sessionlog/sessionlog/checkpoint"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
-	"github.com/sessionlog/sessionlog/internal/faultfs"
-	"github.com/sessionlog/sessionlog/internal/sweep"
+	"github.com/sessionlog/sessionlog/handle/file"
+	"github.com/sessionlog/sessionlog/internal/testkit/faultfs"
+	"github.com/sessionlog/sessionlog/internal/testkit/sweep"
 	"github.com/sessionlog/sessionlog/projection"
 	"github.com/sessionlog/sessionlog/recorder"
 	"github.com/sessionlog/sessionlog/replay"
@@ -34,7 +35,7 @@ var (
 // state replay of its log gives, and at the end that every session of the
 // store verifies with both built-in projections. A failure names its seed:
 // rerun it alone with -recorder.seed=N. Seeds 1 to 60 run by default,
-// 1 to 2000 under SESSIONLOG_SWEEPS=full (internal/sweep).
+// 1 to 2000 under SESSIONLOG_SWEEPS=full (internal/testkit/sweep).
 func TestRecorderProperty(t *testing.T) {
 	n := *propSeqs
 	if n == 0 {
@@ -71,7 +72,7 @@ type world struct {
 	t     *testing.T
 	rng   *rand.Rand
 	fs    *faultfs.FS
-	store *handle.FileStore
+	store *file.Store
 	ids   []string // every session created
 	rec   *recorder.Recorder
 	h     handle.Handle
@@ -81,7 +82,7 @@ type world struct {
 
 func newWorld(t *testing.T, seed uint64) *world {
 	w := &world{t: t, rng: rand.New(rand.NewPCG(seed, 0x5e551)), fs: faultfs.New(afero.NewMemMapFs())}
-	w.store = handle.NewFileStore(w.fs, "/s")
+	w.store = file.New(w.fs, "/s")
 	h, err := w.store.Create(ctx)
 	require.NoError(t, err)
 	w.ids = append(w.ids, h.ID())
@@ -316,7 +317,7 @@ func (w *world) crash() string {
 	crashed := w.fs.Crash(mode)
 	w.rec.Close() // on the file system the power cut left behind
 	w.fs = faultfs.New(crashed)
-	w.store = handle.NewFileStore(w.fs, "/s")
+	w.store = file.New(w.fs, "/s")
 	h, err := w.store.Open(ctx, id, handle.ReadWrite)
 	w.ok(err)
 	i := 0

@@ -12,8 +12,8 @@ import (
 
 	"github.com/sessionlog/sessionlog/checkpoint"
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/handle"
-	"github.com/sessionlog/sessionlog/internal/faultfs"
+	"github.com/sessionlog/sessionlog/handle/file"
+	"github.com/sessionlog/sessionlog/internal/testkit/faultfs"
 	"github.com/sessionlog/sessionlog/recorder"
 )
 
@@ -30,7 +30,7 @@ func Example_reopenAfterCrash() {
 
 	// The first run: a durable response with two calls, then the read's
 	// result, not yet flushed.
-	h, _, err := handle.OpenOrCreate(ctx, handle.NewFileStore(disk, "sessions"), labels)
+	h, _, err := file.New(disk, "sessions").OpenOrCreate(ctx, labels)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -52,8 +52,8 @@ func Example_reopenAfterCrash() {
 	// The power goes before write_file is approved (a loop records the
 	// approval, durably, right before it runs a call that writes). The
 	// next run knows only its labels.
-	store := handle.NewFileStore(disk.Crash(faultfs.KeepSynced), "sessions")
-	h, created, err := handle.OpenOrCreate(ctx, store, labels) // handle.ReadWrite: the one writer
+	store := file.New(disk.Crash(faultfs.KeepSynced), "sessions")
+	h, created, err := store.OpenOrCreate(ctx, labels) // handle.ReadWrite: the one writer
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -590,7 +590,7 @@ func (r *Recorder) rollback(ctx context.Context, do func() (int64, error)) (int6
 
 // Forker makes forks (handle.Store is one).
 type Forker interface {
-	Fork(ctx context.Context, id string, at int64, opts ...handle.CreateOption) (handle.Handle, error)
+	Fork(ctx context.Context, id string, at int64, opts ...handle.Option) (handle.Handle, error)
 }
 
 // Fork flushes, forks the Recorder's session at seq at (its logical log is
@@ -609,7 +609,7 @@ func (r *Recorder) Fork(ctx context.Context, s Forker, at int64, opts ...Option)
 	for _, o := range opts {
 		o(&cfg)
 	}
-	var copts []handle.CreateOption
+	var copts []handle.Option
 	if cfg.forkLabels != nil {
 		copts = append(copts, handle.WithLabels(cfg.forkLabels))
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/sessionlog/sessionlog/checkpoint"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/projection"
 	"github.com/sessionlog/sessionlog/recorder"
 	"github.com/sessionlog/sessionlog/replay"
@@ -23,9 +24,9 @@ var ctx = context.Background()
 
 func clock() time.Time { return time.UnixMilli(1764450000000) }
 
-func newHandle(t *testing.T) (handle.Handle, *handle.FileStore) {
+func newHandle(t *testing.T) (handle.Handle, *file.Store) {
 	t.Helper()
-	store := handle.NewFileStore(afero.NewMemMapFs(), "/s")
+	store := file.New(afero.NewMemMapFs(), "/s")
 	h, err := store.Create(ctx)
 	require.NoError(t, err)
 	t.Cleanup(func() { h.Close() })

@@ -68,7 +68,7 @@ type Facts struct {
 	Verdict Verdict `json:"verdict"`
 }
 
-// Source is a session's logical log (handle.Handle and handle.TailReader
+// Source is a session's logical log (handle.Handle and file.TailReader
 // are ones).
 type Source interface {
 	ID() string
@@ -92,7 +92,7 @@ const factsWindow = 256
 // leaves the facts it found in a derived record (factsKey), and a later
 // walk that reaches the same event — unchanged, by its canonical bytes —
 // takes them from there: what the walk reads is then bounded by what was
-// appended since. Any Source works (a handle, or a handle.TailReader, which
+// appended since. Any Source works (a handle, or a file.TailReader, which
 // reads the tail without checking the rest of the log).
 func ReadFacts(ctx context.Context, src Source, cache replay.Cache) (Facts, error) {
 	rec, haveRec := loadFactsRecord(ctx, src, cache)

@@ -30,16 +30,18 @@ const (
 )
 
 // batch is a run of events read, and the error that ended the read after
-// them (nil, or the last batch's).
+// them (nil, or the last batch's). When the read borrows, the events'
+// data are copies in arena, which the batch reuses once folded.
 type batch struct {
-	evs []eventlog.Event
-	err error
+	evs   []eventlog.Event
+	arena []byte
+	err   error
 }
 
 // aheadReader reads src's events from..to ahead of the engine.
 type aheadReader struct {
 	ch     chan batch
-	free   chan []eventlog.Event // batches folded, for the goroutine to fill again
+	free   chan batch // batches folded, for the goroutine to fill again
 	cancel context.CancelFunc
 	done   chan struct{}
 	cur    batch
@@ -47,11 +49,17 @@ type aheadReader struct {
 	ended  bool
 }
 
-// readAhead starts reading src's events from..to on a goroutine.
-func readAhead(ctx context.Context, src Source, from, to int64) *aheadReader {
-	ctx, cancel := context.WithCancel(ctx)
-	a := &aheadReader{ch: make(chan batch, aheadBatches), free: make(chan []eventlog.Event, aheadBatches+1),
+// readAhead starts reading src's events from..to on a goroutine, with
+// the engine's read. A borrowed event's data is valid only until the
+// next event is read, so it is copied into its batch's arena: the engine
+// takes the batch's events one by one, and a batch goes back to be
+// filled again only once the engine has moved past its last event, so
+// each event's data stays valid until the next one, as ReadBorrowed's do.
+func (e *engine) readAhead(from, to int64) *aheadReader {
+	ctx, cancel := context.WithCancel(e.ctx)
+	a := &aheadReader{ch: make(chan batch, aheadBatches), free: make(chan batch, aheadBatches+1),
 		cancel: cancel, done: make(chan struct{})}
+	borrowed := e.borrowed
 	go func() {
 		defer close(a.done)
 		defer close(a.ch)
@@ -63,26 +71,46 @@ func readAhead(ctx context.Context, src Source, from, to int64) *aheadReader {
 				return false
 			}
 		}
-		evs := make([]eventlog.Event, 0, aheadBatch)
+		b := batch{evs: make([]eventlog.Event, 0, aheadBatch)}
 		size := 0
-		for ev, err := range src.Read(ctx, from, to) {
+		for ev, err := range e.read(ctx, from, to) {
 			if err != nil {
-				send(batch{evs, err})
+				b.err = err
+				send(b)
 				return
 			}
-			evs = append(evs, ev)
-			if size += len(ev.Data); len(evs) == aheadBatch || size >= aheadBatchBytes {
-				if !send(batch{evs: evs}) {
+			if borrowed && ev.Data != nil {
+				ev.Data, b.arena = arenaCopy(b.arena, ev.Data)
+			}
+			b.evs = append(b.evs, ev)
+			if size += len(ev.Data); len(b.evs) == aheadBatch || size >= aheadBatchBytes {
+				if !send(b) {
 					return
 				}
-				evs, size = a.batchBuf(), 0
+				b, size = a.batchBuf(), 0
 			}
 		}
-		if len(evs) > 0 {
-			send(batch{evs: evs})
+		if len(b.evs) > 0 {
+			send(b)
 		}
 	}()
 	return a
+}
+
+// arenaCopy copies d to the free end of arena and returns the copy,
+// capped at its length, and arena with it. A d the arena has no room
+// for gets an allocation of its own: the arena never grows, since the
+// events before hold slices of it.
+func arenaCopy(arena, d []byte) (data, rest []byte) {
+	if cap(arena)-len(arena) < len(d) {
+		if len(d) > aheadBatchBytes/4 || len(arena) > 0 {
+			return append([]byte(nil), d...), arena
+		}
+		arena = make([]byte, 0, aheadBatchBytes+aheadBatchBytes/4)
+	}
+	n := len(arena)
+	arena = append(arena, d...)
+	return arena[n:len(arena):len(arena)], arena
 }
 
 // next returns the next event, or its error; ok is false at the end of
@@ -104,26 +132,28 @@ func (a *aheadReader) next() (ev eventlog.Event, err error, ok bool) {
 		}
 		if cap(a.cur.evs) > 0 {
 			select {
-			case a.free <- a.cur.evs[:0]: // every event of it was cleared when taken
+			// Every event of it was cleared when taken, and the engine
+			// is past the last: its arena may be written again.
+			case a.free <- batch{evs: a.cur.evs[:0], arena: a.cur.arena[:0]}:
 			default:
 			}
 		}
 		a.cur, a.i = b, 0
 	}
 	ev = a.cur.evs[a.i]
-	a.cur.evs[a.i] = eventlog.Event{} // the projections own it now
+	a.cur.evs[a.i] = eventlog.Event{} // the projections own it now (unless borrowed: the arena's)
 	a.i++
 	return ev, nil, true
 }
 
 // batchBuf returns an empty batch to fill: one the engine folded, else a
 // new one.
-func (a *aheadReader) batchBuf() []eventlog.Event {
+func (a *aheadReader) batchBuf() batch {
 	select {
-	case evs := <-a.free:
-		return evs
+	case b := <-a.free:
+		return b
 	default:
-		return make([]eventlog.Event, 0, aheadBatch)
+		return batch{evs: make([]eventlog.Event, 0, aheadBatch)}
 	}
 }
 
@@ -146,7 +176,7 @@ func (e *engine) events(from, to int64) iter.Seq2[eventlog.Event, error] {
 
 func (e *engine) eventsAhead(from, to int64, yield func(eventlog.Event, error) bool) {
 	if runtime.GOMAXPROCS(0) < 2 {
-		for ev, err := range e.src.Read(e.ctx, from, to) {
+		for ev, err := range e.read(e.ctx, from, to) {
 			if !yield(ev, err) {
 				return
 			}
@@ -154,7 +184,7 @@ func (e *engine) eventsAhead(from, to int64, yield func(eventlog.Event, error) b
 		return
 	}
 	for from <= to {
-		a := readAhead(e.ctx, e.src, from, to)
+		a := e.readAhead(from, to)
 		for {
 			ev, err, ok := a.next()
 			if !ok {

@@ -12,11 +12,14 @@
 // log digest, so that a later replay starts from the nearest one that still
 // matches the log.
 //
+// When every projection is a projection.Borrower and the Source a
+// BorrowingSource, events are read with their data lent, not copied.
+//
 // With CheckDigests the engine recomputes every checkpoint's log digest
 // and every state digest of a projection it was given, and stops at the
 // first mismatch with a *DigestError.
 //
 // The package knows the reserved event types and projections; it knows
 // nothing of files or stores: it reads a Source (a handle.Handle is one)
-// and keeps snapshots in a Cache (a handle.FileStore is one).
+// and keeps snapshots in a Cache (a file.Store is one).
 package replay

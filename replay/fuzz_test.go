@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/projection"
 	"github.com/sessionlog/sessionlog/replay"
 )
@@ -56,9 +57,9 @@ func replayStates(t testing.TB, src replay.Source, set func() []projection.Proje
 
 // fuzzSession writes log into a new store over a memory file system and
 // returns a read-only handle on it.
-func fuzzSession(t testing.TB, log *memLog) (*handle.FileStore, handle.Handle) {
+func fuzzSession(t testing.TB, log *memLog) (*file.Store, handle.Handle) {
 	t.Helper()
-	st := handle.NewFileStore(afero.NewMemMapFs(), fuzzDir)
+	st := file.New(afero.NewMemMapFs(), fuzzDir)
 	w, err := st.Create(t.Context(), handle.WithID(log.ID()))
 	require.NoError(t, err)
 	_, err = w.Append(t.Context(), log.evs...)
@@ -72,7 +73,7 @@ func fuzzSession(t testing.TB, log *memLog) (*handle.FileStore, handle.Handle) {
 
 // derivedKeys returns the keys of the session's derived files whose key
 // starts with prefix.
-func derivedKeys(t testing.TB, st *handle.FileStore, id, prefix string) []string {
+func derivedKeys(t testing.TB, st *file.Store, id, prefix string) []string {
 	t.Helper()
 	paths, err := afero.Glob(st.Fs(), filepath.Join(fuzzDir, ".cache", id+"."+prefix+"*"))
 	require.NoError(t, err)

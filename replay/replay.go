@@ -27,7 +27,18 @@ type Source interface {
 	Seq() int64
 }
 
-// Cache keeps derived data beside sessions. handle.FileStore is one.
+// BorrowingSource is a Source that can also lend its events' data (a
+// handle.Handle a store opens is one): ReadBorrowed is Read whose events'
+// Data may point into the reader's buffers, valid only until the next
+// event and never to be changed. Replay reads through it when every
+// projection is a projection.Borrower, which copies what it keeps, and
+// saves a copy of every event's data.
+type BorrowingSource interface {
+	Source
+	ReadBorrowed(ctx context.Context, from, to int64) iter.Seq2[eventlog.Event, error]
+}
+
+// Cache keeps derived data beside sessions. file.Store is one.
 // Replay trusts a stored state whose session, seq and log digest match a
 // checkpoint of the log, so GetDerived must return the data PutDerived
 // kept, or an error (a FileStore's derived files carry a sum: a damaged
@@ -170,10 +181,28 @@ func Replay(ctx context.Context, src Source, ps []projection.Projection, opts ..
 		cfg.upTo = src.Seq()
 	}
 	e := &engine{ctx: ctx, src: src, ps: ps, cfg: cfg, res: Result{Seq: -1, FromSnapshot: -1}}
+	e.borrowed, e.read = borrowing(src, ps)
 	if cfg.checkDigests {
 		e.dig = eventlog.NewDigest()
 	}
 	return e.run()
+}
+
+// borrowing returns how the engine reads src: with ReadBorrowed when src
+// is a BorrowingSource and every projection a projection.Borrower (the
+// engine itself keeps no event's data past the next event), else with
+// Read.
+func borrowing(src Source, ps []projection.Projection) (bool, func(context.Context, int64, int64) iter.Seq2[eventlog.Event, error]) {
+	bs, ok := src.(BorrowingSource)
+	for _, p := range ps {
+		if _, b := p.(projection.Borrower); !b {
+			ok = false
+		}
+	}
+	if !ok {
+		return false, src.Read
+	}
+	return true, bs.ReadBorrowed
 }
 
 // snap is a kept state: every projection's state right after event seq.
@@ -192,15 +221,19 @@ type part struct {
 }
 
 type engine struct {
-	ctx  context.Context
-	src  Source
-	ps   []projection.Projection
-	cfg  config
-	res  Result
-	dig  *eventlog.Digest
-	mem  []snap // by seq
-	used int    // bytes in mem
-	disk []storedRef
+	ctx context.Context
+	src Source
+	// read reads src, through ReadBorrowed when borrowed (see
+	// borrowing): an event's data is then valid until the next one.
+	read     func(ctx context.Context, from, to int64) iter.Seq2[eventlog.Event, error]
+	borrowed bool
+	ps       []projection.Projection
+	cfg      config
+	res      Result
+	dig      *eventlog.Digest
+	mem      []snap // by seq
+	used     int    // bytes in mem
+	disk     []storedRef
 	// since counts events applied since the last kept state, whose
 	// marshalled size was lastSize; sinceStored and storedSize the same
 	// for the last state stored in the cache.
@@ -388,7 +421,7 @@ func (e *engine) restoreTo(t int64) error {
 	default:
 		e.reset()
 	}
-	for ev, err := range e.src.Read(e.ctx, from+1, t) {
+	for ev, err := range e.read(e.ctx, from+1, t) {
 		if err != nil {
 			return err
 		}
@@ -670,7 +703,7 @@ func (e *engine) restoreStored(t, from int64) (int64, bool) {
 // checkpointAt reports whether the log holds, at ref.Seq, a checkpoint
 // with ref's log digest.
 func (e *engine) checkpointAt(ref storedRef) bool {
-	for ev, err := range e.src.Read(e.ctx, ref.Seq, ref.Seq) {
+	for ev, err := range e.read(e.ctx, ref.Seq, ref.Seq) {
 		if err != nil || ev.Type != eventlog.TypeCheckpoint {
 			return false
 		}

@@ -7,7 +7,7 @@
 #   SESSIONLOG_SWEEPS=long scripts/figures.sh    # the long version (1,000 kills of a writer, 200 of copy and of import, per encoding)
 #
 # The tests' sweeps run a small sample unless SESSIONLOG_SWEEPS says
-# otherwise (internal/sweep): this script runs them full (every point, CI
+# otherwise (internal/testkit/sweep): this script runs them full (every point, CI
 # sizes) unless it says long. The fuzzing figures come from
 # scripts/fuzz.sh, which the long version runs too (10 minutes per
 # target), so that it is one command.
@@ -29,10 +29,10 @@ run -run '^(TestCrashTornFlushSweep|TestCrashDuringCreate|TestCrashDuringCreateF
 # (3) the corruption sweep, (4) ENOSPC on a tmpfs, (5) hostile inputs,
 # (7) SIGKILL of logtool copy and import (8 rounds per encoding; 200 long),
 # (8) a session's file unlinked, renamed or replaced under logtool append.
-run ./internal/figures/
+run ./internal/check/figures/
 # (9) peak RSS of importing a 400 MB line in every format (without the race
 # detector, whose shadow memory would be counted).
-run -run '^TestImportHugeLine$' ./ingest/
+run -run '^TestImportHugeLine$' ./ops/ingest/
 # (6) fuzzing, in the long version (CI runs scripts/fuzz.sh 1000x itself).
 if [ "$SESSIONLOG_SWEEPS" = long ]; then
 	# (10) a cluster writer's longest gap between acknowledgements while

@@ -12,7 +12,7 @@ import (
 
 	adapter "github.com/sessionlog/sessionlog/adapters/anthropic"
 	"github.com/sessionlog/sessionlog/adapters/anthropic/anthropictest"
-	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/provider"
 )
 
@@ -31,7 +31,7 @@ func Example() {
 	dir, _ := os.MkdirTemp("", "example")
 	defer os.RemoveAll(dir)
 
-	h, _, err := handle.OpenOrCreate(ctx, handle.NewFileStore(afero.NewOsFs(), dir), map[string]string{"agent": "example"})
+	h, _, err := file.New(afero.NewOsFs(), dir).OpenOrCreate(ctx, map[string]string{"agent": "example"})
 	if err != nil {
 		panic(err)
 	}

@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	adapter "github.com/sessionlog/sessionlog/adapters/anthropic"
-	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/provider"
 )
 
@@ -371,7 +371,7 @@ func TestRebuildEqualsWhatWasSentForGeneratedConversations(t *testing.T) {
 				return next(req)
 			}
 			dir := t.TempDir()
-			h, err := handle.NewFileStore(afero.NewOsFs(), dir).Create(ctx)
+			h, err := file.New(afero.NewOsFs(), dir).Create(ctx)
 			require.NoError(t, err)
 			defer h.Close()
 			ps, err := provider.Open(ctx, h, provider.WithKeys(keys))

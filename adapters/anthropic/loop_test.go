@@ -17,6 +17,7 @@ import (
 	adapter "github.com/sessionlog/sessionlog/adapters/anthropic"
 	"github.com/sessionlog/sessionlog/adapters/anthropic/anthropictest"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/provider"
 )
 
@@ -118,7 +119,7 @@ func TestRebuildAtEverySeqOfALiveLoop(t *testing.T) {
 			fake := anthropictest.New(plan)
 			defer fake.Close()
 			dir := t.TempDir()
-			st := handle.NewFileStore(afero.NewOsFs(), dir)
+			st := file.New(afero.NewOsFs(), dir)
 			h, err := st.Create(ctx)
 			require.NoError(t, err)
 			defer h.Close()

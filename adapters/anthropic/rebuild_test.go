@@ -13,13 +13,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	adapter "github.com/sessionlog/sessionlog/adapters/anthropic"
-	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/provider"
 )
 
 func newSession(t *testing.T, srv *httptest.Server) (*provider.Session, sdk.Client) {
 	ctx := context.Background()
-	h, err := handle.NewFileStore(afero.NewOsFs(), t.TempDir()).Create(ctx)
+	h, err := file.New(afero.NewOsFs(), t.TempDir()).Create(ctx)
 	require.NoError(t, err)
 	t.Cleanup(func() { h.Close() })
 	ps, err := provider.Open(ctx, h, provider.WithKeys(newKeys(t)))

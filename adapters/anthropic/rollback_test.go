@@ -12,7 +12,7 @@ import (
 	adapter "github.com/sessionlog/sessionlog/adapters/anthropic"
 	"github.com/sessionlog/sessionlog/adapters/anthropic/anthropictest"
 	"github.com/sessionlog/sessionlog/checkpoint"
-	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/provider"
 )
 
@@ -56,7 +56,7 @@ func TestResumeAfterRollback(t *testing.T) {
 	fake := anthropictest.New(plan)
 	defer fake.Close()
 	dir := t.TempDir()
-	h, err := handle.NewFileStore(afero.NewOsFs(), dir).Create(ctx)
+	h, err := file.New(afero.NewOsFs(), dir).Create(ctx)
 	require.NoError(t, err)
 	defer h.Close()
 	ps, err := provider.Open(ctx, h, provider.WithKeys(newKeys(t)))
@@ -110,7 +110,7 @@ func TestResumeOnAFork(t *testing.T) {
 	fake := anthropictest.New(plan)
 	defer fake.Close()
 	dir := t.TempDir()
-	st := handle.NewFileStore(afero.NewOsFs(), dir)
+	st := file.New(afero.NewOsFs(), dir)
 	h, err := st.Create(ctx)
 	require.NoError(t, err)
 	defer h.Close()

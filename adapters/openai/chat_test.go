@@ -19,6 +19,7 @@ import (
 	slopenai "github.com/sessionlog/sessionlog/adapters/openai"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/provider"
 )
 
@@ -166,7 +167,7 @@ func TestChatRebuildEqualsUncrashedLoopAtEverySeq(t *testing.T) {
 		}
 		fake := &fakeChat{replies: c.replies}
 		srv := httptest.NewServer(fake)
-		store := handle.NewFileStore(afero.NewMemMapFs(), "/store")
+		store := file.New(afero.NewMemMapFs(), "/store")
 		h, err := store.Create(ctx)
 		require.NoError(t, err)
 		ps, err := provider.Open(ctx, h, provider.WithKeys(keys))

@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/afero"
 
 	slopenai "github.com/sessionlog/sessionlog/adapters/openai"
-	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/provider"
 )
 
@@ -44,7 +44,7 @@ func Example() {
 
 	// The session and its keys (kept outside the store; provider.Open
 	// without WithKeys uses provider.DefaultKeys).
-	store := handle.NewFileStore(afero.NewOsFs(), filepath.Join(dir, "store"))
+	store := file.New(afero.NewOsFs(), filepath.Join(dir, "store"))
 	h, err := store.Create(ctx)
 	if err != nil {
 		log.Fatal(err)

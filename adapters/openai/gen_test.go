@@ -22,6 +22,7 @@ import (
 	slopenai "github.com/sessionlog/sessionlog/adapters/openai"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/provider"
 )
 
@@ -391,7 +392,7 @@ func TestRebuildEqualsUncrashedLoopAtEverySeq(t *testing.T) {
 			}
 		}
 		srv := httptest.NewServer(fake)
-		store := handle.NewFileStore(afero.NewMemMapFs(), "/store")
+		store := file.New(afero.NewMemMapFs(), "/store")
 		h, err := store.Create(ctx)
 		require.NoError(t, err)
 		ps, err := provider.Open(ctx, h, provider.WithKeys(keys))

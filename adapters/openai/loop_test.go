@@ -22,6 +22,7 @@ import (
 	slopenai "github.com/sessionlog/sessionlog/adapters/openai"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/provider"
 )
 
@@ -238,7 +239,7 @@ func runKilled(t *testing.T, stream bool, allow int) ([]string, *killer, string)
 	srv := httptest.NewServer(fake)
 	defer srv.Close()
 	dir := t.TempDir()
-	store := handle.NewFileStore(afero.NewOsFs(), dir)
+	store := file.New(afero.NewOsFs(), dir)
 	h, err := store.Create(ctx)
 	require.NoError(t, err)
 	k := &killer{Handle: h, allow: allow}
@@ -273,7 +274,7 @@ func runKilled(t *testing.T, stream bool, allow int) ([]string, *killer, string)
 // eventCounts counts the events of each type of the store's session.
 func eventCounts(t *testing.T, dir string) map[string]int {
 	ctx := context.Background()
-	st := handle.NewFileStore(afero.NewOsFs(), dir)
+	st := file.New(afero.NewOsFs(), dir)
 	infos, err := st.List(ctx)
 	require.NoError(t, err)
 	require.Len(t, infos, 1)

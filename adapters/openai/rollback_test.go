@@ -14,7 +14,7 @@ import (
 
 	slopenai "github.com/sessionlog/sessionlog/adapters/openai"
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/provider"
 )
 
@@ -33,7 +33,7 @@ func TestResumeAfterRollback(t *testing.T) {
 	fake := &fakeResponses{key: []byte("k"), script: toolScript}
 	srv := httptest.NewServer(fake)
 	defer srv.Close()
-	h, err := handle.NewFileStore(afero.NewMemMapFs(), "/store").Create(ctx)
+	h, err := file.New(afero.NewMemMapFs(), "/store").Create(ctx)
 	require.NoError(t, err)
 	defer h.Close()
 	ps, err := provider.Open(ctx, h, provider.WithKeys(keys))

@@ -24,6 +24,7 @@ import (
 	"github.com/sessionlog/sessionlog/bench/workload"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 )
 
 // durable is a log that one or more goroutines append to, each event
@@ -47,10 +48,10 @@ var appendVariants = []struct {
 	// Redaction at write is on in the rows above; these two measure its
 	// cost (docs/format.md §11).
 	{"sessionlog raw, unredacted", func(dir string) (durable, error) {
-		return openSessionlog(dir, handle.EncodingRaw, false, handle.WithoutRedaction())
+		return openSessionlog(dir, handle.EncodingRaw, false, handle.Unredacted())
 	}},
 	{"sessionlog raw, no fsync, unredacted", func(dir string) (durable, error) {
-		return openSessionlog(dir, handle.EncodingRaw, true, handle.WithoutRedaction())
+		return openSessionlog(dir, handle.EncodingRaw, true, handle.Unredacted())
 	}},
 	{"bare write+fdatasync", openBare},
 	{"JSONL + group commit", openJSONL},
@@ -144,7 +145,7 @@ type sessionlogLog struct {
 
 func openSessionlog(dir, encoding string, noFsync bool, opts ...handle.Option) (durable, error) {
 	fsys, counts := benchfs.New(noFsync)
-	store := handle.NewFileStore(fsys, filepath.Join(dir, "sessions"), append([]handle.Option{handle.WithEncoding(encoding)}, opts...)...)
+	store := file.New(fsys, filepath.Join(dir, "sessions"), append([]handle.Option{handle.WithEncoding(encoding)}, opts...)...)
 	h, err := store.Create(context.Background())
 	if err != nil {
 		return nil, err

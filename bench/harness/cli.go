@@ -18,6 +18,7 @@ import (
 	"github.com/sessionlog/sessionlog/bench/internal/benchfs"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 )
 
 // The CLI scenario: the logtool binary, run as a user runs it, on
@@ -86,8 +87,8 @@ func prepareCLI(ctx context.Context, fixtures string, sizes []int64) error {
 	fsys, _ := benchfs.New(true)
 	for _, size := range sizes {
 		dir := cliDir(fixtures, size)
-		raw := handle.NewFileStore(fsys, filepath.Join(dir, cliRawDir), handle.WithEncoding(handle.EncodingRaw))
-		zst := handle.NewFileStore(fsys, filepath.Join(dir, cliZstdDir))
+		raw := file.New(fsys, filepath.Join(dir, cliRawDir), handle.WithEncoding(handle.EncodingRaw))
+		zst := file.New(fsys, filepath.Join(dir, cliZstdDir))
 		for _, s := range []struct {
 			file        string
 			seed        uint64
@@ -171,7 +172,7 @@ func runCLI(ctx context.Context, exe, variant, fixtures, work string, size int64
 	if strings.Contains(variant, "writer open") {
 		// Appended since it opened: no tail frame ends a zstd log, and the
 		// checked record no longer names the file.
-		st := handle.NewFileStore(afero.NewOsFs(), storeDir)
+		st := file.New(afero.NewOsFs(), storeDir)
 		h, err := st.Open(ctx, id, handle.ReadWrite)
 		if err != nil {
 			return nil, err

@@ -10,6 +10,7 @@ import (
 	"github.com/sessionlog/sessionlog/checkpoint"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 )
 
 // prepare writes the files the read and ops scenarios work on under
@@ -33,7 +34,7 @@ func prepare(ctx context.Context, fixtures string, readTurns int, opsSizes []int
 	}
 	fsys, _ := benchfs.New(true)
 	for _, enc := range []string{handle.EncodingRaw, handle.EncodingZstd} {
-		store := handle.NewFileStore(fsys, filepath.Join(fixtures, readStoreDir), handle.WithEncoding(enc))
+		store := file.New(fsys, filepath.Join(fixtures, readStoreDir), handle.WithEncoding(enc))
 		id, err := writeSession(ctx, store, evs)
 		if err != nil {
 			return err
@@ -49,7 +50,7 @@ func prepare(ctx context.Context, fixtures string, readTurns int, opsSizes []int
 	for _, size := range opsSizes {
 		big := cycled(evs, size)
 		for _, enc := range []string{handle.EncodingRaw, handle.EncodingZstd} {
-			store := handle.NewFileStore(fsys, filepath.Join(opsDir(fixtures, size), "sessions"), handle.WithEncoding(enc))
+			store := file.New(fsys, filepath.Join(opsDir(fixtures, size), "sessions"), handle.WithEncoding(enc))
 			id, err := writeSession(ctx, store, big, func(h handle.Handle) error {
 				_, err := checkpoint.Create(ctx, h)
 				return err
@@ -67,7 +68,7 @@ func prepare(ctx context.Context, fixtures string, readTurns int, opsSizes []int
 
 // writeSession writes evs to a new session of store, one Append per event
 // and a Flush per turn, runs each of before on the handle, and closes it.
-func writeSession(ctx context.Context, store *handle.FileStore, evs []workload.Event, before ...func(handle.Handle) error) (string, error) {
+func writeSession(ctx context.Context, store *file.Store, evs []workload.Event, before ...func(handle.Handle) error) (string, error) {
 	h, err := store.Create(ctx)
 	if err != nil {
 		return "", err

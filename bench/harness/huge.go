@@ -17,6 +17,7 @@ import (
 	"github.com/sessionlog/sessionlog/checkpoint"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/projection"
 	"github.com/sessionlog/sessionlog/replay"
 )
@@ -55,7 +56,7 @@ const compactEvery = 800 << 10
 // and records its ID and size.
 func prepareHuge(ctx context.Context, fixtures string, target int64) error {
 	fsys, _ := benchfs.New(true)
-	store := handle.NewFileStore(fsys, filepath.Join(fixtures, hugeDir), handle.WithEncoding(handle.EncodingRaw))
+	store := file.New(fsys, filepath.Join(fixtures, hugeDir), handle.WithEncoding(handle.EncodingRaw))
 	id, n, err := writeLongSession(ctx, store, target, 2, true)
 	if err != nil {
 		return err
@@ -74,7 +75,7 @@ func prepareHuge(ctx context.Context, fixtures string, target int64) error {
 // closes it. Its store should not fsync: only its bytes matter. The events
 // are made turn by turn, never all held. It returns the session's ID and
 // its plain-JSONL bytes.
-func writeLongSession(ctx context.Context, store *handle.FileStore, target int64, seed uint64, checkpoints bool) (string, int64, error) {
+func writeLongSession(ctx context.Context, store *file.Store, target int64, seed uint64, checkpoints bool) (string, int64, error) {
 	h, err := store.Create(ctx)
 	if err != nil {
 		return "", 0, err
@@ -146,7 +147,7 @@ func runHuge(ctx context.Context, variant, fixtures string, reps int) (Metrics, 
 		return nil, err
 	}
 	id := string(idb)
-	store := handle.NewFileStore(afero.NewOsFs(), filepath.Join(fixtures, hugeDir))
+	store := file.New(afero.NewOsFs(), filepath.Join(fixtures, hugeDir))
 	noop := func() error { return nil }
 	var w handle.Handle
 	open := func() error { var err error; w, err = store.Open(ctx, id, handle.ReadWrite); return err }

@@ -16,6 +16,7 @@ import (
 	"github.com/sessionlog/sessionlog/checkpoint"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 )
 
 // opsDir is the fixtures folder of the ops scenario for a session size:
@@ -71,7 +72,7 @@ func runOps(ctx context.Context, variant, fixtures string, size int64, reps int)
 		return nil, err
 	}
 	id := string(idb)
-	store := handle.NewFileStore(afero.NewOsFs(), filepath.Join(dir, "sessions"))
+	store := file.New(afero.NewOsFs(), filepath.Join(dir, "sessions"))
 	var op func() error
 	var setup, cleanup func() error
 	noop := func() error { return nil }

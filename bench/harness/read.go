@@ -19,6 +19,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/projection"
 	"github.com/sessionlog/sessionlog/replay"
 )
@@ -99,7 +100,7 @@ func runRead(ctx context.Context, variant, fixtures string, reps int) (Metrics, 
 		if err != nil {
 			return nil, err
 		}
-		store := handle.NewFileStore(afero.NewOsFs(), filepath.Join(fixtures, readStoreDir))
+		store := file.New(afero.NewOsFs(), filepath.Join(fixtures, readStoreDir))
 		h, err := store.Open(ctx, string(id), handle.ReadOnly)
 		if err != nil {
 			return nil, err

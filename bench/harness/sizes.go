@@ -12,6 +12,7 @@ import (
 	"github.com/sessionlog/sessionlog/bench/internal/benchfs"
 	"github.com/sessionlog/sessionlog/bench/workload"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/projection"
 )
 
@@ -41,7 +42,7 @@ func runSizes(ctx context.Context, dir string, turns int, every bool) (Metrics, 
 	m := Metrics{"jsonl-B": float64(jsonl.Len()), "events": float64(len(evs))}
 	fsys, _ := benchfs.New(true)
 	for _, enc := range []string{handle.EncodingRaw, handle.EncodingZstd} {
-		store := handle.NewFileStore(fsys, filepath.Join(dir, "sizes-"+enc), handle.WithEncoding(enc))
+		store := file.New(fsys, filepath.Join(dir, "sizes-"+enc), handle.WithEncoding(enc))
 		id, err := writeSession(ctx, store, evs)
 		if err != nil {
 			return nil, err

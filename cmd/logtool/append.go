@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sessionlog/sessionlog/feed"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/ops/feed"
 )
 
 func (a *app) newAppendCmd() *cobra.Command {

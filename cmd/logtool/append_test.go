@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 )
 
 const (
@@ -76,7 +77,7 @@ func TestAppendAcksWithoutWaiting(t *testing.T) {
 func TestAppendLocked(t *testing.T) {
 	dir := t.TempDir()
 	id, _ := newSession(t, dir)
-	h, err := handle.NewFileStore(afero.NewOsFs(), dir).Open(context.Background(), id, handle.ReadWrite)
+	h, err := file.New(afero.NewOsFs(), dir).Open(context.Background(), id, handle.ReadWrite)
 	require.NoError(t, err)
 	defer h.Close()
 

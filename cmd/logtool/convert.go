@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sessionlog/sessionlog/handle"
-	"github.com/sessionlog/sessionlog/internal/chatview"
+	"github.com/sessionlog/sessionlog/internal/app/chatview"
 )
 
 func (a *app) newConvertCmd() *cobra.Command {
@@ -49,11 +49,11 @@ func (a *app) runConvert(ctx context.Context, arg, encoding string, asJSON bool)
 	if encoding != handle.EncodingRaw && encoding != handle.EncodingZstd {
 		return usageErrorf("--encoding %q: want raw or zstd", encoding)
 	}
-	s, files, err := a.fileSession(ctx, arg, "convert")
+	s, files, err := fileSession[handle.Converter](ctx, a, arg, "convert")
 	if err != nil {
 		return err
 	}
-	before, err := files.Stat(ctx, s.id)
+	before, err := s.st.Stat(ctx, s.id)
 	if err != nil {
 		return err
 	}
@@ -61,7 +61,7 @@ func (a *app) runConvert(ctx context.Context, arg, encoding string, asJSON bool)
 	if err := a.busy(label, func() error { return files.Convert(ctx, s.id, encoding) }); err != nil {
 		return err
 	}
-	after, err := files.Stat(ctx, s.id)
+	after, err := s.st.Stat(ctx, s.id)
 	if err != nil {
 		return err
 	}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/checkpoint"
 	"github.com/sessionlog/sessionlog/handle"
-	loop "github.com/sessionlog/sessionlog/internal/agentloop"
+	loop "github.com/sessionlog/sessionlog/internal/app/agentloop"
 	"github.com/sessionlog/sessionlog/projection"
 	"github.com/sessionlog/sessionlog/recorder"
 	"github.com/sessionlog/sessionlog/replay"
@@ -97,7 +97,7 @@ func (a *app) runDemo(ctx context.Context, out io.Writer) error {
 	// 2. The stop facts, then resume.
 	// A file lock dies with the killed process; a JetStream lease lasts
 	// its TTL.
-	w, err := handle.OpenWhenFree(ctx, st, id, cliLeaseTTL+time.Second, func() {
+	w, err := st.OpenWhenFree(ctx, id, cliLeaseTTL+time.Second, func() {
 		say("the killed agent's writer lock is still held (a lease outlives its process): waiting for it to expire (at most %s)", cliLeaseTTL)
 	})
 	if err != nil {

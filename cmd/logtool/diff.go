@@ -10,7 +10,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
-	"github.com/sessionlog/sessionlog/inspect"
+	"github.com/sessionlog/sessionlog/ops/inspect"
 	"github.com/sessionlog/sessionlog/provider"
 )
 

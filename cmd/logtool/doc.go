@@ -13,5 +13,5 @@
 // It is thin: flags, output and exit codes. It must not implement the format
 // or the durability rules itself; every operation is a call into eventlog,
 // handle, checkpoint, replay, projection or recorder, and `serve` hands
-// HTTP to internal/web.
+// HTTP to internal/app/web.
 package main

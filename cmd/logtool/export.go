@@ -13,7 +13,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sessionlog/sessionlog/handle"
-	"github.com/sessionlog/sessionlog/transfer"
+	"github.com/sessionlog/sessionlog/handle/file"
+	"github.com/sessionlog/sessionlog/ops/transfer"
 )
 
 func (a *app) newExportCmd() *cobra.Command {
@@ -93,7 +94,7 @@ func (a *app) runExport(ctx context.Context, arg string, to int64, out string, a
 		return err
 	}
 	var n int64
-	err = handle.WriteFileAtomic(a.fs, out, func(w io.Writer) error {
+	err = file.WriteFileAtomic(a.fs, out, func(w io.Writer) error {
 		var err error
 		n, err = export(w)
 		return err
@@ -113,7 +114,7 @@ func (a *app) checkExportOut(out, id string) error {
 	if strings.HasSuffix(base, ".zst") {
 		return usageErrorf("--out %q: an export is raw; a name ending in .zst would be read as zstd", out)
 	}
-	if named, _, ok := handle.ParseFileName(base); ok && named != id {
+	if named, _, ok := file.ParseFileName(base); ok && named != id {
 		return usageErrorf("--out %q: named after session %s, but the export holds %s", out, named, id)
 	}
 	switch _, err := a.fs.Stat(out); {

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 )
 
 // forkOptions are the flags of `logtool fork`.
@@ -73,9 +74,9 @@ func (a *app) runFork(ctx context.Context, arg string, o forkOptions) (err error
 	}
 	enc := o.encoding
 	if enc == "" {
-		enc = handle.EncodingOfPath(s.path)
+		enc = file.EncodingOfPath(s.path)
 	}
-	opts := []handle.CreateOption{handle.WithSessionEncoding(enc)}
+	opts := []handle.Option{handle.WithEncoding(enc)}
 	if labels != nil {
 		opts = append(opts, handle.WithLabels(labels))
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 )
 
 // appendEvents appends event lines to a session and requires success.
@@ -197,7 +198,7 @@ func TestForkRefuses(t *testing.T) {
 	require.NoError(t, err)
 	logs := 0
 	for _, e := range entries {
-		if _, _, ok := handle.ParseFileName(e.Name()); ok {
+		if _, _, ok := file.ParseFileName(e.Name()); ok {
 			logs++
 		}
 	}
@@ -403,7 +404,7 @@ func TestLsTreeParentGone(t *testing.T) {
 
 	// Delete the parent: the fork gets its prefix and stands alone; the
 	// child outlives it, its parent gone.
-	st := handle.NewFileStore(afero.NewOsFs(), dir)
+	st := file.New(afero.NewOsFs(), dir)
 	require.ErrorIs(t, st.Delete(t.Context(), parent), handle.ErrHasDependents)
 	require.NoError(t, st.Delete(t.Context(), parent, handle.Detach()))
 
@@ -524,7 +525,7 @@ func TestImportFork(t *testing.T) {
 	entries, err := os.ReadDir(third)
 	require.NoError(t, err)
 	for _, e := range entries {
-		_, _, ok := handle.ParseFileName(e.Name())
+		_, _, ok := file.ParseFileName(e.Name())
 		require.False(t, ok, "no session left: %s", e.Name())
 	}
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/afero"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/projection"
 	"github.com/sessionlog/sessionlog/replay"
 	"github.com/sessionlog/sessionlog/replay/replaytest/golden"
@@ -38,7 +38,7 @@ func TestReplayGoldenCorpus(t *testing.T) {
 			written := filepath.Join(dir, fmt.Sprintf("%d.golden.json", n))
 			res := logtool(t, "", "replay", "--projection", p.Name(), "--golden", written, "--update", f)
 			require.Equal(t, 0, res.code, "%s %s: %s", f, p.Name(), res.stderr)
-			h, err := handle.NewFileStore(afero.NewOsFs(), corpus).OpenPath(t.Context(), f)
+			h, err := file.New(afero.NewOsFs(), corpus).OpenPath(t.Context(), f)
 			require.NoError(t, err)
 			_, err = replay.Replay(t.Context(), h, []projection.Projection{p})
 			require.NoError(t, h.Close())

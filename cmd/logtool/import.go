@@ -14,7 +14,7 @@ import (
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/importer"
 	"github.com/sessionlog/sessionlog/importer/formats"
-	"github.com/sessionlog/sessionlog/ingest"
+	"github.com/sessionlog/sessionlog/ops/ingest"
 )
 
 // importFormats are the --from values: sessionlog, then the formats of the

@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionlog/sessionlog/internal/tracestest"
+	"github.com/sessionlog/sessionlog/internal/testkit/tracestest"
 )
 
 // tracesDir is the real third-party traces folder beside the repository;

@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"text/tabwriter"
 
-	"github.com/sessionlog/sessionlog/ingest"
-	"github.com/sessionlog/sessionlog/internal/chatview"
+	"github.com/sessionlog/sessionlog/internal/app/chatview"
+	"github.com/sessionlog/sessionlog/ops/ingest"
 )
 
 // importBar is import's progress bar on stderr: bytes of the sources done

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 )
 
 // TestLsPages lists a store a page at a time: --limit N, then --before
@@ -17,7 +18,7 @@ import (
 // into what ls lists at once, in its order, as JSON and as words.
 func TestLsPages(t *testing.T) {
 	dir := t.TempDir()
-	st := handle.NewFileStore(afero.NewOsFs(), dir)
+	st := file.New(afero.NewOsFs(), dir)
 	for i := range 7 {
 		h, err := st.Create(t.Context(), handle.WithCreatedAt(int64(1000+i%3)), handle.WithLabels(map[string]string{"n": fmt.Sprint(i % 2)}))
 		require.NoError(t, err)
@@ -70,7 +71,7 @@ func TestLsPages(t *testing.T) {
 // query among many: the index answers, the names resolve as before.
 func TestStatByNameInALargeStore(t *testing.T) {
 	dir := t.TempDir()
-	st := handle.NewFileStore(afero.NewOsFs(), dir)
+	st := file.New(afero.NewOsFs(), dir)
 	var last string
 	for i := range 50 {
 		h, err := st.Create(t.Context(), handle.WithLabels(map[string]string{"task": fmt.Sprint(i)}))

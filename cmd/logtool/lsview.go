@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sessionlog/sessionlog/handle"
-	"github.com/sessionlog/sessionlog/internal/chatview"
+	"github.com/sessionlog/sessionlog/internal/app/chatview"
 )
 
 // lsOptions are the filters and the form of `logtool ls`.
@@ -63,10 +63,10 @@ func (o *lsOptions) parse(tree bool) error {
 	return nil
 }
 
-func (o *lsOptions) listOptions() []handle.ListOption {
-	var out []handle.ListOption
+func (o *lsOptions) listOptions() []handle.Option {
+	var out []handle.Option
 	for k, v := range o.byKey {
-		out = append(out, handle.WithLabel(k, v))
+		out = append(out, handle.WithLabels(map[string]string{k: v}))
 	}
 	if o.limit > 0 {
 		out = append(out, handle.Limit(o.limit))

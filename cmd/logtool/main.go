@@ -17,9 +17,10 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
+	"github.com/sessionlog/sessionlog/ops/transfer"
 	"github.com/sessionlog/sessionlog/replay"
-	"github.com/sessionlog/sessionlog/seal"
-	"github.com/sessionlog/sessionlog/transfer"
+	"github.com/sessionlog/sessionlog/secrets/seal"
 )
 
 // Exit statuses (docs/cli.md).
@@ -329,7 +330,7 @@ func exitCode(err error) int {
 		errors.Is(err, eventlog.ErrCorrupt),
 		errors.Is(err, eventlog.ErrVersion),
 		errors.Is(err, handle.ErrConflict),
-		errors.Is(err, handle.ErrDuplicate),
+		errors.Is(err, file.ErrDuplicate),
 		errors.Is(err, replay.ErrDigest),
 		errors.Is(err, handle.ErrLocked),
 		errors.Is(err, handle.ErrHasDependents),

@@ -82,7 +82,7 @@ func (a *app) runNew(ctx context.Context, o newOptions, atSet, modeSet, callSet 
 	if err != nil {
 		return err
 	}
-	opts := []handle.CreateOption{handle.WithSessionEncoding(o.encoding)}
+	opts := []handle.Option{handle.WithEncoding(o.encoding)}
 	if labels != nil {
 		opts = append(opts, handle.WithLabels(labels))
 	}
@@ -91,7 +91,7 @@ func (a *app) runNew(ctx context.Context, o newOptions, atSet, modeSet, callSet 
 		return err
 	}
 	if len(rs) > 0 {
-		opts = append(opts, handle.SealedFor(rs...))
+		opts = append(opts, handle.WithRecipients(rs...))
 	}
 	if o.parent == "" {
 		if atSet || modeSet || callSet {
@@ -102,7 +102,7 @@ func (a *app) runNew(ctx context.Context, o newOptions, atSet, modeSet, callSet 
 		if err != nil {
 			return err
 		}
-		parent, err := handle.Resolve(ctx, st, o.parent)
+		parent, err := st.Resolve(ctx, o.parent)
 		if err != nil {
 			return a.nameError(o.parent, a.where(), err)
 		}

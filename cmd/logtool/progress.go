@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sessionlog/sessionlog/internal/chatview"
+	"github.com/sessionlog/sessionlog/internal/app/chatview"
 )
 
 // redrawEvery is how often a progress line is redrawn at most.

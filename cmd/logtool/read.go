@@ -11,9 +11,9 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
-	"github.com/sessionlog/sessionlog/inspect"
-	"github.com/sessionlog/sessionlog/internal/chatview"
-	"github.com/sessionlog/sessionlog/storeurl"
+	"github.com/sessionlog/sessionlog/internal/app/chatview"
+	"github.com/sessionlog/sessionlog/ops/inspect"
+	"github.com/sessionlog/sessionlog/ops/storeurl"
 )
 
 // catOptions are the flags of `logtool cat`.
@@ -281,7 +281,7 @@ func (a *app) runLs(ctx context.Context, dir string, explicit, asJSON bool, lo l
 		for _, info := range infos {
 			r := inspect.NewStatReport(info)
 			if paged {
-				r.Cursor = handle.CursorOf(info).String()
+				r.Cursor = info.Cursor().String()
 			}
 			if err := writeJSON(out, r); err != nil {
 				return err
@@ -290,7 +290,7 @@ func (a *app) runLs(ctx context.Context, dir string, explicit, asJSON bool, lo l
 	} else if err := a.writeLsTable(out, infos, lo.wide); err != nil {
 		return err
 	} else if full {
-		fmt.Fprintf(out, "next page: --before %s\n", handle.CursorOf(infos[len(infos)-1]))
+		fmt.Fprintf(out, "next page: --before %s\n", infos[len(infos)-1].Cursor())
 	}
 	for _, b := range broken {
 		fmt.Fprintf(a.stderr, "logtool: %s\n", oneLine(b.Error()))

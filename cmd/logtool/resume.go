@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/recorder"
 )
 
@@ -71,7 +72,7 @@ exit 1 with the corruption. Never automatic.`,
 }
 
 func (a *app) runRepair(ctx context.Context, arg string, salvage, asJSON bool) error {
-	s, files, err := a.fileSession(ctx, arg, "repair")
+	s, files, err := fileSession[handle.Repairer](ctx, a, arg, "repair")
 	if err != nil {
 		return err
 	}

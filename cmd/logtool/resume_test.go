@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 )
 
 func TestResumeCommand(t *testing.T) {
@@ -123,7 +124,7 @@ func TestReplayClosesAnOpenTurnInMemory(t *testing.T) {
 	}
 
 	// A writer holds it: the turn is in progress, not interrupted.
-	w, err := handle.NewFileStore(afero.NewOsFs(), dir).Open(t.Context(), id, handle.ReadWrite)
+	w, err := file.New(afero.NewOsFs(), dir).Open(t.Context(), id, handle.ReadWrite)
 	require.NoError(t, err)
 	defer w.Close()
 	res = logtool(t, "", "--dir", dir, "replay", "--projection", "transcript", id)

@@ -15,8 +15,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sessionlog/sessionlog/handle"
-	"github.com/sessionlog/sessionlog/scrub"
-	"github.com/sessionlog/sessionlog/seal"
+	"github.com/sessionlog/sessionlog/handle/file"
+	"github.com/sessionlog/sessionlog/ops/scrub"
+	"github.com/sessionlog/sessionlog/secrets/seal"
 )
 
 // The environment variables of sealed sessions (docs/cli.md).
@@ -61,14 +62,14 @@ func (a *app) loadIdentities() error {
 func (a *app) storeOptions() []handle.Option {
 	opts := []handle.Option{handle.WithIdentities(a.identities...)}
 	if a.noRedact {
-		opts = append(opts, handle.WithoutRedaction())
+		opts = append(opts, handle.Unredacted())
 	}
 	return opts
 }
 
 // fileStore returns the file store of folder dir.
-func (a *app) fileStore(dir string) *handle.FileStore {
-	return handle.NewFileStore(a.fs, dir, a.storeOptions()...)
+func (a *app) fileStore(dir string) *file.Store {
+	return file.New(a.fs, dir, a.storeOptions()...)
 }
 
 // recipients parses --recipient values (or $SESSIONLOG_RECIPIENTS when
@@ -182,11 +183,11 @@ func (a *app) runShred(ctx context.Context, arg string, withChildren, asJSON boo
 	if err != nil {
 		return err
 	}
-	var opts []handle.ShredOption
-	if withChildren {
-		opts = append(opts, handle.ShredDescendants())
+	sh, ok := st.(handle.Shredder)
+	if !ok {
+		return usageErrorf("shred works on a store that can destroy a session's key records (a folder store), not on %s (docs/distributed.md)", a.location())
 	}
-	rep, err := st.Shred(ctx, id, opts...)
+	rep, err := sh.Shred(ctx, id, withChildren)
 	if err != nil {
 		return err
 	}
@@ -247,10 +248,11 @@ func (a *app) runRedact(ctx context.Context, arg string, patterns []string, with
 	return err
 }
 
-// storeSession resolves SESSION to a session of a file store, for the
-// commands that rewrite files. A session no identity opens is one too:
-// shred needs no key of it (its framing says where the key records are).
-func (a *app) storeSession(ctx context.Context, arg, cmd string) (*handle.FileStore, string, error) {
+// storeSession resolves SESSION to a session of a store, for the
+// commands that rewrite a session (shred, redact). A session no identity
+// opens is one too: shred needs no key of it (its framing says where the
+// key records are).
+func (a *app) storeSession(ctx context.Context, arg, cmd string) (handle.Store, string, error) {
 	s, err := a.resolve(arg)
 	if err != nil && !(errors.Is(err, seal.ErrNoKey) && s.id != "") {
 		return nil, "", err
@@ -258,33 +260,33 @@ func (a *app) storeSession(ctx context.Context, arg, cmd string) (*handle.FileSt
 	if s.id == "" {
 		return nil, "", usageErrorf("%s works on a session of a store, not on a freely named file (%s)", cmd, s.path)
 	}
-	if fst, ok := handle.FileStoreOf(s.st); ok {
-		return fst, s.id, nil
+	if s.st == nil {
+		st, err := a.sessions(ctx)
+		if err != nil {
+			return nil, "", err
+		}
+		return st, s.id, nil
 	}
-	fst, err := a.folder(ctx, cmd)
-	if err != nil {
-		return nil, "", err
-	}
-	return fst, s.id, nil
+	return s.st, s.id, nil
 }
 
-// sealedSession returns the file store and ID of the sealed session arg
-// names, and false for any other (clear, a freely named file, another
-// store's).
-func (a *app) sealedSession(ctx context.Context, arg string) (*handle.FileStore, string, bool) {
+// sealedSession returns the store and ID of the sealed session arg
+// names, when its store can export it sealed (handle.SealedExporter), and
+// false for any other (clear, a freely named file, another store's).
+func (a *app) sealedSession(ctx context.Context, arg string) (handle.SealedExporter, string, bool) {
 	s, err := a.resolve(arg)
 	if err != nil || s.id == "" {
 		return nil, "", false
 	}
-	fst, ok := handle.FileStoreOf(s.st)
+	ex, ok := s.st.(handle.SealedExporter)
 	if !ok {
 		return nil, "", false
 	}
-	info, err := fst.Stat(ctx, s.id)
+	info, err := s.st.Stat(ctx, s.id)
 	if err != nil || !info.Sealed {
 		return nil, "", false
 	}
-	return fst, s.id, true
+	return ex, s.id, true
 }
 
 // brokenErr is the error of a listing that could not describe the

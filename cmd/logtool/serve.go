@@ -15,7 +15,7 @@ import (
 	"github.com/spf13/afero"
 	"github.com/spf13/cobra"
 
-	"github.com/sessionlog/sessionlog/internal/web"
+	"github.com/sessionlog/sessionlog/internal/app/web"
 )
 
 func (a *app) newServeCmd() *cobra.Command {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 )
 
 var keepShots = flag.String("shots", "", "keep the browser tests' screenshots in this folder (default: a temporary one)")
@@ -180,7 +181,7 @@ func TestServeLivePageInABrowser(t *testing.T) {
 	b := newTab(t, 1100, 800)
 	ctx := t.Context()
 	dir := t.TempDir()
-	st := handle.NewFileStore(afero.NewOsFs(), dir)
+	st := file.New(afero.NewOsFs(), dir)
 	w, err := st.Create(ctx, handle.WithLabels(map[string]string{"agent": "storyteller"}))
 	require.NoError(t, err)
 	defer w.Close()

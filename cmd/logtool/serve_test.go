@@ -24,7 +24,8 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
-	"github.com/sessionlog/sessionlog/internal/natstest"
+	"github.com/sessionlog/sessionlog/handle/file"
+	"github.com/sessionlog/sessionlog/internal/testkit/natstest"
 )
 
 var updateScreenshot = flag.Bool("update-screenshot", false, "write docs/serve.png from the browser test")
@@ -35,7 +36,7 @@ func serveStore(t *testing.T) (dir, main, fork string) {
 	t.Helper()
 	ctx := t.Context()
 	dir = t.TempDir()
-	st := handle.NewFileStore(afero.NewOsFs(), dir)
+	st := file.New(afero.NewOsFs(), dir)
 	h, err := st.Create(ctx, handle.WithLabels(map[string]string{"agent": "coder", "title": "fix the tests"}))
 	require.NoError(t, err)
 	at := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC).UnixMilli()
@@ -326,7 +327,7 @@ func TestServeInABrowser(t *testing.T) {
 
 	// Live: an event appended while the page is open appears at the end of
 	// its turn, and the count follows.
-	st := handle.NewFileStore(afero.NewOsFs(), dir)
+	st := file.New(afero.NewOsFs(), dir)
 	h, err := st.Open(t.Context(), main, handle.ReadWrite)
 	require.NoError(t, err)
 	_, err = h.Append(t.Context(), eventlog.Event{Type: "user/message", Time: time.Now().UnixMilli(), Data: json.RawMessage(`{"text":"appended <b>live</b>"}`)})

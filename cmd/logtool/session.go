@@ -10,8 +10,9 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
-	"github.com/sessionlog/sessionlog/inspect"
-	"github.com/sessionlog/sessionlog/internal/chatview"
+	"github.com/sessionlog/sessionlog/handle/file"
+	"github.com/sessionlog/sessionlog/internal/app/chatview"
+	"github.com/sessionlog/sessionlog/ops/inspect"
 )
 
 // File name endings of the two encodings (docs/format.md §2).
@@ -32,7 +33,7 @@ type session struct {
 	// file is the file store of path's folder when the argument was a
 	// path (logtool made it; a freely named file is read through it), nil
 	// for a session named in the store.
-	file *handle.FileStore
+	file *file.Store
 }
 
 // resolve turns a SESSION argument into a session (docs/cli.md): a path to a
@@ -46,20 +47,22 @@ func (a *app) resolve(arg string) (session, error) {
 	if a.isPath(arg) {
 		return a.resolvePath(arg)
 	}
-	if _, query := handle.LabelQuery(arg); !query && !handle.IDPrefix(arg) {
+	if labels, prefix := handle.ParseName(arg); labels == nil && !prefix {
 		return session{}, a.nameError(arg, a.where(), handle.ErrInvalidID) // before the store: a typo, not a missing --dir
 	}
 	st, err := a.sessions(a.ctx)
 	if err != nil {
 		return session{}, err
 	}
-	info, err := handle.Resolve(a.ctx, st, arg)
+	info, err := st.Resolve(a.ctx, arg)
 	if err != nil && !namedDamaged(info, err) {
 		return session{id: info.ID}, a.nameError(arg, a.where(), err)
 	}
 	path := info.Path
 	if path == "" { // a damaged session: where its file is, if it is one
-		if files, ok := handle.FileStoreOf(st); ok {
+		if files, ok := st.(interface {
+			Path(id string) (string, error)
+		}); ok {
 			path, _ = files.Path(info.ID)
 		}
 	}
@@ -120,7 +123,7 @@ func (a *app) isPath(arg string) bool {
 	if fi, err := a.fs.Stat(arg); err == nil && fi.Mode().IsRegular() {
 		return true
 	}
-	if _, ok := handle.LabelQuery(arg); ok && !strings.ContainsAny(arg[:1], "./~") {
+	if labels, _ := handle.ParseName(arg); labels != nil && !strings.ContainsAny(arg[:1], "./~") {
 		return false
 	}
 	return strings.ContainsRune(arg, '/') || strings.ContainsRune(arg, filepath.Separator)
@@ -176,23 +179,29 @@ func (a *app) stat(ctx context.Context, s session) (handle.Info, error) {
 	return s.log.Stat(ctx)
 }
 
-// fileSession resolves arg for a file operation (convert, repair): a
-// session whose log is a file in a store's folder, and that file store
-// (handle.FileStoreOf, the one capability check). On a store whose
-// sessions are not files it refuses before looking the session up.
-func (a *app) fileSession(ctx context.Context, arg, cmd string) (session, *handle.FileStore, error) {
+// fileSession resolves arg for an operation only some stores can do
+// (convert: handle.Converter, repair: handle.Repairer): a session of a
+// store, or a file named <ID>.jsonl[.zst] in a store's folder, and its
+// store as the capability T. On a store without it, it refuses before
+// looking the session up.
+func fileSession[T any](ctx context.Context, a *app, arg, cmd string) (session, T, error) {
+	var none T
 	if !a.isPath(arg) {
-		if _, err := a.folder(ctx, cmd); err != nil {
-			return session{}, nil, err
+		st, err := a.sessions(ctx)
+		if err != nil {
+			return session{}, none, err
+		}
+		if _, ok := st.(T); !ok {
+			return session{}, none, usageErrorf("%s works on a folder store only, not on %s (docs/distributed.md)", cmd, a.location())
 		}
 	}
 	s, err := a.resolve(arg)
 	if err != nil {
-		return session{}, nil, err
+		return session{}, none, err
 	}
-	files, ok := handle.FileStoreOf(s.st)
+	c, ok := s.st.(T)
 	if !ok || s.id == "" {
-		return session{}, nil, usageErrorf("%q: %s works on a session of a store, a file named <ID>.jsonl or <ID>.jsonl.zst", s.path, cmd)
+		return session{}, none, usageErrorf("%q: %s works on a session of a store, a file named <ID>.jsonl or <ID>.jsonl.zst", s.path, cmd)
 	}
-	return s, files, nil
+	return s, c, nil
 }

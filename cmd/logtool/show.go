@@ -11,9 +11,9 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
-	"github.com/sessionlog/sessionlog/inspect"
-	"github.com/sessionlog/sessionlog/internal/chatview"
-	"github.com/sessionlog/sessionlog/redact"
+	"github.com/sessionlog/sessionlog/internal/app/chatview"
+	"github.com/sessionlog/sessionlog/ops/inspect"
+	"github.com/sessionlog/sessionlog/secrets/redact"
 )
 
 // showOptions are the flags of `logtool show`.

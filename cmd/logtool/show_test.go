@@ -15,8 +15,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionlog/sessionlog/internal/chatview"
-	"github.com/sessionlog/sessionlog/internal/tracestest"
+	"github.com/sessionlog/sessionlog/internal/app/chatview"
+	"github.com/sessionlog/sessionlog/internal/testkit/tracestest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden outputs of show")

@@ -10,8 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sessionlog/sessionlog/handle"
-	"github.com/sessionlog/sessionlog/storeurl"
-	"github.com/sessionlog/sessionlog/transfer"
+	"github.com/sessionlog/sessionlog/ops/storeurl"
+	"github.com/sessionlog/sessionlog/ops/transfer"
 )
 
 // envStore names the environment variable holding the default --store.
@@ -70,22 +70,6 @@ func (a *app) where() string {
 		return "--store " + a.storeURL
 	}
 	return fmt.Sprintf("--dir %q", a.dir)
-}
-
-// folder returns the file store the file operations (convert, repair)
-// work on: the store of location when its sessions are files
-// (handle.FileStoreOf), else a usage error (docs/distributed.md: a stream
-// holds neither zstd frames nor torn tails).
-func (a *app) folder(ctx context.Context, cmd string) (*handle.FileStore, error) {
-	st, err := a.sessions(ctx)
-	if err != nil {
-		return nil, err
-	}
-	fst, ok := handle.FileStoreOf(st)
-	if !ok {
-		return nil, usageErrorf("%s works on a folder store only, not on %s (docs/distributed.md)", cmd, a.location())
-	}
-	return fst, nil
 }
 
 // openStoreURL opens the store at a URL or a folder (storeurl.Open),
@@ -152,7 +136,7 @@ func (a *app) runCopy(ctx context.Context, srcURL, dstURL string, ids []string, 
 	}
 	defer closeSrc()
 	for i, name := range ids {
-		info, err := handle.Resolve(ctx, src, name)
+		info, err := src.Resolve(ctx, name)
 		if err != nil && !namedDamaged(info, err) { // the copy says what is wrong with it
 			return a.nameError(name, "SRC "+srcURL, err)
 		}

@@ -19,9 +19,10 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/handle/jetstream"
-	"github.com/sessionlog/sessionlog/internal/natstest"
-	"github.com/sessionlog/sessionlog/transfer"
+	"github.com/sessionlog/sessionlog/internal/testkit/natstest"
+	"github.com/sessionlog/sessionlog/ops/transfer"
 )
 
 // natsURL starts an embedded nats-server (see natstest.Run), shut down
@@ -307,7 +308,7 @@ func TestStoreNATSGC(t *testing.T) {
 	dir := t.TempDir()
 	day := 24 * time.Hour
 	clock := time.Now().Add(-40 * day)
-	fst := handle.NewFileStore(afero.NewOsFs(), dir, handle.WithClock(func() time.Time { return clock }))
+	fst := file.New(afero.NewOsFs(), dir, handle.WithClock(func() time.Time { return clock }))
 	session := func(parent string) string {
 		t.Helper()
 		var h handle.Handle

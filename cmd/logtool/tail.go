@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/follow"
+	"github.com/sessionlog/sessionlog/ops/follow"
 )
 
 // followEvery is how often tail -f looks for new events.

@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/inspect"
-	"github.com/sessionlog/sessionlog/internal/chatview"
+	"github.com/sessionlog/sessionlog/internal/app/chatview"
+	"github.com/sessionlog/sessionlog/ops/inspect"
 )
 
 // runLsTree shows the sessions of dir (explicit: a DIR argument) or of

@@ -8,9 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sessionlog/sessionlog/internal/chatview"
-	"github.com/sessionlog/sessionlog/storeurl"
-	"github.com/sessionlog/sessionlog/verify"
+	"github.com/sessionlog/sessionlog/internal/app/chatview"
+	"github.com/sessionlog/sessionlog/ops/storeurl"
+	"github.com/sessionlog/sessionlog/ops/verify"
 )
 
 func (a *app) newVerifyCmd() *cobra.Command {

@@ -3,7 +3,7 @@ package main
 import (
 	"fmt"
 
-	"github.com/sessionlog/sessionlog/internal/chatview"
+	"github.com/sessionlog/sessionlog/internal/app/chatview"
 )
 
 // plural says n things in words, the plural form made with an s: "1

@@ -6,7 +6,7 @@
 //	go run ./examples/agentloop --dir sessions            # a new session
 //	go run ./examples/agentloop --dir sessions --session ID
 //
-// The loop is package internal/agentloop, the one `logtool demo` runs too;
+// The loop is package internal/app/agentloop, the one `logtool demo` runs too;
 // it and this command use only the public API (handle, recorder, replay),
 // and must not know the file format.
 package main

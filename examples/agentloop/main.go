@@ -11,7 +11,8 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/sessionlog/sessionlog/handle"
-	loop "github.com/sessionlog/sessionlog/internal/agentloop"
+	"github.com/sessionlog/sessionlog/handle/file"
+	loop "github.com/sessionlog/sessionlog/internal/app/agentloop"
 )
 
 func main() {
@@ -27,7 +28,7 @@ func main() {
 }
 
 func run(ctx context.Context, dir, id string) (err error) {
-	store := handle.NewFileStore(afero.NewOsFs(), dir)
+	store := file.New(afero.NewOsFs(), dir)
 	var h handle.Handle
 	if id == "" {
 		h, err = store.Create(ctx, handle.WithLabels(map[string]string{"agent": "agentloop"}))

@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	loop "github.com/sessionlog/sessionlog/internal/agentloop"
+	loop "github.com/sessionlog/sessionlog/internal/app/agentloop"
 	"github.com/sessionlog/sessionlog/provider/fixture"
 )
 

@@ -21,6 +21,7 @@ import (
 	"github.com/sessionlog/sessionlog/adapters/anthropic/anthropictest"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/provider"
 )
 
@@ -327,8 +328,8 @@ func checkStore(t *testing.T, w *world, nTurns int) {
 	ctx := context.Background()
 	keys, err := provider.LoadOrCreateKeys(filepath.Join(w.root, "config", "sessionlog", "identity"))
 	require.NoError(t, err)
-	st := handle.NewFileStore(afero.NewOsFs(), w.dir)
-	h, created, err := handle.OpenOrCreate(ctx, st, labelMap())
+	st := file.New(afero.NewOsFs(), w.dir)
+	h, created, err := st.OpenOrCreate(ctx, labelMap())
 	require.NoError(t, err)
 	require.False(t, created)
 	defer h.Close()
@@ -384,7 +385,7 @@ func TestCrashAfterEveryRecorderPointResumes(t *testing.T) {
 					w := newWorld(t, stream)
 					require.NoError(t, os.MkdirAll(filepath.Join(w.root, "config", "sessionlog"), 0o700))
 					require.NoError(t, os.WriteFile(filepath.Join(w.root, "config", "sessionlog", "identity"), key, 0o600))
-					h, _, err := handle.OpenOrCreate(ctx, handle.NewFileStore(afero.NewOsFs(), w.dir), labelMap())
+					h, _, err := file.New(afero.NewOsFs(), w.dir).OpenOrCreate(ctx, labelMap())
 					require.NoError(t, err)
 					if n > 0 {
 						_, err = h.Append(ctx, events[:n]...)
@@ -427,7 +428,7 @@ func labelMap() map[string]string {
 
 func readAll(t *testing.T, w *world) []eventlog.Event {
 	ctx := context.Background()
-	h, _, err := handle.OpenOrCreate(ctx, handle.NewFileStore(afero.NewOsFs(), w.dir), labelMap())
+	h, _, err := file.New(afero.NewOsFs(), w.dir).OpenOrCreate(ctx, labelMap())
 	require.NoError(t, err)
 	defer h.Close()
 	var evs []eventlog.Event

@@ -32,6 +32,7 @@ import (
 
 	adapter "github.com/sessionlog/sessionlog/adapters/anthropic"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/provider"
 )
 
@@ -88,11 +89,11 @@ func main() {
 
 // run sends the turns, resuming the session the labels name.
 func run(ctx context.Context, cfg config, turns []string) error {
-	st := handle.NewFileStore(afero.NewOsFs(), cfg.dir)
-	h, _, err := handle.OpenOrCreate(ctx, st, cfg.labels)
+	st := file.New(afero.NewOsFs(), cfg.dir)
+	h, _, err := st.OpenOrCreate(ctx, cfg.labels)
 	if errors.Is(err, handle.ErrLocked) { // the previous run's lock, not yet released
 		id, _ := handle.LabelID(cfg.labels)
-		h, err = handle.OpenWhenFree(ctx, st, id, 30*time.Second, nil)
+		h, err = st.OpenWhenFree(ctx, id, 30*time.Second, nil)
 	}
 	if err != nil {
 		return err

@@ -42,7 +42,7 @@ func TestAppendAllKilledMidBatch(t *testing.T) {
 		batch = append(batch, e)
 	}
 	// The messages AppendAll publishes, on a connection of their own.
-	msgs := st.split(subj, st.enc.AppendRows(nil, batch), int64(len(before.log)))
+	msgs := st.split(subj, st.enc.AppendRows(nil, batch), int64(len(before.log)), nil)
 	require.Greater(t, len(msgs), 4, "a batch of many messages")
 	msgs[0].Header.Set(natsjs.ExpectedLastSubjSeqHeader, strconv.FormatUint(before.msgs[len(before.msgs)-1].Sequence, 10))
 	nc, err := nats.Connect("", nats.InProcessServer(s))

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"filippo.io/age"
 	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
@@ -99,6 +100,10 @@ func jsHarness(t *testing.T, js natsjs.JetStream, opts ...Option) storetest.Harn
 		Lose: func(t *testing.T, id string) {
 			require.NoError(t, admin.stream.Purge(context.Background(), natsjs.WithPurgeSubject(admin.Subject(id))))
 		},
+		Sealing: func(t *testing.T, rs []age.Recipient, ids []age.Identity) handle.Store {
+			return newStore(t, js, append(opts, prefix, WithRecipients(rs...), WithIdentities(ids...))...)
+		},
+		Raw: func(t *testing.T, id string) []byte { return load(t, admin, id).log },
 		WithPolicy: func(t *testing.T, p handle.FlushPolicy, ticks chan time.Time) handle.Store {
 			return newStore(t, js, append(opts, prefix, WithFlushPolicy(p), func(c *config) {
 				c.ticker = func(d time.Duration) (<-chan time.Time, func()) {

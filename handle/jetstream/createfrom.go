@@ -13,6 +13,8 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/core"
+	"github.com/sessionlog/sessionlog/handle/internal/sealing"
 )
 
 // A session made by CreateFrom is all or nothing (handle.Store.CreateFrom)
@@ -43,29 +45,26 @@ func incomplete(m *natsjs.RawStreamMsg) bool { return m.Header.Get(hdrBuilding) 
 const createFromFlush = 4 << 20
 
 // newHeader returns the header of the session ns describes: the stream
-// keeps raw logs only.
-func (s *Store) newHeader(ns handle.NewSession) (eventlog.Header, error) {
+// keeps raw logs only (sealed or clear).
+func (s *Store) newHeader(ns core.NewSession) (eventlog.Header, error) {
 	if ns.Encoding != "" && ns.Encoding != handle.EncodingRaw {
 		return eventlog.Header{}, fmt.Errorf("jetstream: create %s: the store keeps raw logs, not %q", ns.Header.ID, ns.Encoding)
-	}
-	if ns.Sealed {
-		// A sealed log's framing (its clear header and key records, a
-		// record per row) would have to live in the messages and be
-		// kept under the store's retries, rollups and leader reads; the
-		// store does not seal (docs/distributed.md).
-		return eventlog.Header{}, fmt.Errorf("%w: jetstream: create %s: a JetStream store does not keep sealed sessions; use a file store", handle.ErrSealed, ns.Header.ID)
 	}
 	return ns.Header, nil
 }
 
 // createFrom makes a session holding exactly events, all or nothing; see
 // handle.Store.CreateFrom and the comment above for how.
-func (s *Store) createFrom(ctx context.Context, ns handle.NewSession, events iter.Seq2[eventlog.Event, error]) (handle.Info, error) {
+func (s *Store) createFrom(ctx context.Context, ns core.NewSession, events iter.Seq2[eventlog.Event, error]) (handle.Info, error) {
 	hdr, err := s.newHeader(ns)
 	if err != nil {
 		return handle.Info{}, err
 	}
 	id, subj := hdr.ID, s.Subject(hdr.ID)
+	plan, err := s.plan(ns, hdr)
+	if err != nil {
+		return handle.Info{}, err
+	}
 	if first, err := s.firstMsg(ctx, subj); err == nil && !incomplete(first) {
 		// Before the lease: a session with a writer exists too.
 		return handle.Info{}, fmt.Errorf("%w: %s in stream %s", handle.ErrExists, id, s.name)
@@ -77,19 +76,13 @@ func (s *Store) createFrom(ctx context.Context, ns handle.NewSession, events ite
 	if err != nil {
 		return handle.Info{}, err
 	}
-	b, h, err := s.startBuild(ctx, hdr, l)
+	b, h, err := s.startBuild(ctx, hdr, plan, l)
 	if err != nil {
 		l.release()
 		return handle.Info{}, err
 	}
 	headerSS := b.index[0].ss
-	// The running digest, kept from the first event on: h's Close saves
-	// it with its states at the checkpoints, as a writer's Close does.
-	var last *eventlog.Event
-	_, _, err = h.LogDigest(ctx)
-	if err == nil {
-		last, err = appendAll(ctx, h, hdr.FirstSeq(), events)
-	}
+	err = appendAll(ctx, h, events)
 	if err == nil {
 		err = h.Flush(ctx)
 	}
@@ -110,13 +103,9 @@ func (s *Store) createFrom(ctx context.Context, ns handle.NewSession, events ite
 	b.mu.Lock()
 	size := b.size
 	b.mu.Unlock()
-	info := handle.Info{ID: id, Path: s.path(id), Encoding: handle.EncodingRaw, Header: hdr,
-		LastSeq: h.DurableSeq(), Events: h.DurableSeq() + 1, SizeBytes: size}
-	if last != nil {
-		info.LastType, info.LastTime = last.Type, last.Time
-	}
-	// Told, not read back: once the mark is gone CreateFrom must not fail
-	// (and the lease's release cannot make it).
+	info := handle.Info{ID: id, Path: s.path(id), Encoding: handle.EncodingRaw, Header: hdr, SizeBytes: size, Sealed: plan != nil}
+	// Once the mark is gone CreateFrom must not fail (and the lease's
+	// release cannot make it).
 	h.Close()
 	s.cfg.log.Debug("session created from events", "id", id, "subject", subj)
 	return info, nil
@@ -163,7 +152,7 @@ func (s *Store) awaitBuilder(ctx context.Context, id string, locked error) (*lea
 // makes, holding its lease l, and returns a write handle on it. What a
 // killed CreateFrom left on the subject is removed first: the lease is
 // ours, so its builder is gone.
-func (s *Store) startBuild(ctx context.Context, hdr eventlog.Header, l *lease) (*jsBackend, handle.Handle, error) {
+func (s *Store) startBuild(ctx context.Context, hdr eventlog.Header, plan *sealing.Plan, l *lease) (*jsBackend, handle.Handle, error) {
 	id, subj := hdr.ID, s.Subject(hdr.ID)
 	first, err := s.firstMsg(ctx, subj)
 	switch {
@@ -177,11 +166,10 @@ func (s *Store) startBuild(ctx context.Context, hdr eventlog.Header, l *lease) (
 	case !errors.Is(err, natsjs.ErrMsgNotFound):
 		return nil, nil, fmt.Errorf("jetstream: create %s: %w", s.path(id), err)
 	}
-	line, err := eventlog.EncodeHeader(hdr)
+	line, sl, err := s.firstMessage(hdr, plan)
 	if err != nil {
 		return nil, nil, fmt.Errorf("jetstream: create %s: %w", id, err)
 	}
-	line = append(line, '\n')
 	mark := &nats.Msg{Subject: subj, Header: nats.Header{}}
 	mark.Header.Set(hdrBuilding, nuid.Next())
 	ss, err := s.publish(ctx, []*nats.Msg{mark}, 0)
@@ -196,50 +184,37 @@ func (s *Store) startBuild(ctx context.Context, hdr eventlog.Header, l *lease) (
 		s.purge(context.WithoutCancel(ctx), natsjs.WithPurgeSubject(subj))
 		return nil, nil, fmt.Errorf("jetstream: create %s: %w", s.path(id), err)
 	}
-	b, h := s.created(hdr, l, len(line), ss, true)
-	return b, h, nil
+	b, hc := s.created(hdr, l, len(line), ss, true, sl, plan)
+	return b, core.NewHandle(b, hc), nil
 }
 
-// appendAll appends events, which must carry the seqs they get from first
-// on, to the write handle h, flushing every createFromFlush bytes; it
-// returns the last event, or nil when there was none.
-func appendAll(ctx context.Context, h handle.Handle, first int64, events iter.Seq2[eventlog.Event, error]) (*eventlog.Event, error) {
+// appendAll appends events — checked by the store core, each at the seq
+// it gets — to the write handle h, flushing every createFromFlush bytes.
+func appendAll(ctx context.Context, h handle.Handle, events iter.Seq2[eventlog.Event, error]) error {
 	var batch []eventlog.Event
-	var last *eventlog.Event
 	size := 0
 	put := func() error {
 		if len(batch) == 0 {
 			return nil
 		}
-		_, err := h.AppendAt(ctx, batch[0].Seq, batch...)
-		if ee := (*handle.EventError)(nil); errors.As(err, &ee) {
-			ee.Index += int(batch[0].Seq - first) // of the events, not of the batch
+		if _, err := h.AppendAt(ctx, batch[0].Seq, batch...); err != nil {
+			return err
 		}
+		batch, size = batch[:0], 0
+		return h.Flush(ctx)
+	}
+	for e, err := range events {
 		if err != nil {
 			return err
 		}
-		e := batch[len(batch)-1]
-		last, batch, size = &e, batch[:0], 0
-		return h.Flush(ctx)
-	}
-	next := first
-	for e, err := range events {
-		if err != nil {
-			return nil, err
-		}
-		if e.Seq != next {
-			return nil, &handle.EventError{Path: h.Path(), Index: int(next - first), Seq: e.Seq,
-				Err: fmt.Errorf("%w: seq %d where %d was expected (the events carry the seqs they get, from the header's first)", handle.ErrInvalidEvent, e.Seq, next)}
-		}
-		next++
 		batch = append(batch, e)
 		if size += len(e.Data) + len(e.Type); size >= createFromFlush {
 			if err := put(); err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
-	return last, put()
+	return put()
 }
 
 // collectIncomplete removes (or, in a dry run, lists) the subjects a

@@ -44,9 +44,9 @@ func TestCreateFromKilled(t *testing.T) {
 			l, err := st.acquire(ctx, id)
 			require.NoError(t, err)
 			if tc.header {
-				_, h, err := st.startBuild(ctx, eventlog.NewHeader(id, 1), l)
+				_, h, err := st.startBuild(ctx, eventlog.NewHeader(id, 1), nil, l)
 				require.NoError(t, err)
-				_, err = appendAll(ctx, h, 0, storetest.Events(evs[:tc.events], nil))
+				err = appendAll(ctx, h, storetest.Events(evs[:tc.events], nil))
 				require.NoError(t, err)
 				require.NoError(t, h.Close()) // killed: its lease expires
 			} else {
@@ -133,9 +133,9 @@ func TestCreateFromRetryAfterKill(t *testing.T) {
 		t.Helper()
 		l, err := st.acquire(ctx, id)
 		require.NoError(t, err)
-		_, h, err := st.startBuild(ctx, eventlog.NewHeader(id, 1), l)
+		_, h, err := st.startBuild(ctx, eventlog.NewHeader(id, 1), nil, l)
 		require.NoError(t, err)
-		_, err = appendAll(ctx, h, 0, storetest.Events(evs[:25], nil))
+		err = appendAll(ctx, h, storetest.Events(evs[:25], nil))
 		require.NoError(t, err)
 		return h
 	}
@@ -160,7 +160,7 @@ func TestCreateFromRetryAfterKill(t *testing.T) {
 		h := building(t, live, id) // renews its lease every ttl/3
 		_, err := retry.CreateFrom(ctx, storetest.Events(evs, nil), handle.WithID(id))
 		require.ErrorIs(t, err, handle.ErrLocked)
-		_, err = appendAll(ctx, h, 25, storetest.Events(evs[25:], nil))
+		err = appendAll(ctx, h, storetest.Events(evs[25:], nil))
 		require.NoError(t, err, "the builder was not disturbed")
 		require.NoError(t, h.Close())
 	})

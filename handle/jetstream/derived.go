@@ -9,6 +9,7 @@ import (
 	natsjs "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/internal/sealing"
 )
 
 // Derived data (replay's stored states) lives in the KV bucket
@@ -53,11 +54,30 @@ func (s *Store) getDerived(ctx context.Context, id, key string) ([]byte, error) 
 	if err != nil {
 		return nil, err
 	}
-	return e.Value(), nil
+	sl, err := s.derivedSealing(ctx, id)
+	if err != nil || sl == nil {
+		return e.Value(), err
+	}
+	data, err := sealing.OpenBlob(sl.kr, id, key, e.Value())
+	if err != nil {
+		return nil, fmt.Errorf("%w: derived %q for %s: %w", handle.ErrNotFound, key, id, err)
+	}
+	return data, nil
 }
 
-// putDerived stores derived data under key for session id.
+// putDerived stores derived data under key for session id: sealed under
+// its newest data key when the session is sealed, and not kept when the
+// store holds none.
 func (s *Store) putDerived(ctx context.Context, id, key string, data []byte) error {
+	sl, err := s.derivedSealing(ctx, id)
+	if err != nil {
+		return err
+	}
+	if sl != nil {
+		if data, err = sealing.SealBlob(sl.kr, id, key, data); err != nil {
+			return err
+		}
+	}
 	if len(data) > s.maxMsg {
 		return fmt.Errorf("jetstream: derived %q for %s: %d bytes do not fit a message", key, id, len(data))
 	}

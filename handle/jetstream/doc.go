@@ -15,6 +15,15 @@
 // of their first row), which let Stat and Read start near the end or near
 // a seq without reading the log.
 //
+// A sealed session (docs/format.md §11; WithRecipients, WithIdentities,
+// handle.SealedFor) keeps the raw sealed layout the same way: the first
+// message holds the clear header, the key records and the sealed header
+// row, each later one whole records, one a row, Sl-Seq naming the seq a
+// record's row holds (sealed.go). Sealing is package sealing's, the file
+// store's too; every read unseals through seal.Reader, so rows are
+// checked and digested as in a clear log. AddRecipients, RotateKey and
+// Shred change the key records (keys.go).
+//
 // # Durability and concurrency
 //
 // Flush publishes what was appended since the last flush and returns once
@@ -33,11 +42,11 @@
 // safe for concurrent use; Append and Flush callers of one handle share
 // publishes (group commit).
 //
-// Its Store methods are handle's store core (handle.NewStore) over an
+// Its Store methods are handle's store core (core.NewStore) over an
 // engine that reads, publishes and purges subjects and holds leases
 // (engine.go): options, IDs, forks, Delete's dependents, the tree and GC
 // decide as on files, the same code. Its handles are handle's write core
-// (handle.NewHandle) over a backend that publishes and fetches the
+// (core.NewHandle) over a backend that publishes and fetches the
 // subject's messages (handle.go): group commit, flush policies
 // (WithFlushPolicy), poisoning and digests are the file store's too.
 //
@@ -55,6 +64,7 @@
 // leader, ends at once and is retried (conn.go); OpenURL's connection
 // leaves a server that stopped answering within a second.
 //
-// The package knows the handle contract and the row format of package
-// eventlog, nothing of what events mean, and nothing of the file store.
+// The package knows the handle contract, the row format of package
+// eventlog and the sealed layout of package seal, nothing of what events
+// mean, and nothing of the file store.
 package jetstream

@@ -2,19 +2,21 @@ package jetstream
 
 import (
 	"context"
+	"errors"
 	"iter"
 	"time"
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/core"
 )
 
-// engine is the stream under handle's store core (handle.StoreBackend):
+// engine is the stream under handle's store core (core.StoreBackend):
 // a session is a subject, its writer hold the lease. Every decision of a
 // Store method is the core's; engine only reads, publishes and purges.
 type engine struct{ s *Store }
 
-var _ handle.StoreBackend = engine{}
+var _ core.StoreBackend = engine{}
 
 func (e engine) Where() string { return "stream " + e.s.name }
 
@@ -33,19 +35,28 @@ func (e engine) Exists(ctx context.Context, id string) error {
 
 func (e engine) Stat(ctx context.Context, id string) (handle.Info, error) { return e.s.stat(ctx, id) }
 
-func (e engine) Open(ctx context.Context, id string, mode handle.Mode, op handle.OpenParams) (handle.Handle, error) {
-	return e.s.openMode(ctx, id, mode, op)
+// Index is nil: the stream keeps no index of its sessions; the store
+// core answers from IDs, Stat and Headers.
+func (e engine) Index() core.Index { return nil }
+
+// OpenTail: no cheaper Tail than a read-only handle.
+func (e engine) OpenTail(context.Context, string) (handle.Tail, error) {
+	return nil, errors.ErrUnsupported
+}
+
+func (e engine) Open(ctx context.Context, id string, mode handle.Mode) (core.Backend, core.HandleConfig, error) {
+	return e.s.openMode(ctx, id, mode)
 }
 
 func (e engine) WriterHeld(ctx context.Context, id string) (bool, error) {
 	return e.s.writerHeld(ctx, id)
 }
 
-func (e engine) Create(ctx context.Context, ns handle.NewSession) (handle.Handle, error) {
+func (e engine) Create(ctx context.Context, ns core.NewSession) (core.Backend, core.HandleConfig, error) {
 	return e.s.create(ctx, ns)
 }
 
-func (e engine) CreateFrom(ctx context.Context, ns handle.NewSession, events iter.Seq2[eventlog.Event, error]) (handle.Info, error) {
+func (e engine) CreateFrom(ctx context.Context, ns core.NewSession, events iter.Seq2[eventlog.Event, error]) (handle.Info, error) {
 	return e.s.createFrom(ctx, ns, events)
 }
 

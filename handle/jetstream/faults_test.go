@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/handle"
-	"github.com/sessionlog/sessionlog/internal/natstest"
-	"github.com/sessionlog/sessionlog/internal/sweep"
+	"github.com/sessionlog/sessionlog/internal/testkit/natstest"
+	"github.com/sessionlog/sessionlog/internal/testkit/sweep"
 )
 
 func TestMain(m *testing.M) { natstest.Main(m) }

@@ -164,7 +164,7 @@ func (s *Store) tailRef(ctx context.Context, subj string) (msgRef, error) {
 	}
 	off, _ := msgOffset(m.Header)
 	seq := int64(-1)
-	if v, ok := rowSeq(m.Data); ok {
+	if v, ok := msgSeq(m.Header); ok {
 		seq = v
 	}
 	return msgRef{ss: m.Sequence, off: off, seq: seq, n: len(m.Data)}, nil

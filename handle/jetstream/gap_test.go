@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/handle"
-	"github.com/sessionlog/sessionlog/internal/natstest"
-	"github.com/sessionlog/sessionlog/internal/sweep"
+	"github.com/sessionlog/sessionlog/internal/testkit/natstest"
+	"github.com/sessionlog/sessionlog/internal/testkit/sweep"
 )
 
 // longRun reports whether the long, measurement-style tests were asked for:

@@ -13,10 +13,13 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/core"
+	"github.com/sessionlog/sessionlog/handle/internal/sealing"
+	"github.com/sessionlog/sessionlog/secrets/seal"
 )
 
 // jsBackend is a session's subject under handle's write core
-// (handle.Backend): a Write publishes the rows — one atomic batch, or
+// (core.Backend): a Write publishes the rows — one atomic batch, or
 // several when they exceed the server's limits — expecting the subject's
 // last stream seq, so that the next publish starts only after the previous
 // one was acknowledged; a Read fetches the subject's messages from the one
@@ -32,6 +35,11 @@ type jsBackend struct {
 	lease  *lease // nil for a reader, or with leases off
 	// unredacted turns the store's redaction off for the handle.
 	unredacted bool
+	// sealed is a sealed log's head and keyring, nil for a clear log;
+	// sealer seals a writer's rows under the newest key.
+	sealed *sealedLog
+	sealer *seal.Sealer
+	envs   []seal.Envelope // a writer's open found these key records
 
 	mu      sync.Mutex
 	size    int64    // bytes of the log stored (complete rows)
@@ -49,36 +57,48 @@ func (s *Store) newBackend(id string, writer bool, l *lease) *jsBackend {
 
 // handle returns the handle on b's session, whose header is hdr and whose
 // stored events end before seq next.
-func (s *Store) handle(b *jsBackend, hdr eventlog.Header, next int64, rec handle.Recovery) handle.Handle {
+func (s *Store) handle(b *jsBackend, hdr eventlog.Header, next int64, rec handle.Recovery) (core.Backend, core.HandleConfig) {
 	red := s.cfg.redactor
 	if b.unredacted {
 		red = nil
 	}
-	return handle.NewHandle(b, handle.HandleConfig{Store: s, Header: hdr, Path: b.path, Writer: b.writer,
-		Next: next, Recovery: rec, Encoder: s.enc, Policy: s.cfg.policy, Redactor: red, Logger: s.cfg.log, Ticker: s.cfg.ticker})
+	return b, core.HandleConfig{Store: s.Store, Header: hdr, Path: b.path, Writer: b.writer,
+		Next: next, Recovery: rec, Encoder: s.enc, Policy: s.cfg.policy, Redactor: red, Logger: s.cfg.log, Ticker: s.cfg.ticker}
 }
 
-// created returns a write handle on a session whose header row, n bytes,
-// was just published as stream seq ss, holding its lease l.
-func (s *Store) created(hdr eventlog.Header, l *lease, n int, ss uint64, unredacted bool) (*jsBackend, handle.Handle) {
+// created returns a write handle on a session whose first message, n
+// bytes, was just published as stream seq ss, holding its lease l; p is
+// its sealing, or nil.
+func (s *Store) created(hdr eventlog.Header, l *lease, n int, ss uint64, unredacted bool, sl *sealedLog, p *sealing.Plan) (*jsBackend, core.HandleConfig) {
 	b := s.newBackend(hdr.ID, true, l)
 	b.unredacted = unredacted
+	if p != nil {
+		b.sealed, b.sealer = sl, p.Sealer
+	}
 	b.size, b.last = int64(n), ss
 	b.index = []msgRef{{ss: ss, off: 0, seq: hdr.FirstSeq(), n: n}}
-	return b, s.handle(b, hdr, hdr.FirstSeq(), handle.Recovery{})
+	_, hc := s.handle(b, hdr, hdr.FirstSeq(), handle.Recovery{})
+	return b, hc
 }
 
 func (b *jsBackend) Write(ctx context.Context, rows []byte, _, _ int64) (func(), error) {
-	return nil, b.write(ctx, rows, false)
+	if b.sealer != nil {
+		sealed, recs, err := b.sealedRows(rows)
+		if err != nil {
+			return nil, err
+		}
+		return nil, b.write(ctx, sealed, recs, false)
+	}
+	return nil, b.write(ctx, rows, nil, false)
 }
 
-// WriteAll publishes the rows as one atomic batch (handle.Backend.WriteAll):
+// WriteAll publishes the rows as one atomic batch (core.Backend.WriteAll):
 // the server stores every message of it or none, whenever the writer dies.
 // A batch of more messages than one atomic batch may hold (WithMaxBatch,
 // the server's jetstream.limits.max_batch_size, of messages of at most the
 // server's max_payload) is refused with an error wrapping
 // handle.ErrBatchTooLarge, nothing published.
-func (b *jsBackend) WriteAll(ctx context.Context, rows iter.Seq2[handle.Rows, error]) (func(), error) {
+func (b *jsBackend) WriteAll(ctx context.Context, rows iter.Seq2[core.Rows, error]) (func(), error) {
 	var all []byte
 	limit := b.s.cfg.maxBatch * b.s.maxMsg
 	for r, err := range rows {
@@ -92,7 +112,14 @@ func (b *jsBackend) WriteAll(ctx context.Context, rows iter.Seq2[handle.Rows, er
 	if len(all) == 0 {
 		return nil, nil
 	}
-	return nil, b.write(ctx, all, true)
+	if b.sealer != nil {
+		sealed, recs, err := b.sealedRows(all)
+		if err != nil {
+			return nil, err
+		}
+		return nil, b.write(ctx, sealed, recs, true)
+	}
+	return nil, b.write(ctx, all, nil, true)
 }
 
 // tooLarge is the error of a batch of n messages or more that one atomic
@@ -105,15 +132,16 @@ func (b *jsBackend) tooLarge(n int) error {
 // write publishes rows after the stored ones: in atomic batches of at most
 // maxBatch messages, or when atomic as one, refused if larger. A torn tail
 // is cut first and the complete rows of its first message published again
-// ahead of rows.
-func (b *jsBackend) write(ctx context.Context, rows []byte, atomic bool) error {
+// ahead of rows. For a sealed log rows are sealed records, and recs says
+// where each starts and the seq of its row.
+func (b *jsBackend) write(ctx context.Context, rows []byte, recs []sealing.Record, atomic bool) error {
 	b.mu.Lock()
 	cut, at, last := b.cutTorn, b.size, b.last
 	b.mu.Unlock()
 	if atomic {
 		// Refused before the cut: the complete rows it takes back add
 		// one message at most.
-		n := len(b.s.split(b.subj, rows, at))
+		n := len(b.s.split(b.subj, rows, at, recs))
 		if cut {
 			n++
 		}
@@ -122,14 +150,22 @@ func (b *jsBackend) write(ctx context.Context, rows []byte, atomic bool) error {
 		}
 	}
 	if cut {
-		prefix, cutAt, cutLast, err := b.cut(ctx)
+		prefix, prefixSeq, cutAt, cutLast, err := b.cut(ctx)
 		if err != nil {
 			return err
 		}
 		b.buf = append(append(b.buf[:0], prefix...), rows...)
 		rows, at, last = b.buf, cutAt, cutLast
+		if recs != nil && len(prefix) > 0 {
+			shifted := make([]sealing.Record, 0, len(recs)+1)
+			shifted = append(shifted, sealing.Record{Off: 0, Seq: prefixSeq})
+			for _, r := range recs {
+				shifted = append(shifted, sealing.Record{Off: r.Off + len(prefix), Seq: r.Seq})
+			}
+			recs = shifted
+		}
 	}
-	msgs := b.s.split(b.subj, rows, at)
+	msgs := b.s.split(b.subj, rows, at, recs)
 	var err error
 	switch {
 	case !atomic:
@@ -154,8 +190,8 @@ func (b *jsBackend) write(ctx context.Context, rows []byte, atomic bool) error {
 	first := last - uint64(len(msgs)) + 1
 	for i, m := range msgs {
 		seq := int64(-1)
-		if m.Header.Get(hdrSeq) != "" {
-			seq, _ = rowSeq(m.Data)
+		if v, ok := msgSeq(m.Header); ok {
+			seq = v
 		}
 		b.index = append(b.index, msgRef{ss: first + uint64(i), off: at, seq: seq, n: len(m.Data)})
 		at += int64(len(m.Data))
@@ -201,8 +237,9 @@ func (b *jsBackend) tailRef(ctx context.Context) (msgRef, error) { return b.s.ta
 // cut removes a torn tail before the first new publish: the messages
 // holding bytes at or past its offset are deleted; the complete rows of
 // the first of them are returned, to be published again ahead of the new
-// ones, with the offset and the stream seq they follow.
-func (b *jsBackend) cut(ctx context.Context) (prefix []byte, at int64, last uint64, err error) {
+// ones, with the seq of their first row (-1 when unknown), the offset and
+// the stream seq they follow.
+func (b *jsBackend) cut(ctx context.Context) (prefix []byte, prefixSeq int64, at int64, last uint64, err error) {
 	b.mu.Lock()
 	torn := b.torn
 	index := slices.Clone(b.index)
@@ -212,29 +249,30 @@ func (b *jsBackend) cut(ctx context.Context) (prefix []byte, at int64, last uint
 		keep--
 	}
 	if keep == 0 {
-		return nil, 0, 0, fmt.Errorf("jetstream: %s: a torn tail in the header message", b.path)
+		return nil, -1, 0, 0, fmt.Errorf("jetstream: %s: a torn tail in the header message", b.path)
 	}
 	at = index[keep-1].off + int64(index[keep-1].n)
 	if keep < len(index) && index[keep].off < torn.Offset {
 		m, err := b.s.leaderMsg(ctx, msgGetReq{Seq: index[keep].ss})
 		if err != nil {
-			return nil, 0, 0, fmt.Errorf("jetstream: cutting the torn tail of %s: %w", b.path, err)
+			return nil, -1, 0, 0, fmt.Errorf("jetstream: cutting the torn tail of %s: %w", b.path, err)
 		}
 		prefix = slices.Clone(m.Data[:torn.Offset-index[keep].off])
+		prefixSeq = index[keep].seq
 	}
 	for _, m := range slices.Backward(index[keep:]) {
 		if err := b.s.deleteMsg(ctx, m.ss); err != nil {
-			return nil, 0, 0, fmt.Errorf("jetstream: cutting the torn tail of %s: %w", b.path, err)
+			return nil, -1, 0, 0, fmt.Errorf("jetstream: cutting the torn tail of %s: %w", b.path, err)
 		}
 	}
 	b.s.cfg.log.Info("torn tail cut", "path", b.path, "offset", torn.Offset)
 	b.mu.Lock()
 	b.index = index[:keep]
 	b.mu.Unlock()
-	return prefix, at, index[keep-1].ss, nil
+	return prefix, prefixSeq, at, index[keep-1].ss, nil
 }
 
-func (b *jsBackend) Read(ctx context.Context, from int64, use func(handle.RowReader)) error {
+func (b *jsBackend) Read(ctx context.Context, from int64, use func(core.RowReader)) error {
 	b.mu.Lock()
 	start := b.index[0]
 	for _, m := range b.index[1:] {
@@ -252,11 +290,7 @@ func (b *jsBackend) Read(ctx context.Context, from int64, use func(handle.RowRea
 	src := b.s.newMsgReader(ctx, b.subj, start.ss, start.off)
 	src.upto = upto
 	defer src.close()
-	opts := []eventlog.ReaderOption{eventlog.WithPath(b.path), eventlog.WithFrom(from)}
-	if start.off > 0 {
-		opts = append(opts, eventlog.WithStart(start.off, start.seq))
-	}
-	use(eventlog.NewReader(src, opts...))
+	use(newLogReader(src, b.sealed, b.path, start.off, start.seq, from))
 	if !b.writer && src.err == nil {
 		b.seen(src.refs, known)
 	}

@@ -33,8 +33,15 @@ func (s *Store) headers(ctx context.Context) ([]handle.Info, error) {
 			continue
 		}
 		s.read.Add(int64(len(first.Data)))
-		hdr, _, err := eventlog.ReadHeader(bytes.NewReader(first.Data), s.path(id))
-		if err != nil || hdr.ID != id {
+		var hdr eventlog.Header
+		if sl, err := s.sniff(id, first.Data); err != nil {
+			continue
+		} else if sl != nil {
+			hdr = clearHeader(sl.head.Clear) // what it shows without a key
+		} else if hdr, _, err = eventlog.ReadHeader(bytes.NewReader(first.Data), s.path(id)); err != nil {
+			continue
+		}
+		if hdr.ID != id {
 			continue
 		}
 		out = append(out, handle.Info{ID: id, Path: s.path(id), Header: hdr})

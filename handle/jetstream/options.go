@@ -2,12 +2,14 @@ package jetstream
 
 import (
 	"log/slog"
+	"slices"
 	"time"
 
+	"filippo.io/age"
 	"github.com/nats-io/nats.go"
 
 	"github.com/sessionlog/sessionlog/handle"
-	redaction "github.com/sessionlog/sessionlog/redact"
+	redaction "github.com/sessionlog/sessionlog/secrets/redact"
 )
 
 // Defaults.
@@ -63,6 +65,8 @@ type config struct {
 	packTypes  []string
 	policy     handle.FlushPolicy
 	redactor   *redaction.Redactor // nil: no redaction
+	recipients []age.Recipient     // new sessions are sealed for them
+	identities []age.Identity      // open sealed sessions
 	clientName string              // OpenURL's connection, and its options
 	connOpts   []nats.Option
 	// OpenURL's connection: how it finds a server gone silent and leaves
@@ -122,6 +126,19 @@ func WithRedactor(r *redaction.Redactor) Option { return func(c *config) { c.red
 // WithoutRedaction turns redaction at write off for every handle of the
 // store.
 func WithoutRedaction() Option { return WithRedactor(nil) }
+
+// WithRecipients seals every session the store creates for the given
+// age recipients, as handle.WithRecipients does for files (docs/format.md
+// §11); SealedFor chooses others for one session.
+func WithRecipients(rs ...age.Recipient) Option {
+	return func(c *config) { c.recipients = slices.Clone(rs) }
+}
+
+// WithIdentities gives the store the age identities that open sealed
+// sessions' data keys, as handle.WithIdentities does for files.
+func WithIdentities(ids ...age.Identity) Option {
+	return func(c *config) { c.identities = slices.Clone(ids) }
+}
 
 // WithPrefix sets the store's name: the stream <prefix>, its subjects
 // <prefix>.s.<ID>, the lease bucket <prefix>_leases. Letters, digits, '_'
@@ -197,7 +214,7 @@ func WithPackTypes(types ...string) Option {
 }
 
 // WithFlushPolicy sets the flush policy of the store's write handles
-// (handle.FlushEvery, handle.FlushInterval), as handle.WithFlushPolicy
+// (handle.FlushPolicy), as handle.WithFlushPolicy
 // does for files. By default they flush only when asked.
 func WithFlushPolicy(p handle.FlushPolicy) Option { return func(c *config) { c.policy = p } }
 

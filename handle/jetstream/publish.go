@@ -2,9 +2,11 @@ package jetstream
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -12,6 +14,8 @@ import (
 	natsjs "github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 	"github.com/synadia-io/orbit.go/jetstreamext"
+
+	"github.com/sessionlog/sessionlog/handle/internal/sealing"
 )
 
 // Message headers the store writes on data messages.
@@ -62,23 +66,31 @@ func rowSeq(rows []byte) (int64, bool) {
 }
 
 // split cuts rows, which start at byte offset off of subj's log, into
-// messages of at most maxMsg bytes, at row ends where a row fits.
-func (s *Store) split(subj string, rows []byte, off int64) []*nats.Msg {
+// messages of at most maxMsg bytes, at row ends where a row fits. recs,
+// for a sealed log's records, says which start a row and its seq (nil: a
+// clear log's rows, which say it themselves).
+func (s *Store) split(subj string, rows []byte, off int64, recs []sealing.Record) []*nats.Msg {
 	var msgs []*nats.Msg
-	for len(rows) > 0 {
-		n := min(len(rows), s.maxMsg)
-		if n < len(rows) {
-			if nl := bytes.LastIndexByte(rows[:n], '\n'); nl >= 0 {
+	for at := 0; at < len(rows); {
+		n := min(len(rows)-at, s.maxMsg)
+		if at+n < len(rows) {
+			if nl := bytes.LastIndexByte(rows[at:at+n], '\n'); nl >= 0 {
 				n = nl + 1 // else a row larger than a message: cut inside it
 			}
 		}
-		m := &nats.Msg{Subject: subj, Data: rows[:n], Header: nats.Header{}}
-		m.Header.Set(hdrOff, strconv.FormatInt(off, 10))
-		if seq, ok := rowSeq(rows[:n]); ok {
+		m := &nats.Msg{Subject: subj, Data: rows[at : at+n], Header: nats.Header{}}
+		m.Header.Set(hdrOff, strconv.FormatInt(off+int64(at), 10))
+		seq, ok := int64(0), false
+		if recs == nil {
+			seq, ok = rowSeq(rows[at : at+n])
+		} else if i, found := slices.BinarySearchFunc(recs, at, func(r sealing.Record, at int) int { return cmp.Compare(r.Off, at) }); found {
+			seq, ok = recs[i].Seq, recs[i].Seq >= 0
+		}
+		if ok {
 			m.Header.Set(hdrSeq, strconv.FormatInt(seq, 10))
 		}
 		msgs = append(msgs, m)
-		rows, off = rows[n:], off+int64(n)
+		at += n
 	}
 	return msgs
 }

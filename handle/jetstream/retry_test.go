@@ -15,7 +15,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
-	"github.com/sessionlog/sessionlog/internal/natstest"
+	"github.com/sessionlog/sessionlog/internal/testkit/natstest"
 )
 
 // A publish whose answer was lost or misleading is settled by what the
@@ -116,7 +116,7 @@ func TestPublishUnavailable(t *testing.T) {
 	err = h.Flush(ctx)
 	require.ErrorIs(t, err, handle.ErrUnavailable)
 	require.NotErrorIs(t, err, handle.ErrConflict)
-	require.NotErrorIs(t, err, handle.ErrCorrupt)
+	require.NotErrorIs(t, err, eventlog.ErrCorrupt)
 }
 
 // Renewing a lease through transient failures: failures before the
@@ -225,7 +225,7 @@ func TestServerGoneIsUnavailable(t *testing.T) {
 	require.ErrorAs(t, flushErr, &pe)
 	for name, err := range map[string]error{"stat": statErr, "open": openErr, "open for writing": writeErr, "flush": flushErr} {
 		require.ErrorIs(t, err, handle.ErrUnavailable, name)
-		for _, not := range []error{handle.ErrNotFound, handle.ErrCorrupt, handle.ErrLocked, handle.ErrConflict} {
+		for _, not := range []error{handle.ErrNotFound, eventlog.ErrCorrupt, handle.ErrLocked, handle.ErrConflict} {
 			require.NotErrorIs(t, err, not, name)
 		}
 	}

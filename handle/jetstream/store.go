@@ -18,6 +18,9 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/core"
+	"github.com/sessionlog/sessionlog/handle/internal/sealing"
+	"github.com/sessionlog/sessionlog/secrets/seal"
 )
 
 // ErrNotDurable: a stream on which an acknowledged append could be lost
@@ -45,7 +48,7 @@ const headerRoom = 1024
 // layout). Its handle.Store methods are handle's store core (NewStore) over
 // the stream (engine.go). It is safe for concurrent use.
 type Store struct {
-	handle.Store
+	*core.Store
 
 	js     natsjs.JetStream
 	api    string // the JetStream API's subject prefix ($JS.API.)
@@ -59,6 +62,8 @@ type Store struct {
 
 	read atomic.Int64 // payload bytes fetched, for tests and benchmarks
 
+	keys *sealing.Keys // the keyrings of sealed sessions (sealed.go)
+
 	derivedMu sync.Mutex
 	derived   natsjs.KeyValue // created on first use
 
@@ -71,7 +76,12 @@ type Store struct {
 	closeFn     func()      // drains the connection OpenURL dialled
 }
 
-var _ handle.Store = (*Store)(nil)
+var (
+	_ handle.Store          = (*Store)(nil)
+	_ handle.Shredder       = (*Store)(nil)
+	_ handle.Rekeyer        = (*Store)(nil)
+	_ handle.SealedExporter = (*Store)(nil)
+)
 
 // New returns the store on js named by WithPrefix, creating its stream
 // and lease bucket if they are missing. It refuses (ErrStream) a stream
@@ -97,8 +107,8 @@ func New(ctx context.Context, js natsjs.JetStream, opts ...Option) (_ *Store, er
 		return nil, fmt.Errorf("%w: %d replicas: JetStream keeps 1 to 5", ErrReplicas, cfg.replicas)
 	}
 	s := &Store{js: js, api: apiPrefix(js.Options()), name: cfg.prefix, subj: cfg.prefix + ".s.", cfg: cfg,
-		enc: eventlog.NewEncoder(cfg.packTypes)}
-	s.Store = handle.NewStore(engine{s}, handle.WithClock(cfg.now))
+		enc: eventlog.NewEncoder(cfg.packTypes), keys: sealing.NewKeys(cfg.identities)}
+	s.Store = core.NewStore(engine{s}, handle.WithClock(cfg.now))
 	s.pubOnce = s.publishOnce
 	s.watch = watchConn(js.Conn())
 	defer func() {
@@ -269,60 +279,63 @@ func (s *Store) path(id string) string { return "nats:" + s.Subject(id) }
 // create makes a new session, durable (acknowledged) when it returns, and
 // a write handle on it. The header is published expecting an empty
 // subject, so that of two Creates of one ID exactly one succeeds.
-func (s *Store) create(ctx context.Context, ns handle.NewSession) (handle.Handle, error) {
+func (s *Store) create(ctx context.Context, ns core.NewSession) (core.Backend, core.HandleConfig, error) {
 	hdr, err := s.newHeader(ns)
 	if err != nil {
-		return nil, err
+		return nil, core.HandleConfig{}, err
 	}
 	id := hdr.ID
-	if _, err := s.lastMsg(ctx, s.Subject(id)); err == nil {
-		return nil, fmt.Errorf("%w: %s in stream %s", handle.ErrExists, id, s.name)
-	} else if !errors.Is(err, natsjs.ErrMsgNotFound) {
-		return nil, fmt.Errorf("jetstream: create %s: %w", id, err)
-	}
-	line, err := eventlog.EncodeHeader(hdr)
+	plan, err := s.plan(ns, hdr)
 	if err != nil {
-		return nil, fmt.Errorf("jetstream: create %s: %w", id, err)
+		return nil, core.HandleConfig{}, err
 	}
-	line = append(line, '\n')
+	if _, err := s.lastMsg(ctx, s.Subject(id)); err == nil {
+		return nil, core.HandleConfig{}, fmt.Errorf("%w: %s in stream %s", handle.ErrExists, id, s.name)
+	} else if !errors.Is(err, natsjs.ErrMsgNotFound) {
+		return nil, core.HandleConfig{}, fmt.Errorf("jetstream: create %s: %w", id, err)
+	}
+	line, sl, err := s.firstMessage(hdr, plan)
+	if err != nil {
+		return nil, core.HandleConfig{}, fmt.Errorf("jetstream: create %s: %w", id, err)
+	}
 	l, err := s.acquire(ctx, id)
 	if err != nil {
-		return nil, err
+		return nil, core.HandleConfig{}, err
 	}
 	msg := &nats.Msg{Subject: s.Subject(id), Data: line, Header: nats.Header{}}
 	ss, err := s.publish(ctx, []*nats.Msg{msg}, 0)
 	if err != nil {
 		l.release()
 		if errors.Is(err, errConflict) {
-			return nil, fmt.Errorf("%w: %s in stream %s", handle.ErrExists, id, s.name)
+			return nil, core.HandleConfig{}, fmt.Errorf("%w: %s in stream %s", handle.ErrExists, id, s.name)
 		}
-		return nil, fmt.Errorf("jetstream: create %s: %w", id, err)
+		return nil, core.HandleConfig{}, fmt.Errorf("jetstream: create %s: %w", id, err)
 	}
-	s.cfg.log.Debug("session created", "id", id, "subject", msg.Subject)
-	_, h := s.created(hdr, l, len(line), ss, ns.Unredacted)
-	return h, nil
+	s.cfg.log.Debug("session created", "id", id, "subject", msg.Subject, "sealed", plan != nil)
+	b, hc := s.created(hdr, l, len(line), ss, false, sl, plan)
+	return b, hc, nil
 }
 
 // openMode opens session id; see handle.Store. A write handle takes the
 // session's lease (handle.ErrLocked while another writer holds it); both
 // kinds read the whole log once, checking every row.
-func (s *Store) openMode(ctx context.Context, id string, mode handle.Mode, op handle.OpenParams) (handle.Handle, error) {
+func (s *Store) openMode(ctx context.Context, id string, mode handle.Mode) (core.Backend, core.HandleConfig, error) {
 	if _, err := s.head(ctx, id); err != nil {
-		return nil, err
+		return nil, core.HandleConfig{}, err
 	}
 	var l *lease
 	if mode == handle.ReadWrite {
 		var err error
 		if l, err = s.acquire(ctx, id); err != nil {
-			return nil, err
+			return nil, core.HandleConfig{}, err
 		}
 	}
-	_, h, err := s.open(ctx, id, mode == handle.ReadWrite, l, op.Unredacted)
+	b, hc, err := s.open(ctx, id, mode == handle.ReadWrite, l, false)
 	if err != nil {
 		l.release()
-		return nil, err
+		return nil, core.HandleConfig{}, err
 	}
-	return h, nil
+	return b, hc, nil
 }
 
 func (s *Store) notFound(id string, err error) error {
@@ -351,19 +364,31 @@ func (s *Store) head(ctx context.Context, id string) (*natsjs.RawStreamMsg, erro
 // rollup (Detach) or a CreateFrom's last purge still holds older messages
 // before it.
 //
-// It returns a handle on the session and its backend.
-func (s *Store) open(ctx context.Context, id string, writer bool, l *lease, unredacted bool) (*jsBackend, handle.Handle, error) {
+// It returns the session's backend and what makes its handle.
+func (s *Store) open(ctx context.Context, id string, writer bool, l *lease, unredacted bool) (*jsBackend, core.HandleConfig, error) {
 	path := s.path(id)
 	first, err := s.head(ctx, id)
 	if err != nil {
-		return nil, nil, err
+		return nil, core.HandleConfig{}, err
+	}
+	sl, err := s.sniff(id, first.Data)
+	if err != nil {
+		return nil, core.HandleConfig{}, err
+	}
+	if sl != nil && len(sl.head.Envelopes) > 0 {
+		if _, err := sl.kr.Key(sl.head.Envelopes[0].Key); err != nil {
+			s.rescan(ctx, id)
+		}
 	}
 	src := s.newMsgReader(ctx, s.Subject(id), first.Sequence, 0)
 	defer src.close()
-	r := eventlog.NewReader(src, eventlog.WithPath(path))
+	r := newLogReader(src, sl, path, 0, 0, 0)
 	hdr, err := r.Header()
+	if sl != nil && err != nil {
+		err = fmt.Errorf("jetstream: open %s: %w", path, sealing.NoKey(err, path))
+	}
 	if err == nil && hdr.ID != id {
-		err = &handle.CorruptError{Path: path, Seq: -1, Reason: fmt.Sprintf("header id %s does not match the subject", hdr.ID),
+		err = &eventlog.CorruptError{Path: path, Seq: -1, Reason: fmt.Sprintf("header id %s does not match the subject", hdr.ID),
 			Fix: "the subject holds another session than its name says"}
 	}
 	for rows := 1; err == nil && r.SkipRow(); rows++ {
@@ -375,24 +400,44 @@ func (s *Store) open(ctx context.Context, id string, writer bool, l *lease, unre
 	// the bytes (a missing header, a torn tail) is not about the log.
 	switch {
 	case len(src.refs) == 0 || errors.Is(src.err, errIncomplete):
-		return nil, nil, s.notFound(id, natsjs.ErrMsgNotFound) // deleted meanwhile
+		return nil, core.HandleConfig{}, s.notFound(id, natsjs.ErrMsgNotFound) // deleted meanwhile
 	case src.err != nil:
-		return nil, nil, fmt.Errorf("jetstream: open %s: %w", path, src.err)
+		return nil, core.HandleConfig{}, fmt.Errorf("jetstream: open %s: %w", path, src.err)
 	case err == nil:
 		err = r.Err()
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, core.HandleConfig{}, err
 	}
 	b := s.newBackend(id, writer, l)
 	b.unredacted = unredacted
 	b.index, b.last, b.size = src.refs, src.last, r.End()
+	if sl != nil {
+		b.sealed = sl
+		if writer {
+			// A writer seals under the newest key, which it must hold (a
+			// rotation may have given it to other recipients).
+			sr := r.(*seal.Reader)
+			envs := slices.Clone(sr.Envelopes())
+			b.envs = envs
+			k, err := sl.kr.Key(sealing.Newest(envs))
+			if err != nil {
+				return nil, core.HandleConfig{}, fmt.Errorf("jetstream: open %s for writing: %w", path, sealing.NoKey(err, path))
+			}
+			kid, used := sr.KeyUse()
+			if kid != k.ID() {
+				used = 0 // the key was rotated to after the last record
+			}
+			b.sealer = seal.ResumeSealer(id, seal.Raw, k, used)
+		}
+	}
 	var rec handle.Recovery
 	if t := r.Torn(); t != nil {
 		rec.Torn, b.torn, b.cutTorn, b.size = t, t, writer, t.Offset
 		s.cfg.log.Info("torn tail found", "path", path, "offset", t.Offset, "bytes", t.Bytes)
 	}
-	return b, s.handle(b, hdr, r.NextSeq(), rec), nil
+	_, hc := s.handle(b, hdr, r.NextSeq(), rec)
+	return b, hc, nil
 }
 
 // stat describes session id from its first and last messages; its cost
@@ -407,18 +452,31 @@ func (s *Store) stat(ctx context.Context, id string) (handle.Info, error) {
 	if err != nil {
 		return handle.Info{}, s.notFound(id, err)
 	}
-	hdr, _, err := eventlog.ReadHeader(bytes.NewReader(first.Data), s.path(id))
+	hdr, sl, err := s.headerOf(id, first.Data)
+	if errors.Is(err, seal.ErrNoKey) && s.rescan(ctx, id) {
+		hdr, sl, err = s.headerOf(id, first.Data)
+	}
 	if err != nil {
 		return handle.Info{}, err
 	}
 	info := handle.Info{ID: id, Path: s.path(id), Encoding: handle.EncodingRaw, Header: hdr,
-		LastSeq: hdr.FirstSeq() - 1, Events: hdr.FirstSeq(), SizeBytes: int64(len(first.Data))}
+		LastSeq: hdr.FirstSeq() - 1, Events: hdr.FirstSeq(), SizeBytes: int64(len(first.Data)), Sealed: sl != nil}
 	if last.Sequence <= first.Sequence {
 		return info, nil
 	}
 	off, _ := msgOffset(last.Header)
 	info.SizeBytes = off + int64(len(last.Data))
-	e, found, err := s.lastEvent(ctx, subj, first.Sequence, last)
+	var e eventlog.Event
+	var found bool
+	if sl != nil {
+		e, found, err = s.lastSealedEvent(ctx, subj, s.path(id), sl, first, last)
+		if errors.Is(err, seal.ErrNoKey) && s.rescan(ctx, id) {
+			// A key rotated to has its envelope among the rows.
+			e, found, err = s.lastSealedEvent(ctx, subj, s.path(id), sl, first, last)
+		}
+	} else {
+		e, found, err = s.lastEvent(ctx, subj, first.Sequence, last)
+	}
 	if err != nil {
 		return handle.Info{}, fmt.Errorf("jetstream: stat %s: %w", s.path(id), err)
 	}
@@ -481,6 +539,7 @@ func (s *Store) remove(ctx context.Context, id string) error {
 		return fmt.Errorf("jetstream: delete %s: %w", s.path(id), err)
 	}
 	s.dropDerived(ctx, id)
+	s.keys.Forget(id)
 	s.cfg.log.Debug("session deleted", "id", id)
 	return nil
 }
@@ -496,7 +555,11 @@ func (s *Store) rewrite(ctx context.Context, id string, hdr eventlog.Header, eve
 	if err != nil {
 		return fmt.Errorf("jetstream: detach %s: %w", id, err)
 	}
-	line, err := eventlog.EncodeHeader(hdr)
+	plan, err := s.rewritePlan(ctx, id, hdr)
+	if err != nil {
+		return fmt.Errorf("jetstream: detach %s: %w", id, err)
+	}
+	line, _, err := s.firstMessage(hdr, plan)
 	if err != nil {
 		return fmt.Errorf("jetstream: detach %s: %w", id, err)
 	}
@@ -507,9 +570,15 @@ func (s *Store) rewrite(ctx context.Context, id string, hdr eventlog.Header, eve
 		}
 		evs = append(evs, e)
 	}
-	line = append(line, '\n')
+	rows := s.enc.AppendRows(nil, evs)
+	var recs []sealing.Record
+	if plan != nil {
+		if rows, recs, err = sealing.SealRows(plan.Sealer, nil, rows, nil); err != nil {
+			return fmt.Errorf("jetstream: detach %s: %w", id, err)
+		}
+	}
 	msgs := append([]*nats.Msg{{Subject: subj, Data: line, Header: nats.Header{}}},
-		s.split(subj, s.enc.AppendRows(nil, evs), int64(len(line)))...)
+		s.split(subj, rows, int64(len(line)), recs)...)
 	if err := s.replace(ctx, subj, last.ss, msgs); err != nil {
 		return fmt.Errorf("jetstream: detach %s: %w", id, err)
 	}

@@ -62,12 +62,12 @@ func testAppendAllRefused(t *testing.T, hs Harness) {
 	}{
 		{name: "behind", expected: 5, evs: withSeqs(good, 5), want: handle.ErrConflict},
 		{name: "ahead", expected: 7, evs: withSeqs(good, 7), want: handle.ErrConflict},
-		{name: "seq gap", expected: 6, evs: append(slices.Clone(good[:5]), good[6:]...), want: handle.ErrInvalidEvent, index: 5},
-		{name: "seqs not from expected", expected: 6, evs: withSeqs(good, 7), want: handle.ErrInvalidEvent, index: 0},
-		{name: "invalid event", expected: 6, evs: badAt(17, eventlog.Event{Type: "tool call"}), want: handle.ErrInvalidEvent, index: 17},
-		{name: "rollback not below itself", expected: 6, evs: badAt(20, eventlog.Event{Type: eventlog.TypeRollback, Data: json.RawMessage(`{"to":26}`)}), want: handle.ErrInvalidEvent, index: 20},
+		{name: "seq gap", expected: 6, evs: append(slices.Clone(good[:5]), good[6:]...), want: eventlog.ErrInvalidEvent, index: 5},
+		{name: "seqs not from expected", expected: 6, evs: withSeqs(good, 7), want: eventlog.ErrInvalidEvent, index: 0},
+		{name: "invalid event", expected: 6, evs: badAt(17, eventlog.Event{Type: "tool call"}), want: eventlog.ErrInvalidEvent, index: 17},
+		{name: "rollback not below itself", expected: 6, evs: badAt(20, eventlog.Event{Type: eventlog.TypeRollback, Data: json.RawMessage(`{"to":26}`)}), want: eventlog.ErrInvalidEvent, index: 20},
 		{name: "checkpoint with a wrong digest", expected: 6, evs: badAt(12, eventlog.Event{Type: eventlog.TypeCheckpoint,
-			Data: json.RawMessage(`{"log":"sha256:0000000000000000000000000000000000000000000000000000000000000000"}`)}), want: handle.ErrInvalidEvent, index: 12},
+			Data: json.RawMessage(`{"log":"sha256:0000000000000000000000000000000000000000000000000000000000000000"}`)}), want: eventlog.ErrInvalidEvent, index: 12},
 		{name: "the events fail", expected: 6, evs: good[:25], err: stop, want: stop},
 		{name: "cancelled", ctx: cancelled, expected: 6, evs: good, want: context.Canceled},
 	} {
@@ -79,7 +79,7 @@ func testAppendAllRefused(t *testing.T, hs Harness) {
 			_, err := hs.Store.AppendAll(c, id, tc.expected, Events(tc.evs, tc.err))
 			require.ErrorIs(t, err, tc.want)
 			var ee *handle.EventError
-			if errors.Is(tc.want, handle.ErrInvalidEvent) {
+			if errors.Is(tc.want, eventlog.ErrInvalidEvent) {
 				require.ErrorAs(t, err, &ee)
 				require.Equal(t, tc.index, ee.Index)
 			}

@@ -114,13 +114,13 @@ func testCreateFromAllOrNothing(t *testing.T, hs Harness) {
 		want  error
 		index int // the *EventError's, when want is one of its reasons
 	}{
-		{name: "invalid event", evs: badAt(17, eventlog.Event{Type: "tool call"}), want: handle.ErrInvalidEvent, index: 17},
-		{name: "invalid JSON", evs: badAt(3, eventlog.Event{Type: "x", Data: json.RawMessage(`{"a":`)}), want: handle.ErrInvalidEvent, index: 3},
-		{name: "seq gap", evs: append(slices.Clone(good[:5]), good[6:]...), want: handle.ErrInvalidEvent, index: 5},
-		{name: "seqs not from zero", evs: withSeqs(good, 1), want: handle.ErrInvalidEvent, index: 0},
-		{name: "rollback not below itself", evs: badAt(20, eventlog.Event{Type: eventlog.TypeRollback, Data: json.RawMessage(`{"to":20}`)}), want: handle.ErrInvalidEvent, index: 20},
+		{name: "invalid event", evs: badAt(17, eventlog.Event{Type: "tool call"}), want: eventlog.ErrInvalidEvent, index: 17},
+		{name: "invalid JSON", evs: badAt(3, eventlog.Event{Type: "x", Data: json.RawMessage(`{"a":`)}), want: eventlog.ErrInvalidEvent, index: 3},
+		{name: "seq gap", evs: append(slices.Clone(good[:5]), good[6:]...), want: eventlog.ErrInvalidEvent, index: 5},
+		{name: "seqs not from zero", evs: withSeqs(good, 1), want: eventlog.ErrInvalidEvent, index: 0},
+		{name: "rollback not below itself", evs: badAt(20, eventlog.Event{Type: eventlog.TypeRollback, Data: json.RawMessage(`{"to":20}`)}), want: eventlog.ErrInvalidEvent, index: 20},
 		{name: "checkpoint with a wrong digest", evs: badAt(12, eventlog.Event{Type: eventlog.TypeCheckpoint,
-			Data: json.RawMessage(`{"log":"sha256:0000000000000000000000000000000000000000000000000000000000000000"}`)}), want: handle.ErrInvalidEvent, index: 12},
+			Data: json.RawMessage(`{"log":"sha256:0000000000000000000000000000000000000000000000000000000000000000"}`)}), want: eventlog.ErrInvalidEvent, index: 12},
 		{name: "the events fail", evs: good[:25], err: stop, want: stop},
 		{name: "cancelled", ctx: cancelled, evs: good, want: context.Canceled},
 	} {
@@ -133,7 +133,7 @@ func testCreateFromAllOrNothing(t *testing.T, hs Harness) {
 			_, err := hs.Store.CreateFrom(c, Events(tc.evs, tc.err), handle.WithID(id))
 			require.ErrorIs(t, err, tc.want)
 			var ee *handle.EventError
-			if errors.Is(tc.want, handle.ErrInvalidEvent) {
+			if errors.Is(tc.want, eventlog.ErrInvalidEvent) {
 				require.ErrorAs(t, err, &ee)
 				require.Equal(t, tc.index, ee.Index)
 			}
@@ -169,7 +169,7 @@ func testCreateFromFork(t *testing.T, hs Harness) {
 	require.Equal(t, canon(append(withSeqs(events(0, 5), 0), own...)), canon(readAll(t, f, 0, handle.End)))
 
 	_, err = hs.Store.CreateFrom(ctx, Events(withSeqs(own, 0), nil), handle.WithParent(p))
-	require.ErrorIs(t, err, handle.ErrInvalidEvent, "a fork's events start after the fork point")
+	require.ErrorIs(t, err, eventlog.ErrInvalidEvent, "a fork's events start after the fork point")
 	_, err = hs.Store.CreateFrom(ctx, Events(nil, nil), handle.WithParent(eventlog.Parent{ID: parent.ID(), Seq: 8, Mode: eventlog.ModeFork}))
 	require.ErrorIs(t, err, handle.ErrLineage)
 

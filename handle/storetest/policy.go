@@ -10,9 +10,9 @@ import (
 	"github.com/sessionlog/sessionlog/handle"
 )
 
-// testFlushPolicies: explicit flushes only when asked; FlushEvery(n) makes
+// testFlushPolicies: explicit flushes only when asked; Every n makes
 // the Append that leaves n unflushed events return once they are durable;
-// FlushInterval flushes on its ticks, and Close stops it and flushes.
+// Interval flushes on its ticks, and Close stops it and flushes.
 func testFlushPolicies(t *testing.T, hs Harness) {
 	ev := eventlog.Event{Type: "x"}
 	stored := func(t *testing.T, st handle.Store, id string) int64 {
@@ -34,7 +34,7 @@ func testFlushPolicies(t *testing.T, hs Harness) {
 		require.Equal(t, int64(99), stored(t, hs.Store, h.ID()))
 	})
 	t.Run("every N", func(t *testing.T) {
-		st := hs.WithPolicy(t, handle.FlushEvery(3), nil)
+		st := hs.WithPolicy(t, handle.FlushPolicy{Every: 3}, nil)
 		h, err := st.Create(ctx)
 		require.NoError(t, err)
 		t.Cleanup(func() { h.Close() })
@@ -52,7 +52,7 @@ func testFlushPolicies(t *testing.T, hs Harness) {
 	})
 	t.Run("interval", func(t *testing.T) {
 		ticks := make(chan time.Time)
-		st := hs.WithPolicy(t, handle.FlushInterval(time.Hour), ticks)
+		st := hs.WithPolicy(t, handle.FlushPolicy{Interval: time.Hour}, ticks)
 		h, err := st.Create(ctx)
 		require.NoError(t, err)
 		_, err = h.Append(ctx, ev, ev)

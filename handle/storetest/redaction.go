@@ -24,7 +24,7 @@ func testRedaction(t *testing.T, hs Harness) {
 	secretEvent := func(seq int64) eventlog.Event {
 		return eventlog.Event{Seq: seq, Type: "tool/result", Time: 1, Data: json.RawMessage(plain)}
 	}
-	reopen := func(t *testing.T, h handle.Handle, opts ...handle.OpenOption) handle.Handle {
+	reopen := func(t *testing.T, h handle.Handle, opts ...handle.Option) handle.Handle {
 		require.NoError(t, h.Close())
 		w, err := hs.Store.Open(ctx, h.ID(), handle.ReadWrite, opts...)
 		require.NoError(t, err)
@@ -37,7 +37,7 @@ func testRedaction(t *testing.T, hs Harness) {
 	}{
 		{"default", func(t *testing.T) handle.Handle { return create(t, hs) }, redacted},
 		{"create off", func(t *testing.T) handle.Handle { return create(t, hs, handle.Unredacted()) }, plain},
-		{"open off", func(t *testing.T) handle.Handle { return reopen(t, create(t, hs), handle.OpenUnredacted()) }, plain},
+		{"open off", func(t *testing.T) handle.Handle { return reopen(t, create(t, hs), handle.Unredacted()) }, plain},
 		{"reopened writer redacts", func(t *testing.T) handle.Handle { return reopen(t, create(t, hs, handle.Unredacted())) }, redacted},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/importer"
 	"github.com/sessionlog/sessionlog/importer/codex"
-	"github.com/sessionlog/sessionlog/internal/importertest"
+	"github.com/sessionlog/sessionlog/internal/testkit/importertest"
 )
 
 // rec is a rollout line at second s of 2026-01-01.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/importer"
 	"github.com/sessionlog/sessionlog/importer/codex"
-	"github.com/sessionlog/sessionlog/internal/importertest"
+	"github.com/sessionlog/sessionlog/internal/testkit/importertest"
 )
 
 // FuzzParse converts arbitrary bytes as a rollout: an error is a clear

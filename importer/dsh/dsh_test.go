@@ -9,7 +9,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/importer"
 	"github.com/sessionlog/sessionlog/importer/dsh"
-	"github.com/sessionlog/sessionlog/internal/importertest"
+	"github.com/sessionlog/sessionlog/internal/testkit/importertest"
 )
 
 func TestParse(t *testing.T) {

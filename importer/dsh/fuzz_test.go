@@ -10,7 +10,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/importer"
 	"github.com/sessionlog/sessionlog/importer/dsh"
-	"github.com/sessionlog/sessionlog/internal/importertest"
+	"github.com/sessionlog/sessionlog/internal/testkit/importertest"
 )
 
 // FuzzParse imports arbitrary bytes as a dsh log. The seeds are those of

@@ -16,9 +16,10 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/importer/dsh"
-	"github.com/sessionlog/sessionlog/internal/importertest"
-	"github.com/sessionlog/sessionlog/internal/tracestest"
+	"github.com/sessionlog/sessionlog/internal/testkit/importertest"
+	"github.com/sessionlog/sessionlog/internal/testkit/tracestest"
 	"github.com/sessionlog/sessionlog/projection"
 	"github.com/sessionlog/sessionlog/replay"
 )
@@ -112,10 +113,10 @@ func TestRealLogs(t *testing.T) {
 
 			// Through the library's write path and back.
 			dir := t.TempDir()
-			file, err := store(t.Context(), dir, s)
+			fileb, err := store(t.Context(), dir, s)
 			require.NoError(t, err)
-			st := handle.NewFileStore(afero.NewOsFs(), dir)
-			check := st.CheckPath(t.Context(), file, nil)
+			st := file.New(afero.NewOsFs(), dir)
+			check := st.CheckPath(t.Context(), fileb, nil)
 			require.NoError(t, check.Err)
 			require.Nil(t, check.Torn)
 			require.Equal(t, src.events, check.Events)
@@ -180,7 +181,7 @@ func TestRealLogsVocabulary(t *testing.T) {
 			dir := t.TempDir()
 			_, err = store(t.Context(), dir, s)
 			require.NoError(t, err)
-			h, err := handle.NewFileStore(afero.NewOsFs(), dir).Open(t.Context(), s.ID, handle.ReadOnly)
+			h, err := file.New(afero.NewOsFs(), dir).Open(t.Context(), s.ID, handle.ReadOnly)
 			require.NoError(t, err)
 			defer h.Close()
 			agent, transcript := projection.NewAgent(), projection.NewTranscript()

@@ -10,8 +10,8 @@ import (
 
 	"github.com/sessionlog/sessionlog/importer"
 	"github.com/sessionlog/sessionlog/importer/formats"
-	"github.com/sessionlog/sessionlog/internal/importertest"
-	"github.com/sessionlog/sessionlog/internal/sweep"
+	"github.com/sessionlog/sessionlog/internal/testkit/importertest"
+	"github.com/sessionlog/sessionlog/internal/testkit/sweep"
 )
 
 // generatedSeeds is how many traces of each format the property test

@@ -11,11 +11,11 @@ import (
 
 	"github.com/sessionlog/sessionlog/importer"
 	"github.com/sessionlog/sessionlog/importer/formats"
-	"github.com/sessionlog/sessionlog/internal/importertest"
-	"github.com/sessionlog/sessionlog/internal/tracestest"
+	"github.com/sessionlog/sessionlog/internal/testkit/importertest"
+	"github.com/sessionlog/sessionlog/internal/testkit/tracestest"
 )
 
-// realTraces are the real third-party traces (internal/tracestest), by format.
+// realTraces are the real third-party traces (internal/testkit/tracestest), by format.
 var realTraces = []struct {
 	format string
 	globs  []string

@@ -18,17 +18,18 @@ import (
 	"github.com/sessionlog/sessionlog/checkpoint"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/projection"
 	"github.com/sessionlog/sessionlog/replay"
 	"github.com/sessionlog/sessionlog/replay/replaytest"
 )
 
 // corpusDir is sessionlog's own fixture corpus, written by
-// `go run ./internal/gencorpus`.
+// `go run ./internal/cmd/gencorpus`.
 const corpusDir = "../../testdata/sessions"
 
 // regenerateCorpus says how to change the corpus.
-const regenerateCorpus = "add it to internal/gencorpus, then run `go run ./internal/gencorpus` and `go test ./replay/replaytest -run Corpus -update` from the repository root"
+const regenerateCorpus = "add it to internal/cmd/gencorpus, then run `go run ./internal/cmd/gencorpus` and `go test ./replay/replaytest -run Corpus -update` from the repository root"
 
 // TestCorpus replays every fixture of the corpus with the built-in
 // projections and compares their states with the goldens: a change in a
@@ -78,7 +79,7 @@ func TestCorpusCoverage(t *testing.T) {
 	packed := map[string]bool{} // packed types
 	synthetic, interrupted, maxRollbacks := false, false, 0
 	for _, f := range fixtures(t) {
-		encodings[handle.EncodingOfPath(f)] = true
+		encodings[file.EncodingOfPath(f)] = true
 		h, err := store(f).OpenPath(t.Context(), f)
 		require.NoError(t, err, f)
 		if p := h.Header().Parent; p != nil {
@@ -129,7 +130,7 @@ func TestCorpusStateDigests(t *testing.T) {
 		if errors.As(err, &de) && de.Projection != "" {
 			t.Errorf("%s: the %s state at the checkpoint at seq %d no longer has the digest it recorded: "+
 				"%s changed behaviour without a version bump, so every stored checkpoint naming it fails verify. "+
-				"Bump its Version(), or if no stored session can carry the old digest, regenerate the corpus (go run ./internal/gencorpus)",
+				"Bump its Version(), or if no stored session can carry the old digest, regenerate the corpus (go run ./internal/cmd/gencorpus)",
 				f, de.Projection, de.Seq, de.Projection)
 			continue
 		}
@@ -147,8 +148,8 @@ func fixtures(t *testing.T) []string {
 	return fs
 }
 
-func store(fixture string) *handle.FileStore {
-	return handle.NewFileStore(afero.NewOsFs(), filepath.Dir(fixture))
+func store(fixture string) *file.Store {
+	return file.New(afero.NewOsFs(), filepath.Dir(fixture))
 }
 
 // packedTypes returns the types of the packed rows in a fixture's file.

@@ -15,7 +15,7 @@ import (
 
 	"github.com/spf13/afero"
 
-	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/projection"
 	"github.com/sessionlog/sessionlog/replay"
 	"github.com/sessionlog/sessionlog/replay/replaytest/golden"
@@ -164,7 +164,7 @@ type outcome struct {
 // check replays fixture into ps and compares (or, with update, writes) each
 // golden. An error means the fixture could not be replayed.
 func check(ctx context.Context, fixture string, ps []projection.Projection, update bool) ([]outcome, error) {
-	src, err := handle.NewFileStore(afero.NewOsFs(), filepath.Dir(fixture)).OpenPath(ctx, fixture)
+	src, err := file.New(afero.NewOsFs(), filepath.Dir(fixture)).OpenPath(ctx, fixture)
 	if err != nil {
 		return nil, err
 	}

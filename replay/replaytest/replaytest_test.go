@@ -16,6 +16,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/projection"
 	"github.com/sessionlog/sessionlog/replay/replaytest"
 )
@@ -245,9 +246,9 @@ func TestGoldenSameProjectionTwice(t *testing.T) {
 // projection of the caller's own, as a user would.
 func TestDirOwnProjection(t *testing.T) {
 	dir := t.TempDir()
-	st := handle.NewFileStore(afero.NewOsFs(), dir)
+	st := file.New(afero.NewOsFs(), dir)
 	for i, enc := range []string{handle.EncodingRaw, handle.EncodingZstd} {
-		h, err := st.Create(t.Context(), handle.WithSessionEncoding(enc))
+		h, err := st.Create(t.Context(), handle.WithEncoding(enc))
 		require.NoError(t, err)
 		for j := range 3 + i {
 			_, err := h.Append(t.Context(), eventlog.Event{Type: "note", Time: int64(j), Data: json.RawMessage(fmt.Sprintf(`{"n":%d}`, j))})

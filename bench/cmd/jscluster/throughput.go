@@ -18,8 +18,9 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/handle/jetstream"
-	"github.com/sessionlog/sessionlog/internal/natstest"
+	"github.com/sessionlog/sessionlog/internal/testkit/natstest"
 )
 
 // event is what each appender appends: a tool call of about 100 bytes of
@@ -55,7 +56,7 @@ type throughputRow struct {
 }
 
 func throughput(ctx context.Context, bin, dir string, appenders, events int) ([]throughputRow, error) {
-	file, _, err := appendRun(ctx, "file store", handle.NewFileStore(afero.NewOsFs(), filepath.Join(dir, "files")), appenders, events)
+	file, _, err := appendRun(ctx, "file store", file.New(afero.NewOsFs(), filepath.Join(dir, "files")), appenders, events)
 	if err != nil {
 		return nil, err
 	}

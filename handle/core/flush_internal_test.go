@@ -1,0 +1,77 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/handle"
+)
+
+// blockedBackend is a Backend whose Write waits for release and fails
+// with EIO: a flush whose fsync fails.
+type blockedBackend struct{ release chan struct{} }
+
+func (b blockedBackend) Write(context.Context, []byte, int64, int64) (func(), error) {
+	<-b.release
+	return nil, syscall.EIO
+}
+
+func (b blockedBackend) WriteAll(context.Context, iter.Seq2[Rows, error]) (func(), error) {
+	return nil, syscall.EIO
+}
+
+func (b blockedBackend) Read(context.Context, int64, func(RowReader)) error { return nil }
+func (b blockedBackend) Tail(context.Context) (int64, error)                { return 0, nil }
+func (b blockedBackend) RenewEvery() time.Duration                          { return 0 }
+func (b blockedBackend) Renew(context.Context) error                        { return nil }
+func (b blockedBackend) Close(context.Context, bool) error                  { return nil }
+
+// The Flush callers a running flush carries read its outcome without the
+// handle's mutex: when that flush's fsync fails, every one of them gets the
+// poison, none returns nil for events that are not durable.
+func TestFlushCarriedCallersGetTheFailure(t *testing.T) {
+	const callers = 16
+	ctx := t.Context()
+	release := make(chan struct{})
+	cfg := handle.NewConfig(handle.Unredacted())
+	h := newCore(blockedBackend{release}, HandleConfig{Header: eventlog.NewHeader("01JDX3N0Q3Z8Y6W2D1V5K7M9PA", 0), Path: "blocked",
+		Writer: true, Encoder: eventlog.NewEncoder(nil), Logger: cfg.Logger, Ticker: cfg.Ticker})
+	for i := range callers {
+		_, err := h.Append(ctx, eventlog.Event{Type: "test/carried", Data: fmt.Appendf(nil, `{"i":%d}`, i)})
+		require.NoError(t, err)
+	}
+
+	errs := make(chan error, callers)
+	for range callers {
+		go func() { errs <- h.Flush(ctx) }()
+	}
+	// Every caller has entered Flush: the leader and the others are all
+	// counted as carried by its flush (the batch holds every event).
+	for {
+		h.mu.Lock()
+		entered := h.flushing && h.carried == callers
+		h.mu.Unlock()
+		if entered {
+			break
+		}
+		runtime.Gosched()
+	}
+	close(release)
+	for range callers {
+		err := <-errs
+		var pe *handle.PoisonedError
+		require.ErrorAs(t, err, &pe)
+		require.True(t, errors.Is(err, syscall.EIO), "%v", err)
+	}
+	require.Equal(t, int64(-1), h.DurableSeq())
+	require.Error(t, h.Close())
+}

@@ -1,0 +1,90 @@
+package core
+
+import (
+	"sync"
+	"time"
+)
+
+// gather is group commit's adaptive wait (docs/design.md, "Group commit").
+//
+// Without it an eager leader takes whatever is pending the moment the
+// previous flush returns: with N concurrent appenders, the ones that
+// arrived during that flush's fsync, while the ones it just served are
+// still on their way back with their next event. The appenders split into
+// two halves that alternate, and each fsync carries N/2 events.
+//
+// So a leader first waits for the appenders it expects: as many Flush
+// callers as the previous flush served plus those that came while it ran
+// (the concurrency just seen), for at most the duration of the previous
+// flush (about what a fsync costs them anyway). It stops waiting the
+// moment they are there. Callers are counted, not events: a loop that
+// appends forty chunks and then flushes is one appender. A lone appender
+// expects one caller, is it, and never waits; when concurrency drops, one
+// flush waits out its deadline and the next expects what that one found.
+//
+// Its fields are guarded by the handle's mu.
+type gather struct {
+	expect  int           // Flush callers the next leader waits for
+	queued  int           // callers waiting for a flush that has not started
+	carried int           // callers the running flush will serve
+	last    time.Duration // how long the previous flush took, at most maxGather: the next wait's deadline
+	cond    *sync.Cond    // signalled when the expected events are pending or the wait times out
+	waiting bool
+	expired bool
+	round   uint64 // which wait a timer belongs to
+}
+
+// maxGather bounds a leader's wait whatever a slow flush measured.
+const maxGather = 2 * time.Millisecond
+
+// caller counts a Flush caller that needs a flush: one the running flush
+// already carries its events (inFlight), or one waiting for the next.
+func (g *gather) caller(inFlight bool) {
+	if inFlight {
+		g.carried++
+		return
+	}
+	g.queued++
+	if g.waiting && g.queued >= g.expect {
+		g.waiting = false
+		g.cond.Broadcast()
+	}
+}
+
+// wait holds the leader, with mu held (and released while waiting), until
+// the expected callers are queued or the deadline passes, then moves the
+// queued callers to the flush it starts. It reports whether it waited.
+func (g *gather) wait(mu *sync.Mutex) bool {
+	defer func() { g.carried, g.queued = g.queued, 0 }()
+	if g.expect <= 1 || g.queued >= g.expect || g.last <= 0 {
+		return false
+	}
+	if g.cond == nil {
+		g.cond = sync.NewCond(mu)
+	}
+	g.waiting, g.expired = true, false
+	g.round++
+	round := g.round
+	t := time.AfterFunc(g.last, func() {
+		mu.Lock()
+		if g.round == round { // not a later wait's
+			g.expired = true
+			g.cond.Broadcast()
+		}
+		mu.Unlock()
+	})
+	for !g.expired && g.waiting {
+		g.cond.Wait()
+	}
+	t.Stop()
+	g.waiting = false
+	return true
+}
+
+// flushed records a flush that took d: the callers it served and those
+// queued meanwhile are the concurrency the next leader expects.
+func (g *gather) flushed(d time.Duration) {
+	g.last = min(d, maxGather)
+	g.expect = g.carried + g.queued
+	g.carried = 0
+}

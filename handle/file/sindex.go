@@ -1,0 +1,677 @@
+package file
+
+import (
+	"github.com/sessionlog/sessionlog/handle"
+
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+)
+
+// The file store's session index (docs/design.md, "The session index"):
+// a snapshot (sindexfile.go) and the marks of the sessions that changed
+// since (sindexmarks.go). A view is the two read together, checked
+// against each other: the answer of every cross-session query.
+
+// sindexCache is what a Store keeps between opens of its index: the
+// posts it read (a post never changes once named).
+type sindexCache struct {
+	mu    sync.Mutex
+	posts map[string]post
+}
+
+// compactAt is how many marks an open leaves before it folds them into a
+// new snapshot: every open reads them all, a fold rewrites the snapshot.
+func compactAt(n int64) int { return int(max(1024, n/256)) }
+
+// view is the store's sessions as the index has them: the snapshot's
+// entries (sn, nil when there is none), overridden by dyn, the sessions
+// described afresh or from a post.
+type view struct {
+	s   *Store
+	sn  *snapshot
+	dyn map[string]described
+}
+
+func (v *view) close() {
+	if v.sn != nil {
+		v.sn.close()
+	}
+}
+
+// errRetry: the snapshot changed while an open read the marks.
+var errRetry = errors.New("handle: session index changed while read")
+
+// index opens the store's index. It rebuilds a snapshot that is missing,
+// damaged, or older than the store's folder, and folds the marks into it
+// when there are many; where it cannot write (a read-only file system),
+// it reads every log instead.
+func (s *Store) index(ctx context.Context) (*view, error) {
+	for range 4 {
+		v, err := s.openView(ctx)
+		if errors.Is(err, errRetry) {
+			continue
+		}
+		return v, err
+	}
+	return s.scanView(ctx)
+}
+
+// openView is one try of index.
+func (s *Store) openView(ctx context.Context) (*view, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if !s.cacheUsable() {
+		return s.scanView(ctx) // nothing kept there is trusted
+	}
+	snapPath := filepath.Join(s.dir, cacheDir, sindexName)
+	sn, err := openSnapshot(s.fs, snapPath)
+	if sn == nil {
+		if err != nil && !errors.Is(err, errSindexDamaged) {
+			return nil, err
+		}
+		if _, err := s.fs.Stat(s.dir); errors.Is(err, fs.ErrNotExist) {
+			return &view{s: s, dyn: map[string]described{}}, nil // no store yet
+		}
+		return s.rebuilt(ctx, true)
+	}
+	v := &view{s: s, sn: sn, dyn: map[string]described{}}
+	marks, n, err := s.marks()
+	if err != nil {
+		v.close()
+		return nil, err
+	}
+	known, open := sn.folder, false
+	for _, id := range slices.Sorted(mapKeys(marks)) {
+		names := marks[id]
+		k, o, err := v.applyMarks(ctx, id, names)
+		if err != nil {
+			v.close()
+			return nil, err
+		}
+		known, open = max(known, k), open || o
+	}
+	for ln, err := range sn.lines(secLive, sn.off[secLive]) {
+		if err == nil {
+			_, ok := v.dyn[ln.key]
+			if !ok && eventlog.ValidID(ln.key) {
+				v.dyn[ln.key], err = s.describe(ctx, ln.key)
+			}
+		}
+		if err != nil {
+			v.close()
+			return nil, s.damaged(ctx, err)
+		}
+	}
+	// The snapshot must be the one the marks were read against: a fold
+	// in between removed marks it holds and this one does not.
+	again, err := openSnapshot(s.fs, snapPath)
+	if again == nil || err != nil || again.gen != sn.gen {
+		if again != nil {
+			again.close()
+		}
+		v.close()
+		return nil, errRetry
+	}
+	again.close()
+	// A log added or removed by hand: the folder changed after every
+	// change the index knows of (and none is under way to explain it).
+	if !open && s.folderTime() > known {
+		s.cfg.Logger.Debug("session index older than its folder: rebuilt", "dir", s.dir)
+		v.close()
+		return s.rebuilt(ctx, true)
+	}
+	if n > compactAt(sn.count) {
+		if err := s.fold(ctx, false); err == nil {
+			v.close()
+			return nil, errRetry
+		}
+		// Not now (another process folds, a read-only store): this view
+		// is right, only slower.
+	}
+	return v, nil
+}
+
+// applyMarks sets dyn[id] from the marks of session id: from its newest
+// post when no change of it is under way and the post's log identity is
+// the log's now, else from its log. It returns the latest folder time
+// its posts account for, and whether a change of it is under way (a pre
+// without its post).
+func (v *view) applyMarks(ctx context.Context, id string, names []string) (known int64, open bool, err error) {
+	s := v.s
+	pres, posts := map[string]bool{}, map[string]string{}
+	for _, nm := range names {
+		_, nonce, kind, _ := parseMark(nm)
+		if kind == "pre" {
+			pres[nonce] = true
+		} else {
+			posts[nonce] = nm
+		}
+	}
+	var unresolved []string
+	for _, nonce := range slices.Sorted(mapKeys(pres)) {
+		if _, ok := posts[nonce]; !ok {
+			unresolved = append(unresolved, nonce)
+		}
+	}
+	var newest *post
+	for _, nonce := range slices.Sorted(mapKeys(posts)) {
+		p, ok, err := s.readPost(posts[nonce])
+		if err != nil {
+			return 0, false, err
+		}
+		if ok { // else a fold removed it: the log says
+			known = max(known, p.folder)
+			newest = &p
+		}
+	}
+	if id == folderMark {
+		return known, false, nil
+	}
+	if len(unresolved) == 0 && newest != nil && newest.ident != "" {
+		d := newest.described(s.dir, id)
+		d.ident = newest.ident // checked when used (fresh)
+		v.dyn[id] = d
+		return known, false, nil
+	}
+	// A change under way or cut short: the log says. When no writer
+	// holds the lock (asked first), the pres' changes are over: their
+	// posts say what the log now is.
+	free := !s.lockedNow(id)
+	d, err := s.describe(ctx, id)
+	if err != nil {
+		return 0, false, err
+	}
+	v.dyn[id] = d
+	if free {
+		for _, nonce := range unresolved {
+			s.markPost(id, nonce, d)
+		}
+	}
+	return known, len(unresolved) > 0, nil
+}
+
+// readPost reads the post mark name (cached: a post never changes); ok
+// is false when it is gone (a fold removed it). A post that does not
+// check has no identity: its session is described from its log.
+func (s *Store) readPost(name string) (p post, ok bool, err error) {
+	c := &s.six
+	c.mu.Lock()
+	p, ok = c.posts[name]
+	c.mu.Unlock()
+	if ok {
+		return p, true, nil
+	}
+	b, err := readRegular(s.fs, filepath.Join(s.marksDir(), name))
+	if errors.Is(err, fs.ErrNotExist) {
+		return post{}, false, nil
+	}
+	if err != nil {
+		return post{}, false, err
+	}
+	if p, ok = parsePost(b); !ok {
+		return post{}, true, nil
+	}
+	c.mu.Lock()
+	if c.posts == nil || len(c.posts) > 1<<16 {
+		c.posts = map[string]post{}
+	}
+	c.posts[name] = p
+	c.mu.Unlock()
+	return p, true, nil
+}
+
+// described returns what post p says of its session.
+func (p post) described(dir, id string) described {
+	e := p.entry
+	if e == nil {
+		return described{info: handle.Info{ID: id}}
+	}
+	if e.Live || e.ID == "" {
+		// Not trusted for a description: a live session is described
+		// afresh. (Only an unreadable post has no ID; parsePost.)
+		return described{present: true, info: handle.Info{ID: e.ID, LastSeq: -1}, hdr: e.Header, err: errLive}
+	}
+	return described{present: true, info: e.info(dir), hdr: e.Header}
+}
+
+// errLive marks a description a view must replace by a fresh one.
+var errLive = errors.New("handle: described afresh")
+
+// damaged turns errSindexDamaged into a rebuild on the next open.
+func (s *Store) damaged(ctx context.Context, err error) error {
+	if errors.Is(err, errSindexDamaged) {
+		s.fs.Remove(filepath.Join(s.dir, cacheDir, sindexName))
+		return errRetry
+	}
+	return err
+}
+
+// rebuilt writes a new snapshot — from every log when full, else the old
+// one with the marks folded in — and opens the index again. Another
+// process folding meanwhile, or a store that cannot be written, leaves
+// this open to read every log itself.
+func (s *Store) rebuilt(ctx context.Context, full bool) (*view, error) {
+	switch err := s.fold(ctx, full); {
+	case err == nil:
+		return nil, errRetry
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case errors.As(err, new(*describeError)):
+		return nil, err
+	default:
+		// Another process folds, the store cannot be written, a log
+		// cannot be read (scanView says which).
+		s.cfg.Logger.Debug("session index not written", "dir", s.dir, "err", err)
+		return s.scanView(ctx)
+	}
+}
+
+// scanView describes every session from its log: the index of a store
+// it cannot write.
+func (s *Store) scanView(ctx context.Context) (*view, error) {
+	ids, err := s.ids()
+	if err != nil {
+		return nil, err
+	}
+	v := &view{s: s, dyn: make(map[string]described, len(ids))}
+	for _, id := range ids {
+		if v.dyn[id], err = s.describe(ctx, id); err != nil {
+			return nil, err
+		}
+	}
+	return v, nil
+}
+
+// fold writes a new snapshot under the index lock (ErrLocked while
+// another process folds): the old snapshot's entries, or when full (or
+// there is none) every log described, then every session with marks
+// described; it removes the marks of the sessions no writer held.
+func (s *Store) fold(ctx context.Context, full bool) error {
+	lock, err := lockFile(s.fs, filepath.Join(s.dir, cacheDir, sindexLockNm))
+	if errors.Is(err, fs.ErrNotExist) {
+		if err = s.fs.MkdirAll(filepath.Join(s.dir, cacheDir), 0o700); err == nil {
+			lock, err = lockFile(s.fs, filepath.Join(s.dir, cacheDir, sindexLockNm))
+		}
+	}
+	if err != nil {
+		return err
+	}
+	defer lock.unlock()
+	folder := s.folderTime()
+	marks, _, err := s.marks()
+	if err != nil {
+		return err
+	}
+	snapPath := filepath.Join(s.dir, cacheDir, sindexName)
+	entries := map[string]*sessEntry{}
+	var old *snapshot
+	if !full {
+		if old, err = openSnapshot(s.fs, snapPath); err != nil && !errors.Is(err, errSindexDamaged) {
+			return err
+		}
+	}
+	describe := func(id string) error {
+		d, err := s.describe(ctx, id)
+		if err != nil {
+			return err
+		}
+		if e := d.entry(); e != nil {
+			entries[id] = e
+		} else {
+			delete(entries, id)
+		}
+		return nil
+	}
+	if old != nil {
+		defer old.close()
+		for ln, err := range old.lines(secID, old.off[secID]) {
+			if err != nil {
+				old.close()
+				s.fs.Remove(snapPath)
+				return s.fold(ctx, true)
+			}
+			var e sessEntry
+			if json.Unmarshal([]byte(ln.value), &e) != nil || e.ID != ln.key {
+				old.close()
+				s.fs.Remove(snapPath)
+				return s.fold(ctx, true)
+			}
+			if _, marked := marks[e.ID]; marked {
+				continue
+			}
+			if e.Live {
+				if err := describe(e.ID); err != nil {
+					return err
+				}
+				continue
+			}
+			entries[e.ID] = &e
+		}
+		folder = max(folder, old.folder)
+	} else {
+		ids, err := s.ids()
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			if _, marked := marks[id]; marked {
+				continue // described below, after its lock is probed
+			}
+			if err := describe(id); err != nil {
+				return err
+			}
+		}
+	}
+	var consumed []string
+	for _, id := range slices.Sorted(mapKeys(marks)) {
+		names := marks[id]
+		if id == folderMark {
+			consumed = append(consumed, names...)
+			continue
+		}
+		held := s.lockedNow(id) // before describing: see applyMarks
+		if err := describe(id); err != nil {
+			return err
+		}
+		if !held {
+			consumed = append(consumed, names...)
+		}
+	}
+	for _, nm := range consumed {
+		if _, _, kind, _ := parseMark(nm); kind == "post" {
+			if p, ok, err := s.readPost(nm); err == nil && ok {
+				folder = max(folder, p.folder)
+			}
+		}
+	}
+	if err := writeSnapshot(ctx, s.fs, snapPath, entries, folder); err != nil {
+		return err
+	}
+	for _, nm := range consumed {
+		s.fs.Remove(filepath.Join(s.marksDir(), nm))
+	}
+	s.cfg.Logger.Debug("session index written", "dir", s.dir, "sessions", len(entries), "full", full, "marks", len(consumed))
+	return nil
+}
+
+// RebuildIndex rebuilds the store's session index from its logs
+// (docs/design.md, "The session index"): what to do after changing the
+// store's folder by hand while processes used it. Nothing but derived
+// data is written.
+func (s *Store) RebuildIndex(ctx context.Context) error { return s.fold(ctx, true) }
+
+// entryOf decodes the entry of a line of section sec (secID, secActive).
+func entryOf(ln sline, sec int) (*sessEntry, error) {
+	var e sessEntry
+	if err := json.Unmarshal([]byte(ln.value), &e); err != nil {
+		return nil, errSindexDamaged
+	}
+	if sec == secID && e.ID != ln.key || sec == secActive && ln.key != activeKey(e.lastActive(), e.ID) {
+		return nil, errSindexDamaged
+	}
+	return &e, nil
+}
+
+// get returns session id as the view has it; ok is false when absent.
+func (v *view) get(ctx context.Context, id string) (described, bool, error) {
+	if d, ok := v.dyn[id]; ok {
+		d, err := v.fresh(ctx, d)
+		return d, d.present, err
+	}
+	if v.sn == nil {
+		return described{}, false, nil
+	}
+	for ln, err := range v.sn.from(secID, id) {
+		if err != nil {
+			return described{}, false, err
+		}
+		if ln.key != id {
+			break
+		}
+		e, err := entryOf(ln, secID)
+		if err != nil {
+			return described{}, false, err
+		}
+		return v.fromEntry(e), true, nil
+	}
+	return described{}, false, nil
+}
+
+func (v *view) fromEntry(e *sessEntry) described {
+	return described{present: true, info: e.info(v.s.dir), hdr: e.Header}
+}
+
+// each calls fn for every session of the snapshot's section sec from
+// the first line whose key is at least target, while match holds for the
+// key (the ID is the line's value, or its key in secID), leaving out
+// those dyn overrides; fn's false stops.
+func (v *view) each(sec int, target string, match func(key string) bool, fn func(d described) (bool, error)) error {
+	if v.sn == nil {
+		return nil
+	}
+	for ln, err := range v.sn.from(sec, target) {
+		if err != nil {
+			return err
+		}
+		if !match(ln.key) {
+			return nil
+		}
+		var d described
+		switch sec {
+		case secID, secActive:
+			e, err := entryOf(ln, sec)
+			if err != nil {
+				return err
+			}
+			if _, ok := v.dyn[e.ID]; ok {
+				continue
+			}
+			d = v.fromEntry(e)
+		default:
+			id := ln.value
+			if _, ok := v.dyn[id]; ok {
+				continue
+			}
+			var ok bool
+			if d, ok, err = v.get(context.Background(), id); err != nil {
+				return err
+			} else if !ok {
+				return errSindexDamaged // a line naming no entry
+			}
+		}
+		if more, err := fn(d); err != nil || !more {
+			return err
+		}
+	}
+	return nil
+}
+
+func hasPrefix(p string) func(string) bool {
+	return func(k string) bool { return strings.HasPrefix(k, p) }
+}
+func equals(p string) func(string) bool { return func(k string) bool { return k == p } }
+func always(string) bool                { return true }
+
+// dynamic calls fn for every present session of dyn, in ID order.
+func (v *view) dynamic(fn func(d described) error) error {
+	for _, id := range slices.Sorted(mapKeys(v.dyn)) {
+		if d := v.dyn[id]; d.present {
+			if err := fn(d); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func mapKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// fresh replaces a description a post gave but cannot stand for (a
+// live session's) by the log's.
+func (v *view) fresh(ctx context.Context, d described) (described, error) {
+	if d.ident != "" {
+		if d.ident == v.s.logIdentity(d.info.ID) {
+			d.ident = ""
+			v.dyn[d.info.ID] = d
+		} else {
+			d.err = errLive // the log changed since: described afresh
+		}
+	}
+	if !errors.Is(d.err, errLive) {
+		return d, nil
+	}
+	nd, err := v.s.describe(ctx, d.info.ID)
+	if err == nil {
+		v.dyn[d.info.ID] = nd
+	}
+	return nd, err
+}
+
+// list answers List from the view (see storeCore.List for the rules).
+func (v *view) list(ctx context.Context, lc handle.ListQuery) ([]handle.Info, error) {
+	var out []handle.Info
+	add := func(d described) error {
+		d, err := v.fresh(ctx, d)
+		switch {
+		case err != nil:
+			return err
+		case !d.present:
+			return nil
+		case d.err != nil:
+			if lc.Broken == nil {
+				return d.err
+			}
+			if lc.Prefix == "" || strings.HasPrefix(d.info.ID, lc.Prefix) {
+				lc.Broken(d.info.ID, d.err)
+			}
+			return nil
+		}
+		if lc.Keeps(d.info) {
+			out = append(out, d.info)
+		}
+		return nil
+	}
+	if err := v.dynamic(add); err != nil {
+		return nil, err
+	}
+	var err error
+	all := func(d described) (bool, error) { return true, add(d) }
+	switch {
+	case lc.Prefix != "":
+		err = v.each(secID, lc.Prefix, hasPrefix(lc.Prefix), all)
+	case len(lc.Labels) > 0:
+		k := slices.Min(slices.Collect(mapKeys(lc.Labels)))
+		key := labelKey(k, lc.Labels[k])
+		err = v.each(secLabel, key, equals(key), all)
+	case lc.Parent != "":
+		err = v.each(secParent, lc.Parent, equals(lc.Parent), all)
+	case lc.ByActivity:
+		// Newest first after the cursor: the first limit of the
+		// snapshot's, to be merged with dyn's by finish.
+		from := ""
+		if lc.Before != nil {
+			from = activeKey(lc.Before.LastActive, lc.Before.ID) + "\x00"
+		}
+		n := 0
+		err = v.each(secActive, from, always, func(d described) (bool, error) {
+			n++
+			return lc.Limit <= 0 || n < lc.Limit, add(d)
+		})
+	default:
+		err = v.each(secID, "", always, all)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return lc.Page(out), nil
+}
+
+// children returns the sessions whose header names parent as theirs.
+func (v *view) children(ctx context.Context, parent string) ([]described, error) {
+	var out []described
+	names := func(d described) bool {
+		p := headerOf(d)
+		return d.present && p != nil && p.Parent != nil && p.Parent.ID == parent
+	}
+	keep := func(d described) error {
+		if names(d) {
+			out = append(out, d)
+		}
+		return nil
+	}
+	err := v.dynamic(func(d described) error {
+		if !names(d) {
+			return nil // a header's parent never changes but to none (Detach)
+		}
+		d, err := v.fresh(ctx, d)
+		if err != nil {
+			return err
+		}
+		return keep(d)
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = v.each(secParent, parent, equals(parent), func(d described) (bool, error) { return true, keep(d) })
+	slices.SortFunc(out, func(a, b described) int { return strings.Compare(a.info.ID, b.info.ID) })
+	return out, err
+}
+
+// headerOf is d's header as far as it is known.
+func headerOf(d described) *eventlog.Header {
+	if d.hdr != nil {
+		return d.hdr
+	}
+	if d.err == nil {
+		return &d.info.Header
+	}
+	return nil
+}
+
+// older returns the sessions last active before cutoff (ms), described,
+// leaving out those that cannot be.
+func (v *view) older(ctx context.Context, cutoff int64) ([]handle.Info, error) {
+	var out []handle.Info
+	add := func(d described) error {
+		d, err := v.fresh(ctx, d)
+		if err != nil || !d.present || d.err != nil {
+			return err
+		}
+		if d.info.LastActive() < cutoff {
+			out = append(out, d.info)
+		}
+		return nil
+	}
+	if err := v.dynamic(add); err != nil {
+		return nil, err
+	}
+	// Keys from activeKey(cutoff-1, "") on are those active before cutoff.
+	err := v.each(secActive, activeKey(cutoff-1, ""), always, func(d described) (bool, error) { return true, add(d) })
+	return out, err
+}
+
+// sortActive orders infos as ls does: the last active first, then the
+// greater ID.
+func sortActive(infos []handle.Info) {
+	slices.SortFunc(infos, func(a, b handle.Info) int {
+		return cmp.Or(cmp.Compare(b.LastActive(), a.LastActive()), strings.Compare(b.ID, a.ID))
+	})
+}

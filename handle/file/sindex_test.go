@@ -1,0 +1,480 @@
+package file_test
+
+import (
+	"errors"
+	"fmt"
+	"iter"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/afero"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/file"
+	"github.com/sessionlog/sessionlog/internal/testkit/faultfs"
+	"github.com/sessionlog/sessionlog/internal/testkit/sweep"
+)
+
+// truthOf describes every session of the store in dir on fsys from its
+// log, without any index: what the index must answer.
+func truthOf(t *testing.T, fsys afero.Fs, dir string) map[string]handle.Info {
+	t.Helper()
+	st := crashStore(fsys)
+	if dir != crashDir {
+		st = file.New(fsys, dir, handle.WithIdentities(crashIdentity))
+	}
+	entries, err := afero.ReadDir(fsys, dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return map[string]handle.Info{}
+	}
+	require.NoError(t, err)
+	out := map[string]handle.Info{}
+	for _, e := range entries {
+		id, _, ok := file.ParseFileName(e.Name())
+		if !ok {
+			continue
+		}
+		info, err := st.Stat(t.Context(), id)
+		require.NoError(t, err, "%s", id)
+		out[id] = info
+	}
+	return out
+}
+
+// listed is what List answers of st, by ID.
+func listed(t *testing.T, st handle.Store, opts ...handle.Option) map[string]handle.Info {
+	t.Helper()
+	infos, err := st.List(t.Context(), opts...)
+	require.NoError(t, err)
+	out := map[string]handle.Info{}
+	for _, in := range infos {
+		_, dup := out[in.ID]
+		require.False(t, dup, "%s listed twice", in.ID)
+		out[in.ID] = in
+	}
+	return out
+}
+
+// requireIndexTrue checks that a new store on fsys answers List, an ID
+// prefix, a label query and Dependents as the logs say.
+func requireIndexTrue(t *testing.T, fsys afero.Fs, dir string) {
+	t.Helper()
+	want := truthOf(t, fsys, dir)
+	st := file.New(fsys, dir, handle.WithIdentities(crashIdentity))
+	got := listed(t, st)
+	require.Equal(t, slices.Sorted(maps.Keys(want)), slices.Sorted(maps.Keys(got)), "the index names exactly the sessions present")
+	require.Equal(t, want, got, "each as Stat describes it")
+	for id, in := range want {
+		byPrefix := listed(t, st, handle.WithIDPrefix(id[:20]))
+		require.Contains(t, byPrefix, id)
+		for k, v := range in.Header.Labels {
+			require.Contains(t, listed(t, st, handle.WithLabels(map[string]string{k: v})), id, "label %s=%s", k, v)
+		}
+		if p := in.Header.Parent; p != nil && p.Mode == eventlog.ModeFork {
+			deps, err := st.Dependents(t.Context(), p.ID)
+			require.NoError(t, err)
+			require.Contains(t, deps, id)
+		}
+	}
+}
+
+// indexStore is a store holding a parent P with events, a fork F of it,
+// a child C, and an old session O, built on fsys; it returns their IDs.
+func indexStore(t *testing.T, fsys afero.Fs) (p, f, c, o string) {
+	t.Helper()
+	ctx := t.Context()
+	st := crashStore(fsys)
+	h, err := st.Create(ctx, handle.WithLabels(map[string]string{"agent": "coder", "task": "t1"}))
+	require.NoError(t, err)
+	appendAndFlush(t, h, crashEvents(0, 3)...)
+	require.NoError(t, h.Close())
+	fk, err := st.Fork(ctx, h.ID(), 1, handle.WithLabels(map[string]string{"agent": "coder", "task": "t2"}))
+	require.NoError(t, err)
+	require.NoError(t, fk.Close())
+	ch, err := st.Create(ctx, handle.WithParent(eventlog.Parent{ID: h.ID(), Seq: 2, Mode: eventlog.ModeChild, Call: "c1"}))
+	require.NoError(t, err)
+	require.NoError(t, ch.Close())
+	old, err := st.Create(ctx, handle.WithCreatedAt(1000), handle.WithLabels(map[string]string{"task": "old"}))
+	require.NoError(t, err)
+	require.NoError(t, old.Close())
+	_, err = st.List(ctx) // the snapshot, then the marks of what follows
+	require.NoError(t, err)
+	return h.ID(), fk.ID(), ch.ID(), old.ID()
+}
+
+func TestIndexAnswersAsTheLogs(t *testing.T) {
+	ctx := t.Context()
+	fsys := afero.NewMemMapFs()
+	p, f, c, o := indexStore(t, fsys)
+	requireIndexTrue(t, fsys, crashDir)
+	st := crashStore(fsys)
+
+	// Changes after the snapshot are answered from their marks.
+	h, err := st.Open(ctx, p, handle.ReadWrite)
+	require.NoError(t, err)
+	appendAndFlush(t, h, crashEvents(3, 2)...)
+	requireIndexTrue(t, fsys, crashDir) // a writer's session, described afresh
+	require.NoError(t, h.Close())
+	requireIndexTrue(t, fsys, crashDir)
+
+	children, err := st.Children(ctx, p)
+	require.NoError(t, err)
+	want := []string{c, f}
+	slices.Sort(want)
+	require.Equal(t, want, sortedIDs(children))
+	chain, gone, err := st.Ancestors(ctx, f)
+	require.NoError(t, err)
+	require.Empty(t, gone)
+	require.Len(t, chain, 1)
+	require.Equal(t, p, chain[0].ID)
+
+	// SessionTree is the tree of the forest Tree gives that holds the session.
+	forest, err := st.Tree(ctx)
+	require.NoError(t, err)
+	for _, from := range []string{p, f, c} {
+		one, err := st.TreeOf(ctx, from)
+		require.NoError(t, err)
+		var whole *handle.Node
+		for _, r := range forest {
+			if r.Header.ID == p {
+				whole = r
+			}
+		}
+		require.NotNil(t, whole)
+		require.Equal(t, shapeOf(whole), shapeOf(one), "from %s", from)
+	}
+
+	info, err := st.Resolve(ctx, "task=t2")
+	require.NoError(t, err)
+	require.Equal(t, f, info.ID)
+	_, err = st.Resolve(ctx, "task=t") // not a prefix of a value
+	require.ErrorIs(t, err, handle.ErrNotFound)
+	info, err = st.Resolve(ctx, strings.ToLower(o[:24]))
+	require.NoError(t, err)
+	require.Equal(t, o, info.ID)
+
+	require.NoError(t, st.Delete(ctx, c))
+	requireIndexTrue(t, fsys, crashDir)
+	_, err = st.Stat(ctx, c)
+	require.ErrorIs(t, err, handle.ErrNotFound)
+}
+
+func sortedIDs(hs []eventlog.Header) []string {
+	var out []string
+	for _, h := range hs {
+		out = append(out, h.ID)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestIndexPages pages through List with Limit and Before: the pages
+// join into the whole list in ls's order, before and after the marks are
+// folded into the snapshot.
+func TestIndexPages(t *testing.T) {
+	ctx := t.Context()
+	fsys := afero.NewMemMapFs()
+	st := crashStore(fsys)
+	var want []handle.Info
+	for i := range 23 {
+		h, err := st.Create(ctx, handle.WithCreatedAt(int64(1000+i%7)), handle.WithLabels(map[string]string{"n": fmt.Sprint(i % 3)}))
+		require.NoError(t, err)
+		if i%4 == 0 {
+			ev := crashEvents(0, 1)
+			ev[0].Time = int64(5000 - i)
+			appendAndFlush(t, h, ev...)
+		}
+		require.NoError(t, h.Close())
+		if i == 11 {
+			_, err := st.List(ctx) // half in the snapshot, half in marks
+			require.NoError(t, err)
+		}
+	}
+	want, err := st.List(ctx, handle.Limit(0))
+	require.NoError(t, err)
+	require.Len(t, want, 23)
+	for i := 1; i < len(want); i++ {
+		a, b := want[i-1], want[i]
+		require.True(t, a.LastActive() > b.LastActive() || a.LastActive() == b.LastActive() && a.ID > b.ID, "ls's order")
+	}
+	for _, filter := range [][]handle.Option{nil, {handle.WithLabels(map[string]string{"n": "1"})}} {
+		all, err := st.List(ctx, append(slices.Clone(filter), handle.Limit(0))...)
+		require.NoError(t, err)
+		var pages []handle.Info
+		opts := slices.Clone(filter)
+		for {
+			page, err := st.List(ctx, append(slices.Clone(opts), handle.Limit(5))...)
+			require.NoError(t, err)
+			require.LessOrEqual(t, len(page), 5)
+			if len(page) == 0 {
+				break
+			}
+			pages = append(pages, page...)
+			c := page[len(page)-1].Cursor()
+			back, err := handle.ParseCursor(c.String())
+			require.NoError(t, err)
+			require.Equal(t, c, back)
+			opts = append(slices.Clone(filter), handle.Before(c))
+		}
+		require.Equal(t, all, pages)
+	}
+	_, err = handle.ParseCursor("12.notanid")
+	require.ErrorIs(t, err, handle.ErrInvalidID)
+}
+
+// TestIndexLostOrStaleRebuilt deletes, damages and outdates the index by
+// hand: each is found at the next open and rebuilt from the logs.
+func TestIndexLostOrStaleRebuilt(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	fsys := afero.NewOsFs()
+	st := file.New(fsys, dir)
+	var ids []string
+	for i := range 5 {
+		h, err := st.Create(ctx, handle.WithLabels(map[string]string{"i": fmt.Sprint(i)}))
+		require.NoError(t, err)
+		require.NoError(t, h.Close())
+		ids = append(ids, h.ID())
+	}
+	idx := filepath.Join(dir, ".cache", "sessions.idx")
+	requireIndexTrue(t, fsys, dir)
+	_, err := os.Stat(idx)
+	require.NoError(t, err, "the snapshot is written")
+
+	t.Run("deleted", func(t *testing.T) {
+		require.NoError(t, os.RemoveAll(filepath.Join(dir, ".cache")))
+		requireIndexTrue(t, fsys, dir)
+	})
+	t.Run("damaged", func(t *testing.T) {
+		b, err := os.ReadFile(idx)
+		require.NoError(t, err)
+		i := strings.Index(string(b), `"i":"3"`)
+		require.Positive(t, i)
+		b[i+5] = '4' // a label changed, its sum not
+		require.NoError(t, os.WriteFile(idx, b, 0o600))
+		info, err := file.New(fsys, dir).Resolve(ctx, "i=3")
+		require.NoError(t, err)
+		require.Equal(t, ids[3], info.ID)
+		requireIndexTrue(t, fsys, dir)
+	})
+	t.Run("a log removed by hand", func(t *testing.T) {
+		_, err := file.New(fsys, dir).List(ctx)
+		require.NoError(t, err)
+		gone := filepath.Join(dir, ids[0]+".jsonl")
+		saved, err := os.ReadFile(gone)
+		require.NoError(t, err)
+		require.NoError(t, os.Remove(gone))
+		later(t, dir)
+		requireIndexTrue(t, fsys, dir)
+		t.Run("and copied back", func(t *testing.T) {
+			require.NoError(t, os.WriteFile(gone, saved, 0o600))
+			later(t, dir)
+			requireIndexTrue(t, fsys, dir)
+			require.Len(t, listed(t, file.New(fsys, dir)), 5)
+		})
+	})
+	t.Run("restored from the logs alone", func(t *testing.T) {
+		restored := t.TempDir()
+		for _, id := range ids {
+			b, err := os.ReadFile(filepath.Join(dir, id+".jsonl"))
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(filepath.Join(restored, id+".jsonl"), b, 0o600))
+		}
+		requireIndexTrue(t, fsys, restored)
+		require.Len(t, listed(t, file.New(fsys, restored)), 5)
+	})
+}
+
+// TestIndexKilledAtEveryStep kills an operation at each file-system
+// operation it makes (from there on every operation fails, as nothing
+// runs in a killed process) and opens the store again: the index names
+// exactly the sessions present, each as its log describes it.
+func TestIndexKilledAtEveryStep(t *testing.T) {
+	ops := []struct {
+		name string
+		run  func(t *testing.T, st *file.Store, p, f, c, o string) error
+	}{
+		{"create", func(t *testing.T, st *file.Store, _, _, _, _ string) error {
+			h, err := st.Create(t.Context(), handle.WithLabels(map[string]string{"new": "1"}))
+			if err != nil {
+				return err
+			}
+			if _, err := h.Append(t.Context(), crashEvents(0, 2)...); err != nil {
+				h.Close()
+				return err
+			}
+			return h.Close()
+		}},
+		{"fork", func(t *testing.T, st *file.Store, p, _, _, _ string) error {
+			h, err := st.Fork(t.Context(), p, 2)
+			if err != nil {
+				return err
+			}
+			return h.Close()
+		}},
+		{"createfrom", func(t *testing.T, st *file.Store, _, _, _, _ string) error {
+			_, err := st.CreateFrom(t.Context(), seqOf(crashEvents(0, 3)), handle.WithLabels(map[string]string{"copy": "1"}))
+			return err
+		}},
+		{"delete", func(t *testing.T, st *file.Store, _, _, c, _ string) error {
+			return st.Delete(t.Context(), c)
+		}},
+		{"delete-cascade", func(t *testing.T, st *file.Store, p, _, _, _ string) error {
+			return st.Delete(t.Context(), p, handle.Cascade())
+		}},
+		{"detach", func(t *testing.T, st *file.Store, _, f, _, _ string) error {
+			return st.Detach(t.Context(), f)
+		}},
+		{"gc", func(t *testing.T, st *file.Store, _, _, _, _ string) error {
+			_, err := st.GC(t.Context(), time.UnixMilli(2000), false)
+			return err
+		}},
+		{"convert", func(t *testing.T, st *file.Store, p, _, _, _ string) error {
+			return st.Convert(t.Context(), p, handle.EncodingZstd)
+		}},
+	}
+	for _, op := range ops {
+		t.Run(op.name, func(t *testing.T) {
+			base := afero.NewMemMapFs()
+			p, f, c, o := indexStore(t, base)
+			snap := copyFs(t, base)
+			// The operations it makes, unhindered.
+			fsys := faultfs.New(copyFs(t, snap))
+			var names []string
+			fsys.SetHook(func(op faultfs.Op, name string) error { names = append(names, opName(op, name)); return nil })
+			require.NoError(t, op.run(t, crashStore(fsys), p, f, c, o))
+			fsys.SetHook(nil)
+			require.NotEmpty(t, names)
+			// Every step under SESSIONLOG_SWEEPS=full, else a sample.
+			for _, k := range sweep.Points(len(names), 10, t.Name()) {
+				t.Run(fmt.Sprintf("killed-%02d-%s", k, names[k]), func(t *testing.T) {
+					fsys := faultfs.New(copyFs(t, snap))
+					n := 0
+					killed := errors.New("killed")
+					fsys.SetHook(func(faultfs.Op, string) error {
+						n++
+						if n > k {
+							return killed
+						}
+						return nil
+					})
+					op.run(t, crashStore(fsys), p, f, c, o)
+					fsys.SetHook(nil)
+					requireIndexTrue(t, fsys, crashDir)
+				})
+			}
+		})
+	}
+}
+
+// copyFs returns a memory file system holding what fsys holds.
+func copyFs(t *testing.T, fsys afero.Fs) afero.Fs {
+	t.Helper()
+	out := afero.NewMemMapFs()
+	require.NoError(t, afero.Walk(fsys, "/", func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		if fi.IsDir() {
+			return out.MkdirAll(p, fi.Mode().Perm())
+		}
+		b, err := afero.ReadFile(fsys, p)
+		if err != nil {
+			return err
+		}
+		return afero.WriteFile(out, p, b, fi.Mode().Perm())
+	}))
+	return out
+}
+
+// seqOf yields evs.
+func seqOf(evs []eventlog.Event) iter.Seq2[eventlog.Event, error] {
+	return func(yield func(eventlog.Event, error) bool) {
+		for _, e := range evs {
+			if !yield(e, nil) {
+				return
+			}
+		}
+	}
+}
+
+// later sets folder dir's modification time a second ahead: a change by
+// hand is seen by the time it leaves on the folder, which a coarse clock
+// may give the store's last change too.
+func later(t *testing.T, dir string) {
+	t.Helper()
+	fi, err := os.Stat(dir)
+	require.NoError(t, err)
+	next := fi.ModTime().Add(time.Second)
+	require.NoError(t, os.Chtimes(dir, next, next))
+}
+
+// shapeOf writes a tree as its IDs, nested.
+func shapeOf(n *handle.Node) string {
+	out := n.Header.ID + "("
+	for _, c := range n.Children {
+		out += shapeOf(c) + " "
+	}
+	return out + ")"
+}
+
+// TestDeleteDropsDerivedWithoutListing deletes a session with derived
+// data under keys of its own and others': every derived file of it goes,
+// and the cache folder, whose size grows with the store, is not listed.
+func TestDeleteDropsDerivedWithoutListing(t *testing.T) {
+	ctx := t.Context()
+	fsys := faultfs.New(afero.NewMemMapFs())
+	st := crashStore(fsys)
+	p, _, c, o := indexStore(t, fsys)
+	for _, k := range []string{"snap-1", "state.12", "facts"} {
+		require.NoError(t, st.PutDerived(ctx, o, k, []byte("x")))
+		require.NoError(t, st.PutDerived(ctx, o, k, []byte("y")))
+		require.NoError(t, st.PutDerived(ctx, p, k, []byte("kept")))
+	}
+	var ops []string
+	fsys.SetHook(func(op faultfs.Op, name string) error { ops = append(ops, opName(op, name)); return nil })
+	require.NoError(t, st.Delete(ctx, o))
+	require.NoError(t, st.Delete(ctx, c))
+	fsys.SetHook(nil)
+	require.NotContains(t, ops, "open-.cache", "the cache folder is not listed")
+	left, err := afero.Glob(fsys, filepath.Join(crashDir, ".cache", o+".*"))
+	require.NoError(t, err)
+	require.Empty(t, left, "every derived file of a deleted session goes")
+	got, err := st.GetDerived(ctx, p, "state.12")
+	require.NoError(t, err)
+	require.Equal(t, "kept", string(got))
+}
+
+// TestIndexFoldsMarks makes more changes than an open leaves as marks:
+// the next open folds them into the snapshot, and answers as the logs.
+func TestIndexFoldsMarks(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	fsys := afero.NewMemMapFs()
+	st := file.New(fsys, crashDir, handle.Unredacted())
+	_, err := st.List(ctx)
+	require.NoError(t, err)
+	for i := range 1100 {
+		h, err := st.Create(ctx, handle.WithLabels(map[string]string{"i": fmt.Sprint(i)}))
+		require.NoError(t, err)
+		require.NoError(t, h.Close())
+	}
+	marks := filepath.Join(crashDir, ".cache", "sessions.d")
+	before, err := afero.ReadDir(fsys, marks)
+	require.NoError(t, err)
+	require.Len(t, before, 1100, "a post a session")
+	info, err := st.Resolve(ctx, "i=1099")
+	require.NoError(t, err)
+	require.Equal(t, "1099", info.Header.Labels["i"])
+	after, err := afero.ReadDir(fsys, marks)
+	require.NoError(t, err)
+	require.Empty(t, after, "folded into the snapshot")
+	requireIndexTrue(t, fsys, crashDir)
+}

@@ -1,0 +1,420 @@
+package file
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"io/fs"
+	"iter"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/afero"
+)
+
+// The session index's snapshot (docs/format.md §2): a file of sorted
+// lines in sections, each line "<key>\t<value>\t<crc32 hex>\n", searched
+// by bisection on byte offsets, so that a query reads O(log n) lines and
+// then its answer, never the whole file. Its first line holds the
+// sections' offsets.
+const (
+	sindexName   = "sessions.idx"
+	sindexMagic  = "sessionlog-sessions 1"
+	sindexMarks  = "sessions.d"    // the marks folder (sindexmarks.go)
+	sindexLockNm = "sessions.lock" // held while the snapshot is rewritten
+)
+
+// The sections of a snapshot, in file order.
+const (
+	secID     = iota // ID → the entry (JSON)
+	secLabel         // esc(key)=esc(value) → ID
+	secParent        // parent ID → ID
+	secActive        // activeKey(last activity, ID) → the entry, newest first
+	secLive          // ID → "": sessions described afresh at every open
+	nSections
+)
+
+// errSindexDamaged: a snapshot line or its head does not match its sum,
+// or the file ends early: it is rebuilt from the logs.
+var errSindexDamaged = errors.New("handle: session index damaged")
+
+// sline is a line of a section.
+type sline struct{ key, value string }
+
+// lineSum is the sum a snapshot line ends in.
+func lineSum(b []byte) string { return fmt.Sprintf("%08x", crc32.ChecksumIEEE(b)) }
+
+// parseLine checks and splits a line without its "\n".
+func parseLine(b []byte) (sline, bool) {
+	i := bytes.LastIndexByte(b, '\t')
+	if i < 0 || string(b[i+1:]) != lineSum(b[:i]) {
+		return sline{}, false
+	}
+	k, v, ok := bytes.Cut(b[:i], []byte{'\t'})
+	if !ok {
+		return sline{}, false
+	}
+	return sline{string(k), string(v)}, true
+}
+
+// appendLine appends a line holding key and value.
+func appendLine(buf []byte, key, value string) []byte {
+	start := len(buf)
+	buf = append(buf, key...)
+	buf = append(buf, '\t')
+	buf = append(buf, value...)
+	sum := lineSum(buf[start:])
+	buf = append(buf, '\t')
+	buf = append(buf, sum...)
+	return append(buf, '\n')
+}
+
+// escLabel escapes a label's key or value for a label line: "%", tab,
+// newline and "=" as %XX, so that "k=v" names one pair.
+func escLabel(s string) string {
+	if !strings.ContainsAny(s, "%\t\n\r=") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '%', '\t', '\n', '\r', '=':
+			fmt.Fprintf(&b, "%%%02X", c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// labelKey is the key of label k=v's line.
+func labelKey(k, v string) string { return escLabel(k) + "=" + escLabel(v) }
+
+// activeKey orders sessions as ls does: the last active first, then the
+// greater ID first (each ID character c is written as 'Z'+'0'-c).
+func activeKey(lastActive int64, id string) string {
+	inv := []byte(id)
+	for i, c := range inv {
+		inv[i] = 'Z' + '0' - c
+	}
+	return fmt.Sprintf("%016x", uint64(math.MaxInt64-lastActive)) + string(inv)
+}
+
+// snapshot is an open snapshot file.
+type snapshot struct {
+	f      afero.File
+	blocks map[int64][]byte // 4 KiB blocks read by bisection (the file never changes)
+	gen    string
+	folder int64 // the store folder's modification time it accounts for (ns)
+	count  int64
+	off    [nSections + 1]int64
+}
+
+// openSnapshot opens the snapshot at path: nil with no error when there
+// is none, errSindexDamaged when its head does not check.
+func openSnapshot(fsys afero.Fs, path string) (*snapshot, error) {
+	f, err := openRegular(fsys, path, os.O_RDONLY, false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	sn := &snapshot{f: f, blocks: map[int64][]byte{}}
+	if err := sn.readHead(); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return sn, nil
+}
+
+func (sn *snapshot) close() { sn.f.Close() }
+
+// blockSize is the unit of the bisection's reads.
+const blockSize = 4096
+
+// ReadAt reads through the block cache: the last steps of a bisection,
+// and the look-ups that follow it, fall in blocks read already.
+func (sn *snapshot) ReadAt(p []byte, off int64) (int, error) {
+	n := 0
+	for n < len(p) {
+		bi := (off + int64(n)) / blockSize
+		blk, ok := sn.blocks[bi]
+		if !ok {
+			blk = make([]byte, blockSize)
+			m, err := sn.f.ReadAt(blk, bi*blockSize)
+			if err != nil && !errors.Is(err, io.EOF) {
+				return n, err
+			}
+			blk = blk[:m]
+			if len(sn.blocks) > 4096 {
+				clear(sn.blocks)
+			}
+			sn.blocks[bi] = blk
+		}
+		in := off + int64(n) - bi*blockSize
+		if in >= int64(len(blk)) {
+			return n, io.EOF
+		}
+		n += copy(p[n:], blk[in:])
+	}
+	return n, nil
+}
+
+func (sn *snapshot) readHead() error {
+	b, err := readUntilNL(sn, 0, 4096)
+	if err != nil {
+		return err
+	}
+	ln, ok := parseLine(b[:len(b)-1])
+	if !ok || ln.key != sindexMagic {
+		return errSindexDamaged
+	}
+	f := strings.Split(ln.value, " ")
+	if len(f) != 3+nSections+1 {
+		return errSindexDamaged
+	}
+	sn.gen = f[0]
+	var nums [2 + nSections + 1]int64
+	for i, s := range f[1:] {
+		if nums[i], err = strconv.ParseInt(s, 10, 64); err != nil {
+			return errSindexDamaged
+		}
+	}
+	sn.folder, sn.count = nums[0], nums[1]
+	copy(sn.off[:], nums[2:])
+	fi, err := sn.f.Stat()
+	if err != nil {
+		return err
+	}
+	if sn.off[0] != int64(len(b)) || !slices.IsSorted(sn.off[:]) || fi.Size() != sn.off[nSections] {
+		return errSindexDamaged
+	}
+	return nil
+}
+
+// readUntilNL returns the bytes of r from off through the next "\n",
+// reading at most max bytes (errSindexDamaged when there is none).
+func readUntilNL(r io.ReaderAt, off, max int64) ([]byte, error) {
+	var out []byte
+	buf := make([]byte, 512)
+	for int64(len(out)) < max {
+		n, err := r.ReadAt(buf, off+int64(len(out)))
+		if i := bytes.IndexByte(buf[:n], '\n'); i >= 0 {
+			return append(out, buf[:i+1]...), nil
+		}
+		out = append(out, buf[:n]...)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil, errSindexDamaged
+			}
+			return nil, err
+		}
+		if len(buf) < 64<<10 {
+			buf = make([]byte, 2*len(buf))
+		}
+	}
+	return nil, errSindexDamaged
+}
+
+// maxIndexLine bounds a snapshot line (an entry holds a header).
+const maxIndexLine = 16 << 20
+
+// lineFrom returns the first line of section sec that starts at or after
+// p, and its offset; at the section's end, ok is false.
+func (sn *snapshot) lineFrom(sec int, p int64) (start int64, ln sline, ok bool, err error) {
+	lo, hi := sn.off[sec], sn.off[sec+1]
+	start = p
+	if p > lo {
+		b, err := readUntilNL(sn, p-1, hi-p+1)
+		if err != nil {
+			return 0, sline{}, false, err
+		}
+		start = p - 1 + int64(len(b))
+	}
+	if start >= hi {
+		return hi, sline{}, false, nil
+	}
+	b, err := readUntilNL(sn, start, min(hi-start, maxIndexLine))
+	if err != nil {
+		return 0, sline{}, false, err
+	}
+	if ln, ok = parseLine(b[:len(b)-1]); !ok {
+		return 0, sline{}, false, errSindexDamaged
+	}
+	return start, ln, true, nil
+}
+
+// seek returns the offset of the first line of section sec whose key is
+// at least target (the section's end when there is none).
+func (sn *snapshot) seek(sec int, target string) (int64, error) {
+	lo, hi := sn.off[sec], sn.off[sec+1]
+	if target == "" {
+		return lo, nil
+	}
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		start, ln, ok, err := sn.lineFrom(sec, mid)
+		if err != nil {
+			return 0, err
+		}
+		if !ok || ln.key >= target {
+			hi = mid
+		} else {
+			lo = start + 1
+		}
+	}
+	start, _, _, err := sn.lineFrom(sec, lo)
+	return start, err
+}
+
+// lines yields the lines of section sec from offset from (a line start)
+// to the section's end.
+func (sn *snapshot) lines(sec int, from int64) iter.Seq2[sline, error] {
+	return func(yield func(sline, error) bool) {
+		end := sn.off[sec+1]
+		if from >= end {
+			return
+		}
+		br := bufio.NewReaderSize(io.NewSectionReader(sn.f, from, end-from), 8<<10)
+		for {
+			b, err := br.ReadSlice('\n')
+			if errors.Is(err, bufio.ErrBufferFull) {
+				var long []byte
+				long = append(long, b...)
+				for errors.Is(err, bufio.ErrBufferFull) && len(long) < maxIndexLine {
+					b, err = br.ReadSlice('\n')
+					long = append(long, b...)
+				}
+				b = long
+			}
+			if errors.Is(err, io.EOF) && len(b) == 0 {
+				return
+			}
+			if err != nil {
+				if errors.Is(err, io.EOF) || errors.Is(err, bufio.ErrBufferFull) {
+					err = errSindexDamaged
+				}
+				yield(sline{}, err)
+				return
+			}
+			ln, ok := parseLine(b[:len(b)-1])
+			if !ok {
+				yield(sline{}, errSindexDamaged)
+				return
+			}
+			if !yield(ln, nil) {
+				return
+			}
+		}
+	}
+}
+
+// from yields the lines of section sec whose key is at least target.
+func (sn *snapshot) from(sec int, target string) iter.Seq2[sline, error] {
+	return func(yield func(sline, error) bool) {
+		off, err := sn.seek(sec, target)
+		if err != nil {
+			yield(sline{}, err)
+			return
+		}
+		for ln, err := range sn.lines(sec, off) {
+			if !yield(ln, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+// writeSnapshot writes the snapshot of entries (by ID) to path, through a
+// temp file and a rename; folder is the store folder's modification time
+// the entries account for. It is not fsynced: it is derived.
+func writeSnapshot(ctx context.Context, fsys afero.Fs, path string, entries map[string]*sessEntry, folder int64) error {
+	var secs [nSections][]sline
+	for id, e := range entries {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		b, err := e.marshal()
+		if err != nil {
+			return err
+		}
+		secs[secID] = append(secs[secID], sline{id, string(b)})
+		if e.Header != nil && e.Header.Parent != nil {
+			secs[secParent] = append(secs[secParent], sline{e.Header.Parent.ID, id})
+		}
+		if e.Live {
+			secs[secLive] = append(secs[secLive], sline{id, ""})
+			continue
+		}
+		if e.Header != nil {
+			for k, v := range e.Header.Labels {
+				secs[secLabel] = append(secs[secLabel], sline{labelKey(k, v), id})
+			}
+		}
+		secs[secActive] = append(secs[secActive], sline{activeKey(e.lastActive(), id), string(b)})
+	}
+	var body []byte
+	var off [nSections + 1]int64
+	for i := range secs {
+		slices.SortFunc(secs[i], func(a, b sline) int {
+			if c := strings.Compare(a.key, b.key); c != 0 {
+				return c
+			}
+			return strings.Compare(a.value, b.value)
+		})
+		off[i] = int64(len(body))
+		for _, ln := range secs[i] {
+			body = appendLine(body, ln.key, ln.value)
+		}
+	}
+	off[nSections] = int64(len(body))
+	gen := strconv.FormatInt(time.Now().UnixNano(), 36)
+	// The head's length depends on the offsets it holds: grow until fixed.
+	var head []byte
+	for hl := 0; ; {
+		fields := []string{gen, strconv.FormatInt(folder, 10), strconv.Itoa(len(entries))}
+		for _, o := range off {
+			fields = append(fields, strconv.FormatInt(o+int64(hl), 10))
+		}
+		head = appendLine(nil, sindexMagic, strings.Join(fields, " "))
+		if len(head) == hl {
+			break
+		}
+		hl = len(head)
+	}
+	if err := checkFolder(fsys, filepath.Dir(path)); err != nil {
+		return err
+	}
+	if err := fsys.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	tmp := fmt.Sprintf("%s.%d%s", path, time.Now().UnixNano(), tmpExt)
+	f, err := openRegular(fsys, tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, false)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(head)
+	if err == nil {
+		_, err = f.Write(body)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = fsys.Rename(tmp, path)
+	}
+	if err != nil {
+		fsys.Remove(tmp)
+	}
+	return err
+}
