@@ -13,18 +13,21 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
+	"github.com/sessionlog/sessionlog/internal/testkit/sweep"
 )
 
 // The rows appenders queue (each prepared in its Append, packed runs
 // across Appends) are byte for byte what one encoding of each flush's
 // events writes: packed runs, their boundaries, and every other row. Over
 // random sessions: appends of 1 to 5 events, of two packed types and
-// others, chunks too deep to pack, and flushes at random points.
+// others, chunks too deep to pack, and flushes at random points: 30
+// sessions by default, 100 under SESSIONLOG_SWEEPS=full.
 func TestQueuedRowsAreOneEncodingOfEachFlush(t *testing.T) {
+	t.Parallel()
 	packed := []string{"assistant/chunk", "assistant/reasoning"}
 	enc := eventlog.NewEncoder(packed)
 	deep := json.RawMessage(strings.Repeat("[", eventlog.MaxDepth) + strings.Repeat("]", eventlog.MaxDepth))
-	for seed := range uint64(100) {
+	for seed := range uint64(sweep.Size(30, 100, 100)) {
 		rng := rand.New(rand.NewPCG(seed, 1))
 		fsys := afero.NewMemMapFs()
 		st := file.New(fsys, "/s", handle.WithPackTypes(packed...))

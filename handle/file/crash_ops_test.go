@@ -177,7 +177,7 @@ func TestCrashDuringShred(t *testing.T) {
 // session holds its log as before or the new one, never a mix; once
 // Rewrite returned nil, the new one.
 func TestCrashDuringRewrite(t *testing.T) {
-	for _, enc := range crashEncodings {
+	for _, enc := range sweepLayouts() {
 		l := newLineage(t, enc)
 		old := canonLines(l.logs[linU])
 		extra := crashEvent(int64(len(l.logs[linU])))

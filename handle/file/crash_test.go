@@ -52,6 +52,14 @@ func sweepLayouts() []string {
 	return []string{handle.EncodingRaw, sealedZstd}
 }
 
+// inLayoutSample reports whether case i of a sweep over sweepLayouts runs
+// in layout li of them: each case in one layout in turn by default (the
+// layouts' sweeps cover different cases), every case in every layout
+// under SESSIONLOG_SWEEPS=full.
+func inLayoutSample(li, i int) bool {
+	return sweep.Full() || i%len(sweepLayouts()) == li
+}
+
 const (
 	sealedRaw  = "sealed-" + handle.EncodingRaw
 	sealedZstd = "sealed-" + handle.EncodingZstd
@@ -341,7 +349,7 @@ func newTornFlush(t *testing.T, enc string, batches []int, lastN int) tornFlush 
 
 // tornSample is how many lengths of the cut write TestCrashTornFlushSweep
 // keeps per setup and mode by default (every one under the full sweeps).
-const tornSample = 24
+const tornSample = 12
 
 // TestCrashTornFlushSweep cuts the power during a flush's write, keeping
 // every possible number k of its bytes, as written (TornLast) or as zeros

@@ -146,6 +146,7 @@ func TestFileStoreContract(t *testing.T) {
 				continue
 			}
 			t.Run(tc.name+"/"+enc, func(t *testing.T) {
+				t.Parallel()
 				storetest.Run(t, func(t *testing.T) storetest.Harness {
 					fsys, dir := tc.fs(t)
 					return fileHarness(t, fsys, dir, enc)

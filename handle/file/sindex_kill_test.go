@@ -25,6 +25,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
+	"github.com/sessionlog/sessionlog/internal/testkit/sweep"
 )
 
 // indexChurnEnv, set to a folder, turns the test binary into the
@@ -85,13 +86,15 @@ func runIndexChurn(dir string) int {
 }
 
 // TestIndexKillChurn kills the churning process at random points, 10
-// rounds on one store: after each, a new store names exactly the sessions
-// present, each as its log describes it.
+// rounds on one store (3 by default: each starts the test binary; 10
+// under SESSIONLOG_SWEEPS=full): after each, a new store names exactly
+// the sessions present, each as its log describes it.
 func TestIndexKillChurn(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	exe, err := os.Executable()
 	require.NoError(t, err)
-	for round := range 10 {
+	for round := range sweep.Size(3, 10, 10) {
 		cmd := exec.Command(exe, "-test.run=^$")
 		cmd.Env = append(os.Environ(), indexChurnEnv+"="+dir)
 		out, err := cmd.StdoutPipe()

@@ -19,6 +19,7 @@ import (
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/internal/testkit/faultfs"
+	"github.com/sessionlog/sessionlog/internal/testkit/sweep"
 )
 
 // truthOf describes every session of the store in dir on fsys from its
@@ -351,7 +352,8 @@ func TestIndexKilledAtEveryStep(t *testing.T) {
 			require.NoError(t, op.run(t, crashStore(fsys), p, f, c, o))
 			fsys.SetHook(nil)
 			require.NotEmpty(t, names)
-			for k := range names {
+			// Every step under SESSIONLOG_SWEEPS=full, else a sample.
+			for _, k := range sweep.Points(len(names), 10, t.Name()) {
 				t.Run(fmt.Sprintf("killed-%02d-%s", k, names[k]), func(t *testing.T) {
 					fsys := faultfs.New(copyFs(t, snap))
 					n := 0
@@ -453,6 +455,7 @@ func TestDeleteDropsDerivedWithoutListing(t *testing.T) {
 // TestIndexFoldsMarks makes more changes than an open leaves as marks:
 // the next open folds them into the snapshot, and answers as the logs.
 func TestIndexFoldsMarks(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	fsys := afero.NewMemMapFs()
 	st := file.New(fsys, crashDir, handle.Unredacted())

@@ -39,6 +39,7 @@ func TestTailReaderReadsAsHandle(t *testing.T) {
 				continue
 			}
 			t.Run(enc+"/"+kind, func(t *testing.T) {
+				t.Parallel()
 				ctx := t.Context()
 				st, _, _ := osStore(t, enc)
 				id, path, evs := writeBig(t, st, enc, 1500, 7)
@@ -90,7 +91,7 @@ func TestTailReaderReadsAsHandle(t *testing.T) {
 				rng := rand.New(rand.NewPCG(uint64(len(enc)), uint64(len(kind))))
 				ranges := [][2]int64{{0, handle.End}, {last, last}, {last - 255, last}, {0, 0}, {1199, 1202}, {last + 1, handle.End}}
 				// Under the race detector each range costs seconds.
-				randoms := sweep.Size(10, 40, 40)
+				randoms := sweep.Size(4, 40, 40)
 				for range randoms {
 					a, b := rng.Int64N(last+1), rng.Int64N(last+1)
 					ranges = append(ranges, [2]int64{min(a, b), max(a, b)})
@@ -114,6 +115,7 @@ func TestTailReaderReadsAsHandle(t *testing.T) {
 func TestTailReaderReadsBounded(t *testing.T) {
 	for _, enc := range []string{handle.EncodingRaw, handle.EncodingZstd} {
 		t.Run(enc, func(t *testing.T) {
+			t.Parallel()
 			ctx := t.Context()
 			st, counted, _ := osStore(t, enc)
 			n := 6000

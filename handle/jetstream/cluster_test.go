@@ -33,6 +33,7 @@ var (
 // leader) loses no acknowledged event, every log goes on contiguously, and
 // the node catches up when it comes back.
 func TestClusterNodeLoss(t *testing.T) {
+	t.Parallel() // a cluster of its own; no timed bound
 	c := natstest.RunCluster(t)
 	nc, err := nats.Connect(c.URLs(), nats.MaxReconnects(-1), nats.ReconnectWait(20*time.Millisecond), nats.DontRandomize())
 	require.NoError(t, err)

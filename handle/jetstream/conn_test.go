@@ -167,6 +167,7 @@ func unanswered(t *testing.T, st *Store, sub *nats.Subscription, event func()) e
 // bucket elects a new leader ends at once with errMoved: the old leader
 // had its request (paused, or gone) and no answer will come from it.
 func TestTryEndsWhenLeaderChanges(t *testing.T) {
+	t.Parallel() // a cluster of its own; no timed bound
 	c := natstest.RunCluster(t)
 	nc, err := nats.Connect(c.URLs())
 	require.NoError(t, err)

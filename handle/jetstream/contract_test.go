@@ -129,6 +129,7 @@ func TestContract(t *testing.T) {
 		{"small messages", []Option{WithMaxMessageBytes(2000), WithMaxBatch(16)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // one server, a prefix a harness
 			storetest.Run(t, func(t *testing.T) storetest.Harness { return jsHarness(t, js, tc.opts...) })
 		})
 	}

@@ -85,6 +85,7 @@ func FuzzParseURL(f *testing.F) {
 // ErrReplicas, never a silent single replica; no server answering is
 // ErrUnavailable.
 func TestOpenURLReplicas(t *testing.T) {
+	t.Parallel() // servers of its own; no timed bound
 	one := natstest.Run(t)
 	_, err := OpenURL(ctx, fmt.Sprintf("nats://%s/single?replicas=3", one.Addr()))
 	require.ErrorIs(t, err, ErrReplicas, "a single server places one replica")

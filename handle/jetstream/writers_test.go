@@ -45,7 +45,7 @@ func TestTwoWritersRaceOneWins(t *testing.T) {
 		rounds int
 	}{
 		// Rounds: a sample by default, more under SESSIONLOG_SWEEPS=full.
-		{"one message a flush", nil, sweep.Size(100, 1000, 1000)},
+		{"one message a flush", nil, sweep.Size(40, 1000, 1000)},
 		// Every row its own message: each flush is a 2-message atomic
 		// batch, and the check is on its first message.
 		{"atomic batches", []Option{WithMaxMessageBytes(64)}, sweep.Size(20, 50, 50)},

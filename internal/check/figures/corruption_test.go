@@ -336,7 +336,7 @@ func sealedRegions(s sample) []string {
 // regionSample is how many bytes of each region of a sample the sweep
 // flips by default; tailSample, how many of the file's last bytes it flips
 // all of (where a flip can leave a torn tail).
-const regionSample, tailSample = 128, 256
+const regionSample, tailSample = 48, 256
 
 // flipOffsets are the bytes of s the sweep flips: every one under
 // SESSIONLOG_SWEEPS=full (internal/testkit/sweep); by default regionSample of each
