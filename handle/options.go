@@ -329,6 +329,11 @@ func NewConfig(opts ...Option) Config {
 	return c
 }
 
+// ErrNotSealed is wrapped by the errors of the sealed-session
+// capabilities (Shredder, Rekeyer, SealedExporter) on a session that is
+// not sealed.
+var ErrNotSealed = errors.New("handle: the session is not sealed")
+
 // ErrSealed is wrapped by the errors of sealing a store cannot do (a
 // fork of a sealed session with no one to seal it for, say).
 var ErrSealed = errors.New("handle: sealed session")

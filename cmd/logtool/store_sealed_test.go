@@ -57,4 +57,14 @@ func TestStoreNATSSealed(t *testing.T) {
 			require.NotContains(t, string(m), clear)
 		}
 	}
+	// A sealed export stays sealed (handle.SealedExporter); shred destroys
+	// the key records (handle.Shredder): the identity reads it no more.
+	exp := ok(run("", "--identity", key, "export", id))
+	require.True(t, strings.HasPrefix(exp.stdout, `{"format":"sessionlog-sealed"`), "a sealed export")
+	require.NotContains(t, exp.stdout, "MARK42")
+	var rep struct{ Shredded []string }
+	require.NoError(t, json.Unmarshal([]byte(ok(run("", "shred", "--json", id)).stdout), &rep))
+	require.Equal(t, []string{id}, rep.Shredded)
+	res := run("", "--identity", key, "cat", id)
+	require.Equal(t, 2, res.code, res.stderr)
 }

@@ -16,7 +16,7 @@ import (
 // the session's): the same key records, so the same identities read it,
 // and every row sealed under the session's newest data key. Nothing of
 // the content is written in clear. It returns how many events it wrote;
-// a session that is not sealed is refused (ErrNotSealed).
+// a session that is not sealed is refused (handle.ErrNotSealed).
 func (s *Store) ExportSealed(ctx context.Context, id string, w io.Writer, to int64) (int64, error) {
 	h, err := s.Open(ctx, id, handle.ReadOnly)
 	if err != nil {
@@ -34,7 +34,7 @@ func (s *Store) ExportSealed(ctx context.Context, id string, w io.Writer, to int
 		return 0, err
 	}
 	if plan == nil {
-		return 0, fmt.Errorf("%w: %s", ErrNotSealed, h.Path())
+		return 0, fmt.Errorf("%w: %s", handle.ErrNotSealed, h.Path())
 	}
 	n := int64(0)
 	events := func(yield func(eventlog.Event, error) bool) {

@@ -300,7 +300,7 @@ func TestSealedRecipientsAndRotation(t *testing.T) {
 			clearH, err := st.Create(ctx, handle.Unredacted())
 			require.NoError(t, err)
 			require.NoError(t, clearH.Close())
-			require.ErrorIs(t, st.AddRecipients(ctx, clearH.ID(), b.Recipient()), file.ErrNotSealed)
+			require.ErrorIs(t, st.AddRecipients(ctx, clearH.ID(), b.Recipient()), handle.ErrNotSealed)
 		})
 	}
 }
@@ -373,7 +373,7 @@ func TestShred(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, clearH.Close())
 			_, err = st.Shred(ctx, clearH.ID(), false)
-			require.ErrorIs(t, err, file.ErrNotSealed)
+			require.ErrorIs(t, err, handle.ErrNotSealed)
 		})
 	}
 }

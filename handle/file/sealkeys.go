@@ -9,6 +9,7 @@ import (
 
 	"filippo.io/age"
 
+	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/secrets/seal"
 )
 
@@ -17,10 +18,6 @@ import (
 // key, and a rotation a new key for the rows after it. Both run between
 // writers, under the session's writer lock; a writer that opens next
 // seals under the newest key. Shredding destroys every envelope.
-
-// ErrNotSealed is returned by the operations of sealed sessions
-// (AddRecipients, RotateKey, Shred) on a session that is not sealed.
-var ErrNotSealed = errors.New("handle: the session is not sealed")
 
 // AddRecipients wraps every data key of sealed session id for rs and
 // appends the key records, durably, under the session's writer lock
@@ -91,7 +88,7 @@ func (s *Store) appendKeys(ctx context.Context, id string, records func(b *fileB
 	}
 	err = func() error {
 		if b.sealed == nil {
-			return fmt.Errorf("%w: %s", ErrNotSealed, b.path)
+			return fmt.Errorf("%w: %s", handle.ErrNotSealed, b.path)
 		}
 		recs, err := records(b, sc.envs)
 		if err != nil {

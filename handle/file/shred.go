@@ -28,7 +28,7 @@ type shredConfig struct{ descendants bool }
 // are in clear. Sessions forked from it are refused with a
 // *DependentsError unless descendants is true (children, which
 // inherit nothing, are shredded with it only then). Shredding a session
-// that is not sealed is refused (ErrNotSealed): nothing could be
+// that is not sealed is refused (handle.ErrNotSealed): nothing could be
 // destroyed.
 func (s *Store) Shred(ctx context.Context, id string, descendants bool) (handle.ShredReport, error) {
 	c := shredConfig{descendants: descendants}
@@ -75,7 +75,7 @@ func (s *Store) shred(ctx context.Context, id string, c shredConfig, visited map
 	rep.Envelopes += n
 	if c.descendants {
 		for _, h := range children {
-			if err := s.shred(ctx, h.ID, c, visited, rep); err != nil && !errors.Is(err, ErrNotSealed) {
+			if err := s.shred(ctx, h.ID, c, visited, rep); err != nil && !errors.Is(err, handle.ErrNotSealed) {
 				return err
 			}
 		}
@@ -96,7 +96,7 @@ func (s *Store) shredFile(ctx context.Context, id string) (int, error) {
 	}
 	defer old.Close()
 	if loc.sealed == nil {
-		return 0, fmt.Errorf("%w: %s", ErrNotSealed, loc.path)
+		return 0, fmt.Errorf("%w: %s", handle.ErrNotSealed, loc.path)
 	}
 	fi, err := old.Stat()
 	if err != nil {

@@ -23,10 +23,6 @@ import (
 // publish one message of key records after the subject's last, under the
 // session's lease; a writer that opens next seals under the newest key.
 
-// ErrNotSealed is returned by AddRecipients and RotateKey on a session
-// that is not sealed.
-var ErrNotSealed = errors.New("jetstream: the session is not sealed")
-
 // AddRecipients wraps every data key of sealed session id for rs and
 // publishes the key records, under the session's lease (handle.ErrLocked
 // while a writer holds it): the new recipients read the whole log, its
@@ -97,7 +93,7 @@ func (s *Store) appendKeys(ctx context.Context, id string, records func(b *jsBac
 		return err
 	}
 	if b.sealed == nil {
-		return fmt.Errorf("%w: %s", ErrNotSealed, b.path)
+		return fmt.Errorf("%w: %s", handle.ErrNotSealed, b.path)
 	}
 	recs, err := records(b)
 	if err != nil {
@@ -150,7 +146,7 @@ func (s *Store) shredTree(ctx context.Context, id string, descendants, root bool
 		}
 	}
 	n, err := s.shredOne(ctx, id)
-	if !root && errors.Is(err, ErrNotSealed) {
+	if !root && errors.Is(err, handle.ErrNotSealed) {
 		return nil
 	}
 	if err != nil {
@@ -224,7 +220,7 @@ func (s *Store) shredOne(ctx context.Context, id string) (int, error) {
 		return 0, err
 	}
 	if sl == nil {
-		return 0, fmt.Errorf("%w: %s", ErrNotSealed, path)
+		return 0, fmt.Errorf("%w: %s", handle.ErrNotSealed, path)
 	}
 	fr, err := seal.Check(bytes.NewReader(log), seal.Raw, path)
 	if err != nil {

@@ -310,14 +310,14 @@ func (s *Store) rescan(ctx context.Context, id string) bool {
 // so that the same identities read it, and every row sealed under its
 // newest data key, nothing of the content in clear. It returns how many
 // events it wrote; a session that is not sealed is refused
-// (ErrNotSealed).
+// (handle.ErrNotSealed).
 func (s *Store) ExportSealed(ctx context.Context, id string, w io.Writer, to int64) (int64, error) {
 	sl, err := s.SealingOf(ctx, id)
 	if err != nil {
 		return 0, err
 	}
 	if sl == nil {
-		return 0, fmt.Errorf("%w: %s", ErrNotSealed, s.path(id))
+		return 0, fmt.Errorf("%w: %s", handle.ErrNotSealed, s.path(id))
 	}
 	h, err := s.Open(ctx, id, handle.ReadOnly)
 	if err != nil {

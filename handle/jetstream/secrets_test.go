@@ -238,8 +238,8 @@ func TestSealedKeys(t *testing.T) {
 	c, err := newStore(t, js).Create(ctx)
 	require.NoError(t, err)
 	require.NoError(t, c.Close())
-	require.ErrorIs(t, st.AddRecipients(ctx, c.ID(), bob.Recipient()), ErrNotSealed)
-	require.ErrorIs(t, st.RotateKey(ctx, c.ID(), bob.Recipient()), ErrNotSealed)
+	require.ErrorIs(t, st.AddRecipients(ctx, c.ID(), bob.Recipient()), handle.ErrNotSealed)
+	require.ErrorIs(t, st.RotateKey(ctx, c.ID(), bob.Recipient()), handle.ErrNotSealed)
 }
 
 // Shred on JetStream: every key record of the subject is replaced by one
@@ -292,7 +292,7 @@ func TestShred(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, cl.Close())
 	_, err = st.Shred(ctx, cl.ID(), false)
-	require.ErrorIs(t, err, ErrNotSealed)
+	require.ErrorIs(t, err, handle.ErrNotSealed)
 }
 
 // ExportSealed writes a standalone sealed raw log of a sealed session, a
@@ -345,5 +345,5 @@ func TestExportSealed(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, cl.Close())
 	_, err = clear.ExportSealed(ctx, cl.ID(), &out, handle.End)
-	require.ErrorIs(t, err, ErrNotSealed)
+	require.ErrorIs(t, err, handle.ErrNotSealed)
 }
