@@ -76,10 +76,10 @@ func (a *app) where() string {
 // with logtool's lease and its warnings on stderr.
 func (a *app) openStoreURL(ctx context.Context, raw string, opts ...storeurl.Option) (handle.Store, func(), error) {
 	base := []storeurl.Option{storeurl.WithFs(a.fs), storeurl.WithLeaseTTL(cliLeaseTTL), storeurl.WithClientName("logtool"),
-		storeurl.WithLogger(slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))),
-		storeurl.WithIdentities(a.identities...)}
+		storeurl.With(handle.WithLogger(slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))),
+			handle.WithIdentities(a.identities...))}
 	if a.noRedact {
-		base = append(base, storeurl.WithoutRedaction())
+		base = append(base, storeurl.With(handle.Unredacted()))
 	}
 	return storeurl.Open(ctx, raw, append(base, opts...)...)
 }

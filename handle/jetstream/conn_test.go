@@ -16,6 +16,7 @@ import (
 	natsjs "github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/internal/testkit/natstest"
 )
 
@@ -90,7 +91,7 @@ func TestConnOptionsAsDocumented(t *testing.T) {
 func TestConnLogsThroughLogger(t *testing.T) {
 	srv := runServer(t)
 	var logs syncBuffer
-	st, err := OpenURL(ctx, srv.ClientURL()+"/?sync=always", WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	st, err := OpenURL(ctx, srv.ClientURL()+"/?sync=always", With(handle.WithLogger(slog.New(slog.NewTextHandler(&logs, nil)))))
 	require.NoError(t, err)
 	defer st.Close()
 	nc := st.JetStream().Conn()

@@ -101,11 +101,11 @@ func jsHarness(t *testing.T, js natsjs.JetStream, opts ...Option) storetest.Harn
 			require.NoError(t, admin.stream.Purge(context.Background(), natsjs.WithPurgeSubject(admin.Subject(id))))
 		},
 		Sealing: func(t *testing.T, rs []age.Recipient, ids []age.Identity) handle.Store {
-			return newStore(t, js, append(opts, prefix, WithRecipients(rs...), WithIdentities(ids...))...)
+			return newStore(t, js, append(opts, prefix, With(handle.WithRecipients(rs...)), With(handle.WithIdentities(ids...)))...)
 		},
 		Raw: func(t *testing.T, id string) []byte { return load(t, admin, id).log },
 		WithPolicy: func(t *testing.T, p handle.FlushPolicy, ticks chan time.Time) handle.Store {
-			return newStore(t, js, append(opts, prefix, WithFlushPolicy(p), func(c *config) {
+			return newStore(t, js, append(opts, prefix, With(handle.WithFlushPolicy(p)), func(c *config) {
 				c.ticker = func(d time.Duration) (<-chan time.Time, func()) {
 					if d == c.leaseTTL/3 {
 						return nil, func() {} // no renewals: the ticks are the flusher's

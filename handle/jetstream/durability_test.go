@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	natsjs "github.com/nats-io/nats.go/jetstream"
+	"github.com/sessionlog/sessionlog/handle"
 	"github.com/stretchr/testify/require"
 )
 
@@ -43,7 +44,7 @@ func TestNewChecksDurability(t *testing.T) {
 			require.NoError(t, err)
 			var logs bytes.Buffer
 			log := slog.New(slog.NewTextHandler(&logs, nil))
-			_, err = New(ctx, js, append(tc.opts, WithPrefix(name), WithLogger(log))...)
+			_, err = New(ctx, js, append(tc.opts, WithPrefix(name), With(handle.WithLogger(log)))...)
 			if tc.wantErr != nil {
 				require.ErrorIs(t, err, tc.wantErr)
 				return

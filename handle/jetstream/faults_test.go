@@ -75,7 +75,7 @@ func openDrillStore(t *testing.T, p *natstest.Procs, first int, logs *syncBuffer
 	natstest.Eventually(t, "the cluster to accept an R3 store", func() bool {
 		var err error
 		st, err = OpenURL(ctx, "nats://"+p.Hosts(order...)+"/sessionlog?replicas=3&sync=always", WithConnOptions(nats.DontRandomize()),
-			WithLogger(slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))))
+			With(handle.WithLogger(slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo})))))
 		return err == nil
 	})
 	t.Cleanup(func() { st.Close() })

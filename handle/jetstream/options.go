@@ -2,7 +2,6 @@ package jetstream
 
 import (
 	"log/slog"
-	"slices"
 	"time"
 
 	"filippo.io/age"
@@ -67,7 +66,9 @@ type config struct {
 	redactor   *redaction.Redactor // nil: no redaction
 	recipients []age.Recipient     // new sessions are sealed for them
 	identities []age.Identity      // open sealed sessions
-	clientName string              // OpenURL's connection, and its options
+	// shared are handle's options (With), read over the above by New.
+	shared     []handle.Option
+	clientName string // OpenURL's connection, and its options
 	connOpts   []nats.Option
 	// OpenURL's connection: how it finds a server gone silent and leaves
 	// it (see OpenURL and docs/distributed.md).
@@ -85,6 +86,24 @@ type config struct {
 	probeTimeout time.Duration
 	// ticker drives lease renewal and FlushInterval; tests replace it.
 	ticker func(time.Duration) (<-chan time.Time, func())
+}
+
+// newConfig returns the settings opts make over the defaults, handle's
+// (With) read into them.
+func newConfig(opts []Option) config {
+	cfg := defaultConfig()
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if len(cfg.shared) > 0 {
+		hc := handle.NewConfig(append([]handle.Option{handle.WithClock(cfg.now), handle.WithLogger(cfg.log)}, cfg.shared...)...)
+		cfg.log, cfg.now, cfg.policy, cfg.packTypes = hc.Logger, hc.Now, hc.Policy, hc.PackTypes
+		cfg.redactor, cfg.recipients, cfg.identities = hc.Redactor, hc.Recipients, hc.Identities
+		if hc.Ticker != nil {
+			cfg.ticker = hc.Ticker
+		}
+	}
+	return cfg
 }
 
 func defaultConfig() config {
@@ -118,44 +137,18 @@ func defaultConfig() config {
 // Option configures a Store.
 type Option func(*config)
 
-// WithRedactor sets the redactor the store's write handles apply to every
-// event appended (docs/format.md §11): by default redact.New(); nil turns
-// redaction off (see handle.WithRedactor).
-func WithRedactor(r *redaction.Redactor) Option { return func(c *config) { c.redactor = r } }
-
-// WithoutRedaction turns redaction at write off for every handle of the
-// store.
-func WithoutRedaction() Option { return WithRedactor(nil) }
-
-// WithRecipients seals every session the store creates for the given
-// age recipients, as handle.WithRecipients does for files (docs/format.md
-// §11); SealedFor chooses others for one session.
-func WithRecipients(rs ...age.Recipient) Option {
-	return func(c *config) { c.recipients = slices.Clone(rs) }
-}
-
-// WithIdentities gives the store the age identities that open sealed
-// sessions' data keys, as handle.WithIdentities does for files.
-func WithIdentities(ids ...age.Identity) Option {
-	return func(c *config) { c.identities = slices.Clone(ids) }
+// With gives the store the settings every store shares, as handle's
+// options: the logger, the clock (IDs, createdAt and lease expiry), the
+// flush policy, redaction at write, packed types, and sealing (its
+// recipients and identities, docs/format.md §11).
+func With(opts ...handle.Option) Option {
+	return func(c *config) { c.shared = append(c.shared, opts...) }
 }
 
 // WithPrefix sets the store's name: the stream <prefix>, its subjects
 // <prefix>.s.<ID>, the lease bucket <prefix>_leases. Letters, digits, '_'
 // and '-' only. The default is DefaultPrefix.
 func WithPrefix(prefix string) Option { return func(c *config) { c.prefix = prefix } }
-
-// WithLogger sets the logger; by default nothing is logged.
-func WithLogger(l *slog.Logger) Option {
-	return func(c *config) {
-		if l != nil {
-			c.log = l
-		}
-	}
-}
-
-// WithClock sets the clock used for IDs, createdAt and lease expiry.
-func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
 
 // WithLeaseTTL sets how long a writer's lease lasts unless renewed; the
 // handle renews it every third of that, retrying a renewal that fails
@@ -206,17 +199,6 @@ func WithMaxBatch(n int) Option {
 		}
 	}
 }
-
-// WithPackTypes sets the event types packed into packed rows (default:
-// eventlog.DefaultPackTypes), as handle.WithPackTypes does for files.
-func WithPackTypes(types ...string) Option {
-	return func(c *config) { c.packTypes = append([]string{}, types...) }
-}
-
-// WithFlushPolicy sets the flush policy of the store's write handles
-// (handle.FlushPolicy), as handle.WithFlushPolicy
-// does for files. By default they flush only when asked.
-func WithFlushPolicy(p handle.FlushPolicy) Option { return func(c *config) { c.policy = p } }
 
 // WithRequestTimeout bounds one request to the servers (default
 // DefaultRequestTimeout). A request that got no answer in time is retried;

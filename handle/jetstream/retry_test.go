@@ -139,7 +139,7 @@ func TestLeaseRenewal(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clock := newClock()
-			st := newStore(t, connect(t, runServer(t)), WithClock(clock.now), WithLeaseTTL(time.Minute),
+			st := newStore(t, connect(t, runServer(t)), With(handle.WithClock(clock.now)), WithLeaseTTL(time.Minute),
 				func(c *config) { c.ticker = noTicks })
 			// A writer's lease, as a write handle holds it.
 			h, err := st.Create(ctx)
@@ -178,7 +178,7 @@ func TestLeaseRenewal(t *testing.T) {
 	t.Run("taken by another writer", func(t *testing.T) {
 		clock := newClock()
 		s := runServer(t)
-		opts := []Option{WithClock(clock.now), WithLeaseTTL(time.Minute), func(c *config) { c.ticker = noTicks }}
+		opts := []Option{With(handle.WithClock(clock.now)), WithLeaseTTL(time.Minute), func(c *config) { c.ticker = noTicks }}
 		a, b := newStore(t, connect(t, s), opts...), newStore(t, connect(t, s), opts...)
 		h, err := a.Create(ctx)
 		require.NoError(t, err)

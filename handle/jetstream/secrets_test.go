@@ -28,7 +28,7 @@ func TestSealedLayout(t *testing.T) {
 	alice, err := age.GenerateX25519Identity()
 	require.NoError(t, err)
 	js := connect(t, runServer(t))
-	st := newStore(t, js, WithMaxMessageBytes(2000), WithMaxBatch(64), WithRecipients(alice.Recipient()))
+	st := newStore(t, js, WithMaxMessageBytes(2000), WithMaxBatch(64), With(handle.WithRecipients(alice.Recipient())))
 	big := func(i int) eventlog.Event {
 		return eventlog.Event{Type: "tool/result", Time: int64(i), Data: json.RawMessage(`{"output":"` + strings.Repeat("y", 6000) + `"}`)}
 	}
@@ -58,7 +58,7 @@ func TestSealedLayout(t *testing.T) {
 	require.Equal(t, "tool/result", info.LastType, "the last row spans messages")
 	require.Equal(t, int64(29), info.LastTime)
 
-	reader := newStore(t, js, WithIdentities(alice))
+	reader := newStore(t, js, With(handle.WithIdentities(alice)))
 	r, err := reader.Open(ctx, id, handle.ReadOnly)
 	require.NoError(t, err)
 	defer r.Close()
@@ -109,7 +109,7 @@ func TestSealedAs(t *testing.T) {
 	alice, err := age.GenerateX25519Identity()
 	require.NoError(t, err)
 	js := connect(t, runServer(t))
-	src := newStore(t, js, WithRecipients(alice.Recipient()))
+	src := newStore(t, js, With(handle.WithRecipients(alice.Recipient())))
 	h, err := src.Create(ctx)
 	require.NoError(t, err)
 	evs := []eventlog.Event{ev(0, 0), ev(0, 1), ev(0, 2)}
@@ -133,7 +133,7 @@ func TestSealedAs(t *testing.T) {
 	dstHead, _, err := seal.ReadHead(bytes.NewReader(dstMsg), int64(len(dstMsg)), h.ID())
 	require.NoError(t, err)
 	require.Equal(t, srcHead.Fingerprint(), dstHead.Fingerprint(), "the same key records")
-	r, err := newStore(t, js, WithPrefix("copy"), WithIdentities(alice)).Open(ctx, h.ID(), handle.ReadOnly)
+	r, err := newStore(t, js, WithPrefix("copy"), With(handle.WithIdentities(alice))).Open(ctx, h.ID(), handle.ReadOnly)
 	require.NoError(t, err)
 	require.Len(t, readAll(t, r), 3)
 	require.NoError(t, r.Close())
@@ -161,7 +161,7 @@ func TestRedactionAtWrite(t *testing.T) {
 		clear bool
 	}{
 		{"default", nil, false},
-		{"store off", []Option{WithoutRedaction()}, true},
+		{"store off", []Option{With(handle.Unredacted())}, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			st := newStore(t, connect(t, s), c.store...)
@@ -192,7 +192,7 @@ func TestSealedKeys(t *testing.T) {
 	bob, err := age.GenerateX25519Identity()
 	require.NoError(t, err)
 	js := connect(t, runServer(t))
-	st := newStore(t, js, WithRecipients(alice.Recipient()))
+	st := newStore(t, js, With(handle.WithRecipients(alice.Recipient())))
 	h, err := st.Create(ctx)
 	require.NoError(t, err)
 	_, err = h.Append(ctx, ev(0, 0), ev(0, 1), ev(0, 2))
@@ -202,7 +202,7 @@ func TestSealedKeys(t *testing.T) {
 	require.ErrorIs(t, st.AddRecipients(ctx, id, bob.Recipient()), handle.ErrLocked, "under the writer's lease")
 	require.NoError(t, h.Close())
 
-	bobs := newStore(t, js, WithIdentities(bob))
+	bobs := newStore(t, js, With(handle.WithIdentities(bob)))
 	_, err = bobs.Open(ctx, id, handle.ReadOnly)
 	require.ErrorIs(t, err, seal.ErrNoKey)
 	require.NoError(t, st.AddRecipients(ctx, id, bob.Recipient()))
@@ -218,7 +218,7 @@ func TestSealedKeys(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, w.Close())
 
-	alices := newStore(t, js, WithIdentities(alice))
+	alices := newStore(t, js, With(handle.WithIdentities(alice)))
 	info, err := alices.Stat(ctx, id)
 	require.NoError(t, err, "the rotated key's envelope is found among the rows")
 	require.Equal(t, int64(4), info.LastSeq)
@@ -226,7 +226,7 @@ func TestSealedKeys(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, readAll(t, r), 5)
 	require.NoError(t, r.Close())
-	_, err = newStore(t, js, WithIdentities(bob)).Open(ctx, id, handle.ReadOnly)
+	_, err = newStore(t, js, With(handle.WithIdentities(bob))).Open(ctx, id, handle.ReadOnly)
 	require.ErrorIs(t, err, seal.ErrNoKey, "bob has no envelope of the rotated key")
 
 	fr, err := seal.Check(bytes.NewReader(load(t, st, id).log), seal.Raw, id)
@@ -251,7 +251,7 @@ func TestShred(t *testing.T) {
 	alice, err := age.GenerateX25519Identity()
 	require.NoError(t, err)
 	js := connect(t, runServer(t))
-	st := newStore(t, js, WithRecipients(alice.Recipient()), WithIdentities(alice))
+	st := newStore(t, js, With(handle.WithRecipients(alice.Recipient())), With(handle.WithIdentities(alice)))
 	h, err := st.Create(ctx)
 	require.NoError(t, err)
 	_, err = h.Append(ctx, ev(0, 0), ev(0, 1), ev(0, 2))
@@ -278,7 +278,7 @@ func TestShred(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, fr.Envelopes, 1)
 	require.True(t, fr.Envelopes[0].Shredded)
-	for _, s := range []*Store{st, newStore(t, js, WithIdentities(alice))} {
+	for _, s := range []*Store{st, newStore(t, js, With(handle.WithIdentities(alice)))} {
 		_, err = s.Stat(ctx, id)
 		require.ErrorIs(t, err, seal.ErrNoKey)
 		_, err = s.Open(ctx, id, handle.ReadOnly)
@@ -302,7 +302,7 @@ func TestExportSealed(t *testing.T) {
 	alice, err := age.GenerateX25519Identity()
 	require.NoError(t, err)
 	js := connect(t, runServer(t))
-	st := newStore(t, js, WithRecipients(alice.Recipient()), WithIdentities(alice))
+	st := newStore(t, js, With(handle.WithRecipients(alice.Recipient())), With(handle.WithIdentities(alice)))
 	h, err := st.Create(ctx)
 	require.NoError(t, err)
 	_, err = h.Append(ctx, ev(0, 0), ev(0, 1), ev(0, 2))

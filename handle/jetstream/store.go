@@ -97,10 +97,7 @@ var (
 // warns, through the logger, about a connection that would take longer
 // than a second.
 func New(ctx context.Context, js natsjs.JetStream, opts ...Option) (_ *Store, err error) {
-	cfg := defaultConfig()
-	for _, o := range opts {
-		o(&cfg)
-	}
+	cfg := newConfig(opts)
 	if !prefixRE.MatchString(cfg.prefix) {
 		return nil, fmt.Errorf("jetstream: prefix %q: want letters, digits, '_' or '-'", cfg.prefix)
 	}

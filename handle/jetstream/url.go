@@ -220,10 +220,7 @@ func OpenURL(ctx context.Context, raw string, opts ...Option) (*Store, error) {
 		return nil, err
 	}
 	opts = append(opts, u.Options()...)
-	cfg := defaultConfig()
-	for _, o := range opts {
-		o(&cfg)
-	}
+	cfg := newConfig(opts)
 	nopts := connOptions(cfg)
 	switch {
 	case u.Password != "":

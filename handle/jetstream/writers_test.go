@@ -256,7 +256,7 @@ func TestLease(t *testing.T) {
 	s := runServer(t)
 	clock := newClock()
 	ticks := make(chan time.Time) // a's renewals
-	opts := []Option{WithClock(clock.now), WithLeaseTTL(time.Minute), func(c *config) { c.ticker = noTicks }}
+	opts := []Option{With(handle.WithClock(clock.now)), WithLeaseTTL(time.Minute), func(c *config) { c.ticker = noTicks }}
 	a := newStore(t, connect(t, s), append(opts, func(c *config) {
 		c.ticker = func(time.Duration) (<-chan time.Time, func()) { return ticks, func() {} }
 	})...)
@@ -319,8 +319,8 @@ func TestLeaseLostPoisons(t *testing.T) {
 	clock := newClock()
 	ticks, stopped := make(chan time.Time), make(chan struct{})
 	ticker := func(time.Duration) (<-chan time.Time, func()) { return ticks, func() { close(stopped) } }
-	a := newStore(t, connect(t, s), WithClock(clock.now), WithLeaseTTL(time.Minute), func(c *config) { c.ticker = ticker })
-	b := newStore(t, connect(t, s), WithClock(clock.now), WithLeaseTTL(time.Minute), func(c *config) { c.ticker = noTicks })
+	a := newStore(t, connect(t, s), With(handle.WithClock(clock.now)), WithLeaseTTL(time.Minute), func(c *config) { c.ticker = ticker })
+	b := newStore(t, connect(t, s), With(handle.WithClock(clock.now)), WithLeaseTTL(time.Minute), func(c *config) { c.ticker = noTicks })
 	ha, err := a.Create(ctx)
 	require.NoError(t, err)
 	clock.add(2 * time.Minute)

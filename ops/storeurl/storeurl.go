@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"log/slog"
 	"strings"
 	"time"
 
-	"filippo.io/age"
 	"github.com/spf13/afero"
 
 	"github.com/sessionlog/sessionlog/handle"
@@ -18,14 +16,12 @@ import (
 )
 
 type config struct {
-	fs         afero.Fs
-	log        *slog.Logger
-	leaseTTL   time.Duration
-	name       string
-	existing   bool
-	readOnly   bool
-	identities []age.Identity
-	unredacted bool
+	fs       afero.Fs
+	leaseTTL time.Duration
+	name     string
+	existing bool
+	readOnly bool
+	shared   []handle.Option
 }
 
 // ErrNoStore: a store that Existing requires is not there.
@@ -44,8 +40,12 @@ type Option func(*config)
 // WithFs sets the file system of a folder store (default: the OS's).
 func WithFs(fs afero.Fs) Option { return func(c *config) { c.fs = fs } }
 
-// WithLogger sets where a JetStream store logs (default: nowhere).
-func WithLogger(l *slog.Logger) Option { return func(c *config) { c.log = l } }
+// With gives the store handle's options, the settings every store shares
+// (a logger, identities to read sealed sessions with, redaction at write
+// off…), whichever store the location names.
+func With(opts ...handle.Option) Option {
+	return func(c *config) { c.shared = append(c.shared, opts...) }
+}
 
 // WithLeaseTTL sets the writer lease of a JetStream store when its URL
 // names none (lease=D); 0, the default, leaves the store's own default.
@@ -54,14 +54,6 @@ func WithLeaseTTL(d time.Duration) Option { return func(c *config) { c.leaseTTL 
 // WithClientName names the connection to a NATS server (default
 // "sessionlog"), as the server's monitoring shows it.
 func WithClientName(name string) Option { return func(c *config) { c.name = name } }
-
-// WithIdentities gives the store the age identities it reads sealed
-// sessions with (handle.WithIdentities, jetstream.WithIdentities).
-func WithIdentities(ids ...age.Identity) Option { return func(c *config) { c.identities = ids } }
-
-// WithoutRedaction turns the store's redaction at write off
-// (handle.WithoutRedaction, jetstream.WithoutRedaction).
-func WithoutRedaction() Option { return func(c *config) { c.unredacted = true } }
 
 // IsURL reports whether where names a store by URL rather than a folder.
 func IsURL(where string) bool {
@@ -96,22 +88,9 @@ func Open(ctx context.Context, where string, opts ...Option) (st handle.Store, c
 		if c.readOnly {
 			fsys = afero.NewReadOnlyFs(fsys)
 		}
-		opts := []handle.Option{handle.WithIdentities(c.identities...)}
-		if c.unredacted {
-			opts = append(opts, handle.Unredacted())
-		}
-		return file.New(fsys, where, opts...), func() {}, nil
+		return file.New(fsys, where, c.shared...), func() {}, nil
 	}
-	jopts := []jetstream.Option{jetstream.WithClientName(c.name)}
-	if c.unredacted {
-		jopts = append(jopts, jetstream.WithoutRedaction())
-	}
-	if len(c.identities) > 0 {
-		jopts = append(jopts, jetstream.WithIdentities(c.identities...))
-	}
-	if c.log != nil {
-		jopts = append(jopts, jetstream.WithLogger(c.log))
-	}
+	jopts := []jetstream.Option{jetstream.WithClientName(c.name), jetstream.With(c.shared...)}
 	if c.leaseTTL > 0 {
 		jopts = append(jopts, jetstream.WithLeaseTTL(c.leaseTTL)) // the URL's lease= overrides it
 	}

@@ -68,7 +68,7 @@ func TestCopySealedJetStream(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
 	nc := natstest.Connect(t, natstest.Run(t))
-	js, err := jetstream.New(ctx, nc, jetstream.WithPrefix("sealed"), jetstream.WithIdentities(id), jetstream.WithSyncAlways())
+	js, err := jetstream.New(ctx, nc, jetstream.WithPrefix("sealed"), jetstream.With(handle.WithIdentities(id)), jetstream.WithSyncAlways())
 	require.NoError(t, err)
 	for _, err := range transfer.Copy(ctx, src, js, transfer.WithEncoding(handle.EncodingRaw)) {
 		require.NoError(t, err)
