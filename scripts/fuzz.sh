@@ -11,7 +11,7 @@
 #
 #   scripts/fuzz.sh                 # CI: 1,000 inputs each
 #   scripts/fuzz.sh 10m             # the long run (docs/reliability.md)
-#   scripts/fuzz.sh 30s ./handle/ ./replay/   # the targets of some packages
+#   scripts/fuzz.sh 30s ./handle/file/ ./replay/   # the targets of some packages
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD

@@ -38,7 +38,7 @@ import (
 //     f.Write and fdatasync, no library: the floor a lone appender's
 //     latency is measured against.
 //
-//     go test -run '^$' -bench BenchmarkAppend -benchtime 4000x -count 5 ./handle/
+//     go test -run '^$' -bench BenchmarkAppend -benchtime 4000x -count 5 ./handle/file/
 func BenchmarkAppend(b *testing.B) {
 	data := json.RawMessage(`{"text":"a streamed delta of about one hundred bytes, as an assistant chunk would carry it...."}`)
 	ev := eventlog.Event{Type: "assistant/chunk", Time: 1764450000000, Data: data}
@@ -73,7 +73,7 @@ func BenchmarkAppend(b *testing.B) {
 // prepared in its own goroutine, the leader writes them as they are (a
 // chunk run is encoded when it ends: docs/design.md, "Group commit").
 //
-//	go test -run '^$' -bench BenchmarkAppendUnpacked -benchtime 20000x -count 5 ./handle/
+//	go test -run '^$' -bench BenchmarkAppendUnpacked -benchtime 20000x -count 5 ./handle/file/
 func BenchmarkAppendUnpacked(b *testing.B) {
 	data := json.RawMessage(`{"id":"call_0001","name":"read_file","args":{"path":"internal/server/handlers/session.go"}}`)
 	benchAppenders(b, eventlog.Event{Type: "tool/call", Time: 1764450000000, Data: data}, []int{1, 64, 256})
@@ -196,7 +196,7 @@ func (f noSyncFile) Fd() uintptr {
 // tenth of them forks): cold reads every header and writes the derived
 // index; warm reads the folder listing and the index.
 //
-//	go test -run '^$' -bench BenchmarkTree -benchtime 10x ./handle/
+//	go test -run '^$' -bench BenchmarkTree -benchtime 10x ./handle/file/
 func BenchmarkTree(b *testing.B) {
 	ctx := context.Background()
 	dir := filepath.Join(b.TempDir(), "s")
@@ -246,7 +246,7 @@ func BenchmarkTree(b *testing.B) {
 // what the fork, its digest and its Close read from the store's files:
 // it must not grow with n (docs/design.md, "Digests").
 //
-//	go test -run '^$' -bench BenchmarkForkDigest -benchtime 20x -count 5 ./handle/
+//	go test -run '^$' -bench BenchmarkForkDigest -benchtime 20x -count 5 ./handle/file/
 func BenchmarkForkDigest(b *testing.B) {
 	ctx := context.Background()
 	data := json.RawMessage(`{"text":"a streamed delta of about one hundred bytes, as an assistant chunk would carry it...."}`)
