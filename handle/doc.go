@@ -41,11 +41,11 @@
 // # Secrets
 //
 // A write handle redacts every event it is given before it checks,
-// digests and stores it (package redact; off with WithoutRedaction,
-// Unredacted, OpenUnredacted); CreateFrom, AppendAll and Rewrite store
-// events as given. Sealed sessions (WithRecipients, SealedFor, SealedAs,
-// WithIdentities; docs/format.md §11) are kept by both stores, sealed by
-// one layer (handle/internal/sealing).
+// digests and stores it (package redact; off with Unredacted, for a store
+// or one handle); CreateFrom, AppendAll and Rewrite store events as given.
+// Sealed sessions (WithRecipients, SealedAs, WithIdentities; docs/format.md
+// §11) are kept by both stores, sealed by one layer
+// (handle/internal/sealing).
 //
 // # Concurrency
 //

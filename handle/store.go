@@ -70,7 +70,7 @@ type Store interface {
 	// store reads the whole log to find it, except when its checked record
 	// shows the file unchanged since it last did (docs/design.md, "Opening
 	// without reading").
-	// OpenUnredacted turns redaction at write off for the handle.
+	// Unredacted turns redaction at write off for the handle.
 	Open(ctx context.Context, id string, mode Mode, opts ...Option) (Handle, error)
 	// Stat describes a session from its header and its tail; its cost
 	// does not grow with the log's length (a zstd log whose writer did not

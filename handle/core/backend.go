@@ -116,7 +116,7 @@ type HandleConfig struct {
 	// Redactor redacts every event a write handle appends before it is
 	// checked, digested and stored (docs/format.md §11); nil stores
 	// events as given. A store passes its own (on by default) unless the
-	// handle was opened without (Unredacted, OpenUnredacted).
+	// handle was opened without (Unredacted).
 	Redactor *redact.Redactor
 	// Logger gets the handle's messages; nil is silent.
 	Logger *slog.Logger

@@ -136,8 +136,8 @@ type NewSession struct {
 	// Encoding is the session's (WithEncoding, the store's or the
 	// call's).
 	Encoding string
-	// Sealed: SealedFor or SealedAs asked for a sealed session, SealFor
-	// being SealedFor's recipients and SealAs SealedAs's sealing; a store
+	// Sealed: sealing (WithRecipients) or SealedAs asked for a sealed session, SealFor
+	// being WithRecipients' recipients (the call's or the store's) and SealAs SealedAs's sealing; a store
 	// that does not seal refuses it with ErrSealed.
 	Sealed  bool
 	SealFor []age.Recipient

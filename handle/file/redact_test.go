@@ -26,7 +26,7 @@ func secretEvent() eventlog.Event {
 
 // The file store's redaction options (the rest of redaction at write is
 // the contract's, storetest "RedactionAtWrite"): by default the log file
-// holds no secret; WithoutRedaction stores the event as given;
+// holds no secret; handle.Unredacted stores the event as given;
 // WithRedactor's extra patterns apply beside the detectors.
 func TestRedactionAtWrite(t *testing.T) {
 	ctx := t.Context()

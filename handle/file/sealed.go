@@ -322,7 +322,7 @@ func (s *Store) remember(p *sealPlan) *sealedFile {
 }
 
 // sealFor returns the recipients a new session is sealed for, or nil for
-// a clear one (sealing.Recipients): those SealedFor gave, else the
+// a clear one (sealing.Recipients): those the create asked (WithRecipients), else the
 // store's; a fork of a sealed session is sealed whatever the options.
 func (s *Store) sealFor(ns core.NewSession, parentSealed bool) ([]age.Recipient, error) {
 	rs, err := sealing.Recipients(sealing.Ask{Sealed: ns.Sealed, SealFor: ns.SealFor, SealAs: ns.SealAs != nil},

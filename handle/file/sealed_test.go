@@ -192,7 +192,8 @@ func TestSealedWithoutIdentityByItsCreator(t *testing.T) {
 	require.ErrorIs(t, err, seal.ErrNoKey)
 }
 
-// SealedFor seals one session of a clear store; the others stay clear.
+// WithRecipients on one create seals that session of a clear store; the
+// others stay clear.
 func TestSealedFor(t *testing.T) {
 	ctx := context.Background()
 	fsys := afero.NewMemMapFs()

@@ -16,7 +16,7 @@
 // a seq without reading the log.
 //
 // A sealed session (docs/format.md §11; WithRecipients, WithIdentities,
-// handle.SealedFor) keeps the raw sealed layout the same way: the first
+// handle.WithRecipients on the create) keeps the raw sealed layout the same way: the first
 // message holds the clear header, the key records and the sealed header
 // row, each later one whole records, one a row, Sl-Seq naming the seq a
 // record's row holds (sealed.go). Sealing is package sealing's, the file

@@ -151,7 +151,7 @@ func TestSealedAs(t *testing.T) {
 
 // The JetStream store's redaction option (the rest of redaction at write
 // is the contract's, storetest "RedactionAtWrite"): by default no message
-// of the stream holds the secret; WithoutRedaction stores it as given.
+// of the stream holds the secret; handle.Unredacted stores it as given.
 func TestRedactionAtWrite(t *testing.T) {
 	secret := "AKIA" + strings.Repeat("Q7", 8) // an AWS access key ID, built at run time
 	s := runServer(t)

@@ -15,7 +15,7 @@ import (
 // write core's prepare step; docs/format.md §11). What a write handle
 // stores, reads back and digests is the redacted form, and the caller's
 // events are left as they were; Create with Unredacted and Open with
-// OpenUnredacted store the event as given, and a writer reopened without
+// Open with Unredacted store the event as given, and a writer reopened without
 // them redacts again. CreateFrom and AppendAll store what they are given.
 func testRedaction(t *testing.T, hs Harness) {
 	secret := "AKIA" + strings.Repeat("Q7", 8) // an AWS access key ID, built at run time

@@ -48,7 +48,7 @@ func clearDigest(t *testing.T, hs Harness, evs []eventlog.Event) string {
 }
 
 // testSealed: sealed sessions (docs/format.md §11) on any store that
-// keeps them: created sealed (the store's recipients, SealedFor), they
+// keeps them: created sealed (the store's recipients, WithRecipients on one create), they
 // read back, stat, reopen and digest as a clear session of the same
 // events, with no plaintext in what is stored; the creating store reads
 // them without an identity, another needs one (seal.ErrNoKey naming the

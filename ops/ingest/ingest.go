@@ -148,14 +148,14 @@ func WithLogger(l *slog.Logger) Option { return func(c *config) { c.log = l } }
 // WithRedactor sets the redactor applied to the events of a foreign
 // trace before they are stored (docs/format.md §11): by default
 // redact.New(), the built-in detectors; nil stores them as converted
-// (WithoutRedaction). A re-import compares the session with the trace
+// (handle.Unredacted). A re-import compares the session with the trace
 // both redacted, so that a session imported with other detectors, or
 // none, is still recognised as the trace's. A sessionlog log is copied as
 // it is (its checkpoints' digests are over its bytes): run a redaction of
 // the stored log for that (redact.Log).
 func WithRedactor(r *redact.Redactor) Option { return func(c *config) { c.red = r } }
 
-// WithoutRedaction stores the events of foreign traces as converted.
+// handle.Unredacted stores the events of foreign traces as converted.
 func WithoutRedaction() Option { return WithRedactor(nil) }
 
 // WithSourceOptions sets the options of the file store a sessionlog log

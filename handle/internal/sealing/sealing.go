@@ -15,17 +15,17 @@ import (
 
 // ErrNoRecipient: a fork of a sealed session is sealed, and there is no
 // one to seal it for. Stores wrap it in handle.ErrSealed.
-var ErrNoRecipient = errors.New("a fork of a sealed session is sealed, and no recipient was given (SealedFor, WithRecipients) nor an X25519 identity whose recipient it could be")
+var ErrNoRecipient = errors.New("a fork of a sealed session is sealed, and no recipient was given (WithRecipients) nor an X25519 identity whose recipient it could be")
 
-// Ask is what a Create asked of a new session's sealing (SealedFor).
+// Ask is what a Create asked of a new session's sealing (WithRecipients).
 type Ask struct {
-	Sealed  bool            // SealedFor or SealedAs was given
-	SealFor []age.Recipient // SealedFor's recipients
+	Sealed  bool            // sealing (WithRecipients) or SealedAs was asked
+	SealFor []age.Recipient // WithRecipients' recipients
 	SealAs  bool            // SealedAs was given: the caller plans with its key records
 }
 
 // Recipients returns whom a new session is sealed for, or nil for a
-// clear one: those SealedFor gave, else the store's (WithRecipients); a
+// clear one: those the create asked (WithRecipients), else the store's (WithRecipients); a
 // fork of a sealed session (parentSealed) is sealed whatever the options
 // — its derived data holds its parent's content — by default for the
 // recipients of the store's X25519 identities (ErrNoRecipient when it
@@ -33,7 +33,7 @@ type Ask struct {
 func Recipients(a Ask, parentSealed bool, store []age.Recipient, ids []age.Identity) ([]age.Recipient, error) {
 	switch {
 	case a.Sealed && !a.SealAs && len(a.SealFor) == 0:
-		return nil, errors.New("handle: SealedFor was given no recipient")
+		return nil, errors.New("handle: sealing was asked with no recipient (WithRecipients())")
 	case len(a.SealFor) > 0:
 		return a.SealFor, nil
 	case len(store) > 0:
