@@ -55,7 +55,7 @@ func BenchmarkManySessions(b *testing.B) {
 			fs, counts := newCountingFs(true)
 			st := file.New(fs, dir)
 			ids := buildSessions(b, st, n, 0)
-			if _, err := st.List(ctx, handle.Limit(1)); err != nil { // the snapshot
+			if _, err := st.List(ctx, handle.Page(1, handle.Cursor{})); err != nil { // the snapshot
 				b.Fatal(err)
 			}
 			pick := func() int { return rand.IntN(n) }
@@ -84,7 +84,7 @@ func BenchmarkManySessions(b *testing.B) {
 				return err
 			})
 			lib("page", func(int) error {
-				infos, err := st.List(ctx, handle.Limit(50))
+				infos, err := st.List(ctx, handle.Page(50, handle.Cursor{}))
 				if err == nil && len(infos) != 50 {
 					err = fmt.Errorf("a page of %d", len(infos))
 				}
@@ -133,7 +133,7 @@ func BenchmarkManySessions(b *testing.B) {
 					if err := os.Remove(filepath.Join(dir, ".cache", "sessions.idx")); err != nil {
 						b.Fatal(err)
 					}
-					if _, err := st.List(ctx, handle.Limit(1)); err != nil {
+					if _, err := st.List(ctx, handle.Page(1, handle.Cursor{})); err != nil {
 						b.Fatal(err)
 					}
 				}

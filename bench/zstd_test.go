@@ -54,7 +54,7 @@ func zstdWorkloads(b *testing.B) []namedWorkload {
 //   - flush=all: every event appended, then one Flush (the writer splits it
 //     into frames of zstdframe.Target bytes of content).
 //   - compacted: flush=turn, then FileStore.Compact; the op times Compact
-//     alone. level=N is the zstd level of the store (WithZstdLevel); the
+//     alone. level=N is the zstd level of the store (Config.ZstdLevel); the
 //     default is the fastest level.
 //
 // The 200-turn workload (25,827 events) runs always; the 2,000-turn one
@@ -124,8 +124,8 @@ func BenchmarkZstdSize(b *testing.B) {
 				b.Run(enc+"/flush=all", write(enc, flushAtEnd))
 			}
 			b.Run("zstd/compacted", compacted())
-			b.Run("zstd/compacted/level=3", compacted(handle.WithZstdLevel(3)))
-			b.Run("zstd/compacted/level=19", compacted(handle.WithZstdLevel(19)))
+			b.Run("zstd/compacted/level=3", compacted(func(c *handle.Config) { c.ZstdLevel = 3 }))
+			b.Run("zstd/compacted/level=19", compacted(func(c *handle.Config) { c.ZstdLevel = 19 }))
 		})
 	}
 }

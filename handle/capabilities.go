@@ -52,7 +52,7 @@ type Salvager interface {
 }
 
 // SealedExporter tells how a sealed session is sealed (SealingOf, for
-// SealedAs), and writes its logical log, events 0..to, as a standalone
+// Config.SealAs), and writes its logical log, events 0..to, as a standalone
 // sealed raw log under the same key records (ExportSealed), returning how
 // many events it wrote.
 type SealedExporter interface {

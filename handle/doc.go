@@ -43,7 +43,7 @@
 // A write handle redacts every event it is given before it checks,
 // digests and stores it (package redact; off with Unredacted, for a store
 // or one handle); CreateFrom, AppendAll and Rewrite store events as given.
-// Sealed sessions (WithRecipients, SealedAs, WithIdentities; docs/format.md
+// Sealed sessions (WithRecipients, Config.SealAs, WithIdentities; docs/format.md
 // §11) are kept by both stores, sealed by one layer
 // (handle/internal/sealing).
 //

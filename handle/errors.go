@@ -17,9 +17,6 @@ var (
 	// ErrLocked: another writer (in this or another process) holds the
 	// session.
 	ErrLocked = errors.New("handle: session is locked by another writer")
-	// ErrConflict: AppendAt expected a next seq other than the log's; it
-	// is wrapped by *ConflictError.
-	ErrConflict = errors.New("handle: seq conflict")
 	// ErrReadOnly: a write through a read-only handle.
 	ErrReadOnly = errors.New("handle: handle is read-only")
 	// ErrClosed: a call on a closed handle.
@@ -32,21 +29,31 @@ var (
 	ErrBatchTooLarge = errors.New("handle: batch too large to write all or nothing")
 )
 
-// ConflictError reports an AppendAt whose expected seq was not the log's
-// next seq. It wraps ErrConflict.
+// ConflictError reports a write that found the log's next seq other than
+// expected: an AppendAt (or AppendAll) whose expected seq was not the
+// log's next, or a flush that met another writer's appends (a store
+// without writer locks; the handle is then poisoned with it). Nothing of
+// the write was stored. Match it with errors.AsType[*ConflictError] (its
+// only shape, so it has no sentinel).
 type ConflictError struct {
 	Path     string
 	Expected int64 // the seq the caller expected to write next
-	Next     int64 // the seq the log would assign next
+	// Next is the seq the log would assign next; -1 when it could not be
+	// learnt (Err says why).
+	Next int64
+	Err  error
 }
 
 // Error implements error.
 func (e *ConflictError) Error() string {
+	if e.Next < 0 {
+		return fmt.Sprintf("handle: seq conflict in %q: another writer appended at seq %d (where the log now ends is unknown: %v)", e.Path, e.Expected, e.Err)
+	}
 	return fmt.Sprintf("handle: seq conflict in %q: expected next seq %d, log is at %d", e.Path, e.Expected, e.Next)
 }
 
-// Unwrap returns ErrConflict.
-func (e *ConflictError) Unwrap() error { return ErrConflict }
+// Unwrap returns why Next is unknown, or nil.
+func (e *ConflictError) Unwrap() error { return e.Err }
 
 // EventError reports which event of a batch was refused. It wraps the
 // reason (eventlog.ErrInvalidEvent or eventlog.ErrTooLarge).

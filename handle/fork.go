@@ -2,16 +2,14 @@ package handle
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"strings"
 )
 
-// ErrHasDependents: Delete of a session that forks depend on, without
-// Detach or Cascade; wrapped by *DependentsError.
-var ErrHasDependents = errors.New("handle: other sessions fork from this one")
-
-// DependentsError lists the forks that depend on a session.
+// DependentsError refuses to delete (or rewrite) a session that forks
+// depend on, without Detach or Cascade, and lists them. Match it with
+// errors.AsType[*DependentsError] (it is the only shape of this refusal,
+// so it has no sentinel).
 type DependentsError struct {
 	ID         string
 	Dependents []string
@@ -26,6 +24,3 @@ func (e *DependentsError) Error() string {
 	return fmt.Sprintf("handle: cannot %s %s: %d fork(s) depend on it (%s); %s",
 		op, e.ID, len(e.Dependents), strings.Join(e.Dependents, ", "), fix)
 }
-
-// Unwrap returns ErrHasDependents.
-func (e *DependentsError) Unwrap() error { return ErrHasDependents }

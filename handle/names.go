@@ -1,20 +1,16 @@
 package handle
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/sessionlog/sessionlog/eventlog"
 )
 
-// ErrAmbiguous: a session name that more than one session answers to; it
-// is wrapped by *AmbiguousError.
-var ErrAmbiguous = errors.New("handle: ambiguous session name")
-
 // AmbiguousError reports a name (an ID prefix, a label query) that several
 // sessions answer to, as git reports a short commit hash that is not
-// unique. It wraps ErrAmbiguous.
+// unique. Match it with errors.AsType[*AmbiguousError] (the only shape of
+// this error, so it has no sentinel).
 type AmbiguousError struct {
 	Name string
 	// Candidates are the sessions the name fits, the last active first.
@@ -26,9 +22,6 @@ type AmbiguousError struct {
 func (e *AmbiguousError) Error() string {
 	return fmt.Sprintf("handle: %q names %d sessions", e.Name, len(e.Candidates))
 }
-
-// Unwrap returns ErrAmbiguous.
-func (e *AmbiguousError) Unwrap() error { return ErrAmbiguous }
 
 // LastActive is when the session last did something, in Unix
 // milliseconds: its last event's time, or its creation when that is later

@@ -37,21 +37,43 @@ type FlushPolicy struct {
 }
 
 // Config is what Options set: a store's settings, as the store core, the
-// write core and a backend read them (NewConfig), and what one call was
-// asked (the options a Create, Open, List or Delete is given apply to that
-// call only, over the store's). Every store and every call takes the same
-// Options; each says what it changes and where it matters.
+// write core and a backend read them (core.NewConfig), and what one call
+// was asked (the options a Create, Open, List or Delete is given apply to
+// that call only, over the store's). Every store and every call takes the
+// same Options; each says what it changes and where it matters.
+//
+// The settings most programs change have a constructor (WithLogger,
+// WithFlushPolicy, WithEncoding, Unredacted, WithRecipients, ...). The
+// rest — tuning and test hooks — are set by an Option literal, as
+//
+//	file.New(fsys, dir, func(c *handle.Config) { c.ZstdLevel = 19 })
 type Config struct {
-	Logger         *slog.Logger
-	Policy         FlushPolicy
-	PackTypes      []string
-	Now            func() time.Time
-	Encoding       string
-	ZstdLevel      int
+	Logger *slog.Logger
+	Policy FlushPolicy
+	// PackTypes are the event types packed into packed rows (default:
+	// eventlog.DefaultPackTypes); an empty, non-nil list packs nothing.
+	PackTypes []string
+	// Now is the clock of IDs and createdAt (tests set it).
+	Now      func() time.Time
+	Encoding string
+	// ZstdLevel is the zstd level (1 fastest … 22 best) of both the
+	// per-flush frames and whole-file rewrites (Compact, Convert,
+	// Detach). Zero: flushes use a fast level and rewrites level 7, which
+	// runs once, off the append path, and makes a session smaller than
+	// `zstd -3` makes its JSONL.
+	ZstdLevel int
+	// CompactOnClose makes a zstd write handle rewrite its session into
+	// large frames when it closes (see Converter): small per-flush frames
+	// compress poorly.
 	CompactOnClose bool
-	Redactor       *redact.Redactor // nil: no redaction
-	Recipients     []age.Recipient  // new sessions are sealed for them; not nil: sealing asked
-	Identities     []age.Identity   // open sealed sessions
+	// Redactor is applied by write handles to every event appended,
+	// before it is checked, digested and stored (docs/format.md §11): by
+	// default redact.New(), the built-in detectors; nil turns redaction
+	// off (Unredacted). CreateFrom and AppendAll store the events they are
+	// given as they are (see CreateFrom).
+	Redactor   *redact.Redactor
+	Recipients []age.Recipient // new sessions are sealed for them; not nil: sealing asked
+	Identities []age.Identity  // open sealed sessions
 	// Ticker drives FlushPolicy.Interval; tests replace it.
 	Ticker func(time.Duration) (<-chan time.Time, func())
 
@@ -62,19 +84,14 @@ type Config struct {
 	Parent    *eventlog.Parent
 	CreatedAt *int64
 	ID        *string
-	SealAs    *Sealing
-	List      ListQuery
-	Detach    bool
-	Cascade   bool
-}
-
-func defaultConfig() Config {
-	return Config{
-		Logger:   slog.New(slog.DiscardHandler),
-		Now:      time.Now,
-		Encoding: EncodingRaw,
-		Redactor: redact.New(),
-	}
+	// SealAs seals the new session as it says: the same key records and
+	// data key, so that the same identities read it (a copy of a sealed
+	// session keeps it sealed: transfer.Copy). The session's ID must be
+	// the one it was taken of (an envelope names its session).
+	SealAs  *Sealing
+	List    ListQuery
+	Detach  bool
+	Cascade bool
 }
 
 // Option configures a store, or one call of it.
@@ -88,9 +105,12 @@ func (c Config) With(opts ...Option) Config {
 	for _, o := range opts {
 		o(&c)
 	}
-	c.List.Labels, c.List.Parent = c.Labels, ""
+	c.List.Labels, c.List.Parent, c.List.Prefix = c.Labels, "", ""
 	if c.Parent != nil {
 		c.List.Parent = c.Parent.ID
+	}
+	if c.ID != nil {
+		c.List.Prefix = *c.ID
 	}
 	return c
 }
@@ -107,43 +127,15 @@ func WithLogger(l *slog.Logger) Option {
 // WithFlushPolicy sets the flush policy of write handles.
 func WithFlushPolicy(p FlushPolicy) Option { return func(c *Config) { c.Policy = p } }
 
-// WithPackTypes sets the event types packed into packed rows (default:
-// eventlog.DefaultPackTypes). An empty list packs nothing.
-func WithPackTypes(types ...string) Option {
-	return func(c *Config) { c.PackTypes = append([]string{}, types...) }
-}
-
 // WithEncoding sets the encoding of the sessions the store creates —
 // given to Create, of that session: EncodingRaw (the default) or
 // EncodingZstd. Existing sessions keep theirs.
 func WithEncoding(encoding string) Option { return func(c *Config) { c.Encoding = encoding } }
 
-// WithZstdLevel sets the zstd compression level (1 fastest … 22 best) of
-// both the per-flush frames and whole-file rewrites (Compact, Convert,
-// Detach). By default flushes use a fast level and rewrites level 7, which
-// runs once, off the append path, and makes a session smaller than
-// `zstd -3` makes its JSONL.
-func WithZstdLevel(level int) Option { return func(c *Config) { c.ZstdLevel = level } }
-
-// WithCompactOnClose makes a zstd write handle rewrite its session into
-// large frames when it closes (see Converter): small per-flush frames
-// compress poorly.
-func WithCompactOnClose(on bool) Option { return func(c *Config) { c.CompactOnClose = on } }
-
-// WithRedactor sets the redactor write handles apply to every event
-// appended, before it is checked, digested and stored (docs/format.md
-// §11): by default redact.New(), the built-in detectors; nil turns
-// redaction off (Unredacted). CreateFrom and AppendAll store the events
-// they are given as they are (see CreateFrom).
-func WithRedactor(r *redact.Redactor) Option { return func(c *Config) { c.Redactor = r } }
-
 // Unredacted turns redaction at write (docs/format.md §11) off: for every
 // handle of a store, or given to Create, Fork or Open for the handle it
 // returns. Events are then stored exactly as appended.
-func Unredacted() Option { return WithRedactor(nil) }
-
-// WithClock sets the clock used for IDs and createdAt (tests).
-func WithClock(now func() time.Time) Option { return func(c *Config) { c.Now = now } }
+func Unredacted() Option { return func(c *Config) { c.Redactor = nil } }
 
 // WithLabels sets a new session's labels (Create); given to List, it keeps
 // the sessions that have them.
@@ -166,7 +158,10 @@ func WithParent(p eventlog.Parent) Option { return func(c *Config) { c.Parent = 
 func WithCreatedAt(ms int64) Option { return func(c *Config) { c.CreatedAt = &ms } }
 
 // WithID creates the session under a given ID instead of a new one
-// (importing, say); Create fails with ErrExists if it is taken.
+// (importing, say); Create fails with ErrExists if it is taken. Given to
+// List, it keeps the sessions whose ID starts with id, a prefix in upper
+// case: on a store with an index (the file store) its cost grows with the
+// sessions it keeps, not with the store.
 func WithID(id string) Option { return func(c *Config) { c.ID = &id } }
 
 // SkipBroken makes List go on past a session it cannot describe (a
@@ -176,24 +171,19 @@ func SkipBroken(report func(id string, err error)) Option {
 	return func(c *Config) { c.List.Broken = report }
 }
 
-// WithIDPrefix makes List keep the sessions whose ID starts with prefix
-// (upper case). On a store with an index (the file store) its cost grows
-// with the sessions it keeps, not with the store.
-func WithIDPrefix(prefix string) Option { return func(c *Config) { c.List.Prefix = prefix } }
-
-// Limit orders List as ls does — the last active first (Info.LastActive),
-// then the greater ID first — and makes it return at most n sessions (n ≤
-// 0: all): a page. Without it List orders by creation. On a store with an
-// index its cost grows with n, not with the store.
-func Limit(n int) Option {
-	return func(c *Config) { c.List.Limit, c.List.ByActivity = max(n, 0), true }
-}
-
-// Before makes List start after the session c names in the order of Limit,
-// which it implies: the next page after one that ended at c (its last
-// session's Info.Cursor).
-func Before(cur Cursor) Option {
-	return func(c *Config) { c.List.Before, c.List.ByActivity = &cur, true }
+// Page orders List as ls does — the last active first (Info.LastActive),
+// then the greater ID first — and makes it return a page: at most n
+// sessions (n ≤ 0: all), from the one after the session before names (the
+// last of the page before: its Info.Cursor; the zero Cursor: from the
+// first). Without it List orders by creation, newest first. On a store
+// with an index its cost grows with n, not with the store.
+func Page(n int, before Cursor) Option {
+	return func(c *Config) {
+		c.List.Limit, c.List.ByActivity, c.List.Before = max(n, 0), true, nil
+		if before != (Cursor{}) {
+			c.List.Before = &before
+		}
+	}
 }
 
 // Detach makes Delete write the inherited prefix into every fork that
@@ -209,7 +199,7 @@ func Cascade() Option { return func(c *Config) { c.Cascade = true } }
 // (Index): the filters, the order and the page.
 type ListQuery struct {
 	// Labels the sessions have (WithLabels), Parent their parent's ID
-	// (WithParent), Prefix the start of their ID (WithIDPrefix).
+	// (WithParent), Prefix the start of their ID (WithID).
 	Labels map[string]string
 	Parent string
 	Prefix string
@@ -217,14 +207,15 @@ type ListQuery struct {
 	// nil fails List instead.
 	Broken func(id string, err error)
 	// ByActivity orders by last activity; Limit (0: all) and Before make
-	// a page of that order.
+	// a page of that order (Page).
 	ByActivity bool
 	Limit      int
 	Before     *Cursor
 }
 
 // Cursor is where a page of List ends: its last session's activity and
-// ID. Its text form, "<last activity ms>.<ID>", is what ls --before takes.
+// ID. Its text form (String, MarshalText), "<last activity ms>.<ID>", is
+// what ls --before takes.
 type Cursor struct {
 	LastActive int64
 	ID         string
@@ -236,15 +227,19 @@ func (i Info) Cursor() Cursor { return Cursor{LastActive: i.LastActive(), ID: i.
 // String returns the cursor's text form.
 func (c Cursor) String() string { return strconv.FormatInt(c.LastActive, 10) + "." + c.ID }
 
-// ParseCursor parses a cursor's text form (Cursor.String); the error wraps
+// MarshalText returns the cursor's text form.
+func (c Cursor) MarshalText() ([]byte, error) { return []byte(c.String()), nil }
+
+// UnmarshalText parses a cursor's text form into c; the error wraps
 // ErrInvalidID.
-func ParseCursor(s string) (Cursor, error) {
-	ms, id, ok := strings.Cut(s, ".")
+func (c *Cursor) UnmarshalText(text []byte) error {
+	ms, id, ok := strings.Cut(string(text), ".")
 	n, err := strconv.ParseInt(ms, 10, 64)
 	if !ok || err != nil || !eventlog.ValidID(id) {
-		return Cursor{}, fmt.Errorf("%w: %q is not a cursor <ms>.<ID>", ErrInvalidID, s)
+		return fmt.Errorf("%w: %q is not a cursor <ms>.<ID>", ErrInvalidID, text)
 	}
-	return Cursor{LastActive: n, ID: id}, nil
+	*c = Cursor{LastActive: n, ID: id}
+	return nil
 }
 
 // Keeps reports whether List keeps info, cursor aside.
@@ -304,7 +299,7 @@ func sortActive(infos []Info) {
 }
 
 // Sealing is how a sealed session's file is sealed: its key records and
-// the data key its rows are sealed with. SealingOf gives it; SealedAs
+// the data key its rows are sealed with. SealingOf gives it; Config.SealAs
 // seals another file of the session as it is.
 type Sealing struct {
 	// ID is the session's: a key record is bound to it.
@@ -313,20 +308,6 @@ type Sealing struct {
 	Envelopes []seal.Envelope
 	// Key is the data key its newest rows are sealed with.
 	Key *seal.DataKey
-}
-
-// NewConfig returns the settings opts make, over the defaults: a silent
-// logger, the real clock, raw logs, redaction at write on, explicit
-// flushes.
-func NewConfig(opts ...Option) Config {
-	c := defaultConfig()
-	for _, o := range opts {
-		o(&c)
-	}
-	if len(c.Recipients) == 0 {
-		c.Recipients = nil // a store's: no default; a call's: asks (Create refuses)
-	}
-	return c
 }
 
 // ErrNotSealed is wrapped by the errors of the sealed-session
@@ -355,9 +336,3 @@ func WithRecipients(rs ...age.Recipient) Option {
 func WithIdentities(ids ...age.Identity) Option {
 	return func(c *Config) { c.Identities = slices.Clone(ids) }
 }
-
-// SealedAs seals the new session as sl says: the same key records and
-// data key, so that the same identities read it (a copy of a sealed
-// session keeps it sealed: transfer.Copy). Its ID must be the one sl was
-// taken of (an envelope names its session).
-func SealedAs(sl *Sealing) Option { return func(c *Config) { c.SealAs = sl } }

@@ -65,7 +65,7 @@ type Store interface {
 	AppendAll(ctx context.Context, id string, expected int64, events iter.Seq2[eventlog.Event, error]) (Info, error)
 	// Open opens an existing session. A write handle takes the session's
 	// writer lock (ErrLocked if another writer holds it) and recovers the
-	// log: a torn tail is reported by Recovery and cut before the first
+	// log: a torn tail is reported by Torn and cut before the first
 	// new append; corruption fails the open with a *eventlog.CorruptError. The file
 	// store reads the whole log to find it, except when its checked record
 	// shows the file unchanged since it last did (docs/design.md, "Opening
@@ -245,18 +245,12 @@ type Handle interface {
 	// saved state); after it, Append keeps the digest current. On a
 	// read-only handle it covers the events seen by the first call.
 	LogDigest(ctx context.Context) (digest string, next int64, err error)
-	// Recovery reports what opening found.
-	Recovery() Recovery
+	// Torn reports the torn tail opening found (docs/format.md §9), or
+	// nil. A write handle cuts it (durably) before its first new append.
+	Torn() *eventlog.TornTail
 	// Close flushes a write handle, releases its lock and closes its file.
 	// Later calls return ErrClosed.
 	Close() error
-}
-
-// Recovery is what opening a session found.
-type Recovery struct {
-	// Torn is the torn tail found at open, or nil. A write handle cuts it
-	// (durably) before its first new append.
-	Torn *eventlog.TornTail
 }
 
 // Info describes a session without reading its whole log.

@@ -194,7 +194,7 @@ func (r *Recorder) appendLocked(ctx context.Context, build func() ([]eventlog.Ev
 			return r.next - 1, nil, err
 		}
 		last, err := r.h.AppendAt(ctx, r.next, evs...)
-		if errors.Is(err, handle.ErrConflict) {
+		if errors.As(err, new(*handle.ConflictError)) {
 			continue // another writer got in: catch up and build again
 		}
 		if err != nil {
@@ -518,7 +518,7 @@ func (r *Recorder) Checkpoint(ctx context.Context, label string) (checkpoint.Inf
 		}
 		info, err := checkpoint.Create(ctx, r.h, checkpoint.WithLabel(label), checkpoint.WithState(r.agent),
 			checkpoint.WithClock(r.cfg.now), checkpoint.At(r.next))
-		if errors.Is(err, handle.ErrConflict) {
+		if errors.As(err, new(*handle.ConflictError)) {
 			if err := ctx.Err(); err != nil {
 				return checkpoint.Info{}, err
 			}

@@ -405,7 +405,7 @@ func TestLsTreeParentGone(t *testing.T) {
 	// Delete the parent: the fork gets its prefix and stands alone; the
 	// child outlives it, its parent gone.
 	st := file.New(afero.NewOsFs(), dir)
-	require.ErrorIs(t, st.Delete(t.Context(), parent), handle.ErrHasDependents)
+	require.ErrorAs(t, st.Delete(t.Context(), parent), new(*handle.DependentsError))
 	require.NoError(t, st.Delete(t.Context(), parent, handle.Detach()))
 
 	res = logtoolWords(t, "", "--dir", dir, "ls", "--tree")

@@ -45,8 +45,8 @@ func (o *lsOptions) parse(tree bool) error {
 		return usageErrorf("--limit %d: want 0 or more", o.limit)
 	}
 	if o.before != "" {
-		c, err := handle.ParseCursor(o.before)
-		if err != nil {
+		var c handle.Cursor
+		if err := c.UnmarshalText([]byte(o.before)); err != nil {
 			return usageErrorf("--before %q: not a cursor (ls prints one under a full page)", o.before)
 		}
 		o.cursor = &c
@@ -68,11 +68,12 @@ func (o *lsOptions) listOptions() []handle.Option {
 	for k, v := range o.byKey {
 		out = append(out, handle.WithLabels(map[string]string{k: v}))
 	}
-	if o.limit > 0 {
-		out = append(out, handle.Limit(o.limit))
-	}
-	if o.cursor != nil {
-		out = append(out, handle.Before(*o.cursor))
+	if o.limit > 0 || o.cursor != nil {
+		var before handle.Cursor
+		if o.cursor != nil {
+			before = *o.cursor
+		}
+		out = append(out, handle.Page(o.limit, before))
 	}
 	return out
 }

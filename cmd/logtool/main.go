@@ -329,11 +329,11 @@ func exitCode(err error) int {
 	case errors.Is(err, handle.ErrLineage),
 		errors.Is(err, eventlog.ErrCorrupt),
 		errors.Is(err, eventlog.ErrVersion),
-		errors.Is(err, handle.ErrConflict),
+		errors.As(err, new(*handle.ConflictError)),
 		errors.Is(err, file.ErrDuplicate),
 		errors.Is(err, replay.ErrDigest),
 		errors.Is(err, handle.ErrLocked),
-		errors.Is(err, handle.ErrHasDependents),
+		errors.As(err, new(*handle.DependentsError)),
 		errors.As(err, new(*transfer.DigestError)):
 		return exitFailed
 	case errors.Is(err, handle.ErrExists):

@@ -163,7 +163,7 @@ func (a *app) openArg(ctx context.Context, arg string) (session, handle.Handle, 
 // reportTorn notes on stderr a torn tail the open found (docs/format.md §9: dropped
 // and reported, never an error), saying what becomes of it.
 func (a *app) reportTorn(h handle.Handle, fate string) {
-	a.noteTorn(h.Path(), h.Recovery().Torn, fate)
+	a.noteTorn(h.Path(), h.Torn(), fate)
 }
 
 // noteTorn notes on stderr the torn tail t of the log at path, if any.

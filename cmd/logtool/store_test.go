@@ -308,7 +308,7 @@ func TestStoreNATSGC(t *testing.T) {
 	dir := t.TempDir()
 	day := 24 * time.Hour
 	clock := time.Now().Add(-40 * day)
-	fst := file.New(afero.NewOsFs(), dir, handle.WithClock(func() time.Time { return clock }))
+	fst := file.New(afero.NewOsFs(), dir, func(c *handle.Config) { c.Now = func() time.Time { return clock } })
 	session := func(parent string) string {
 		t.Helper()
 		var h handle.Handle

@@ -66,10 +66,12 @@ func (h *writeCore) appendAll(ctx context.Context, expected int64, events iter.S
 		if check.err != nil {
 			return check.err // refused, the events' own error, ctx's: nothing stored
 		}
-		if errors.Is(err, handle.ErrConflict) {
-			if tail, terr := h.b.Tail(ctx); terr == nil {
-				err = &handle.ConflictError{Path: h.path, Expected: expected, Next: tail}
+		if ce := (*handle.ConflictError)(nil); errors.As(err, &ce) {
+			next, terr := h.b.Tail(ctx)
+			if terr != nil {
+				next = -1
 			}
+			err = &handle.ConflictError{Path: h.path, Expected: expected, Next: next, Err: terr}
 		}
 		h.poison(err) // what was stored is the backend's to know: Close saves nothing
 		return err

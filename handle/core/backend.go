@@ -30,8 +30,8 @@ type Backend interface {
 	// events first..last, first being the next seq — after the rows the
 	// previous Writes stored (the first Write of a writer whose open found
 	// a torn tail cuts it first) and returns once they are durable. An
-	// error poisons the handle. One that wraps ErrConflict says that
-	// another writer appended (a store without writer locks) and nothing
+	// error poisons the handle. A *handle.ConflictError (Next -1 if not
+	// known) says that another writer appended (a store without writer locks) and nothing
 	// of rows was stored: the core drops what it had queued and poisons
 	// the handle with a *ConflictError naming Tail. after, when not nil,
 	// runs once the flush's callers are woken, outside the core's lock:
@@ -44,8 +44,8 @@ type Backend interface {
 	// complete rows, the first holding the next seq, and is valid only
 	// until the next is asked for. An error rows yields (a refused event,
 	// the events' own) ends it with nothing stored, and is returned as
-	// it is. Any other error poisons the handle; ErrConflict, as for
-	// Write, says that nothing was stored. The core calls it only on a
+	// it is. Any other error poisons the handle; a *handle.ConflictError,
+	// as for Write, says that nothing was stored. The core calls it only on a
 	// write handle opened for it alone, with nothing queued.
 	WriteAll(ctx context.Context, rows iter.Seq2[Rows, error]) (after func(), err error)
 	// Read calls use with a reader of the session's own rows, from the row
@@ -107,8 +107,8 @@ type HandleConfig struct {
 	Writer bool
 	// Next is the seq that follows the last event stored.
 	Next int64
-	// Recovery is what the open found.
-	Recovery handle.Recovery
+	// Torn is the torn tail the open found, or nil.
+	Torn *eventlog.TornTail
 	// Encoder encodes rows; it says which types are packed.
 	Encoder *eventlog.Encoder
 	// Policy is the write handle's flush policy.

@@ -54,7 +54,7 @@ type writeCore struct {
 	err       error       // poison: a write or fsync failed, a conflict dropped events
 	closing   bool
 	closed    bool
-	recovery  handle.Recovery
+	torn      *eventlog.TornTail
 
 	stop   chan struct{} // stops the interval flusher and the renewals
 	cancel context.CancelFunc
@@ -71,7 +71,7 @@ type writeCore struct {
 func newCore(b Backend, c HandleConfig) *writeCore {
 	h := &writeCore{b: b, store: c.Store, hdr: c.Header, path: c.Path, writer: c.Writer, enc: c.Encoder, red: c.Redactor,
 		policy: c.Policy, log: c.Logger, ticker: c.Ticker,
-		next: c.Next, durable: c.Next - 1, recovery: c.Recovery}
+		next: c.Next, durable: c.Next - 1, torn: c.Torn}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
@@ -141,11 +141,11 @@ func (h *writeCore) poison(err error) {
 	h.mu.Unlock()
 }
 
-func (h *writeCore) ID() string                { return h.hdr.ID }
-func (h *writeCore) Path() string              { return h.path }
-func (h *writeCore) Header() eventlog.Header   { return h.hdr }
-func (h *writeCore) Writable() bool            { return h.writer }
-func (h *writeCore) Recovery() handle.Recovery { return h.recovery }
+func (h *writeCore) ID() string               { return h.hdr.ID }
+func (h *writeCore) Path() string             { return h.path }
+func (h *writeCore) Header() eventlog.Header  { return h.hdr }
+func (h *writeCore) Writable() bool           { return h.writer }
+func (h *writeCore) Torn() *eventlog.TornTail { return h.torn }
 
 func (h *writeCore) Seq() int64 {
 	h.mu.Lock()
@@ -285,7 +285,7 @@ func (h *writeCore) lead() {
 	h.flushing, h.inflight = false, nil
 	h.gather.flushed(time.Since(started))
 	switch {
-	case errors.Is(err, handle.ErrConflict):
+	case errors.As(err, new(*handle.ConflictError)):
 		round.err = h.conflicted(batch)
 	case err != nil:
 		h.err = &handle.PoisonedError{Path: h.path, Err: err}
@@ -318,11 +318,11 @@ func (h *writeCore) lead() {
 func (h *writeCore) conflicted(batch []eventlog.Event) error {
 	dropped := len(batch) + len(h.pending)
 	h.pending, h.tails = nil, nil
-	var cause error
+	cause := &handle.ConflictError{Path: h.path, Expected: batch[0].Seq, Next: -1}
 	if next, err := h.b.Tail(context.Background()); err != nil {
-		cause = fmt.Errorf("%w: another writer appended at seq %d (where the log now ends is unknown: %w)", handle.ErrConflict, batch[0].Seq, err)
+		cause.Err = err
 	} else {
-		cause = &handle.ConflictError{Path: h.path, Expected: batch[0].Seq, Next: next}
+		cause.Next = next
 	}
 	h.err = &handle.PoisonedError{Path: h.path, Err: cause}
 	h.log.Warn("another writer appended; the queued events were dropped and the handle poisoned", "path", h.path, "dropped", dropped, "err", cause)

@@ -89,7 +89,7 @@ func resolve(ctx context.Context, st handle.Store, name string) (handle.Info, er
 		return stat(ctx, st, prefix)
 	}
 	var broken []handle.Info
-	infos, err := st.List(ctx, handle.WithIDPrefix(prefix), handle.SkipBroken(func(id string, _ error) {
+	infos, err := st.List(ctx, handle.WithID(prefix), handle.SkipBroken(func(id string, _ error) {
 		if strings.HasPrefix(id, prefix) {
 			broken = append(broken, handle.Info{ID: id, LastSeq: -1})
 		}
@@ -406,7 +406,7 @@ func collectOne(ctx context.Context, st handle.Store, id string, gone map[string
 		// for those that stay.
 		err := st.Delete(ctx, id)
 		switch {
-		case errors.Is(err, handle.ErrLocked), errors.Is(err, handle.ErrHasDependents):
+		case errors.Is(err, handle.ErrLocked), errors.As(err, new(*handle.DependentsError)):
 			return kept, nil
 		case errors.Is(err, handle.ErrNotFound):
 			return vanished, nil

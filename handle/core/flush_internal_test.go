@@ -43,7 +43,7 @@ func TestFlushCarriedCallersGetTheFailure(t *testing.T) {
 	const callers = 16
 	ctx := t.Context()
 	release := make(chan struct{})
-	cfg := handle.NewConfig(handle.Unredacted())
+	cfg := NewConfig(handle.Unredacted())
 	h := newCore(blockedBackend{release}, HandleConfig{Header: logfile.NewHeader("01JDX3N0Q3Z8Y6W2D1V5K7M9PA", 0), Path: "blocked",
 		Writer: true, Encoder: eventlog.NewEncoder(nil), Logger: cfg.Logger, Ticker: cfg.Ticker})
 	for i := range callers {

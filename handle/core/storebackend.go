@@ -136,8 +136,8 @@ type NewSession struct {
 	// Encoding is the session's (WithEncoding, the store's or the
 	// call's).
 	Encoding string
-	// Sealed: sealing (WithRecipients) or SealedAs asked for a sealed session, SealFor
-	// being WithRecipients' recipients (the call's or the store's) and SealAs SealedAs's sealing; a store
+	// Sealed: sealing (WithRecipients) or Config.SealAs asked for a sealed session, SealFor
+	// being WithRecipients' recipients (the call's or the store's) and SealAs the sealing asked; a store
 	// that does not seal refuses it with ErrSealed.
 	Sealed  bool
 	SealFor []age.Recipient
@@ -148,9 +148,10 @@ type NewSession struct {
 }
 
 // NewStore returns the Store whose engine is b: every method's decisions
-// are the store core's, its storage b's. Of the options only WithClock
-// matters to the core (new IDs, createdAt). The Store is safe for
+// are the store core's, its storage b's. The options are the store's
+// settings (NewConfig); the core reads the clock (new IDs, createdAt) and
+// gives the rest to every handle it wraps. The Store is safe for
 // concurrent use.
 func NewStore(b StoreBackend, opts ...handle.Option) *Store {
-	return newStoreCore(b, handle.NewConfig(opts...))
+	return newStoreCore(b, NewConfig(opts...))
 }

@@ -30,7 +30,7 @@ func TestQueuedRowsAreOneEncodingOfEachFlush(t *testing.T) {
 	for seed := range uint64(sweep.Size(30, 100, 100)) {
 		rng := rand.New(rand.NewPCG(seed, 1))
 		fsys := afero.NewMemMapFs()
-		st := file.New(fsys, "/s", handle.WithPackTypes(packed...))
+		st := file.New(fsys, "/s", func(c *handle.Config) { c.PackTypes = append([]string{}, packed...) })
 		h, err := st.Create(t.Context())
 		require.NoError(t, err)
 		before, err := afero.ReadFile(fsys, h.Path())

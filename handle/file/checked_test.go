@@ -108,7 +108,7 @@ func TestOpenTrustsUnchangedLog(t *testing.T) {
 				require.NoError(t, err)
 				require.Less(t, counted.BytesRead()-before, bound, "open read a bounded amount (the header, the log's last bytes, the record)")
 				require.Equal(t, int64(len(evs)-1), h.Seq())
-				require.Nil(t, h.Recovery().Torn)
+				require.Nil(t, h.Torn())
 				require.Equal(t, canonLines(evs), canonLines(readWholeLog(t, h)))
 				if mode == handle.ReadWrite {
 					e := bigEvent(len(evs))
@@ -234,7 +234,7 @@ func TestOpenChecksChangedLog(t *testing.T) {
 				got := readWholeLog(t, h)
 				require.Equal(t, canonLines(evs[:len(got)]), canonLines(got))
 				if c.name == "torn tail" {
-					require.NotNil(t, h.Recovery().Torn) // raw: the last row; zstd: the tail frame
+					require.NotNil(t, h.Torn()) // raw: the last row; zstd: the tail frame
 				} else {
 					require.Len(t, got, len(evs))
 				}

@@ -70,7 +70,7 @@ func TestConvertRoundTrip(t *testing.T) {
 			h, err := st.Open(ctx, id, handle.ReadWrite)
 			require.NoError(t, err)
 			require.Equal(t, path, h.Path())
-			require.Nil(t, h.Recovery().Torn)
+			require.Nil(t, h.Torn())
 			evs = append(evs, ztAppend(t, h, 4)...)
 			evs = append(evs, ztAppend(t, h, 1)...)
 			require.NoError(t, h.Close())
@@ -116,8 +116,8 @@ func TestCompact(t *testing.T) {
 		ztRequireLog(t, st, id, evs)
 	})
 
-	t.Run("WithCompactOnClose", func(t *testing.T) {
-		st := file.New(fsys, ztDir, handle.WithEncoding(handle.EncodingZstd), handle.WithCompactOnClose(true))
+	t.Run("CompactOnClose", func(t *testing.T) {
+		st := file.New(fsys, ztDir, handle.WithEncoding(handle.EncodingZstd), func(c *handle.Config) { c.CompactOnClose = true })
 		h, evs := ztCreate(t, st, handle.EncodingZstd, flushes...)
 		data, _, _ := ztFrames(t, fsys, h.Path())
 		require.Equal(t, 301, data)
@@ -248,14 +248,14 @@ func TestConvertTornTail(t *testing.T) {
 			require.NoError(t, afero.WriteFile(fsys, path, append(b, "\x28\xb5\x2f\xfd{\"seq\":6"...), 0o600))
 			h, err := st.Open(ctx, id, handle.ReadOnly)
 			require.NoError(t, err)
-			require.NotNil(t, h.Recovery().Torn)
+			require.NotNil(t, h.Torn())
 			require.NoError(t, h.Close())
 
 			to := map[string]string{handle.EncodingRaw: handle.EncodingZstd, handle.EncodingZstd: handle.EncodingRaw}[from]
 			require.NoError(t, st.Convert(ctx, id, to))
 			h, err = st.Open(ctx, id, handle.ReadOnly)
 			require.NoError(t, err)
-			require.Nil(t, h.Recovery().Torn)
+			require.Nil(t, h.Torn())
 			require.NoError(t, h.Close())
 			ztRequireLog(t, st, id, evs)
 		})
@@ -334,7 +334,7 @@ func TestConvertCrash(t *testing.T) {
 						ztRequireLog(t, cst, id, evs)
 						h, err := cst.Open(t.Context(), id, handle.ReadWrite)
 						require.NoError(t, err)
-						require.Nil(t, h.Recovery().Torn)
+						require.Nil(t, h.Torn())
 						require.Len(t, ztFiles(t, cfs, ztDir, id), 1, "a writer's open leaves one file")
 						more := append(evs[:len(evs):len(evs)], ztAppend(t, h, 2)...)
 						require.NoError(t, h.Close())

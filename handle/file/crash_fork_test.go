@@ -201,7 +201,7 @@ func readFromZero(t *testing.T, st *file.Store, id string) (r handle.Handle, log
 	}
 	require.NoError(t, err, id)
 	t.Cleanup(func() { r.Close() })
-	require.Nil(t, r.Recovery().Torn, id)
+	require.Nil(t, r.Torn(), id)
 	for e, err := range r.Read(t.Context(), 0, handle.End) {
 		require.NotErrorIs(t, err, handle.ErrLineage, "%s: its lineage must resolve", id)
 		require.NoError(t, err, id)

@@ -24,7 +24,7 @@ func readLog(t *testing.T, st *file.Store, id string) ([]string, bool) {
 	r, err := st.Open(t.Context(), id, handle.ReadOnly)
 	require.NoError(t, err, "%s must open", id)
 	defer r.Close()
-	return canonLines(readWholeLog(t, r)), r.Recovery().Torn != nil
+	return canonLines(readWholeLog(t, r)), r.Torn() != nil
 }
 
 // TestCrashDuringCheckpoint cuts the power during a writer's open,

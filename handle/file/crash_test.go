@@ -212,7 +212,7 @@ func requireRecovers(t *testing.T, st *file.Store, id string, want []eventlog.Ev
 	t.Helper()
 	h, err := st.Open(t.Context(), id, handle.ReadWrite)
 	require.NoError(t, err)
-	require.Equal(t, torn, h.Recovery().Torn)
+	require.Equal(t, torn, h.Torn())
 	requireCanonLog(t, h, want)
 
 	next := crashEvent(int64(len(want)))
@@ -225,7 +225,7 @@ func requireRecovers(t *testing.T, st *file.Store, id string, want []eventlog.Ev
 	for _, st := range []*file.Store{crashStore(crashed), st} {
 		r, err := st.Open(t.Context(), id, handle.ReadOnly)
 		require.NoError(t, err)
-		require.Nil(t, r.Recovery().Torn, "the torn tail must be cut durably")
+		require.Nil(t, r.Torn(), "the torn tail must be cut durably")
 		requireCanonLog(t, r, want)
 		require.NoError(t, r.Close())
 	}
@@ -555,7 +555,7 @@ func testCrashDuringCreate(t *testing.T, enc string) {
 			}
 			require.NoError(t, err)
 			require.Len(t, infos, 1)
-			require.Nil(t, r.Recovery().Torn)
+			require.Nil(t, r.Torn())
 			require.Equal(t, h.Header(), r.Header())
 			requireCanonLog(t, r, nil)
 			require.NoError(t, r.Close())

@@ -20,7 +20,7 @@
 // from what is on disk. Creates and renames are followed by an fsync of the
 // folder.
 //
-// Opening reports a torn tail (Recovery) and a writer cuts it before its
+// Opening reports a torn tail (Handle.Torn) and a writer cuts it before its
 // first append, but only a tail no writer acknowledged is torn: a writer's
 // Close records the seq after its last acknowledged event in the store's
 // derived cache, and a tail that would drop a seq below it (or below the
@@ -35,8 +35,8 @@
 // # The session index
 //
 // The file store keeps a derived index of its sessions (docs/design.md,
-// "The session index"): List, WithIDPrefix, label queries, pages (Limit,
-// Before), Children, Ancestors, Dependents and GC's old sessions cost what
+// "The session index"): List by ID prefix (WithID), label queries, pages
+// (Page), Children, Ancestors, Dependents and GC's old sessions cost what
 // their answer costs, not a read of every log. A lost, damaged or
 // outdated index is rebuilt from the logs; RebuildIndex forces it.
 //

@@ -29,7 +29,7 @@ type encoding struct {
 }
 
 // defaultRewriteLevel is the zstd level of rewrites when the store sets
-// none (WithZstdLevel): klauspost's "better" level, which in frames of
+// none (Config.ZstdLevel): klauspost's "better" level, which in frames of
 // FrameTarget makes a session smaller than `zstd -3` makes its JSONL
 // whole (docs/performance.md).
 const defaultRewriteLevel = 7

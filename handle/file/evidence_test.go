@@ -55,7 +55,7 @@ func TestTornTailHoldingAcknowledgedSeqsIsCorruption(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := t.Context()
 			fsys := afero.NewMemMapFs()
-			st := file.New(fsys, crashDir, handle.WithEncoding(tc.enc), handle.WithPackTypes())
+			st := file.New(fsys, crashDir, handle.WithEncoding(tc.enc), func(c *handle.Config) { c.PackTypes = []string{} })
 			h, err := st.Create(ctx)
 			require.NoError(t, err)
 			id, path := h.ID(), h.Path()
@@ -135,7 +135,7 @@ func TestTornTailAfterAcknowledgedSeqsIsTorn(t *testing.T) {
 			require.NoError(t, afero.WriteFile(fsys, h.Path(), append(bytes.Clone(fileb), torn...), 0o600))
 			w, err := st.Open(ctx, h.ID(), handle.ReadWrite)
 			require.NoError(t, err)
-			require.Equal(t, &eventlog.TornTail{Offset: int64(len(fileb)), Bytes: int64(len(torn))}, w.Recovery().Torn)
+			require.Equal(t, &eventlog.TornTail{Offset: int64(len(fileb)), Bytes: int64(len(torn))}, w.Torn())
 			appendAndFlush(t, w, crashEvents(8, 1)...)
 			require.Equal(t, canonLines(crashEvents(0, 9)), canonLines(readWholeLog(t, w)))
 			require.NoError(t, w.Close())
@@ -199,7 +199,7 @@ func FuzzAcknowledgedEvidence(f *testing.F) {
 						require.Equal(t, int64(6), ce.Seq)
 						continue
 					}
-					require.Equal(t, s.torn, h.Recovery().Torn)
+					require.Equal(t, s.torn, h.Torn())
 					require.Equal(t, canonLines(crashEvents(0, 6)), canonLines(readWholeLog(t, h)))
 					require.NoError(t, h.Close())
 				}

@@ -136,7 +136,7 @@ func TestFaultPoisonsAndReopenRecovers(t *testing.T) {
 						require.NoError(t, f.Close())
 						h, err = st.Open(ctx, h.ID(), handle.ReadWrite)
 						require.NoError(t, err)
-						require.Equal(t, &eventlog.TornTail{Offset: int64(len(ackedBytes)), Bytes: int64(len(garbage))}, h.Recovery().Torn)
+						require.Equal(t, &eventlog.TornTail{Offset: int64(len(ackedBytes)), Bytes: int64(len(garbage))}, h.Torn())
 					}
 
 					_, err = h.Append(ctx, batch...)

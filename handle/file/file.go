@@ -110,7 +110,7 @@ func (s *Store) OpenPath(ctx context.Context, path string) (handle.Handle, error
 		f.Close()
 		return nil, err
 	}
-	return core.NewHandle(s.handle(newFileBackend(s, loc, sc.hdr, f, nil, sc.end, sc.next, sc.index), handle.Recovery{Torn: sc.torn})), nil
+	return core.NewHandle(s.handle(newFileBackend(s, loc, sc.hdr, f, nil, sc.end, sc.next, sc.index), sc.torn)), nil
 }
 
 // StatPath describes the log file at path, as Stat does for a session of

@@ -1,7 +1,6 @@
 package file
 
 import (
-	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/core"
 	"github.com/sessionlog/sessionlog/internal/format/zstdframe"
 
@@ -138,9 +137,9 @@ func (b *fileBackend) inPlace() error {
 // handle returns b and the rest of a handle on its session: the store's
 // settings, which the store core replaces by the call's on the handles it
 // makes.
-func (s *Store) handle(b *fileBackend, rec handle.Recovery) (core.Backend, core.HandleConfig) {
+func (s *Store) handle(b *fileBackend, torn *eventlog.TornTail) (core.Backend, core.HandleConfig) {
 	return b, core.HandleConfig{Store: s.Store, Header: b.hdr, Path: b.path, Writer: b.lock != nil,
-		Next: b.next, Recovery: rec, Encoder: s.enc, Policy: s.cfg.Policy, Redactor: s.cfg.Redactor, Logger: s.cfg.Logger, Ticker: s.cfg.Ticker}
+		Next: b.next, Torn: torn, Encoder: s.enc, Policy: s.cfg.Policy, Redactor: s.cfg.Redactor, Logger: s.cfg.Logger, Ticker: s.cfg.Ticker}
 }
 
 func (b *fileBackend) Write(_ context.Context, rows []byte, first, last int64) (func(), error) {

@@ -65,10 +65,7 @@ var (
 // afero.NewOsFs() for real files). The folder is created, mode 0700, on the
 // first Create.
 func New(fsys afero.Fs, dir string, opts ...handle.Option) *Store {
-	cfg := handle.NewConfig()
-	for _, o := range opts {
-		o(&cfg)
-	}
+	cfg := core.NewConfig(opts...)
 	s := &Store{
 		fs:  fsys,
 		dir: filepath.Clean(dir),
@@ -176,7 +173,7 @@ func (s *Store) create(ctx context.Context, ns core.NewSession) (core.Backend, c
 	if plan != nil {
 		b.sealer, b.keys = plan.Sealer, keysOf(plan.Head.Envelopes)
 	}
-	hb, hc := s.handle(b, handle.Recovery{})
+	hb, hc := s.handle(b, nil)
 	return hb, hc, nil
 }
 
@@ -390,7 +387,7 @@ func (s *Store) openMode(ctx context.Context, id string, mode handle.Mode) (core
 		}
 		return nil, core.HandleConfig{}, err
 	}
-	hb, hc := s.handle(b, handle.Recovery{Torn: sc.torn})
+	hb, hc := s.handle(b, sc.torn)
 	return hb, hc, nil
 }
 

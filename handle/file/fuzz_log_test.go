@@ -98,7 +98,7 @@ func FuzzLogFile(f *testing.F) {
 		require.NoError(t, check.Err)
 		hdr := h.Header()
 		require.Equal(t, hdr, check.Header)
-		require.Equal(t, check.Torn, h.Recovery().Torn)
+		require.Equal(t, check.Torn, h.Torn())
 		var own []eventlog.Event
 		for e, err := range h.Read(ctx, hdr.FirstSeq(), handle.End) {
 			require.NoError(t, err)

@@ -18,7 +18,7 @@ func TestGC(t *testing.T) {
 	fsys := afero.NewMemMapFs()
 	now := time.UnixMilli(1764450000000)
 	clock := now
-	store := file.New(fsys, "/s", handle.WithClock(func() time.Time { return clock }))
+	store := file.New(fsys, "/s", func(c *handle.Config) { c.Now = func() time.Time { return clock } })
 	mk := func(at time.Time, parent string) string {
 		clock = at
 		h := gcSession(t, store, parent, at)
@@ -74,7 +74,7 @@ func TestGCDryRunSaysWhatGCDoes(t *testing.T) {
 	ctx := t.Context()
 	now := time.UnixMilli(1764450000000)
 	clock := now.Add(-40 * 24 * time.Hour)
-	store := file.New(afero.NewMemMapFs(), "/s", handle.WithClock(func() time.Time { return clock }))
+	store := file.New(afero.NewMemMapFs(), "/s", func(c *handle.Config) { c.Now = func() time.Time { return clock } })
 	create := func(parent string) handle.Handle { return gcSession(t, store, parent, clock) }
 	closed := func(parent string) string {
 		h := create(parent)

@@ -213,7 +213,7 @@ func TestKillWriter(t *testing.T) {
 
 		h, err := file.New(afero.NewOsFs(), dir, handle.WithIdentities(crashIdentity)).Open(ctx, id, handle.ReadWrite)
 		require.NoError(t, err)
-		if torn := h.Recovery().Torn; torn != nil {
+		if torn := h.Torn(); torn != nil {
 			t.Logf("round %d: torn tail of %d bytes at offset %d", round, torn.Bytes, torn.Offset)
 		}
 		got := readWholeLog(t, h)

@@ -63,7 +63,7 @@ func TestAppendedBatchesReadBack(t *testing.T) {
 				t.Parallel()
 				ctx := t.Context()
 				fsys := afero.NewMemMapFs()
-				st := file.New(fsys, crashDir, append(inStore(enc), handle.WithPackTypes(pack.types...))...)
+				st := file.New(fsys, crashDir, append(inStore(enc), func(c *handle.Config) { c.PackTypes = append([]string{}, pack.types...) })...)
 				h, err := st.Create(ctx)
 				require.NoError(t, err)
 				id := h.ID()
@@ -106,7 +106,7 @@ func TestAppendedBatchesReadBack(t *testing.T) {
 				for _, mode := range []handle.Mode{handle.ReadWrite, handle.ReadOnly} {
 					r, err := st.Open(ctx, id, mode)
 					require.NoError(t, err, "the session opens")
-					require.Nil(t, r.Recovery().Torn)
+					require.Nil(t, r.Torn())
 					require.Equal(t, canonLines(want), canonLines(readWholeLog(t, r)), "mode %v", mode)
 					require.NoError(t, r.Close())
 				}

@@ -27,7 +27,7 @@ func secretEvent() eventlog.Event {
 // The file store's redaction options (the rest of redaction at write is
 // the contract's, storetest "RedactionAtWrite"): by default the log file
 // holds no secret; handle.Unredacted stores the event as given;
-// WithRedactor's extra patterns apply beside the detectors.
+// A Config.Redactor's extra patterns apply beside the detectors.
 func TestRedactionAtWrite(t *testing.T) {
 	ctx := t.Context()
 	for _, c := range []struct {
@@ -37,7 +37,7 @@ func TestRedactionAtWrite(t *testing.T) {
 	}{
 		{"default", nil, `{"id":"c1","output":"key [REDACTED:aws-access-key-id] end","$redacted":[{"path":["output"],"kinds":["aws-access-key-id"]}]}`},
 		{"store off", []handle.Option{handle.Unredacted()}, string(secretEvent().Data)},
-		{"extra pattern", []handle.Option{handle.WithRedactor(redact.New(redact.WithPattern("acme", regexp.MustCompile(`end`))))},
+		{"extra pattern", []handle.Option{func(c *handle.Config) { c.Redactor = redact.New(redact.WithPattern("acme", regexp.MustCompile(`end`))) }},
 			`{"id":"c1","output":"key [REDACTED:aws-access-key-id] [REDACTED:acme]","$redacted":[{"path":["output"],"kinds":["acme","aws-access-key-id"]}]}`},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -44,7 +44,7 @@ func TestCompactCompressesHarder(t *testing.T) {
 		return info.SizeBytes, dig
 	}
 	def, d1 := size()
-	fast, d2 := size(handle.WithZstdLevel(1))
+	fast, d2 := size(func(c *handle.Config) { c.ZstdLevel = 1 })
 	require.Equal(t, d1, d2, "the same log")
 	require.Less(t, def, fast, "the default rewrite level compresses harder than the fastest")
 }

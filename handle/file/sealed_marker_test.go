@@ -42,7 +42,7 @@ func TestSealedMarkerInNoFile(t *testing.T) {
 			fsys := faultfs.New(afero.NewMemMapFs())
 			id := newIdentity(t)
 			st := file.New(fsys, "/s", handle.WithRecipients(id.Recipient()), handle.WithIdentities(id),
-				handle.WithEncoding(enc), handle.WithZstdLevel(1))
+				handle.WithEncoding(enc), func(c *handle.Config) { c.ZstdLevel = 1 })
 			check := func(what string, f afero.Fs) {
 				t.Helper()
 				t.Run(what, func(t *testing.T) { requireNoMarker(t, f, "/s") })

@@ -77,7 +77,7 @@ func runIndexChurn(dir string) int {
 				}
 			}
 		}
-		if err != nil && !errorsIsAny(err, handle.ErrNotFound, handle.ErrLocked, handle.ErrHasDependents) {
+		if err != nil && !errorsIsAny(err, handle.ErrNotFound, handle.ErrLocked) && !errors.As(err, new(*handle.DependentsError)) {
 			fmt.Fprintln(os.Stderr, "churn:", err)
 			return 2
 		}

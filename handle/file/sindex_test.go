@@ -72,7 +72,7 @@ func requireIndexTrue(t *testing.T, fsys afero.Fs, dir string) {
 	require.Equal(t, slices.Sorted(maps.Keys(want)), slices.Sorted(maps.Keys(got)), "the index names exactly the sessions present")
 	require.Equal(t, want, got, "each as Stat describes it")
 	for id, in := range want {
-		byPrefix := listed(t, st, handle.WithIDPrefix(id[:20]))
+		byPrefix := listed(t, st, handle.WithID(id[:20]))
 		require.Contains(t, byPrefix, id)
 		for k, v := range in.Header.Labels {
 			require.Contains(t, listed(t, st, handle.WithLabels(map[string]string{k: v})), id, "label %s=%s", k, v)
@@ -197,7 +197,7 @@ func TestIndexPages(t *testing.T) {
 			require.NoError(t, err)
 		}
 	}
-	want, err := st.List(ctx, handle.Limit(0))
+	want, err := st.List(ctx, handle.Page(0, handle.Cursor{}))
 	require.NoError(t, err)
 	require.Len(t, want, 23)
 	for i := 1; i < len(want); i++ {
@@ -205,12 +205,12 @@ func TestIndexPages(t *testing.T) {
 		require.True(t, a.LastActive() > b.LastActive() || a.LastActive() == b.LastActive() && a.ID > b.ID, "ls's order")
 	}
 	for _, filter := range [][]handle.Option{nil, {handle.WithLabels(map[string]string{"n": "1"})}} {
-		all, err := st.List(ctx, append(slices.Clone(filter), handle.Limit(0))...)
+		all, err := st.List(ctx, append(slices.Clone(filter), handle.Page(0, handle.Cursor{}))...)
 		require.NoError(t, err)
 		var pages []handle.Info
-		opts := slices.Clone(filter)
+		var before handle.Cursor
 		for {
-			page, err := st.List(ctx, append(slices.Clone(opts), handle.Limit(5))...)
+			page, err := st.List(ctx, append(slices.Clone(filter), handle.Page(5, before))...)
 			require.NoError(t, err)
 			require.LessOrEqual(t, len(page), 5)
 			if len(page) == 0 {
@@ -218,15 +218,16 @@ func TestIndexPages(t *testing.T) {
 			}
 			pages = append(pages, page...)
 			c := page[len(page)-1].Cursor()
-			back, err := handle.ParseCursor(c.String())
+			text, err := c.MarshalText()
 			require.NoError(t, err)
+			var back handle.Cursor
+			require.NoError(t, back.UnmarshalText(text))
 			require.Equal(t, c, back)
-			opts = append(slices.Clone(filter), handle.Before(c))
+			before = c
 		}
 		require.Equal(t, all, pages)
 	}
-	_, err = handle.ParseCursor("12.notanid")
-	require.ErrorIs(t, err, handle.ErrInvalidID)
+	require.ErrorIs(t, new(handle.Cursor).UnmarshalText([]byte("12.notanid")), handle.ErrInvalidID)
 }
 
 // TestIndexLostOrStaleRebuilt deletes, damages and outdates the index by

@@ -107,7 +107,7 @@ func (s *Store) createFrom(ctx context.Context, ns core.NewSession, events iter.
 	// Once the mark is gone CreateFrom must not fail (and the lease's
 	// release cannot make it).
 	h.Close()
-	s.cfg.log.Debug("session created from events", "id", id, "subject", subj)
+	s.cfg.hc.Logger.Debug("session created from events", "id", id, "subject", subj)
 	return info, nil
 }
 
@@ -128,9 +128,9 @@ func (s *Store) awaitBuilder(ctx context.Context, id string, locked error) (*lea
 		return nil, fmt.Errorf("jetstream: lease of %s: %w", id, err)
 	}
 	deadline, start := held.Until, time.Now()
-	s.cfg.log.Info("waiting for the lease of a CreateFrom that stopped", "id", id, "until", time.UnixMilli(deadline))
+	s.cfg.hc.Logger.Info("waiting for the lease of a CreateFrom that stopped", "id", id, "until", time.UnixMilli(deadline))
 	for time.Since(start) <= s.cfg.leaseTTL+time.Second {
-		wait := time.UnixMilli(held.Until).Sub(s.cfg.now())
+		wait := time.UnixMilli(held.Until).Sub(s.cfg.hc.Now())
 		if err := sleep(ctx, max(wait, backoff(0))); err != nil {
 			return nil, err
 		}
@@ -159,7 +159,7 @@ func (s *Store) startBuild(ctx context.Context, hdr eventlog.Header, plan *seali
 	case err == nil && !incomplete(first):
 		return nil, nil, fmt.Errorf("%w: %s in stream %s", handle.ErrExists, id, s.name)
 	case err == nil:
-		s.cfg.log.Info("removing what a killed CreateFrom left", "id", id)
+		s.cfg.hc.Logger.Info("removing what a killed CreateFrom left", "id", id)
 		if err := s.purge(ctx, natsjs.WithPurgeSubject(subj)); err != nil {
 			return nil, nil, fmt.Errorf("jetstream: create %s: %w", s.path(id), err)
 		}

@@ -144,7 +144,7 @@ func (s *Store) lastMsg(ctx context.Context, subj string) (*natsjs.RawStreamMsg,
 		// purge still holds the deleted session.
 		return nil, err
 	case r != nil && r.Sequence > m.Sequence:
-		s.cfg.log.Debug("a replica is ahead of the leader's answer", "subject", subj, "replica", r.Sequence)
+		s.cfg.hc.Logger.Debug("a replica is ahead of the leader's answer", "subject", subj, "replica", r.Sequence)
 		s.read.Add(int64(len(r.Data)))
 		return r, nil
 	}

@@ -20,7 +20,7 @@ func TestGC(t *testing.T) {
 	clock := newClock()
 	now := time.UnixMilli(clock.ms.Load())
 	clock.add(-40 * day)
-	st := newStore(t, connect(t, runServer(t)), With(handle.WithClock(clock.now)), WithLeaseTTL(365*day), func(c *config) { c.ticker = noTicks })
+	st := newStore(t, connect(t, runServer(t)), With(func(c *handle.Config) { c.Now = clock.now }), WithLeaseTTL(365*day), func(c *config) { c.ticker = noTicks })
 	// session creates a session (a fork of parent at 0 unless parent is "")
 	// holding one flushed event of the clock's time; hold keeps its writer.
 	session := func(parent string, hold bool) string {
@@ -86,7 +86,7 @@ func TestGC(t *testing.T) {
 // writer opens after it was asked.
 func TestWriterHeld(t *testing.T) {
 	clock := newClock()
-	st := newStore(t, connect(t, runServer(t)), With(handle.WithClock(clock.now)), WithLeaseTTL(time.Minute), func(c *config) { c.ticker = noTicks })
+	st := newStore(t, connect(t, runServer(t)), With(func(c *handle.Config) { c.Now = clock.now }), WithLeaseTTL(time.Minute), func(c *config) { c.ticker = noTicks })
 	h, err := st.Create(ctx)
 	require.NoError(t, err)
 	id := h.ID()

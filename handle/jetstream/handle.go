@@ -57,13 +57,13 @@ func (s *Store) newBackend(id string, writer bool, l *lease) *jsBackend {
 
 // handle returns the handle on b's session, whose header is hdr and whose
 // stored events end before seq next.
-func (s *Store) handle(b *jsBackend, hdr eventlog.Header, next int64, rec handle.Recovery) (core.Backend, core.HandleConfig) {
-	red := s.cfg.redactor
+func (s *Store) handle(b *jsBackend, hdr eventlog.Header, next int64, torn *eventlog.TornTail) (core.Backend, core.HandleConfig) {
+	red := s.cfg.hc.Redactor
 	if b.unredacted {
 		red = nil
 	}
 	return b, core.HandleConfig{Store: s.Store, Header: hdr, Path: b.path, Writer: b.writer,
-		Next: next, Recovery: rec, Encoder: s.enc, Policy: s.cfg.policy, Redactor: red, Logger: s.cfg.log, Ticker: s.cfg.ticker}
+		Next: next, Torn: torn, Encoder: s.enc, Policy: s.cfg.hc.Policy, Redactor: red, Logger: s.cfg.hc.Logger, Ticker: s.cfg.ticker}
 }
 
 // created returns a write handle on a session whose first message, n
@@ -77,7 +77,7 @@ func (s *Store) created(hdr eventlog.Header, l *lease, n int, ss uint64, unredac
 	}
 	b.size, b.last = int64(n), ss
 	b.index = []msgRef{{ss: ss, off: 0, seq: hdr.FirstSeq(), n: n}}
-	_, hc := s.handle(b, hdr, hdr.FirstSeq(), handle.Recovery{})
+	_, hc := s.handle(b, hdr, hdr.FirstSeq(), nil)
 	return b, hc
 }
 
@@ -179,7 +179,7 @@ func (b *jsBackend) write(ctx context.Context, rows []byte, recs []sealing.Recor
 		b.buf = nil
 	}
 	if errors.Is(err, errConflict) {
-		return fmt.Errorf("%w: %w", handle.ErrConflict, err)
+		return &handle.ConflictError{Path: b.path, Expected: -1, Next: -1, Err: err} // the core fills in the seqs
 	}
 	if err != nil {
 		return err
@@ -265,7 +265,7 @@ func (b *jsBackend) cut(ctx context.Context) (prefix []byte, prefixSeq int64, at
 			return nil, -1, 0, 0, fmt.Errorf("jetstream: cutting the torn tail of %s: %w", b.path, err)
 		}
 	}
-	b.s.cfg.log.Info("torn tail cut", "path", b.path, "offset", torn.Offset)
+	b.s.cfg.hc.Logger.Info("torn tail cut", "path", b.path, "offset", torn.Offset)
 	b.mu.Lock()
 	b.index = index[:keep]
 	b.mu.Unlock()

@@ -259,7 +259,7 @@ func (s *Store) shredOne(ctx context.Context, id string) (int, error) {
 	}
 	s.dropDerived(ctx, id)
 	s.keys.Forget(id)
-	s.cfg.log.Info("session shredded", "id", id, "envelopes", n)
+	s.cfg.hc.Logger.Info("session shredded", "id", id, "envelopes", n)
 	return n, nil
 }
 

@@ -50,11 +50,11 @@ func (s *Store) acquire(ctx context.Context, id string) (*lease, error) {
 		if err != nil {
 			return nil, fmt.Errorf("jetstream: lease of %s: %w", id, err)
 		}
-		if live && s.cfg.now().UnixMilli() < held.Until {
+		if live && s.cfg.hc.Now().UnixMilli() < held.Until {
 			return nil, fmt.Errorf("%w: %s (lease held until %s)", handle.ErrLocked, s.path(id), time.UnixMilli(held.Until).UTC().Format(time.RFC3339))
 		}
 		if live {
-			s.cfg.log.Info("taking over an expired lease", "id", id, "expired", time.UnixMilli(held.Until))
+			s.cfg.hc.Logger.Info("taking over an expired lease", "id", id, "expired", time.UnixMilli(held.Until))
 		}
 		err = s.do(ctx, "lease of "+id, func(ctx context.Context) error { return l.write(ctx, rev) })
 		if errors.Is(err, errLeaseRace) {
@@ -106,7 +106,7 @@ func (l *lease) read(ctx context.Context) (held leaseValue, rev uint64, live boo
 // mismatch may be that try having landed: the entry is read again, and if
 // it is this lease's, that is success. Otherwise errLeaseRace.
 func (l *lease) write(ctx context.Context, rev uint64) error {
-	until := l.s.cfg.now().Add(l.s.cfg.leaseTTL).UnixMilli()
+	until := l.s.cfg.hc.Now().Add(l.s.cfg.leaseTTL).UnixMilli()
 	val, err := json.Marshal(leaseValue{Owner: l.owner, Until: until})
 	if err != nil {
 		return err
@@ -149,11 +149,11 @@ func (l *lease) renew(ctx context.Context) error {
 			return fmt.Errorf("%w: %s: the lease was taken by another writer", handle.ErrLocked, l.s.path(l.key))
 		case !l.s.transient(err):
 			return fmt.Errorf("jetstream: renewing the lease of %s: %w", l.s.path(l.key), err)
-		case l.s.cfg.now().UnixMilli() >= l.until:
+		case l.s.cfg.hc.Now().UnixMilli() >= l.until:
 			return fmt.Errorf("jetstream: the lease of %s expired at %s without a renewal: %w: %w", l.s.path(l.key),
 				time.UnixMilli(l.until).UTC().Format(time.RFC3339), handle.ErrUnavailable, err)
 		}
-		l.s.cfg.log.Warn("lease renewal failed, retrying", "id", l.key, "try", try+1, "err", err)
+		l.s.cfg.hc.Logger.Warn("lease renewal failed, retrying", "id", l.key, "try", try+1, "err", err)
 		if timedOut(err) {
 			l.s.heal()
 		}
@@ -175,7 +175,7 @@ func (l *lease) release() {
 	defer cancel()
 	del := func(ctx context.Context) error { return l.s.leases.Delete(ctx, l.key, natsjs.LastRevision(l.rev)) }
 	if err := l.s.do(ctx, "release the lease of "+l.key, del); err != nil {
-		l.s.cfg.log.Warn("releasing a lease failed; it expires on its own", "id", l.key, "err", err)
+		l.s.cfg.hc.Logger.Warn("releasing a lease failed; it expires on its own", "id", l.key, "err", err)
 	}
 }
 
@@ -192,5 +192,5 @@ func (s *Store) writerHeld(ctx context.Context, id string) (bool, error) {
 		return false, fmt.Errorf("jetstream: lease of %s: %w", id, err)
 	}
 	// As acquire decides: an unreadable entry (Until 0) holds nothing.
-	return live && s.cfg.now().UnixMilli() < held.Until, nil
+	return live && s.cfg.hc.Now().UnixMilli() < held.Until, nil
 }

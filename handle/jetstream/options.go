@@ -1,14 +1,12 @@
 package jetstream
 
 import (
-	"log/slog"
 	"time"
 
-	"filippo.io/age"
 	"github.com/nats-io/nats.go"
 
 	"github.com/sessionlog/sessionlog/handle"
-	redaction "github.com/sessionlog/sessionlog/secrets/redact"
+	"github.com/sessionlog/sessionlog/handle/core"
 )
 
 // Defaults.
@@ -50,9 +48,11 @@ const (
 )
 
 type config struct {
-	prefix     string
-	log        *slog.Logger
-	now        func() time.Time
+	prefix string
+	// hc is the settings every store shares (With): the logger, the
+	// clock (IDs, createdAt, lease expiry), the flush policy, redaction,
+	// packed types, sealing.
+	hc         handle.Config
 	leaseTTL   time.Duration
 	noLease    bool
 	replicas   int
@@ -61,12 +61,7 @@ type config struct {
 	strict     bool
 	maxMsg     int // payload bytes per message; 0: from the connection
 	maxBatch   int
-	packTypes  []string
-	policy     handle.FlushPolicy
-	redactor   *redaction.Redactor // nil: no redaction
-	recipients []age.Recipient     // new sessions are sealed for them
-	identities []age.Identity      // open sealed sessions
-	// shared are handle's options (With), read over the above by New.
+	// shared are handle's options (With), read into hc by newConfig.
 	shared     []handle.Option
 	clientName string // OpenURL's connection, and its options
 	connOpts   []nats.Option
@@ -95,14 +90,11 @@ func newConfig(opts []Option) config {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	if len(cfg.shared) > 0 {
-		hc := handle.NewConfig(append([]handle.Option{handle.WithClock(cfg.now), handle.WithLogger(cfg.log)}, cfg.shared...)...)
-		cfg.log, cfg.now, cfg.policy, cfg.packTypes = hc.Logger, hc.Now, hc.Policy, hc.PackTypes
-		cfg.redactor, cfg.recipients, cfg.identities = hc.Redactor, hc.Recipients, hc.Identities
-		if hc.Ticker != nil {
-			cfg.ticker = hc.Ticker
-		}
+	cfg.hc = core.NewConfig(cfg.shared...)
+	if cfg.hc.Ticker != nil {
+		cfg.ticker = cfg.hc.Ticker
 	}
+	cfg.hc.Ticker = cfg.ticker
 	return cfg
 }
 
@@ -110,12 +102,9 @@ func defaultConfig() config {
 	return config{
 		prefix:     DefaultPrefix,
 		clientName: "sessionlog",
-		log:        slog.New(slog.DiscardHandler),
-		now:        time.Now,
 		leaseTTL:   DefaultLeaseTTL,
 		replicas:   1,
 		maxBatch:   DefaultMaxBatch,
-		redactor:   redaction.New(),
 
 		pingInterval:    DefaultPingInterval,
 		maxPingsOut:     DefaultMaxPingsOut,

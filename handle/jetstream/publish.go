@@ -155,7 +155,7 @@ func (s *Store) publish(ctx context.Context, msgs []*nats.Msg, last uint64) (uin
 			if timedOut(err) {
 				s.heal()
 			}
-			s.cfg.log.Warn("publish failed, retrying", "subject", subj, "try", try+1, "err", err)
+			s.cfg.hc.Logger.Warn("publish failed, retrying", "subject", subj, "try", try+1, "err", err)
 		}
 		if time.Since(start) >= s.cfg.retryWindow {
 			return 0, unavailable("publish to "+subj+", outcome unknown", time.Since(start), err)
@@ -210,7 +210,7 @@ func (s *Store) landed(ctx context.Context, subj string, last uint64, id string,
 		}
 		m = next
 	}
-	s.cfg.log.Info("a retried publish had landed", "subject", subj, "seq", m.Sequence)
+	s.cfg.hc.Logger.Info("a retried publish had landed", "subject", subj, "seq", m.Sequence)
 	return m.Sequence, landedOurs, nil
 }
 

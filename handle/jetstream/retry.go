@@ -88,7 +88,7 @@ func (s *Store) do(ctx context.Context, what string, op func(ctx context.Context
 		case time.Since(start) >= s.cfg.retryWindow:
 			return unavailable(what, time.Since(start), err)
 		}
-		s.cfg.log.Debug("transient failure, retrying", "op", what, "try", try+1, "err", err)
+		s.cfg.hc.Logger.Debug("transient failure, retrying", "op", what, "try", try+1, "err", err)
 		if timedOut(err) {
 			s.heal()
 		}
@@ -131,7 +131,7 @@ func (s *Store) heal() {
 		return // reconnecting already
 	}
 	if err := nc.FlushTimeout(s.cfg.probeTimeout); err != nil && nc.IsConnected() {
-		s.cfg.log.Warn("the server does not answer; reconnecting to another", "server", nc.ConnectedUrlRedacted(), "err", err)
+		s.cfg.hc.Logger.Warn("the server does not answer; reconnecting to another", "server", nc.ConnectedUrlRedacted(), "err", err)
 		nc.ForceReconnect()
 	}
 }

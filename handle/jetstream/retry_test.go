@@ -3,6 +3,7 @@ package jetstream
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -115,7 +116,7 @@ func TestPublishUnavailable(t *testing.T) {
 	require.NoError(t, err)
 	err = h.Flush(ctx)
 	require.ErrorIs(t, err, handle.ErrUnavailable)
-	require.NotErrorIs(t, err, handle.ErrConflict)
+	require.False(t, errors.As(err, new(*handle.ConflictError)))
 	require.NotErrorIs(t, err, eventlog.ErrCorrupt)
 }
 
@@ -139,7 +140,7 @@ func TestLeaseRenewal(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clock := newClock()
-			st := newStore(t, connect(t, runServer(t)), With(handle.WithClock(clock.now)), WithLeaseTTL(time.Minute),
+			st := newStore(t, connect(t, runServer(t)), With(func(c *handle.Config) { c.Now = clock.now }), WithLeaseTTL(time.Minute),
 				func(c *config) { c.ticker = noTicks })
 			// A writer's lease, as a write handle holds it.
 			h, err := st.Create(ctx)
@@ -178,7 +179,7 @@ func TestLeaseRenewal(t *testing.T) {
 	t.Run("taken by another writer", func(t *testing.T) {
 		clock := newClock()
 		s := runServer(t)
-		opts := []Option{With(handle.WithClock(clock.now)), WithLeaseTTL(time.Minute), func(c *config) { c.ticker = noTicks }}
+		opts := []Option{With(func(c *handle.Config) { c.Now = clock.now }), WithLeaseTTL(time.Minute), func(c *config) { c.ticker = noTicks }}
 		a, b := newStore(t, connect(t, s), opts...), newStore(t, connect(t, s), opts...)
 		h, err := a.Create(ctx)
 		require.NoError(t, err)
@@ -225,9 +226,10 @@ func TestServerGoneIsUnavailable(t *testing.T) {
 	require.ErrorAs(t, flushErr, &pe)
 	for name, err := range map[string]error{"stat": statErr, "open": openErr, "open for writing": writeErr, "flush": flushErr} {
 		require.ErrorIs(t, err, handle.ErrUnavailable, name)
-		for _, not := range []error{handle.ErrNotFound, eventlog.ErrCorrupt, handle.ErrLocked, handle.ErrConflict} {
+		for _, not := range []error{handle.ErrNotFound, eventlog.ErrCorrupt, handle.ErrLocked} {
 			require.NotErrorIs(t, err, not, name)
 		}
+		require.False(t, errors.As(err, new(*handle.ConflictError)), name)
 	}
 	h.Close()
 }

@@ -91,7 +91,7 @@ func (s *Store) plan(ns core.NewSession, hdr eventlog.Header) (*sealing.Plan, er
 		return sealing.PlanWith(hdr, seal.Raw, sl.Envelopes, sl.Key)
 	}
 	parentSealed := ns.Parent != nil && ns.Parent.Sealed && hdr.Parent != nil && hdr.Parent.Mode == eventlog.ModeFork
-	rs, err := sealing.Recipients(sealing.Ask{Sealed: ns.Sealed, SealFor: ns.SealFor}, parentSealed, s.cfg.recipients, s.cfg.identities)
+	rs, err := sealing.Recipients(sealing.Ask{Sealed: ns.Sealed, SealFor: ns.SealFor}, parentSealed, s.cfg.hc.Recipients, s.cfg.hc.Identities)
 	if errors.Is(err, sealing.ErrNoRecipient) {
 		return nil, fmt.Errorf("%w: jetstream: create %s: %w", handle.ErrSealed, hdr.ID, err)
 	}
@@ -269,7 +269,7 @@ func (s *Store) envelopes(ctx context.Context, id string) (*sealedLog, []seal.En
 
 // SealingOf returns how session id is sealed, or nil for a clear session:
 // its key records and the newest data key, which the store must hold (its
-// identities open it, or it made it). A copy made with handle.SealedAs of
+// identities open it, or it made it). A copy made with handle.Config.SealAs of
 // it is sealed alike (transfer.Copy).
 func (s *Store) SealingOf(ctx context.Context, id string) (*handle.Sealing, error) {
 	if !eventlog.ValidID(id) {
@@ -298,7 +298,7 @@ func (s *Store) SealingOf(ctx context.Context, id string) (*handle.Sealing, erro
 // opens, a key rotated to among the rows. It reports whether it read
 // them.
 func (s *Store) rescan(ctx context.Context, id string) bool {
-	if len(s.cfg.identities) == 0 {
+	if len(s.cfg.hc.Identities) == 0 {
 		return false
 	}
 	sl, _, err := s.envelopes(ctx, id)

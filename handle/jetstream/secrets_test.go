@@ -101,11 +101,11 @@ func TestSealedLayout(t *testing.T) {
 	require.Greater(t, len(s.msgs), 8, "the big rows span messages")
 }
 
-// SealingOf and SealedAs: a copy of a sealed session (transfer.Copy) is
+// SealingOf and Config.SealAs: a copy of a sealed session (transfer.Copy) is
 // sealed with the same key records, read with the same identities; an
 // envelope is bound to its session, so a copy under another ID is
 // refused, and a clear session has no sealing.
-func TestSealedAs(t *testing.T) {
+func TestSealAs(t *testing.T) {
 	alice, err := age.GenerateX25519Identity()
 	require.NoError(t, err)
 	js := connect(t, runServer(t))
@@ -124,7 +124,7 @@ func TestSealedAs(t *testing.T) {
 	for i := range evs {
 		evs[i].Seq = int64(i)
 	}
-	info, err := dst.CreateFrom(ctx, storetest.Events(evs, nil), handle.WithID(h.ID()), handle.SealedAs(sl))
+	info, err := dst.CreateFrom(ctx, storetest.Events(evs, nil), handle.WithID(h.ID()), func(c *handle.Config) { c.SealAs = sl })
 	require.NoError(t, err)
 	require.True(t, info.Sealed)
 	srcHead, _, err := seal.ReadHead(bytes.NewReader(load(t, src, h.ID()).msgs[0].Data), 1<<20, h.ID())
@@ -138,7 +138,7 @@ func TestSealedAs(t *testing.T) {
 	require.Len(t, readAll(t, r), 3)
 	require.NoError(t, r.Close())
 
-	_, err = dst.CreateFrom(ctx, storetest.Events(evs, nil), handle.SealedAs(sl))
+	_, err = dst.CreateFrom(ctx, storetest.Events(evs, nil), func(c *handle.Config) { c.SealAs = sl })
 	require.ErrorContains(t, err, "bound to its session")
 
 	c, err := dst.Create(ctx)

@@ -105,12 +105,10 @@ func New(ctx context.Context, js natsjs.JetStream, opts ...Option) (_ *Store, er
 		return nil, fmt.Errorf("%w: %d replicas: JetStream keeps 1 to 5", ErrReplicas, cfg.replicas)
 	}
 	s := &Store{js: js, api: apiPrefix(js.Options()), name: cfg.prefix, subj: cfg.prefix + ".s.", cfg: cfg,
-		enc: eventlog.NewEncoder(cfg.packTypes), keys: sealing.NewKeys(cfg.identities)}
+		enc: eventlog.NewEncoder(cfg.hc.PackTypes), keys: sealing.NewKeys(cfg.hc.Identities)}
 	// The store core gives every handle the store's settings, so they
 	// are handle's options too.
-	s.Store = core.NewStore(engine{s}, handle.WithClock(cfg.now), handle.WithLogger(cfg.log),
-		handle.WithFlushPolicy(cfg.policy), handle.WithRedactor(cfg.redactor),
-		func(c *handle.Config) { c.Ticker = cfg.ticker })
+	s.Store = core.NewStore(engine{s}, func(c *handle.Config) { *c = cfg.hc })
 	s.pubOnce = s.publishOnce
 	s.watch = watchConn(js.Conn())
 	defer func() {
@@ -136,7 +134,7 @@ func New(ctx context.Context, js natsjs.JetStream, opts ...Option) (_ *Store, er
 	s.stream = st
 	replicas := st.CachedInfo().Config.Replicas
 	if o := js.Conn().Opts; replicas > 1 && o.PingInterval*time.Duration(o.MaxPingsOut+1) > time.Second {
-		s.cfg.log.Warn("the connection takes more than a second to notice a server that stopped answering: writers on it wait that long; see WithPing and docs/distributed.md",
+		s.cfg.hc.Logger.Warn("the connection takes more than a second to notice a server that stopped answering: writers on it wait that long; see WithPing and docs/distributed.md",
 			"ping_interval", o.PingInterval, "max_pings_outstanding", o.MaxPingsOut)
 	}
 	if replicas > 1 && s.cfg.leaseTTL < MinReplicatedLeaseTTL {
@@ -260,7 +258,7 @@ func (s *Store) checkStream(c natsjs.StreamConfig) error {
 	case s.cfg.strict:
 		return fmt.Errorf("%w: stream %s has %d replica(s) and the server is not declared to sync every write", ErrNotDurable, c.Name, c.Replicas)
 	}
-	s.cfg.log.Warn("JetStream stream is NOT durable by sessionlog's contract: an acknowledged Flush survives a process kill but may be lost in a power cut, unless the server runs with jetstream.sync_interval: always (then pass WithSyncAlways) or the stream has 3 replicas; see docs/distributed.md",
+	s.cfg.hc.Logger.Warn("JetStream stream is NOT durable by sessionlog's contract: an acknowledged Flush survives a process kill but may be lost in a power cut, unless the server runs with jetstream.sync_interval: always (then pass WithSyncAlways) or the stream has 3 replicas; see docs/distributed.md",
 		"stream", c.Name, "replicas", c.Replicas)
 	return nil
 }
@@ -313,7 +311,7 @@ func (s *Store) create(ctx context.Context, ns core.NewSession) (core.Backend, c
 		}
 		return nil, core.HandleConfig{}, fmt.Errorf("jetstream: create %s: %w", id, err)
 	}
-	s.cfg.log.Debug("session created", "id", id, "subject", msg.Subject, "sealed", plan != nil)
+	s.cfg.hc.Logger.Debug("session created", "id", id, "subject", msg.Subject, "sealed", plan != nil)
 	b, hc := s.created(hdr, l, len(line), ss, false, sl, plan)
 	return b, hc, nil
 }
@@ -433,12 +431,12 @@ func (s *Store) open(ctx context.Context, id string, writer bool, l *lease, unre
 			b.sealer = seal.ResumeSealer(id, seal.Raw, k, used)
 		}
 	}
-	var rec handle.Recovery
-	if t := r.Torn(); t != nil {
-		rec.Torn, b.torn, b.cutTorn, b.size = t, t, writer, t.Offset
-		s.cfg.log.Info("torn tail found", "path", path, "offset", t.Offset, "bytes", t.Bytes)
+	t := r.Torn()
+	if t != nil {
+		b.torn, b.cutTorn, b.size = t, writer, t.Offset
+		s.cfg.hc.Logger.Info("torn tail found", "path", path, "offset", t.Offset, "bytes", t.Bytes)
 	}
-	_, hc := s.handle(b, hdr, r.NextSeq(), rec)
+	_, hc := s.handle(b, hdr, r.NextSeq(), t)
 	return b, hc, nil
 }
 
@@ -542,7 +540,7 @@ func (s *Store) remove(ctx context.Context, id string) error {
 	}
 	s.dropDerived(ctx, id)
 	s.keys.Forget(id)
-	s.cfg.log.Debug("session deleted", "id", id)
+	s.cfg.hc.Logger.Debug("session deleted", "id", id)
 	return nil
 }
 

@@ -264,13 +264,13 @@ func connOptions(cfg config) []nats.Option {
 		// Through the store's logger, never printed (nats.go's default
 		// prints asynchronous errors to stderr).
 		nats.ErrorHandler(func(nc *nats.Conn, sub *nats.Subscription, err error) {
-			cfg.log.Warn("connection error", "server", nc.ConnectedUrlRedacted(), "err", err)
+			cfg.hc.Logger.Warn("connection error", "server", nc.ConnectedUrlRedacted(), "err", err)
 		}),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
-			cfg.log.Info("the connection left its server", "err", err)
+			cfg.hc.Logger.Info("the connection left its server", "err", err)
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) {
-			cfg.log.Info("the connection moved", "server", nc.ConnectedUrlRedacted())
+			cfg.hc.Logger.Info("the connection moved", "server", nc.ConnectedUrlRedacted())
 		})}
 }
 

@@ -95,7 +95,7 @@ func raceWriters(t *testing.T, rounds int, opts ...Option) {
 			var ce *handle.ConflictError
 			require.ErrorAs(t, err, &ce, "round %d", r)
 			require.Equal(t, int64(2*r+2), ce.Next, "round %d", r)
-			require.ErrorIs(t, hs[w].Flush(ctx), handle.ErrConflict, "round %d: poisoned", r)
+			require.ErrorAs(t, hs[w].Flush(ctx), new(*handle.ConflictError), "round %d: poisoned", r)
 			require.Error(t, hs[w].Close())
 			hs[w], err = []*Store{a, b}[w].Open(ctx, ha.ID(), handle.ReadWrite)
 			require.NoError(t, err)
@@ -144,12 +144,12 @@ func TestConflictPoisonsTheWriter(t *testing.T) {
 	require.Equal(t, int64(1), ce.Next, "where the log now ends")
 	_, appendErr := ha.Append(ctx, ev(0, 1)) // goroutine B, who never saw it
 	flushErr := ha.Flush(ctx)                // goroutine A makes its event durable
-	require.ErrorIs(t, flushErr, handle.ErrConflict, "A's event was dropped: its Flush must not return nil")
-	require.ErrorIs(t, appendErr, handle.ErrConflict, "a handle that dropped events takes no more")
+	require.ErrorAs(t, flushErr, new(*handle.ConflictError), "A's event was dropped: its Flush must not return nil")
+	require.ErrorAs(t, appendErr, new(*handle.ConflictError), "a handle that dropped events takes no more")
 	var pe *handle.PoisonedError
 	require.ErrorAs(t, flushErr, &pe)
 	require.Equal(t, int64(-1), ha.DurableSeq(), "nothing of its own was made durable")
-	require.ErrorIs(t, ha.Close(), handle.ErrConflict)
+	require.ErrorAs(t, ha.Close(), new(*handle.ConflictError))
 
 	hr, err := a.Open(ctx, ha.ID(), handle.ReadWrite)
 	require.NoError(t, err)
@@ -256,7 +256,7 @@ func TestLease(t *testing.T) {
 	s := runServer(t)
 	clock := newClock()
 	ticks := make(chan time.Time) // a's renewals
-	opts := []Option{With(handle.WithClock(clock.now)), WithLeaseTTL(time.Minute), func(c *config) { c.ticker = noTicks }}
+	opts := []Option{With(func(c *handle.Config) { c.Now = clock.now }), WithLeaseTTL(time.Minute), func(c *config) { c.ticker = noTicks }}
 	a := newStore(t, connect(t, s), append(opts, func(c *config) {
 		c.ticker = func(time.Duration) (<-chan time.Time, func()) { return ticks, func() {} }
 	})...)
@@ -300,8 +300,8 @@ func TestLease(t *testing.T) {
 	// the expected-sequence check refuses it.
 	_, err = ha.Append(ctx, ev(0, 1))
 	require.NoError(t, err)
-	require.ErrorIs(t, ha.Flush(ctx), handle.ErrConflict)
-	require.ErrorIs(t, ha.Close(), handle.ErrConflict, "its event was not stored")
+	require.ErrorAs(t, ha.Flush(ctx), new(*handle.ConflictError))
+	require.ErrorAs(t, ha.Close(), new(*handle.ConflictError), "its event was not stored")
 	_, err = a.Open(ctx, ha.ID(), handle.ReadWrite)
 	require.ErrorIs(t, err, handle.ErrLocked, "the old holder's Close did not release the new holder's lease")
 	got := readAll(t, hb)
@@ -319,8 +319,8 @@ func TestLeaseLostPoisons(t *testing.T) {
 	clock := newClock()
 	ticks, stopped := make(chan time.Time), make(chan struct{})
 	ticker := func(time.Duration) (<-chan time.Time, func()) { return ticks, func() { close(stopped) } }
-	a := newStore(t, connect(t, s), With(handle.WithClock(clock.now)), WithLeaseTTL(time.Minute), func(c *config) { c.ticker = ticker })
-	b := newStore(t, connect(t, s), With(handle.WithClock(clock.now)), WithLeaseTTL(time.Minute), func(c *config) { c.ticker = noTicks })
+	a := newStore(t, connect(t, s), With(func(c *handle.Config) { c.Now = clock.now }), WithLeaseTTL(time.Minute), func(c *config) { c.ticker = ticker })
+	b := newStore(t, connect(t, s), With(func(c *handle.Config) { c.Now = clock.now }), WithLeaseTTL(time.Minute), func(c *config) { c.ticker = noTicks })
 	ha, err := a.Create(ctx)
 	require.NoError(t, err)
 	clock.add(2 * time.Minute)

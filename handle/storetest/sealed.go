@@ -210,7 +210,7 @@ func testSealed(t *testing.T, hs Harness) {
 		require.Equal(t, int64(9), info.LastSeq, "Stat passes over the torn tail")
 		h, err := reader.Open(ctx, id, handle.ReadWrite)
 		require.NoError(t, err)
-		require.Equal(t, acked, h.Recovery().Torn.Offset)
+		require.Equal(t, acked, h.Torn().Offset)
 		require.Equal(t, int64(9), h.Seq(), "the torn row is dropped")
 		appendFlush(t, h, evs[10:])
 		require.NoError(t, h.Close())

@@ -310,7 +310,6 @@ func testAppendAtConflict(t *testing.T, hs Harness) {
 		_, err := h.AppendAt(ctx, expected, events(3, 2)...)
 		var ce *handle.ConflictError
 		require.ErrorAs(t, err, &ce, "expected %d", expected)
-		require.ErrorIs(t, err, handle.ErrConflict)
 		require.Equal(t, int64(3), ce.Next)
 		require.Equal(t, expected, ce.Expected, "the error names the seq the caller expected")
 	}
@@ -423,7 +422,7 @@ func testReopen(t *testing.T, hs Harness) {
 	require.NoError(t, h.Close())
 	for round := range 3 {
 		w := open(t, hs, h.ID(), handle.ReadWrite)
-		require.Nil(t, w.Recovery().Torn)
+		require.Nil(t, w.Torn())
 		require.Equal(t, int64(9+round*2), w.Seq())
 		last := appendFlush(t, w, events(10+round*2, 2))
 		require.Equal(t, int64(11+round*2), last)
@@ -451,18 +450,18 @@ func testTorn(t *testing.T, hs Harness) {
 
 	// A reader reports it and reads the acknowledged events.
 	r := open(t, hs, h.ID(), handle.ReadOnly)
-	require.Equal(t, &eventlog.TornTail{Offset: acked, Bytes: torn - acked}, r.Recovery().Torn)
+	require.Equal(t, &eventlog.TornTail{Offset: acked, Bytes: torn - acked}, r.Torn())
 	require.Len(t, readAll(t, r, 0, handle.End), 10)
 
 	w = open(t, hs, h.ID(), handle.ReadWrite)
-	require.Equal(t, &eventlog.TornTail{Offset: acked, Bytes: torn - acked}, w.Recovery().Torn)
+	require.Equal(t, &eventlog.TornTail{Offset: acked, Bytes: torn - acked}, w.Torn())
 	require.Equal(t, int64(9), w.Seq())
 	last := appendFlush(t, w, events(100, 2))
 	require.Equal(t, int64(11), last)
 	require.NoError(t, w.Close())
 
 	again := open(t, hs, h.ID(), handle.ReadWrite)
-	require.Nil(t, again.Recovery().Torn, "the torn tail was cut before the append")
+	require.Nil(t, again.Torn(), "the torn tail was cut before the append")
 	want := append(events(0, 10), events(100, 2)...)
 	require.Equal(t, canon(withSeqs(want, 0)), canon(readAll(t, again, 0, handle.End)))
 }
@@ -803,7 +802,7 @@ func testDeleteProtection(t *testing.T, hs Harness) {
 				err := hs.Store.Delete(ctx, parent.ID())
 				var de *handle.DependentsError
 				require.ErrorAs(t, err, &de)
-				require.ErrorIs(t, err, handle.ErrHasDependents)
+				require.ErrorAs(t, err, new(*handle.DependentsError))
 				require.Equal(t, []string{fork.ID()}, de.Dependents)
 				_, err = hs.Store.Stat(ctx, parent.ID())
 				require.NoError(t, err, "nothing was deleted")
@@ -883,20 +882,20 @@ func testListPages(t *testing.T, hs Harness) {
 		require.NoError(t, h.Close())
 	}
 	for _, filter := range [][]handle.Option{nil, {handle.WithLabels(map[string]string{"n": "1"})}} {
-		all, err := hs.Store.List(ctx, append(slices.Clone(filter), handle.Limit(0))...)
+		all, err := hs.Store.List(ctx, append(slices.Clone(filter), handle.Page(0, handle.Cursor{}))...)
 		require.NoError(t, err)
 		require.NotEmpty(t, all)
 		var pages []handle.Info
-		opts := slices.Clone(filter)
+		var before handle.Cursor
 		for {
-			page, err := hs.Store.List(ctx, append(slices.Clone(opts), handle.Limit(3))...)
+			page, err := hs.Store.List(ctx, append(slices.Clone(filter), handle.Page(3, before))...)
 			require.NoError(t, err)
 			require.LessOrEqual(t, len(page), 3)
 			pages = append(pages, page...)
 			if len(page) < 3 {
 				break
 			}
-			opts = append(slices.Clone(filter), handle.Before(page[len(page)-1].Cursor()))
+			before = page[len(page)-1].Cursor()
 		}
 		require.Equal(t, all, pages)
 	}

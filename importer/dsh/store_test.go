@@ -17,7 +17,7 @@ import (
 // packed as the store packs them, and returns the session's file.
 func store(ctx context.Context, dir string, s dsh.Log) (string, error) {
 	createdAt := time.UnixMilli(s.CreatedAt)
-	st := file.New(afero.NewOsFs(), dir, handle.WithClock(func() time.Time { return createdAt }))
+	st := file.New(afero.NewOsFs(), dir, func(c *handle.Config) { c.Now = func() time.Time { return createdAt } })
 	h, err := st.Create(ctx, handle.WithID(s.ID), handle.WithLabels(s.Labels))
 	if err != nil {
 		return "", err

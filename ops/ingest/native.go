@@ -49,7 +49,7 @@ func (r *run) native(ctx context.Context, f source) Result {
 		if sl, err := fst.SealingOfPath(ctx, path); err != nil {
 			return failed(path, Sessionlog, err)
 		} else if sl != nil {
-			opts = append(opts, handle.SealedAs(sl))
+			opts = append(opts, func(c *handle.Config) { c.SealAs = sl })
 		}
 		info, err := r.st.CreateFrom(ctx, events(0), opts...)
 		if err != nil {

@@ -93,7 +93,7 @@ func (r *Read) read(ctx context.Context, from int64, fn func(eventlog.Event) boo
 		return false, err
 	}
 	defer h.Close()
-	r.Path, r.Torn = h.Path(), h.Recovery().Torn
+	r.Path, r.Torn = h.Path(), h.Torn()
 	for e, err := range h.Read(ctx, from, r.to) {
 		if err != nil {
 			return false, err

@@ -54,7 +54,7 @@ func TestCopySealed(t *testing.T) {
 }
 
 // Folder → JetStream → folder keeps a sealed session and its fork sealed
-// with the same key records (SealedAs): the stream's copy reads only with
+// with the same key records (Config.SealAs): the stream's copy reads only with
 // the identity, the copy back reads as the source, and a copy run again
 // writes nothing.
 func TestCopySealedJetStream(t *testing.T) {

@@ -212,7 +212,7 @@ func copySession(ctx context.Context, src, dst handle.Store, id string, c config
 		if err != nil {
 			return Result{}, err
 		}
-		opts = append(opts, handle.SealedAs(sl))
+		opts = append(opts, func(c *handle.Config) { c.SealAs = sl })
 	}
 	// All or nothing: a copy killed at any instant is absent or complete.
 	if _, err := dst.CreateFrom(ctx, log.own(ctx), opts...); err != nil {

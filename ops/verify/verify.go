@@ -88,7 +88,7 @@ func Session(ctx context.Context, st handle.Store, id string, opts ...Option) Re
 		return rep
 	}
 	defer h.Close()
-	rep.Path, rep.Torn = h.Path(), tornOf(h.Recovery().Torn)
+	rep.Path, rep.Torn = h.Path(), tornOf(h.Torn())
 	prot := &redact.Protection{}
 	if info, serr := st.Stat(ctx, id); serr == nil {
 		prot.Sealed = info.Sealed

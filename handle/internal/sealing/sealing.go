@@ -19,9 +19,9 @@ var ErrNoRecipient = errors.New("a fork of a sealed session is sealed, and no re
 
 // Ask is what a Create asked of a new session's sealing (WithRecipients).
 type Ask struct {
-	Sealed  bool            // sealing (WithRecipients) or SealedAs was asked
+	Sealed  bool            // sealing (WithRecipients) or Config.SealAs was asked
 	SealFor []age.Recipient // WithRecipients' recipients
-	SealAs  bool            // SealedAs was given: the caller plans with its key records
+	SealAs  bool            // Config.SealAs was given: the caller plans with its key records
 }
 
 // Recipients returns whom a new session is sealed for, or nil for a
@@ -103,7 +103,7 @@ func PlanFrom(hdr eventlog.Header, layout seal.Encoding, envs []seal.Envelope, k
 }
 
 // PlanWith plans a log holding the key records envs, its rows sealed
-// with key (SealedAs: a copy of a sealed session).
+// with key (Config.SealAs: a copy of a sealed session).
 func PlanWith(hdr eventlog.Header, layout seal.Encoding, envs []seal.Envelope, key *seal.DataKey) (*Plan, error) {
 	clear := seal.ClearOf(hdr)
 	records, err := seal.AppendClearHeader(nil, layout, clear)

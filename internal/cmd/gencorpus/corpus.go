@@ -189,9 +189,9 @@ func countEvents(ctx context.Context, st *file.Store, path string) (int64, error
 // build writes fixture i into a store in work and returns its file.
 func build(ctx context.Context, work string, i int, f fixture) (string, error) {
 	createdAt := time.UnixMilli(t0 + int64(i)*int64(time.Hour/time.Millisecond))
-	opts := []handle.Option{handle.WithClock(func() time.Time { return createdAt })}
+	opts := []handle.Option{func(c *handle.Config) { c.Now = func() time.Time { return createdAt } }}
 	if f.packTypes != nil {
-		opts = append(opts, handle.WithPackTypes(f.packTypes...))
+		opts = append(opts, func(c *handle.Config) { c.PackTypes = append([]string{}, f.packTypes...) })
 	}
 	st := file.New(afero.NewOsFs(), work, opts...)
 	create := f.create
@@ -540,7 +540,7 @@ func writeResumed(s *script) error {
 	if s.h, err = st.Open(s.ctx, idResumed, handle.ReadWrite); err != nil {
 		return err
 	}
-	if s.h.Recovery().Torn == nil {
+	if s.h.Torn() == nil {
 		return fmt.Errorf("the torn tail was not found")
 	}
 	s.t += 60_000 // the restart takes a minute

@@ -6,7 +6,7 @@
 //	go test ./replay/replaytest -run Corpus -update    # their goldens, then review the diff
 //
 // The output is deterministic: fixed session IDs (handle.WithID), fixed
-// createdAt (handle.WithClock) and explicit event times, so running it twice
+// createdAt (handle.Config.Now) and explicit event times, so running it twice
 // gives the same files, and a test (gencorpus_test.go) checks that the
 // committed corpus is what this program writes. Sessions are built through
 // the library's own write path (handle, checkpoint, recorder), never by hand,
