@@ -173,7 +173,9 @@ func (loc location) reader(ctx context.Context, src io.Reader, o readOpts) logRe
 // logfile.ReadZstdTailAfter).
 func (loc location) tail(src io.ReaderAt, size int64, known func() zstdframe.Frame) (logfile.Tail, error) {
 	if sf := loc.sealed; sf != nil {
-		return seal.ReadTail(src, size, sf.layout(), sf.kr, seal.WithPath(loc.path), seal.WithCodec(loc.enc.z))
+		st, err := seal.ReadTail(src, size, sf.layout(), sf.kr, seal.WithPath(loc.path), seal.WithCodec(loc.enc.z))
+		return logfile.Tail{Header: st.Header, Last: st.Last, Found: st.Found, HeaderEnd: st.HeaderEnd, End: st.End,
+			LastFrame: zstdframe.Frame{Offset: st.LastFrame[0], Len: st.LastFrame[1]}, LastContent: st.LastContent}, err
 	}
 	if loc.enc.z != nil {
 		return logfile.ReadZstdTailAfter(src, size, loc.enc.z, loc.path, known)

@@ -9,8 +9,21 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/internal/format/logfile"
-	"github.com/sessionlog/sessionlog/internal/format/zstdframe"
 )
+
+// Tail is what ReadTail finds of a sealed log.
+type Tail struct {
+	Header eventlog.Header
+	Last   eventlog.Event
+	Found  bool // false when the log holds no row
+	// HeaderEnd is the offset just past the sealed header row's record;
+	// End just past the last record that opens (HeaderEnd when none).
+	HeaderEnd, End int64
+	// LastFrame is the offset and length of the frame holding the last
+	// event, and LastContent its rows, opened and decoded (zstd only).
+	LastFrame   [2]int64
+	LastContent []byte
+}
 
 // ReadTail reads a sealed log's header row and last event, a bounded
 // amount as logfile.ReadTail does for a clear log: the records at the
@@ -20,12 +33,12 @@ import (
 // It checks nothing in between: Reader does. The last record's key must
 // be in kr (its envelope may stand anywhere: a key rotated to later has
 // its envelope in the middle; then a full read finds it).
-func ReadTail(src io.ReaderAt, size int64, enc Encoding, kr *Keyring, opts ...Option) (logfile.Tail, error) {
+func ReadTail(src io.ReaderAt, size int64, enc Encoding, kr *Keyring, opts ...Option) (Tail, error) {
 	var c readerConfig
 	for _, o := range opts {
 		o(&c)
 	}
-	var t logfile.Tail
+	var t Tail
 	// The head: clear header, key records, the sealed header row.
 	r := NewReader(io.NewSectionReader(src, 0, size), enc, kr, opts...)
 	h, err := r.Header()
@@ -51,7 +64,7 @@ func ReadTail(src io.ReaderAt, size int64, enc Encoding, kr *Keyring, opts ...Op
 		if err != nil || len(content) == 0 || content[len(content)-1] != '\n' {
 			return t, &eventlog.CorruptError{Path: c.path, Offset: at[0], Seq: -1, Reason: "the last sealed frame does not decode"}
 		}
-		t.LastFrame, t.LastContent = zstdframe.Frame{Offset: at[0], Len: at[1]}, content
+		t.LastFrame, t.LastContent = at, content
 		t.Last, t.Found, err = logfile.LastEvent(bytes.NewReader(content), int64(len(content)), 0)
 		return t, err
 	}
