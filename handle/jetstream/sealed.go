@@ -306,66 +306,7 @@ func (s *Store) rescan(ctx context.Context, id string) bool {
 }
 
 // ExportSealed writes sealed session id's logical log, events 0..to, to w
-// as a standalone sealed raw log (handle.SealedExporter): its key records,
-// so that the same identities read it, and every row sealed under its
-// newest data key, nothing of the content in clear. It returns how many
-// events it wrote; a session that is not sealed is refused
-// (handle.ErrNotSealed).
+// as a standalone sealed raw log (handle.SealedExporter).
 func (s *Store) ExportSealed(ctx context.Context, id string, w io.Writer, to int64) (int64, error) {
-	sl, err := s.SealingOf(ctx, id)
-	if err != nil {
-		return 0, err
-	}
-	if sl == nil {
-		return 0, fmt.Errorf("%w: %s", handle.ErrNotSealed, s.path(id))
-	}
-	h, err := s.Open(ctx, id, handle.ReadOnly)
-	if err != nil {
-		return 0, err
-	}
-	defer h.Close()
-	hdr := h.Header()
-	hdr.Parent = nil
-	plan, err := sealing.PlanWith(hdr, seal.Raw, sl.Envelopes, sl.Key)
-	if err != nil {
-		return 0, err
-	}
-	line, err := eventlog.EncodeHeader(hdr)
-	if err != nil {
-		return 0, err
-	}
-	out, err := plan.Start(append(line, '\n'))
-	if err != nil {
-		return 0, err
-	}
-	var n int64
-	var rows []byte
-	flush := func() error {
-		var err error
-		if out, _, err = sealing.SealRows(plan.Sealer, out, rows, nil); err != nil {
-			return err
-		}
-		_, err = w.Write(out)
-		out, rows = out[:0], rows[:0]
-		return err
-	}
-	for e, err := range h.Read(ctx, 0, to) {
-		if err == nil && e.Seq != n {
-			err = fmt.Errorf("jetstream: export %s: event %d where %d was expected", h.Path(), e.Seq, n)
-		}
-		if err != nil {
-			return n, err
-		}
-		rows = s.enc.AppendRows(rows, []eventlog.Event{e})
-		n++
-		if len(rows) >= 1<<20 {
-			if err := flush(); err != nil {
-				return n, err
-			}
-		}
-	}
-	if n != to+1 {
-		return n, fmt.Errorf("jetstream: export %s: the log ended at seq %d, before seq %d", h.Path(), n-1, to)
-	}
-	return n, flush()
+	return sealing.Export(ctx, s, s.enc, id, w, to)
 }
