@@ -7,6 +7,7 @@ import (
 	"filippo.io/age"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/secrets/seal"
 )
 
 // What only some stores can do is asked of a Store by interface, never by
@@ -52,11 +53,15 @@ type Salvager interface {
 }
 
 // SealedExporter tells how a sealed session is sealed (SealingOf, for
-// Config.SealAs), and writes its logical log, events 0..to, as a standalone
-// sealed raw log under the same key records (ExportSealed), returning how
-// many events it wrote.
+// Config.SealAs; nil for a clear session), checks its framing without
+// opening a record (Framing: what can be checked without its key; nil for
+// a clear session, a damaged framing an *eventlog.CorruptError), and
+// writes its logical log, events 0..to, as a standalone sealed raw log
+// under the same key records (ExportSealed), returning how many events it
+// wrote.
 type SealedExporter interface {
 	SealingOf(ctx context.Context, id string) (*Sealing, error)
+	Framing(ctx context.Context, id string) (*seal.Framing, error)
 	ExportSealed(ctx context.Context, id string, w io.Writer, to int64) (int64, error)
 }
 

@@ -1,6 +1,8 @@
 package file
 
 import (
+	"os"
+
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/core"
 	"github.com/sessionlog/sessionlog/internal/format/logfile"
@@ -37,6 +39,29 @@ import (
 // fingerprint (seal.Head.Fingerprint): the process that creates a sealed
 // session writes and reads it without an identity, and no envelope is
 // opened twice (a passphrase's costs a second).
+
+// Framing checks the framing of sealed session id's log — its clear
+// header and every record's frame — without opening a record, so without
+// a key (handle.SealedExporter); nil for a clear session.
+func (s *Store) Framing(ctx context.Context, id string) (*seal.Framing, error) {
+	loc, err := s.existing(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	f, err := s.openLog(ctx, &loc, os.O_RDONLY)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if loc.sealed == nil {
+		return nil, nil
+	}
+	fr, err := seal.Check(ctxReader{ctx: ctx, r: f}, loc.sealed.layout(), loc.path)
+	if err != nil {
+		return nil, err
+	}
+	return &fr, nil
+}
 
 // SealingOf returns how session id is sealed, or nil for a clear session.
 // The store must hold its newest data key (its identities open it).

@@ -252,12 +252,7 @@ func (s *Store) envelopes(ctx context.Context, id string) (*sealedLog, []seal.En
 	if err != nil || sl == nil {
 		return nil, nil, err
 	}
-	src := s.newMsgReader(ctx, s.Subject(id), first.Sequence, 0)
-	defer src.close()
-	fr, err := seal.Check(src, seal.Raw, s.path(id))
-	if src.err != nil {
-		return nil, nil, fmt.Errorf("jetstream: %s: %w", s.path(id), src.err)
-	}
+	fr, err := s.checkFraming(ctx, id, first.Sequence)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -265,6 +260,38 @@ func (s *Store) envelopes(ctx context.Context, id string) (*sealedLog, []seal.En
 		sl.kr.Add(e)
 	}
 	return sl, fr.Envelopes, nil
+}
+
+// Framing checks the framing of sealed session id's log — its clear
+// header and every record's frame — without opening a record, so without
+// a key (handle.SealedExporter); nil for a clear session.
+func (s *Store) Framing(ctx context.Context, id string) (*seal.Framing, error) {
+	if !eventlog.ValidID(id) {
+		return nil, fmt.Errorf("%w: %q", handle.ErrInvalidID, id)
+	}
+	first, err := s.head(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if sl, err := s.sniff(id, first.Data); err != nil || sl == nil {
+		return nil, err
+	}
+	return s.checkFraming(ctx, id, first.Sequence)
+}
+
+// checkFraming reads the framing of the sealed log of session id, whose
+// first message is at stream sequence first.
+func (s *Store) checkFraming(ctx context.Context, id string, first uint64) (*seal.Framing, error) {
+	src := s.newMsgReader(ctx, s.Subject(id), first, 0)
+	defer src.close()
+	fr, err := seal.Check(src, seal.Raw, s.path(id))
+	if src.err != nil {
+		return nil, fmt.Errorf("jetstream: %s: %w", s.path(id), src.err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &fr, nil
 }
 
 // SealingOf returns how session id is sealed, or nil for a clear session:

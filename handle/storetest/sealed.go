@@ -136,8 +136,22 @@ func testSealed(t *testing.T, hs Harness) {
 				_, err = st.Stat(ctx, id)
 				require.ErrorIs(t, err, seal.ErrNoKey)
 				require.ErrorContains(t, err, id)
+				// What can be checked without the key: the framing.
+				se, ok := st.(handle.SealedExporter)
+				require.True(t, ok, "a store that seals tells how (handle.SealedExporter)")
+				fr, err := se.Framing(ctx, id)
+				require.NoError(t, err)
+				require.NotNil(t, fr)
+				require.Len(t, fr.Envelopes, 1, "one key record: alice's")
+				require.Positive(t, fr.Records)
+				require.Nil(t, fr.Torn)
 			})
 		}
+		clear := create(t, hs)
+		require.NoError(t, clear.Close())
+		fr, err := hs.Sealing(t, nil, nil).(handle.SealedExporter).Framing(ctx, clear.ID())
+		require.NoError(t, err)
+		require.Nil(t, fr, "a clear session has no sealed framing")
 	})
 
 	t.Run("SealedFor", func(t *testing.T) {

@@ -11,6 +11,8 @@ import (
 	"github.com/sessionlog/sessionlog/checkpoint"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
+	"github.com/sessionlog/sessionlog/handle/jetstream"
+	"github.com/sessionlog/sessionlog/internal/testkit/natstest"
 	"github.com/sessionlog/sessionlog/ops/verify"
 )
 
@@ -67,4 +69,30 @@ func TestSealedWithoutIdentity(t *testing.T) {
 		require.Equal(t, verify.KindCorrupt, r.Error.Kind, "%+v", r.Error)
 	}
 	require.Equal(t, verify.KindCorrupt, verify.File(ctx, fsys, h.Path()).Error.Kind)
+}
+
+// On JetStream too, a sealed session verified without its key has its
+// framing checked (handle.SealedExporter's Framing), not only the key's
+// absence reported.
+func TestSealedWithoutIdentityJetStream(t *testing.T) {
+	ctx := t.Context()
+	nc := natstest.Connect(t, natstest.Run(t))
+	id, err := age.GenerateX25519Identity()
+	require.NoError(t, err)
+	st, err := jetstream.New(ctx, nc, jetstream.WithPrefix("verify"), jetstream.With(handle.WithRecipients(id.Recipient()), handle.WithIdentities(id)))
+	require.NoError(t, err)
+	h, err := st.Create(ctx)
+	require.NoError(t, err)
+	_, err = h.Append(ctx, ev("user/message", `{"text":"a"}`), ev("assistant/message", `{"text":"b"}`))
+	require.NoError(t, err)
+	require.NoError(t, h.Close())
+	require.True(t, verify.Session(ctx, st, h.ID()).OK)
+
+	none, err := jetstream.New(ctx, nc, jetstream.WithPrefix("verify"))
+	require.NoError(t, err)
+	r := verify.Session(ctx, none, h.ID())
+	require.False(t, r.OK)
+	require.Equal(t, verify.KindKey, r.Error.Kind)
+	require.Contains(t, r.Error.Message, "only the framing was checked, and it is sound (3 sealed records, 1 key records)")
+	require.Equal(t, h.Path(), r.Path)
 }

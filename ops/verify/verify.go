@@ -56,18 +56,21 @@ func Session(ctx context.Context, st handle.Store, id string, opts ...Option) Re
 	c := newConfig(opts)
 	rep := Report{Path: id, ID: &id}
 	h, err := st.Open(ctx, id, handle.ReadOnly)
-	if fs, ok := st.(pathChecker); ok && errors.Is(err, seal.ErrNoKey) {
+	if se, ok := st.(handle.SealedExporter); ok && errors.Is(err, seal.ErrNoKey) {
 		// A sealed session without its key: its framing, at least.
-		if path, perr := fs.Path(id); perr == nil {
-			rep.Path = path
-			if chk := fs.CheckPath(ctx, path, nil); chk.Framing != nil {
-				rep.Torn = tornOf(chk.Torn)
-				rep.failFraming(chk.Err, chk.Framing)
-			} else {
-				rep.fail(chk.Err)
-			}
-			return rep
+		if ke := (*seal.KeyError)(nil); errors.As(err, &ke) && ke.Path != "" {
+			rep.Path = ke.Path
 		}
+		switch fr, ferr := se.Framing(ctx, id); {
+		case ferr != nil:
+			rep.fail(ferr) // the framing's damage is the finding
+		case fr != nil:
+			rep.Torn = tornOf(fr.Torn)
+			rep.failFraming(err, fr)
+		default:
+			rep.fail(err)
+		}
+		return rep
 	}
 	if err != nil {
 		// The open checks the structure: the damage's seq is how far the
