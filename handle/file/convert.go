@@ -17,7 +17,6 @@ import (
 	"slices"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/secrets/seal"
 )
 
 // Convert rewrites session id in the given encoding (handle.EncodingRaw or
@@ -81,16 +80,8 @@ func (s *Store) rewriteFile(ctx context.Context, id string, loc location, dst *e
 // under its newest key, which a read of its framing finds), or nil for a
 // clear log.
 func (s *Store) rewritePlan(ctx context.Context, loc location, hdr eventlog.Header, dst *encoding) (*sealPlan, error) {
-	f, err := s.openLog(ctx, &loc, os.O_RDONLY)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if loc.sealed == nil {
-		return nil, nil
-	}
-	fr, err := seal.Check(ctxReader{ctx: ctx, r: f}, loc.sealed.layout(), loc.path)
-	if err != nil {
+	fr, err := s.framingAt(ctx, &loc)
+	if err != nil || fr == nil {
 		return nil, err
 	}
 	for _, e := range fr.Envelopes {

@@ -48,7 +48,12 @@ func (s *Store) Framing(ctx context.Context, id string) (*seal.Framing, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := s.openLog(ctx, &loc, os.O_RDONLY)
+	return s.framingAt(ctx, &loc)
+}
+
+// framingAt checks the framing of the log at loc (nil for a clear one).
+func (s *Store) framingAt(ctx context.Context, loc *location) (*seal.Framing, error) {
+	f, err := s.openLog(ctx, loc, os.O_RDONLY)
 	if err != nil {
 		return nil, err
 	}
