@@ -17,8 +17,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	slopenai "github.com/sessionlog/sessionlog/adapters/openai"
-	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/provider"
 )
@@ -175,99 +173,29 @@ func TestChatRebuildEqualsUncrashedLoopAtEverySeq(t *testing.T) {
 		client := openai.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey("sk-test"), option.WithMaxRetries(0), slopenai.Record(ps))
 		chatLoop(ctx, t, client, ps, c)
 		srv.Close()
-		checkChatEverySeq(ctx, t, h, keys, fake.bodies)
+		checkEverySeq(ctx, t, h, keys, fake.bodies, chatAPI)
 		require.NoError(t, h.Close())
 	}
 	require.Len(t, streamed, 2, "streamed and not")
 	require.Equal(t, map[string]bool{"function": true, "custom": true, "refusal": true, "annotations": true}, seen)
 }
 
-func checkChatEverySeq(ctx context.Context, t *testing.T, h handle.Handle, keys *provider.Keys, bodies [][]byte) {
-	var reqs, resps []int64
-	started := map[string]int64{}
-	var events []eventlog.Event
-	for e, err := range h.Read(ctx, h.Header().FirstSeq(), h.Seq()) {
-		require.NoError(t, err)
-		events = append(events, e)
-		switch e.Type {
-		case provider.TypeRequest:
-			reqs = append(reqs, e.Seq)
-		case provider.TypeResponse:
-			resps = append(resps, e.Seq)
-		case "tool/approval":
-			var a struct{ ID string }
-			require.NoError(t, json.Unmarshal(e.Data, &a))
-			started[a.ID] = e.Seq
-		}
-	}
-	require.Len(t, reqs, len(bodies))
-	p := provider.NewProjection()
-	var conv provider.Conversation
-	var err error
-	for i, e := range events {
-		s := e.Seq
-		p.Apply(e)
-		if folds(e.Type) || i == 0 {
-			// Other events leave the projection as it was (At, checked
-			// below at some seqs, says so too).
-			conv, err = p.Conversation(keys)
-			require.NoError(t, err)
-		}
-		if i%10 == 0 {
-			at, err := provider.At(ctx, h, s, keys)
-			require.NoError(t, err)
-			c := conv
-			c.Seq = at.Seq
-			require.Equal(t, at, c, "seq %d", s)
-		}
+var chatAPI = rebuildAPI{
+	member: "messages",
+	next: func(conv provider.Conversation) (rebuilt, error) {
 		n, err := slopenai.Chat(conv)
-		require.NoError(t, err, "seq %d", s)
-		k := 0
-		for k < len(reqs) && reqs[k] <= s {
-			k++
+		return rebuilt{n.Params, n.AskAgain, n.Done, n.Empty, n.Pending}, err
+	},
+	pending: func(t *testing.T, s int64, item json.RawMessage, c slopenai.Call) {
+		var m struct {
+			Role       string `json:"role"`
+			ToolCallID string `json:"tool_call_id"`
 		}
-		if k == 0 {
-			require.True(t, n.Empty, "seq %d", s)
-			continue
-		}
-		gotRest, got := withoutMember(t, mustJSON(t, n.Params), "messages")
-		if resps[k-1] > s {
-			require.True(t, n.AskAgain, "seq %d", s)
-			wantRest, want := withoutMember(t, bodies[k-1], "messages")
-			require.Equal(t, wantRest, gotRest, "seq %d", s)
-			require.Equal(t, canonAll(t, want), canonAll(t, got), "seq %d: the request asked again", s)
-			continue
-		}
-		require.False(t, n.AskAgain, "seq %d", s)
-		if k == len(bodies) {
-			require.True(t, n.Done, "seq %d", s)
-			require.Empty(t, n.Pending)
-			continue
-		}
-		wantRest, want := withoutMember(t, bodies[k], "messages")
-		require.Equal(t, wantRest, gotRest, "seq %d", s)
-		require.GreaterOrEqual(t, len(want), len(got), "seq %d", s)
-		require.Equal(t, canonAll(t, want[:len(got)]), canonAll(t, got), "seq %d: the rebuilt messages are what the loop sent next, up to what is left to do", s)
-		rest := want[len(got):]
-		if n.Done {
-			require.Len(t, rest, 1, "seq %d: the next user message", s)
-			require.Contains(t, string(rest[0]), `"role":"user"`)
-			continue
-		}
-		require.Len(t, n.Pending, len(rest), "seq %d", s)
-		for i, pc := range n.Pending {
-			var m struct {
-				Role       string `json:"role"`
-				ToolCallID string `json:"tool_call_id"`
-			}
-			require.NoError(t, json.Unmarshal(rest[i], &m))
-			require.Equal(t, "tool", m.Role)
-			require.Equal(t, m.ToolCallID, pc.CallID, "seq %d", s)
-			require.Equal(t, canon(t, slopenai.ToolMessage(pc, "ran "+pc.CallID+" "+akia)), string(mustCanon(t, rest[i])))
-			st, ok := started[pc.CallID]
-			require.Equal(t, ok && st <= s, pc.Started, "seq %d: call %s started", s, pc.CallID)
-		}
-	}
+		require.NoError(t, json.Unmarshal(item, &m))
+		require.Equal(t, "tool", m.Role)
+		require.Equal(t, m.ToolCallID, c.CallID, "seq %d", s)
+		require.Equal(t, canon(t, slopenai.ToolMessage(c, "ran "+c.CallID+" "+akia)), string(mustCanon(t, item)))
+	},
 }
 
 func mustCanon(t testing.TB, b []byte) []byte {

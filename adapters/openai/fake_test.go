@@ -35,8 +35,40 @@ type fakeResponses struct {
 	// (step is then the request's index).
 	replies [][]map[string]any
 
+	received
+}
+
+// received keeps the bodies a fake received, in order.
+type received struct {
 	mu     sync.Mutex
 	bodies [][]byte
+}
+
+// receive keeps body and returns its index.
+func (r *received) receive(body []byte) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.bodies = append(r.bodies, body)
+	return len(r.bodies) - 1
+}
+
+// sent returns the bodies received, each canonical, a body equal to the
+// one before it (a request asked again) left out.
+func (r *received) sent() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, b := range r.bodies {
+		c, err := slopenai.Canonical(b)
+		if err != nil {
+			c = b
+		}
+		if len(out) > 0 && out[len(out)-1] == string(c) {
+			continue
+		}
+		out = append(out, string(c))
+	}
+	return out
 }
 
 func (f *fakeResponses) seal(id string, summary json.RawMessage) string {
@@ -149,9 +181,7 @@ func (f *fakeResponses) response(step int) map[string]any {
 
 func (f *fakeResponses) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
-	f.mu.Lock()
-	f.bodies = append(f.bodies, body)
-	f.mu.Unlock()
+	index := f.receive(body)
 	step, stream, err := f.check(body)
 	if err != nil {
 		w.Header().Set("Content-Type", "application/json")
@@ -161,9 +191,7 @@ func (f *fakeResponses) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if f.replies != nil {
-		f.mu.Lock()
-		step = len(f.bodies) - 1
-		f.mu.Unlock()
+		step = index
 	}
 	resp := f.response(step)
 	if !stream {
@@ -195,25 +223,6 @@ func (f *fakeResponses) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(sse.Bytes())
 }
 
-// sent returns the bodies received, each canonical, a body equal to the
-// one before it (a request asked again) left out.
-func (f *fakeResponses) sent() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var out []string
-	for _, b := range f.bodies {
-		c, err := slopenai.Canonical(b)
-		if err != nil {
-			c = b
-		}
-		if len(out) > 0 && out[len(out)-1] == string(c) {
-			continue
-		}
-		out = append(out, string(c))
-	}
-	return out
-}
-
 // fakeChat is an httptest handler of Chat Completions that checks that
 // every assistant message's tool_calls are answered by tool messages with
 // their ids before the next assistant or user message. Replies are a
@@ -223,8 +232,7 @@ type fakeChat struct {
 	// replies, when set, are the messages in the order of the requests.
 	replies []map[string]any
 
-	mu     sync.Mutex
-	bodies [][]byte
+	received
 }
 
 func (f *fakeChat) check(body []byte) (step int, stream bool, err error) {
@@ -269,9 +277,7 @@ func (f *fakeChat) check(body []byte) (step int, stream bool, err error) {
 
 func (f *fakeChat) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
-	f.mu.Lock()
-	f.bodies = append(f.bodies, body)
-	f.mu.Unlock()
+	index := f.receive(body)
 	step, stream, err := f.check(body)
 	if err != nil {
 		w.Header().Set("Content-Type", "application/json")
@@ -282,9 +288,7 @@ func (f *fakeChat) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	var msg map[string]any
 	if f.replies != nil {
-		f.mu.Lock()
-		i := len(f.bodies) - 1
-		f.mu.Unlock()
+		i := index
 		msg = map[string]any{"role": "assistant", "content": "no more"}
 		if i < len(f.replies) {
 			msg = f.replies[i]
@@ -332,21 +336,4 @@ func (f *fakeChat) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	chunk(map[string]any{}, finish)
 	sse.WriteString("data: [DONE]\n\n")
 	_, _ = w.Write([]byte(sse.String()))
-}
-
-func (f *fakeChat) sent() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var out []string
-	for _, b := range f.bodies {
-		c, err := slopenai.Canonical(b)
-		if err != nil {
-			c = b
-		}
-		if len(out) > 0 && out[len(out)-1] == string(c) {
-			continue
-		}
-		out = append(out, string(c))
-	}
-	return out
 }

@@ -400,7 +400,7 @@ func TestRebuildEqualsUncrashedLoopAtEverySeq(t *testing.T) {
 		client := openai.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey("sk-test"), option.WithMaxRetries(0), slopenai.Record(ps))
 		genLoop(ctx, t, client, ps, c)
 		srv.Close()
-		checkEverySeq(ctx, t, h, keys, fake.bodies)
+		checkEverySeq(ctx, t, h, keys, fake.bodies, responsesAPI)
 		require.NoError(t, h.Close())
 	}
 	for _, k := range all {
@@ -408,11 +408,53 @@ func TestRebuildEqualsUncrashedLoopAtEverySeq(t *testing.T) {
 	}
 }
 
-func checkEverySeq(ctx context.Context, t *testing.T, h handle.Handle, keys *provider.Keys, bodies [][]byte) {
+// rebuilt is what an API's rebuild (Responses, Chat) says the loop does
+// next, in the shape checkEverySeq reads.
+type rebuilt struct {
+	Params                any
+	AskAgain, Done, Empty bool
+	Pending               []slopenai.Call
+}
+
+// rebuildAPI is what checkEverySeq needs of one API.
+type rebuildAPI struct {
+	member string // the request's list of items: "input", "messages"
+	next   func(provider.Conversation) (rebuilt, error)
+	// pending checks the item the loop sends for pending call c (the
+	// request after the rebuilt one holds it).
+	pending func(t *testing.T, s int64, item json.RawMessage, c slopenai.Call)
+}
+
+var responsesAPI = rebuildAPI{
+	member: "input",
+	next: func(conv provider.Conversation) (rebuilt, error) {
+		n, err := slopenai.Responses(conv)
+		return rebuilt{n.Params, n.AskAgain, n.Done, n.Empty, n.Pending}, err
+	},
+	pending: func(t *testing.T, s int64, item json.RawMessage, c slopenai.Call) {
+		var o struct {
+			Type   string `json:"type"`
+			CallID string `json:"call_id"`
+		}
+		require.NoError(t, json.Unmarshal(item, &o))
+		require.Equal(t, o.CallID, c.CallID, "seq %d", s)
+		require.Equal(t, o.Type, outputOf(c.Type), "seq %d", s)
+	},
+}
+
+// checkEverySeq checks api's rebuild at every seq of h's log against
+// bodies, the requests the uncrashed loop sent: before the first request
+// there is nothing to do; while a request has no complete response, it
+// is asked again; after one, the rebuilt request is the next one sent, up
+// to what is left to do (the outputs of the pending calls, or the next
+// user message when the turn is answered).
+func checkEverySeq(ctx context.Context, t *testing.T, h handle.Handle, keys *provider.Keys, bodies [][]byte, api rebuildAPI) {
 	var reqs, resps []int64
 	started := map[string]int64{}
+	var events []eventlog.Event
 	for e, err := range h.Read(ctx, h.Header().FirstSeq(), h.Seq()) {
 		require.NoError(t, err)
+		events = append(events, e)
 		switch e.Type {
 		case provider.TypeRequest:
 			reqs = append(reqs, e.Seq)
@@ -429,11 +471,6 @@ func checkEverySeq(ctx context.Context, t *testing.T, h handle.Handle, keys *pro
 	// The projection folded event by event is provider.At at each seq
 	// (no rollback here); At itself is checked at some seqs.
 	p := provider.NewProjection()
-	var events []eventlog.Event
-	for e, err := range h.Read(ctx, h.Header().FirstSeq(), h.Seq()) {
-		require.NoError(t, err)
-		events = append(events, e)
-	}
 	var conv provider.Conversation
 	var err error
 	for i, e := range events {
@@ -452,7 +489,7 @@ func checkEverySeq(ctx context.Context, t *testing.T, h handle.Handle, keys *pro
 			c.Seq = at.Seq
 			require.Equal(t, at, c, "seq %d", s)
 		}
-		n, err := slopenai.Responses(conv)
+		n, err := api.next(conv)
 		require.NoError(t, err, "seq %d", s)
 		k := 0
 		for k < len(reqs) && reqs[k] <= s {
@@ -462,10 +499,10 @@ func checkEverySeq(ctx context.Context, t *testing.T, h handle.Handle, keys *pro
 			require.True(t, n.Empty, "seq %d", s)
 			continue
 		}
-		gotRest, got := withoutMember(t, mustJSON(t, n.Params), "input")
+		gotRest, got := withoutMember(t, mustJSON(t, n.Params), api.member)
 		if resps[k-1] > s {
 			require.True(t, n.AskAgain, "seq %d", s)
-			wantRest, want := withoutMember(t, bodies[k-1], "input")
+			wantRest, want := withoutMember(t, bodies[k-1], api.member)
 			require.Equal(t, wantRest, gotRest, "seq %d", s)
 			require.Equal(t, canonAll(t, want), canonAll(t, got), "seq %d: the request asked again", s)
 			continue
@@ -476,10 +513,10 @@ func checkEverySeq(ctx context.Context, t *testing.T, h handle.Handle, keys *pro
 			require.Empty(t, n.Pending)
 			continue
 		}
-		wantRest, want := withoutMember(t, bodies[k], "input")
+		wantRest, want := withoutMember(t, bodies[k], api.member)
 		require.Equal(t, wantRest, gotRest, "seq %d", s)
 		require.GreaterOrEqual(t, len(want), len(got), "seq %d", s)
-		require.Equal(t, canonAll(t, want[:len(got)]), canonAll(t, got), "seq %d: the rebuilt input is what the loop sent next, up to what is left to do", s)
+		require.Equal(t, canonAll(t, want[:len(got)]), canonAll(t, got), "seq %d: the rebuilt %s are what the loop sent next, up to what is left to do", s, api.member)
 		rest := want[len(got):]
 		if n.Done {
 			require.Len(t, rest, 1, "seq %d: the next user message", s)
@@ -489,17 +526,11 @@ func checkEverySeq(ctx context.Context, t *testing.T, h handle.Handle, keys *pro
 			require.Empty(t, n.Pending)
 			continue
 		}
-		require.Len(t, n.Pending, len(rest), "seq %d: a pending call per output still to send: %s", s, rest)
-		for i, p := range n.Pending {
-			var o struct {
-				Type   string `json:"type"`
-				CallID string `json:"call_id"`
-			}
-			require.NoError(t, json.Unmarshal(rest[i], &o))
-			require.Equal(t, o.CallID, p.CallID, "seq %d", s)
-			require.Equal(t, o.Type, outputOf(p.Type), "seq %d", s)
-			st, ok := started[p.CallID]
-			require.Equal(t, ok && st <= s, p.Started, "seq %d: call %s started", s, p.CallID)
+		require.Len(t, n.Pending, len(rest), "seq %d: an item per pending call still to send: %s", s, rest)
+		for i, pc := range n.Pending {
+			api.pending(t, s, rest[i], pc)
+			st, ok := started[pc.CallID]
+			require.Equal(t, ok && st <= s, pc.Started, "seq %d: call %s started", s, pc.CallID)
 		}
 	}
 }
