@@ -80,6 +80,13 @@ type Transcript struct {
 	streamText []byte
 	streamDue  bool // streamText is ahead of the message
 	streamLen  int  // the length of the last streamed text
+	// streamShown is true once sync has set streamText into its message:
+	// a string (of a snapshot, or a caller's State) may then point into
+	// it. A buffer never shown, dropped with its message by an
+	// assistant/message (the usual end of a step's stream), is kept as
+	// spare for the next streamed message instead of becoming garbage.
+	streamShown bool
+	spare       []byte
 
 	// chain[i] is h_i (see PrefixHashes) for i < len(chain); messages from
 	// len(chain) on are not hashed yet. Hashing waits until a hash is
@@ -303,9 +310,12 @@ func (t *Transcript) chunk(e eventlog.Event) {
 	// the last one's text may point into streamText.
 	buf := t.streamText
 	if t.streaming < 0 {
-		// As long as the last streamed text, which this one is likely to
-		// be like: no copy as it grows.
-		buf = make([]byte, 0, max(256, t.streamLen))
+		// The spare, else one as long as the last streamed text, which
+		// this one is likely to be like: no copy as it grows.
+		buf = t.spare
+		if buf == nil {
+			buf = make([]byte, 0, max(256, t.streamLen))
+		}
 	}
 	text, found, ok := appendChunkText(buf, e.Data)
 	if !ok {
@@ -323,6 +333,7 @@ func (t *Transcript) chunk(e eventlog.Event) {
 		m.Reasoning, t.s.PendingReasoning = t.s.PendingReasoning, nil
 		t.push(m)
 		t.streaming = len(t.s.Messages) - 1
+		t.spare, t.streamShown = nil, false
 	}
 	t.streamText, t.streamLen = text, len(text)
 	t.streamDue = true
@@ -371,7 +382,7 @@ func appendChunkText(dst, data []byte) (_ []byte, found, ok bool) {
 func (t *Transcript) sync() {
 	if t.streamDue {
 		t.s.Messages[t.streaming].Text = unsafe.String(unsafe.SliceData(t.streamText), len(t.streamText))
-		t.streamDue = false
+		t.streamDue, t.streamShown = false, true
 	}
 }
 
@@ -392,6 +403,9 @@ func (t *Transcript) unstream() {
 	i := t.streaming
 	if i < 0 {
 		return
+	}
+	if !t.streamShown {
+		t.spare = t.streamText[:0] // no string points into it
 	}
 	t.streaming, t.streamDue, t.streamText = -1, false, nil
 	m := t.s.Messages[i]
@@ -571,7 +585,7 @@ func (t *Transcript) reindex() {
 		}
 	}
 	owner := -1 // the assistant message whose run of results is still going on
-	t.streaming, t.streamDue, t.streamText = -1, false, nil
+	t.streaming, t.streamDue, t.streamText, t.streamShown = -1, false, nil, false
 	for i := range msgs {
 		switch m := &msgs[i]; m.Role {
 		case RoleAssistant:

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -361,4 +362,104 @@ func TestTranscriptSnapshotSizeCountsTexts(t *testing.T) {
 	tr.Apply(eventlog.Event{Seq: 1, Type: "context/compacted", Data: json.RawMessage(`{"summary":"s"}`)})
 	_, small := tr.Snapshot()
 	require.Less(t, small, 1<<10, "the compacted state holds only the summary")
+}
+
+// A step's streamed text that no one read is dropped by the step's
+// assistant/message, and its buffer serves the next step's stream; one
+// that was read (State, a Snapshot) is never written again, however many
+// streams follow. Each case reads the state (or not) mid-stream, finishes
+// the step with a message, streams the next step, and checks the texts
+// read then and the final state against a transcript fed the same events
+// one at a time with every state read.
+func TestTranscriptStreamBufferReuse(t *testing.T) {
+	step := func(chunk, msg string) []eventlog.Event {
+		return []eventlog.Event{
+			ev("step/start", `{}`),
+			ev("assistant/chunk", `{"text":"`+chunk+`"}`),
+			ev("assistant/chunk", `{"text":"`+chunk+`"}`),
+			ev("assistant/message", `{"text":"`+msg+`"}`),
+			ev("step/end", `{}`),
+		}
+	}
+	reads := []struct {
+		name string
+		read func(*projection.Transcript) []string
+	}{
+		{"unread", nil},
+		{"State", func(tr *projection.Transcript) []string {
+			var texts []string
+			for _, m := range tr.State().Messages {
+				texts = append(texts, m.Text)
+			}
+			return texts
+		}},
+		{"Snapshot", func(tr *projection.Transcript) []string {
+			snap, _ := tr.Snapshot()
+			u := projection.NewTranscript()
+			require.NoError(t, u.Restore(snap))
+			var texts []string
+			for _, m := range u.State().Messages {
+				texts = append(texts, m.Text)
+			}
+			return texts
+		}},
+	}
+	for _, rd := range reads {
+		t.Run(rd.name, func(t *testing.T) {
+			evs := numbered(slices.Concat(step("aaaa", "whole one"), step("bbbb", "whole two"), step("cccc", "whole three"))...)
+			tr := projection.NewTranscript()
+			var shown [][]string
+			for i, e := range evs {
+				tr.Apply(e)
+				if rd.read != nil && e.Type == "assistant/chunk" && evs[i+1].Type == "assistant/message" {
+					shown = append(shown, rd.read(tr))
+				}
+			}
+			want := projection.NewTranscript()
+			for _, e := range evs {
+				want.Apply(e)
+				want.State()
+			}
+			require.Equal(t, want.State(), tr.State())
+			require.NoError(t, projection.CheckIndexes(tr))
+			for k, texts := range shown {
+				// Read after the k-th step's second chunk: the earlier
+				// steps' messages, then that step's streamed text.
+				for j := range k {
+					require.Equal(t, want.State().Messages[j].Text, texts[j])
+				}
+				require.Equal(t, strings.Repeat(string(rune('a'+k)), 8), texts[k])
+			}
+		})
+	}
+}
+
+// The steps of a stream no one reads allocate no text buffer each: the
+// buffer of a stream its step's assistant/message dropped is the next
+// one's. A step streamed then sent whole allocates as much as one sent
+// whole only.
+func TestTranscriptStreamReusesBuffer(t *testing.T) {
+	allocs := func(streamed bool) float64 {
+		evs := []eventlog.Event{ev("step/start", `{}`)}
+		for range 8 {
+			if streamed {
+				evs = append(evs, ev("assistant/chunk", `{"text":"some streamed words "}`))
+			}
+		}
+		evs = append(evs, ev("assistant/message", `{"text":"the whole text"}`), ev("step/end", `{}`))
+		tr := projection.NewTranscript()
+		seq := int64(0)
+		step := func() {
+			for _, e := range evs {
+				e.Seq = seq
+				tr.Apply(e)
+				seq++
+			}
+		}
+		step()
+		n := testing.AllocsPerRun(1000, step)
+		require.Len(t, tr.State().Messages, 1002)
+		return n
+	}
+	require.Equal(t, allocs(false), allocs(true))
 }
