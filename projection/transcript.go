@@ -619,6 +619,7 @@ func (t *Transcript) reindex() {
 // sets PrefixHash.
 func (t *Transcript) hash() {
 	if msgs := t.s.Messages; len(t.chain) < len(msgs) {
+		t.chain = slices.Grow(t.chain, len(msgs)-len(t.chain))
 		var b []byte
 		for i := len(t.chain); i < len(msgs); i++ {
 			// Encoding a Message fails only for a raw field that is empty
@@ -642,9 +643,11 @@ func (t *Transcript) extendChain(m []byte) {
 		t.hasher.Write(t.chain[n-1][:])
 	}
 	t.hasher.Write(m)
-	var h [sha256.Size]byte
+	// Summed into its place: a local array would escape to the heap
+	// through the interface call, one allocation per message.
+	t.chain = append(t.chain, [sha256.Size]byte{})
+	h := &t.chain[len(t.chain)-1]
 	t.hasher.Sum(h[:0])
-	t.chain = append(t.chain, h)
 }
 
 // setPrefixHash sets PrefixHash from the chain, which covers every

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -462,4 +463,21 @@ func TestTranscriptStreamReusesBuffer(t *testing.T) {
 		return n
 	}
 	require.Equal(t, allocs(false), allocs(true))
+}
+
+// Writing a transcript's state hashes every message not hashed yet with as
+// many allocations for 1,000 messages as for 10: none per message.
+func TestTranscriptWriteStateAllocsPerMessage(t *testing.T) {
+	allocs := func(n int) float64 {
+		tr := projection.NewTranscript()
+		for i := range n {
+			tr.Apply(eventlog.Event{Seq: int64(i), Type: "user/message", Data: json.RawMessage(`{"text":"hello"}`)})
+		}
+		snap, _ := tr.Snapshot() // before any hash: each run hashes them all
+		return testing.AllocsPerRun(20, func() {
+			require.NoError(t, tr.Restore(snap))
+			require.NoError(t, tr.WriteState(io.Discard))
+		})
+	}
+	require.Equal(t, allocs(10), allocs(1000))
 }

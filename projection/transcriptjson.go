@@ -3,6 +3,7 @@ package projection
 import (
 	"fmt"
 	"io"
+	"slices"
 )
 
 // stateChunk is how much of a state WriteState holds before it writes it
@@ -33,6 +34,7 @@ func (o *stateOut) flush(end bool) {
 // caller has synced the streamed text.
 func (t *Transcript) encodeState(o *stateOut) error {
 	msgs := t.s.Messages
+	t.chain = slices.Grow(t.chain, len(msgs)-len(t.chain))
 	o.b = append(o.b, `{"messages":[`...)
 	for i := range msgs {
 		if i > 0 {
