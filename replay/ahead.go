@@ -71,7 +71,7 @@ func (e *engine) readAhead(from, to int64) *aheadReader {
 				return false
 			}
 		}
-		b := batch{evs: make([]eventlog.Event, 0, aheadBatch)}
+		b, made := batch{evs: make([]eventlog.Event, 0, aheadBatch)}, 1
 		size := 0
 		for ev, err := range e.read(ctx, from, to) {
 			if err != nil {
@@ -87,7 +87,10 @@ func (e *engine) readAhead(from, to int64) *aheadReader {
 				if !send(b) {
 					return
 				}
-				b, size = a.batchBuf(), 0
+				if b, made = a.batchBuf(ctx, made); made == 0 {
+					return // cancelled
+				}
+				size = 0
 			}
 		}
 		if len(b.evs) > 0 {
@@ -146,14 +149,31 @@ func (a *aheadReader) next() (ev eventlog.Event, err error, ok bool) {
 	return ev, nil, true
 }
 
-// batchBuf returns an empty batch to fill: one the engine folded, else a
-// new one.
-func (a *aheadReader) batchBuf() batch {
+// aheadMade is how many batches a read ahead makes: the one being filled,
+// aheadBatches sent, and the engine's. Past them the reading waits for
+// the engine to give one back, which it does as it takes the next; without
+// the bound, a reading that found none given back yet made one more each
+// time, a new arena of garbage that the full free list then dropped.
+const aheadMade = aheadBatches + 2
+
+// batchBuf returns an empty batch to fill, given how many were made: one
+// the engine folded, else a new one while fewer than aheadMade were made,
+// else the next one the engine folds. It returns the count made, 0 when
+// ctx was cancelled first.
+func (a *aheadReader) batchBuf(ctx context.Context, made int) (batch, int) {
 	select {
 	case b := <-a.free:
-		return b
+		return b, made
 	default:
-		return batch{evs: make([]eventlog.Event, 0, aheadBatch)}
+	}
+	if made < aheadMade {
+		return batch{evs: make([]eventlog.Event, 0, aheadBatch)}, made + 1
+	}
+	select {
+	case b := <-a.free:
+		return b, made
+	case <-ctx.Done():
+		return batch{}, 0
 	}
 }
 

@@ -2,10 +2,12 @@ package replay_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"iter"
 	"math/rand/v2"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -90,5 +92,43 @@ func TestReadAheadSameReplay(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// counter is a Borrower that keeps nothing of what it is given.
+type counter struct{ n int }
+
+func (c *counter) Name() string                  { return "counter" }
+func (c *counter) Version() int                  { return 1 }
+func (c *counter) Apply(eventlog.Event)          { c.n++ }
+func (c *counter) Reset()                        { c.n = 0 }
+func (c *counter) MarshalState() ([]byte, error) { return []byte("0"), nil }
+func (c *counter) UnmarshalState([]byte) error   { return nil }
+func (c *counter) BorrowsData()                  {}
+
+// A borrowing replay read ahead copies the events' data into a bounded
+// set of batches, reused as the engine folds them: the bytes it allocates
+// do not grow with the log, however the two goroutines take turns.
+func TestReadAheadReusesBatches(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	data := json.RawMessage(`{"text":"` + strings.Repeat("x", 1000) + `"}`)
+	allocated := func(n int) uint64 {
+		log := &memLog{}
+		for i := range n {
+			log.evs = append(log.evs, eventlog.Event{Seq: int64(i), Type: "user/message", Data: data})
+		}
+		src := &scribbler{memLog: log}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		c := &counter{}
+		_, err := replay.Replay(t.Context(), src, []projection.Projection{c})
+		runtime.ReadMemStats(&after)
+		require.NoError(t, err)
+		require.Equal(t, n, c.n)
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	small := allocated(2_000) // 2 MB: 8 batches
+	for range 3 {
+		require.Less(t, allocated(64_000), small+1<<20) // 64 MB: 256 batches
 	}
 }
