@@ -256,14 +256,16 @@ func (e *engine) run() (Result, error) {
 	}
 	e.res.Seq = start
 	var spent Budget
+	sized := e.cfg.budget.Bytes > 0 || e.cfg.budget.Tokens > 0 // else no row is sized
 	for ev, err := range e.events(start+1, e.cfg.upTo) {
 		if err != nil {
 			return e.finish(), err
 		}
-		size := int64(eventlog.RowSize(ev))
 		spent.Events++
-		spent.Bytes += size
-		spent.Tokens = spent.Bytes / 4
+		if sized {
+			spent.Bytes += int64(eventlog.RowSize(ev))
+			spent.Tokens = spent.Bytes / 4
+		}
 		if b := e.cfg.budget; over(spent.Events, b.Events) || over(spent.Bytes, b.Bytes) || over(spent.Tokens, b.Tokens) {
 			e.res.Degraded = append(e.res.Degraded, Degradation{Kind: "budget", Seq: ev.Seq,
 				Reason: fmt.Sprintf("replay stopped before seq %d: budget of %+v reached", ev.Seq, b)})
