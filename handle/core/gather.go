@@ -115,10 +115,10 @@ func (g *gather) wait(mu *sync.Mutex) bool {
 }
 
 // deadline is how long the next wait lasts at most: the previous flush's
-// duration, or twice what the last wait that its callers ended took, if
-// longer; never more than maxGather.
+// duration (at most maxGather, see flushed), or twice what the last wait
+// that its callers ended took, if longer, at most maxGather.
 func (g *gather) deadline() time.Duration {
-	return min(max(g.last, 2*g.took), maxGather)
+	return max(g.last, min(2*g.took, maxGather))
 }
 
 // flushed records a flush that took d: the callers it served and those
