@@ -3,6 +3,7 @@ package redact
 import (
 	"bytes"
 	"encoding/json"
+	"regexp"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -146,4 +147,37 @@ func refConnPasswords(t text, out []span) []span {
 		return out[:n]
 	}
 	return out
+}
+
+// TestMayHold: the look at the whole data passes what no detector can
+// match (a tool call's names and paths, prose of short or ordinary words)
+// and lets through what one may: a run a detector starts from, an escape,
+// an '@' or ';', or any data when there are extra patterns.
+func TestMayHold(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		data string
+		want bool
+	}{
+		{"a tool call", `{"id":"call_0001","name":"read_file","args":{"path":"internal/server/handlers/session.go"}}`, false},
+		{"prose", `{"text":"the implementation of the environment is done"}`, false},
+		{"long numbers", `{"n":[123456789012345,-123456789012345]}`, false},
+		{"a token's prefix", `{"t":"ghp_` + fill(36, csAlnum, 1) + `"}`, true},
+		{"a run after a slash", `{"p":"a/BeforeSlashes"}`, true},
+		{"a secret's name", `{"SECRET_ACCESS_KEY":"x"}`, true},
+		{"an escape", `{"t":"a\nb"}`, true},
+		{"a URL's password", `{"u":"a://:p@h"}`, true},
+		{"a connection string", `{"c":"pwd=abc;Host=h"}`, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, New().mayHold([]byte(tc.data)))
+			if !tc.want {
+				require.False(t, New().any([]byte(tc.data)), "mayHold passed data a detector matches")
+			}
+		})
+	}
+	t.Run("extra patterns", func(t *testing.T) {
+		r := New(WithPattern("internal", regexp.MustCompile(`internal/\w+`)))
+		require.True(t, r.mayHold([]byte(`{"path":"internal/server"}`)))
+	})
 }

@@ -24,7 +24,7 @@ func Marker(kind string) string { return "[REDACTED:" + kind + "]" }
 type Redactor struct {
 	patterns []pattern
 	scratch  sync.Pool // *[]byte: decoded strings
-	// slow turns the fast path off (mayMatch in scanRuns): what
+	// slow turns the fast path off (mayMatch in scanRuns, mayHold): what
 	// FuzzFastPath compares them with.
 	slow bool
 }
@@ -133,6 +133,9 @@ func (r *Redactor) Events(events []eventlog.Event) int {
 // strings by their quotes, without parsing: outside strings, JSON holds no
 // quote.
 func (r *Redactor) any(data []byte) bool {
+	if !r.mayHold(data) {
+		return false
+	}
 	var spans [1]span
 	for i := 0; i < len(data); {
 		k := bytes.IndexByte(data[i:], '"')
@@ -150,6 +153,34 @@ func (r *Redactor) any(data []byte) bool {
 		i = end + 1
 	}
 	return false
+}
+
+// mayHold reports whether a detector may match a string of data, from
+// one look at the whole of it: false only where any finds nothing. Data
+// without escapes, '@' or ';' (no URL or connection string with a
+// password) holds its strings' bytes as they are, and their runs of word
+// bytes are runs of the data's (a quote is no word byte), so a secret
+// needs a run of the data that mayMatch lets through. Small data of names
+// and paths (a tool call) is then passed without a look at each string.
+// The extra patterns can match anything.
+func (r *Redactor) mayHold(data []byte) bool {
+	if r.slow || len(r.patterns) > 0 {
+		return true
+	}
+	if bytes.IndexByte(data, '\\') >= 0 || bytes.IndexByte(data, '@') >= 0 || bytes.IndexByte(data, ';') >= 0 {
+		return true
+	}
+	t := text{data, false}
+	for i := 0; ; {
+		a, b := nextRun(t, i)
+		if a < 0 {
+			return false
+		}
+		if mayMatch(t, a, b) {
+			return true
+		}
+		i = b
+	}
 }
 
 // find appends the secrets in the raw body of a JSON string to out, at
