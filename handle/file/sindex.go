@@ -200,6 +200,44 @@ func (v *view) applyMarks(ctx context.Context, id string, names []string) (known
 	return known, len(unresolved) > 0, nil
 }
 
+// standingPost returns session id's description from its newest post
+// (names are its marks) when that post stands for its log: no change of
+// it is under way or was cut short (a pre without its post), the post
+// describes it fully (not live), and the log has the identity the post
+// names.
+func (s *Store) standingPost(id string, names []string) (described, bool) {
+	pres, posts := map[string]bool{}, map[string]string{}
+	for _, nm := range names {
+		_, nonce, kind, _ := parseMark(nm)
+		if kind == "pre" {
+			pres[nonce] = true
+		} else {
+			posts[nonce] = nm
+		}
+	}
+	for nonce := range pres {
+		if _, ok := posts[nonce]; !ok {
+			return described{}, false
+		}
+	}
+	var newest *post
+	for _, nonce := range slices.Sorted(mapKeys(posts)) {
+		p, ok, err := s.readPost(posts[nonce])
+		if err != nil || !ok {
+			return described{}, false
+		}
+		newest = &p
+	}
+	if newest == nil || newest.ident == "" || newest.ident != s.logIdentity(id) {
+		return described{}, false
+	}
+	d := newest.described(s.dir, id)
+	if errors.Is(d.err, errLive) {
+		return described{}, false
+	}
+	return d, true
+}
+
 // readPost reads the post mark name (cached: a post never changes); ok
 // is false when it is gone (a fold removed it). A post that does not
 // check has no identity: its session is described from its log.
@@ -380,7 +418,14 @@ func (s *Store) fold(ctx context.Context, full bool) error {
 			continue
 		}
 		held := s.lockedNow(id) // before describing: see applyMarks
-		if err := describe(id); err != nil {
+		if d, ok := s.standingPost(id, names); ok {
+			// What the post says is what the log is: no need to read it.
+			if e := d.entry(); e != nil {
+				entries[id] = e
+			} else {
+				delete(entries, id)
+			}
+		} else if err := describe(id); err != nil {
 			return err
 		}
 		if !held {

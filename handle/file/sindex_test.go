@@ -18,6 +18,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
+	"github.com/sessionlog/sessionlog/internal/testkit/countfs"
 	"github.com/sessionlog/sessionlog/internal/testkit/faultfs"
 	"github.com/sessionlog/sessionlog/internal/testkit/sweep"
 )
@@ -477,4 +478,42 @@ func TestIndexFoldsMarks(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, after, "folded into the snapshot")
 	requireIndexTrue(t, fsys, crashDir)
+}
+
+// TestIndexRebuiltFromPosts: an index written where every session has a
+// post (a store created since its last snapshot) reads the posts, not the
+// logs; a log changed by hand after its post is read.
+func TestIndexRebuiltFromPosts(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	st := file.New(afero.NewOsFs(), dir)
+	var ids []string
+	for i := range 20 {
+		h, err := st.Create(ctx, handle.WithLabels(map[string]string{"i": fmt.Sprint(i)}))
+		require.NoError(t, err)
+		appendAndFlush(t, h, crashEvents(0, 2)...)
+		require.NoError(t, h.Close())
+		ids = append(ids, h.ID())
+	}
+	changed := filepath.Join(dir, ids[7]+".jsonl")
+	h, err := st.Open(ctx, ids[7], handle.ReadWrite)
+	require.NoError(t, err)
+	appendAndFlush(t, h, crashEvents(2, 1)...)
+	b, err := os.ReadFile(changed)
+	require.NoError(t, err)
+	require.NoError(t, h.Close())
+	require.NoError(t, os.WriteFile(changed, b, 0o600)) // as before its post: the post does not stand
+	later(t, dir)
+
+	counted := countfs.New(afero.NewOsFs())
+	_, err = file.New(counted, dir).List(ctx, handle.Limit(1))
+	require.NoError(t, err)
+	var logs []string
+	for _, p := range counted.Opened() {
+		if strings.HasSuffix(p, ".jsonl") {
+			logs = append(logs, filepath.Base(p))
+		}
+	}
+	require.Equal(t, []string{ids[7] + ".jsonl"}, logs, "only the log its post does not describe is read")
+	requireIndexTrue(t, afero.NewOsFs(), dir)
 }
