@@ -192,12 +192,29 @@ func (v *view) applyMarks(ctx context.Context, id string, names []string) (known
 		return 0, false, err
 	}
 	v.dyn[id] = d
-	if free {
+	if free && len(unresolved) > 0 && s.oweSweep() == nil {
+		// A change cut short may have left files: GC sweeps (sweep.go).
 		for _, nonce := range unresolved {
 			s.markPost(id, nonce, d)
 		}
 	}
 	return known, len(unresolved) > 0, nil
+}
+
+// cutShort reports whether the marks names hold a pre without its post.
+func cutShort(names []string) bool {
+	posts := map[string]bool{}
+	for _, nm := range names {
+		if _, nonce, kind, _ := parseMark(nm); kind == "post" {
+			posts[nonce] = true
+		}
+	}
+	for _, nm := range names {
+		if _, nonce, kind, _ := parseMark(nm); kind == "pre" && !posts[nonce] {
+			return true
+		}
+	}
+	return false
 }
 
 // standingPost returns session id's description from its newest post
@@ -252,6 +269,9 @@ func (s *Store) readPost(name string) (p post, ok bool, err error) {
 	b, err := readRegular(s.fs, filepath.Join(s.marksDir(), name))
 	if errors.Is(err, fs.ErrNotExist) {
 		return post{}, false, nil
+	}
+	if errors.Is(err, ErrNotRegular) {
+		return post{}, true, nil // not a post: the log says
 	}
 	if err != nil {
 		return post{}, false, err
@@ -410,6 +430,9 @@ func (s *Store) fold(ctx context.Context, full bool) error {
 			}
 		}
 	}
+	// A rebuild, or a change cut short whose pre goes, may have left
+	// files: GC sweeps (sweep.go).
+	owe := old == nil
 	var consumed []string
 	for _, id := range slices.Sorted(mapKeys(marks)) {
 		names := marks[id]
@@ -418,6 +441,7 @@ func (s *Store) fold(ctx context.Context, full bool) error {
 			continue
 		}
 		held := s.lockedNow(id) // before describing: see applyMarks
+		owe = owe || !held && cutShort(names)
 		if d, ok := s.standingPost(id, names); ok {
 			// What the post says is what the log is: no need to read it.
 			if e := d.entry(); e != nil {
@@ -437,6 +461,11 @@ func (s *Store) fold(ctx context.Context, full bool) error {
 			if p, ok, err := s.readPost(nm); err == nil && ok {
 				folder = max(folder, p.folder)
 			}
+		}
+	}
+	if owe {
+		if err := s.oweSweep(); err != nil {
+			return err
 		}
 	}
 	if err := writeSnapshot(ctx, s.fs, snapPath, entries, folder); err != nil {

@@ -398,8 +398,10 @@ func writeSnapshot(ctx context.Context, fsys afero.Fs, path string, entries map[
 	if err := fsys.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	tmp := fmt.Sprintf("%s.%d%s", path, time.Now().UnixNano(), tmpExt)
-	f, err := openRegular(fsys, tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, false)
+	// One name, reused: the caller holds the index lock, and a temp file
+	// a killed fold left is overwritten by the next, not left to GC.
+	tmp := path + tmpExt
+	f, err := openRegular(fsys, tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, false)
 	if err != nil {
 		return err
 	}

@@ -15,8 +15,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spf13/afero"
-
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/secrets/seal"
 )
@@ -374,7 +372,15 @@ func (m *markedLock) unlock() error {
 
 // marks lists the marks folder: by session ID, the names of its marks.
 func (s *Store) marks() (map[string][]string, int, error) {
-	entries, err := afero.ReadDir(s.fs, s.marksDir())
+	// Names only: every open lists the marks, and a stat of each would
+	// double its cost. A mark that is not a regular file is not read
+	// (readPost), so its session is described from its log.
+	f, err := s.fs.Open(s.marksDir())
+	var names []string
+	if err == nil {
+		names, err = f.Readdirnames(-1)
+		f.Close()
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, 0, nil
 	}
@@ -383,9 +389,9 @@ func (s *Store) marks() (map[string][]string, int, error) {
 	}
 	out := map[string][]string{}
 	n := 0
-	for _, e := range entries {
-		if id, _, _, ok := parseMark(e.Name()); ok && e.Mode().IsRegular() {
-			out[id] = append(out[id], e.Name())
+	for _, nm := range names {
+		if id, _, _, ok := parseMark(nm); ok {
+			out[id] = append(out[id], nm)
 			n++
 		}
 	}
