@@ -26,6 +26,16 @@ import (
 type sindexCache struct {
 	mu    sync.Mutex
 	posts map[string]post
+	raw   map[string]string // the posts' content, for the posts file
+	read  int               // posts read from their files since the posts file was written
+}
+
+// keep caches post name, whose content is raw.
+func (c *sindexCache) keep(name string, p post, raw string) {
+	if c.posts == nil || len(c.posts) > 1<<16 {
+		c.posts, c.raw = map[string]post{}, map[string]string{}
+	}
+	c.posts[name], c.raw[name] = p, raw
 }
 
 // compactAt is how many marks an open leaves before it folds them into a
@@ -90,6 +100,7 @@ func (s *Store) openView(ctx context.Context) (*view, error) {
 		v.close()
 		return nil, err
 	}
+	s.loadPosts(marks)
 	known, open := sn.folder, false
 	for _, id := range slices.Sorted(mapKeys(marks)) {
 		names := marks[id]
@@ -100,6 +111,7 @@ func (s *Store) openView(ctx context.Context) (*view, error) {
 		}
 		known, open = max(known, k), open || o
 	}
+	s.savePosts(marks)
 	for ln, err := range sn.lines(secLive, sn.off[secLive]) {
 		if err == nil {
 			_, ok := v.dyn[ln.key]
@@ -280,10 +292,8 @@ func (s *Store) readPost(name string) (p post, ok bool, err error) {
 		return post{}, true, nil
 	}
 	c.mu.Lock()
-	if c.posts == nil || len(c.posts) > 1<<16 {
-		c.posts = map[string]post{}
-	}
-	c.posts[name] = p
+	c.keep(name, p, string(b))
+	c.read++
 	c.mu.Unlock()
 	return p, true, nil
 }
@@ -643,7 +653,11 @@ func (v *view) list(ctx context.Context, lc handle.ListQuery) ([]handle.Info, er
 		}
 		return nil
 	}
-	if err := v.dynamic(add); err != nil {
+	sieved, flush := v.sieve(lc, add)
+	if err := v.dynamic(sieved); err != nil {
+		return nil, err
+	}
+	if err := flush(); err != nil {
 		return nil, err
 	}
 	var err error
@@ -676,6 +690,46 @@ func (v *view) list(ctx context.Context, lc handle.ListQuery) ([]handle.Info, er
 		return nil, err
 	}
 	return lc.Page(out), nil
+}
+
+// sieve wraps add, which checks a description against its log (an lstat
+// at least), for the marked sessions of a List: one that its post says
+// cannot be on the page is not checked — an ID and a header's labels
+// never change, and any other change of a session leaves a newer mark —
+// and of a page by activity only the first Limit are, in the order their
+// posts give, added by flush.
+func (v *view) sieve(lc handle.ListQuery, add func(described) error) (func(described) error, func() error) {
+	known := func(d described) bool { return d.err == nil }
+	if !lc.ByActivity || lc.Limit <= 0 {
+		return func(d described) error {
+			if known(d) && !lc.Keeps(d.info) {
+				return nil
+			}
+			return add(d)
+		}, func() error { return nil }
+	}
+	var cands []described
+	fn := func(d described) error {
+		switch {
+		case !known(d):
+			return add(d)
+		case lc.Keeps(d.info) && (lc.Before == nil || cmp.Or(cmp.Compare(d.info.LastActive(), lc.Before.LastActive), strings.Compare(d.info.ID, lc.Before.ID)) < 0):
+			cands = append(cands, d)
+		}
+		return nil
+	}
+	flush := func() error {
+		slices.SortFunc(cands, func(a, b described) int {
+			return cmp.Or(cmp.Compare(b.info.LastActive(), a.info.LastActive()), strings.Compare(b.info.ID, a.info.ID))
+		})
+		for _, c := range cands[:min(len(cands), lc.Limit)] {
+			if err := add(c); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return fn, flush
 }
 
 // children returns the sessions whose header names parent as theirs.

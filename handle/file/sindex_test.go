@@ -536,3 +536,89 @@ func TestIndexRebuiltFromPosts(t *testing.T) {
 	require.Equal(t, []string{ids[7] + ".jsonl"}, logs, "only the log its post does not describe is read")
 	requireIndexTrue(t, afero.NewOsFs(), dir)
 }
+
+// TestIndexPostsFile: an open in a new process reads the posts an
+// earlier open kept in the posts file, not each post's own file; a posts
+// file damaged or naming posts a fold removed changes no answer.
+func TestIndexPostsFile(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	st := file.New(afero.NewOsFs(), dir)
+	_, err := st.List(ctx, handle.Limit(1))
+	require.NoError(t, err)
+	for i := range 100 {
+		h, err := st.Create(ctx, handle.WithLabels(map[string]string{"i": fmt.Sprint(i)}))
+		require.NoError(t, err)
+		require.NoError(t, h.Close())
+	}
+	posts := func() int {
+		counted := countfs.New(afero.NewOsFs())
+		info, err := file.New(counted, dir).Resolve(ctx, "i=42")
+		require.NoError(t, err)
+		require.Equal(t, "42", info.Header.Labels["i"])
+		n := 0
+		for _, p := range counted.Opened() {
+			if strings.HasSuffix(p, ".post") {
+				n++
+			}
+		}
+		return n
+	}
+	require.Equal(t, 100, posts(), "the first open reads every post")
+	require.Zero(t, posts(), "the next, in a new store, reads the posts file")
+	requireIndexTrue(t, afero.NewOsFs(), dir)
+
+	pf := filepath.Join(dir, ".cache", "sessions.posts")
+	b, err := os.ReadFile(pf)
+	require.NoError(t, err)
+	i := strings.Index(string(b), `"i":"42"`)
+	require.Positive(t, i)
+	b[i+6] = '3' // a label changed, its sum not
+	require.NoError(t, os.WriteFile(pf, b, 0o600))
+	require.Equal(t, 1, posts(), "a line that does not check is read from its post")
+	requireIndexTrue(t, afero.NewOsFs(), dir)
+}
+
+// TestIndexQueriesLeaveMarkedLogsAlone: a label query and a first page
+// by activity check against its log only a marked session that their
+// answer may hold, not every session changed since the snapshot.
+func TestIndexQueriesLeaveMarkedLogsAlone(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	st := file.New(afero.NewOsFs(), dir)
+	_, err := st.List(ctx, handle.Limit(1))
+	require.NoError(t, err)
+	for i := range 100 {
+		h, err := st.Create(ctx, handle.WithLabels(map[string]string{"i": fmt.Sprint(i)}))
+		require.NoError(t, err)
+		require.NoError(t, h.Close())
+	}
+	logsTouched := func(q func(st *file.Store) error) int {
+		counted := countfs.New(afero.NewOsFs())
+		require.NoError(t, q(file.New(counted, dir)))
+		n := 0
+		for _, p := range append(counted.Opened(), counted.Statted()...) {
+			if strings.HasSuffix(p, ".jsonl") {
+				n++
+			}
+		}
+		return n
+	}
+	label := logsTouched(func(st *file.Store) error {
+		info, err := st.Resolve(ctx, "i=42")
+		if err == nil && info.Header.Labels["i"] != "42" {
+			err = fmt.Errorf("resolved %v", info.Header.Labels)
+		}
+		return err
+	})
+	require.LessOrEqual(t, label, 4, "the one session the label names")
+	page := logsTouched(func(st *file.Store) error {
+		infos, err := st.List(ctx, handle.Limit(5))
+		if err == nil && len(infos) != 5 {
+			err = fmt.Errorf("a page of %d", len(infos))
+		}
+		return err
+	})
+	require.LessOrEqual(t, page, 4*5, "the sessions of the page")
+	requireIndexTrue(t, afero.NewOsFs(), dir)
+}

@@ -210,7 +210,7 @@ func (s *Store) markPre(id string) (string, error) {
 	// The nonce orders the marks of a session: the changes of one session
 	// are made one at a time, under its lock, by a clock that runs
 	// forward (a post is checked against the log before it is trusted).
-	nonce := fmt.Sprintf("%016x%08x", time.Now().UnixNano(), rand.Uint32())
+	nonce := randomNonce()
 	dir := s.marksDir()
 	if !s.cacheUsable() {
 		return "", nil // no index is kept, none trusted (openView)
@@ -231,6 +231,10 @@ func (s *Store) markPre(id string) (string, error) {
 	}
 	return nonce, f.Close()
 }
+
+// randomNonce is a mark's nonce: the time (ns) and a random number, in
+// hex, ordered by time.
+func randomNonce() string { return fmt.Sprintf("%016x%08x", time.Now().UnixNano(), rand.Uint32()) }
 
 // markPost turns session id's pre mark nonce into a post saying what d
 // describes (best effort: a pre left behind is resolved by the next open).

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -38,7 +37,7 @@ func (s *Store) oweSweep() error {
 	if !s.cacheUsable() {
 		return errors.New("handle: cache folder not usable")
 	}
-	name := markName(folderMark, fmt.Sprintf("%016x%08x", time.Now().UnixNano(), rand.Uint32()), owedKind)
+	name := markName(folderMark, randomNonce(), owedKind)
 	p := filepath.Join(s.marksDir(), name)
 	f, err := openRegular(s.fs, p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, false)
 	if errors.Is(err, fs.ErrNotExist) {

@@ -14,8 +14,8 @@ type FS struct {
 	afero.Fs
 	read, syncs, ops atomic.Int64
 
-	mu     sync.Mutex
-	opened []string
+	mu              sync.Mutex
+	opened, statted []string
 }
 
 // New wraps base.
@@ -40,9 +40,26 @@ func (c *FS) Opened() []string {
 	return out
 }
 
+// Statted returns the names stat'ed (or lstat'ed) so far, in order, and
+// forgets them.
+func (c *FS) Statted() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := c.statted
+	c.statted = nil
+	return out
+}
+
+func (c *FS) stat(name string) {
+	c.ops.Add(1)
+	c.mu.Lock()
+	c.statted = append(c.statted, name)
+	c.mu.Unlock()
+}
+
 // Stat stats name, counted.
 func (c *FS) Stat(name string) (os.FileInfo, error) {
-	c.ops.Add(1)
+	c.stat(name)
 	return c.Fs.Stat(name)
 }
 
@@ -68,7 +85,7 @@ func (c *FS) OpenFile(name string, flag int, perm os.FileMode) (afero.File, erro
 // LstatIfPossible is the base's, when it has one: a store that never
 // follows links checks the same through the counter.
 func (c *FS) LstatIfPossible(name string) (os.FileInfo, bool, error) {
-	c.ops.Add(1)
+	c.stat(name)
 	if l, ok := c.Fs.(afero.Lstater); ok {
 		return l.LstatIfPossible(name)
 	}
