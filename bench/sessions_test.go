@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -34,7 +35,8 @@ import (
 //   - rebuild: the index rebuilt from the logs alone (lost index).
 //
 // A store is built once per size through the library with fsync off
-// (the figures are of reads; building 1M sessions durably takes an hour).
+// (the figures are of reads; building 1M sessions durably takes an hour);
+// with SESSIONLOG_BENCH_STORE it is kept and reused.
 func BenchmarkManySessions(b *testing.B) {
 	sizes := []int{10_000, 100_000}
 	if large() {
@@ -52,9 +54,20 @@ func BenchmarkManySessions(b *testing.B) {
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
 			ctx := context.Background()
 			dir := filepath.Join(b.TempDir(), "s")
+			if keep := os.Getenv(storeEnv); keep != "" {
+				dir = filepath.Join(keep, strconv.Itoa(n))
+			}
 			fs, counts := newCountingFs(true)
 			st := file.New(fs, dir)
-			ids := buildSessions(b, st, n, 0)
+			ids := keptSessions(dir)
+			if ids == nil {
+				ids = buildSessions(b, st, n, 0)
+				if os.Getenv(storeEnv) != "" {
+					if err := os.WriteFile(dir+".ids", []byte(strings.Join(ids, "\n")), 0o600); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
 			if _, err := st.List(ctx, handle.Limit(1)); err != nil { // the snapshot
 				b.Fatal(err)
 			}
@@ -148,6 +161,22 @@ func BenchmarkManySessions(b *testing.B) {
 // sessionsEnv, when set, is the one store size BenchmarkManySessions
 // measures.
 const sessionsEnv = "SESSIONLOG_BENCH_SESSIONS"
+
+// storeEnv, when set, is a folder where BenchmarkManySessions keeps the
+// stores it builds (<folder>/<n>, their IDs in <folder>/<n>.ids) and
+// reuses them: a 1M store takes an hour to build. Its GC op leaves a
+// store as large as it found it.
+const storeEnv = "SESSIONLOG_BENCH_STORE"
+
+// keptSessions returns the IDs of the store kept in dir, nil when there
+// is none.
+func keptSessions(dir string) []string {
+	b, err := os.ReadFile(dir + ".ids")
+	if err != nil {
+		return nil
+	}
+	return strings.Split(strings.TrimSpace(string(b)), "\n")
+}
 
 // buildSessions creates n small sessions in st (see
 // BenchmarkManySessions), created at base ms and later when base is not
