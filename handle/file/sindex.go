@@ -160,6 +160,21 @@ func (s *Store) openView(ctx context.Context) (*view, error) {
 // without its post).
 func (v *view) applyMarks(ctx context.Context, id string, names []string) (known int64, open bool, err error) {
 	s := v.s
+	if len(names) == 1 && id != folderMark {
+		// The common case: one post, no change under way.
+		if _, _, kind, _ := parseMark(names[0]); kind == "post" {
+			p, ok, err := s.readPost(names[0])
+			if err != nil {
+				return 0, false, err
+			}
+			if ok && p.ident != "" {
+				d := p.described(s.dir, id)
+				d.ident = p.ident
+				v.dyn[id] = d
+				return p.folder, false, nil
+			}
+		}
+	}
 	pres, posts := map[string]bool{}, map[string]string{}
 	for _, nm := range names {
 		_, nonce, kind, _ := parseMark(nm)

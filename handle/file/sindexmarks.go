@@ -172,14 +172,15 @@ func markName(id, nonce, kind string) string { return id + "." + nonce + "." + k
 
 // parseMark splits a mark's name; ok is false for any other file.
 func parseMark(name string) (id, nonce, kind string, ok bool) {
-	parts := strings.Split(name, ".")
-	if len(parts) != 3 || (parts[2] != "pre" && parts[2] != "post") || parts[1] == "" {
+	id, rest, ok1 := strings.Cut(name, ".")
+	nonce, kind, ok2 := strings.Cut(rest, ".")
+	if !ok1 || !ok2 || (kind != "pre" && kind != "post") || nonce == "" {
 		return "", "", "", false
 	}
-	if parts[0] != folderMark && !eventlog.ValidID(parts[0]) {
+	if id != folderMark && !eventlog.ValidID(id) {
 		return "", "", "", false
 	}
-	return parts[0], parts[1], parts[2], true
+	return id, nonce, kind, true
 }
 
 // folderMark stands for the ID of a post that changes no session but
