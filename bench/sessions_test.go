@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -34,7 +35,8 @@ import (
 //   - rebuild: the index rebuilt from the logs alone (lost index).
 //
 // A store is built once per size through the library with fsync off
-// (the figures are of reads; building 1M sessions durably takes an hour).
+// (the figures are of reads; building 1M sessions durably takes an hour);
+// with SESSIONLOG_BENCH_STORE it is kept and reused.
 func BenchmarkManySessions(b *testing.B) {
 	sizes := []int{10_000, 100_000}
 	if large() {
@@ -52,9 +54,20 @@ func BenchmarkManySessions(b *testing.B) {
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
 			ctx := context.Background()
 			dir := filepath.Join(b.TempDir(), "s")
+			if keep := os.Getenv(storeEnv); keep != "" {
+				dir = filepath.Join(keep, strconv.Itoa(n))
+			}
 			fs, counts := newCountingFs(true)
 			st := file.New(fs, dir)
-			ids := buildSessions(b, st, n, 0)
+			ids := keptSessions(dir)
+			if ids == nil {
+				ids = buildSessions(b, st, n, 0)
+				if os.Getenv(storeEnv) != "" {
+					if err := os.WriteFile(dir+".ids", []byte(strings.Join(ids, "\n")), 0o600); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
 			if _, err := st.List(ctx, handle.Page(1, handle.Cursor{})); err != nil { // the snapshot
 				b.Fatal(err)
 			}
@@ -108,6 +121,9 @@ func BenchmarkManySessions(b *testing.B) {
 				for b.Loop() {
 					b.StopTimer()
 					buildSessions(b, st, n/100, 1000)
+					if _, err := st.List(ctx, handle.Page(1, handle.Cursor{})); err != nil { // their marks folded: not GC's cost
+						b.Fatal(err)
+					}
 					b.StartTimer()
 					rep, err := st.GC(ctx, time.UnixMilli(100_000), false)
 					if err != nil || len(rep.Deleted) != n/100 {
@@ -146,14 +162,50 @@ func BenchmarkManySessions(b *testing.B) {
 // measures.
 const sessionsEnv = "SESSIONLOG_BENCH_SESSIONS"
 
+// storeEnv, when set, is a folder where BenchmarkManySessions keeps the
+// stores it builds (<folder>/<n>, their IDs in <folder>/<n>.ids) and
+// reuses them: a 1M store takes an hour to build. Its GC op leaves a
+// store as large as it found it.
+const storeEnv = "SESSIONLOG_BENCH_STORE"
+
+// keptSessions returns the IDs of the store kept in dir, nil when there
+// is none.
+func keptSessions(dir string) []string {
+	b, err := os.ReadFile(dir + ".ids")
+	if err != nil {
+		return nil
+	}
+	return strings.Split(strings.TrimSpace(string(b)), "\n")
+}
+
 // buildSessions creates n small sessions in st (see
 // BenchmarkManySessions), created at base ms and later when base is not
-// 0, now otherwise, and returns their IDs.
+// 0, now otherwise, and returns their IDs. Two goroutines share the work;
+// every 50k sessions an index open folds the marks, as a store in use
+// does (else the marks folder grows to n entries, which ext4 never
+// shrinks).
 func buildSessions(tb testing.TB, st *file.Store, n int, base int64) []string {
 	tb.Helper()
-	ctx := context.Background()
 	ids := make([]string, n)
-	for i := range n {
+	half := n / 200 * 100 // a multiple of 100: a fork's parent is in its range
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for w, r := range [][2]int{{0, half}, {half, n}} {
+		wg.Go(func() { errs[w] = buildRange(st, ids, r[0], r[1], base) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return ids
+}
+
+// buildRange creates sessions lo to hi of buildSessions into ids.
+func buildRange(st *file.Store, ids []string, lo, hi int, base int64) error {
+	ctx := context.Background()
+	for i := lo; i < hi; i++ {
 		opts := []handle.Option{handle.WithLabels(map[string]string{"task": strconv.Itoa(i), "agent": strconv.Itoa(i % 100)})}
 		if base != 0 {
 			opts = append(opts, handle.WithCreatedAt(base+int64(i)))
@@ -166,7 +218,7 @@ func buildSessions(tb testing.TB, st *file.Store, n int, base int64) []string {
 			h, err = st.Create(ctx, opts...)
 		}
 		if err != nil {
-			tb.Fatal(err)
+			return err
 		}
 		t := base + int64(i)
 		if base == 0 {
@@ -180,14 +232,19 @@ func buildSessions(tb testing.TB, st *file.Store, n int, base int64) []string {
 			evs = evs[:2] // after the inherited 0..2
 		}
 		if _, err := h.Append(ctx, evs...); err != nil {
-			tb.Fatal(err)
+			return err
 		}
 		if err := h.Close(); err != nil {
-			tb.Fatal(err)
+			return err
 		}
 		ids[i] = h.ID()
+		if (i-lo)%50_000 == 49_999 {
+			if _, err := st.List(ctx, handle.Page(1, handle.Cursor{})); err != nil {
+				return err
+			}
+		}
 	}
-	return ids
+	return nil
 }
 
 func smallEvent(t int64) eventlog.Event {

@@ -314,7 +314,7 @@ func opName(op faultfs.Op, name string) string {
 }
 
 // markNonce is the nonce in the names of the session index's marks.
-var markNonce = regexp.MustCompile(`\.[0-9a-f]{24}\.(pre|post)$`)
+var markNonce = regexp.MustCompile(`\.[0-9a-f]{24}\.(pre|post|owed)$`)
 
 // opSweep cuts the power during an operation at each of the file-system
 // operations it performs (see the top of the file).

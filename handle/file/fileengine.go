@@ -95,8 +95,8 @@ func (e fileEngine) Replace(ctx context.Context, id string, hdr eventlog.Header,
 	return nil
 }
 
-func (e fileEngine) Leftovers(_ context.Context, _ time.Time, keep func(id string) bool, dryRun bool) ([]string, error) {
-	return e.s.leftovers(keep, dryRun), nil
+func (e fileEngine) Leftovers(_ context.Context, before time.Time, keep func(id string) bool, dryRun bool) ([]string, error) {
+	return e.s.leftovers(before, keep, dryRun), nil
 }
 
 func (e fileEngine) GetDerived(ctx context.Context, id, key string) ([]byte, error) {

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/spf13/afero"
@@ -79,8 +80,24 @@ func (s *Store) absent(ctx context.Context, id string) error {
 }
 
 // leftovers removes temp files, and derived files of sessions that keep
-// does not name (gone, or not a session): fileEngine.Leftovers.
-func (s *Store) leftovers(keep func(id string) bool, dryRun bool) []string {
+// does not name (gone, or not a session): fileEngine.Leftovers. It lists
+// the store's folders only when a sweep is owed (sweepOwed); a real run
+// then records the sweep.
+func (s *Store) leftovers(before time.Time, keep func(id string) bool, dryRun bool) []string {
+	owed, due := s.sweepOwed(before)
+	if !due {
+		return nil
+	}
+	start := s.cfg.Now()
+	out := s.sweep(keep, dryRun)
+	if !dryRun {
+		s.swept(start, owed)
+	}
+	return out
+}
+
+// sweep is leftovers' listing of the store's folders.
+func (s *Store) sweep(keep func(id string) bool, dryRun bool) []string {
 	var out []string
 	sweep := func(dir string, orphan func(name string) bool) {
 		entries, err := afero.ReadDir(s.fs, dir)

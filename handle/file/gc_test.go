@@ -11,6 +11,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
+	"github.com/sessionlog/sessionlog/internal/testkit/countfs"
 )
 
 func TestGC(t *testing.T) {
@@ -125,4 +126,65 @@ func gcSession(t *testing.T, store *file.Store, parent string, at time.Time) han
 	require.NoError(t, err)
 	require.NoError(t, h.Flush(ctx))
 	return h
+}
+
+// TestGCTouchesWhatItDeletes: GC of the same few old sessions in stores
+// of 100 and of 1,000 makes about the same number of file operations
+// (opens, stats, names listed), far fewer than the store holds — it asks
+// the index which sessions are old and which forks need them, and lists
+// no folder when no sweep of leftovers is owed — and keeps its rules: an
+// old parent of a fork that is not old stays.
+func TestGCTouchesWhatItDeletes(t *testing.T) {
+	ctx := t.Context()
+	const k = 10
+	before := time.UnixMilli(100_000)
+	ops := map[int]int64{}
+	mk := func(st *file.Store, at int64, parent string) string {
+		opts := []handle.Option{handle.WithCreatedAt(at)}
+		var h handle.Handle
+		var err error
+		if parent == "" {
+			h, err = st.Create(ctx, opts...)
+		} else {
+			h, err = st.Fork(ctx, parent, 0, opts...)
+		}
+		require.NoError(t, err)
+		_, err = h.Append(ctx, eventlog.Event{Type: "x", Time: at})
+		require.NoError(t, err)
+		require.NoError(t, h.Close())
+		return h.ID()
+	}
+	now := time.Now().UnixMilli()
+	for _, n := range []int{100, 1000} {
+		fsys := countfs.New(afero.NewMemMapFs())
+		st := file.New(fsys, "/s")
+		for range n {
+			mk(st, now, "")
+		}
+		rep, err := st.GC(ctx, before, false) // the first sweep of leftovers
+		require.NoError(t, err)
+		require.Empty(t, rep.Deleted)
+		var old []string
+		for i := range k {
+			old = append(old, mk(st, int64(1000+i), ""))
+		}
+		parent := mk(st, 2000, "")
+		mk(st, now, parent)
+		_, err = st.List(ctx, handle.Page(1, handle.Cursor{}))
+		require.NoError(t, err)
+
+		start := fsys.Ops()
+		rep, err = st.GC(ctx, before, false)
+		require.NoError(t, err)
+		ops[n] = fsys.Ops() - start
+		require.ElementsMatch(t, old, rep.Deleted)
+		require.Equal(t, []string{parent}, rep.Kept, "a fork that is not old needs it")
+		require.Empty(t, rep.Leftovers)
+		infos, err := st.List(ctx)
+		require.NoError(t, err)
+		require.Len(t, infos, n+2)
+	}
+	t.Logf("file operations of a GC of %d: %v", k, ops)
+	require.Less(t, ops[1000], int64(1000), "GC does not visit every session")
+	require.Less(t, float64(ops[1000]), 1.25*float64(ops[100]), "GC does not grow with the store")
 }

@@ -1,6 +1,7 @@
 package file
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -118,7 +119,15 @@ func readRegular(fsys afero.Fs, path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return io.ReadAll(f)
+	// Sized from the file, grown if it grew: one read for most files.
+	size := int64(512)
+	if fi, err := f.Stat(); err == nil && fi.Size() > 0 {
+		size = fi.Size() + 1 // the +1 finds the end without a second grow
+	}
+	var buf bytes.Buffer
+	buf.Grow(int(min(size, 64<<20)))
+	_, err = buf.ReadFrom(f)
+	return buf.Bytes(), err
 }
 
 // checkFolder fails unless path is a folder itself, not a link to one, or

@@ -26,6 +26,16 @@ import (
 type sindexCache struct {
 	mu    sync.Mutex
 	posts map[string]post
+	raw   map[string]string // the posts' content, for the posts file
+	read  int               // posts read from their files since the posts file was written
+}
+
+// keep caches post name, whose content is raw.
+func (c *sindexCache) keep(name string, p post, raw string) {
+	if c.posts == nil || len(c.posts) > 1<<16 {
+		c.posts, c.raw = map[string]post{}, map[string]string{}
+	}
+	c.posts[name], c.raw[name] = p, raw
 }
 
 // compactAt is how many marks an open leaves before it folds them into a
@@ -90,6 +100,7 @@ func (s *Store) openView(ctx context.Context) (*view, error) {
 		v.close()
 		return nil, err
 	}
+	s.loadPosts(marks)
 	known, open := sn.folder, false
 	for _, id := range slices.Sorted(mapKeys(marks)) {
 		names := marks[id]
@@ -100,6 +111,7 @@ func (s *Store) openView(ctx context.Context) (*view, error) {
 		}
 		known, open = max(known, k), open || o
 	}
+	s.savePosts(marks)
 	for ln, err := range sn.lines(secLive, sn.off[secLive]) {
 		if err == nil {
 			_, ok := v.dyn[ln.key]
@@ -148,6 +160,21 @@ func (s *Store) openView(ctx context.Context) (*view, error) {
 // without its post).
 func (v *view) applyMarks(ctx context.Context, id string, names []string) (known int64, open bool, err error) {
 	s := v.s
+	if len(names) == 1 && id != folderMark {
+		// The common case: one post, no change under way.
+		if _, _, kind, _ := parseMark(names[0]); kind == "post" {
+			p, ok, err := s.readPost(names[0])
+			if err != nil {
+				return 0, false, err
+			}
+			if ok && p.ident != "" {
+				d := p.described(s.dir, id)
+				d.ident = p.ident
+				v.dyn[id] = d
+				return p.folder, false, nil
+			}
+		}
+	}
 	pres, posts := map[string]bool{}, map[string]string{}
 	for _, nm := range names {
 		_, nonce, kind, _ := parseMark(nm)
@@ -192,12 +219,67 @@ func (v *view) applyMarks(ctx context.Context, id string, names []string) (known
 		return 0, false, err
 	}
 	v.dyn[id] = d
-	if free {
+	if free && len(unresolved) > 0 && s.oweSweep() == nil {
+		// A change cut short may have left files: GC sweeps (sweep.go).
 		for _, nonce := range unresolved {
 			s.markPost(id, nonce, d)
 		}
 	}
 	return known, len(unresolved) > 0, nil
+}
+
+// cutShort reports whether the marks names hold a pre without its post.
+func cutShort(names []string) bool {
+	posts := map[string]bool{}
+	for _, nm := range names {
+		if _, nonce, kind, _ := parseMark(nm); kind == "post" {
+			posts[nonce] = true
+		}
+	}
+	for _, nm := range names {
+		if _, nonce, kind, _ := parseMark(nm); kind == "pre" && !posts[nonce] {
+			return true
+		}
+	}
+	return false
+}
+
+// standingPost returns session id's description from its newest post
+// (names are its marks) when that post stands for its log: no change of
+// it is under way or was cut short (a pre without its post), the post
+// describes it fully (not live), and the log has the identity the post
+// names.
+func (s *Store) standingPost(id string, names []string) (described, bool) {
+	pres, posts := map[string]bool{}, map[string]string{}
+	for _, nm := range names {
+		_, nonce, kind, _ := parseMark(nm)
+		if kind == "pre" {
+			pres[nonce] = true
+		} else {
+			posts[nonce] = nm
+		}
+	}
+	for nonce := range pres {
+		if _, ok := posts[nonce]; !ok {
+			return described{}, false
+		}
+	}
+	var newest *post
+	for _, nonce := range slices.Sorted(mapKeys(posts)) {
+		p, ok, err := s.readPost(posts[nonce])
+		if err != nil || !ok {
+			return described{}, false
+		}
+		newest = &p
+	}
+	if newest == nil || newest.ident == "" || newest.ident != s.logIdentity(id) {
+		return described{}, false
+	}
+	d := newest.described(s.dir, id)
+	if errors.Is(d.err, errLive) {
+		return described{}, false
+	}
+	return d, true
 }
 
 // readPost reads the post mark name (cached: a post never changes); ok
@@ -215,6 +297,9 @@ func (s *Store) readPost(name string) (p post, ok bool, err error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		return post{}, false, nil
 	}
+	if errors.Is(err, ErrNotRegular) {
+		return post{}, true, nil // not a post: the log says
+	}
 	if err != nil {
 		return post{}, false, err
 	}
@@ -222,10 +307,8 @@ func (s *Store) readPost(name string) (p post, ok bool, err error) {
 		return post{}, true, nil
 	}
 	c.mu.Lock()
-	if c.posts == nil || len(c.posts) > 1<<16 {
-		c.posts = map[string]post{}
-	}
-	c.posts[name] = p
+	c.keep(name, p, string(b))
+	c.read++
 	c.mu.Unlock()
 	return p, true, nil
 }
@@ -372,6 +455,9 @@ func (s *Store) fold(ctx context.Context, full bool) error {
 			}
 		}
 	}
+	// A rebuild, or a change cut short whose pre goes, may have left
+	// files: GC sweeps (sweep.go).
+	owe := old == nil
 	var consumed []string
 	for _, id := range slices.Sorted(mapKeys(marks)) {
 		names := marks[id]
@@ -380,7 +466,15 @@ func (s *Store) fold(ctx context.Context, full bool) error {
 			continue
 		}
 		held := s.lockedNow(id) // before describing: see applyMarks
-		if err := describe(id); err != nil {
+		owe = owe || !held && cutShort(names)
+		if d, ok := s.standingPost(id, names); ok {
+			// What the post says is what the log is: no need to read it.
+			if e := d.entry(); e != nil {
+				entries[id] = e
+			} else {
+				delete(entries, id)
+			}
+		} else if err := describe(id); err != nil {
 			return err
 		}
 		if !held {
@@ -392,6 +486,11 @@ func (s *Store) fold(ctx context.Context, full bool) error {
 			if p, ok, err := s.readPost(nm); err == nil && ok {
 				folder = max(folder, p.folder)
 			}
+		}
+	}
+	if owe {
+		if err := s.oweSweep(); err != nil {
+			return err
 		}
 	}
 	if err := writeSnapshot(ctx, s.fs, snapPath, entries, folder); err != nil {
@@ -569,7 +668,11 @@ func (v *view) list(ctx context.Context, lc handle.ListQuery) ([]handle.Info, er
 		}
 		return nil
 	}
-	if err := v.dynamic(add); err != nil {
+	sieved, flush := v.sieve(lc, add)
+	if err := v.dynamic(sieved); err != nil {
+		return nil, err
+	}
+	if err := flush(); err != nil {
 		return nil, err
 	}
 	var err error
@@ -602,6 +705,46 @@ func (v *view) list(ctx context.Context, lc handle.ListQuery) ([]handle.Info, er
 		return nil, err
 	}
 	return lc.Page(out), nil
+}
+
+// sieve wraps add, which checks a description against its log (an lstat
+// at least), for the marked sessions of a List: one that its post says
+// cannot be on the page is not checked — an ID and a header's labels
+// never change, and any other change of a session leaves a newer mark —
+// and of a page by activity only the first Limit are, in the order their
+// posts give, added by flush.
+func (v *view) sieve(lc handle.ListQuery, add func(described) error) (func(described) error, func() error) {
+	known := func(d described) bool { return d.err == nil }
+	if !lc.ByActivity || lc.Limit <= 0 {
+		return func(d described) error {
+			if known(d) && !lc.Keeps(d.info) {
+				return nil
+			}
+			return add(d)
+		}, func() error { return nil }
+	}
+	var cands []described
+	fn := func(d described) error {
+		switch {
+		case !known(d):
+			return add(d)
+		case lc.Keeps(d.info) && (lc.Before == nil || cmp.Or(cmp.Compare(d.info.LastActive(), lc.Before.LastActive), strings.Compare(d.info.ID, lc.Before.ID)) < 0):
+			cands = append(cands, d)
+		}
+		return nil
+	}
+	flush := func() error {
+		slices.SortFunc(cands, func(a, b described) int {
+			return cmp.Or(cmp.Compare(b.info.LastActive(), a.info.LastActive()), strings.Compare(b.info.ID, a.info.ID))
+		})
+		for _, c := range cands[:min(len(cands), lc.Limit)] {
+			if err := add(c); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return fn, flush
 }
 
 // children returns the sessions whose header names parent as theirs.

@@ -18,6 +18,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
+	"github.com/sessionlog/sessionlog/internal/testkit/countfs"
 	"github.com/sessionlog/sessionlog/internal/testkit/faultfs"
 	"github.com/sessionlog/sessionlog/internal/testkit/sweep"
 )
@@ -345,6 +346,8 @@ func TestIndexKilledAtEveryStep(t *testing.T) {
 		t.Run(op.name, func(t *testing.T) {
 			base := afero.NewMemMapFs()
 			p, f, c, o := indexStore(t, base)
+			_, err := crashStore(base).GC(t.Context(), time.UnixMilli(0), false) // no sweep owed
+			require.NoError(t, err)
 			snap := copyFs(t, base)
 			// The operations it makes, unhindered.
 			fsys := faultfs.New(copyFs(t, snap))
@@ -369,6 +372,22 @@ func TestIndexKilledAtEveryStep(t *testing.T) {
 					op.run(t, crashStore(fsys), p, f, c, o)
 					fsys.SetHook(nil)
 					requireIndexTrue(t, fsys, crashDir)
+					// What the kill left in the store's folder, GC sweeps:
+					// the open that found the change cut short owes it a
+					// sweep. Derived data is written under no mark: its
+					// temp files go once the last sweep is older than
+					// GC's cutoff.
+					st := crashStore(fsys)
+					_, err := st.GC(t.Context(), time.UnixMilli(0), false)
+					require.NoError(t, err)
+					for _, p := range filesIn(t, fsys) {
+						require.False(t, strings.HasSuffix(p, ".tmp") && filepath.Dir(p) == crashDir, "left after GC: %s", p)
+					}
+					_, err = st.GC(t.Context(), time.Now().Add(time.Minute), false)
+					require.NoError(t, err)
+					for _, p := range filesIn(t, fsys) {
+						require.False(t, strings.HasSuffix(p, ".tmp") && !strings.HasSuffix(p, "sessions.idx.tmp"), "left after GC: %s", p)
+					}
 				})
 			}
 		})
@@ -476,6 +495,131 @@ func TestIndexFoldsMarks(t *testing.T) {
 	require.Equal(t, "1099", info.Header.Labels["i"])
 	after, err := afero.ReadDir(fsys, marks)
 	require.NoError(t, err)
+	after = slices.DeleteFunc(after, func(fi os.FileInfo) bool { return strings.HasSuffix(fi.Name(), ".owed") })
 	require.Empty(t, after, "folded into the snapshot")
 	requireIndexTrue(t, fsys, crashDir)
+}
+
+// TestIndexRebuiltFromPosts: an index written where every session has a
+// post (a store created since its last snapshot) reads the posts, not the
+// logs; a log changed by hand after its post is read.
+func TestIndexRebuiltFromPosts(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	st := file.New(afero.NewOsFs(), dir)
+	var ids []string
+	for i := range 20 {
+		h, err := st.Create(ctx, handle.WithLabels(map[string]string{"i": fmt.Sprint(i)}))
+		require.NoError(t, err)
+		appendAndFlush(t, h, crashEvents(0, 2)...)
+		require.NoError(t, h.Close())
+		ids = append(ids, h.ID())
+	}
+	changed := filepath.Join(dir, ids[7]+".jsonl")
+	h, err := st.Open(ctx, ids[7], handle.ReadWrite)
+	require.NoError(t, err)
+	appendAndFlush(t, h, crashEvents(2, 1)...)
+	b, err := os.ReadFile(changed)
+	require.NoError(t, err)
+	require.NoError(t, h.Close())
+	require.NoError(t, os.WriteFile(changed, b, 0o600)) // as before its post: the post does not stand
+	later(t, dir)
+
+	counted := countfs.New(afero.NewOsFs())
+	_, err = file.New(counted, dir).List(ctx, handle.Page(1, handle.Cursor{}))
+	require.NoError(t, err)
+	var logs []string
+	for _, p := range counted.Opened() {
+		if strings.HasSuffix(p, ".jsonl") {
+			logs = append(logs, filepath.Base(p))
+		}
+	}
+	require.Equal(t, []string{ids[7] + ".jsonl"}, logs, "only the log its post does not describe is read")
+	requireIndexTrue(t, afero.NewOsFs(), dir)
+}
+
+// TestIndexPostsFile: an open in a new process reads the posts an
+// earlier open kept in the posts file, not each post's own file; a posts
+// file damaged or naming posts a fold removed changes no answer.
+func TestIndexPostsFile(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	st := file.New(afero.NewOsFs(), dir)
+	_, err := st.List(ctx, handle.Page(1, handle.Cursor{}))
+	require.NoError(t, err)
+	for i := range 100 {
+		h, err := st.Create(ctx, handle.WithLabels(map[string]string{"i": fmt.Sprint(i)}))
+		require.NoError(t, err)
+		require.NoError(t, h.Close())
+	}
+	posts := func() int {
+		counted := countfs.New(afero.NewOsFs())
+		info, err := file.New(counted, dir).Resolve(ctx, "i=42")
+		require.NoError(t, err)
+		require.Equal(t, "42", info.Header.Labels["i"])
+		n := 0
+		for _, p := range counted.Opened() {
+			if strings.HasSuffix(p, ".post") {
+				n++
+			}
+		}
+		return n
+	}
+	require.Equal(t, 100, posts(), "the first open reads every post")
+	require.Zero(t, posts(), "the next, in a new store, reads the posts file")
+	requireIndexTrue(t, afero.NewOsFs(), dir)
+
+	pf := filepath.Join(dir, ".cache", "sessions.posts")
+	b, err := os.ReadFile(pf)
+	require.NoError(t, err)
+	i := strings.Index(string(b), `"i":"42"`)
+	require.Positive(t, i)
+	b[i+6] = '3' // a label changed, its sum not
+	require.NoError(t, os.WriteFile(pf, b, 0o600))
+	require.Equal(t, 1, posts(), "a line that does not check is read from its post")
+	requireIndexTrue(t, afero.NewOsFs(), dir)
+}
+
+// TestIndexQueriesLeaveMarkedLogsAlone: a label query and a first page
+// by activity check against its log only a marked session that their
+// answer may hold, not every session changed since the snapshot.
+func TestIndexQueriesLeaveMarkedLogsAlone(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	st := file.New(afero.NewOsFs(), dir)
+	_, err := st.List(ctx, handle.Page(1, handle.Cursor{}))
+	require.NoError(t, err)
+	for i := range 100 {
+		h, err := st.Create(ctx, handle.WithLabels(map[string]string{"i": fmt.Sprint(i)}))
+		require.NoError(t, err)
+		require.NoError(t, h.Close())
+	}
+	logsTouched := func(q func(st *file.Store) error) int {
+		counted := countfs.New(afero.NewOsFs())
+		require.NoError(t, q(file.New(counted, dir)))
+		n := 0
+		for _, p := range append(counted.Opened(), counted.Statted()...) {
+			if strings.HasSuffix(p, ".jsonl") {
+				n++
+			}
+		}
+		return n
+	}
+	label := logsTouched(func(st *file.Store) error {
+		info, err := st.Resolve(ctx, "i=42")
+		if err == nil && info.Header.Labels["i"] != "42" {
+			err = fmt.Errorf("resolved %v", info.Header.Labels)
+		}
+		return err
+	})
+	require.LessOrEqual(t, label, 4, "the one session the label names")
+	page := logsTouched(func(st *file.Store) error {
+		infos, err := st.List(ctx, handle.Page(5, handle.Cursor{}))
+		if err == nil && len(infos) != 5 {
+			err = fmt.Errorf("a page of %d", len(infos))
+		}
+		return err
+	})
+	require.LessOrEqual(t, page, 4*5, "the sessions of the page")
+	requireIndexTrue(t, afero.NewOsFs(), dir)
 }

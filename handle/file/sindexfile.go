@@ -56,7 +56,7 @@ func lineSum(b []byte) string { return fmt.Sprintf("%08x", crc32.ChecksumIEEE(b)
 // parseLine checks and splits a line without its "\n".
 func parseLine(b []byte) (sline, bool) {
 	i := bytes.LastIndexByte(b, '\t')
-	if i < 0 || string(b[i+1:]) != lineSum(b[:i]) {
+	if i < 0 || !sumIs(b[i+1:], crc32.ChecksumIEEE(b[:i])) {
 		return sline{}, false
 	}
 	k, v, ok := bytes.Cut(b[:i], []byte{'\t'})
@@ -64,6 +64,22 @@ func parseLine(b []byte) (sline, bool) {
 		return sline{}, false
 	}
 	return sline{string(k), string(v)}, true
+}
+
+// sumIs reports whether hex is sum as lineSum writes it (8 lower-case
+// hex digits), without formatting it: every open checks many lines.
+func sumIs(hex []byte, sum uint32) bool {
+	const digits = "0123456789abcdef"
+	if len(hex) != 8 {
+		return false
+	}
+	for i := 7; i >= 0; i-- {
+		if hex[i] != digits[sum&0xf] {
+			return false
+		}
+		sum >>= 4
+	}
+	return true
 }
 
 // appendLine appends a line holding key and value.
@@ -398,8 +414,10 @@ func writeSnapshot(ctx context.Context, fsys afero.Fs, path string, entries map[
 	if err := fsys.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	tmp := fmt.Sprintf("%s.%d%s", path, time.Now().UnixNano(), tmpExt)
-	f, err := openRegular(fsys, tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, false)
+	// One name, reused: the caller holds the index lock, and a temp file
+	// a killed fold left is overwritten by the next, not left to GC.
+	tmp := path + tmpExt
+	f, err := openRegular(fsys, tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, false)
 	if err != nil {
 		return err
 	}

@@ -15,8 +15,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spf13/afero"
-
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/secrets/seal"
 )
@@ -174,14 +172,15 @@ func markName(id, nonce, kind string) string { return id + "." + nonce + "." + k
 
 // parseMark splits a mark's name; ok is false for any other file.
 func parseMark(name string) (id, nonce, kind string, ok bool) {
-	parts := strings.Split(name, ".")
-	if len(parts) != 3 || (parts[2] != "pre" && parts[2] != "post") || parts[1] == "" {
+	id, rest, ok1 := strings.Cut(name, ".")
+	nonce, kind, ok2 := strings.Cut(rest, ".")
+	if !ok1 || !ok2 || (kind != "pre" && kind != "post") || nonce == "" {
 		return "", "", "", false
 	}
-	if parts[0] != folderMark && !eventlog.ValidID(parts[0]) {
+	if id != folderMark && !eventlog.ValidID(id) {
 		return "", "", "", false
 	}
-	return parts[0], parts[1], parts[2], true
+	return id, nonce, kind, true
 }
 
 // folderMark stands for the ID of a post that changes no session but
@@ -212,7 +211,7 @@ func (s *Store) markPre(id string) (string, error) {
 	// The nonce orders the marks of a session: the changes of one session
 	// are made one at a time, under its lock, by a clock that runs
 	// forward (a post is checked against the log before it is trusted).
-	nonce := fmt.Sprintf("%016x%08x", time.Now().UnixNano(), rand.Uint32())
+	nonce := randomNonce()
 	dir := s.marksDir()
 	if !s.cacheUsable() {
 		return "", nil // no index is kept, none trusted (openView)
@@ -233,6 +232,10 @@ func (s *Store) markPre(id string) (string, error) {
 	}
 	return nonce, f.Close()
 }
+
+// randomNonce is a mark's nonce: the time (ns) and a random number, in
+// hex, ordered by time.
+func randomNonce() string { return fmt.Sprintf("%016x%08x", time.Now().UnixNano(), rand.Uint32()) }
 
 // markPost turns session id's pre mark nonce into a post saying what d
 // describes (best effort: a pre left behind is resolved by the next open).
@@ -374,7 +377,15 @@ func (m *markedLock) unlock() error {
 
 // marks lists the marks folder: by session ID, the names of its marks.
 func (s *Store) marks() (map[string][]string, int, error) {
-	entries, err := afero.ReadDir(s.fs, s.marksDir())
+	// Names only: every open lists the marks, and a stat of each would
+	// double its cost. A mark that is not a regular file is not read
+	// (readPost), so its session is described from its log.
+	f, err := s.fs.Open(s.marksDir())
+	var names []string
+	if err == nil {
+		names, err = f.Readdirnames(-1)
+		f.Close()
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, 0, nil
 	}
@@ -383,9 +394,9 @@ func (s *Store) marks() (map[string][]string, int, error) {
 	}
 	out := map[string][]string{}
 	n := 0
-	for _, e := range entries {
-		if id, _, _, ok := parseMark(e.Name()); ok && e.Mode().IsRegular() {
-			out[id] = append(out[id], e.Name())
+	for _, nm := range names {
+		if id, _, _, ok := parseMark(nm); ok {
+			out[id] = append(out[id], nm)
 			n++
 		}
 	}
