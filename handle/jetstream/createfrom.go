@@ -76,6 +76,10 @@ func (s *Store) createFrom(ctx context.Context, ns core.NewSession, events iter.
 	if err != nil {
 		return handle.Info{}, err
 	}
+	if err := s.ixCreating(ctx, hdr, plan != nil); err != nil {
+		l.release()
+		return handle.Info{}, fmt.Errorf("jetstream: create %s: %w", s.path(id), err)
+	}
 	b, h, err := s.startBuild(ctx, hdr, plan, l)
 	if err != nil {
 		l.release()
@@ -96,7 +100,9 @@ func (s *Store) createFrom(ctx context.Context, ns core.NewSession, events iter.
 	if err != nil {
 		// Nothing of it may stay; if this purge fails too, the mark keeps
 		// it invisible until the retry or GC.
-		s.purge(context.WithoutCancel(ctx), natsjs.WithPurgeSubject(subj))
+		if s.purge(context.WithoutCancel(ctx), natsjs.WithPurgeSubject(subj)) == nil {
+			s.ixRemove(ctx, id, &hdr)
+		}
 		h.Close()
 		return handle.Info{}, err
 	}

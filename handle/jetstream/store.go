@@ -68,6 +68,9 @@ type Store struct {
 	derivedMu sync.Mutex
 	derived   natsjs.KeyValue // created on first use
 
+	ixMu sync.Mutex      // held while the index is built
+	ixKV natsjs.KeyValue // the session index (index.go), opened on first use
+
 	// pubOnce is one try of a publish (publishOnce), leaseUpdate one of a
 	// lease's write (the bucket's Update); tests wrap them.
 	pubOnce     func(context.Context, []*nats.Msg) (uint64, error)
@@ -302,6 +305,10 @@ func (s *Store) create(ctx context.Context, ns core.NewSession) (core.Backend, c
 	if err != nil {
 		return nil, core.HandleConfig{}, err
 	}
+	if err := s.ixCreating(ctx, hdr, plan != nil); err != nil {
+		l.release()
+		return nil, core.HandleConfig{}, fmt.Errorf("jetstream: create %s: %w", id, err)
+	}
 	msg := &nats.Msg{Subject: s.Subject(id), Data: line, Header: nats.Header{}}
 	ss, err := s.publish(ctx, []*nats.Msg{msg}, 0)
 	if err != nil {
@@ -533,12 +540,20 @@ func (s *Store) ids(ctx context.Context) ([]string, error) {
 	return ids, nil
 }
 
-// remove purges session id's subject and drops its derived data.
+// remove purges session id's subject, then drops its derived data and
+// its index entry.
 func (s *Store) remove(ctx context.Context, id string) error {
+	var hdr *eventlog.Header
+	if first, err := s.firstMsg(ctx, s.Subject(id)); err == nil {
+		if h, _, err := s.headerOf(id, first.Data); err == nil {
+			hdr = &h
+		}
+	}
 	if err := s.purge(ctx, natsjs.WithPurgeSubject(s.Subject(id))); err != nil {
 		return fmt.Errorf("jetstream: delete %s: %w", s.path(id), err)
 	}
 	s.dropDerived(ctx, id)
+	s.ixRemove(ctx, id, hdr)
 	s.keys.Forget(id)
 	s.cfg.hc.Logger.Debug("session deleted", "id", id)
 	return nil
