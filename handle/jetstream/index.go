@@ -116,6 +116,20 @@ func (s *Store) ix(ctx context.Context) (natsjs.KeyValue, error) {
 	return kv, nil
 }
 
+// RebuildIndex writes the session index again from the stream: an entry
+// for every session on it. The index finds by itself a bucket or an entry
+// that is missing, damaged or stale; not a session put on the stream by
+// other means than a store (docs/distributed.md), which this adds.
+func (s *Store) RebuildIndex(ctx context.Context) error {
+	kv, err := s.ix(ctx)
+	if err != nil {
+		return err
+	}
+	s.ixMu.Lock()
+	defer s.ixMu.Unlock()
+	return s.ixBuild(ctx, kv)
+}
+
 // ixGone reports an error saying the index bucket is gone.
 func ixGone(err error) bool {
 	var ae *natsjs.APIError
@@ -332,26 +346,23 @@ func (s *Store) ixEntry(ctx context.Context, id string) (ixRef, bool, error) {
 // a create under way). A session Stat cannot describe is err.
 func (s *Store) describe(ctx context.Context, kv natsjs.KeyValue, r ixRef) (handle.Info, bool, error) {
 	var e ixEntry
-	damaged := json.Unmarshal(r.val, &e) != nil || !eventlog.ValidID(r.id)
 	if !eventlog.ValidID(r.id) {
 		return handle.Info{}, false, nil
 	}
-	// The lease before the subject: a create that took the lease after
-	// this look has not published yet, and rewrote the entry (a new
-	// revision, so the removal below fails).
-	held, err := s.writerHeld(ctx, r.id)
-	if err != nil {
-		return handle.Info{}, false, err
-	}
+	damaged := json.Unmarshal(r.val, &e) != nil
 	last, err := s.lastMsg(ctx, s.Subject(r.id))
 	if errors.Is(err, natsjs.ErrMsgNotFound) {
-		if !held && s.leases != nil {
-			kv.Purge(ctx, ixKey(r.id), natsjs.LastRevision(r.rev))
+		// Absent. The entry goes only if, after its revision was read,
+		// no writer held the lease and then the subject was still empty:
+		// a create holding the lease then has published, or rewrote the
+		// entry after that read (a new revision: the removal fails).
+		held, herr := s.writerHeld(ctx, r.id)
+		if herr == nil && !held && s.leases != nil {
+			if _, err := s.lastMsg(ctx, s.Subject(r.id)); errors.Is(err, natsjs.ErrMsgNotFound) {
+				kv.Purge(ctx, ixKey(r.id), natsjs.LastRevision(r.rev))
+			}
 		}
 		return handle.Info{}, false, nil
-	}
-	if err != nil {
-		return handle.Info{}, false, err
 	}
 	if !damaged && e.Info != nil && e.SS == last.Sequence && e.Info.ID == r.id {
 		return *e.Info, true, nil
@@ -367,7 +378,7 @@ func (s *Store) describe(ctx context.Context, kv natsjs.KeyValue, r ixRef) (hand
 	if !info.Sealed {
 		ne.Info = &info
 	}
-	if val, err := json.Marshal(ne); err == nil && (damaged || ne.SS != e.SS || (ne.Info == nil) != (e.Info == nil) || ne.Info != nil) {
+	if val, err := json.Marshal(ne); err == nil && (damaged || ne.SS != e.SS || ne.Info != nil) {
 		kv.Update(ctx, ixKey(r.id), val, r.rev) // best effort: a newer one stands
 	}
 	return info, true, nil

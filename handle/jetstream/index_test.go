@@ -244,3 +244,20 @@ func TestIndexKilledBetweenSteps(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, ok)
 }
+
+// A session put on the stream by other means than a store (here: its
+// index entry removed by hand) is named again after RebuildIndex.
+func TestRebuildIndexAddsSessions(t *testing.T) {
+	w, r := indexStores(t)
+	a := made(t, w, handle.WithLabels(map[string]string{"task": "a"}))
+	kv, err := w.ix(ctx)
+	require.NoError(t, err)
+	require.NoError(t, kv.Purge(ctx, ixKey(a)))
+	got, err := r.List(ctx, handle.WithID(a))
+	require.NoError(t, err)
+	require.Empty(t, got, "an entry removed by hand is not noticed")
+	require.NoError(t, r.RebuildIndex(ctx))
+	got, err = r.List(ctx, handle.WithLabels(map[string]string{"task": "a"}))
+	require.NoError(t, err)
+	require.Equal(t, stats(t, r, a), got)
+}
