@@ -244,6 +244,38 @@ func (s *Store) ixRemove(ctx context.Context, id string, hdr *eventlog.Header) {
 	}
 }
 
+// ixSettle writes session id's entry as its log now is, by its writer
+// before it lets go (best effort: an entry left behind is described again
+// by the next answer). A session whose subject is empty (a CreateFrom
+// undone) is left alone.
+func (s *Store) ixSettle(ctx context.Context, id string) {
+	s.ixMu.Lock()
+	kv := s.ixKV
+	s.ixMu.Unlock()
+	if kv == nil {
+		return
+	}
+	last, err := s.lastMsg(ctx, s.Subject(id))
+	if err != nil {
+		return
+	}
+	info, err := s.stat(ctx, id)
+	if err != nil {
+		return
+	}
+	e := ixEntry{SS: last.Sequence}
+	if !info.Sealed {
+		e.Info = &info
+	}
+	val, err := json.Marshal(e)
+	if err != nil {
+		return
+	}
+	if err := s.ixPut(ctx, kv, ixKey(id), val); err != nil {
+		s.cfg.hc.Logger.Debug("writing a session's index entry failed; the next answer does", "id", id, "err", err)
+	}
+}
+
 // ixPut puts key through transient failures.
 func (s *Store) ixPut(ctx context.Context, kv natsjs.KeyValue, key string, val []byte) error {
 	return s.do(ctx, "session index", func(ctx context.Context) error {

@@ -2,6 +2,7 @@ package jetstream
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"testing"
@@ -260,4 +261,32 @@ func TestRebuildIndexAddsSessions(t *testing.T) {
 	got, err = r.List(ctx, handle.WithLabels(map[string]string{"task": "a"}))
 	require.NoError(t, err)
 	require.Equal(t, stats(t, r, a), got)
+}
+
+// A writer that closes leaves its session's entry as the log now is, so
+// that answers (a read-only store's too) need not describe it and write
+// it again; CreateFrom's too.
+func TestIndexWriterSettles(t *testing.T) {
+	w, r := indexStores(t)
+	kv, err := w.ix(ctx)
+	require.NoError(t, err)
+	settled := func(id string) {
+		t.Helper()
+		e, err := kv.Get(ctx, ixKey(id))
+		require.NoError(t, err)
+		var got ixEntry
+		require.NoError(t, json.Unmarshal(e.Value(), &got))
+		last, err := r.lastMsg(ctx, r.Subject(id))
+		require.NoError(t, err)
+		require.Equal(t, last.Sequence, got.SS)
+		require.NotNil(t, got.Info)
+		require.Equal(t, stats(t, r, id)[0], *got.Info)
+	}
+	a := made(t, w, handle.WithLabels(map[string]string{"task": "a"}))
+	settled(a)
+	info, err := w.CreateFrom(ctx, func(yield func(eventlog.Event, error) bool) {
+		yield(eventlog.Event{Type: "x", Time: 3}, nil)
+	})
+	require.NoError(t, err)
+	settled(info.ID)
 }
