@@ -419,10 +419,13 @@ func (s *Store) describe(ctx context.Context, kv natsjs.KeyValue, r ixRef) (hand
 // candidates returns the entries that may answer q: those its most
 // selective filter names (a parent, a label, an ID prefix), else all.
 func (s *Store) candidates(ctx context.Context, kv natsjs.KeyValue, parent string, labels map[string]string, prefix string) ([]ixRef, error) {
+	if len(prefix) > 26 || !eventlog.ValidID(prefix+strings.Repeat("0", 26-len(prefix))) {
+		return nil, nil // no ID starts so (and no wildcard gets into a filter)
+	}
 	var ids []string
 	var err error
 	switch {
-	case parent != "":
+	case eventlog.ValidID(parent):
 		ids, err = s.ixIDs(ctx, kv, "p."+parent+".*")
 	case len(labels) > 0:
 		ks := make([]string, 0, len(labels))
@@ -435,7 +438,7 @@ func (s *Store) candidates(ctx context.Context, kv natsjs.KeyValue, parent strin
 			sealed, err = s.ixIDs(ctx, kv, "z.*")
 			ids = append(ids, sealed...)
 		}
-	case len(prefix) >= 26:
+	case len(prefix) == 26:
 		ids = []string{prefix}
 	case prefix != "":
 		return s.ixEntries(ctx, kv, ixKey(prefix)+".>")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 
 	natsjs "github.com/nats-io/nats.go/jetstream"
@@ -289,4 +290,37 @@ func TestIndexWriterSettles(t *testing.T) {
 	})
 	require.NoError(t, err)
 	settled(info.ID)
+}
+
+// An ID prefix no ID can start with (a wildcard, a space, a lower-case
+// letter, a first character past '7', too long) matches nothing, and never
+// reaches a key filter as a wildcard.
+func TestIndexPrefixNotAnID(t *testing.T) {
+	_, r := indexStores(t)
+	a := made(t, r)
+	for _, tc := range []struct {
+		prefix string
+		want   []string
+	}{
+		{"", []string{a}},
+		{a[:1], []string{a}},
+		{a, []string{a}},
+		{"*", nil},
+		{">", nil},
+		{a[:1] + ".>", nil},
+		{a[:1] + " ", nil},
+		{strings.ToLower(a[:5]), nil},
+		{"8", nil},
+		{a + "0", nil},
+	} {
+		t.Run(tc.prefix, func(t *testing.T) {
+			got, err := r.List(ctx, handle.WithID(tc.prefix))
+			require.NoError(t, err)
+			var ids []string
+			for _, in := range got {
+				ids = append(ids, in.ID)
+			}
+			require.Equal(t, tc.want, ids)
+		})
+	}
 }
