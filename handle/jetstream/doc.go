@@ -61,9 +61,9 @@
 // is stored once and never reported lost (publish.go). Failures that end
 // on their own are retried for a window; what outlasts it wraps
 // handle.ErrUnavailable (retry.go). A try in flight when the connection
-// leaves its server, or when the stream or lease bucket elects a new
-// leader, ends at once and is retried (conn.go); OpenURL's connection
-// leaves a server that stopped answering within a second.
+// leaves its server, or when the stream or a bucket (leases, index)
+// elects a new leader, ends at once and is retried (conn.go); OpenURL's
+// connection leaves a server that stopped answering within a second.
 //
 // The package knows the handle contract, the row format of package
 // eventlog and the sealed layout of package seal, nothing of what events

@@ -93,12 +93,11 @@ var (
 // whose acknowledgements do not mean durable; see docs/distributed.md.
 //
 // The store watches js's connection until Close: a request in flight when
-// the connection leaves its server, or when the stream or lease bucket
-// elects a new leader, is retried at once. How
-// soon the connection notices a server that stopped answering is its own
-// options' (OpenURL sets them, see WithPing); on a replicated stream New
-// warns, through the logger, about a connection that would take longer
-// than a second.
+// the connection leaves its server, or when the stream or a bucket (leases,
+// index) elects a new leader, is retried at once. How soon the connection
+// notices a server that stopped answering is its own options' (OpenURL
+// sets them, see WithPing); on a replicated stream New warns, through the
+// logger, about a connection that would take longer than a second.
 func New(ctx context.Context, js natsjs.JetStream, opts ...Option) (_ *Store, err error) {
 	cfg := newConfig(opts)
 	if !prefixRE.MatchString(cfg.prefix) {
@@ -163,7 +162,7 @@ func New(ctx context.Context, js natsjs.JetStream, opts ...Option) (_ *Store, er
 		s.leaseUpdate = s.leases.Update
 	}
 	if replicas > 1 {
-		if err := s.watch.leaders(s.name, "KV_"+cfg.prefix+"_leases"); err != nil {
+		if err := s.watch.leaders(s.name, "KV_"+cfg.prefix+"_leases", "KV_"+s.ixBucket()); err != nil {
 			return nil, fmt.Errorf("jetstream: watching leader elections: %w", err)
 		}
 	}
