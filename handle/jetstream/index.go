@@ -244,6 +244,17 @@ func (s *Store) ixRemove(ctx context.Context, id string, hdr *eventlog.Header) {
 	}
 }
 
+// ixDropKey removes a key that no longer says something true (best
+// effort: a stale key costs a look, never a wrong answer).
+func (s *Store) ixDropKey(ctx context.Context, key string) {
+	s.ixMu.Lock()
+	kv := s.ixKV
+	s.ixMu.Unlock()
+	if kv != nil {
+		s.do(context.WithoutCancel(ctx), "session index", func(ctx context.Context) error { return kv.Purge(ctx, key) })
+	}
+}
+
 // ixSettle writes session id's entry as its log now is, by its writer
 // before it lets go (best effort: an entry left behind is described again
 // by the next answer). A session whose subject is empty (a CreateFrom

@@ -324,3 +324,27 @@ func TestIndexPrefixNotAnID(t *testing.T) {
 		})
 	}
 }
+
+// Deleting a parent with its forks detached leaves no key naming it: the
+// forks' parent keys go with the detach, the parent's entry with the
+// delete, and its children are none.
+func TestIndexDetachDropsParentKey(t *testing.T) {
+	w, r := indexStores(t)
+	a := made(t, w)
+	f, err := w.Fork(ctx, a, 0)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	require.NoError(t, w.Delete(ctx, a, handle.Detach()))
+	kv, err := w.ix(ctx)
+	require.NoError(t, err)
+	keys, err := w.ixIDs(ctx, kv, "p."+a+".*")
+	require.NoError(t, err)
+	require.Empty(t, keys)
+	_, err = kv.Get(ctx, ixKey(a))
+	require.ErrorIs(t, err, natsjs.ErrKeyNotFound)
+	got, err := r.List(ctx)
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	require.Equal(t, f.ID(), got[0].ID)
+	require.Nil(t, got[0].Header.Parent)
+}

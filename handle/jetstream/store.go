@@ -593,10 +593,19 @@ func (s *Store) rewrite(ctx context.Context, id string, hdr eventlog.Header, eve
 	}
 	msgs := append([]*nats.Msg{{Subject: subj, Data: line, Header: nats.Header{}}},
 		s.split(subj, rows, int64(len(line)), recs)...)
+	var was *eventlog.Parent
+	if first, err := s.firstMsg(ctx, subj); err == nil {
+		if old, _, err := s.headerOf(id, first.Data); err == nil {
+			was = old.Parent
+		}
+	}
 	if err := s.replace(ctx, subj, last.ss, msgs); err != nil {
 		return fmt.Errorf("jetstream: detach %s: %w", id, err)
 	}
 	s.dropDerived(ctx, id)
+	if was != nil && (hdr.Parent == nil || hdr.Parent.ID != was.ID) {
+		s.ixDropKey(ctx, "p."+was.ID+"."+id) // the entry itself is described again
+	}
 	return nil
 }
 
