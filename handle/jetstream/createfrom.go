@@ -111,8 +111,12 @@ func (s *Store) createFrom(ctx context.Context, ns core.NewSession, events iter.
 	b.mu.Unlock()
 	info := handle.Info{ID: id, Path: s.path(id), Encoding: handle.EncodingRaw, Header: hdr, SizeBytes: size, Sealed: plan != nil}
 	// Once the mark is gone CreateFrom must not fail (and the lease's
-	// release cannot make it).
+	// release cannot make it). Its keys are written again: an index
+	// rebuilt meanwhile saw no header.
 	h.Close()
+	if kv, err := s.ix(ctx); err == nil {
+		s.ixKeys(ctx, kv, id, hdr, plan != nil)
+	}
 	s.cfg.hc.Logger.Debug("session created from events", "id", id, "subject", subj)
 	return info, nil
 }

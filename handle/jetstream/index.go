@@ -147,18 +147,18 @@ func (s *Store) ixBuild(ctx context.Context, kv natsjs.KeyValue) error {
 	}
 	for _, id := range ids {
 		last, err := s.lastMsg(ctx, s.Subject(id))
-		if err != nil {
-			continue // deleted meanwhile, or unreadable: described when asked
+		if errors.Is(err, natsjs.ErrMsgNotFound) {
+			continue // deleted meanwhile
 		}
+		if err != nil {
+			return err
+		}
+		// A session Stat cannot describe (unreadable, or a CreateFrom
+		// under way, which writes its keys again at its end) gets an
+		// entry without Info: every answer describes it.
 		var e ixEntry
 		if info, err := s.stat(ctx, id); err == nil {
 			e = ixEntry{SS: last.Sequence, Info: &info}
-		} else if !errors.Is(err, handle.ErrNotFound) {
-			// Unreadable: no Info, so every answer describes it (and
-			// reports it broken).
-			e = ixEntry{}
-		} else {
-			continue
 		}
 		hdr, sealed := eventlog.Header{}, true
 		if e.Info != nil {
@@ -180,6 +180,20 @@ func (s *Store) ixBuild(ctx context.Context, kv natsjs.KeyValue) error {
 func (s *Store) ixAdd(ctx context.Context, kv natsjs.KeyValue, id string, hdr eventlog.Header, sealed bool, e ixEntry) error {
 	if sealed {
 		e.Info = nil
+	}
+	if err := s.ixKeys(ctx, kv, id, hdr, sealed); err != nil {
+		return err
+	}
+	val, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	return s.ixPut(ctx, kv, ixKey(id), val)
+}
+
+// ixKeys writes session id's label, parent and sealed keys.
+func (s *Store) ixKeys(ctx context.Context, kv natsjs.KeyValue, id string, hdr eventlog.Header, sealed bool) error {
+	if sealed {
 		if err := s.ixPut(ctx, kv, "z."+id, nil); err != nil {
 			return err
 		}
@@ -191,15 +205,9 @@ func (s *Store) ixAdd(ctx context.Context, kv natsjs.KeyValue, id string, hdr ev
 		}
 	}
 	if hdr.Parent != nil && eventlog.ValidID(hdr.Parent.ID) {
-		if err := s.ixPut(ctx, kv, "p."+hdr.Parent.ID+"."+id, nil); err != nil {
-			return err
-		}
+		return s.ixPut(ctx, kv, "p."+hdr.Parent.ID+"."+id, nil)
 	}
-	val, err := json.Marshal(e)
-	if err != nil {
-		return err
-	}
-	return s.ixPut(ctx, kv, ixKey(id), val)
+	return nil
 }
 
 // ixCreating writes the keys and entry of a session about to be created,
