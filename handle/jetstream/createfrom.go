@@ -76,6 +76,10 @@ func (s *Store) createFrom(ctx context.Context, ns core.NewSession, events iter.
 	if err != nil {
 		return handle.Info{}, err
 	}
+	if err := s.ixCreating(ctx, hdr, plan != nil); err != nil {
+		l.release()
+		return handle.Info{}, fmt.Errorf("jetstream: create %s: %w", s.path(id), err)
+	}
 	b, h, err := s.startBuild(ctx, hdr, plan, l)
 	if err != nil {
 		l.release()
@@ -96,7 +100,9 @@ func (s *Store) createFrom(ctx context.Context, ns core.NewSession, events iter.
 	if err != nil {
 		// Nothing of it may stay; if this purge fails too, the mark keeps
 		// it invisible until the retry or GC.
-		s.purge(context.WithoutCancel(ctx), natsjs.WithPurgeSubject(subj))
+		if s.purge(context.WithoutCancel(ctx), natsjs.WithPurgeSubject(subj)) == nil {
+			s.ixRemove(ctx, id, &hdr)
+		}
 		h.Close()
 		return handle.Info{}, err
 	}
@@ -105,8 +111,12 @@ func (s *Store) createFrom(ctx context.Context, ns core.NewSession, events iter.
 	b.mu.Unlock()
 	info := handle.Info{ID: id, Path: s.path(id), Encoding: handle.EncodingRaw, Header: hdr, SizeBytes: size, Sealed: plan != nil}
 	// Once the mark is gone CreateFrom must not fail (and the lease's
-	// release cannot make it).
+	// release cannot make it). Its keys are written again: an index
+	// rebuilt meanwhile saw no header.
 	h.Close()
+	if kv, err := s.ix(ctx); err == nil {
+		s.ixKeys(ctx, kv, id, hdr, plan != nil)
+	}
 	s.cfg.hc.Logger.Debug("session created from events", "id", id, "subject", subj)
 	return info, nil
 }

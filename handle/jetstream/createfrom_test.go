@@ -23,7 +23,8 @@ import (
 // and the header; the mark, the header and part of the events. In each no
 // reader finds the session, a Create of its ID is refused, GC removes it
 // (its dry run lists it and removes nothing) unless a builder holds its
-// lease, and the retry succeeds with the whole log.
+// lease, then the next answer drops its index entry, and the retry
+// succeeds with the whole log.
 func TestCreateFromKilled(t *testing.T) {
 	st := newStore(t, connect(t, runServer(t)))
 	evs := make([]eventlog.Event, 40)
@@ -44,6 +45,7 @@ func TestCreateFromKilled(t *testing.T) {
 			id := fmt.Sprintf("01JDX3N0Q3Z8Y6W2D1V5K7M9P%d", i)
 			l, err := st.acquire(ctx, id)
 			require.NoError(t, err)
+			require.NoError(t, st.ixCreating(ctx, logfile.NewHeader(id, 1), false)) // as CreateFrom does
 			if tc.header {
 				_, h, err := st.startBuild(ctx, logfile.NewHeader(id, 1), nil, l)
 				require.NoError(t, err)
@@ -89,6 +91,11 @@ func TestCreateFromKilled(t *testing.T) {
 				require.Equal(t, dry.Leftovers, rep.Leftovers)
 				_, err = st.stream.GetMsg(ctx, 1, natsjs.WithGetMsgSubject(st.Subject(id)))
 				require.ErrorIs(t, err, natsjs.ErrMsgNotFound, "GC purged it")
+				infos, err := st.List(ctx)
+				require.NoError(t, err)
+				require.Empty(t, infos)
+				_, err = st.ixKV.Get(ctx, ixKey(id))
+				require.ErrorIs(t, err, natsjs.ErrKeyNotFound, "the answer after GC dropped the entry")
 			}
 
 			info, err := st.CreateFrom(ctx, storetest.Events(evs, nil), handle.WithID(id))
@@ -99,6 +106,8 @@ func TestCreateFromKilled(t *testing.T) {
 			require.Len(t, readAll(t, r), 40)
 			require.NoError(t, r.Close())
 			require.NoError(t, st.Delete(ctx, id))
+			_, err = st.ixKV.Get(ctx, ixKey(id))
+			require.ErrorIs(t, err, natsjs.ErrKeyNotFound, "Delete removes the entry")
 		})
 	}
 }

@@ -6,8 +6,9 @@
 // # Layout
 //
 // A store is one stream (named after the store's prefix, subjects
-// <prefix>.s.*) and, unless leases are off, one KV bucket
-// (<prefix>_leases). Session <ID> is the subject <prefix>.s.<ID>: its
+// <prefix>.s.*), the KV bucket <prefix>_index (the session index, derived
+// and rebuilt when lost: index.go) and, unless leases are off, the KV
+// bucket <prefix>_leases. Session <ID> is the subject <prefix>.s.<ID>: its
 // first message holds the header row, each later message a run of rows,
 // so the concatenation of the subject's payloads is byte for byte the raw
 // log a file would hold (docs/format.md). Data messages carry Sl-Off (the
@@ -60,9 +61,9 @@
 // is stored once and never reported lost (publish.go). Failures that end
 // on their own are retried for a window; what outlasts it wraps
 // handle.ErrUnavailable (retry.go). A try in flight when the connection
-// leaves its server, or when the stream or lease bucket elects a new
-// leader, ends at once and is retried (conn.go); OpenURL's connection
-// leaves a server that stopped answering within a second.
+// leaves its server, or when the stream or a bucket (leases, index)
+// elects a new leader, ends at once and is retried (conn.go); OpenURL's
+// connection leaves a server that stopped answering within a second.
 //
 // The package knows the handle contract, the row format of package
 // eventlog and the sealed layout of package seal, nothing of what events

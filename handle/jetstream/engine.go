@@ -35,9 +35,8 @@ func (e engine) Exists(ctx context.Context, id string) error {
 
 func (e engine) Stat(ctx context.Context, id string) (handle.Info, error) { return e.s.stat(ctx, id) }
 
-// Index is nil: the stream keeps no index of its sessions; the store
-// core answers from IDs, Stat and Headers.
-func (e engine) Index() core.Index { return nil }
+// Index is the session index kept in a KV bucket (index.go).
+func (e engine) Index() core.Index { return jsIndex(e) }
 
 // OpenTail: no cheaper Tail than a read-only handle.
 func (e engine) OpenTail(context.Context, string) (handle.Tail, error) {

@@ -324,8 +324,12 @@ func (b *jsBackend) RenewEvery() time.Duration {
 	return b.s.cfg.leaseTTL / 3
 }
 
-// Close releases the lease.
-func (b *jsBackend) Close(context.Context, bool) error {
+// Close writes a writer's index entry as the log now is (so that answers
+// need not describe it again), then releases the lease.
+func (b *jsBackend) Close(ctx context.Context, _ bool) error {
+	if b.writer {
+		b.s.ixSettle(ctx, b.id)
+	}
 	b.lease.release()
 	return nil
 }

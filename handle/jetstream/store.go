@@ -68,6 +68,9 @@ type Store struct {
 	derivedMu sync.Mutex
 	derived   natsjs.KeyValue // created on first use
 
+	ixMu sync.Mutex      // held while the index is built
+	ixKV natsjs.KeyValue // the session index (index.go), opened on first use
+
 	// pubOnce is one try of a publish (publishOnce), leaseUpdate one of a
 	// lease's write (the bucket's Update); tests wrap them.
 	pubOnce     func(context.Context, []*nats.Msg) (uint64, error)
@@ -90,12 +93,11 @@ var (
 // whose acknowledgements do not mean durable; see docs/distributed.md.
 //
 // The store watches js's connection until Close: a request in flight when
-// the connection leaves its server, or when the stream or lease bucket
-// elects a new leader, is retried at once. How
-// soon the connection notices a server that stopped answering is its own
-// options' (OpenURL sets them, see WithPing); on a replicated stream New
-// warns, through the logger, about a connection that would take longer
-// than a second.
+// the connection leaves its server, or when the stream or a bucket (leases,
+// index) elects a new leader, is retried at once. How soon the connection
+// notices a server that stopped answering is its own options' (OpenURL
+// sets them, see WithPing); on a replicated stream New warns, through the
+// logger, about a connection that would take longer than a second.
 func New(ctx context.Context, js natsjs.JetStream, opts ...Option) (_ *Store, err error) {
 	cfg := newConfig(opts)
 	if !prefixRE.MatchString(cfg.prefix) {
@@ -160,7 +162,7 @@ func New(ctx context.Context, js natsjs.JetStream, opts ...Option) (_ *Store, er
 		s.leaseUpdate = s.leases.Update
 	}
 	if replicas > 1 {
-		if err := s.watch.leaders(s.name, "KV_"+cfg.prefix+"_leases"); err != nil {
+		if err := s.watch.leaders(s.name, "KV_"+cfg.prefix+"_leases", "KV_"+s.ixBucket()); err != nil {
 			return nil, fmt.Errorf("jetstream: watching leader elections: %w", err)
 		}
 	}
@@ -301,6 +303,10 @@ func (s *Store) create(ctx context.Context, ns core.NewSession) (core.Backend, c
 	l, err := s.acquire(ctx, id)
 	if err != nil {
 		return nil, core.HandleConfig{}, err
+	}
+	if err := s.ixCreating(ctx, hdr, plan != nil); err != nil {
+		l.release()
+		return nil, core.HandleConfig{}, fmt.Errorf("jetstream: create %s: %w", id, err)
 	}
 	msg := &nats.Msg{Subject: s.Subject(id), Data: line, Header: nats.Header{}}
 	ss, err := s.publish(ctx, []*nats.Msg{msg}, 0)
@@ -533,12 +539,20 @@ func (s *Store) ids(ctx context.Context) ([]string, error) {
 	return ids, nil
 }
 
-// remove purges session id's subject and drops its derived data.
+// remove purges session id's subject, then drops its derived data and
+// its index entry.
 func (s *Store) remove(ctx context.Context, id string) error {
+	var hdr *eventlog.Header
+	if first, err := s.firstMsg(ctx, s.Subject(id)); err == nil {
+		if h, _, err := s.headerOf(id, first.Data); err == nil {
+			hdr = &h
+		}
+	}
 	if err := s.purge(ctx, natsjs.WithPurgeSubject(s.Subject(id))); err != nil {
 		return fmt.Errorf("jetstream: delete %s: %w", s.path(id), err)
 	}
 	s.dropDerived(ctx, id)
+	s.ixRemove(ctx, id, hdr)
 	s.keys.Forget(id)
 	s.cfg.hc.Logger.Debug("session deleted", "id", id)
 	return nil
@@ -579,10 +593,19 @@ func (s *Store) rewrite(ctx context.Context, id string, hdr eventlog.Header, eve
 	}
 	msgs := append([]*nats.Msg{{Subject: subj, Data: line, Header: nats.Header{}}},
 		s.split(subj, rows, int64(len(line)), recs)...)
+	var was *eventlog.Parent
+	if first, err := s.firstMsg(ctx, subj); err == nil {
+		if old, _, err := s.headerOf(id, first.Data); err == nil {
+			was = old.Parent
+		}
+	}
 	if err := s.replace(ctx, subj, last.ss, msgs); err != nil {
 		return fmt.Errorf("jetstream: detach %s: %w", id, err)
 	}
 	s.dropDerived(ctx, id)
+	if was != nil && (hdr.Parent == nil || hdr.Parent.ID != was.ID) {
+		s.ixDropKey(ctx, "p."+was.ID+"."+id) // the entry itself is described again
+	}
 	return nil
 }
 
