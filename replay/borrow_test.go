@@ -16,6 +16,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
+	"github.com/sessionlog/sessionlog/internal/testkit/sweep"
 	"github.com/sessionlog/sessionlog/projection"
 	"github.com/sessionlog/sessionlog/replay"
 )
@@ -110,12 +111,13 @@ var builtins = func() []projection.Projection {
 // next event) rebuilds the same states as one given data of its own for
 // every event: the built-in projections copy what they keep, and so does
 // the engine's read-ahead, across rollbacks and kept states, on one core
-// and on two.
+// and on two. Two random logs by default, four under
+// SESSIONLOG_SWEEPS=full.
 func TestBorrowedReplayEqualsOwned(t *testing.T) {
 	for _, procs := range []int{1, 2} {
 		t.Run(fmt.Sprintf("GOMAXPROCS=%d", procs), func(t *testing.T) {
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-			for seed := range uint64(4) {
+			for seed := range uint64(sweep.Size(2, 4, 4)) {
 				log := agentLog(seed, 3000)
 				last := log.Seq()
 				want := replayStates(t, owned{log}, builtins, last, replay.WithSnapshotEvery(64))

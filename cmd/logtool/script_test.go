@@ -15,10 +15,11 @@ import (
 // of testdata/script (testscript puts it on their PATH under that name).
 // The processes the tests start are this binary; under the race detector
 // each would sleep a second as it exits (GORACE's atexit_sleep_ms), so
-// they are told not to.
+// they are told not to. The store of the real traces that tests share
+// is removed at the end (traceFixtureM).
 func TestMain(m *testing.M) {
 	os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
-	testscript.Main(m, map[string]func(){"logtool": main})
+	testscript.Main(traceFixtureM{m}, map[string]func(){"logtool": main})
 }
 
 // TestScripts runs testdata/script/*.txtar: the built binary, as a user's

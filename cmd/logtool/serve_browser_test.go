@@ -105,12 +105,11 @@ func foldedCount(typ string) string {
 // whose counts add up to the records of the log, one line each; a click
 // opens a run, another the records as stored.
 func TestServeClaudeSessionInABrowser(t *testing.T) {
-	file := filepath.Join(tracesDir(t), "claude-code-spotter", "4d5611e5-241a-462a-8d15-5122611a9569.jsonl")
 	b := newTab(t, 1200, 1400)
-	dir := t.TempDir()
-	res := logtool(t, "", "--dir", dir, "import", "--from", "claude", file)
-	require.Equal(t, 0, res.code, res.stderr)
-	main := importLines(t, res.stdout)[0].ID
+	dir, imports := importedTraces(t) // the first is a Claude Code transcript
+	require.Equal(t, "claude-code-spotter/4d5611e5-241a-462a-8d15-5122611a9569.jsonl", foreignTraces()[0].file)
+	require.Equal(t, 0, imports[0].res.code, imports[0].res.stderr)
+	main := imports[0].lines[0].ID
 	u := startServe(t, dir)
 	base := "http://" + u.Host
 	b.do(chromedp.Navigate(u.String())) // the token, then kept in a cookie

@@ -370,13 +370,11 @@ func TestServeBadAddr(t *testing.T) {
 // every session: the conversation is there, verify says ok, and the only
 // script on a page is the server's own.
 func TestServeRealTraces(t *testing.T) {
-	traces := tracesDir(t)
-	dir := t.TempDir()
+	dir, imports := importedTraces(t)
 	var ids []string
-	for _, tr := range foreignTraces() {
-		res := logtool(t, "", "--dir", dir, "import", "--from", tr.from, filepath.Join(traces, tr.file))
-		require.Equal(t, 0, res.code, res.stderr)
-		for _, l := range importLines(t, res.stdout) {
+	for _, imp := range imports {
+		require.Equal(t, 0, imp.res.code, imp.res.stderr)
+		for _, l := range imp.lines {
 			ids = append(ids, l.ID)
 		}
 	}

@@ -11,12 +11,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/internal/app/chatview"
-	"github.com/sessionlog/sessionlog/internal/testkit/tracestest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden outputs of show")
@@ -97,25 +95,17 @@ func TestShowFixtures(t *testing.T) {
 // that stays out of the repository, but any change to the rendering of
 // them still fails here, with the counts saying what moved.
 func TestShowRealTraces(t *testing.T) {
-	traces := tracestest.Dir(t)
-	for _, tr := range foreignTraces() {
+	// A trajectory has no times: its session is placed at the file's
+	// modification time, which importedTraces fixes so that the output is
+	// the same anywhere.
+	dir, imports := importedTraces(t)
+	for i, tr := range foreignTraces() {
 		name := tr.from + "-" + filepath.Base(filepath.Dir(tr.file)) + "-" + strings.TrimSuffix(filepath.Base(tr.file), filepath.Ext(tr.file))
 		t.Run(name, func(t *testing.T) {
-			dir := t.TempDir()
-			src := filepath.Join(traces, tr.file)
-			if tr.from == "swe-agent" {
-				// A trajectory has no times: its session is placed at the
-				// file's modification time, fixed here (the trajectories'
-				// last commit) so that the output is the same anywhere.
-				src = filepath.Join(t.TempDir(), filepath.Base(tr.file))
-				require.NoError(t, copyFile(filepath.Join(traces, tr.file), src))
-				at := time.Date(2025, 5, 22, 0, 0, 0, 0, time.UTC)
-				require.NoError(t, os.Chtimes(src, at, at))
-			}
-			res := logtool(t, "", "--dir", dir, "import", "--from", tr.from, src)
+			res := imports[i].res
 			require.Equal(t, 0, res.code, res.stderr)
 			var summary bytes.Buffer
-			lines := importLines(t, res.stdout)
+			lines := imports[i].lines
 			// Imported sessions get new IDs: name them by their order.
 			var names []string
 			for i, l := range lines {

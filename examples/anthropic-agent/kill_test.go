@@ -22,6 +22,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
+	"github.com/sessionlog/sessionlog/internal/testkit/sweep"
 	"github.com/sessionlog/sessionlog/provider"
 )
 
@@ -267,7 +268,9 @@ func outcomeUnknown(t *testing.T, bodies []string, id string) []string {
 // same labels: the restarted run must finish, and send exactly the
 // requests the uncrashed run sent from where it resumed (but for a
 // run_command killed while it ran, which gets the outcome-unknown
-// result); the AKIA key must be in clear in no file of the store.
+// result); the AKIA key must be in clear in no file of the store. By
+// default the exchange's points are a sample: each kind at two of the
+// requests and the last.
 func TestKillAtEveryPointResumesWithTheSameRequests(t *testing.T) {
 	binary(t)
 	for _, stream := range []bool{false, true} {
@@ -289,8 +292,11 @@ func TestKillAtEveryPointResumesWithTheSameRequests(t *testing.T) {
 			if stream {
 				kinds = append(kinds, "partial")
 			}
-			for n := range want {
-				for _, k := range kinds {
+			// The points of the exchange: each kind at a sample of the
+			// requests by default (the last always), at every one under
+			// SESSIONLOG_SWEEPS=full; the tools' gates always.
+			for _, k := range kinds {
+				for _, n := range sweep.Points(len(want), 2, t.Name()+"/"+k) {
 					points = append(points, killPoint{point: anthropictest.Point{Kind: k, N: n}})
 				}
 			}

@@ -356,7 +356,7 @@ func recordOps(ops *[]string, fail int, err error, before func(i int)) faultfs.H
 
 // opSample is how many of an operation's file-system operations a sweep
 // cuts at by default (internal/testkit/sweep picks them; all under the full sweeps).
-const opSample = 5
+const opSample = 3
 
 func (s opSweep) sweep(t *testing.T) {
 	var ops []string

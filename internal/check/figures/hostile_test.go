@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -68,7 +67,11 @@ func buildLogtool(t *testing.T) string {
 }
 
 // dirDigest returns the name, mode and sha256 of every file under dir but
-// the session index.
+// the session index. A file hashed before is hashed again only when it is
+// no longer the same file (os.SameFile) of the same size and modification
+// time, or when that time was too close to the hash for a write after it
+// to move it (file systems' clocks are coarse): the store holds tens of
+// megabytes, which the race detector charges by the byte, before every case.
 func dirDigest(t *testing.T, dir string) string {
 	t.Helper()
 	var b strings.Builder
@@ -90,16 +93,46 @@ func dirDigest(t *testing.T, dir string) string {
 		}
 		fmt.Fprintf(&b, "%s %v", p, info.Mode())
 		if info.Mode().IsRegular() {
-			data, err := os.ReadFile(p)
+			sum, err := fileSum(p, info)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(&b, " %x", sha256.Sum256(data))
+			fmt.Fprintf(&b, " %x", sum)
 		}
 		b.WriteByte('\n')
 		return nil
 	}))
 	return b.String()
+}
+
+// hashed is what fileSum last hashed at each path.
+var hashed = struct {
+	sync.Mutex
+	files map[string]hashedFile
+}{files: map[string]hashedFile{}}
+
+type hashedFile struct {
+	info fs.FileInfo
+	at   time.Time // when it was hashed
+	sum  [sha256.Size]byte
+}
+
+// fileSum returns the sha256 of the file at p, whose info is given.
+func fileSum(p string, info fs.FileInfo) ([sha256.Size]byte, error) {
+	hashed.Lock()
+	defer hashed.Unlock()
+	if h, ok := hashed.files[p]; ok && os.SameFile(h.info, info) && h.info.Size() == info.Size() &&
+		h.info.ModTime().Equal(info.ModTime()) && info.ModTime().Before(h.at.Add(-time.Second)) {
+		return h.sum, nil
+	}
+	at := time.Now()
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return [sha256.Size]byte{}, err
+	}
+	sum := sha256.Sum256(data)
+	hashed.files[p] = hashedFile{info: info, at: at, sum: sum}
+	return sum, nil
 }
 
 // hostileStore creates a store in dir with one raw and one zstd session of
@@ -171,19 +204,42 @@ func zstdBomb(t *testing.T, dir string, size int64, last bool) string {
 	}
 	var out bytes.Buffer
 	out.Write(file[:at])
-	enc, err := zstd.NewWriter(&out, zstd.WithEncoderLevel(zstd.SpeedFastest))
-	require.NoError(t, err)
-	_, err = io.CopyN(enc, zeros{}, size)
-	require.NoError(t, err)
-	require.NoError(t, enc.Close())
+	out.Write(zeroFrames(t, size))
 	out.Write(file[at:])
 	require.NoError(t, os.WriteFile(path, out.Bytes(), 0o600))
 	return id
 }
 
-type zeros struct{}
+// zeroFrames returns zstd frames, as a stream writes them (no content
+// size in their header), that hold size zero bytes. They are compressed
+// once a size: the race detector charges each byte of every copy, and
+// the bombs of TestHostileInputs are the same frames.
+func zeroFrames(t *testing.T, size int64) []byte {
+	t.Helper()
+	zeroCache.Lock()
+	defer zeroCache.Unlock()
+	if zeroCache.frames[size] == nil {
+		var out bytes.Buffer
+		enc, err := zstd.NewWriter(&out, zstd.WithEncoderLevel(zstd.SpeedFastest))
+		require.NoError(t, err)
+		zero := make([]byte, 1<<20)
+		for n := size; n > 0; n -= int64(len(zero)) {
+			_, err := enc.Write(zero[:min(n, int64(len(zero)))])
+			require.NoError(t, err)
+		}
+		require.NoError(t, enc.Close())
+		if zeroCache.frames == nil {
+			zeroCache.frames = map[int64][]byte{}
+		}
+		zeroCache.frames[size] = out.Bytes()
+	}
+	return zeroCache.frames[size]
+}
 
-func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
+var zeroCache struct {
+	sync.Mutex
+	frames map[int64][]byte
+}
 
 // TestHostileInputs runs logtool, a real process, on hostile input and
 // checks that it ends (a minute at most) with a non-zero exit status and
