@@ -1,8 +1,12 @@
 package file
 
 import (
+	"strconv"
+	"time"
+
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/core"
+	"github.com/spf13/afero"
 
 	"bytes"
 	"context"
@@ -15,7 +19,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/sessionlog/sessionlog/handle/internal/sealing"
 )
@@ -168,26 +171,37 @@ func (s *Store) writeDerived(path string, data []byte) error {
 	if err := s.fs.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("handle: cache folder: %w", err)
 	}
-	tmp := fmt.Sprintf("%s.%d%s", path, time.Now().UnixNano(), tmpExt)
-	f, err := openRegular(s.fs, tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, false)
-	if err != nil {
+	if err := replaceFile(s.fs, path, strconv.FormatInt(time.Now().UnixNano(), 10), sealDerived(data), data); err != nil {
 		return fmt.Errorf("handle: cache %q: %w", path, err)
 	}
-	_, err = f.Write(sealDerived(data))
-	if err == nil {
-		_, err = f.Write(data)
+	return nil
+}
+
+// replaceFile writes parts, in order, to a new temp file beside path
+// (named with nonce) and renames it over path, so that a reader sees the
+// old file or the new one; the temp file is removed when anything fails.
+// It is not fsynced: what it writes is derived.
+func replaceFile(fsys afero.Fs, path, nonce string, parts ...[]byte) error {
+	tmp := path + "." + nonce + tmpExt
+	f, err := openRegular(fsys, tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, false)
+	if err != nil {
+		return err
+	}
+	for _, p := range parts {
+		if _, err = f.Write(p); err != nil {
+			break
+		}
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil {
-		err = s.fs.Rename(tmp, path)
+		err = fsys.Rename(tmp, path)
 	}
 	if err != nil {
-		s.fs.Remove(tmp)
-		return fmt.Errorf("handle: cache %q: %w", path, err)
+		fsys.Remove(tmp)
 	}
-	return nil
+	return err
 }
 
 // ownKeys are the keys of the derived data the store itself keeps of a

@@ -2,7 +2,6 @@ package file
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -99,20 +98,5 @@ func (s *Store) savePosts(marks map[string][]string) {
 	if !s.cacheUsable() {
 		return
 	}
-	p := s.postsPath()
-	tmp := p + "." + randomNonce() + tmpExt
-	f, err := openRegular(s.fs, tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, false)
-	if err != nil {
-		return
-	}
-	_, err = f.Write(buf)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = s.fs.Rename(tmp, p)
-	}
-	if err != nil {
-		s.fs.Remove(tmp)
-	}
+	replaceFile(s.fs, s.postsPath(), randomNonce(), buf) // derived: failing costs a later open its posts
 }

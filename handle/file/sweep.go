@@ -2,7 +2,6 @@ package file
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -87,20 +86,7 @@ func (s *Store) swept(start time.Time, owed []string) {
 		return
 	}
 	p := filepath.Join(s.dir, cacheDir, sweptName)
-	tmp := fmt.Sprintf("%s.%d%s", p, time.Now().UnixNano(), tmpExt)
-	f, err := openRegular(s.fs, tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, false)
-	if err != nil {
-		return
-	}
-	_, err = f.Write([]byte(strconv.FormatInt(start.UnixMilli(), 10) + "\n"))
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = s.fs.Rename(tmp, p)
-	}
-	if err != nil {
-		s.fs.Remove(tmp)
+	if replaceFile(s.fs, p, strconv.FormatInt(time.Now().UnixNano(), 10), []byte(strconv.FormatInt(start.UnixMilli(), 10)+"\n")) != nil {
 		return
 	}
 	for _, nm := range owed {
