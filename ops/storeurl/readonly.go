@@ -3,11 +3,13 @@ package storeurl
 import (
 	"context"
 	"fmt"
+	"io"
 	"iter"
 	"time"
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/secrets/seal"
 )
 
 // ReadOnly makes Open return a store that changes nothing: a folder's
@@ -22,6 +24,26 @@ func ReadOnly() Option { return func(c *config) { c.readOnly = true } }
 
 // readOnlyStore is a store whose writes are refused.
 type readOnlyStore struct{ handle.Store }
+
+// readOnlySealed is a read-only store that still answers what its store
+// tells of a sealed session (handle.SealedExporter), which only reads: a
+// verify through it checks a keyless session's framing.
+type readOnlySealed struct {
+	readOnlyStore
+	se handle.SealedExporter
+}
+
+func (s readOnlySealed) SealingOf(ctx context.Context, id string) (*handle.Sealing, error) {
+	return s.se.SealingOf(ctx, id)
+}
+
+func (s readOnlySealed) Framing(ctx context.Context, id string) (*seal.Framing, error) {
+	return s.se.Framing(ctx, id)
+}
+
+func (s readOnlySealed) ExportSealed(ctx context.Context, id string, w io.Writer, to int64) (int64, error) {
+	return s.se.ExportSealed(ctx, id, w, to)
+}
 
 func refused(what string) error {
 	return fmt.Errorf("storeurl: %s: %w (the store is open read-only)", what, handle.ErrReadOnly)

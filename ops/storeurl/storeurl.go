@@ -99,7 +99,7 @@ func Open(ctx context.Context, where string, opts ...Option) (st handle.Store, c
 		return nil, nil, err // jetstream's errors name the URL and the package
 	}
 	if c.readOnly {
-		return readOnlyStore{js}, func() { js.Close() }, nil
+		return readOnlySealed{readOnlyStore{js}, js}, func() { js.Close() }, nil
 	}
 	return js, func() { js.Close() }, nil
 }

@@ -192,6 +192,25 @@ func TestOpenReadOnly(t *testing.T) {
 			require.Equal(t, before.Events, after.Events)
 			_, err = rw.GetDerived(ctx, id, "k")
 			require.ErrorIs(t, err, handle.ErrNotFound)
+
+			// What a store tells of sealing only reads: a read-only view
+			// still answers it (verify checks a keyless session's framing
+			// through it); a stream's view offers none of the capabilities
+			// that write.
+			if se, ok := rw.(handle.SealedExporter); ok {
+				rse, ok := ro.(handle.SealedExporter)
+				require.True(t, ok, "the read-only view tells how sessions are sealed")
+				fr, err := rse.Framing(ctx, id)
+				require.NoError(t, err)
+				want, err := se.Framing(ctx, id)
+				require.NoError(t, err)
+				require.Equal(t, want, fr)
+			}
+			if storeurl.IsURL(where) { // a folder's store reads through a read-only file system instead
+				_, shreds := ro.(handle.Shredder)
+				_, rekeys := ro.(handle.Rekeyer)
+				require.False(t, shreds || rekeys, "no capability that writes")
+			}
 		})
 	}
 }
