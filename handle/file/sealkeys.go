@@ -2,14 +2,13 @@ package file
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"slices"
 
 	"filippo.io/age"
 
 	"github.com/sessionlog/sessionlog/handle"
+	"github.com/sessionlog/sessionlog/handle/internal/sealing"
 	"github.com/sessionlog/sessionlog/secrets/seal"
 )
 
@@ -26,21 +25,7 @@ import (
 // session (its identities open them, or it made them).
 func (s *Store) AddRecipients(ctx context.Context, id string, rs ...age.Recipient) error {
 	return s.appendKeys(ctx, id, func(b *fileBackend, envs []seal.Envelope) ([]byte, error) {
-		var recs []byte
-		for _, k := range keyIDs(envs) {
-			key, err := b.sealed.kr.Key(k)
-			if err != nil {
-				return nil, noKey(err, b.path)
-			}
-			wrapped, err := seal.Wrap(id, key, rs...)
-			if err != nil {
-				return nil, err
-			}
-			for _, w := range wrapped {
-				recs = seal.AppendKeyRecord(recs, b.sealed.layout(), k, w)
-			}
-		}
-		return recs, nil
+		return sealing.WrapAll(id, b.sealed.kr, envs, b.sealed.layout(), b.path, rs...)
 	})
 }
 
@@ -54,22 +39,7 @@ func (s *Store) AddRecipients(ctx context.Context, id string, rs ...age.Recipien
 // open its keys).
 func (s *Store) RotateKey(ctx context.Context, id string, rs ...age.Recipient) error {
 	return s.appendKeys(ctx, id, func(b *fileBackend, envs []seal.Envelope) ([]byte, error) {
-		ks := keyIDs(envs)
-		next := ks[len(ks)-1] + 1
-		key, err := seal.NewKey(next)
-		if err != nil {
-			return nil, err
-		}
-		wrapped, err := seal.Wrap(id, key, rs...)
-		if err != nil {
-			return nil, err
-		}
-		var recs []byte
-		for _, w := range wrapped {
-			recs = seal.AppendKeyRecord(recs, b.sealed.layout(), next, w)
-		}
-		b.sealed.kr.AddKey(key) // this process writes under it next
-		return recs, nil
+		return sealing.Rotate(id, b.sealed.kr, envs, b.sealed.layout(), rs...) // this process writes under it next
 	})
 }
 
@@ -98,27 +68,6 @@ func (s *Store) appendKeys(ctx context.Context, id string, records func(b *fileB
 	}()
 	if cerr := b.Close(ctx, err == nil); err == nil {
 		err = cerr
-	}
-	return err
-}
-
-// keyIDs returns the numbers of the data keys envs wrap, sorted.
-func keyIDs(envs []seal.Envelope) []uint32 {
-	var out []uint32
-	for _, e := range envs {
-		if !slices.Contains(out, e.Key) {
-			out = append(out, e.Key)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
-// noKey adds the path to a *seal.KeyError.
-func noKey(err error, path string) error {
-	var ke *seal.KeyError
-	if errors.As(err, &ke) {
-		ke.Path = path
 	}
 	return err
 }

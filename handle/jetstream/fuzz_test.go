@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/handle/internal/sealing"
 )
 
 // FuzzRowSeq: the seq rowSeq reads from a message's first bytes is the
@@ -20,7 +21,7 @@ func FuzzRowSeq(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		seq, ok := rowSeq(b)
+		seq, ok := sealing.RowSeq(b)
 		if !ok {
 			return
 		}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
 	"filippo.io/age"
 	"github.com/nats-io/nats.go"
@@ -30,21 +29,7 @@ import (
 // (its identities open them, or it made them).
 func (s *Store) AddRecipients(ctx context.Context, id string, rs ...age.Recipient) error {
 	return s.appendKeys(ctx, id, func(b *jsBackend) ([]byte, error) {
-		var recs []byte
-		for _, k := range keyIDs(b.envs) {
-			key, err := b.sealed.kr.Key(k)
-			if err != nil {
-				return nil, sealing.NoKey(err, b.path)
-			}
-			wrapped, err := seal.Wrap(id, key, rs...)
-			if err != nil {
-				return nil, err
-			}
-			for _, w := range wrapped {
-				recs = seal.AppendKeyRecord(recs, seal.Raw, k, w)
-			}
-		}
-		return recs, nil
+		return sealing.WrapAll(id, b.sealed.kr, b.envs, seal.Raw, b.path, rs...)
 	})
 }
 
@@ -55,21 +40,7 @@ func (s *Store) AddRecipients(ctx context.Context, id string, rs ...age.Recipien
 // identities must open its newest key).
 func (s *Store) RotateKey(ctx context.Context, id string, rs ...age.Recipient) error {
 	return s.appendKeys(ctx, id, func(b *jsBackend) ([]byte, error) {
-		next := sealing.Newest(b.envs) + 1
-		key, err := seal.NewKey(next)
-		if err != nil {
-			return nil, err
-		}
-		wrapped, err := seal.Wrap(id, key, rs...)
-		if err != nil {
-			return nil, err
-		}
-		var recs []byte
-		for _, w := range wrapped {
-			recs = seal.AppendKeyRecord(recs, seal.Raw, next, w)
-		}
-		b.sealed.kr.AddKey(key) // this store writes under it next
-		return recs, nil
+		return sealing.Rotate(id, b.sealed.kr, b.envs, seal.Raw, rs...) // this store writes under it next
 	})
 }
 
@@ -100,18 +71,6 @@ func (s *Store) appendKeys(ctx context.Context, id string, records func(b *jsBac
 		return err
 	}
 	return b.write(ctx, recs, nil, true)
-}
-
-// keyIDs returns the numbers of the data keys envs wrap, sorted.
-func keyIDs(envs []seal.Envelope) []uint32 {
-	var out []uint32
-	for _, e := range envs {
-		if !slices.Contains(out, e.Key) {
-			out = append(out, e.Key)
-		}
-	}
-	slices.Sort(out)
-	return out
 }
 
 // Shred destroys every key record of sealed session id (handle.Shredder;

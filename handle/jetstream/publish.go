@@ -50,21 +50,6 @@ func msgOffset(h nats.Header) (int64, bool) {
 	return off, err == nil && off > 0
 }
 
-// rowSeq returns the seq of the row rows starts with, if it starts with
-// one: rows begin {"seq":N (docs/format.md §3).
-func rowSeq(rows []byte) (int64, bool) {
-	rest, ok := bytes.CutPrefix(rows, []byte(`{"seq":`))
-	if !ok {
-		return 0, false
-	}
-	end := bytes.IndexByte(rest, ',')
-	if end < 0 {
-		return 0, false
-	}
-	seq, err := strconv.ParseInt(string(rest[:end]), 10, 64)
-	return seq, err == nil && seq >= 0
-}
-
 // split cuts rows, which start at byte offset off of subj's log, into
 // messages of at most maxMsg bytes, at row ends where a row fits. recs,
 // for a sealed log's records, says which start a row and its seq (nil: a
@@ -82,7 +67,7 @@ func (s *Store) split(subj string, rows []byte, off int64, recs []sealing.Record
 		m.Header.Set(hdrOff, strconv.FormatInt(off+int64(at), 10))
 		seq, ok := int64(0), false
 		if recs == nil {
-			seq, ok = rowSeq(rows[at : at+n])
+			seq, ok = sealing.RowSeq(rows[at : at+n])
 		} else if i, found := slices.BinarySearchFunc(recs, at, func(r sealing.Record, at int) int { return cmp.Compare(r.Off, at) }); found {
 			seq, ok = recs[i].Seq, recs[i].Seq >= 0
 		}
