@@ -313,19 +313,13 @@ func (c *Store) Dependents(ctx context.Context, id string) ([]string, error) {
 // dependents returns the forks whose parent is id, sorted. Children
 // (mode child) do not depend on their parent.
 func (c *Store) dependents(ctx context.Context, id string) ([]string, error) {
-	var infos []handle.Info
-	var err error
-	if ix := c.b.Index(); ix != nil {
-		infos, err = ix.Children(ctx, id)
-	} else {
-		infos, err = c.b.Headers(ctx)
-	}
+	infos, err := c.childrenOf(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	var out []string
 	for _, in := range infos {
-		if p := in.Header.Parent; p != nil && p.ID == id && p.Mode == eventlog.ModeFork {
+		if in.Header.Parent.Mode == eventlog.ModeFork {
 			out = append(out, in.ID)
 		}
 	}
@@ -378,6 +372,21 @@ func (c *Store) Children(ctx context.Context, id string) ([]eventlog.Header, err
 	if err := checkID(id); err != nil {
 		return nil, err
 	}
+	infos, err := c.childrenOf(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]eventlog.Header, len(infos))
+	for i, in := range infos {
+		out[i] = in.Header
+	}
+	slices.SortFunc(out, func(a, b eventlog.Header) int { return strings.Compare(a.ID, b.ID) })
+	return out, nil
+}
+
+// childrenOf returns the sessions whose header names id as its parent
+// (forks and children): from the index, else from every header.
+func (c *Store) childrenOf(ctx context.Context, id string) ([]handle.Info, error) {
 	var infos []handle.Info
 	var err error
 	if ix := c.b.Index(); ix != nil {
@@ -388,14 +397,10 @@ func (c *Store) Children(ctx context.Context, id string) ([]eventlog.Header, err
 	if err != nil {
 		return nil, err
 	}
-	var out []eventlog.Header
-	for _, in := range infos {
-		if p := in.Header.Parent; p != nil && p.ID == id {
-			out = append(out, in.Header)
-		}
-	}
-	slices.SortFunc(out, func(a, b eventlog.Header) int { return strings.Compare(a.ID, b.ID) })
-	return out, nil
+	return slices.DeleteFunc(infos, func(in handle.Info) bool {
+		p := in.Header.Parent
+		return p == nil || p.ID != id
+	}), nil
 }
 
 func (c *Store) Ancestors(ctx context.Context, id string) (chain []eventlog.Header, gone string, err error) {
