@@ -76,3 +76,54 @@ func TestFlushCarriedCallersGetTheFailure(t *testing.T) {
 	require.Equal(t, int64(-1), h.DurableSeq())
 	require.Error(t, h.Close())
 }
+
+// conflictBackend is a Backend whose Write reports that another writer
+// appended; its Tail says where the log now ends, or fails with tailErr.
+type conflictBackend struct {
+	blockedBackend
+	next    int64
+	tailErr error
+}
+
+func (b conflictBackend) Write(context.Context, []byte, int64, int64) (func(), error) {
+	return nil, &handle.ConflictError{Path: "conflict", Expected: -1, Next: -1}
+}
+
+func (b conflictBackend) Tail(context.Context) (int64, error) { return b.next, b.tailErr }
+
+// A flush that meets another writer's append poisons the handle with a
+// *ConflictError naming the seq it expected and where the log now ends;
+// when the backend cannot tell where it ends, Next is -1 and the error
+// says why.
+func TestConflictSaysWhereTheLogEnds(t *testing.T) {
+	tailErr := errors.New("tail unreadable")
+	for _, tc := range []struct {
+		name    string
+		b       conflictBackend
+		next    int64
+		wantErr error
+	}{
+		{"tail known", conflictBackend{next: 7}, 7, nil},
+		{"tail unknown", conflictBackend{next: 7, tailErr: tailErr}, -1, tailErr},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := NewConfig(handle.Unredacted())
+			h := newCore(tc.b, HandleConfig{Header: logfile.NewHeader("01JDX3N0Q3Z8Y6W2D1V5K7M9PA", 0), Path: "conflict",
+				Writer: true, Encoder: eventlog.NewEncoder(nil), Logger: cfg.Logger, Ticker: cfg.Ticker})
+			seq, err := h.Append(t.Context(), eventlog.Event{Type: "test/conflict", Data: []byte(`{}`)})
+			require.NoError(t, err)
+			err = h.Flush(t.Context())
+			ce, ok := errors.AsType[*handle.ConflictError](err)
+			require.True(t, ok, "%v", err)
+			require.ErrorAs(t, err, new(*handle.PoisonedError))
+			require.Equal(t, seq, ce.Expected)
+			require.Equal(t, tc.next, ce.Next)
+			if tc.wantErr != nil {
+				require.ErrorIs(t, err, tc.wantErr)
+			} else {
+				require.NoError(t, ce.Err)
+			}
+			require.ErrorAs(t, h.Close(), new(*handle.ConflictError), "the dropped event keeps the handle poisoned")
+		})
+	}
+}
