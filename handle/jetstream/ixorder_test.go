@@ -1,0 +1,207 @@
+package jetstream
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/handle"
+)
+
+const dayMs = int64(24 * time.Hour / time.Millisecond)
+
+// baseMs is the tests' "now" for activity: sessions are made at times
+// around it (WithCreatedAt, and their one event's time).
+const baseMs = int64(1_700_000_000_000)
+
+// activeAt creates a session last active at ms (created then, its one
+// event then), closed.
+func activeAt(t *testing.T, st *Store, ms int64, opts ...handle.Option) string {
+	t.Helper()
+	h, err := st.Create(ctx, append([]handle.Option{handle.WithCreatedAt(ms)}, opts...)...)
+	require.NoError(t, err)
+	_, err = h.Append(ctx, eventlog.Event{Type: "x", Time: ms})
+	require.NoError(t, err)
+	require.NoError(t, h.Close())
+	return h.ID()
+}
+
+// ids returns the IDs of infos, in order.
+func idsOf(infos []handle.Info) []string {
+	out := make([]string, len(infos))
+	for i, in := range infos {
+		out[i] = in.ID
+	}
+	return out
+}
+
+// byActivity orders infos as a page does.
+func byActivity(infos []handle.Info) []handle.Info {
+	out := slices.Clone(infos)
+	slices.SortFunc(out, func(a, b handle.Info) int {
+		return cmp.Or(cmp.Compare(b.LastActive(), a.LastActive()), strings.Compare(b.ID, a.ID))
+	})
+	return out
+}
+
+// looked returns the sessions r's index answers checked against their
+// logs while q ran, and the messages r's connection received.
+func looked(t *testing.T, r *Store, q func()) (looks int64, msgs uint64) {
+	t.Helper()
+	l := r.looks.Load()
+	msgs = costOf(t, r, q)
+	return r.looks.Load() - l, msgs
+}
+
+// A page by activity is answered from the activity keys: it checks only
+// the sessions on it (and those a writer is changing) against their
+// logs, and its cost in messages does not grow with sessions elsewhere in
+// the order; the pages, cursor after cursor, are List's sessions in
+// ls's order, a live writer's session by its activity now.
+func TestIndexPageCostsThePage(t *testing.T) {
+	w, r := indexStores(t)
+	var recent []string
+	for i := range 6 {
+		recent = append(recent, activeAt(t, w, baseMs+int64(i)*3_600_000, handle.WithLabels(map[string]string{"n": "r"})))
+	}
+	first := func() []handle.Info {
+		got, err := r.List(ctx, handle.Page(3, handle.Cursor{}))
+		require.NoError(t, err)
+		return got
+	}
+	first() // opens the index
+	looks, small := looked(t, r, func() { require.Equal(t, []string{recent[5], recent[4], recent[3]}, idsOf(first())) })
+	require.EqualValues(t, 3, looks, "only the page is checked")
+	for i := range 60 {
+		activeAt(t, w, baseMs-int64(i+1)*7*dayMs) // older, over a year
+	}
+	looks, large := looked(t, r, func() { require.Equal(t, []string{recent[5], recent[4], recent[3]}, idsOf(first())) })
+	require.EqualValues(t, 3, looks, "only the page is checked")
+	require.InDelta(t, small, large, 16, "60 older sessions add at most a node's 16 children to the first page")
+
+	// A writer appends to an old session: its page place is its activity
+	// now, while its handle is open and after it closes.
+	all, err := r.List(ctx)
+	require.NoError(t, err)
+	oldest := byActivity(all)[len(all)-1].ID
+	h, err := w.Open(ctx, oldest, handle.ReadWrite)
+	require.NoError(t, err)
+	_, err = h.Append(ctx, eventlog.Event{Type: "y", Time: baseMs + 10*3_600_000})
+	require.NoError(t, err)
+	require.NoError(t, h.Flush(ctx))
+	require.Equal(t, []string{oldest, recent[5], recent[4]}, idsOf(first()))
+	require.NoError(t, h.Close())
+	require.Equal(t, []string{oldest, recent[5], recent[4]}, idsOf(first()))
+
+	all, err = r.List(ctx)
+	require.NoError(t, err)
+	require.Len(t, all, 66)
+	var paged []handle.Info
+	cur := handle.Cursor{}
+	for {
+		got, err := r.List(ctx, handle.Page(7, cur))
+		require.NoError(t, err)
+		if len(got) == 0 {
+			break
+		}
+		paged = append(paged, got...)
+		cur = got[len(got)-1].Cursor()
+	}
+	require.Equal(t, byActivity(all), paged)
+	got, err := r.List(ctx, handle.Page(2, handle.Cursor{}), handle.WithLabels(map[string]string{"n": "r"}))
+	require.NoError(t, err)
+	require.Equal(t, []string{recent[5], recent[4]}, idsOf(got), "a label filter")
+}
+
+// A leaf that no longer says its session's activity (its entry says
+// another) is dropped by the walk that finds it, and a node left empty
+// by the next one: neither changes an answer.
+func TestIndexStaleLeafDropped(t *testing.T) {
+	w, r := indexStores(t)
+	a := activeAt(t, w, baseMs)
+	b := activeAt(t, w, baseMs-dayMs)
+	kv, err := w.ix(ctx)
+	require.NoError(t, err)
+	stray := ixLeaf(baseMs+5*365*dayMs, b)
+	require.NoError(t, w.ixPlace(ctx, kv, b, baseMs+5*365*dayMs, nil))
+	got, err := r.List(ctx, handle.Page(5, handle.Cursor{}))
+	require.NoError(t, err)
+	require.Equal(t, []string{a, b}, idsOf(got))
+	_, err = kv.Get(ctx, stray)
+	require.Error(t, err, "the stray leaf is dropped")
+	got, err = r.List(ctx, handle.Page(5, handle.Cursor{}))
+	require.NoError(t, err)
+	require.Equal(t, []string{a, b}, idsOf(got))
+	nodes, err := r.ixIDs(ctx, kv, "d.*")
+	require.NoError(t, err)
+	require.Len(t, nodes, 1, "the stray leaf's empty nodes are dropped")
+}
+
+// GC checks against their logs only the old sessions (and the forks of
+// each), and lists no subject: its cost is the same in a store of 10
+// fresh sessions and of 40.
+func TestGCTouchesWhatItDeletes(t *testing.T) {
+	cost := func(fresh int) (int64, uint64) {
+		w, r := indexStores(t)
+		activeAt(t, w, baseMs-400*dayMs)
+		parent := activeAt(t, w, baseMs-300*dayMs)
+		f, err := w.Fork(ctx, parent, 0, handle.WithCreatedAt(baseMs))
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+		for i := range fresh {
+			activeAt(t, w, baseMs-int64(i)*dayMs)
+		}
+		_, err = r.List(ctx, handle.WithID(parent)) // opens the index
+		require.NoError(t, err)
+		var rep handle.GCReport
+		looks, msgs := looked(t, r, func() {
+			rep, err = r.GC(ctx, time.UnixMilli(baseMs-200*dayMs), false)
+			require.NoError(t, err)
+		})
+		require.Len(t, rep.Deleted, 1)
+		require.Equal(t, []string{parent}, rep.Kept, "its fork is fresh")
+		all, err := r.List(ctx)
+		require.NoError(t, err)
+		require.Len(t, all, fresh+2)
+		return looks, msgs
+	}
+	l10, m10 := cost(10)
+	l40, m40 := cost(40)
+	require.Equal(t, l10, l40, "sessions checked")
+	require.LessOrEqual(t, l10, int64(6))
+	require.InDelta(t, m10, m40, 4, "messages")
+}
+
+// The tree of one session is read from its parent keys: its cost does
+// not grow with the store.
+func TestTreeOfCostsItsSize(t *testing.T) {
+	w, r := indexStores(t)
+	root := activeAt(t, w, baseMs)
+	f, err := w.Fork(ctx, root, 0)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	c, err := w.Create(ctx, handle.WithParent(eventlog.Parent{ID: f.ID(), Seq: 0, Mode: eventlog.ModeChild}))
+	require.NoError(t, err)
+	require.NoError(t, c.Close())
+	tree := func() {
+		n, err := r.TreeOf(ctx, f.ID())
+		require.NoError(t, err)
+		require.Equal(t, root, n.Header.ID)
+		require.Len(t, n.Children, 1)
+		require.Len(t, n.Children[0].Children, 1)
+		require.Equal(t, c.ID(), n.Children[0].Children[0].Header.ID)
+	}
+	tree()
+	_, small := looked(t, r, tree)
+	for i := range 30 {
+		activeAt(t, w, baseMs-int64(i)*dayMs)
+	}
+	tree()
+	_, large := looked(t, r, tree)
+	require.InDelta(t, small, large, 2)
+}
