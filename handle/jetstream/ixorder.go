@@ -391,7 +391,8 @@ func (s *Store) unheldEmpty(ctx context.Context, id string) bool {
 }
 
 // leafInfo describes the session of leaf r: ok is false when the leaf is
-// not its entry's (then dropped) or the session is absent.
+// not its entry's (then dropped) or the session is absent. A damaged
+// entry is described from the log (and written again).
 func (s *Store) leafInfo(ctx context.Context, kv natsjs.KeyValue, r actRef) (handle.Info, bool, error) {
 	if _, err := s.ixGet(ctx, ixMark(r.id)); err == nil {
 		return handle.Info{}, false, nil // changed since the walk began
@@ -401,11 +402,11 @@ func (s *Store) leafInfo(ctx context.Context, kv natsjs.KeyValue, r actRef) (han
 		return handle.Info{}, false, err
 	}
 	var ent ixEntry
-	if !ok || json.Unmarshal(e.val, &ent) != nil || ent.Info == nil || ent.Info.LastActive() != r.t {
+	if !ok || (json.Unmarshal(e.val, &ent) == nil && (ent.Info == nil || ent.Info.LastActive() != r.t)) {
 		s.ixPurge(ctx, kv, r.key, r.rev)
 		return handle.Info{}, false, nil
 	}
-	return s.describe(ctx, kv, e)
+	return s.describe(ctx, kv, e) // a damaged entry too: its log says
 }
 
 // page is List for a page by activity with no filter but labels: the

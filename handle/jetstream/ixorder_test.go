@@ -2,11 +2,13 @@ package jetstream
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	natsjs "github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/eventlog"
@@ -204,4 +206,109 @@ func TestTreeOfCostsItsSize(t *testing.T) {
 	tree()
 	_, large := looked(t, r, tree)
 	require.InDelta(t, small, large, 2)
+}
+
+// streamsState is every stream of js (the store's, its buckets') with its
+// last seq and message count: what any write changes.
+func streamsState(t *testing.T, js natsjs.JetStream) map[string][2]uint64 {
+	t.Helper()
+	out := map[string][2]uint64{}
+	l := js.ListStreams(ctx)
+	for si := range l.Info() {
+		out[si.Config.Name] = [2]uint64{si.State.LastSeq, si.State.Msgs}
+	}
+	require.NoError(t, l.Err())
+	return out
+}
+
+// A read-only store writes nothing: with no index (it answers from the
+// stream), with an index whose entry is damaged (it describes the
+// session from its log and leaves the entry), and when asked to write
+// (handle.ErrReadOnly); on a prefix with no stream it creates none.
+func TestReadOnlyWritesNothing(t *testing.T) {
+	srv := runServer(t)
+	prefix := WithPrefix(fmt.Sprintf("ro%d", harnessN.Add(1)))
+	w := newStore(t, connect(t, srv), prefix)
+	a := activeAt(t, w, baseMs, handle.WithLabels(map[string]string{"task": "a"}))
+	b := activeAt(t, w, baseMs-dayMs)
+	f, err := w.Fork(ctx, a, 0)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	require.NoError(t, w.PutDerived(ctx, a, "k", []byte("v")))
+
+	type answers struct {
+		all, page, label, prefix []handle.Info
+		deps                     []string
+		tree                     *handle.Node
+		gc                       handle.GCReport
+	}
+	ask := func(t *testing.T, st *Store) answers {
+		t.Helper()
+		var an answers
+		var err error
+		an.all, err = st.List(ctx)
+		require.NoError(t, err)
+		an.page, err = st.List(ctx, handle.Page(2, handle.Cursor{}))
+		require.NoError(t, err)
+		an.label, err = st.List(ctx, handle.WithLabels(map[string]string{"task": "a"}))
+		require.NoError(t, err)
+		an.prefix, err = st.List(ctx, handle.WithID(b[:22]))
+		require.NoError(t, err)
+		an.deps, err = st.Dependents(ctx, a)
+		require.NoError(t, err)
+		an.tree, err = st.TreeOf(ctx, f.ID())
+		require.NoError(t, err)
+		an.gc, err = st.GC(ctx, time.UnixMilli(baseMs+365*dayMs), true)
+		require.NoError(t, err)
+		_, err = st.GetDerived(ctx, b, "k")
+		require.ErrorIs(t, err, handle.ErrNotFound)
+		return an
+	}
+	want := ask(t, w)
+	require.Len(t, want.all, 3)
+	require.Equal(t, []string{f.ID()}, want.deps)
+
+	check := func(t *testing.T) {
+		t.Helper()
+		before := streamsState(t, w.js)
+		r := newStore(t, connect(t, srv), prefix, WithReadOnly())
+		require.Equal(t, want, ask(t, r))
+		for what, write := range map[string]func() error{
+			"create":        func() error { _, err := r.Create(ctx); return err },
+			"open to write": func() error { _, err := r.Open(ctx, a, handle.ReadWrite); return err },
+			"delete":        func() error { return r.Delete(ctx, b) },
+			"detach":        func() error { return r.Detach(ctx, f.ID()) },
+			"gc":            func() error { _, err := r.GC(ctx, time.UnixMilli(baseMs+365*dayMs), false); return err },
+			"put derived":   func() error { return r.PutDerived(ctx, a, "k", nil) },
+			"rebuild":       func() error { return r.RebuildIndex(ctx) },
+		} {
+			require.ErrorIs(t, write(), handle.ErrReadOnly, what)
+		}
+		require.Equal(t, before, streamsState(t, w.js), "nothing written")
+	}
+	t.Run("no index", func(t *testing.T) {
+		require.NoError(t, w.js.DeleteKeyValue(ctx, w.ixBucket()))
+		check(t)
+	})
+	t.Run("index of an older layout", func(t *testing.T) {
+		kv, err := w.ix(ctx) // builds it again
+		require.NoError(t, err)
+		_, err = kv.Put(ctx, ixBuilt, []byte("1"))
+		require.NoError(t, err)
+		check(t)
+	})
+	t.Run("entry damaged", func(t *testing.T) {
+		require.NoError(t, w.RebuildIndex(ctx))
+		kv, err := w.ix(ctx)
+		require.NoError(t, err)
+		_, err = kv.Put(ctx, ixKey(a), []byte("{not json"))
+		require.NoError(t, err)
+		check(t)
+	})
+	t.Run("no stream", func(t *testing.T) {
+		before := streamsState(t, w.js)
+		_, err := New(ctx, w.js, WithPrefix(fmt.Sprintf("ro%d", harnessN.Add(1))), WithReadOnly())
+		require.ErrorIs(t, err, natsjs.ErrStreamNotFound)
+		require.Equal(t, before, streamsState(t, w.js))
+	})
 }
