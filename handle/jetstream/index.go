@@ -25,7 +25,9 @@ import (
 //	l.x<hex k>.x<hex v>.<ID> a label k=v of a clear session
 //	p.<parent ID>.<ID>     a session's parent
 //	z.<ID>                 a sealed session (its labels are not in clear)
-//	built                  written once a build of the index is whole
+//	a.…, d.…, w.<ID>       the order by last activity, and the sessions
+//	                       being changed (ixorder.go)
+//	built                  the layout's version, once a build is whole
 //
 // An ID prefix is the filter s.<its characters>.>, a label or a parent the
 // filter l.…/p.….*: a query lists only the keys it matches. An entry holds
