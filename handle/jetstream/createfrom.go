@@ -309,6 +309,10 @@ func (s *Store) dropIncomplete(ctx context.Context, id string) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("jetstream: gc: %s: %w", s.path(id), err)
 	}
-	s.ixRemove(ctx, id, nil)
+	var hdr *eventlog.Header
+	if h, _, err := s.headerOf(id, first.Data); err == nil {
+		hdr = &h
+	}
+	s.ixRemove(ctx, id, hdr)
 	return true, nil
 }

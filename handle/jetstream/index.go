@@ -376,6 +376,9 @@ type ixRef struct {
 	id  string
 	rev uint64
 	val []byte
+	// marked: a writer holds the session's w. mark, and writes its entry
+	// as it closes (describe writes nothing back).
+	marked bool
 }
 
 // ixEntries returns the entries whose keys match filter, from one
@@ -461,7 +464,7 @@ func (s *Store) describe(ctx context.Context, kv natsjs.KeyValue, r ixRef) (hand
 	if !info.Sealed {
 		ne.Info = &info
 	}
-	if s.cfg.readOnly {
+	if s.cfg.readOnly || r.marked {
 		return info, true, nil
 	}
 	if val, err := json.Marshal(ne); err == nil && (damaged || ne.SS != e.SS || ne.Info != nil) {

@@ -357,6 +357,7 @@ func (s *Store) describeMarked(ctx context.Context, kv natsjs.KeyValue, always m
 			}
 			continue
 		}
+		r.marked = always[id] > 0
 		info, ok, err := s.describe(ctx, kv, r)
 		switch {
 		case err != nil && broken != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded):
