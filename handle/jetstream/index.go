@@ -570,6 +570,9 @@ func (x jsIndex) List(ctx context.Context, q handle.ListQuery) ([]handle.Info, e
 	if err != nil {
 		return nil, err
 	}
+	if q.ByActivity && q.Limit > 0 {
+		return x.s.pageOf(ctx, kv, refs, q)
+	}
 	infos, err := x.s.describeAll(ctx, kv, refs, q.Broken)
 	if err != nil {
 		return nil, err

@@ -461,6 +461,64 @@ func (s *Store) page(ctx context.Context, kv natsjs.KeyValue, q handle.ListQuery
 	return q.Page(out), nil
 }
 
+// pageOf is List for a page by activity of the candidates refs (a label,
+// parent or prefix matched them): those marked or sealed, or whose entry
+// says no activity, are described; the others in the order their entries
+// say, after the cursor, until the page is full.
+func (s *Store) pageOf(ctx context.Context, kv natsjs.KeyValue, refs []ixRef, q handle.ListQuery) ([]handle.Info, error) {
+	always, err := s.ixAlways(ctx, kv)
+	if err != nil {
+		return nil, err
+	}
+	var out []handle.Info
+	var now []ixRef
+	type ordered struct {
+		ref ixRef
+		at  actRef
+	}
+	var rest []ordered
+	for _, r := range refs {
+		var e ixEntry
+		_, marked := always[r.id]
+		if marked || json.Unmarshal(r.val, &e) != nil || e.Info == nil || e.Info.ID != r.id {
+			r.marked = always[r.id] > 0
+			now = append(now, r)
+			continue
+		}
+		rest = append(rest, ordered{r, actRef{id: r.id, t: e.Info.LastActive()}})
+	}
+	infos, err := s.describeAll(ctx, kv, now, q.Broken)
+	if err != nil {
+		return nil, err
+	}
+	for _, in := range infos {
+		if q.Keeps(in) {
+			out = append(out, in)
+		}
+	}
+	slices.SortFunc(rest, func(a, b ordered) int { return a.at.before(b.at) })
+	kept := 0
+	for _, o := range rest {
+		if q.Before != nil && (actRef{id: q.Before.ID, t: q.Before.LastActive}).before(o.at) >= 0 {
+			continue
+		}
+		got, err := s.describeAll(ctx, kv, []ixRef{o.ref}, q.Broken)
+		if err != nil {
+			return nil, err
+		}
+		for _, in := range got {
+			if q.Keeps(in) {
+				out = append(out, in)
+				kept++
+			}
+		}
+		if kept >= q.Limit {
+			break
+		}
+	}
+	return q.Page(out), nil
+}
+
 // older is Index.Older: the marked sessions described, then leaves
 // oldest first up to cutoff; the forks of each from its parent keys.
 func (s *Store) older(ctx context.Context, kv natsjs.KeyValue, cutoff int64) ([]handle.Info, map[string][]string, error) {

@@ -115,9 +115,16 @@ func TestIndexPageCostsThePage(t *testing.T) {
 		cur = got[len(got)-1].Cursor()
 	}
 	require.Equal(t, byActivity(all), paged)
-	got, err := r.List(ctx, handle.Page(2, handle.Cursor{}), handle.WithLabels(map[string]string{"n": "r"}))
-	require.NoError(t, err)
-	require.Equal(t, []string{recent[5], recent[4]}, idsOf(got), "a label filter")
+	// A label's page reads the label's entries and checks only the page.
+	looks, _ = looked(t, r, func() {
+		got, err := r.List(ctx, handle.Page(2, handle.Cursor{}), handle.WithLabels(map[string]string{"n": "r"}))
+		require.NoError(t, err)
+		require.Equal(t, []string{recent[5], recent[4]}, idsOf(got), "a label filter")
+		got, err = r.List(ctx, handle.Page(2, got[1].Cursor()), handle.WithLabels(map[string]string{"n": "r"}))
+		require.NoError(t, err)
+		require.Equal(t, []string{recent[3], recent[2]}, idsOf(got), "after its cursor")
+	})
+	require.EqualValues(t, 4, looks)
 }
 
 // A leaf that no longer says its session's activity (its entry says
