@@ -319,3 +319,46 @@ func TestReadOnlyWritesNothing(t *testing.T) {
 		require.Equal(t, before, streamsState(t, w.js))
 	})
 }
+
+// A writer killed while it holds its session's mark (no close, its lease
+// not renewed): while its lease lives every page describes the session
+// from its log; once it expired the next page settles it — entry and
+// leaf as the log now is, the old leaf and the mark gone.
+func TestIndexDeadWriterSettled(t *testing.T) {
+	clock := newClock()
+	w, r := indexStores(t, With(func(c *handle.Config) { c.Now = clock.now }), WithLeaseTTL(time.Minute), func(c *config) { c.ticker = noTicks })
+	old := activeAt(t, w, baseMs-dayMs)
+	other := activeAt(t, w, baseMs)
+	h, err := w.Open(ctx, old, handle.ReadWrite)
+	require.NoError(t, err)
+	t.Cleanup(func() { h.Close() })
+	_, err = h.Append(ctx, eventlog.Event{Type: "y", Time: baseMs + dayMs})
+	require.NoError(t, err)
+	require.NoError(t, h.Flush(ctx)) // then killed
+	kv, err := r.ix(ctx)
+	require.NoError(t, err)
+
+	page := func() {
+		t.Helper()
+		got, err := r.List(ctx, handle.Page(5, handle.Cursor{}))
+		require.NoError(t, err)
+		require.Equal(t, []string{old, other}, idsOf(got))
+		require.Equal(t, baseMs+dayMs, got[0].LastActive())
+	}
+	page()
+	_, err = kv.Get(ctx, ixMark(old))
+	require.NoError(t, err, "its writer's lease lives: the mark stays")
+	_, err = kv.Get(ctx, ixLeaf(baseMs-dayMs, old))
+	require.NoError(t, err)
+
+	clock.add(2 * time.Minute)
+	page()
+	_, err = kv.Get(ctx, ixMark(old))
+	require.ErrorIs(t, err, natsjs.ErrKeyNotFound, "settled")
+	_, err = kv.Get(ctx, ixLeaf(baseMs-dayMs, old))
+	require.ErrorIs(t, err, natsjs.ErrKeyNotFound, "the old leaf is dropped")
+	_, err = kv.Get(ctx, ixLeaf(baseMs+dayMs, old))
+	require.NoError(t, err, "the leaf of its activity now")
+	looks, _ := looked(t, r, page)
+	require.EqualValues(t, 2, looks, "no session left to describe but the page's")
+}
