@@ -469,12 +469,7 @@ func (s *Store) describe(ctx context.Context, kv natsjs.KeyValue, r ixRef) (hand
 	}
 	if val, err := json.Marshal(ne); err == nil && (damaged || ne.SS != e.SS || ne.Info != nil) {
 		// The leaf before the entry that names it; the old one after.
-		var at *int64
-		if !damaged && e.Info != nil {
-			t := e.Info.LastActive()
-			at = &t
-		}
-		if ne.Info != nil && s.ixPlace(ctx, kv, r.id, info.LastActive(), at) != nil {
+		if ne.Info != nil && s.ixPlace(ctx, kv, r.id, info.LastActive()) != nil {
 			return info, true, nil
 		}
 		_, err := kv.Update(ctx, ixKey(r.id), val, r.rev) // best effort: a newer one stands

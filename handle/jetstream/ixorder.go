@@ -29,11 +29,12 @@ import (
 // visits them in order, so a page or GC's oldest sessions cost the keys
 // they visit, not the store. A leaf (a. key) stands while it has the
 // activity of its session's entry: a walk drops one that does not (by
-// revision, so never one written meanwhile), and a node found empty.
+// revision, so never one written meanwhile), and a node found empty
+// (ixDropNode). A close creates only the nodes missing over its leaf.
 //
 // Whoever changes a session's entry or leaf holds its w. mark: a writer
 // from its open (Create, CreateFrom, Open ReadWrite, Detach, Rewrite) to
-// its close, which writes the leaf and nodes, then the entry, then drops
+// its close, which writes the leaf and its nodes, then the entry, then drops
 // the old leaf and the mark. A session with a mark, and a sealed one
 // (z., its activity is not in clear), has no trusted leaf: every walk
 // describes it from its log. A mark a killed writer left is settled by
@@ -176,7 +177,7 @@ func (s *Store) ixWalk(ctx context.Context, kv natsjs.KeyValue, desc bool, lo, h
 				refs = append(refs, actRef{id: id, t: t, key: e.Key(), rev: e.Revision()})
 			}
 			if len(refs) == 0 {
-				s.ixPurge(ctx, kv, "d."+path, rev)
+				s.ixDropNode(ctx, kv, path, rev, "a."+path+".*.*")
 				return true, nil
 			}
 			slices.SortFunc(refs, func(a, b actRef) int {
@@ -221,7 +222,7 @@ func (s *Store) ixWalk(ctx context.Context, kv natsjs.KeyValue, desc bool, lo, h
 			kids = append(kids, node{tok: tok, lo: nlo, rev: e.Revision(), path: p})
 		}
 		if len(ents) == 0 && path != "" {
-			s.ixPurge(ctx, kv, "d."+path, rev)
+			s.ixDropNode(ctx, kv, path, rev, filter)
 		}
 		slices.SortFunc(kids, func(a, b node) int {
 			if desc {
@@ -240,29 +241,43 @@ func (s *Store) ixWalk(ctx context.Context, kv natsjs.KeyValue, desc bool, lo, h
 	return err
 }
 
-// ixPlace writes session id's leaf for activity t and its nodes, leaf
-// first and nodes upwards: a walk drops a node it found empty by the
-// revision it read before listing, which a node written after its child
-// has changed. Nodes over was (the leaf the session has now, which stands
-// until its new entry is written; nil: none) stand already.
-func (s *Store) ixPlace(ctx context.Context, kv natsjs.KeyValue, id string, t int64, was *int64) error {
+// ixPlace writes session id's leaf for activity t, then creates the
+// nodes over it that are missing, upwards (a node that stands is not
+// written again). A walk drops a node it found empty, then lists it again
+// and writes it back if a child came meanwhile: so a node created or found
+// after its child stands, whichever comes first.
+func (s *Store) ixPlace(ctx context.Context, kv natsjs.KeyValue, id string, t int64) error {
 	if err := s.ixPut(ctx, kv, ixLeaf(t, id), nil); err != nil {
 		return err
 	}
 	toks := strings.Split(actPath(t), ".")
-	shared := 0
-	if was != nil {
-		old := strings.Split(actPath(*was), ".")
-		for shared < actLevels && old[shared] == toks[shared] {
-			shared++
-		}
-	}
-	for l := actLevels; l > shared; l-- {
-		if err := s.ixPut(ctx, kv, "d."+strings.Join(toks[:l], "."), nil); err != nil {
+	for l := actLevels; l > 0; l-- {
+		key := "d." + strings.Join(toks[:l], ".")
+		err := s.do(ctx, "session index", func(ctx context.Context) error {
+			_, err := kv.Create(ctx, key, nil)
+			if errors.Is(err, natsjs.ErrKeyExists) {
+				return nil
+			}
+			return err
+		})
+		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// ixDropNode drops node path, found with no child at revision rev, then
+// lists its children again and writes it back if one came meanwhile (a
+// place that found the node before the drop).
+func (s *Store) ixDropNode(ctx context.Context, kv natsjs.KeyValue, path string, rev uint64, children string) {
+	if s.cfg.readOnly {
+		return
+	}
+	s.ixPurge(ctx, kv, "d."+path, rev)
+	if ents, err := s.ixList(ctx, kv, children); err != nil || len(ents) > 0 {
+		s.ixPut(ctx, kv, "d."+path, nil)
+	}
 }
 
 // ixMarkDirty writes session id's w. mark, before its writer changes its
@@ -292,12 +307,7 @@ func (s *Store) ixWrite(ctx context.Context, kv natsjs.KeyValue, id string, info
 	e := ixEntry{SS: ss}
 	if info != nil && !info.Sealed {
 		e.Info = info
-		var at *int64
-		if was.Info != nil {
-			t := was.Info.LastActive()
-			at = &t
-		}
-		if err := s.ixPlace(ctx, kv, id, info.LastActive(), at); err != nil {
+		if err := s.ixPlace(ctx, kv, id, info.LastActive()); err != nil {
 			return err
 		}
 	}

@@ -137,7 +137,7 @@ func TestIndexStaleLeafDropped(t *testing.T) {
 	kv, err := w.ix(ctx)
 	require.NoError(t, err)
 	stray := ixLeaf(baseMs+5*365*dayMs, b)
-	require.NoError(t, w.ixPlace(ctx, kv, b, baseMs+5*365*dayMs, nil))
+	require.NoError(t, w.ixPlace(ctx, kv, b, baseMs+5*365*dayMs))
 	got, err := r.List(ctx, handle.Page(5, handle.Cursor{}))
 	require.NoError(t, err)
 	require.Equal(t, []string{a, b}, idsOf(got))
