@@ -59,8 +59,9 @@ type Catalog interface {
 }
 
 // Index answers the questions that look across sessions from an index a
-// store keeps (the file store's, JetStream's; docs/design.md, "The session index"),
-// at a cost that grows with the answer, not with the store.
+// store keeps (the file store's, JetStream's; docs/design.md, "The
+// session index"), at a cost that grows with the answer, not with the
+// store.
 type Index interface {
 	// List is Store.List for q.
 	List(ctx context.Context, q handle.ListQuery) ([]handle.Info, error)

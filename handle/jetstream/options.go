@@ -167,11 +167,12 @@ func WithoutLease() Option { return func(c *config) { c.noLease = true } }
 func WithReplicas(n int) Option { return func(c *config) { c.replicas, c.replicaSet = n, true } }
 
 // WithReadOnly makes a store that writes nothing: New creates no stream
-// or bucket, queries neither build nor repair the session index (with
-// none, or one of an older layout, they read every session's messages, as
-// a store without an index does), and every write — a create, a write
-// handle, a delete, a detach or rewrite, derived data, key changes, GC's
-// leftovers, RebuildIndex — fails wrapping handle.ErrReadOnly.
+// or bucket, queries neither build nor repair the session index (if New
+// finds none whole, or one of an older layout, they read every session's
+// messages, as a store without an index does; if it goes later, they fail
+// wrapping ErrNoIndex), and every write — a create, a write handle, a
+// delete, a detach or rewrite, derived data, key changes, GC's leftovers,
+// RebuildIndex — fails wrapping handle.ErrReadOnly.
 func WithReadOnly() Option { return func(c *config) { c.readOnly = true } }
 
 // WithSyncAlways states that the server fsyncs every write
