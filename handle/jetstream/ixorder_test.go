@@ -312,6 +312,16 @@ func TestReadOnlyWritesNothing(t *testing.T) {
 		require.NoError(t, err)
 		check(t)
 	})
+	t.Run("index gone after New", func(t *testing.T) {
+		require.NoError(t, w.RebuildIndex(ctx))
+		r := newStore(t, connect(t, srv), prefix, WithReadOnly())
+		require.NoError(t, w.js.DeleteKeyValue(ctx, w.ixBucket()))
+		before := streamsState(t, w.js)
+		_, err := r.List(ctx, handle.Page(2, handle.Cursor{}))
+		require.ErrorIs(t, err, ErrNoIndex)
+		require.ErrorContains(t, err, "RebuildIndex")
+		require.Equal(t, before, streamsState(t, w.js), "nothing written")
+	})
 	t.Run("no stream", func(t *testing.T) {
 		before := streamsState(t, w.js)
 		_, err := New(ctx, w.js, WithPrefix(fmt.Sprintf("ro%d", harnessN.Add(1))), WithReadOnly())
