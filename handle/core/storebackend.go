@@ -55,8 +55,9 @@ type Catalog interface {
 }
 
 // Index answers the questions that look across sessions from an index a
-// store keeps (the file store's; docs/design.md, "The session index"),
-// at a cost that grows with the answer, not with the store.
+// store keeps (the file store's, JetStream's; docs/design.md, "The
+// session index"), at a cost that grows with the answer, not with the
+// store.
 type Index interface {
 	// List is Store.List for q.
 	List(ctx context.Context, q handle.ListQuery) ([]handle.Info, error)
@@ -68,7 +69,7 @@ type Index interface {
 	Header(ctx context.Context, id string) (hdr eventlog.Header, ok bool, err error)
 	// Older returns the sessions last active before cutoff (ms), leaving
 	// out those that cannot be described, and the forks of each (sorted
-	// IDs), from one reading of the index.
+	// IDs), at a cost that grows with them (GC).
 	Older(ctx context.Context, cutoff int64) ([]handle.Info, map[string][]string, error)
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -232,7 +233,7 @@ func appendAll(ctx context.Context, h handle.Handle, events iter.Seq2[eventlog.E
 // leases off: marked before before). Derived data goes with its session's
 // Delete.
 func (s *Store) collectIncomplete(ctx context.Context, before time.Time, dryRun bool) ([]string, error) {
-	ids, err := s.ids(ctx)
+	ids, err := s.unsettled(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -269,6 +270,22 @@ func (s *Store) collectIncomplete(ctx context.Context, before time.Time, dryRun 
 	return out, nil
 }
 
+// unsettled returns the sessions a CreateFrom may have left: those with
+// a mark in the index (ixCreating writes it first), else, without an
+// index (a read-only store), every session.
+func (s *Store) unsettled(ctx context.Context) ([]string, error) {
+	if s.ixScan {
+		return s.ids(ctx)
+	}
+	kv, err := s.ix(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ids, err := s.ixIDs(ctx, kv, "w.*")
+	slices.Sort(ids)
+	return ids, err
+}
+
 // dropIncomplete removes session id's subject if it still starts with a
 // mark once its lease is taken (a builder finishing meanwhile removed the
 // mark before it let the lease go); it reports whether it did.
@@ -292,5 +309,10 @@ func (s *Store) dropIncomplete(ctx context.Context, id string) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("jetstream: gc: %s: %w", s.path(id), err)
 	}
+	var hdr *eventlog.Header
+	if h, _, err := s.headerOf(id, first.Data); err == nil {
+		hdr = &h
+	}
+	s.ixRemove(ctx, id, hdr)
 	return true, nil
 }

@@ -40,6 +40,9 @@ func (s *Store) derivedBucket(ctx context.Context) (natsjs.KeyValue, error) {
 // an error wrapping handle.ErrNotFound.
 func (s *Store) getDerived(ctx context.Context, id, key string) ([]byte, error) {
 	kv, err := s.derivedBucket(ctx)
+	if errors.Is(err, natsjs.ErrBucketNotFound) {
+		return nil, fmt.Errorf("%w: no derived %q for %s", handle.ErrNotFound, key, id) // read-only: none made
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -7,8 +7,10 @@
 //
 // A store is one stream (named after the store's prefix, subjects
 // <prefix>.s.*), the KV bucket <prefix>_index (the session index, derived
-// and rebuilt when lost: index.go) and, unless leases are off, the KV
-// bucket <prefix>_leases. Session <ID> is the subject <prefix>.s.<ID>: its
+// and rebuilt when lost: index.go, its order by last activity ixorder.go)
+// and, unless leases are off, the KV bucket <prefix>_leases. A store
+// opened WithReadOnly writes none of them: without an index whole it
+// reads the stream. Session <ID> is the subject <prefix>.s.<ID>: its
 // first message holds the header row, each later message a run of rows,
 // so the concatenation of the subject's payloads is byte for byte the raw
 // log a file would hold (docs/format.md). Data messages carry Sl-Off (the

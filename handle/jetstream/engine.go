@@ -34,7 +34,13 @@ func (e engine) Exists(ctx context.Context, id string) error {
 func (e engine) Stat(ctx context.Context, id string) (handle.Info, error) { return e.s.stat(ctx, id) }
 
 // Index is the session index kept in a KV bucket (index.go).
-func (e engine) Index() core.Index { return jsIndex(e) }
+// A read-only store that found none answers from the stream.
+func (e engine) Index() core.Index {
+	if e.s.ixScan {
+		return nil
+	}
+	return jsIndex(e)
+}
 
 // OpenTail: no cheaper Tail than a read-only handle.
 func (e engine) OpenTail(context.Context, string) (handle.Tail, error) {
@@ -42,6 +48,9 @@ func (e engine) OpenTail(context.Context, string) (handle.Tail, error) {
 }
 
 func (e engine) Open(ctx context.Context, id string, mode handle.Mode) (core.Backend, core.HandleConfig, error) {
+	if mode != handle.ReadOnly && e.s.cfg.readOnly {
+		return nil, core.HandleConfig{}, readOnlyErr("open " + id + " for writing")
+	}
 	return e.s.openMode(ctx, id, mode)
 }
 
@@ -50,14 +59,23 @@ func (e engine) WriterHeld(ctx context.Context, id string) (bool, error) {
 }
 
 func (e engine) Create(ctx context.Context, ns core.NewSession) (core.Backend, core.HandleConfig, error) {
+	if e.s.cfg.readOnly {
+		return nil, core.HandleConfig{}, readOnlyErr("create")
+	}
 	return e.s.create(ctx, ns)
 }
 
 func (e engine) CreateFrom(ctx context.Context, ns core.NewSession, events iter.Seq2[eventlog.Event, error]) (handle.Info, error) {
+	if e.s.cfg.readOnly {
+		return handle.Info{}, readOnlyErr("create")
+	}
 	return e.s.createFrom(ctx, ns, events)
 }
 
 func (e engine) Hold(ctx context.Context, id string) (func(), error) {
+	if e.s.cfg.readOnly {
+		return nil, readOnlyErr("change " + id)
+	}
 	l, err := e.s.acquire(ctx, id)
 	if err != nil {
 		return nil, err
@@ -74,6 +92,9 @@ func (e engine) Replace(ctx context.Context, id string, hdr eventlog.Header, eve
 // Leftovers are the subjects killed CreateFroms left (derived data goes
 // with its session's Delete).
 func (e engine) Leftovers(ctx context.Context, before time.Time, _ func(string) bool, dryRun bool) ([]string, error) {
+	if !dryRun && e.s.cfg.readOnly {
+		return nil, readOnlyErr("gc")
+	}
 	return e.s.collectIncomplete(ctx, before, dryRun)
 }
 
@@ -82,9 +103,15 @@ func (e engine) GetDerived(ctx context.Context, id, key string) ([]byte, error) 
 }
 
 func (e engine) PutDerived(ctx context.Context, id, key string, data []byte) error {
+	if e.s.cfg.readOnly {
+		return readOnlyErr("keep derived data of " + id)
+	}
 	return e.s.putDerived(ctx, id, key, data)
 }
 
 func (e engine) DeleteDerived(ctx context.Context, id, key string) error {
+	if e.s.cfg.readOnly {
+		return readOnlyErr("delete derived data of " + id)
+	}
 	return e.s.deleteDerived(ctx, id, key)
 }

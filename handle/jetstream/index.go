@@ -25,7 +25,9 @@ import (
 //	l.x<hex k>.x<hex v>.<ID> a label k=v of a clear session
 //	p.<parent ID>.<ID>     a session's parent
 //	z.<ID>                 a sealed session (its labels are not in clear)
-//	built                  written once a build of the index is whole
+//	a.…, d.…, w.<ID>       the order by last activity, and the sessions
+//	                       being changed (ixorder.go)
+//	built                  the layout's version, once a build is whole
 //
 // An ID prefix is the filter s.<its characters>.>, a label or a parent the
 // filter l.…/p.….*: a query lists only the keys it matches. An entry holds
@@ -69,6 +71,14 @@ func ixLabel(k, v string) string {
 
 const ixBuilt = "built"
 
+// ixVersion is the built mark's value: an index of another layout is
+// built again.
+const ixVersion = "2"
+
+// ErrNoIndex: a read-only store found no session index (or one of an
+// older layout) when a query needed it, and does not build one.
+var ErrNoIndex = errors.New("jetstream: no session index")
+
 // ixEntry is a session's entry.
 type ixEntry struct {
 	// SS is the stream seq of the subject's last message Info describes;
@@ -91,13 +101,16 @@ func (s *Store) ix(ctx context.Context) (natsjs.KeyValue, error) {
 	kv := s.ixKV
 	s.ixMu.Unlock()
 	if kv != nil {
-		_, err := s.ixGet(ctx, ixBuilt)
-		if err == nil {
+		m, err := s.ixGet(ctx, ixBuilt)
+		if err == nil && string(m.Data) == ixVersion {
 			return kv, nil
 		}
-		if !errors.Is(err, natsjs.ErrKeyNotFound) && !ixGone(err) {
+		if err != nil && !errors.Is(err, natsjs.ErrKeyNotFound) && !ixGone(err) {
 			return nil, err
 		}
+	}
+	if s.cfg.readOnly {
+		return s.ixReadOnly(ctx)
 	}
 	s.ixMu.Lock()
 	defer s.ixMu.Unlock()
@@ -106,14 +119,38 @@ func (s *Store) ix(ctx context.Context) (natsjs.KeyValue, error) {
 		return nil, err
 	}
 	s.ixKV = kv
-	if _, err := s.ixGet(ctx, ixBuilt); err == nil {
+	if m, err := s.ixGet(ctx, ixBuilt); err == nil && string(m.Data) == ixVersion {
 		return kv, nil
 	}
-	s.cfg.hc.Logger.Info("session index missing: building it", "bucket", s.ixBucket())
+	s.cfg.hc.Logger.Info("session index missing or of another layout: building it", "bucket", s.ixBucket())
 	if err := s.ixBuild(ctx, kv); err != nil {
 		return nil, err
 	}
 	return kv, nil
+}
+
+// ixReadOnly opens the index of a read-only store, which builds nothing:
+// ErrNoIndex when there is none whole.
+func (s *Store) ixReadOnly(ctx context.Context) (natsjs.KeyValue, error) {
+	var kv natsjs.KeyValue
+	err := s.do(ctx, "session index", func(ctx context.Context) error {
+		var err error
+		kv, err = s.js.KeyValue(ctx, s.ixBucket())
+		return err
+	})
+	if err == nil {
+		s.ixMu.Lock()
+		s.ixKV = kv
+		s.ixMu.Unlock()
+		var m *natsjs.RawStreamMsg
+		if m, err = s.ixGet(ctx, ixBuilt); err == nil && string(m.Data) == ixVersion {
+			return kv, nil
+		}
+	}
+	if err == nil || errors.Is(err, natsjs.ErrKeyNotFound) || ixGone(err) {
+		return nil, fmt.Errorf("%w: bucket %s is missing or of another layout, and a read-only store builds none (RebuildIndex, or any query through a store that may write, builds it)", ErrNoIndex, s.ixBucket())
+	}
+	return nil, err
 }
 
 // RebuildIndex writes the session index again from the stream: an entry
@@ -121,6 +158,9 @@ func (s *Store) ix(ctx context.Context) (natsjs.KeyValue, error) {
 // that is missing, damaged or stale; not a session put on the stream by
 // other means than a store (docs/distributed.md), which this adds.
 func (s *Store) RebuildIndex(ctx context.Context) error {
+	if s.cfg.readOnly {
+		return readOnlyErr("rebuild the session index")
+	}
 	kv, err := s.ix(ctx)
 	if err != nil {
 		return err
@@ -138,57 +178,47 @@ func ixGone(err error) bool {
 }
 
 // ixBuild writes an entry for every session on the stream, then the built
-// mark. A session created meanwhile writes its own; one deleted meanwhile
-// is left with an entry the next answer removes.
+// mark, each under the session's w. mark. A session created meanwhile
+// writes its own; one deleted meanwhile is left with an entry the next
+// answer removes. One Stat cannot describe keeps its mark: every answer
+// describes it.
 func (s *Store) ixBuild(ctx context.Context, kv natsjs.KeyValue) error {
 	ids, err := s.ids(ctx)
 	if err != nil {
 		return err
 	}
 	for _, id := range ids {
+		rev, err := s.ixPutRev(ctx, kv, ixMark(id), nil)
+		if err != nil {
+			return err
+		}
 		last, err := s.lastMsg(ctx, s.Subject(id))
 		if errors.Is(err, natsjs.ErrMsgNotFound) {
+			s.ixPurge(ctx, kv, ixMark(id), rev)
 			continue // deleted meanwhile
 		}
 		if err != nil {
 			return err
 		}
-		// A session Stat cannot describe (unreadable, or a CreateFrom
-		// under way, which writes its keys again at its end) gets an
-		// entry without Info: every answer describes it.
-		var e ixEntry
+		var described *handle.Info
 		if info, err := s.stat(ctx, id); err == nil {
-			e = ixEntry{SS: last.Sequence, Info: &info}
+			described = &info
 		}
 		hdr, sealed := eventlog.Header{}, true
-		if e.Info != nil {
-			hdr, sealed = e.Info.Header, e.Info.Sealed
+		if described != nil {
+			hdr, sealed = described.Header, described.Sealed
 		} else if first, err := s.firstMsg(ctx, s.Subject(id)); err == nil {
 			h, sl, herr := s.headerOf(id, first.Data)
 			hdr, sealed = h, sl != nil || herr != nil
 		}
-		if err := s.ixAdd(ctx, kv, id, hdr, sealed, e); err != nil {
+		if err := s.ixKeys(ctx, kv, id, hdr, sealed); err != nil {
+			return err
+		}
+		if err := s.ixWrite(ctx, kv, id, described, last.Sequence, rev); err != nil {
 			return err
 		}
 	}
-	return s.ixPut(ctx, kv, ixBuilt, []byte("1"))
-}
-
-// ixAdd writes session id's keys and entry: before its first message is
-// published, or when the index is built. A sealed session has no label key
-// (its labels are not in clear).
-func (s *Store) ixAdd(ctx context.Context, kv natsjs.KeyValue, id string, hdr eventlog.Header, sealed bool, e ixEntry) error {
-	if sealed {
-		e.Info = nil
-	}
-	if err := s.ixKeys(ctx, kv, id, hdr, sealed); err != nil {
-		return err
-	}
-	val, err := json.Marshal(e)
-	if err != nil {
-		return err
-	}
-	return s.ixPut(ctx, kv, ixKey(id), val)
+	return s.ixPut(ctx, kv, ixBuilt, []byte(ixVersion))
 }
 
 // ixKeys writes session id's label, parent and sealed keys.
@@ -210,14 +240,23 @@ func (s *Store) ixKeys(ctx context.Context, kv natsjs.KeyValue, id string, hdr e
 	return nil
 }
 
-// ixCreating writes the keys and entry of a session about to be created,
-// under its lease (building the index first when it is missing).
+// ixCreating writes the mark, keys and entry of a session about to be
+// created, under its lease (building the index first when it is missing).
 func (s *Store) ixCreating(ctx context.Context, hdr eventlog.Header, sealed bool) error {
 	kv, err := s.ix(ctx)
-	if err != nil {
-		return fmt.Errorf("jetstream: session index: %w", err)
+	if err == nil {
+		err = s.ixPut(ctx, kv, ixMark(hdr.ID), nil)
 	}
-	if err := s.ixAdd(ctx, kv, hdr.ID, hdr, sealed, ixEntry{}); err != nil {
+	if err == nil {
+		err = s.ixKeys(ctx, kv, hdr.ID, hdr, sealed)
+	}
+	if err == nil {
+		var val []byte
+		if val, err = json.Marshal(ixEntry{}); err == nil {
+			err = s.ixPut(ctx, kv, ixKey(hdr.ID), val)
+		}
+	}
+	if err != nil {
 		return fmt.Errorf("jetstream: session index: %w", err)
 	}
 	return nil
@@ -234,11 +273,14 @@ func (s *Store) ixRemove(ctx context.Context, id string, hdr *eventlog.Header) {
 	if kv == nil {
 		return
 	}
-	if err := s.do(ctx, "session index", func(ctx context.Context) error { return kv.Purge(ctx, ixKey(id)) }); err != nil {
-		s.cfg.hc.Logger.Warn("removing a session's index entry failed; the next answer does", "id", id, "err", err)
-		return
+	var was ixEntry
+	if m, err := s.ixGet(ctx, ixKey(id)); err == nil {
+		json.Unmarshal(m.Data, &was)
 	}
-	keys := []string{"z." + id}
+	keys := []string{ixKey(id), "z." + id}
+	if was.Info != nil {
+		keys = append(keys, ixLeaf(was.Info.LastActive(), id))
+	}
 	if hdr != nil {
 		for k, v := range hdr.Labels {
 			keys = append(keys, ixLabel(k, v)+id)
@@ -247,8 +289,8 @@ func (s *Store) ixRemove(ctx context.Context, id string, hdr *eventlog.Header) {
 			keys = append(keys, "p."+hdr.Parent.ID+"."+id)
 		}
 	}
-	for _, k := range keys {
-		s.do(ctx, "session index", func(ctx context.Context) error { return kv.Purge(ctx, k) })
+	for _, k := range append(keys, ixMark(id)) {
+		s.ixPurge(ctx, kv, k, 0)
 	}
 }
 
@@ -259,14 +301,14 @@ func (s *Store) ixDropKey(ctx context.Context, key string) {
 	kv := s.ixKV
 	s.ixMu.Unlock()
 	if kv != nil {
-		s.do(context.WithoutCancel(ctx), "session index", func(ctx context.Context) error { return kv.Purge(ctx, key) })
+		s.ixPurge(ctx, kv, key, 0)
 	}
 }
 
-// ixSettle writes session id's entry as its log now is, by its writer
-// before it lets go (best effort: an entry left behind is described again
-// by the next answer). A session whose subject is empty (a CreateFrom
-// undone) is left alone.
+// ixSettle writes session id's entry and leaf as its log now is and
+// drops its mark, by its writer before it lets go (best effort: a mark
+// left behind makes answers describe the session until one settles it).
+// A session whose subject is empty (a CreateFrom undone) is left alone.
 func (s *Store) ixSettle(ctx context.Context, id string) {
 	s.ixMu.Lock()
 	kv := s.ixKV
@@ -282,25 +324,29 @@ func (s *Store) ixSettle(ctx context.Context, id string) {
 	if err != nil {
 		return
 	}
-	e := ixEntry{SS: last.Sequence}
-	if !info.Sealed {
-		e.Info = &info
-	}
-	val, err := json.Marshal(e)
-	if err != nil {
-		return
-	}
-	if err := s.ixPut(ctx, kv, ixKey(id), val); err != nil {
+	if err := s.ixWrite(ctx, kv, id, &info, last.Sequence, 0); err != nil {
 		s.cfg.hc.Logger.Debug("writing a session's index entry failed; the next answer does", "id", id, "err", err)
 	}
 }
 
 // ixPut puts key through transient failures.
 func (s *Store) ixPut(ctx context.Context, kv natsjs.KeyValue, key string, val []byte) error {
-	return s.do(ctx, "session index", func(ctx context.Context) error {
-		_, err := kv.Put(ctx, key, val)
+	_, err := s.ixPutRev(ctx, kv, key, val)
+	return err
+}
+
+// ixPutRev puts key and returns its revision; a read-only store refuses.
+func (s *Store) ixPutRev(ctx context.Context, kv natsjs.KeyValue, key string, val []byte) (uint64, error) {
+	if s.cfg.readOnly {
+		return 0, readOnlyErr("write the session index")
+	}
+	var rev uint64
+	err := s.do(ctx, "session index", func(ctx context.Context) error {
+		var err error
+		rev, err = kv.Put(ctx, key, val)
 		return err
 	})
+	return rev, err
 }
 
 // ixGet reads key from the bucket's leader (a replica may lag behind an
@@ -330,33 +376,24 @@ type ixRef struct {
 	id  string
 	rev uint64
 	val []byte
+	// marked: a writer holds the session's w. mark, and writes its entry
+	// as it closes (describe writes nothing back).
+	marked bool
 }
 
 // ixEntries returns the entries whose keys match filter, from one
 // listing of them.
 func (s *Store) ixEntries(ctx context.Context, kv natsjs.KeyValue, filter string) ([]ixRef, error) {
-	var out []ixRef
-	err := s.do(ctx, "session index", func(ctx context.Context) error {
-		out = out[:0]
-		w, err := kv.WatchFiltered(ctx, []string{filter}, natsjs.IgnoreDeletes())
-		if err != nil {
-			return err
-		}
-		defer w.Stop()
-		for {
-			select {
-			case e := <-w.Updates():
-				if e == nil {
-					return nil
-				}
-				id := strings.ReplaceAll(strings.TrimPrefix(e.Key(), "s."), ".", "")
-				out = append(out, ixRef{id: id, rev: e.Revision(), val: e.Value()})
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		}
-	})
-	return out, err
+	ents, err := s.ixList(ctx, kv, filter)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ixRef, 0, len(ents))
+	for _, e := range ents {
+		id := strings.ReplaceAll(strings.TrimPrefix(e.Key(), "s."), ".", "")
+		out = append(out, ixRef{id: id, rev: e.Revision(), val: e.Value()})
+	}
+	return out, nil
 }
 
 // ixIDs returns the last token of every key filter matches (a secondary
@@ -401,17 +438,15 @@ func (s *Store) describe(ctx context.Context, kv natsjs.KeyValue, r ixRef) (hand
 		return handle.Info{}, false, nil
 	}
 	damaged := json.Unmarshal(r.val, &e) != nil
+	s.looks.Add(1)
 	last, err := s.lastMsg(ctx, s.Subject(r.id))
 	if errors.Is(err, natsjs.ErrMsgNotFound) {
 		// Absent. The entry goes only if, after its revision was read,
 		// no writer held the lease and then the subject was still empty:
 		// a create holding the lease then has published, or rewrote the
 		// entry after that read (a new revision: the removal fails).
-		held, herr := s.writerHeld(ctx, r.id)
-		if herr == nil && !held && s.leases != nil {
-			if _, err := s.lastMsg(ctx, s.Subject(r.id)); errors.Is(err, natsjs.ErrMsgNotFound) {
-				kv.Purge(ctx, ixKey(r.id), natsjs.LastRevision(r.rev))
-			}
+		if !s.cfg.readOnly && s.unheldEmpty(ctx, r.id) {
+			s.ixPurge(ctx, kv, ixKey(r.id), r.rev)
 		}
 		return handle.Info{}, false, nil
 	}
@@ -429,8 +464,18 @@ func (s *Store) describe(ctx context.Context, kv natsjs.KeyValue, r ixRef) (hand
 	if !info.Sealed {
 		ne.Info = &info
 	}
+	if s.cfg.readOnly || r.marked {
+		return info, true, nil
+	}
 	if val, err := json.Marshal(ne); err == nil && (damaged || ne.SS != e.SS || ne.Info != nil) {
-		kv.Update(ctx, ixKey(r.id), val, r.rev) // best effort: a newer one stands
+		// The leaf before the entry that names it; the old one after.
+		if ne.Info != nil && s.ixPlace(ctx, kv, r.id, info.LastActive()) != nil {
+			return info, true, nil
+		}
+		_, err := kv.Update(ctx, ixKey(r.id), val, r.rev) // best effort: a newer one stands
+		if err == nil && !damaged && e.Info != nil && (ne.Info == nil || e.Info.LastActive() != info.LastActive()) {
+			s.ixPurge(ctx, kv, ixLeaf(e.Info.LastActive(), r.id), 0)
+		}
 	}
 	return info, true, nil
 }
@@ -513,9 +558,15 @@ func (x jsIndex) List(ctx context.Context, q handle.ListQuery) ([]handle.Info, e
 	if err != nil {
 		return nil, err
 	}
+	if q.ByActivity && q.Limit > 0 && q.Parent == "" && q.Prefix == "" && len(q.Labels) == 0 {
+		return x.s.page(ctx, kv, q)
+	}
 	refs, err := x.s.candidates(ctx, kv, q.Parent, q.Labels, q.Prefix)
 	if err != nil {
 		return nil, err
+	}
+	if q.ByActivity && q.Limit > 0 {
+		return x.s.pageOf(ctx, kv, refs, q)
 	}
 	infos, err := x.s.describeAll(ctx, kv, refs, q.Broken)
 	if err != nil {
@@ -567,34 +618,12 @@ func (x jsIndex) Header(ctx context.Context, id string) (eventlog.Header, bool, 
 }
 
 // Older returns the sessions last active before cutoff and the forks of
-// each, from one listing of every entry.
+// each: the marked sessions, the leaves up to cutoff, the parent keys of
+// those old.
 func (x jsIndex) Older(ctx context.Context, cutoff int64) ([]handle.Info, map[string][]string, error) {
 	kv, err := x.s.ix(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	refs, err := x.s.candidates(ctx, kv, "", nil, "")
-	if err != nil {
-		return nil, nil, err
-	}
-	infos, err := x.s.describeAll(ctx, kv, refs, func(string, error) {})
-	if err != nil {
-		return nil, nil, err
-	}
-	var olds []handle.Info
-	for _, in := range infos {
-		if in.LastActive() < cutoff {
-			olds = append(olds, in)
-		}
-	}
-	forks := map[string][]string{}
-	for _, in := range infos {
-		if p := in.Header.Parent; p != nil && p.Mode == eventlog.ModeFork {
-			forks[p.ID] = append(forks[p.ID], in.ID)
-		}
-	}
-	for _, f := range forks {
-		slices.Sort(f)
-	}
-	return olds, forks, nil
+	return x.s.older(ctx, kv, cutoff)
 }

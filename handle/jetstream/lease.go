@@ -41,6 +41,9 @@ var errLeaseRace = errors.New("jetstream: the lease entry changed meanwhile")
 // acquire takes session id's lease: handle.ErrLocked while another writer
 // holds one that has not expired. It returns nil when leases are off.
 func (s *Store) acquire(ctx context.Context, id string) (*lease, error) {
+	if s.cfg.readOnly {
+		return nil, readOnlyErr("write " + id)
+	}
 	if s.leases == nil {
 		return nil, nil
 	}

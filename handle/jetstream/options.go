@@ -61,6 +61,7 @@ type config struct {
 	strict     bool
 	maxMsg     int // payload bytes per message; 0: from the connection
 	maxBatch   int
+	readOnly   bool
 	// shared are handle's options (With), read into hc by newConfig.
 	shared     []handle.Option
 	clientName string // OpenURL's connection, and its options
@@ -164,6 +165,15 @@ func WithoutLease() Option { return func(c *config) { c.noLease = true } }
 // with another count. Without it, an existing stream keeps its own and a
 // new one gets 1; the buckets follow the stream.
 func WithReplicas(n int) Option { return func(c *config) { c.replicas, c.replicaSet = n, true } }
+
+// WithReadOnly makes a store that writes nothing: New creates no stream
+// or bucket, queries neither build nor repair the session index (if New
+// finds none whole, or one of an older layout, they read every session's
+// messages, as a store without an index does; if it goes later, they fail
+// wrapping ErrNoIndex), and every write — a create, a write handle, a
+// delete, a detach or rewrite, derived data, key changes, GC's leftovers,
+// RebuildIndex — fails wrapping handle.ErrReadOnly.
+func WithReadOnly() Option { return func(c *config) { c.readOnly = true } }
 
 // WithSyncAlways states that the server fsyncs every write
 // (jetstream.sync_interval: always), which a client cannot see: a stream

@@ -61,15 +61,21 @@ type Store struct {
 	enc    *eventlog.Encoder
 	maxMsg int
 
-	read atomic.Int64 // payload bytes fetched, for tests and benchmarks
+	read  atomic.Int64 // payload bytes fetched, for tests and benchmarks
+	looks atomic.Int64 // sessions an index answer checked against their logs, for tests
 
 	keys *sealing.Keys // the keyrings of sealed sessions (sealed.go)
 
 	derivedMu sync.Mutex
 	derived   natsjs.KeyValue // created on first use
 
-	ixMu sync.Mutex      // held while the index is built
-	ixKV natsjs.KeyValue // the session index (index.go), opened on first use
+	ixMu   sync.Mutex      // held while the index is built
+	ixKV   natsjs.KeyValue // the session index (index.go), opened on first use
+	ixStMu sync.Mutex
+	ixSt   natsjs.Stream // its stream (ixPurge)
+	// ixScan: a read-only store found no index at New; the store core
+	// answers from the stream (engine.Index is nil).
+	ixScan bool
 
 	// pubOnce is one try of a publish (publishOnce), leaseUpdate one of a
 	// lease's write (the bucket's Update); tests wrap them.
@@ -156,10 +162,24 @@ func New(ctx context.Context, js natsjs.JetStream, opts ...Option) (_ *Store, er
 		return nil, fmt.Errorf("jetstream: messages of %d bytes are too small", s.maxMsg)
 	}
 	if !cfg.noLease {
-		if s.leases, err = s.bucket(ctx, cfg.prefix+"_leases", "sessionlog writer leases", replicas); err != nil {
+		s.leases, err = s.bucket(ctx, cfg.prefix+"_leases", "sessionlog writer leases", replicas)
+		switch {
+		case cfg.readOnly && errors.Is(err, natsjs.ErrBucketNotFound):
+			s.leases = nil // no writer ever held a lease
+		case err != nil:
+			return nil, err
+		default:
+			s.leaseUpdate = s.leases.Update
+		}
+	}
+	if cfg.readOnly {
+		// Without an index whole, queries read the stream (engine.Index).
+		if _, err := s.ix(ctx); errors.Is(err, ErrNoIndex) {
+			s.ixScan = true
+			s.cfg.hc.Logger.Info("read-only store without a session index: queries read every session", "bucket", s.ixBucket())
+		} else if err != nil {
 			return nil, err
 		}
-		s.leaseUpdate = s.leases.Update
 	}
 	if replicas > 1 {
 		if err := s.watch.leaders(s.name, "KV_"+cfg.prefix+"_leases", "KV_"+s.ixBucket()); err != nil {
@@ -189,7 +209,7 @@ func (s *Store) openStream(ctx context.Context, name string, want func() natsjs.
 	err := s.do(ctx, "stream "+name, func(ctx context.Context) error {
 		var err error
 		st, err = s.js.Stream(ctx, name)
-		if errors.Is(err, natsjs.ErrStreamNotFound) {
+		if errors.Is(err, natsjs.ErrStreamNotFound) && !s.cfg.readOnly {
 			st, err = s.js.CreateStream(ctx, want())
 		}
 		return err
@@ -212,7 +232,7 @@ func (s *Store) bucket(ctx context.Context, name, description string, replicas i
 	err := s.do(ctx, "bucket "+name, func(ctx context.Context) error {
 		var err error
 		kv, err = s.js.KeyValue(ctx, name)
-		if errors.Is(err, natsjs.ErrBucketNotFound) {
+		if errors.Is(err, natsjs.ErrBucketNotFound) && !s.cfg.readOnly {
 			kv, err = s.js.CreateKeyValue(ctx, natsjs.KeyValueConfig{Bucket: name, Storage: natsjs.FileStorage,
 				Replicas: replicas, Description: description})
 		}
@@ -335,6 +355,7 @@ func (s *Store) openMode(ctx context.Context, id string, mode handle.Mode) (core
 		if l, err = s.acquire(ctx, id); err != nil {
 			return nil, core.HandleConfig{}, err
 		}
+		s.ixMarkDirty(ctx, id) // its close settles it
 	}
 	b, hc, err := s.open(ctx, id, mode == handle.ReadWrite, l, false)
 	if err != nil {
@@ -539,6 +560,11 @@ func (s *Store) ids(ctx context.Context) ([]string, error) {
 	return ids, nil
 }
 
+// readOnlyErr is the error of a write a read-only store refuses.
+func readOnlyErr(what string) error {
+	return fmt.Errorf("jetstream: %s: %w (the store is read-only)", what, handle.ErrReadOnly)
+}
+
 // remove purges session id's subject, then drops its derived data and
 // its index entry.
 func (s *Store) remove(ctx context.Context, id string) error {
@@ -599,6 +625,8 @@ func (s *Store) rewrite(ctx context.Context, id string, hdr eventlog.Header, eve
 			was = old.Parent
 		}
 	}
+	s.ixMarkDirty(ctx, id)
+	defer s.ixSettle(ctx, id)
 	if err := s.replace(ctx, subj, last.ss, msgs); err != nil {
 		return fmt.Errorf("jetstream: detach %s: %w", id, err)
 	}

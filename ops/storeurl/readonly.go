@@ -14,8 +14,9 @@ import (
 
 // ReadOnly makes Open return a store that changes nothing: a folder's
 // file store reads through a read-only file system (not even a derived
-// file is written), a JetStream store refuses every write — a session
-// opened ReadWrite, a creation, an append, a fork, a delete, a detach, a
+// file is written), a JetStream store writes nothing (jetstream.WithReadOnly:
+// without a session index its queries read the stream) and refuses every
+// write — a session opened ReadWrite, a creation, an append, a fork, a delete, a detach, a
 // GC that is no dry run, derived data put or deleted — with an error
 // wrapping handle.ErrReadOnly. It is for a view of a store that must not
 // touch it (logtool serve). Derived data then is never kept, so a read

@@ -94,6 +94,9 @@ func Open(ctx context.Context, where string, opts ...Option) (st handle.Store, c
 	if c.leaseTTL > 0 {
 		jopts = append(jopts, jetstream.WithLeaseTTL(c.leaseTTL)) // the URL's lease= overrides it
 	}
+	if c.readOnly {
+		jopts = append(jopts, jetstream.WithReadOnly())
+	}
 	js, err := jetstream.OpenURL(ctx, where, jopts...)
 	if err != nil {
 		return nil, nil, err // jetstream's errors name the URL and the package

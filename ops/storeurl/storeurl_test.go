@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	natsjs "github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/afero"
 	"github.com/stretchr/testify/require"
 
@@ -144,9 +145,18 @@ func TestOpenReadOnly(t *testing.T) {
 			before, err := rw.Stat(ctx, id)
 			require.NoError(t, err)
 
+			// A stream's view builds no session index: it reads the stream.
+			var js natsjs.JetStream
+			if st, ok := rw.(*jetstream.Store); ok {
+				js = st.JetStream()
+				require.NoError(t, js.DeleteKeyValue(ctx, "ro_index"))
+			}
 			ro, closeRO, err := storeurl.Open(ctx, where, storeurl.ReadOnly())
 			require.NoError(t, err)
 			defer closeRO()
+			listed, err := ro.List(ctx, handle.Page(5, handle.Cursor{}))
+			require.NoError(t, err)
+			require.Len(t, listed, 1)
 			r, err := ro.Open(ctx, id, handle.ReadOnly)
 			require.NoError(t, err)
 			n := 0
@@ -183,6 +193,10 @@ func TestOpenReadOnly(t *testing.T) {
 				if storeurl.IsURL(where) {
 					require.ErrorIs(t, err, handle.ErrReadOnly, what)
 				}
+			}
+			if js != nil {
+				_, err := js.KeyValue(ctx, "ro_index")
+				require.ErrorIs(t, err, natsjs.ErrBucketNotFound, "no index built")
 			}
 			infos, err := rw.List(ctx)
 			require.NoError(t, err)
