@@ -224,8 +224,8 @@ func (r *Results) cliTargets() []target {
 // What bounds the targets that miss on this kind of machine (2 cores, an
 // fsync of ~100 µs), from the profiles of the tasks behind them.
 const (
-	whyAppend = "a write may not start before the previous fsync returned (docs/format.md §9), so a round costs its appends' CPU (x) plus an fsync (F): " +
-		"at most x/(x+F) of no fsync, and 2F/(F+x) of an eager group commit whose two halves alternate; x ≈ F here (locks, syscalls and validation in the profile)"
+	whyAppend = "a write may not start before the previous fsync returned (docs/format.md §9): a round is an fsync (F) plus x, the 63 appenders' way back with their next events " +
+		"(BenchmarkAppend's gap-µs), so x/(x+F) of no fsync, and about 2F/(F+x) of an eager group commit alternating two halves: 1.5× needs x ≤ F/3, and slow fsyncs raise it"
 	whyReplay     = "the folds run on a goroutine beside the read (replay/ahead.go): they cost 25–40 % of the read's CPU, and come off the wall time only while a second core is free of the read, the collector and other processes"
 	whyReplayJSON = "the replay's folds run on a goroutine beside the read (replay/ahead.go) and gain only while a second core is free; encoding/json's decode and apply use one core either way, " +
 		"so the ratio falls with the machine's load (it met the limit on an idle machine)"

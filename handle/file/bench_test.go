@@ -27,7 +27,10 @@ import (
 // the p50 and p99 latency of Append+Flush, and the CPU time the process
 // used per event (cpu-µs/event, Linux): on a machine shared with other
 // work, where the fsync's latency and so events/s move between runs, the
-// CPU an event costs is what an A/B of the append path compares.
+// CPU an event costs is what an A/B of the append path compares. A round
+// of group commit is timed at the log file (medians): write-µs and
+// fsync-µs, and gap-µs from an fsync's return to the next write, the part
+// of the round that is not I/O (see roundFs).
 //
 //   - appenders=N: sessionlog.
 //
@@ -99,7 +102,8 @@ func benchAppend(b *testing.B, ev eventlog.Event, appenders int, noSync bool) {
 	if noSync {
 		fsys = noSyncFs{fsys}
 	}
-	counted := countfs.New(fsys)
+	rounds := &roundFs{Fs: fsys}
+	counted := countfs.New(rounds)
 	store := file.New(counted, filepath.Join(b.TempDir(), "s"))
 	ctx := context.Background()
 	h, err := store.Create(ctx)
@@ -135,6 +139,7 @@ func benchAppend(b *testing.B, ev eventlog.Event, appenders int, noSync bool) {
 	b.StopTimer()
 	reportCPU(b, processCPU()-cpu0)
 	reportLatency(b, slices.Concat(lat...))
+	rounds.report(b)
 	// One fsync a flush (raw rows), counted also when it does nothing.
 	if syncs := counted.Syncs() - synced; syncs > 0 {
 		unit := "events/fsync"
@@ -161,6 +166,92 @@ func reportLatency(b *testing.B, lat []time.Duration) {
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+}
+
+// roundFs times the flushes of the session's log (its *.jsonl file): how
+// long each write and each fsync took, and the gap from an fsync's return
+// to the next write: the callers the fsync served woken, their next
+// appends prepared and queued, the leader's gather and rows, and the check
+// that the path still names the file (docs/performance.md, "Group
+// commit's round").
+type roundFs struct {
+	afero.Fs
+
+	mu                  sync.Mutex
+	synced              time.Time // when the last fsync returned
+	gaps, writes, syncs []time.Duration
+}
+
+func (r *roundFs) OpenFile(name string, flag int, perm os.FileMode) (afero.File, error) {
+	f, err := r.Fs.OpenFile(name, flag, perm)
+	if err != nil || filepath.Ext(name) != ".jsonl" {
+		return f, err
+	}
+	return roundFile{f, r}, nil
+}
+
+func (r *roundFs) Open(name string) (afero.File, error) { return r.OpenFile(name, os.O_RDONLY, 0) }
+
+// LstatIfPossible is the base's, as the store asks it of the OS file
+// system.
+func (r *roundFs) LstatIfPossible(name string) (os.FileInfo, bool, error) {
+	if l, ok := r.Fs.(afero.Lstater); ok {
+		return l.LstatIfPossible(name)
+	}
+	fi, err := r.Fs.Stat(name)
+	return fi, false, err
+}
+
+// report reports the medians of the gaps, writes and fsyncs timed.
+func (r *roundFs) report(b *testing.B) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, m := range []struct {
+		unit string
+		d    []time.Duration
+	}{{"gap-µs", r.gaps}, {"write-µs", r.writes}, {"fsync-µs", r.syncs}} {
+		if len(m.d) > 0 {
+			slices.Sort(m.d)
+			b.ReportMetric(float64(m.d[len(m.d)/2].Nanoseconds())/1e3, m.unit)
+		}
+	}
+}
+
+type roundFile struct {
+	afero.File
+	r *roundFs
+}
+
+func (f roundFile) WriteAt(p []byte, off int64) (int, error) {
+	start := time.Now()
+	n, err := f.File.WriteAt(p, off)
+	d := time.Since(start)
+	f.r.mu.Lock()
+	if !f.r.synced.IsZero() {
+		f.r.gaps = append(f.r.gaps, start.Sub(f.r.synced))
+	}
+	f.r.writes = append(f.r.writes, d)
+	f.r.mu.Unlock()
+	return n, err
+}
+
+func (f roundFile) Sync() error {
+	start := time.Now()
+	err := f.File.Sync()
+	end := time.Now()
+	f.r.mu.Lock()
+	f.r.synced = end
+	f.r.syncs = append(f.r.syncs, end.Sub(start))
+	f.r.mu.Unlock()
+	return err
+}
+
+// Fd keeps positional I/O and locking working through the wrapper.
+func (f roundFile) Fd() uintptr {
+	if fd, ok := f.File.(interface{ Fd() uintptr }); ok {
+		return fd.Fd()
+	}
+	return ^uintptr(0)
 }
 
 // noSyncFs is a file system whose files' Sync does nothing.

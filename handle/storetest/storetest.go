@@ -658,19 +658,33 @@ func testContext(t *testing.T, hs Harness) {
 	require.Equal(t, int64(300), h.DurableSeq())
 }
 
+// testConcurrent: appenders that each append and flush in turn (group
+// commit), some of whose appends are rejected in the appender's own
+// goroutine before any seq is taken. Every accepted event is durable when
+// its Flush returns, at the seq its Append returned; a rejected one takes
+// no seq (the seqs stay contiguous); each appender's events are in the
+// order it appended them.
 func testConcurrent(t *testing.T, hs Harness) {
 	h := create(t, hs)
 	const writers, per = 16, 25
 	var wg sync.WaitGroup
-	errs := make(chan error, writers*per)
+	errs := make(chan error, writers*per*2)
+	seqs := make([][]int64, writers) // writer w's i-th event's seq, as Append returned it
 	for w := range writers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range per {
+				if (w+i)%4 == 0 { // rejected before a seq is taken
+					bad := eventlog.Event{Type: "tool/call", Data: json.RawMessage(fmt.Sprintf(`{"w":%d,"i":%d`, w, i))}
+					if _, err := h.Append(ctx, bad); !errors.Is(err, eventlog.ErrInvalidEvent) {
+						errs <- fmt.Errorf("a malformed event: got %v, want ErrInvalidEvent", err)
+					}
+				}
 				e := eventlog.Event{Type: "tool/call", Data: json.RawMessage(fmt.Sprintf(`{"w":%d,"i":%d}`, w, i))}
 				last, err := h.Append(ctx, e)
 				if err == nil {
+					seqs[w] = append(seqs[w], last)
 					err = h.Flush(ctx)
 				}
 				if err == nil && h.DurableSeq() < last {
@@ -690,13 +704,17 @@ func testConcurrent(t *testing.T, hs Harness) {
 	require.NoError(t, h.Close())
 	r := open(t, hs, h.ID(), handle.ReadOnly)
 	got := readAll(t, r, 0, handle.End)
-	require.Len(t, got, writers*per)
-	seen := map[string]bool{}
+	require.Len(t, got, writers*per, "rejected events took no seq")
 	for i, e := range got {
 		require.Equal(t, int64(i), e.Seq)
-		seen[string(e.Data)] = true
 	}
-	require.Len(t, seen, writers*per, "every appended event is there once")
+	for w, ss := range seqs {
+		require.Len(t, ss, per)
+		require.True(t, slices.IsSorted(ss), "writer %d's events are in the order it appended them", w)
+		for i, seq := range ss {
+			require.JSONEq(t, fmt.Sprintf(`{"w":%d,"i":%d}`, w, i), string(got[seq].Data), "the seq Append returned holds the event")
+		}
+	}
 }
 
 func testFork(t *testing.T, hs Harness) {
