@@ -10,6 +10,10 @@ import (
 // can exercise the split of packed runs with small rows.
 func SetMaxRowSize(enc *Encoder, n int) { enc.maxSize = n }
 
+// SetReaderMaxRowSize lowers the row size limit a Reader enforces, so that
+// tests of lines past it need not build lines of MaxRowSize bytes.
+func SetReaderMaxRowSize(r *Reader, n int) { r.maxRow = n }
+
 // TailFrameAt exposes tailFrameAt: whether b is a tail frame standing at
 // offset at, and the data frame it names.
 var TailFrameAt = zstdframe.ParseTail

@@ -62,6 +62,8 @@ type Reader struct {
 
 	zs *zstdState // nil for a raw log
 
+	maxRow int // MaxRowSize; tests lower it (SetReaderMaxRowSize)
+
 	done bool
 	err  error
 	torn *TornTail
@@ -93,7 +95,7 @@ func WithFrom(from int64) ReaderOption { return func(r *Reader) { r.from = from 
 
 // NewReader returns a Reader of src.
 func NewReader(src io.Reader, opts ...ReaderOption) *Reader {
-	r := &Reader{src: src, types: map[string]string{}}
+	r := &Reader{src: src, types: map[string]string{}, maxRow: MaxRowSize}
 	for _, o := range opts {
 		o(r)
 	}
@@ -225,7 +227,7 @@ func (r *Reader) readRow() {
 	}
 	reason := ""
 	if line == nil {
-		reason = fmt.Sprintf("row exceeds the limit of %d bytes", MaxRowSize)
+		reason = fmt.Sprintf("row exceeds the limit of %d bytes", r.maxRow)
 	} else if err := decodeRow(line, &r.cur); err != nil {
 		reason = err.Error()
 	} else if r.next == anySeq {
@@ -261,12 +263,12 @@ func (r *Reader) readRow() {
 // lies inside one row. A longer run is not what a crash leaves but damage
 // (docs/format.md §9), and a writer must not cut it as a torn tail.
 func (r *Reader) overlong(off int64) bool {
-	if r.lastRun <= MaxRowSize {
+	if r.lastRun <= int64(r.maxRow) {
 		return false
 	}
 	r.fail(&CorruptError{Path: r.path, Offset: off, Seq: r.next, Reason: fmt.Sprintf(
 		"a line of %d bytes holding %d without a NUL byte: longer than any row (%d bytes), so no crash left it",
-		r.lastLen, r.lastRun, MaxRowSize)})
+		r.lastLen, r.lastRun, r.maxRow)})
 	return true
 }
 
@@ -440,7 +442,7 @@ func (r *Reader) readLine() (line []byte, off int64, complete, nul bool, err err
 			return line, off, true, nul, nil
 		}
 		scanned = r.w - r.r
-		if scanned > MaxRowSize {
+		if scanned > r.maxRow {
 			// Too long to be a row: drop what is buffered, remember NULs.
 			nul = runs.add(r.buf[r.r:r.w]) || nul
 			dropped += int64(scanned)

@@ -544,7 +544,6 @@ func src(parts ...any) io.Reader {
 func TestReaderLongLines(t *testing.T) {
 	base := hdrLine + rows(0, 2)
 	off := int64(len(base))
-	long := int64(2*eventlog.MaxRowSize + 12345)
 
 	t.Run("row of exactly MaxRowSize", func(t *testing.T) {
 		big := string(bigRow(t, 2, eventlog.MaxRowSize))
@@ -562,28 +561,35 @@ func TestReaderLongLines(t *testing.T) {
 		requireCorrupt(t, res.err, off, 2, "exceeds the limit")
 		require.Equal(t, rowsEvents(0, 2), res.events)
 	})
+	// Past the first two, the cases use a Reader whose limit is lim, not
+	// MaxRowSize: the same code paths (lines spanning several reads of the
+	// buffer, dropped without being held) without building lines of
+	// tens of megabytes.
+	const lim = 3*64<<10 + 17
+	small := eventlog.ReaderOption(func(r *eventlog.Reader) { eventlog.SetReaderMaxRowSize(r, lim) })
+	long := int64(2*lim + 12345)
 	t.Run("long line in the middle", func(t *testing.T) {
-		res := readAll(t, src(base, &fill{'x', long}, "\n", rows(2, 2)))
-		requireCorrupt(t, res.err, off, 2, "row exceeds the limit of 16777216 bytes")
+		res := readAll(t, src(base, &fill{'x', long}, "\n", rows(2, 2)), small)
+		requireCorrupt(t, res.err, off, 2, "row exceeds the limit of 196625 bytes")
 		require.Equal(t, rowsEvents(0, 2), res.events)
 		require.Equal(t, off, res.end)
 	})
 	t.Run("long line read a byte at a time", func(t *testing.T) {
-		res := readAll(t, iotest.HalfReader(src(base, &fill{'x', eventlog.MaxRowSize + 1}, "\n", rows(2, 2))))
+		res := readAll(t, iotest.HalfReader(src(base, &fill{'x', lim + 1}, "\n", rows(2, 2))), small)
 		requireCorrupt(t, res.err, off, 2, "exceeds the limit")
 	})
 	t.Run("long NUL line at the end", func(t *testing.T) {
-		res := readAll(t, src(base, &fill{0, long}, "\n"))
+		res := readAll(t, src(base, &fill{0, long}, "\n"), small)
 		require.NoError(t, res.err)
 		require.Equal(t, &eventlog.TornTail{Offset: off, Bytes: long + 1}, res.torn)
 		require.Equal(t, rowsEvents(0, 2), res.events)
 	})
 	t.Run("long NUL line then a valid row", func(t *testing.T) {
-		res := readAll(t, src(base, &fill{0, long}, "\n", rows(2, 1)))
+		res := readAll(t, src(base, &fill{0, long}, "\n", rows(2, 1)), small)
 		requireCorrupt(t, res.err, off, 2, "row holding NUL bytes followed by a valid row at offset "+strconv.FormatInt(off+long+1, 10))
 	})
 	t.Run("NUL line then a long line then a valid row", func(t *testing.T) {
-		res := readAll(t, src(base, "\x00\n", &fill{'x', long}, "\n", rows(2, 1)))
+		res := readAll(t, src(base, "\x00\n", &fill{'x', long}, "\n", rows(2, 1)), small)
 		requireCorrupt(t, res.err, off, 2, "no crash left it")
 	})
 	// docs/format.md §9: a crash leaves rows of at most MaxRowSize bytes,
@@ -591,40 +597,40 @@ func TestReaderLongLines(t *testing.T) {
 	// a NUL in the tail is damage. Regression: 200 MB without a newline at
 	// the end read as a torn tail, and the next append cut them.
 	t.Run("long line without newline at the end", func(t *testing.T) {
-		res := readAll(t, src(base, &fill{'x', long}))
+		res := readAll(t, src(base, &fill{'x', long}), small)
 		requireCorrupt(t, res.err, off, 2, "no crash left it")
 		require.Nil(t, res.torn)
 		require.Equal(t, off, res.end)
 	})
-	t.Run("tail of exactly MaxRowSize bytes without newline", func(t *testing.T) {
-		res := readAll(t, src(base, &fill{'x', eventlog.MaxRowSize}))
+	t.Run("tail of exactly the limit bytes without newline", func(t *testing.T) {
+		res := readAll(t, src(base, &fill{'x', lim}), small)
 		require.NoError(t, res.err)
-		require.Equal(t, &eventlog.TornTail{Offset: off, Bytes: eventlog.MaxRowSize}, res.torn)
+		require.Equal(t, &eventlog.TornTail{Offset: off, Bytes: lim}, res.torn)
 	})
-	t.Run("tail one byte over MaxRowSize without newline", func(t *testing.T) {
-		res := readAll(t, iotest.HalfReader(src(base, &fill{'x', eventlog.MaxRowSize + 1})))
-		requireCorrupt(t, res.err, off, 2, fmt.Sprintf("holding %d without a NUL byte", eventlog.MaxRowSize+1))
+	t.Run("tail one byte over the limit without newline", func(t *testing.T) {
+		res := readAll(t, iotest.HalfReader(src(base, &fill{'x', lim + 1})), small)
+		requireCorrupt(t, res.err, off, 2, fmt.Sprintf("holding %d without a NUL byte", lim+1))
 	})
-	t.Run("long tail with NUL holes, no run over MaxRowSize", func(t *testing.T) {
-		tail := []any{&fill{'x', eventlog.MaxRowSize}, &fill{0, 5000}, &fill{'y', eventlog.MaxRowSize}, &fill{0, 7}}
-		res := readAll(t, src(append([]any{base}, tail...)...))
+	t.Run("long tail with NUL holes, no run over the limit", func(t *testing.T) {
+		tail := []any{&fill{'x', lim}, &fill{0, 5000}, &fill{'y', lim}, &fill{0, 7}}
+		res := readAll(t, src(append([]any{base}, tail...)...), small)
 		require.NoError(t, res.err)
-		require.Equal(t, &eventlog.TornTail{Offset: off, Bytes: 2*eventlog.MaxRowSize + 5007}, res.torn)
+		require.Equal(t, &eventlog.TornTail{Offset: off, Bytes: 2*lim + 5007}, res.torn)
 	})
-	t.Run("long tail with a NUL, one run over MaxRowSize", func(t *testing.T) {
-		res := readAll(t, src(base, "\x00", &fill{'x', eventlog.MaxRowSize + 1}))
+	t.Run("long tail with a NUL, one run over the limit", func(t *testing.T) {
+		res := readAll(t, src(base, "\x00", &fill{'x', lim + 1}), small)
 		requireCorrupt(t, res.err, off, 2, "no crash left it")
 	})
-	t.Run("long NUL-holed line with a run over MaxRowSize, then newline", func(t *testing.T) {
-		res := readAll(t, src(base, &fill{'x', eventlog.MaxRowSize + 1}, "\x00\n"))
+	t.Run("long NUL-holed line with a run over the limit, then newline", func(t *testing.T) {
+		res := readAll(t, src(base, &fill{'x', lim + 1}, "\x00\n"), small)
 		requireCorrupt(t, res.err, off, 2, "no crash left it")
 	})
 	t.Run("NUL line then a long line without newline", func(t *testing.T) {
-		res := readAll(t, src(base, "\x00\n", &fill{'x', eventlog.MaxRowSize + 1}))
+		res := readAll(t, src(base, "\x00\n", &fill{'x', lim + 1}), small)
 		requireCorrupt(t, res.err, off, 2, "no crash left it")
 	})
 	t.Run("long header", func(t *testing.T) {
-		res := readAll(t, src(&fill{' ', long}, hdrLine, rows(0, 1)))
+		res := readAll(t, src(&fill{' ', long}, hdrLine, rows(0, 1)), small)
 		requireCorrupt(t, res.err, 0, -1, "header")
 	})
 }
