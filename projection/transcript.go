@@ -1,6 +1,7 @@
 package projection
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -144,6 +145,34 @@ type Message struct {
 	// Partial marks an assistant message made of a step's streamed chunks
 	// while that step has not ended (a crash mid-stream leaves it so).
 	Partial bool `json:"partial,omitempty"`
+
+	// out is where Output lies in the log, when it was not copied
+	// (ApplyAt); Output is then nil until State copies it in.
+	out *span
+}
+
+// span is a raw value of an event's data left in the log: n bytes of log
+// from offset off.
+type span struct {
+	log io.ReaderAt
+	off int64
+	n   int
+}
+
+// minSpan is the size from which ApplyAt leaves a tool output in the log:
+// a smaller one costs more to read back (a system call) than to copy.
+const minSpan = 1024
+
+// read reads the span into dst, which must be n bytes long.
+func (s *span) read(dst []byte) error {
+	n, err := s.log.ReadAt(dst, s.off)
+	if n == len(dst) {
+		return nil
+	}
+	if err == nil || err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return fmt.Errorf("projection transcript: reading %d bytes of the log at offset %d: %w", s.n, s.off, err)
 }
 
 // Reasoning is one assistant/reasoning event.
@@ -163,6 +192,7 @@ type ToolCall struct {
 var (
 	_ Projection  = (*Transcript)(nil)
 	_ StateWriter = (*Transcript)(nil)
+	_ Locator     = (*Transcript)(nil)
 )
 
 // NewTranscript returns a transcript projection in its empty state.
@@ -187,6 +217,7 @@ var _ Borrower = (*Transcript)(nil)
 // the projection and may change with the next Apply.
 func (t *Transcript) State() TranscriptState {
 	t.sync()
+	t.copyIn()
 	t.hash()
 	return t.s
 }
@@ -246,6 +277,7 @@ func (t *Transcript) UnmarshalState(data []byte) error {
 // they were.
 func (t *Transcript) PrefixHashes() []string {
 	t.sync()
+	t.copyIn()
 	t.hash()
 	out := make([]string, len(t.chain))
 	for i := range t.chain {
@@ -255,6 +287,40 @@ func (t *Transcript) PrefixHashes() []string {
 }
 
 func hashString(h [sha256.Size]byte) string { return "sha256:" + hex.EncodeToString(h[:]) }
+
+// ApplyAt is Apply, but for a tool result whose output is large (its data
+// being the bytes of log from at on), which it leaves in the log: the
+// message keeps where it lies (Locator).
+func (t *Transcript) ApplyAt(e eventlog.Event, log io.ReaderAt, at int64) {
+	if e.Type != typeToolResult || log == nil || at < 0 || len(e.Data) < minSpan {
+		t.Apply(e)
+		return
+	}
+	t.sync()
+	t.toolResult(e, log, at)
+}
+
+// copyIn reads into each message the output left in the log. One the log
+// cannot give back is recorded in Degraded and dropped.
+func (t *Transcript) copyIn() {
+	failed := false
+	for i := range t.s.Messages {
+		m := &t.s.Messages[i]
+		if m.out == nil {
+			continue
+		}
+		out := make(json.RawMessage, m.out.n)
+		if err := m.out.read(out); err != nil {
+			out, failed = nil, true
+			degrade(&t.s.Degraded, eventlog.Event{Seq: m.Seq, Type: typeToolResult}, "output not read back from the log: "+err.Error())
+			t.stale(i)
+		}
+		m.Output, m.out = out, nil
+	}
+	if failed {
+		slices.SortStableFunc(t.s.Degraded, func(a, b Degraded) int { return cmp.Compare(a.Seq, b.Seq) })
+	}
+}
 
 // Apply folds one event into the state.
 func (t *Transcript) Apply(e eventlog.Event) {
@@ -281,7 +347,7 @@ func (t *Transcript) Apply(e eventlog.Event) {
 		t.finishStream()
 		t.toolCall(e)
 	case typeToolResult:
-		t.toolResult(e)
+		t.toolResult(e, nil, -1)
 	case typeCompacted:
 		t.compacted(e)
 	case typeSlotSwitch:
@@ -510,9 +576,11 @@ func (t *Transcript) toolCall(e eventlog.Event) {
 	}
 }
 
-func (t *Transcript) toolResult(e eventlog.Event) {
+// toolResult folds a tool/result. With log, e's data are the bytes of log
+// from dataAt on (ApplyAt).
+func (t *Transcript) toolResult(e eventlog.Event, log io.ReaderAt, dataAt int64) {
 	// The output is kept as it is, not decoded again (the log's reader
-	// validated it): a copy, as Borrower says.
+	// validated it): a copy, as Borrower says, or where it lies in log.
 	d, ok := readOK[toolResultData](&t.s.Degraded, e)
 	if !ok {
 		return
@@ -520,7 +588,12 @@ func (t *Transcript) toolResult(e eventlog.Event) {
 	id := *d.ID
 	m := Message{
 		Seq: e.Seq, Role: RoleTool, Slot: t.s.CurrentSlot,
-		ToolCallID: id, Output: keepRaw(orNil(d.Output)), Error: d.Error, Synthetic: d.Synthetic,
+		ToolCallID: id, Error: d.Error, Synthetic: d.Synthetic,
+	}
+	if i, ok := within(e.Data, d.Output); ok && log != nil && len(d.Output) >= minSpan {
+		m.out = &span{log: log, off: dataAt + int64(i), n: len(d.Output)}
+	} else {
+		m.Output = keepRaw(orNil(d.Output))
 	}
 	ref, known := t.callAt[id]
 	if known {
@@ -551,6 +624,16 @@ func (t *Transcript) toolResult(e eventlog.Event) {
 	t.s.Messages[at] = m
 	t.stale(at)
 	t.reindex()
+}
+
+// within returns where v starts in data, when v is a slice of data's bytes
+// (a raw value decoded in place, not by encoding/json).
+func within(data, v []byte) (int, bool) {
+	if len(v) == 0 {
+		return 0, false
+	}
+	i := cap(data) - cap(v)
+	return i, i >= 0 && i+len(v) <= len(data) && &data[i] == &v[0]
 }
 
 func (t *Transcript) compacted(e eventlog.Event) {

@@ -1,6 +1,7 @@
 package projection
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"slices"
@@ -124,7 +125,12 @@ func appendMessage(b []byte, m *Message) ([]byte, error) {
 	if m.Name != "" {
 		b = appendString(append(b, `,"name":`...), m.Name)
 	}
-	if len(m.Output) > 0 {
+	if m.out != nil {
+		var err error
+		if b, err = appendSpan(append(b, `,"output":`...), m.out); err != nil {
+			return b, err
+		}
+	} else if len(m.Output) > 0 {
 		var err error
 		if b, err = appendRaw(append(b, `,"output":`...), m.Output); err != nil {
 			return b, err
@@ -140,6 +146,21 @@ func appendMessage(b []byte, m *Message) ([]byte, error) {
 		b = append(b, `,"partial":true`...)
 	}
 	return append(b, '}'), nil
+}
+
+// appendSpan appends the raw value s holds as appendRaw does, read from
+// the log straight into b: most are written as they are (verbatim), and
+// the others are read again from a copy.
+func appendSpan(b []byte, s *span) ([]byte, error) {
+	n := len(b)
+	b = slices.Grow(b, s.n)[:n+s.n]
+	if err := s.read(b[n:]); err != nil {
+		return b[:n], err
+	}
+	if raw := b[n:]; !verbatim(raw) {
+		return appendRaw(b[:n], bytes.Clone(raw))
+	}
+	return b, nil
 }
 
 // appendReasoning appends rs as json.Marshal writes a []Reasoning.
