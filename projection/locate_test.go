@@ -60,10 +60,11 @@ type failingReaderAt struct{}
 
 func (failingReaderAt) ReadAt([]byte, int64) (int, error) { return 0, errors.New("closed") }
 
-// locateEvents is a session whose tool outputs are large: results joined
-// to their calls, one replaced by a later result, one with bytes
-// json.Marshal escapes, a result whose call is unknown, a compaction
-// before the last turn.
+// locateEvents is a session whose tool outputs and texts are large:
+// results joined to their calls, one replaced by a later result, one with
+// bytes json.Marshal escapes, a result whose call is unknown, texts plain
+// and escaped, one replacing a streamed text, one of two text members,
+// a compaction before the last turn.
 func locateEvents() []eventlog.Event {
 	big := func(s string) string { return fmt.Sprintf("%q", strings.Repeat(s, 400)) }
 	return numbered(
@@ -71,8 +72,13 @@ func locateEvents() []eventlog.Event {
 		ev("tool/call", `{"id":"a","name":"read","args":{}}`),
 		ev("tool/result", `{"id":"a","output":`+big("gone ")+`}`),
 		ev("context/compacted", `{"summary":"s"}`),
+		ev("user/message", `{"slot":"s1","text":`+big("line é\n😀 \u2028")+`,"slot":"s2"}`),
 		ev("step/start", `{}`),
-		ev("assistant/message", `{"text":"t"}`),
+		ev("assistant/chunk", `{"text":"stream"}`),
+		ev("assistant/message", `{"text":`+big("plain ")+`}`),
+		ev("user/message", `{"text":1,"text":`+big("twice ")+`}`),
+		ev("user/message", `{"text":`+big("<b> & \"q\"")+`,"slot":null}`),
+		ev("user/message", `{"te\u0078t":`+big("escaped key ")+`}`),
 		ev("tool/call", `{"id":"b","name":"read","args":{}}`),
 		ev("tool/call", `{"id":"c","name":"read","args":{}}`),
 		ev("tool/result", `{"id":"c","output":{"lines":[`+big("c <&> ")+`]}}`),
@@ -91,6 +97,7 @@ func locateEvents() []eventlog.Event {
 // are read back from the log.
 func TestTranscriptApplyAt(t *testing.T) {
 	evs := locateEvents()
+	half := len(evs) / 2
 	for _, newP := range []func() projection.Locator{
 		func() projection.Locator { return projection.NewTranscript() },
 		func() projection.Locator { return projection.NewConversation() },
@@ -100,9 +107,9 @@ func TestTranscriptApplyAt(t *testing.T) {
 		b, at := logOf(evs)
 		log := &countingReaderAt{r: bytes.NewReader(b)}
 		got := newP()
-		applyAt(got, evs[:8], log, at[:8])
+		applyAt(got, evs[:half], log, at[:half])
 		snap, _ := got.(projection.Snapshotter).Snapshot()
-		applyAt(got, evs[8:], log, at[8:])
+		applyAt(got, evs[half:], log, at[half:])
 		require.Zero(t, log.n, "%s: nothing read while applying", got.Name())
 
 		require.Equal(t, marshal(t, want), marshal(t, got), got.Name())
@@ -114,7 +121,7 @@ func TestTranscriptApplyAt(t *testing.T) {
 
 		// Restored to the snapshot taken mid-way, the rest applied again.
 		require.NoError(t, got.(projection.Snapshotter).Restore(snap))
-		applyAt(got, evs[8:], log, at[8:])
+		applyAt(got, evs[half:], log, at[half:])
 		require.Equal(t, marshal(t, want), marshal(t, got))
 
 		type stater interface {
@@ -128,7 +135,7 @@ func TestTranscriptApplyAt(t *testing.T) {
 	}
 }
 
-// Outputs the log can no longer give back fail MarshalState and
+// Outputs and texts the log can no longer give back fail MarshalState and
 // WriteState with the offset; State records them in Degraded, in seq
 // order, and drops them.
 func TestTranscriptApplyAtUnreadable(t *testing.T) {
@@ -144,13 +151,22 @@ func TestTranscriptApplyAtUnreadable(t *testing.T) {
 	st := p.State()
 	var got []string
 	for _, d := range st.Degraded {
-		require.Equal(t, "tool/result", d.Type)
 		reason, _, _ := strings.Cut(d.Reason, ":")
-		got = append(got, fmt.Sprintf("%d %s", d.Seq, reason))
+		got = append(got, fmt.Sprintf("%d %s %s", d.Seq, d.Type, reason))
 	}
-	require.Equal(t, []string{"10 output not read back from the log", `11 result for unknown call "x"`,
-		"11 output not read back from the log", "13 output not read back from the log"}, got)
+	require.Equal(t, []string{
+		"4 user/message text not read back from the log",
+		"7 assistant/message text not read back from the log",
+		"8 user/message text", // its own: the first text is a number
+		"15 tool/result output not read back from the log",
+		`16 tool/result result for unknown call "x"`,
+		"16 tool/result output not read back from the log",
+		"18 tool/result output not read back from the log",
+	}, got, "in seq order")
 	for _, m := range st.Messages {
+		if m.Seq != 3 && m.Seq != 9 && m.Seq != 10 { // copied: small, or not a text ApplyAt leaves
+			require.Empty(t, m.Text, "seq %d", m.Seq)
+		}
 		require.Nil(t, m.Output, "seq %d", m.Seq)
 	}
 	_, err = p.MarshalState()

@@ -95,6 +95,9 @@ type Transcript struct {
 	chain  [][sha256.Size]byte
 	hasher hash.Hash
 
+	// scratch holds a text read back from the log while it is written.
+	scratch []byte
+
 	// keep makes context/compacted add its summary after the messages
 	// instead of replacing them (the conversation projection).
 	keep bool
@@ -146,9 +149,10 @@ type Message struct {
 	// while that step has not ended (a crash mid-stream leaves it so).
 	Partial bool `json:"partial,omitempty"`
 
-	// out is where Output lies in the log, when it was not copied
-	// (ApplyAt); Output is then nil until State copies it in.
-	out *span
+	// out is where Output lies in the log, and text the JSON string of
+	// Text, when they were not copied (ApplyAt); Output or Text is then
+	// empty until State copies it in.
+	out, text *span
 }
 
 // span is a raw value of an event's data left in the log: n bytes of log
@@ -157,9 +161,26 @@ type span struct {
 	log io.ReaderAt
 	off int64
 	n   int
+	// plain is true for a JSON string whose bytes between the quotes are
+	// the string (eventlog.PlainString).
+	plain bool
 }
 
-// minSpan is the size from which ApplyAt leaves a tool output in the log:
+// readString reads the span, a JSON string, and returns the string it
+// holds.
+func (s *span) readString() (string, error) {
+	raw := make([]byte, s.n)
+	if err := s.read(raw); err != nil {
+		return "", err
+	}
+	if s.plain {
+		return string(raw[1 : s.n-1]), nil
+	}
+	b, _ := appendUnquoted(make([]byte, 0, s.n), raw)
+	return unsafe.String(unsafe.SliceData(b), len(b)), nil
+}
+
+// minSpan is the size from which ApplyAt leaves a value in the log:
 // a smaller one costs more to read back (a system call) than to copy.
 const minSpan = 1024
 
@@ -288,16 +309,27 @@ func (t *Transcript) PrefixHashes() []string {
 
 func hashString(h [sha256.Size]byte) string { return "sha256:" + hex.EncodeToString(h[:]) }
 
-// ApplyAt is Apply, but for a tool result whose output is large (its data
-// being the bytes of log from at on), which it leaves in the log: the
-// message keeps where it lies (Locator).
+// ApplyAt is Apply, but for a tool result whose output is large, or a
+// user or assistant message whose text is (its data being the bytes of
+// log from at on), which it leaves in the log: the message keeps where it
+// lies (Locator).
 func (t *Transcript) ApplyAt(e eventlog.Event, log io.ReaderAt, at int64) {
-	if e.Type != typeToolResult || log == nil || at < 0 || len(e.Data) < minSpan {
+	if log == nil || at < 0 || len(e.Data) < minSpan {
 		t.Apply(e)
 		return
 	}
-	t.sync()
-	t.toolResult(e, log, at)
+	switch e.Type {
+	case typeToolResult:
+		t.sync()
+		t.toolResult(e, log, at)
+	case typeUserMessage:
+		t.sync()
+		t.message(e, RoleUser, log, at)
+	case typeAssistantMessage:
+		t.message(e, RoleAssistant, log, at) // not synced first: see Apply
+	default:
+		t.Apply(e)
+	}
 }
 
 // copyIn reads into each message the output left in the log. One the log
@@ -306,16 +338,28 @@ func (t *Transcript) copyIn() {
 	failed := false
 	for i := range t.s.Messages {
 		m := &t.s.Messages[i]
-		if m.out == nil {
-			continue
+		if m.out != nil {
+			out := make(json.RawMessage, m.out.n)
+			if err := m.out.read(out); err != nil {
+				out, failed = nil, true
+				degrade(&t.s.Degraded, eventlog.Event{Seq: m.Seq, Type: typeToolResult}, "output not read back from the log: "+err.Error())
+				t.stale(i)
+			}
+			m.Output, m.out = out, nil
 		}
-		out := make(json.RawMessage, m.out.n)
-		if err := m.out.read(out); err != nil {
-			out, failed = nil, true
-			degrade(&t.s.Degraded, eventlog.Event{Seq: m.Seq, Type: typeToolResult}, "output not read back from the log: "+err.Error())
-			t.stale(i)
+		if m.text != nil {
+			text, err := m.text.readString()
+			if err != nil {
+				failed = true
+				typ := typeUserMessage
+				if m.Role == RoleAssistant {
+					typ = typeAssistantMessage
+				}
+				degrade(&t.s.Degraded, eventlog.Event{Seq: m.Seq, Type: typ}, "text not read back from the log: "+err.Error())
+				t.stale(i)
+			}
+			m.Text, m.text = text, nil
 		}
-		m.Output, m.out = out, nil
 	}
 	if failed {
 		slices.SortStableFunc(t.s.Degraded, func(a, b Degraded) int { return cmp.Compare(a.Seq, b.Seq) })
@@ -332,13 +376,13 @@ func (t *Transcript) Apply(e eventlog.Event) {
 		// Not synced first: the message replaces the streamed text, which
 		// would be copied only to be dropped; a degraded one leaves it
 		// due, for the next event or read.
-		t.message(e, RoleAssistant)
+		t.message(e, RoleAssistant, nil, -1)
 		return
 	}
 	t.sync()
 	switch e.Type {
 	case typeUserMessage:
-		t.message(e, RoleUser)
+		t.message(e, RoleUser, nil, -1)
 	case typeReasoning:
 		if d, ok := readOK[reasoningData](&t.s.Degraded, e); ok {
 			t.s.PendingReasoning = append(t.s.PendingReasoning, Reasoning{Text: *d.Text, Signature: d.Signature})
@@ -496,15 +540,25 @@ func (t *Transcript) holder() int {
 	return -1
 }
 
-func (t *Transcript) message(e eventlog.Event, role string) {
-	d, ok := readOK[messageData](&t.s.Degraded, e)
-	if !ok {
-		return
+// message folds a user/message or assistant/message. With log, e's data
+// are the bytes of log from dataAt on (ApplyAt), and a large text is left
+// there.
+func (t *Transcript) message(e eventlog.Event, role string, log io.ReaderAt, dataAt int64) {
+	m := Message{Seq: e.Seq, Role: role}
+	if raw, slot, ok := textMember(e.Data, "slot"); ok && log != nil && len(raw) >= minSpan {
+		i, _ := within(e.Data, raw)
+		m.text = &span{log: log, off: dataAt + int64(i), n: len(raw), plain: eventlog.PlainString(raw[1 : len(raw)-1])}
+		m.Slot = t.slot(slot)
+	} else {
+		d, ok := readOK[messageData](&t.s.Degraded, e)
+		if !ok {
+			return
+		}
+		m.Text, m.Slot = *d.Text, t.slot(d.Slot)
 	}
 	if role == RoleAssistant {
 		t.unstream() // the step's own message replaces its streamed text
 	}
-	m := Message{Seq: e.Seq, Role: role, Text: *d.Text, Slot: t.slot(d.Slot)}
 	if role == RoleAssistant {
 		m.Reasoning, t.s.PendingReasoning = t.s.PendingReasoning, nil
 	}
@@ -626,6 +680,30 @@ func (t *Transcript) toolResult(e eventlog.Event, log io.ReaderAt, dataAt int64)
 	t.reindex()
 }
 
+// textMember returns the raw JSON string of data's one "text" member, a
+// slice of data, and the value of its other member named other, when
+// both are strings and no key holds an escape: then read[messageData]
+// (or reasoningData) would give the same values, which a caller may keep
+// without a copy (ApplyAt). Otherwise ok is false, and the caller reads
+// the data as Apply does.
+func textMember(data []byte, other string) (text []byte, otherVal string, ok bool) {
+	texts, plain := 0, true
+	wellFormed := eventlog.EachMember(data, func(key []byte, escaped bool, value []byte) {
+		switch {
+		case escaped:
+			plain = false
+		case string(key) == "text":
+			texts++
+			text = value
+		case string(key) == other:
+			var isString bool
+			otherVal, isString = unquote(value)
+			plain = plain && isString
+		}
+	})
+	return text, otherVal, wellFormed && plain && texts == 1 && len(text) >= 2 && text[0] == '"'
+}
+
 // within returns where v starts in data, when v is a slice of data's bytes
 // (a raw value decoded in place, not by encoding/json).
 func within(data, v []byte) (int, bool) {
@@ -708,7 +786,7 @@ func (t *Transcript) hash() {
 			// Encoding a Message fails only for a raw field that is empty
 			// but not nil, which no event makes. Were it to, the hash would
 			// cover what was written, which is still deterministic.
-			b, _ = appendMessage(b[:0], &msgs[i])
+			b, _ = appendMessage(b[:0], &msgs[i], &t.scratch)
 			t.extendChain(b)
 		}
 	}
@@ -767,6 +845,15 @@ func (t *Transcript) Snapshot() (any, int) {
 	for i := range u.s.Messages {
 		m := &u.s.Messages[i]
 		shared += len(m.Text) + len(m.Output) + len(m.Error)
+		// Left in the log, but counted as if held: the engine then spaces
+		// and bounds kept states as it does for copies (a clone's cost
+		// grows with the session, not with what it holds).
+		if m.out != nil {
+			shared += m.out.n
+		}
+		if m.text != nil {
+			shared += m.text.n
+		}
 		for _, r := range m.Reasoning {
 			shared += len(r.Text) + len(r.Signature)
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"unsafe"
 )
 
 // stateChunk is how much of a state WriteState holds before it writes it
@@ -43,7 +44,7 @@ func (t *Transcript) encodeState(o *stateOut) error {
 		}
 		at := len(o.b)
 		var err error
-		if o.b, err = appendMessage(o.b, &msgs[i]); err != nil {
+		if o.b, err = appendMessage(o.b, &msgs[i], &t.scratch); err != nil {
 			return fmt.Errorf("projection transcript: marshal state: message %d: %w", i, err)
 		}
 		if i == len(t.chain) {
@@ -86,11 +87,17 @@ func (t *Transcript) encodeState(o *stateOut) error {
 }
 
 // appendMessage appends m as json.Marshal writes a Message (its fields in
-// order, omitempty as tagged).
-func appendMessage(b []byte, m *Message) ([]byte, error) {
+// order, omitempty as tagged), reading what it left in the log back (a
+// text through scratch).
+func appendMessage(b []byte, m *Message, scratch *[]byte) ([]byte, error) {
 	b = appendInt(append(b, `{"seq":`...), m.Seq)
 	b = appendString(append(b, `,"role":`...), m.Role)
-	if m.Text != "" {
+	if m.text != nil {
+		var err error
+		if b, err = appendTextSpan(append(b, `,"text":`...), m.text, scratch); err != nil {
+			return b, err
+		}
+	} else if m.Text != "" {
 		b = appendString(append(b, `,"text":`...), m.Text)
 	}
 	if len(m.Reasoning) > 0 {
@@ -161,6 +168,27 @@ func appendSpan(b []byte, s *span) ([]byte, error) {
 		return appendRaw(b[:n], bytes.Clone(raw))
 	}
 	return b, nil
+}
+
+// appendTextSpan appends the string the JSON string s holds as
+// appendString does, read from the log into scratch (and, unless plain,
+// unquoted after it there).
+func appendTextSpan(b []byte, s *span, scratch *[]byte) ([]byte, error) {
+	raw := slices.Grow((*scratch)[:0], 2*s.n)[:s.n]
+	*scratch = raw
+	if err := s.read(raw); err != nil {
+		return b, err
+	}
+	text := raw[1 : s.n-1]
+	if !s.plain {
+		// Unquoting only shortens a string but for what encoding/json
+		// decodes (invalid UTF-8): past raw, in scratch when it fits.
+		text, _ = appendUnquoted(raw[s.n:s.n], raw)
+	}
+	if len(text) == 0 {
+		return appendString(b, ""), nil
+	}
+	return appendString(b, unsafe.String(&text[0], len(text))), nil
 }
 
 // appendReasoning appends rs as json.Marshal writes a []Reasoning.
