@@ -9,6 +9,7 @@ import (
 	"hash"
 	"io"
 	"maps"
+	"reflect"
 	"slices"
 	"unsafe"
 
@@ -95,8 +96,9 @@ type Transcript struct {
 	chain  [][sha256.Size]byte
 	hasher hash.Hash
 
-	// scratch holds a text read back from the log while it is written.
-	scratch []byte
+	// win holds the piece of the log the state's spans are read back
+	// from while it is written.
+	win window
 
 	// keep makes context/compacted add its summary after the messages
 	// instead of replacing them (the conversation projection).
@@ -166,6 +168,45 @@ type span struct {
 	plain bool
 }
 
+// window is a piece of a log read for the spans that lie in it: a
+// transcript's texts and outputs lie in the log in about the order it
+// writes them, most close together, so one read serves several. scratch
+// holds a text being unquoted.
+type window struct {
+	log     io.ReaderAt
+	off     int64
+	b       []byte
+	scratch []byte
+}
+
+// windowSize is how much of the log a window reads at least.
+const windowSize = 256 << 10
+
+// get returns the bytes of s, valid until the next call: from the window
+// when it holds them, else read again, from s on.
+func (w *window) get(s *span) ([]byte, error) {
+	if w.log != nil && sameLog(w.log, s.log) && s.off >= w.off && s.off+int64(s.n) <= w.off+int64(len(w.b)) {
+		return w.b[s.off-w.off:][:s.n], nil
+	}
+	size := max(s.n, windowSize)
+	w.log, w.b = nil, slices.Grow(w.b[:0], size)[:size]
+	// Past what was read, the log may end or still be written: only
+	// what the spans cover is used.
+	n, err := s.log.ReadAt(w.b, s.off)
+	if n < s.n {
+		return nil, s.readError(err)
+	}
+	w.log, w.off, w.b = s.log, s.off, w.b[:n]
+	return w.b[:s.n], nil
+}
+
+// sameLog reports whether a and b are the same log, without comparing
+// values of a type that cannot be compared (which panics).
+func sameLog(a, b io.ReaderAt) bool {
+	t := reflect.TypeOf(a)
+	return t == reflect.TypeOf(b) && t.Comparable() && a == b
+}
+
 // readString reads the span, a JSON string, and returns the string it
 // holds.
 func (s *span) readString() (string, error) {
@@ -190,6 +231,11 @@ func (s *span) read(dst []byte) error {
 	if n == len(dst) {
 		return nil
 	}
+	return s.readError(err)
+}
+
+// readError is the error of a read of s that came short, with err.
+func (s *span) readError(err error) error {
 	if err == nil || err == io.EOF {
 		err = io.ErrUnexpectedEOF
 	}
@@ -786,7 +832,7 @@ func (t *Transcript) hash() {
 			// Encoding a Message fails only for a raw field that is empty
 			// but not nil, which no event makes. Were it to, the hash would
 			// cover what was written, which is still deterministic.
-			b, _ = appendMessage(b[:0], &msgs[i], &t.scratch)
+			b, _ = appendMessage(b[:0], &msgs[i], &t.win)
 			t.extendChain(b)
 		}
 	}

@@ -1,7 +1,6 @@
 package projection
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"slices"
@@ -44,7 +43,7 @@ func (t *Transcript) encodeState(o *stateOut) error {
 		}
 		at := len(o.b)
 		var err error
-		if o.b, err = appendMessage(o.b, &msgs[i], &t.scratch); err != nil {
+		if o.b, err = appendMessage(o.b, &msgs[i], &t.win); err != nil {
 			return fmt.Errorf("projection transcript: marshal state: message %d: %w", i, err)
 		}
 		if i == len(t.chain) {
@@ -87,14 +86,14 @@ func (t *Transcript) encodeState(o *stateOut) error {
 }
 
 // appendMessage appends m as json.Marshal writes a Message (its fields in
-// order, omitempty as tagged), reading what it left in the log back (a
-// text through scratch).
-func appendMessage(b []byte, m *Message, scratch *[]byte) ([]byte, error) {
+// order, omitempty as tagged), reading what it left in the log back
+// through w.
+func appendMessage(b []byte, m *Message, w *window) ([]byte, error) {
 	b = appendInt(append(b, `{"seq":`...), m.Seq)
 	b = appendString(append(b, `,"role":`...), m.Role)
 	if m.text != nil {
 		var err error
-		if b, err = appendTextSpan(append(b, `,"text":`...), m.text, scratch); err != nil {
+		if b, err = appendTextSpan(append(b, `,"text":`...), m.text, w); err != nil {
 			return b, err
 		}
 	} else if m.Text != "" {
@@ -134,7 +133,7 @@ func appendMessage(b []byte, m *Message, scratch *[]byte) ([]byte, error) {
 	}
 	if m.out != nil {
 		var err error
-		if b, err = appendSpan(append(b, `,"output":`...), m.out); err != nil {
+		if b, err = appendSpan(append(b, `,"output":`...), m.out, w); err != nil {
 			return b, err
 		}
 	} else if len(m.Output) > 0 {
@@ -156,34 +155,27 @@ func appendMessage(b []byte, m *Message, scratch *[]byte) ([]byte, error) {
 }
 
 // appendSpan appends the raw value s holds as appendRaw does, read from
-// the log straight into b: most are written as they are (verbatim), and
-// the others are read again from a copy.
-func appendSpan(b []byte, s *span) ([]byte, error) {
-	n := len(b)
-	b = slices.Grow(b, s.n)[:n+s.n]
-	if err := s.read(b[n:]); err != nil {
-		return b[:n], err
+// the log through w.
+func appendSpan(b []byte, s *span, w *window) ([]byte, error) {
+	raw, err := w.get(s)
+	if err != nil {
+		return b, err
 	}
-	if raw := b[n:]; !verbatim(raw) {
-		return appendRaw(b[:n], bytes.Clone(raw))
-	}
-	return b, nil
+	return appendRaw(b, raw)
 }
 
 // appendTextSpan appends the string the JSON string s holds as
-// appendString does, read from the log into scratch (and, unless plain,
-// unquoted after it there).
-func appendTextSpan(b []byte, s *span, scratch *[]byte) ([]byte, error) {
-	raw := slices.Grow((*scratch)[:0], 2*s.n)[:s.n]
-	*scratch = raw
-	if err := s.read(raw); err != nil {
+// appendString does, read from the log through w (and, unless plain,
+// unquoted into w's scratch).
+func appendTextSpan(b []byte, s *span, w *window) ([]byte, error) {
+	raw, err := w.get(s)
+	if err != nil {
 		return b, err
 	}
 	text := raw[1 : s.n-1]
 	if !s.plain {
-		// Unquoting only shortens a string but for what encoding/json
-		// decodes (invalid UTF-8): past raw, in scratch when it fits.
-		text, _ = appendUnquoted(raw[s.n:s.n], raw)
+		w.scratch, _ = appendUnquoted(w.scratch[:0], raw)
+		text = w.scratch
 	}
 	if len(text) == 0 {
 		return appendString(b, ""), nil
