@@ -65,8 +65,9 @@ type Borrower interface {
 // bytes unchanged, until then. Its states are the same as Apply's, byte for
 // byte once marshalled; a value log cannot give back when State copies it
 // in is recorded in Degraded. The transcript is one: it keeps where large
-// tool outputs lie. A replay of a log whose source says where each event's
-// data lies calls ApplyAt when asked to (replay.LocateData).
+// tool outputs and message texts lie. A replay of a log whose source says
+// where each event's data lies calls ApplyAt when asked to
+// (replay.LocateData).
 type Locator interface {
 	Borrower
 	ApplyAt(e eventlog.Event, log io.ReaderAt, at int64)
