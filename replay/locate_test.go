@@ -182,3 +182,66 @@ func storedSession(t *testing.T, log *memLog, enc string) handle.Handle {
 	t.Cleanup(func() { h.Close() })
 	return h
 }
+
+// A store handle's ReadLocated yields what Read yields, and with each
+// event of its own log the offset in LogBytes of its data, those bytes
+// there; a fork's inherited events, null data and a writer's unflushed
+// events have none. A yield that says stop ends the read without error.
+func TestHandleReadLocated(t *testing.T) {
+	ctx := t.Context()
+	log := agentLog(5, 600)
+	st := file.New(afero.NewMemMapFs(), "/s")
+	w, err := st.Create(ctx, handle.WithID(log.ID()))
+	require.NoError(t, err)
+	_, err = w.Append(ctx, log.evs[:400]...)
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	f, err := st.Fork(ctx, log.ID(), 299)
+	require.NoError(t, err)
+	t.Cleanup(func() { f.Close() })
+	var own []eventlog.Event
+	for _, e := range log.evs[400:] {
+		if e.Type == eventlog.TypeRollback || e.Type == eventlog.TypeCheckpoint {
+			e.Type, e.Data = "user/message", json.RawMessage(`{"text":"own"}`)
+		}
+		own = append(own, e)
+	}
+	_, err = f.Append(ctx, own[:150]...)
+	require.NoError(t, err)
+	require.NoError(t, f.Flush(ctx))
+	_, err = f.Append(ctx, own[150:]...) // not flushed: in the writer's memory
+	require.NoError(t, err)
+
+	var want []eventlog.Event
+	for e, err := range f.Read(ctx, 0, handle.End) {
+		require.NoError(t, err)
+		want = append(want, e)
+	}
+	ls := f.(replay.LocatingSource)
+	b := ls.LogBytes()
+	require.NotNil(t, b)
+	var got []eventlog.Event
+	located := 0
+	require.NoError(t, ls.ReadLocated(ctx, 0, handle.End, func(e eventlog.Event, at int64) bool {
+		switch {
+		case e.Seq < 300 || e.Seq >= 450 || e.Data == nil:
+			require.Equal(t, int64(-1), at, "seq %d", e.Seq)
+		default:
+			require.GreaterOrEqual(t, at, int64(0), "seq %d", e.Seq)
+			stored := make([]byte, len(e.Data))
+			_, err := b.ReadAt(stored, at)
+			require.NoError(t, err)
+			require.Equal(t, string(e.Data), string(stored), "seq %d", e.Seq)
+			located++
+		}
+		e.Data = append(json.RawMessage(nil), e.Data...)
+		got = append(got, e)
+		return true
+	}))
+	require.Equal(t, want, got)
+	require.Positive(t, located)
+
+	n := 0
+	require.NoError(t, ls.ReadLocated(ctx, 0, handle.End, func(eventlog.Event, int64) bool { n++; return n < 10 }))
+	require.Equal(t, 10, n)
+}
