@@ -94,7 +94,8 @@ func (c countingReaderAt) ReadAt(p []byte, off int64) (int, error) {
 // as MarshalState returns them, and State equal: over rollbacks, kept
 // states, compactions and late tool results, on one core and on two (zstd:
 // two). A raw log leaves large tool outputs in the log (they are read
-// back); a zstd log cannot, and holds them as before.
+// back); a zstd log cannot, and holds them as before. One random log by
+// default, four under SESSIONLOG_SWEEPS=full.
 func TestLocatedReplayEqualsOwned(t *testing.T) {
 	for _, c := range []struct {
 		enc   string
@@ -104,8 +105,8 @@ func TestLocatedReplayEqualsOwned(t *testing.T) {
 		t.Run(fmt.Sprintf("%s/GOMAXPROCS=%d", enc, procs), func(t *testing.T) {
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 			var reads atomic.Int64
-			for seed := range uint64(sweep.Size(2, 4, 4)) {
-				log := withLateResults(agentLog(seed, 2000), seed)
+			for seed := range uint64(sweep.Size(1, 4, 4)) {
+				log := withLateResults(agentLog(seed, 1000), seed)
 				last := log.Seq()
 				want := builtins()
 				_, err := replay.Replay(t.Context(), owned{log}, want, replay.WithSnapshotEvery(64))
@@ -151,14 +152,21 @@ func TestLocatedReplayEqualsOwned(t *testing.T) {
 // Without LocateData, a replay through a LocatingSource copies what it
 // keeps: its states never read the log again.
 func TestReplayLocatesOnlyWhenAsked(t *testing.T) {
-	log := withLateResults(agentLog(3, 1000), 3)
+	log := withLateResults(agentLog(3, 400), 3)
 	h := storedSession(t, log, handle.EncodingRaw)
 	var reads atomic.Int64
+	src := readCounter{h.(replay.LocatingSource), &reads}
 	ps := builtins()
-	_, err := replay.Replay(t.Context(), readCounter{h.(replay.LocatingSource), &reads}, ps)
+	_, err := replay.Replay(t.Context(), src, ps)
 	require.NoError(t, err)
 	marshalAll(t, ps)
 	require.Zero(t, reads.Load())
+
+	// Asked, the same replay leaves values in the log.
+	_, err = replay.Replay(t.Context(), src, ps, replay.LocateData())
+	require.NoError(t, err)
+	marshalAll(t, ps)
+	require.Positive(t, reads.Load())
 }
 
 // storedSession writes log into a new store of the encoding enc over a
