@@ -70,3 +70,47 @@ func TestReaderEventAfterBorrow(t *testing.T) {
 	require.NoError(t, r.Err())
 	requireEvents(t, concat(rowsEvents(0, 2), packedEvents(2, 3)), kept)
 }
+
+// DataOffset says where each event's borrowed Data lies in a raw source:
+// the source's bytes there are the Data, over rows, packed rows and every
+// chunking, counted from WithStart's offset; null data, a zstd log and a
+// read that ended have none.
+func TestReaderDataOffset(t *testing.T) {
+	const n = 3000 // about 3 times the Reader's buffer
+	body := rows(0, n/2) + packedRow(n/2, n/2) + row(n, "user/message", testTime, "null") +
+		row(n+1, "user/message", testTime, `{ "text" : "spaced" }`)
+	src := hdrLine + body
+	check := func(t *testing.T, r *eventlog.Reader, base int64) {
+		t.Helper()
+		events := 0
+		for r.Next() {
+			e, at := r.Borrow(), r.DataOffset()
+			events++
+			if e.Data == nil {
+				require.Equal(t, int64(-1), at, "seq %d: null data", e.Seq)
+				continue
+			}
+			require.GreaterOrEqual(t, at, base, "seq %d", e.Seq)
+			require.Equal(t, string(e.Data), src[at:at+int64(len(e.Data))], "seq %d", e.Seq)
+		}
+		require.NoError(t, r.Err())
+		require.Equal(t, n+2, events, "every event read")
+		require.Equal(t, int64(-1), r.DataOffset(), "none once the read ended")
+	}
+	for _, c := range chunkings {
+		t.Run("raw "+c.name, func(t *testing.T) { check(t, eventlog.NewReader(c.src(src)), 0) })
+	}
+	t.Run("start", func(t *testing.T) {
+		start := int64(len(hdrLine))
+		check(t, eventlog.NewReader(strings.NewReader(body), eventlog.WithStart(start, 0)), start)
+	})
+	t.Run("zstd", func(t *testing.T) {
+		zc := zCodec(t)
+		l := buildZLog(zc, hdrLine, rows(0, n/2), packedRow(n/2, n/2))
+		r := eventlog.NewZstdReader(bytes.NewReader(l.data), zc)
+		for r.Next() {
+			require.Equal(t, int64(-1), r.DataOffset(), "seq %d: compressed", r.Borrow().Seq)
+		}
+		require.NoError(t, r.Err())
+	})
+}

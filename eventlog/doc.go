@@ -49,7 +49,8 @@
 // path, byte offset and expected seq, a *VersionError, or an I/O error.
 // Event hands out a copy of the event's data, the caller's; Borrow lends
 // the Reader's own bytes, valid until the next event, for a caller that
-// copies only what it keeps (a replay into projection.Borrowers).
+// copies only what it keeps (a replay into projection.Borrowers); of a raw
+// log, DataOffset says where in the source those bytes lie.
 //
 // # Writing
 //

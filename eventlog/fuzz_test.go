@@ -116,7 +116,16 @@ func FuzzReader(f *testing.F) {
 		r := eventlog.NewReader(bytes.NewReader(data))
 		var evs []eventlog.Event
 		for r.Next() {
-			evs = append(evs, r.Event())
+			e := r.Event()
+			// DataOffset: the source's bytes there are the data.
+			if at := r.DataOffset(); e.Data == nil {
+				require.Equal(t, int64(-1), at)
+			} else {
+				require.GreaterOrEqual(t, at, int64(0))
+				require.LessOrEqual(t, at+int64(len(e.Data)), int64(len(data)))
+				require.Equal(t, string(e.Data), string(data[at:at+int64(len(e.Data))]))
+			}
+			evs = append(evs, e)
 		}
 		err, torn, end := r.Err(), r.Torn(), r.End()
 		h, _ := r.Header()

@@ -47,6 +47,8 @@ type Reader struct {
 	end     int64 // offset just past the last good row
 
 	cur     row
+	curLine []byte // the line cur was decoded from (raw), its datas point into it
+	curOff  int64  // curLine's offset in the source
 	curIdx  int    // next event of cur to return
 	curType string // cur's type, interned
 	slab    []byte // room for the data of cur's events still to return
@@ -239,6 +241,7 @@ func (r *Reader) readRow() {
 		r.curIdx = 0
 		r.next += int64(r.cur.n)
 		r.end = off + int64(len(line)) + 1
+		r.curLine, r.curOff = line, off
 		return
 	}
 	r.cur.n, r.curIdx = 0, 0
@@ -374,6 +377,25 @@ func (r *Reader) Event() Event {
 // in turn (a fold that copies what it keeps, a digest, a printer) saves a
 // copy of every event's data.
 func (r *Reader) Borrow() Event { return r.ev }
+
+// DataOffset returns where the Data of the event Next advanced to lies in
+// the source: the offset (as WithStart counts them) of its first byte, the
+// bytes Borrow lends being those of the source, as they are. It is -1
+// when they are not: a zstd log (its source holds compressed frames), data
+// that is null, or no current event. A caller that keeps the offset
+// instead of the bytes reads them again from the source's file.
+func (r *Reader) DataOffset() int64 {
+	if r.zs != nil || r.curIdx == 0 || r.curIdx > r.cur.n || r.ev.Data == nil {
+		return -1
+	}
+	d, line := r.cur.datas[r.curIdx-1], r.curLine
+	// d is a slice of line: its start is where their capacities differ.
+	i := cap(line) - cap(d)
+	if len(d) == 0 || i < 0 || i+len(d) > len(line) || &line[i] != &d[0] {
+		return -1
+	}
+	return r.curOff + int64(i)
+}
 
 // Err returns the error that ended the read, or nil for a clean end or a
 // torn tail.

@@ -43,10 +43,17 @@ func (c *Conversation) Version() int { return 1 }
 // BorrowsData makes Conversation a Borrower: Apply copies what it keeps.
 func (c *Conversation) BorrowsData() {}
 
-var _ Borrower = (*Conversation)(nil)
+var (
+	_ Borrower = (*Conversation)(nil)
+	_ Locator  = (*Conversation)(nil)
+)
 
 // Apply folds one event into the state.
 func (c *Conversation) Apply(e eventlog.Event) { c.t.Apply(e) }
+
+// ApplyAt is the transcript's: a large tool output is left in log
+// (Locator).
+func (c *Conversation) ApplyAt(e eventlog.Event, log io.ReaderAt, at int64) { c.t.ApplyAt(e, log, at) }
 
 // Reset returns to the empty state.
 func (c *Conversation) Reset() { c.t.Reset() }

@@ -16,7 +16,10 @@
 // projection and applying the rest of the events gives the same bytes as
 // applying every event to one projection. Apply never panics, whatever
 // the data. The built-in projections are Borrowers: Apply copies what it
-// keeps, so a replay may lend them data its reader reuses.
+// keeps, so a replay may lend them data its reader reuses. The transcript
+// and conversation are also Locators: given where an event's data lies in
+// the log (ApplyAt), they keep the place of a large tool output or message
+// text there instead of a copy, and read it back when the state is written.
 //
 // # The built-in projections
 //

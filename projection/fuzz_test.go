@@ -3,6 +3,7 @@ package projection_test
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -84,6 +85,15 @@ func FuzzProjections(f *testing.F) {
 		fuzzLine("tool/call", `{"id":"b","name":"n","args":{}}`) + fuzzLine("tool/result", `{"id":"b","output":2}`)))
 	f.Add([]byte(fuzzLine("memory/set", `{"key":"\u003c","value":"<&>\u2028","metadata":null}`)))
 	f.Add([]byte(fuzzLine("user/message", "{\"text\":\"\xff\xfe\"}") + fuzzLine("tool/call", "{\"id\":\"a\",\"name\":\"n\",\"args\":\"\xff\"}")))
+	// Tool outputs and texts large enough to be left in the log by ApplyAt.
+	f.Add([]byte(fuzzLine("tool/call", `{"id":"a","name":"n","args":{}}`) +
+		fuzzLine("tool/result", `{"id":"a","output":"`+strings.Repeat("<x>", 400)+`"}`) +
+		fuzzLine("tool/result", `{"id":"b","output":[`+strings.Repeat(`"y",`, 300)+`1]}`) +
+		fuzzLine("context/compacted", `{"summary":"s"}`) +
+		fuzzLine("tool/result", `{"id":"a","output":{"k":"`+strings.Repeat("z", 1100)+`"}}`) +
+		fuzzLine("user/message", `{"text":"`+strings.Repeat(`a\n\u00e9<`, 200)+`","slot":"s"}`) +
+		fuzzLine("step/start", `{}`) + fuzzLine("assistant/chunk", `{"text":"c"}`) +
+		fuzzLine("assistant/message", `{"text":"`+strings.Repeat("plain ", 200)+`"}`)))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		evs := fuzzEvents(in)
 		// Any bytes: no panic, whatever MarshalState then says.
@@ -137,6 +147,14 @@ func FuzzProjections(f *testing.F) {
 			}
 			if got, _ := borrowed.MarshalState(); !bytes.Equal(got, want) {
 				t.Fatalf("%s: a state applied from borrowed data differs:\n%s\n%s", whole.Name(), want, got)
+			}
+			// Located: large values may be left in the log, read back.
+			if located, ok := newP().(projection.Locator); ok {
+				log, at := logOf(evs)
+				applyAt(located, evs, bytes.NewReader(log), at)
+				if got, _ := located.MarshalState(); !bytes.Equal(got, want) {
+					t.Fatalf("%s: a state applied with ApplyAt differs:\n%s\n%s", whole.Name(), want, got)
+				}
 			}
 
 			round := newP()

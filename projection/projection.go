@@ -57,6 +57,22 @@ type Borrower interface {
 	BorrowsData()
 }
 
+// Locator is a Borrower that may keep, instead of a copy of a large value
+// of an event's data, where that value lies in the log: ApplyAt is Apply
+// of an event whose data are the bytes of log from offset at on. It reads
+// them again when it needs them (MarshalState, WriteState; State and
+// PrefixHashes copy them in first), so log must stay readable, those
+// bytes unchanged, until then. Its states are the same as Apply's, byte for
+// byte once marshalled; a value log cannot give back when State copies it
+// in is recorded in Degraded. The transcript is one: it keeps where large
+// tool outputs and message texts lie. A replay of a log whose source says
+// where each event's data lies calls ApplyAt when asked to
+// (replay.LocateData).
+type Locator interface {
+	Borrower
+	ApplyAt(e eventlog.Event, log io.ReaderAt, at int64)
+}
+
 // ID names a projection and its version: "agent/v1".
 func ID(p Projection) string { return fmt.Sprintf("%s/v%d", p.Name(), p.Version()) }
 

@@ -1,6 +1,7 @@
 package projection
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -8,6 +9,7 @@ import (
 	"hash"
 	"io"
 	"maps"
+	"reflect"
 	"slices"
 	"unsafe"
 
@@ -94,6 +96,10 @@ type Transcript struct {
 	chain  [][sha256.Size]byte
 	hasher hash.Hash
 
+	// win holds the piece of the log the state's spans are read back
+	// from while it is written.
+	win window
+
 	// keep makes context/compacted add its summary after the messages
 	// instead of replacing them (the conversation projection).
 	keep bool
@@ -144,6 +150,96 @@ type Message struct {
 	// Partial marks an assistant message made of a step's streamed chunks
 	// while that step has not ended (a crash mid-stream leaves it so).
 	Partial bool `json:"partial,omitempty"`
+
+	// out is where Output lies in the log, and text the JSON string of
+	// Text, when they were not copied (ApplyAt); Output or Text is then
+	// empty until State copies it in.
+	out, text *span
+}
+
+// span is a raw value of an event's data left in the log: n bytes of log
+// from offset off.
+type span struct {
+	log io.ReaderAt
+	off int64
+	n   int
+	// plain is true for a JSON string whose bytes between the quotes are
+	// the string (eventlog.PlainString).
+	plain bool
+}
+
+// window is a piece of a log read for the spans that lie in it: a
+// transcript's texts and outputs lie in the log in about the order it
+// writes them, most close together, so one read serves several. scratch
+// holds a text being unquoted.
+type window struct {
+	log     io.ReaderAt
+	off     int64
+	b       []byte
+	scratch []byte
+}
+
+// windowSize is how much of the log a window reads at least.
+const windowSize = 256 << 10
+
+// get returns the bytes of s, valid until the next call: from the window
+// when it holds them, else read again, from s on.
+func (w *window) get(s *span) ([]byte, error) {
+	if w.log != nil && sameLog(w.log, s.log) && s.off >= w.off && s.off+int64(s.n) <= w.off+int64(len(w.b)) {
+		return w.b[s.off-w.off:][:s.n], nil
+	}
+	size := max(s.n, windowSize)
+	w.log, w.b = nil, slices.Grow(w.b[:0], size)[:size]
+	// Past what was read, the log may end or still be written: only
+	// what the spans cover is used.
+	n, err := s.log.ReadAt(w.b, s.off)
+	if n < s.n {
+		return nil, s.readError(err)
+	}
+	w.log, w.off, w.b = s.log, s.off, w.b[:n]
+	return w.b[:s.n], nil
+}
+
+// sameLog reports whether a and b are the same log, without comparing
+// values of a type that cannot be compared (which panics).
+func sameLog(a, b io.ReaderAt) bool {
+	t := reflect.TypeOf(a)
+	return t == reflect.TypeOf(b) && t.Comparable() && a == b
+}
+
+// readString reads the span, a JSON string, and returns the string it
+// holds.
+func (s *span) readString() (string, error) {
+	raw := make([]byte, s.n)
+	if err := s.read(raw); err != nil {
+		return "", err
+	}
+	if s.plain {
+		return string(raw[1 : s.n-1]), nil
+	}
+	b, _ := appendUnquoted(make([]byte, 0, s.n), raw)
+	return unsafe.String(unsafe.SliceData(b), len(b)), nil
+}
+
+// minSpan is the size from which ApplyAt leaves a value in the log:
+// a smaller one costs more to read back (a system call) than to copy.
+const minSpan = 1024
+
+// read reads the span into dst, which must be n bytes long.
+func (s *span) read(dst []byte) error {
+	n, err := s.log.ReadAt(dst, s.off)
+	if n == len(dst) {
+		return nil
+	}
+	return s.readError(err)
+}
+
+// readError is the error of a read of s that came short, with err.
+func (s *span) readError(err error) error {
+	if err == nil || err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return fmt.Errorf("projection transcript: reading %d bytes of the log at offset %d: %w", s.n, s.off, err)
 }
 
 // Reasoning is one assistant/reasoning event.
@@ -163,6 +259,7 @@ type ToolCall struct {
 var (
 	_ Projection  = (*Transcript)(nil)
 	_ StateWriter = (*Transcript)(nil)
+	_ Locator     = (*Transcript)(nil)
 )
 
 // NewTranscript returns a transcript projection in its empty state.
@@ -187,6 +284,7 @@ var _ Borrower = (*Transcript)(nil)
 // the projection and may change with the next Apply.
 func (t *Transcript) State() TranscriptState {
 	t.sync()
+	t.copyIn()
 	t.hash()
 	return t.s
 }
@@ -246,6 +344,7 @@ func (t *Transcript) UnmarshalState(data []byte) error {
 // they were.
 func (t *Transcript) PrefixHashes() []string {
 	t.sync()
+	t.copyIn()
 	t.hash()
 	out := make([]string, len(t.chain))
 	for i := range t.chain {
@@ -255,6 +354,63 @@ func (t *Transcript) PrefixHashes() []string {
 }
 
 func hashString(h [sha256.Size]byte) string { return "sha256:" + hex.EncodeToString(h[:]) }
+
+// ApplyAt is Apply, but for a tool result whose output is large, or a
+// user or assistant message whose text is (its data being the bytes of
+// log from at on), which it leaves in the log: the message keeps where it
+// lies (Locator).
+func (t *Transcript) ApplyAt(e eventlog.Event, log io.ReaderAt, at int64) {
+	if log == nil || at < 0 || len(e.Data) < minSpan {
+		t.Apply(e)
+		return
+	}
+	switch e.Type {
+	case typeToolResult:
+		t.sync()
+		t.toolResult(e, log, at)
+	case typeUserMessage:
+		t.sync()
+		t.message(e, RoleUser, log, at)
+	case typeAssistantMessage:
+		t.message(e, RoleAssistant, log, at) // not synced first: see Apply
+	default:
+		t.Apply(e)
+	}
+}
+
+// copyIn reads into each message the output left in the log. One the log
+// cannot give back is recorded in Degraded and dropped.
+func (t *Transcript) copyIn() {
+	failed := false
+	for i := range t.s.Messages {
+		m := &t.s.Messages[i]
+		if m.out != nil {
+			out := make(json.RawMessage, m.out.n)
+			if err := m.out.read(out); err != nil {
+				out, failed = nil, true
+				degrade(&t.s.Degraded, eventlog.Event{Seq: m.Seq, Type: typeToolResult}, "output not read back from the log: "+err.Error())
+				t.stale(i)
+			}
+			m.Output, m.out = out, nil
+		}
+		if m.text != nil {
+			text, err := m.text.readString()
+			if err != nil {
+				failed = true
+				typ := typeUserMessage
+				if m.Role == RoleAssistant {
+					typ = typeAssistantMessage
+				}
+				degrade(&t.s.Degraded, eventlog.Event{Seq: m.Seq, Type: typ}, "text not read back from the log: "+err.Error())
+				t.stale(i)
+			}
+			m.Text, m.text = text, nil
+		}
+	}
+	if failed {
+		slices.SortStableFunc(t.s.Degraded, func(a, b Degraded) int { return cmp.Compare(a.Seq, b.Seq) })
+	}
+}
 
 // Apply folds one event into the state.
 func (t *Transcript) Apply(e eventlog.Event) {
@@ -266,13 +422,13 @@ func (t *Transcript) Apply(e eventlog.Event) {
 		// Not synced first: the message replaces the streamed text, which
 		// would be copied only to be dropped; a degraded one leaves it
 		// due, for the next event or read.
-		t.message(e, RoleAssistant)
+		t.message(e, RoleAssistant, nil, -1)
 		return
 	}
 	t.sync()
 	switch e.Type {
 	case typeUserMessage:
-		t.message(e, RoleUser)
+		t.message(e, RoleUser, nil, -1)
 	case typeReasoning:
 		if d, ok := readOK[reasoningData](&t.s.Degraded, e); ok {
 			t.s.PendingReasoning = append(t.s.PendingReasoning, Reasoning{Text: *d.Text, Signature: d.Signature})
@@ -281,7 +437,7 @@ func (t *Transcript) Apply(e eventlog.Event) {
 		t.finishStream()
 		t.toolCall(e)
 	case typeToolResult:
-		t.toolResult(e)
+		t.toolResult(e, nil, -1)
 	case typeCompacted:
 		t.compacted(e)
 	case typeSlotSwitch:
@@ -430,15 +586,25 @@ func (t *Transcript) holder() int {
 	return -1
 }
 
-func (t *Transcript) message(e eventlog.Event, role string) {
-	d, ok := readOK[messageData](&t.s.Degraded, e)
-	if !ok {
-		return
+// message folds a user/message or assistant/message. With log, e's data
+// are the bytes of log from dataAt on (ApplyAt), and a large text is left
+// there.
+func (t *Transcript) message(e eventlog.Event, role string, log io.ReaderAt, dataAt int64) {
+	m := Message{Seq: e.Seq, Role: role}
+	if raw, slot, ok := textMember(e.Data, "slot"); ok && log != nil && len(raw) >= minSpan {
+		i, _ := within(e.Data, raw)
+		m.text = &span{log: log, off: dataAt + int64(i), n: len(raw), plain: eventlog.PlainString(raw[1 : len(raw)-1])}
+		m.Slot = t.slot(slot)
+	} else {
+		d, ok := readOK[messageData](&t.s.Degraded, e)
+		if !ok {
+			return
+		}
+		m.Text, m.Slot = *d.Text, t.slot(d.Slot)
 	}
 	if role == RoleAssistant {
 		t.unstream() // the step's own message replaces its streamed text
 	}
-	m := Message{Seq: e.Seq, Role: role, Text: *d.Text, Slot: t.slot(d.Slot)}
 	if role == RoleAssistant {
 		m.Reasoning, t.s.PendingReasoning = t.s.PendingReasoning, nil
 	}
@@ -510,9 +676,11 @@ func (t *Transcript) toolCall(e eventlog.Event) {
 	}
 }
 
-func (t *Transcript) toolResult(e eventlog.Event) {
+// toolResult folds a tool/result. With log, e's data are the bytes of log
+// from dataAt on (ApplyAt).
+func (t *Transcript) toolResult(e eventlog.Event, log io.ReaderAt, dataAt int64) {
 	// The output is kept as it is, not decoded again (the log's reader
-	// validated it): a copy, as Borrower says.
+	// validated it): a copy, as Borrower says, or where it lies in log.
 	d, ok := readOK[toolResultData](&t.s.Degraded, e)
 	if !ok {
 		return
@@ -520,7 +688,12 @@ func (t *Transcript) toolResult(e eventlog.Event) {
 	id := *d.ID
 	m := Message{
 		Seq: e.Seq, Role: RoleTool, Slot: t.s.CurrentSlot,
-		ToolCallID: id, Output: keepRaw(orNil(d.Output)), Error: d.Error, Synthetic: d.Synthetic,
+		ToolCallID: id, Error: d.Error, Synthetic: d.Synthetic,
+	}
+	if i, ok := within(e.Data, d.Output); ok && log != nil && len(d.Output) >= minSpan {
+		m.out = &span{log: log, off: dataAt + int64(i), n: len(d.Output)}
+	} else {
+		m.Output = keepRaw(orNil(d.Output))
 	}
 	ref, known := t.callAt[id]
 	if known {
@@ -551,6 +724,40 @@ func (t *Transcript) toolResult(e eventlog.Event) {
 	t.s.Messages[at] = m
 	t.stale(at)
 	t.reindex()
+}
+
+// textMember returns the raw JSON string of data's one "text" member, a
+// slice of data, and the value of its other member named other, when
+// both are strings and no key holds an escape: then read[messageData]
+// (or reasoningData) would give the same values, which a caller may keep
+// without a copy (ApplyAt). Otherwise ok is false, and the caller reads
+// the data as Apply does.
+func textMember(data []byte, other string) (text []byte, otherVal string, ok bool) {
+	texts, plain := 0, true
+	wellFormed := eventlog.EachMember(data, func(key []byte, escaped bool, value []byte) {
+		switch {
+		case escaped:
+			plain = false
+		case string(key) == "text":
+			texts++
+			text = value
+		case string(key) == other:
+			var isString bool
+			otherVal, isString = unquote(value)
+			plain = plain && isString
+		}
+	})
+	return text, otherVal, wellFormed && plain && texts == 1 && len(text) >= 2 && text[0] == '"'
+}
+
+// within returns where v starts in data, when v is a slice of data's bytes
+// (a raw value decoded in place, not by encoding/json).
+func within(data, v []byte) (int, bool) {
+	if len(v) == 0 {
+		return 0, false
+	}
+	i := cap(data) - cap(v)
+	return i, i >= 0 && i+len(v) <= len(data) && &data[i] == &v[0]
 }
 
 func (t *Transcript) compacted(e eventlog.Event) {
@@ -625,7 +832,7 @@ func (t *Transcript) hash() {
 			// Encoding a Message fails only for a raw field that is empty
 			// but not nil, which no event makes. Were it to, the hash would
 			// cover what was written, which is still deterministic.
-			b, _ = appendMessage(b[:0], &msgs[i])
+			b, _ = appendMessage(b[:0], &msgs[i], &t.win)
 			t.extendChain(b)
 		}
 	}
@@ -684,6 +891,15 @@ func (t *Transcript) Snapshot() (any, int) {
 	for i := range u.s.Messages {
 		m := &u.s.Messages[i]
 		shared += len(m.Text) + len(m.Output) + len(m.Error)
+		// Left in the log, but counted as if held: the engine then spaces
+		// and bounds kept states as it does for copies (a clone's cost
+		// grows with the session, not with what it holds).
+		if m.out != nil {
+			shared += m.out.n
+		}
+		if m.text != nil {
+			shared += m.text.n
+		}
 		for _, r := range m.Reasoning {
 			shared += len(r.Text) + len(r.Signature)
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"unsafe"
 )
 
 // stateChunk is how much of a state WriteState holds before it writes it
@@ -42,7 +43,7 @@ func (t *Transcript) encodeState(o *stateOut) error {
 		}
 		at := len(o.b)
 		var err error
-		if o.b, err = appendMessage(o.b, &msgs[i]); err != nil {
+		if o.b, err = appendMessage(o.b, &msgs[i], &t.win); err != nil {
 			return fmt.Errorf("projection transcript: marshal state: message %d: %w", i, err)
 		}
 		if i == len(t.chain) {
@@ -85,11 +86,17 @@ func (t *Transcript) encodeState(o *stateOut) error {
 }
 
 // appendMessage appends m as json.Marshal writes a Message (its fields in
-// order, omitempty as tagged).
-func appendMessage(b []byte, m *Message) ([]byte, error) {
+// order, omitempty as tagged), reading what it left in the log back
+// through w.
+func appendMessage(b []byte, m *Message, w *window) ([]byte, error) {
 	b = appendInt(append(b, `{"seq":`...), m.Seq)
 	b = appendString(append(b, `,"role":`...), m.Role)
-	if m.Text != "" {
+	if m.text != nil {
+		var err error
+		if b, err = appendTextSpan(append(b, `,"text":`...), m.text, w); err != nil {
+			return b, err
+		}
+	} else if m.Text != "" {
 		b = appendString(append(b, `,"text":`...), m.Text)
 	}
 	if len(m.Reasoning) > 0 {
@@ -124,7 +131,12 @@ func appendMessage(b []byte, m *Message) ([]byte, error) {
 	if m.Name != "" {
 		b = appendString(append(b, `,"name":`...), m.Name)
 	}
-	if len(m.Output) > 0 {
+	if m.out != nil {
+		var err error
+		if b, err = appendSpan(append(b, `,"output":`...), m.out, w); err != nil {
+			return b, err
+		}
+	} else if len(m.Output) > 0 {
 		var err error
 		if b, err = appendRaw(append(b, `,"output":`...), m.Output); err != nil {
 			return b, err
@@ -140,6 +152,35 @@ func appendMessage(b []byte, m *Message) ([]byte, error) {
 		b = append(b, `,"partial":true`...)
 	}
 	return append(b, '}'), nil
+}
+
+// appendSpan appends the raw value s holds as appendRaw does, read from
+// the log through w.
+func appendSpan(b []byte, s *span, w *window) ([]byte, error) {
+	raw, err := w.get(s)
+	if err != nil {
+		return b, err
+	}
+	return appendRaw(b, raw)
+}
+
+// appendTextSpan appends the string the JSON string s holds as
+// appendString does, read from the log through w (and, unless plain,
+// unquoted into w's scratch).
+func appendTextSpan(b []byte, s *span, w *window) ([]byte, error) {
+	raw, err := w.get(s)
+	if err != nil {
+		return b, err
+	}
+	text := raw[1 : s.n-1]
+	if !s.plain {
+		w.scratch, _ = appendUnquoted(w.scratch[:0], raw)
+		text = w.scratch
+	}
+	if len(text) == 0 {
+		return appendString(b, ""), nil
+	}
+	return appendString(b, unsafe.String(&text[0], len(text))), nil
 }
 
 // appendReasoning appends rs as json.Marshal writes a []Reasoning.

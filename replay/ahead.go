@@ -33,7 +33,7 @@ const (
 // them (nil, or the last batch's). When the read borrows, the events'
 // data are copies in arena, which the batch reuses once folded.
 type batch struct {
-	evs   []eventlog.Event
+	evs   []located
 	arena []byte
 	err   error
 }
@@ -71,7 +71,7 @@ func (e *engine) readAhead(from, to int64) *aheadReader {
 				return false
 			}
 		}
-		b, made := batch{evs: make([]eventlog.Event, 0, aheadBatch)}, 1
+		b, made := batch{evs: make([]located, 0, aheadBatch)}, 1
 		size := 0
 		for ev, err := range e.read(ctx, from, to) {
 			if err != nil {
@@ -118,20 +118,20 @@ func arenaCopy(arena, d []byte) (data, rest []byte) {
 
 // next returns the next event, or its error; ok is false at the end of
 // the read.
-func (a *aheadReader) next() (ev eventlog.Event, err error, ok bool) {
+func (a *aheadReader) next() (ev located, err error, ok bool) {
 	for a.i >= len(a.cur.evs) {
 		if a.cur.err != nil {
 			err, a.cur.err = a.cur.err, nil
 			a.ended = true
-			return eventlog.Event{}, err, true
+			return located{at: -1}, err, true
 		}
 		if a.ended {
-			return eventlog.Event{}, nil, false
+			return located{at: -1}, nil, false
 		}
 		b, open := <-a.ch
 		if !open {
 			a.ended = true
-			return eventlog.Event{}, nil, false
+			return located{at: -1}, nil, false
 		}
 		if cap(a.cur.evs) > 0 {
 			select {
@@ -144,7 +144,7 @@ func (a *aheadReader) next() (ev eventlog.Event, err error, ok bool) {
 		a.cur, a.i = b, 0
 	}
 	ev = a.cur.evs[a.i]
-	a.cur.evs[a.i] = eventlog.Event{} // the projections own it now (unless borrowed: the arena's)
+	a.cur.evs[a.i] = located{} // the projections own it now (unless borrowed: the arena's)
 	a.i++
 	return ev, nil, true
 }
@@ -167,7 +167,7 @@ func (a *aheadReader) batchBuf(ctx context.Context, made int) (batch, int) {
 	default:
 	}
 	if made < aheadMade {
-		return batch{evs: make([]eventlog.Event, 0, aheadBatch)}, made + 1
+		return batch{evs: make([]located, 0, aheadBatch)}, made + 1
 	}
 	select {
 	case b := <-a.free:
@@ -190,11 +190,11 @@ func (a *aheadReader) stop() {
 // there is a second core to read on; before a rollback, whose restore
 // reads the Source, the read ahead is stopped, and it starts again after
 // it.
-func (e *engine) events(from, to int64) iter.Seq2[eventlog.Event, error] {
-	return func(yield func(eventlog.Event, error) bool) { e.eventsAhead(from, to, yield) }
+func (e *engine) events(from, to int64) iter.Seq2[located, error] {
+	return func(yield func(located, error) bool) { e.eventsAhead(from, to, yield) }
 }
 
-func (e *engine) eventsAhead(from, to int64, yield func(eventlog.Event, error) bool) {
+func (e *engine) eventsAhead(from, to int64, yield func(located, error) bool) {
 	if runtime.GOMAXPROCS(0) < 2 {
 		for ev, err := range e.read(e.ctx, from, to) {
 			if !yield(ev, err) {

@@ -13,7 +13,10 @@
 // matches the log.
 //
 // When every projection is a projection.Borrower and the Source a
-// BorrowingSource, events are read with their data lent, not copied.
+// BorrowingSource, events are read with their data lent, not copied. With
+// LocateData and a LocatingSource (a raw log), a projection.Locator keeps
+// where large values lie in the log instead of copies, and reads them back
+// when its state is written.
 //
 // With CheckDigests the engine recomputes every checkpoint's log digest
 // and every state digest of a projection it was given, and stops at the

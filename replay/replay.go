@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"iter"
 	"log/slog"
 	"slices"
@@ -36,6 +37,20 @@ type Source interface {
 type BorrowingSource interface {
 	Source
 	ReadBorrowed(ctx context.Context, from, to int64) iter.Seq2[eventlog.Event, error]
+}
+
+// LocatingSource is a BorrowingSource that can also say where each
+// event's data lies in the bytes of its log (a handle.Handle of a raw log
+// a store opens is one): ReadLocated is ReadBorrowed through yield, which
+// is also given the offset in LogBytes of the event's data, -1 when the
+// log does not hold them as they are. It returns the error that ended
+// the read. LogBytes is nil when no offset will be given; its bytes stay
+// readable and unchanged until the source is closed. Replay reads
+// through it with LocateData.
+type LocatingSource interface {
+	BorrowingSource
+	ReadLocated(ctx context.Context, from, to int64, yield func(e eventlog.Event, at int64) bool) error
+	LogBytes() io.ReaderAt
 }
 
 // Cache keeps derived data beside sessions. file.Store is one.
@@ -128,6 +143,7 @@ type config struct {
 	snapEvery    int
 	memLimit     int
 	checkDigests bool
+	locate       bool
 	log          *slog.Logger
 }
 
@@ -160,6 +176,15 @@ func WithMemoryLimit(n int) Option { return func(c *config) { c.memLimit = n } }
 // first event; it turns off starting from a stored snapshot.
 func CheckDigests() Option { return func(c *config) { c.checkDigests = true } }
 
+// LocateData lets the projections that are projection.Locators (the
+// transcript) keep, instead of copies of large values of the events'
+// data, where they lie in the source's log, when the source is a
+// LocatingSource and every projection a projection.Borrower: a replay of a
+// large session then holds its tool outputs in the log, not in memory.
+// Their states read them back when marshalled or written, so the source
+// must stay open until the projections' states have been read.
+func LocateData() Option { return func(c *config) { c.locate = true } }
+
 // WithBudget stops the replay before the event that would pass the budget
 // and returns ErrReplayTooLarge together with the state rebuilt so far
 // (Result.Seq says how far) and a "budget" Degradation.
@@ -182,27 +207,75 @@ func Replay(ctx context.Context, src Source, ps []projection.Projection, opts ..
 	}
 	e := &engine{ctx: ctx, src: src, ps: ps, cfg: cfg, res: Result{Seq: -1, FromSnapshot: -1}}
 	e.borrowed, e.read = borrowing(src, ps)
+	if ls, ok := src.(LocatingSource); ok && e.borrowed && cfg.locate {
+		e.locate(ls)
+	}
 	if cfg.checkDigests {
 		e.dig = eventlog.NewDigest()
 	}
 	return e.run()
 }
 
+// located is an event read, and the offset of its data in the log the
+// engine's locators are given (-1: none).
+type located struct {
+	eventlog.Event
+	at int64
+}
+
+// readFunc is how the engine reads its source.
+type readFunc func(ctx context.Context, from, to int64) iter.Seq2[located, error]
+
 // borrowing returns how the engine reads src: with ReadBorrowed when src
 // is a BorrowingSource and every projection a projection.Borrower (the
 // engine itself keeps no event's data past the next event), else with
-// Read.
-func borrowing(src Source, ps []projection.Projection) (bool, func(context.Context, int64, int64) iter.Seq2[eventlog.Event, error]) {
+// Read. Its events are not located.
+func borrowing(src Source, ps []projection.Projection) (bool, readFunc) {
+	read := src.Read
 	bs, ok := src.(BorrowingSource)
 	for _, p := range ps {
 		if _, b := p.(projection.Borrower); !b {
 			ok = false
 		}
 	}
-	if !ok {
-		return false, src.Read
+	if ok {
+		read = bs.ReadBorrowed
 	}
-	return true, bs.ReadBorrowed
+	return ok, func(ctx context.Context, from, to int64) iter.Seq2[located, error] {
+		return func(yield func(located, error) bool) {
+			for ev, err := range read(ctx, from, to) {
+				if !yield(located{ev, -1}, err) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// locate makes the engine read src through ReadLocated, and apply the
+// events whose data it locates to the projections that are Locators with
+// ApplyAt (LocateData).
+func (e *engine) locate(src LocatingSource) {
+	e.log = src.LogBytes()
+	if e.log == nil {
+		return
+	}
+	e.locators = make([]projection.Locator, len(e.ps))
+	for i, p := range e.ps {
+		e.locators[i], _ = p.(projection.Locator)
+	}
+	e.read = func(ctx context.Context, from, to int64) iter.Seq2[located, error] {
+		return func(yield func(located, error) bool) {
+			stopped := false
+			err := src.ReadLocated(ctx, from, to, func(ev eventlog.Event, at int64) bool {
+				stopped = !yield(located{ev, at}, nil)
+				return !stopped
+			})
+			if err != nil && !stopped {
+				yield(located{at: -1}, err)
+			}
+		}
+	}
 }
 
 // snap is a kept state: every projection's state right after event seq.
@@ -225,8 +298,13 @@ type engine struct {
 	src Source
 	// read reads src, through ReadBorrowed when borrowed (see
 	// borrowing): an event's data is then valid until the next one.
-	read     func(ctx context.Context, from, to int64) iter.Seq2[eventlog.Event, error]
+	read     readFunc
 	borrowed bool
+	// log holds the data of located events (LocateData), and locators
+	// are the projections that may keep where it lies: nil for the
+	// others.
+	log      io.ReaderAt
+	locators []projection.Locator
 	ps       []projection.Projection
 	cfg      config
 	res      Result
@@ -263,7 +341,7 @@ func (e *engine) run() (Result, error) {
 		}
 		spent.Events++
 		if sized {
-			spent.Bytes += int64(eventlog.RowSize(ev))
+			spent.Bytes += int64(eventlog.RowSize(ev.Event))
 			spent.Tokens = spent.Bytes / 4
 		}
 		if b := e.cfg.budget; over(spent.Events, b.Events) || over(spent.Bytes, b.Bytes) || over(spent.Tokens, b.Tokens) {
@@ -306,17 +384,17 @@ func (e *engine) reset() {
 
 // forward applies one event of the main pass: digests are checked, states
 // kept.
-func (e *engine) forward(ev eventlog.Event) error {
+func (e *engine) forward(ev located) error {
 	var cpLog string // the log digest of a checkpoint
 	if ev.Type == eventlog.TypeCheckpoint {
 		e.res.Checkpoints++
 		var err error
-		if cpLog, err = e.checkpoint(ev); err != nil {
+		if cpLog, err = e.checkpoint(ev.Event); err != nil {
 			return err
 		}
 	}
 	if e.dig != nil {
-		e.dig.Add(ev)
+		e.dig.Add(ev.Event)
 	}
 	if err := e.apply(ev); err != nil {
 		return err
@@ -365,13 +443,13 @@ func (e *engine) spacing(size int) int { return max(e.cfg.snapEvery, size/256) }
 
 // apply folds one event into the projections; a rollback restores the
 // state after its target.
-func (e *engine) apply(ev eventlog.Event) error {
+func (e *engine) apply(ev located) error {
 	e.res.Events++
 	switch ev.Type {
 	case eventlog.TypeCheckpoint:
 		return nil
 	case eventlog.TypeRollback:
-		r, cerr := eventlog.ParseReserved(ev)
+		r, cerr := eventlog.ParseReserved(ev.Event)
 		if cerr != nil {
 			return cerr
 		}
@@ -388,8 +466,12 @@ func (e *engine) apply(ev eventlog.Event) error {
 		}
 		return nil
 	}
-	for _, p := range e.ps {
-		p.Apply(ev)
+	for i, p := range e.ps {
+		if ev.at >= 0 && e.locators[i] != nil {
+			e.locators[i].ApplyAt(ev.Event, e.log, ev.at)
+		} else {
+			p.Apply(ev.Event)
+		}
 	}
 	return nil
 }

@@ -88,7 +88,9 @@ func (a *app) runReplay(ctx context.Context, arg string, o replayOptions, out io
 	if o.toSet && o.to > src.Seq() {
 		return usageErrorf("--to %d: the session %s", o.to, holdsWords(src.Seq()))
 	}
-	opts := []replay.Option{}
+	// The state is printed before src is closed: a transcript may leave
+	// its large tool outputs in the log until then.
+	opts := []replay.Option{replay.LocateData()}
 	if o.toSet {
 		opts = append(opts, replay.UpTo(o.to))
 	}
@@ -111,7 +113,7 @@ func (a *app) runReplay(ctx context.Context, arg string, o replayOptions, out io
 	var res replay.Result
 	var closing inspect.Closing
 	if shown {
-		res, closing, err = inspect.State(ctx, s.log, src, p, a.now())
+		res, closing, err = inspect.State(ctx, s.log, src, p, a.now(), replay.LocateData())
 	} else {
 		res, err = replay.Replay(ctx, src, []projection.Projection{p}, opts...)
 	}

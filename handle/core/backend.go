@@ -2,6 +2,7 @@ package core
 
 import (
 	"github.com/sessionlog/sessionlog/handle"
+	"io"
 
 	"context"
 	"iter"
@@ -71,6 +72,16 @@ type Backend interface {
 	// backend may then finish the log (a zstd tail frame, say) and keep
 	// derived records of it.
 	Close(ctx context.Context, flushed bool) error
+}
+
+// Locating is a Backend that stores its rows as they are (a raw, clear log
+// file): the offsets its readers' DataOffset gives index LogBytes, which
+// the write core's ReadLocated lends.
+type Locating interface {
+	// LogBytes returns the bytes of the log, unchanged where rows were
+	// read and readable until Close; nil when its rows are not stored as
+	// they are (compressed, sealed).
+	LogBytes() io.ReaderAt
 }
 
 // RowReader reads a session's rows, checking each: an *eventlog.Reader,

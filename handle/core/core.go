@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"iter"
 	"log/slog"
 	"slices"
@@ -331,7 +332,7 @@ func (h *writeCore) conflicted(batch []eventlog.Event) error {
 
 func (h *writeCore) Read(ctx context.Context, from, to int64) iter.Seq2[eventlog.Event, error] {
 	return func(yield func(eventlog.Event, error) bool) {
-		h.read(ctx, from, to, 0, false, yield)
+		h.read(ctx, from, to, 0, false, nil, yield)
 	}
 }
 
@@ -343,8 +344,57 @@ func (h *writeCore) Read(ctx context.Context, from, to int64) iter.Seq2[eventlog
 // default.
 func (h *writeCore) ReadBorrowed(ctx context.Context, from, to int64) iter.Seq2[eventlog.Event, error] {
 	return func(yield func(eventlog.Event, error) bool) {
-		h.read(ctx, from, to, 0, true, yield)
+		h.read(ctx, from, to, 0, true, nil, yield)
 	}
+}
+
+// ReadLocated is ReadBorrowed that also gives, with each event, where its
+// data lies in the bytes LogBytes returns: the offset of its first byte,
+// or -1 when they do not hold it as it is (null data, a fork's inherited
+// event, a writer's unflushed one, a log stored compressed or sealed).
+// It returns the error that ended the read, nil at its end or when yield
+// stopped it.
+func (h *writeCore) ReadLocated(ctx context.Context, from, to int64, yield func(e eventlog.Event, at int64) bool) error {
+	var loc *dataCursor
+	if h.LogBytes() != nil {
+		loc = &dataCursor{}
+	}
+	var err error
+	h.read(ctx, from, to, 0, true, loc, func(e eventlog.Event, rerr error) bool {
+		if rerr != nil {
+			err = rerr
+			return false
+		}
+		return yield(e, loc.at())
+	})
+	return err
+}
+
+// LogBytes returns the bytes of the handle's own log, which the offsets
+// ReadLocated gives index, or nil when the backend does not store its rows
+// as they are (Locating). They are readable until the handle is closed.
+func (h *writeCore) LogBytes() io.ReaderAt {
+	if l, ok := h.b.(Locating); ok {
+		return l.LogBytes()
+	}
+	return nil
+}
+
+// dataCursor tells a located read where the data of the event it yields
+// lies: r is the reader of the handle's own rows while they are read, nil
+// otherwise.
+type dataCursor struct{ r dataOffsetter }
+
+// dataOffsetter is a RowReader that says where its events' data lies in
+// its source (an *eventlog.Reader).
+type dataOffsetter interface{ DataOffset() int64 }
+
+// at returns the offset of the current event's data, or -1.
+func (c *dataCursor) at() int64 {
+	if c == nil || c.r == nil {
+		return -1
+	}
+	return c.r.DataOffset()
 }
 
 // borrower is a RowReader that can lend its events' data (an
@@ -361,8 +411,9 @@ func (b borrowedRows) Event() eventlog.Event { return b.Borrow() }
 // read yields the logical log's events from..to: for a fork, the parent's
 // first; it returns false when it stopped early (yield said so, or it
 // yielded an error). With borrow, events' Data may be borrowed
-// (ReadBorrowed).
-func (h *writeCore) read(ctx context.Context, from, to int64, depth int, borrow bool, yield func(eventlog.Event, error) bool) bool {
+// (ReadBorrowed); with loc, loc says where the own rows' data lie
+// (ReadLocated).
+func (h *writeCore) read(ctx context.Context, from, to int64, depth int, borrow bool, loc *dataCursor, yield func(eventlog.Event, error) bool) bool {
 	if from > to {
 		return true
 	}
@@ -379,16 +430,17 @@ func (h *writeCore) read(ctx context.Context, from, to int64, depth int, borrow 
 			return nil, err
 		}
 		return func(ctx context.Context, from, to int64, depth int, yield func(eventlog.Event, error) bool) bool {
-			return ph.read(ctx, from, to, depth, borrow, yield)
+			return ph.read(ctx, from, to, depth, borrow, nil, yield) // another log: not located
 		}, nil
 	}
 	return lineage.Read(ctx, h.hdr, h.path, from, to, depth, parent,
-		func(from, to int64) bool { return h.readOwn(ctx, from, to, borrow, yield) }, brokenLineage, yield)
+		func(from, to int64) bool { return h.readOwn(ctx, from, to, borrow, loc, yield) }, brokenLineage, yield)
 }
 
 // readOwn yields the events of the handle's own rows from..to (and a
-// writer's unflushed ones); it returns false when it stopped early.
-func (h *writeCore) readOwn(ctx context.Context, from, to int64, borrow bool, yield func(eventlog.Event, error) bool) bool {
+// writer's unflushed ones); it returns false when it stopped early. loc,
+// when not nil, has the reader while the stored rows are read.
+func (h *writeCore) readOwn(ctx context.Context, from, to int64, borrow bool, loc *dataCursor, yield func(eventlog.Event, error) bool) bool {
 	h.mu.Lock()
 	if err := h.usable(false); err != nil {
 		h.mu.Unlock()
@@ -411,6 +463,10 @@ func (h *writeCore) readOwn(ctx context.Context, from, to int64, borrow bool, yi
 	if from <= min(stored, to) {
 		ok := true
 		err := h.b.Read(ctx, from, func(r RowReader) {
+			if d, ok := r.(dataOffsetter); ok && loc != nil {
+				loc.r = d
+				defer func() { loc.r = nil }()
+			}
 			if br, ok := r.(borrower); ok && borrow {
 				r = borrowedRows{br}
 			}

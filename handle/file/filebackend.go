@@ -351,6 +351,18 @@ func (b *fileBackend) Read(ctx context.Context, from int64, use func(core.RowRea
 	return nil
 }
 
+var _ core.Locating = (*fileBackend)(nil)
+
+// LogBytes returns the log file when it holds its rows as they are, raw
+// and clear (core.Locating); the rows read stay as they are while it is
+// open, since a log is only appended to and a rewrite replaces the file.
+func (b *fileBackend) LogBytes() io.ReaderAt {
+	if b.enc.z != nil || b.sealed != nil {
+		return nil
+	}
+	return b.f
+}
+
 // Tail returns the seq after the last durable event: the writer's lock
 // keeps every other writer out.
 func (b *fileBackend) Tail(context.Context) (int64, error) {

@@ -56,9 +56,10 @@ func CloseOpenTurn(ctx context.Context, l Log, src replay.Source, p projection.P
 // log opened for reading, replayed into p up to its last event from the
 // nearest state l's store keeps, then an open turn no writer holds closed
 // in memory (CloseOpenTurn). It is what logtool replay prints without
-// --to, --golden or --as-is, and serve's /api/replay answers.
-func State(ctx context.Context, l Log, src replay.Source, p projection.Projection, now time.Time) (replay.Result, Closing, error) {
-	res, err := replay.Replay(ctx, src, []projection.Projection{p}, replay.WithCache(l.cache()))
+// --to, --golden or --as-is, and serve's /api/replay answers. opts are
+// added to the replay's (replay.LocateData, say).
+func State(ctx context.Context, l Log, src replay.Source, p projection.Projection, now time.Time, opts ...replay.Option) (replay.Result, Closing, error) {
+	res, err := replay.Replay(ctx, src, []projection.Projection{p}, append([]replay.Option{replay.WithCache(l.cache())}, opts...)...)
 	if err != nil {
 		return res, Closing{}, err
 	}
