@@ -10,14 +10,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sessionlog/sessionlog/internal/testkit/sweep"
-
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/importer"
 	"github.com/sessionlog/sessionlog/importer/formats"
 	"github.com/sessionlog/sessionlog/internal/testkit/importertest"
+	"github.com/sessionlog/sessionlog/internal/testkit/sweep"
 	"github.com/sessionlog/sessionlog/internal/testkit/tracestest"
 	"github.com/sessionlog/sessionlog/ops/ingest"
 )
