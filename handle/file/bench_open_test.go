@@ -16,7 +16,8 @@ import (
 )
 
 // BenchmarkOpenClosed measures the open of a session its writer closed,
-// read-only (ro) and for writing (rw, closed without an append), in logs of
+// read-only (ro), for writing (rw, closed without an append) and for an
+// append (append: one event, then Close), in logs of
 // 5, 40 and 300 crashEvents (about 0.8, 6 and 45 KiB raw) among 200
 // sessions. record=kept: the open finds what the writer's Close left;
 // record=none: the checked record is removed before each open (the open
@@ -56,8 +57,12 @@ func BenchmarkOpenClosed(b *testing.B) {
 						os.Remove(filepath.Join(dir, ".cache", id+".checked"))
 					}
 				}
-				for _, mode := range []handle.Mode{handle.ReadOnly, handle.ReadWrite} {
-					name := fmt.Sprintf("%s/events=%d/size=%d/record=%s/%s", layout, n, fi.Size(), record, map[handle.Mode]string{handle.ReadOnly: "ro", handle.ReadWrite: "rw"}[mode])
+				for _, op := range []string{"ro", "rw", "append"} {
+					mode := handle.ReadWrite
+					if op == "ro" {
+						mode = handle.ReadOnly
+					}
+					name := fmt.Sprintf("%s/events=%d/size=%d/record=%s/%s", layout, n, fi.Size(), record, op)
 					b.Run(name, func(b *testing.B) {
 						ops, read := counted.Ops(), counted.BytesRead()
 						i := 0
@@ -72,6 +77,11 @@ func BenchmarkOpenClosed(b *testing.B) {
 							h, err := st.Open(ctx, ids[i%len(ids)], mode)
 							if err != nil {
 								b.Fatal(err)
+							}
+							if op == "append" {
+								if _, err := h.Append(ctx, crashEvent(h.Seq()+1)); err != nil {
+									b.Fatal(err)
+								}
 							}
 							if err := h.Close(); err != nil {
 								b.Fatal(err)
