@@ -38,8 +38,9 @@ func filesOf(t *testing.T, dir, id string) []string {
 // what a writer's Close knows (the checked record, the seq it
 // acknowledged) is kept in no file of its own, after a create, appends,
 // an open for writing that appends nothing, a reader's open and an
-// index fold. Its evidence still makes damage that passes for a torn tail
-// corruption (docs/format.md §9).
+// index fold; the record files an older version left go with the next
+// writer's Close. Its evidence still makes damage that passes for a torn
+// tail corruption (docs/format.md §9).
 func TestSmallSessionLeavesLogAndLock(t *testing.T) {
 	for _, layout := range crashEncodings {
 		t.Run(layout, func(t *testing.T) {
@@ -58,6 +59,10 @@ func TestSmallSessionLeavesLogAndLock(t *testing.T) {
 				h, err = st.Open(ctx, id, mode)
 				require.NoError(t, err)
 				require.NoError(t, h.Close())
+			}
+			for _, key := range []string{"acked", "checked"} { // an older version's
+				old := filepath.Join(dir, ".cache", id+"."+key)
+				require.NoError(t, os.WriteFile(old, file.SealDerived([]byte(`{"next":5}`)), 0o600))
 			}
 			w, err := st.Open(ctx, id, handle.ReadWrite)
 			require.NoError(t, err)
