@@ -267,8 +267,10 @@ func (s *Store) dropKnownDerived(id string) {
 	s.fs.Remove(kp)
 }
 
-// dropDerived removes every derived file of session id.
+// dropDerived removes every derived file of session id, and the evidence
+// the change under way would leave (noteAcked).
 func (s *Store) dropDerived(id string) {
+	s.noteAcked(id, 0)
 	matches, _ := filepathGlob(s, filepath.Join(s.dir, cacheDir, id+".*"))
 	for _, m := range matches {
 		s.fs.Remove(m)

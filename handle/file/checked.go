@@ -54,6 +54,12 @@ import (
 // checkedKey is the derived-cache key of the checked record.
 const checkedKey = "checked"
 
+// checkedMin: a log shorter than this keeps no checked record. Its full
+// check reads no more than an open that trusts a record (the record, the
+// log's head and its last bytes) and costs no more (BenchmarkOpenClosed),
+// so a small session leaves no file beside its log and its lock.
+const checkedMin = 32 << 10
+
 // checkedTail is how many of a file's last bytes (before the record's
 // size) the record sums.
 const checkedTail = 4096
@@ -113,10 +119,11 @@ func tailSum(f io.ReaderAt, size int64) (string, error) {
 }
 
 // loadChecked returns session id's checked record, or false when there is
-// none that is well formed.
-func (s *Store) loadChecked(ctx context.Context, id string) (checkedRecord, bool) {
+// none that is well formed, or the log is small (none is kept, and one an
+// older version left is not read).
+func (s *Store) loadChecked(ctx context.Context, id string, small bool) (checkedRecord, bool) {
 	var rec checkedRecord
-	if id == "" {
+	if id == "" || small {
 		return rec, false
 	}
 	b, err := s.GetDerived(ctx, id, checkedKey)
@@ -202,6 +209,10 @@ func (s *Store) saveChecked(ctx context.Context, id string, f afero.File, was *f
 	if id == "" || sc.torn != nil || sc.end <= 0 {
 		return
 	}
+	if sc.end < checkedMin {
+		s.DeleteDerived(ctx, id, checkedKey) // an older version's
+		return
+	}
 	fi, err := f.Stat()
 	if err != nil {
 		return
@@ -237,7 +248,8 @@ func (s *Store) checkLog(ctx context.Context, loc location, f afero.File, id, na
 		id := identityOf(fi)
 		was = &id
 	}
-	if rec, ok := s.loadChecked(ctx, id); ok && was != nil && rec.matches(f, *was) && (loc.sealed != nil) == (rec.Keys != nil) {
+	small := was == nil || was.Size < checkedMin
+	if rec, ok := s.loadChecked(ctx, id, small); ok && rec.matches(f, *was) && (loc.sealed != nil) == (rec.Keys != nil) {
 		// The header and the last event, a bounded read, must agree with
 		// the record: a record is trusted with the rest. A sealed log's
 		// key records come first: the last row may be sealed with a key
@@ -260,10 +272,9 @@ func (s *Store) checkLog(ctx context.Context, loc location, f afero.File, id, na
 			return rec.scan(t.Header, envs), nil
 		}
 	}
-	known := s.knownDurable(ctx, id)
 	sc, err := scanLog(ctx, loc, f)
 	if err == nil {
-		err = checkAcked(known, loc.path, sc.next, sc.torn)
+		sc, err = s.judgeTorn(ctx, id, loc, f, sc)
 	}
 	if err == nil && nameID != "" && sc.hdr.ID != nameID {
 		err = &eventlog.CorruptError{Path: loc.path, Seq: -1, Reason: "header id " + sc.hdr.ID + " does not match the file name", Fix: idMismatchFix}

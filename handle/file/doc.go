@@ -22,8 +22,8 @@
 //
 // Opening reports a torn tail (Handle.Torn) and a writer cuts it before its
 // first append, but only a tail no writer acknowledged is torn: a writer's
-// Close records the seq after its last acknowledged event in the store's
-// derived cache, and a tail that would drop a seq below it (or below the
+// Close records the seq after its last acknowledged event in the session
+// index (derived), and a tail that would drop a seq below it (or below the
 // saved digest state's) is a *CorruptError instead.
 //
 // # Sealed sessions

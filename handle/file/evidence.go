@@ -7,6 +7,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/spf13/afero"
 
 	"github.com/sessionlog/sessionlog/eventlog"
 )
@@ -18,18 +23,65 @@ import (
 // cuts a torn tail before its next append, so before a tail is called torn
 // it is checked against what the store knows was durable: a tail holding a
 // seq the store has evidence was acknowledged is corruption. The evidence
-// is derived (the saved digest state, the record a writer leaves on
-// Close), sealed with a sum, and only ever turns a torn tail into
-// corruption: it is never a reason to drop data. A file without evidence
-// (copied alone, or whose writers never closed) is judged by its bytes.
+// is derived (the saved digest state, the seq a writer's Close saw
+// acknowledged), and only ever turns a torn tail into corruption: it is
+// never a reason to drop data. A file without evidence (copied alone, or
+// whose writers never closed) is judged by its bytes.
+//
+// What a writer acknowledged rides in the session index, in no file of
+// its own (docs/design.md, "Per-session records"): the post of its change
+// says it, and a fold keeps each session's newest in the snapshot
+// (secAcked). A post that says nothing (a writer killed, a change that
+// wrote no events) leaves the evidence before it standing; a post of a
+// session gone ends it, and a change that cuts or rewrites the log
+// (dropDerived) resets it. It is read only when a read of a log ends in a
+// torn tail: an open of a clean log pays nothing for it.
 
-// ackedKey is the derived-cache key of the record a writer leaves on
-// Close: the seq that follows the last event it acknowledged.
+// ackedKey is the derived-cache key of the record an older version's
+// writer left on Close, still read: the seq that follows the last event
+// it acknowledged.
 const ackedKey = "acked"
 
 // ackedRecord is the data of an ackedKey file.
 type ackedRecord struct {
 	Next int64 `json:"next"`
+}
+
+// heldMarks is the marked locks a Store holds, by session ID: the
+// evidence a change made under one notes (noteAcked) goes into its post.
+type heldMarks struct {
+	mu sync.Mutex
+	m  map[string]*markedLock
+}
+
+func (h *heldMarks) add(m *markedLock) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.m == nil {
+		h.m = map[string]*markedLock{}
+	}
+	h.m[m.id] = m
+}
+
+// remove forgets m and returns the evidence noted under it.
+func (h *heldMarks) remove(m *markedLock) int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.m[m.id] == m {
+		delete(h.m, m.id)
+	}
+	return m.acked
+}
+
+// noteAcked sets the evidence that the post of the change this store is
+// making to session id (under its marked lock) carries: next, the seq
+// after the last event acknowledged, or 0 when the change leaves none.
+func (s *Store) noteAcked(id string, next int64) {
+	s.held.mu.Lock()
+	defer s.held.mu.Unlock()
+	if m := s.held.m[id]; m != nil {
+		m.acked = next
+	}
 }
 
 // saveAcked records that every event before b's next seq is durable, so
@@ -45,22 +97,24 @@ func (b *fileBackend) saveAcked(ctx context.Context) {
 }
 
 // saveAcked records that every event of the session whose header is hdr
-// before seq next is durable (see fileBackend.saveAcked).
+// before seq next is durable (see fileBackend.saveAcked): in the post of
+// the change under way, which supersedes an older version's file.
 func (s *Store) saveAcked(ctx context.Context, hdr eventlog.Header, next int64) {
 	if next <= hdr.FirstSeq() {
 		return
 	}
-	bs, _ := json.Marshal(ackedRecord{Next: next})
-	if err := s.PutDerived(ctx, hdr.ID, ackedKey, bs); err != nil {
-		s.cfg.Logger.Debug("saving the acknowledged seq failed", "id", hdr.ID, "err", err)
+	s.noteAcked(hdr.ID, next)
+	if err := s.DeleteDerived(ctx, hdr.ID, ackedKey); err != nil {
+		s.cfg.Logger.Debug("removing an older acknowledged seq failed", "id", hdr.ID, "err", err)
 	}
 }
 
 // knownDurable returns the seq that follows the last event the store has
 // evidence was durable in session id's log, or -1 when it has none (or id
-// is ""). Callers read it before they read the log: the evidence only
-// grows after the rows it names are in the file, so a reader racing a
-// writer's Close never sees evidence ahead of the log it read.
+// is ""). A caller that reads it after the log reads the log again when
+// it says more than that read found (judgeTorn): the evidence only grows
+// after the rows it names are in the file, so a reader racing a writer's
+// Close then finds them.
 func (s *Store) knownDurable(ctx context.Context, id string) int64 {
 	known := int64(-1)
 	if id == "" {
@@ -76,7 +130,130 @@ func (s *Store) knownDurable(ctx context.Context, id string) int64 {
 			known = max(known, rec.Next)
 		}
 	}
-	return known
+	return max(known, s.ackedInIndex(id))
+}
+
+// ackedInIndex returns the evidence the session index holds for session
+// id: its newest post that says, else the snapshot's; -1 for none. It
+// lists the marks and bisects the snapshot, O(marks + log n): paid only
+// by a read that found a torn tail.
+func (s *Store) ackedInIndex(id string) int64 {
+	if !s.cacheUsable() {
+		return -1
+	}
+	snapPath := filepath.Join(s.dir, cacheDir, sindexName)
+	for range 4 {
+		sn, err := openSnapshot(s.fs, snapPath)
+		if err != nil {
+			return -1 // damaged: no evidence, which is never wrong
+		}
+		marks, _, err := s.marks()
+		n, said, gone := int64(-1), false, false
+		if err == nil {
+			n, said, gone = s.ackedInPosts(marks[id])
+		}
+		if err == nil && !said && !gone && sn != nil {
+			var ok bool
+			if n, ok, err = sn.acked(id); !ok {
+				n = -1
+			}
+		}
+		// A fold in between moved posts into another snapshot: again.
+		again, _ := openSnapshot(s.fs, snapPath)
+		same := (sn == nil) == (again == nil) && (sn == nil || sn.gen == again.gen)
+		for _, x := range []*snapshot{sn, again} {
+			if x != nil {
+				x.close()
+			}
+		}
+		switch {
+		case err != nil:
+			return -1
+		case same && !gone:
+			return n
+		}
+	}
+	return -1
+}
+
+// ackedInPosts returns the evidence that the newest of a session's marks
+// (names) that says any says (-1 for a session gone), and whether one
+// says; gone is true when a post listed is gone (a fold removed it).
+func (s *Store) ackedInPosts(names []string) (n int64, said, gone bool) {
+	posts := map[string]string{}
+	for _, nm := range names {
+		if _, nonce, kind, _ := parseMark(nm); kind == "post" {
+			posts[nonce] = nm
+		}
+	}
+	nonces := slices.Sorted(mapKeys(posts))
+	for i := len(nonces) - 1; i >= 0; i-- {
+		p, ok, err := s.readPost(posts[nonces[i]])
+		switch {
+		case err != nil:
+			return -1, false, false
+		case !ok:
+			return -1, false, true
+		case p.ident == "":
+			continue // unreadable: it says nothing
+		case p.entry == nil:
+			return -1, true, false // the session was gone
+		case p.acked >= 0:
+			return p.acked, true, false
+		}
+	}
+	return -1, false, false
+}
+
+// foldAcked returns the evidence a fold keeps in its snapshot: old's
+// (in a rebuild, that of the snapshot at snapPath: the logs do not hold
+// it), then for each session with marks what the newest of them that
+// says says.
+func (s *Store) foldAcked(old *snapshot, snapPath string, marks map[string][]string) map[string]int64 {
+	acked := map[string]int64{}
+	prev := old
+	if prev == nil {
+		if sn, err := openSnapshot(s.fs, snapPath); err == nil && sn != nil {
+			prev = sn
+			defer sn.close()
+		}
+	}
+	if prev != nil {
+		for ln, err := range prev.lines(secAcked, prev.off[secAcked]) {
+			if err != nil {
+				break
+			}
+			if n, err := strconv.ParseInt(ln.value, 10, 64); err == nil {
+				acked[ln.key] = n
+			}
+		}
+	}
+	for id, names := range marks {
+		if n, said, _ := s.ackedInPosts(names); said {
+			acked[id] = n
+		}
+	}
+	return acked
+}
+
+// judgeTorn returns what the read sc of the log at loc (file f, session
+// id) found, judged against the evidence when it ends in a torn tail
+// (checkAcked). The evidence is read after the log, so when it says more
+// than sc holds the log is read again: a writer may have completed its
+// flush and closed meanwhile.
+func (s *Store) judgeTorn(ctx context.Context, id string, loc location, f afero.File, sc scanResult) (scanResult, error) {
+	if sc.torn == nil || id == "" {
+		return sc, nil
+	}
+	known := s.knownDurable(ctx, id)
+	if checkAcked(known, loc.path, sc.next, sc.torn) == nil {
+		return sc, nil
+	}
+	again, err := scanLog(ctx, loc, f)
+	if err != nil {
+		return again, err
+	}
+	return again, checkAcked(known, loc.path, again.next, again.torn)
 }
 
 // checkAcked returns a *CorruptError when the torn tail a read of the log

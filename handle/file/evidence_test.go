@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"path/filepath"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/spf13/afero"
@@ -211,43 +211,60 @@ func FuzzAcknowledgedEvidence(f *testing.F) {
 // A reader that opens while a writer's last flush is in progress sees that
 // write as a torn tail; if the writer then acknowledges it and closes, the
 // evidence it leaves must not make the reader call its own read corrupt.
-// The evidence is read before the log: the hook completes the writer's
-// flush and Close at the moment the reader looks for the evidence.
-// Regression: it was read after the log, and the reader failed with
-// "acknowledged" corruption.
-func TestEvidenceReadBeforeTheLog(t *testing.T) {
-	ctx := t.Context()
-	fsys := faultfs.New(afero.NewMemMapFs())
-	st := file.New(fsys, crashDir)
-	h, err := st.Create(ctx)
-	require.NoError(t, err)
-	id, path := h.ID(), h.Path()
-	appendAndFlush(t, h, crashEvents(0, 3)...)
-	require.NoError(t, h.Close())
+// The evidence is read after the log, only when the read ends in a torn
+// tail: the hook completes the writer's flush and Close when the reader
+// looks for it — before it lists the index's marks (the reader finds the
+// writer's evidence, ahead of its read, and reads the log again: no torn
+// tail), or while it reads a post (it finds the evidence before the
+// write: the torn tail stands). Either way it reads every event (a
+// reader follows the file). Regression: evidence ahead of the read failed
+// the reader with "acknowledged" corruption.
+func TestEvidenceAheadOfTheRead(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		at   func(name, id string) bool // the reader's open the hook runs at
+		torn bool                       // the reader's open reports a torn tail
+	}{
+		{"marks listed after the close", func(name, _ string) bool { return name == filepath.Join(crashDir, ".cache", "sessions.d") }, false},
+		{"a post read before the close", func(name, id string) bool {
+			return strings.HasPrefix(name, filepath.Join(crashDir, ".cache", "sessions.d", id)) && strings.HasSuffix(name, ".post")
+		}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := t.Context()
+			fsys := faultfs.New(afero.NewMemMapFs())
+			st := file.New(fsys, crashDir)
+			h, err := st.Create(ctx)
+			require.NoError(t, err)
+			id, path := h.ID(), h.Path()
+			appendAndFlush(t, h, crashEvents(0, 3)...)
+			require.NoError(t, h.Close())
 
-	w, err := st.Open(ctx, id, handle.ReadWrite)
-	require.NoError(t, err)
-	_, err = w.Append(ctx, crashEvents(3, 2)...)
-	require.NoError(t, err)
-	// The first bytes of the write the writer's flush will make.
-	inFlight := eventlog.NewEncoder(nil).AppendRows(nil, crashEvents(3, 2))
-	fileb, err := afero.ReadFile(fsys, path)
-	require.NoError(t, err)
-	require.NoError(t, afero.WriteFile(fsys, path, append(fileb, inFlight[:len(inFlight)/2]...), 0o600))
+			w, err := st.Open(ctx, id, handle.ReadWrite)
+			require.NoError(t, err)
+			_, err = w.Append(ctx, crashEvents(3, 2)...)
+			require.NoError(t, err)
+			// The first bytes of the write the writer's flush will make.
+			inFlight := eventlog.NewEncoder(nil).AppendRows(nil, crashEvents(3, 2))
+			fileb, err := afero.ReadFile(fsys, path)
+			require.NoError(t, err)
+			require.NoError(t, afero.WriteFile(fsys, path, append(fileb, inFlight[:len(inFlight)/2]...), 0o600))
 
-	var once sync.Once
-	fsys.SetHook(func(op faultfs.Op, name string) error {
-		if op == faultfs.OpOpen && strings.HasPrefix(name, filepath.Join(crashDir, ".cache", id)) {
-			once.Do(func() {
-				require.NoError(t, w.Flush(ctx))
-				require.NoError(t, w.Close())
+			var fired atomic.Bool
+			fsys.SetHook(func(op faultfs.Op, name string) error {
+				if op == faultfs.OpOpen && tc.at(name, id) && fired.CompareAndSwap(false, true) {
+					require.NoError(t, w.Flush(ctx))
+					require.NoError(t, w.Close())
+				}
+				return nil
 			})
-		}
-		return nil
-	})
-	r, err := st.Open(ctx, id, handle.ReadOnly)
-	fsys.SetHook(nil)
-	require.NoError(t, err)
-	require.Equal(t, canonLines(crashEvents(0, 5)), canonLines(readWholeLog(t, r)))
-	require.NoError(t, r.Close())
+			r, err := st.Open(ctx, id, handle.ReadOnly)
+			fsys.SetHook(nil)
+			require.NoError(t, err)
+			require.True(t, fired.Load(), "the reader looked for the evidence")
+			require.Equal(t, tc.torn, r.Torn() != nil)
+			require.Equal(t, canonLines(crashEvents(0, 5)), canonLines(readWholeLog(t, r)))
+			require.NoError(t, r.Close())
+		})
+	}
 }

@@ -10,6 +10,9 @@ import (
 	"github.com/sessionlog/sessionlog/handle/core"
 )
 
+// CheckedMin is the size below which a log keeps no checked record.
+const CheckedMin = checkedMin
+
 // SealDerived returns the content of a derived file holding data (tests
 // only): its sum line, then data.
 func SealDerived(data []byte) []byte { return append(sealDerived(data), data...) }
@@ -21,6 +24,10 @@ func ForgetAcknowledged(s *Store, id string) {
 	for _, key := range []string{core.DigestKey, ackedKey} {
 		_ = s.DeleteDerived(context.Background(), id, key)
 	}
+	if l, err := s.lockMarked(id); err == nil {
+		s.noteAcked(id, 0) // the index's: a post that resets it
+		l.unlock()
+	}
 }
 
 // CheckedRecord reports whether session id has a checked record that
@@ -29,7 +36,7 @@ func ForgetAcknowledged(s *Store, id string) {
 // end of its rows, the next seq, the last zstd frame, and index entries
 // that are each the start of the row holding their seq.
 func CheckedRecord(ctx context.Context, s *Store, id string) (bool, error) {
-	rec, ok := s.loadChecked(ctx, id)
+	rec, ok := s.loadChecked(ctx, id, false)
 	if !ok {
 		return false, nil
 	}
@@ -74,3 +81,7 @@ func CheckedRecord(ctx context.Context, s *Store, id string) (bool, error) {
 	}
 	return true, nil
 }
+
+// FoldIndex folds the marks of the store's session index into a new
+// snapshot (tests only): from the logs when full, as RebuildIndex does.
+func FoldIndex(ctx context.Context, s *Store, full bool) error { return s.fold(ctx, full) }

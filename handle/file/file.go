@@ -168,7 +168,6 @@ func (s *Store) CheckPath(ctx context.Context, path string, fn func(eventlog.Eve
 		return res
 	}
 	defer f.Close()
-	known := s.knownDurable(ctx, s.storeID(path, nameID))
 	r := loc.reader(ctx, f, readOpts{})
 	defer s.checkFraming(ctx, loc, f, &res) // res is the result: named
 	if res.Header, res.Err = r.Header(); res.Err != nil {
@@ -200,9 +199,13 @@ func (s *Store) CheckPath(ctx context.Context, path string, fn func(eventlog.Eve
 		}
 	}
 	res.Events, res.Torn, res.Err = r.NextSeq()-first, r.Torn(), r.Err()
-	if res.Err == nil {
-		if res.Err = checkAcked(known, path, r.NextSeq(), res.Torn); res.Err != nil {
-			res.Torn = nil
+	if res.Err == nil && res.Torn != nil {
+		// Judged as an open judges it; a read again that finds more
+		// (a writer completed its flush meanwhile) leaves this one's
+		// answer standing.
+		sc := scanResult{next: r.NextSeq(), torn: res.Torn}
+		if _, err := s.judgeTorn(ctx, s.storeID(path, nameID), loc, f, sc); err != nil {
+			res.Err, res.Torn = err, nil
 		}
 	}
 	return res

@@ -47,6 +47,7 @@ type Store struct {
 
 	*core.Store             // the Store methods' decisions, over fileEngine
 	six         sindexCache // the session index's posts read (sindex.go)
+	held        heldMarks   // the marked locks it holds (evidence.go)
 
 	keys *sealing.Keys // the keyrings of sealed sessions (sealed.go)
 }
@@ -546,26 +547,41 @@ func (s *Store) statPath(ctx context.Context, id string, loc location) (handle.I
 	}
 	size := fi.Size()
 	src := ctxReaderAt{ctx: ctx, r: f}
+	small := size < checkedMin
 	known := func() zstdframe.Frame { // asked only when no tail frame ends the log
-		if rec, ok := s.loadChecked(ctx, id); ok && rec.holdsPrefix(src, identityOf(fi)) {
+		if rec, ok := s.loadChecked(ctx, id, small); ok && rec.holdsPrefix(src, identityOf(fi)) {
 			return rec.lastFrame()
 		}
 		return zstdframe.Frame{}
 	}
 	t, err := loc.tail(src, size, known)
-	if errors.Is(err, seal.ErrNoKey) {
-		// The last row's key records may stand past the head (a
-		// rotation): the checked record says where.
-		if rec, ok := s.loadChecked(ctx, id); ok && rec.holdsPrefix(src, identityOf(fi)) && rec.Keys != nil {
-			if _, kerr := loc.readEnvelopes(src, rec.Keys); kerr == nil {
-				t, err = loc.tail(src, size, known)
-			}
-		}
+	if errors.Is(err, seal.ErrNoKey) && s.laterKeys(ctx, id, loc, src, fi) {
+		t, err = loc.tail(src, size, known)
 	}
 	if err != nil {
 		return handle.Info{}, err
 	}
 	return infoOf(id, loc, size, t), nil
+}
+
+// laterKeys adds to the keyring of the sealed log at loc (src holds it,
+// fi is its file's) the key records that may stand past its head (a
+// rotation), as the checked record names them, else as a check of the
+// log's framing finds them (the read of the whole file a lost record
+// costs); it reports whether it added any.
+func (s *Store) laterKeys(ctx context.Context, id string, loc location, src io.ReaderAt, fi fs.FileInfo) bool {
+	if rec, ok := s.loadChecked(ctx, id, fi.Size() < checkedMin); ok && rec.holdsPrefix(src, identityOf(fi)) && rec.Keys != nil {
+		_, err := loc.readEnvelopes(src, rec.Keys)
+		return err == nil
+	}
+	fr, err := seal.Check(ctxReader{ctx: ctx, r: io.NewSectionReader(src, 0, fi.Size())}, loc.sealed.layout(), loc.path)
+	if err != nil {
+		return false
+	}
+	for _, e := range fr.Envelopes {
+		loc.sealed.kr.Add(e)
+	}
+	return len(fr.Envelopes) > 0
 }
 
 // infoOf describes session id, whose log at loc of size bytes has the

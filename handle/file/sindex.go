@@ -222,7 +222,7 @@ func (v *view) applyMarks(ctx context.Context, id string, names []string) (known
 	if free && len(unresolved) > 0 && s.oweSweep() == nil {
 		// A change cut short may have left files: GC sweeps (sweep.go).
 		for _, nonce := range unresolved {
-			s.markPost(id, nonce, d)
+			s.markPost(id, nonce, d, -1) // a writer killed: the evidence before it stands
 		}
 	}
 	return known, len(unresolved) > 0, nil
@@ -415,6 +415,7 @@ func (s *Store) fold(ctx context.Context, full bool) error {
 		}
 		return nil
 	}
+	acked := s.foldAcked(old, snapPath, marks)
 	if old != nil {
 		defer old.close()
 		for ln, err := range old.lines(secID, old.off[secID]) {
@@ -493,7 +494,7 @@ func (s *Store) fold(ctx context.Context, full bool) error {
 			return err
 		}
 	}
-	if err := writeSnapshot(ctx, s.fs, snapPath, entries, folder); err != nil {
+	if err := writeSnapshot(ctx, s.fs, snapPath, entries, acked, folder); err != nil {
 		return err
 	}
 	for _, nm := range consumed {

@@ -40,6 +40,7 @@ const (
 	secParent        // parent ID → ID
 	secActive        // activeKey(last activity, ID) → the entry, newest first
 	secLive          // ID → "": sessions described afresh at every open
+	secAcked         // ID → the seq after those a writer acknowledged (evidence.go)
 	nSections
 )
 
@@ -196,7 +197,8 @@ func (sn *snapshot) readHead() error {
 		return errSindexDamaged
 	}
 	f := strings.Split(ln.value, " ")
-	if len(f) != 3+nSections+1 {
+	secs := len(f) - 4 // an older snapshot has no secAcked: it reads as empty
+	if secs != nSections && secs != secAcked {
 		return errSindexDamaged
 	}
 	sn.gen = f[0]
@@ -207,7 +209,10 @@ func (sn *snapshot) readHead() error {
 		}
 	}
 	sn.folder, sn.count = nums[0], nums[1]
-	copy(sn.off[:], nums[2:])
+	copy(sn.off[:], nums[2:3+secs])
+	for i := secs + 1; i <= nSections; i++ {
+		sn.off[i] = sn.off[secs]
+	}
 	fi, err := sn.f.Stat()
 	if err != nil {
 		return err
@@ -351,11 +356,17 @@ func (sn *snapshot) from(sec int, target string) iter.Seq2[sline, error] {
 	}
 }
 
-// writeSnapshot writes the snapshot of entries (by ID) to path, through a
-// temp file and a rename; folder is the store folder's modification time
-// the entries account for. It is not fsynced: it is derived.
-func writeSnapshot(ctx context.Context, fsys afero.Fs, path string, entries map[string]*sessEntry, folder int64) error {
+// writeSnapshot writes the snapshot of entries (by ID) and of acked (the
+// evidence of their acknowledged seqs) to path, through a temp file and a
+// rename; folder is the store folder's modification time the entries
+// account for. It is not fsynced: it is derived.
+func writeSnapshot(ctx context.Context, fsys afero.Fs, path string, entries map[string]*sessEntry, acked map[string]int64, folder int64) error {
 	var secs [nSections][]sline
+	for id, n := range acked {
+		if entries[id] != nil && n > 0 {
+			secs[secAcked] = append(secs[secAcked], sline{id, strconv.FormatInt(n, 10)})
+		}
+	}
 	for id, e := range entries {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -435,4 +446,20 @@ func writeSnapshot(ctx context.Context, fsys afero.Fs, path string, entries map[
 		fsys.Remove(tmp)
 	}
 	return err
+}
+
+// acked returns the evidence the snapshot keeps for session id, and
+// whether it keeps any (a bisection: O(log n) blocks).
+func (sn *snapshot) acked(id string) (int64, bool, error) {
+	for ln, err := range sn.from(secAcked, id) {
+		if err != nil || ln.key != id {
+			return 0, false, err
+		}
+		n, err := strconv.ParseInt(ln.value, 10, 64)
+		if err != nil {
+			return 0, false, errSindexDamaged
+		}
+		return n, true, nil
+	}
+	return 0, false, nil
 }

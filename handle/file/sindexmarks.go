@@ -238,12 +238,14 @@ func (s *Store) markPre(id string) (string, error) {
 func randomNonce() string { return fmt.Sprintf("%016x%08x", time.Now().UnixNano(), rand.Uint32()) }
 
 // markPost turns session id's pre mark nonce into a post saying what d
-// describes (best effort: a pre left behind is resolved by the next open).
-func (s *Store) markPost(id, nonce string, d described) {
+// describes and, when acked is not -1, the evidence of acknowledged seqs
+// the change left (evidence.go) (best effort: a pre left behind is
+// resolved by the next open).
+func (s *Store) markPost(id, nonce string, d described, acked int64) {
 	if nonce == "" {
 		return
 	}
-	line, err := postLine(s.folderTime(), s.logIdentity(id), d.entry())
+	line, err := postLine(s.folderTime(), s.logIdentity(id), d.entry(), acked)
 	if err != nil {
 		return
 	}
@@ -265,19 +267,23 @@ func (s *Store) markPost(id, nonce string, d described) {
 // folder that changed no session (GC's leftovers).
 func (s *Store) noteFolder() {
 	if nonce, err := s.markPre(folderMark); err == nil {
-		s.markPost(folderMark, nonce, described{})
+		s.markPost(folderMark, nonce, described{}, -1)
 	}
 }
 
 // postLine is a post's content: the folder's modification time after
-// the change, the log file's identity (logIdentity) and the entry
-// ("null" when the session is gone).
-func postLine(folder int64, ident string, e *sessEntry) ([]byte, error) {
+// the change, the log file's identity (logIdentity), the entry ("null"
+// when the session is gone) and, unless acked is -1, acked.
+func postLine(folder int64, ident string, e *sessEntry, acked int64) ([]byte, error) {
 	b, err := json.Marshal(e)
 	if err != nil {
 		return nil, err
 	}
-	return appendLine(nil, strconv.FormatInt(folder, 10), ident+"\t"+string(b)), nil
+	v := ident + "\t" + string(b)
+	if acked >= 0 {
+		v += "\t" + strconv.FormatInt(acked, 10)
+	}
+	return appendLine(nil, strconv.FormatInt(folder, 10), v), nil
 }
 
 // post is a post mark's content.
@@ -285,6 +291,7 @@ type post struct {
 	folder int64
 	ident  string
 	entry  *sessEntry
+	acked  int64 // the evidence the change left (evidence.go); -1: none said
 }
 
 func parsePost(b []byte) (post, bool) {
@@ -300,11 +307,18 @@ func parsePost(b []byte) (post, bool) {
 		return post{}, false
 	}
 	ident, js, ok := strings.Cut(ln.value, "\t")
+	js, ack, said := strings.Cut(js, "\t") // JSON holds no tab
+	acked := int64(-1)
+	if said {
+		if acked, err = strconv.ParseInt(ack, 10, 64); err != nil || acked < 0 {
+			return post{}, false
+		}
+	}
 	var e *sessEntry
 	if !ok || json.Unmarshal([]byte(js), &e) != nil {
 		return post{}, false
 	}
-	return post{folder, ident, e}, true
+	return post{folder, ident, e, acked}, true
 }
 
 // logIdentity says which file holds session id's log now, cheaply (an
@@ -335,6 +349,7 @@ type markedLock struct {
 	nonce   string
 	existed bool   // a log of the session was there when the lock was taken
 	ident   string // that log's identity then (logIdentity)
+	acked   int64  // the evidence its post carries (noteAcked), -1 for none; under s.held.mu
 }
 
 // lockMarked takes session id's writer lock and marks the session as
@@ -351,12 +366,15 @@ func (s *Store) lockMarked(id string) (writerLock, error) {
 		return nil, err
 	}
 	ident := s.logIdentity(id)
-	return &markedLock{s: s, l: l, id: id, nonce: nonce, existed: ident != "-", ident: ident}, nil
+	m := &markedLock{s: s, l: l, id: id, nonce: nonce, existed: ident != "-", ident: ident, acked: -1}
+	s.held.add(m)
+	return m, nil
 }
 
 func (m *markedLock) unlock() error {
+	acked := m.s.held.remove(m)
 	pre := filepath.Join(m.s.marksDir(), markName(m.id, m.nonce, "pre"))
-	if m.nonce != "" && m.ident != "" && m.ident != "-" && m.s.logIdentity(m.id) == m.ident {
+	if m.nonce != "" && m.ident != "" && m.ident != "-" && acked < 0 && m.s.logIdentity(m.id) == m.ident {
 		// The log is the file it was, unchanged (a writer that appended
 		// nothing, an append refused): nothing to announce, and the
 		// store's files stay as they were.
@@ -369,7 +387,7 @@ func (m *markedLock) unlock() error {
 			// announce.
 			m.s.fs.Remove(pre)
 		} else {
-			m.s.markPost(m.id, m.nonce, d)
+			m.s.markPost(m.id, m.nonce, d, acked)
 		}
 	}
 	return m.l.unlock()

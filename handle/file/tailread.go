@@ -21,6 +21,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/internal/format/logfile"
 	"github.com/sessionlog/sessionlog/internal/format/zstdframe"
+	"github.com/sessionlog/sessionlog/secrets/seal"
 )
 
 // A TailReader reads the events at the end of a session's log as Stat
@@ -109,7 +110,7 @@ func (s *Store) readTail(ctx context.Context, id, nameID string, loc location, f
 	// the record's seq index (see readSealed), past the key records it
 	// names.
 	if id != "" && (loc.enc.z != nil || loc.sealed != nil) {
-		if r, ok := s.loadChecked(ctx, id); ok && r.holdsPrefix(src, identityOf(fi)) && (loc.sealed != nil) == (r.Keys != nil) {
+		if r, ok := s.loadChecked(ctx, id, t.size < checkedMin); ok && r.holdsPrefix(src, identityOf(fi)) && (loc.sealed != nil) == (r.Keys != nil) {
 			rec, held = r, true
 		}
 	}
@@ -124,7 +125,11 @@ func (s *Store) readTail(ctx context.Context, id, nameID string, loc location, f
 		}
 		return zstdframe.Frame{}
 	}
-	if t.tail, err = loc.tail(src, t.size, known); err != nil {
+	t.tail, err = loc.tail(src, t.size, known)
+	if errors.Is(err, seal.ErrNoKey) && !held && s.laterKeys(ctx, id, loc, src, fi) {
+		t.tail, err = loc.tail(src, t.size, known)
+	}
+	if err != nil {
 		return nil, err
 	}
 	if nameID != "" && t.tail.Header.ID != nameID {
