@@ -37,9 +37,12 @@ type Catalog interface {
 	// Where names the store in errors ("<id> in <Where>"): a quoted
 	// folder, a stream.
 	Where() string
+	// IDs returns the ID of every session the store holds, each once, in
+	// any order, with those that cannot be read (List reports them).
+	IDs(ctx context.Context) ([]string, error)
 	// Headers returns the ID, Path and Header of every session whose
-	// header can be read, from the headers alone (Tree of the whole
-	// store). A session whose header is broken is left out
+	// header can be read, from the headers alone (Tree, Children,
+	// Ancestors, Dependents). A session whose header is broken is left out
 	// (Stat and Open report it); an error that says nothing about a
 	// header (I/O) fails it, for a fork hidden from Delete would lose its
 	// parent.
@@ -49,8 +52,9 @@ type Catalog interface {
 	Exists(ctx context.Context, id string) error
 	// Stat is Store's, for a checked ID.
 	Stat(ctx context.Context, id string) (handle.Info, error)
-	// Index returns the store's index of sessions, from which the core
-	// answers List, Children, Ancestors, Dependents and GC.
+	// Index returns the store's index of sessions, or nil for a store
+	// without one: the core then answers List, Children, Ancestors,
+	// Dependents and GC from IDs, Stat and Headers.
 	Index() Index
 }
 

@@ -192,7 +192,36 @@ func (c *Store) List(ctx context.Context, opts ...handle.Option) ([]handle.Info,
 		return nil, err
 	}
 	lc := c.cfg.With(opts...).List
-	return c.b.Index().List(ctx, lc)
+	if ix := c.b.Index(); ix != nil {
+		return ix.List(ctx, lc)
+	}
+	ids, err := c.b.IDs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []handle.Info
+	for _, id := range ids {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if !strings.HasPrefix(id, lc.Prefix) {
+			continue
+		}
+		info, err := c.b.Stat(ctx, id)
+		switch {
+		case errors.Is(err, handle.ErrNotFound):
+			continue // deleted meanwhile
+		case err != nil && lc.Broken != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded):
+			lc.Broken(id, err)
+			continue
+		case err != nil:
+			return nil, err
+		}
+		if lc.Keeps(info) {
+			out = append(out, info)
+		}
+	}
+	return lc.Page(out), nil
 }
 
 func (c *Store) Fork(ctx context.Context, id string, at int64, opts ...handle.Option) (handle.Handle, error) {
@@ -306,7 +335,16 @@ func (c *Store) WriterHeld(ctx context.Context, id string) (bool, error) {
 }
 
 func (c *Store) GC(ctx context.Context, before time.Time, dryRun bool) (handle.GCReport, error) {
-	rep, err := collect(ctx, c, c.b.Index(), before, dryRun)
+	var rep handle.GCReport
+	var live map[string]int64
+	var err error
+	ix := c.b.Index()
+	indexed := ix != nil
+	if indexed {
+		rep, err = collectIndexed(ctx, c, ix, before, dryRun)
+	} else {
+		rep, live, err = collect(ctx, c, before, dryRun)
+	}
 	if err != nil {
 		return rep, err
 	}
@@ -314,7 +352,11 @@ func (c *Store) GC(ctx context.Context, before time.Time, dryRun bool) (handle.G
 	for _, id := range rep.Deleted {
 		gone[id] = true
 	}
-	rep.Leftovers, err = c.b.Leftovers(ctx, before, func(id string) bool { return !gone[id] }, dryRun)
+	keep := func(id string) bool {
+		_, listed := live[id]
+		return (listed || indexed) && !gone[id]
+	}
+	rep.Leftovers, err = c.b.Leftovers(ctx, before, keep, dryRun)
 	return rep, err
 }
 
@@ -343,9 +385,15 @@ func (c *Store) Children(ctx context.Context, id string) ([]eventlog.Header, err
 }
 
 // childrenOf returns the sessions whose header names id as its parent
-// (forks and children), from the index.
+// (forks and children): from the index, else from every header.
 func (c *Store) childrenOf(ctx context.Context, id string) ([]handle.Info, error) {
-	infos, err := c.b.Index().Children(ctx, id)
+	var infos []handle.Info
+	var err error
+	if ix := c.b.Index(); ix != nil {
+		infos, err = ix.Children(ctx, id)
+	} else {
+		infos, err = c.b.Headers(ctx)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -359,7 +407,30 @@ func (c *Store) Ancestors(ctx context.Context, id string) (chain []eventlog.Head
 	if err := checkID(id); err != nil {
 		return nil, "", err
 	}
-	return c.indexAncestors(ctx, c.b.Index(), id)
+	if ix := c.b.Index(); ix != nil {
+		return c.indexAncestors(ctx, ix, id)
+	}
+	infos, err := c.b.Headers(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	byID := make(map[string]eventlog.Header, len(infos))
+	for _, in := range infos {
+		byID[in.Header.ID] = in.Header
+	}
+	cur, ok := byID[id]
+	if !ok {
+		return nil, "", fmt.Errorf("%w: %s in %s", handle.ErrNotFound, id, c.b.Where())
+	}
+	for cur.Parent != nil && len(chain) < lineage.MaxDepth {
+		p, ok := byID[cur.Parent.ID]
+		if !ok {
+			return chain, cur.Parent.ID, nil
+		}
+		chain = append(chain, p)
+		cur = p
+	}
+	return chain, "", nil
 }
 
 func (c *Store) GetDerived(ctx context.Context, id, key string) ([]byte, error) {

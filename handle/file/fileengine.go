@@ -24,6 +24,8 @@ var _ core.StoreBackend = fileEngine{}
 
 func (e fileEngine) Where() string { return fmt.Sprintf("%q", e.s.dir) }
 
+func (e fileEngine) IDs(context.Context) ([]string, error) { return e.s.ids() }
+
 func (e fileEngine) Headers(ctx context.Context) ([]handle.Info, error) { return e.s.headers(ctx) }
 
 func (e fileEngine) Exists(ctx context.Context, id string) error {

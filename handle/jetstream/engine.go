@@ -20,6 +20,8 @@ var _ core.StoreBackend = engine{}
 
 func (e engine) Where() string { return "stream " + e.s.name }
 
+func (e engine) IDs(ctx context.Context) ([]string, error) { return e.s.ids(ctx) }
+
 func (e engine) Headers(ctx context.Context) ([]handle.Info, error) { return e.s.headers(ctx) }
 
 // Exists holds for a subject with any message: one a CreateFrom is still
