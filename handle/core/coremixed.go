@@ -230,118 +230,72 @@ func sessionTree(ctx context.Context, st handle.Store, id string) (*handle.Node,
 // collect deletes the sessions of st whose last activity (the time of
 // their last event, or their creation) is older than before, except those
 // a writer holds and those that a session being kept forks from: the
-// session part of GC. With dryRun it deletes nothing and reports what a
-// real run would do: both runs take the same decisions (see collectOne).
-// It also returns the last activity of every session listed, by ID.
+// session part of GC, on a store without an index, from a list of every
+// session. With dryRun it deletes nothing and reports what a real run
+// would do: both runs take the same decisions (see collectOne). It also
+// returns the last activity of every session listed, by ID.
 func collect(ctx context.Context, st handle.Store, before time.Time, dryRun bool) (handle.GCReport, map[string]int64, error) {
-	var rep handle.GCReport
 	infos, err := st.List(ctx, handle.SkipBroken(func(string, error) {}))
 	if err != nil {
-		return rep, nil, err
+		return handle.GCReport{}, nil, err
 	}
 	cutoff := before.UnixMilli()
-	old := map[string]bool{}
-	parentOf := map[string]string{}
+	var olds []handle.Info
+	forks := map[string][]string{}
 	last := map[string]int64{}
 	for _, in := range infos {
 		t := in.LastActive()
 		last[in.ID] = t
 		if t < cutoff {
-			old[in.ID] = true
+			olds = append(olds, in)
 		}
 		if p := in.Header.Parent; p != nil && p.Mode == eventlog.ModeFork {
-			parentOf[in.ID] = p.ID
+			forks[p.ID] = append(forks[p.ID], in.ID)
 		}
 	}
-	// Keep every ancestor of a session that is kept.
-	keep := map[string]bool{}
-	for id := range last {
-		if old[id] {
-			continue
-		}
-		for p, n := parentOf[id], 0; p != "" && n < lineage.MaxDepth; p, n = parentOf[p], n+1 {
-			keep[p] = true
-		}
-	}
-	var victims []string
-	for id := range old {
-		if keep[id] {
-			rep.Kept = append(rep.Kept, id)
-		} else {
-			victims = append(victims, id)
-		}
-	}
-	// Forks before their parents, then oldest activity first.
-	depth := func(id string) int {
-		n := 0
-		for p := parentOf[id]; p != "" && n < lineage.MaxDepth; p = parentOf[p] {
-			n++
-		}
-		return n
-	}
-	slices.SortFunc(victims, func(a, b string) int {
-		return cmp.Or(cmp.Compare(depth(b), depth(a)), cmp.Compare(last[a], last[b]), strings.Compare(a, b))
-	})
-	gone := map[string]bool{}
-	for _, id := range victims {
-		if err := ctx.Err(); err != nil {
-			return rep, last, err
-		}
-		fate, err := collectOne(ctx, st, id, gone, dryRun)
-		if err != nil {
-			return rep, last, err
-		}
-		switch fate {
-		case collected:
-			rep.Deleted = append(rep.Deleted, id)
-		case kept:
-			rep.Kept = append(rep.Kept, id)
-		}
-	}
-	slices.Sort(rep.Kept)
-	return rep, last, nil
+	rep, err := collectOld(ctx, st, olds, forks, dryRun)
+	return rep, last, err
 }
 
 // collectIndexed is collect on a store with an index: it reads only the
-// sessions last active before before, and the forks of each. An old
-// session is kept when a fork of it, or of a fork of it…, is not old.
+// sessions last active before before, and the forks of each.
 func collectIndexed(ctx context.Context, c *Store, ix Index, before time.Time, dryRun bool) (handle.GCReport, error) {
-	var rep handle.GCReport
 	olds, forks, err := ix.Older(ctx, before.UnixMilli())
 	if err != nil {
-		return rep, err
+		return handle.GCReport{}, err
 	}
+	return collectOld(ctx, c, olds, forks, dryRun)
+}
+
+// collectOld deletes the old sessions olds of st, given the forks of each
+// (forks[id]: the sessions forked from id). An old session is kept when a
+// fork of it, or of a fork of it…, is not old, or when collectOne keeps
+// it. Forks go before their parents, then oldest activity first.
+func collectOld(ctx context.Context, st handle.Store, olds []handle.Info, forks map[string][]string, dryRun bool) (handle.GCReport, error) {
+	var rep handle.GCReport
 	old := map[string]handle.Info{}
 	for _, in := range olds {
 		old[in.ID] = in
 	}
 	// needed reports whether a fork below id is not old.
 	memo := map[string]bool{}
-	var needed func(id string, depth int) (bool, error)
-	needed = func(id string, depth int) (bool, error) {
+	var needed func(id string, depth int) bool
+	needed = func(id string, depth int) bool {
 		if v, ok := memo[id]; ok || depth > lineage.MaxDepth {
-			return v, nil
+			return v
 		}
 		memo[id] = false // a loop keeps nothing
 		for _, d := range forks[id] {
-			if _, isOld := old[d]; !isOld {
+			if _, isOld := old[d]; !isOld || needed(d, depth+1) {
 				memo[id] = true
-				return true, nil
-			}
-			if n, err := needed(d, depth+1); err != nil || n {
-				memo[id] = n
-				return n, err
+				return true
 			}
 		}
-		return false, nil
+		return false
 	}
 	var victims []string
 	for id := range old {
-		n, err := needed(id, 0)
-		if err != nil {
-			return rep, err
-		}
-		if n {
+		if needed(id, 0) {
 			rep.Kept = append(rep.Kept, id)
 		} else {
 			victims = append(victims, id)
@@ -362,7 +316,7 @@ func collectIndexed(ctx context.Context, c *Store, ix Index, before time.Time, d
 		if err := ctx.Err(); err != nil {
 			return rep, err
 		}
-		fate, err := collectOne(ctx, c, id, gone, dryRun)
+		fate, err := collectOne(ctx, st, id, gone, dryRun)
 		if err != nil {
 			return rep, err
 		}
