@@ -7,6 +7,7 @@ import (
 	"iter"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -154,32 +155,43 @@ func TestReplayLendsOnlyToBorrowers(t *testing.T) {
 	require.Zero(t, src.borrowed)
 }
 
+// storedFork stores log's first stored events as a session of a new
+// in-memory file store and returns a fork of it at seq at, with the
+// fork's own events to append: the log's events past stored, numbered
+// from at+1, rollbacks and checkpoints (refused past the parent's) turned
+// into plain messages.
+func storedFork(t *testing.T, log *memLog, stored int, at int64) (handle.Handle, []eventlog.Event) {
+	t.Helper()
+	ctx := t.Context()
+	st := file.New(afero.NewMemMapFs(), "/s")
+	w, err := st.Create(ctx, handle.WithID(log.ID()))
+	require.NoError(t, err)
+	_, err = w.Append(ctx, log.evs[:stored]...)
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	f, err := st.Fork(ctx, log.ID(), at)
+	require.NoError(t, err)
+	t.Cleanup(func() { f.Close() })
+	var own []eventlog.Event
+	for i, e := range log.evs[stored:] {
+		if e.Type == eventlog.TypeRollback || e.Type == eventlog.TypeCheckpoint {
+			e.Type, e.Data = "user/message", json.RawMessage(`{"text":"own"}`)
+		}
+		e.Seq = at + 1 + int64(i)
+		own = append(own, e)
+	}
+	return f, own
+}
+
 // A handle's ReadBorrowed yields what its Read yields, a fork's inherited
 // events included, and a replay through it (which borrows) rebuilds the
 // states a replay of owned events does.
 func TestHandleReadBorrowed(t *testing.T) {
 	ctx := t.Context()
 	log := agentLog(5, 2000)
-	st := file.New(afero.NewMemMapFs(), "/s")
-	w, err := st.Create(ctx, handle.WithID(log.ID()))
-	require.NoError(t, err)
-	_, err = w.Append(ctx, log.evs[:1500]...)
-	require.NoError(t, err)
-	require.NoError(t, w.Close())
-	f, err := st.Fork(ctx, log.ID(), 999)
-	require.NoError(t, err)
-	t.Cleanup(func() { f.Close() })
-	fork := &memLog{evs: log.evs[:1000]}
-	for _, e := range log.evs[1500:] {
-		// The fork's own events: rollbacks and checkpoints past its
-		// parent's would be refused, so they become plain messages.
-		if e.Type == eventlog.TypeRollback || e.Type == eventlog.TypeCheckpoint {
-			e.Type, e.Data = "user/message", json.RawMessage(`{"text":"own"}`)
-		}
-		e.Seq = int64(len(fork.evs))
-		fork.evs = append(fork.evs, e)
-	}
-	_, err = f.Append(ctx, fork.evs[1000:]...)
+	f, own := storedFork(t, log, 1500, 999)
+	fork := &memLog{evs: append(slices.Clone(log.evs[:1000]), own...)}
+	_, err := f.Append(ctx, own...)
 	require.NoError(t, err)
 	require.NoError(t, f.Flush(ctx))
 

@@ -198,23 +198,8 @@ func storedSession(t *testing.T, log *memLog, enc string) handle.Handle {
 func TestHandleReadLocated(t *testing.T) {
 	ctx := t.Context()
 	log := agentLog(5, 600)
-	st := file.New(afero.NewMemMapFs(), "/s")
-	w, err := st.Create(ctx, handle.WithID(log.ID()))
-	require.NoError(t, err)
-	_, err = w.Append(ctx, log.evs[:400]...)
-	require.NoError(t, err)
-	require.NoError(t, w.Close())
-	f, err := st.Fork(ctx, log.ID(), 299)
-	require.NoError(t, err)
-	t.Cleanup(func() { f.Close() })
-	var own []eventlog.Event
-	for _, e := range log.evs[400:] {
-		if e.Type == eventlog.TypeRollback || e.Type == eventlog.TypeCheckpoint {
-			e.Type, e.Data = "user/message", json.RawMessage(`{"text":"own"}`)
-		}
-		own = append(own, e)
-	}
-	_, err = f.Append(ctx, own[:150]...)
+	f, own := storedFork(t, log, 400, 299)
+	_, err := f.Append(ctx, own[:150]...)
 	require.NoError(t, err)
 	require.NoError(t, f.Flush(ctx))
 	_, err = f.Append(ctx, own[150:]...) // not flushed: in the writer's memory
