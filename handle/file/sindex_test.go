@@ -538,32 +538,46 @@ func TestIndexRebuiltFromPosts(t *testing.T) {
 	requireIndexTrue(t, afero.NewOsFs(), dir)
 }
 
-// TestIndexPostsFile: an open in a new process reads the posts an
-// earlier open kept in the posts file, not each post's own file; a posts
-// file damaged or naming posts a fold removed changes no answer.
-func TestIndexPostsFile(t *testing.T) {
+// labelledStore returns the folder of a file store whose index was
+// built, then given n sessions labelled i=0…n-1 (as marks).
+func labelledStore(t *testing.T, n int) string {
+	t.Helper()
 	ctx := t.Context()
 	dir := t.TempDir()
 	st := file.New(afero.NewOsFs(), dir)
 	_, err := st.List(ctx, handle.Page(1, handle.Cursor{}))
 	require.NoError(t, err)
-	for i := range 100 {
+	for i := range n {
 		h, err := st.Create(ctx, handle.WithLabels(map[string]string{"i": fmt.Sprint(i)}))
 		require.NoError(t, err)
 		require.NoError(t, h.Close())
 	}
+	return dir
+}
+
+// withSuffix counts the paths that end in suffix.
+func withSuffix(paths []string, suffix string) int {
+	n := 0
+	for _, p := range paths {
+		if strings.HasSuffix(p, suffix) {
+			n++
+		}
+	}
+	return n
+}
+
+// TestIndexPostsFile: an open in a new process reads the posts an
+// earlier open kept in the posts file, not each post's own file; a posts
+// file damaged or naming posts a fold removed changes no answer.
+func TestIndexPostsFile(t *testing.T) {
+	ctx := t.Context()
+	dir := labelledStore(t, 100)
 	posts := func() int {
 		counted := countfs.New(afero.NewOsFs())
 		info, err := file.New(counted, dir).Resolve(ctx, "i=42")
 		require.NoError(t, err)
 		require.Equal(t, "42", info.Header.Labels["i"])
-		n := 0
-		for _, p := range counted.Opened() {
-			if strings.HasSuffix(p, ".post") {
-				n++
-			}
-		}
-		return n
+		return withSuffix(counted.Opened(), ".post")
 	}
 	require.Equal(t, 100, posts(), "the first open reads every post")
 	require.Zero(t, posts(), "the next, in a new store, reads the posts file")
@@ -585,25 +599,11 @@ func TestIndexPostsFile(t *testing.T) {
 // answer may hold, not every session changed since the snapshot.
 func TestIndexQueriesLeaveMarkedLogsAlone(t *testing.T) {
 	ctx := t.Context()
-	dir := t.TempDir()
-	st := file.New(afero.NewOsFs(), dir)
-	_, err := st.List(ctx, handle.Page(1, handle.Cursor{}))
-	require.NoError(t, err)
-	for i := range 100 {
-		h, err := st.Create(ctx, handle.WithLabels(map[string]string{"i": fmt.Sprint(i)}))
-		require.NoError(t, err)
-		require.NoError(t, h.Close())
-	}
+	dir := labelledStore(t, 100)
 	logsTouched := func(q func(st *file.Store) error) int {
 		counted := countfs.New(afero.NewOsFs())
 		require.NoError(t, q(file.New(counted, dir)))
-		n := 0
-		for _, p := range append(counted.Opened(), counted.Statted()...) {
-			if strings.HasSuffix(p, ".jsonl") {
-				n++
-			}
-		}
-		return n
+		return withSuffix(append(counted.Opened(), counted.Statted()...), ".jsonl")
 	}
 	label := logsTouched(func(st *file.Store) error {
 		info, err := st.Resolve(ctx, "i=42")
