@@ -180,12 +180,7 @@ func (s *Store) ackedInIndex(id string) int64 {
 // (names) that says any says (-1 for a session gone), and whether one
 // says; gone is true when a post listed is gone (a fold removed it).
 func (s *Store) ackedInPosts(names []string) (n int64, said, gone bool) {
-	posts := map[string]string{}
-	for _, nm := range names {
-		if _, nonce, kind, _ := parseMark(nm); kind == "post" {
-			posts[nonce] = nm
-		}
-	}
+	_, posts := splitMarks(names)
 	nonces := slices.Sorted(mapKeys(posts))
 	for i := len(nonces) - 1; i >= 0; i-- {
 		p, ok, err := s.readPost(posts[nonces[i]])

@@ -175,15 +175,7 @@ func (v *view) applyMarks(ctx context.Context, id string, names []string) (known
 			}
 		}
 	}
-	pres, posts := map[string]bool{}, map[string]string{}
-	for _, nm := range names {
-		_, nonce, kind, _ := parseMark(nm)
-		if kind == "pre" {
-			pres[nonce] = true
-		} else {
-			posts[nonce] = nm
-		}
-	}
+	pres, posts := splitMarks(names)
 	var unresolved []string
 	for _, nonce := range slices.Sorted(mapKeys(pres)) {
 		if _, ok := posts[nonce]; !ok {
@@ -244,21 +236,28 @@ func cutShort(names []string) bool {
 	return false
 }
 
+// splitMarks splits a session's marks (names) by nonce: the nonces of
+// its pres, and its posts' names.
+func splitMarks(names []string) (pres map[string]bool, posts map[string]string) {
+	pres, posts = map[string]bool{}, map[string]string{}
+	for _, nm := range names {
+		switch _, nonce, kind, _ := parseMark(nm); kind {
+		case "pre":
+			pres[nonce] = true
+		case "post":
+			posts[nonce] = nm
+		}
+	}
+	return pres, posts
+}
+
 // standingPost returns session id's description from its newest post
 // (names are its marks) when that post stands for its log: no change of
 // it is under way or was cut short (a pre without its post), the post
 // describes it fully (not live), and the log has the identity the post
 // names.
 func (s *Store) standingPost(id string, names []string) (described, bool) {
-	pres, posts := map[string]bool{}, map[string]string{}
-	for _, nm := range names {
-		_, nonce, kind, _ := parseMark(nm)
-		if kind == "pre" {
-			pres[nonce] = true
-		} else {
-			posts[nonce] = nm
-		}
-	}
+	pres, posts := splitMarks(names)
 	for nonce := range pres {
 		if _, ok := posts[nonce]; !ok {
 			return described{}, false
