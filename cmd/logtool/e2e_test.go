@@ -18,9 +18,8 @@ import (
 )
 
 // logtoolBinary returns the logtool the tests run as a real process: this
-// test binary, which TestMain (testscript.Main) copied as "logtool" into a
-// folder it put first on $PATH, and which runs main when called by that
-// name. Nothing is built: the tests run the code under test, with the race
+// test binary, which TestMain linked as "logtool" into a folder it put
+// first on $PATH, and which runs main when called by that name. Nothing is built: the tests run the code under test, with the race
 // detector when the tests have it.
 func logtoolBinary(t *testing.T) string {
 	t.Helper()

@@ -1,42 +1,108 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/spf13/afero"
 )
 
-// TestMain lets the test binary run as logtool itself inside the scripts
-// of testdata/script (testscript puts it on their PATH under that name).
-// The processes the tests start are this binary; under the race detector
-// each would sleep a second as it exits (GORACE's atexit_sleep_ms), so
-// they are told not to. The store of the real traces that tests share
-// is removed at the end (traceFixtureM).
+// TestMain lets the test binary run as logtool itself: called by that
+// name it is logtool. Otherwise it puts a link to itself named logtool
+// first on $PATH, for the tests that start logtool as a process (exec in
+// testdata/script, e2e_test.go), runs the tests and removes the link and
+// the store of the real traces that tests share (traceFixtureM). Under
+// the race detector each process would sleep a second as it exits
+// (GORACE's atexit_sleep_ms), so they are told not to.
 func TestMain(m *testing.M) {
+	if filepath.Base(os.Args[0]) == "logtool" {
+		main()
+	}
 	os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
-	testscript.Main(traceFixtureM{m}, map[string]func(){"logtool": main})
+	bin, err := os.MkdirTemp("", "logtool-bin-")
+	if err == nil {
+		err = linkSelf(filepath.Join(bin, "logtool"))
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "logtool on $PATH:", err)
+		os.Exit(1)
+	}
+	os.Setenv("PATH", bin+string(filepath.ListSeparator)+os.Getenv("PATH"))
+	code := traceFixtureM{m}.Run()
+	os.RemoveAll(bin)
+	os.Exit(code)
 }
 
-// TestScripts runs testdata/script/*.txtar: the built binary, as a user's
-// shell runs it, for each command's success, errors, exit status and
-// human output (pinned with cmp; -update rewrites the expected files).
+// linkSelf makes name a hard link to the running test binary, or a copy
+// where a link cannot be made (another file system). Not a symbolic link:
+// os.Args[0] must say logtool.
+func linkSelf(name string) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	if os.Link(self, name) == nil {
+		return nil
+	}
+	b, err := os.ReadFile(self)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(name, b, 0o755)
+}
+
+// TestScripts runs testdata/script/*.txtar: logtool's command lines, as a
+// user's shell runs them, for each command's success, errors, exit status
+// and human output (pinned with cmp; -update rewrites the expected files).
+// The logtool command runs in-process (cmdLogtool); exec logtool runs
+// the binary.
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		UpdateScripts:       *update,
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
-		Cmds:                map[string]func(ts *testscript.TestScript, neg bool, args []string){"status": cmdStatus},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"status":  cmdStatus,
+			"logtool": cmdLogtool,
+		},
 	})
 }
 
+// cmdLogtool is the script command "logtool args...": logtool's run, in
+// this process, in the script's current folder, with its environment and
+// an empty stdin; "! logtool" expects a failure. Each launch of the test
+// binary under the race detector costs about 0.1 s of CPU before main
+// runs; "exec logtool" still runs the binary, for the lines that feed it
+// a stdin and for what only a process shows (TestBinary*, e2e_test.go).
+func cmdLogtool(ts *testscript.TestScript, neg bool, args []string) {
+	code := runInScript(ts, args)
+	switch {
+	case neg && code == 0:
+		ts.Fatalf("logtool: unexpected success")
+	case !neg && code != 0:
+		ts.Fatalf("logtool exited with status %d", code)
+	}
+}
+
+// runInScript runs logtool in-process for a script and returns its exit
+// status.
+func runInScript(ts *testscript.TestScript, args []string) int {
+	fsys := workFs{Fs: afero.NewOsFs(), dir: ts.MkAbs(".")}
+	return runOn(context.Background(), fsys, args, strings.NewReader(""), ts.Stdout(), ts.Stderr(), ts.Getenv)
+}
+
 // cmdStatus is the script command "status N cmd args...": it runs cmd as
-// exec does and fails unless it exits with status N.
+// exec does (logtool as the logtool command does; "status N exec logtool"
+// the binary) and fails unless it exits with status N.
 func cmdStatus(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 2 {
 		ts.Fatalf("usage: status N command [args...]")
@@ -44,6 +110,15 @@ func cmdStatus(ts *testscript.TestScript, neg bool, args []string) {
 	want, err := strconv.Atoi(args[0])
 	if err != nil {
 		ts.Fatalf("status %q: not a number", args[0])
+	}
+	if args[1] == "logtool" {
+		if got := runInScript(ts, args[2:]); got != want {
+			ts.Fatalf("logtool exited with status %d, want %d", got, want)
+		}
+		return
+	}
+	if args[1] == "exec" && len(args) > 2 {
+		args = args[1:]
 	}
 	got := 0
 	if err := ts.Exec(args[1], args[2:]...); err != nil {
