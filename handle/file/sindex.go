@@ -3,6 +3,7 @@ package file
 import (
 	"github.com/sessionlog/sessionlog/handle"
 
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -26,16 +27,15 @@ import (
 type sindexCache struct {
 	mu    sync.Mutex
 	posts map[string]post
-	raw   map[string]string // the posts' content, for the posts file
-	read  int               // posts read from their files since the posts file was written
+	read  int // posts read from their files since the posts file was written
 }
 
-// keep caches post name, whose content is raw.
-func (c *sindexCache) keep(name string, p post, raw string) {
+// keep caches post name.
+func (c *sindexCache) keep(name string, p post) {
 	if c.posts == nil || len(c.posts) > 1<<16 {
-		c.posts, c.raw = map[string]post{}, map[string]string{}
+		c.posts = map[string]post{}
 	}
-	c.posts[name], c.raw[name] = p, raw
+	c.posts[name] = p
 }
 
 // compactAt is how many marks an open leaves before it folds them into a
@@ -43,12 +43,43 @@ func (c *sindexCache) keep(name string, p post, raw string) {
 func compactAt(n int64) int { return int(max(1024, n/256)) }
 
 // view is the store's sessions as the index has them: the snapshot's
-// entries (sn, nil when there is none), overridden by dyn, the sessions
-// described afresh or from a post.
+// entries (sn, nil when there is none), overridden by the marked
+// sessions: dyn, those described afresh or from a post, and posted, those
+// whose newest post stands for them, not decoded yet (take decodes one
+// when a query needs it).
 type view struct {
-	s   *Store
-	sn  *snapshot
-	dyn map[string]described
+	s      *Store
+	sn     *snapshot
+	dyn    map[string]described
+	posted map[string]post
+}
+
+// marked reports whether the view holds session id apart from its
+// snapshot.
+func (v *view) marked(id string) bool {
+	_, ok := v.dyn[id]
+	if !ok {
+		_, ok = v.posted[id]
+	}
+	return ok
+}
+
+// take returns marked session id's description, decoding its post when
+// it is still posted (the post's log identity is checked when used:
+// fresh); ok is false when it is not marked.
+func (v *view) take(id string) (described, bool) {
+	if d, ok := v.dyn[id]; ok {
+		return d, true
+	}
+	p, ok := v.posted[id]
+	if !ok {
+		return described{}, false
+	}
+	d := p.described(v.s.dir, id)
+	d.ident = p.ident
+	delete(v.posted, id)
+	v.dyn[id] = d
+	return d, true
 }
 
 func (v *view) close() {
@@ -100,6 +131,7 @@ func (s *Store) openView(ctx context.Context) (*view, error) {
 		v.close()
 		return nil, err
 	}
+	v.posted = make(map[string]post, len(marks))
 	s.loadPosts(marks)
 	known, open := sn.folder, false
 	for _, id := range slices.Sorted(mapKeys(marks)) {
@@ -114,8 +146,7 @@ func (s *Store) openView(ctx context.Context) (*view, error) {
 	s.savePosts(marks)
 	for ln, err := range sn.lines(secLive, sn.off[secLive]) {
 		if err == nil {
-			_, ok := v.dyn[ln.key]
-			if !ok && eventlog.ValidID(ln.key) {
+			if !v.marked(ln.key) && eventlog.ValidID(ln.key) {
 				v.dyn[ln.key], err = s.describe(ctx, ln.key)
 			}
 		}
@@ -168,9 +199,7 @@ func (v *view) applyMarks(ctx context.Context, id string, names []string) (known
 				return 0, false, err
 			}
 			if ok && p.ident != "" {
-				d := p.described(s.dir, id)
-				d.ident = p.ident
-				v.dyn[id] = d
+				v.posted[id] = p // decoded when a query needs it (take)
 				return p.folder, false, nil
 			}
 		}
@@ -205,9 +234,7 @@ func (v *view) applyMarks(ctx context.Context, id string, names []string) (known
 		return known, false, nil
 	}
 	if len(unresolved) == 0 && newest != nil && newest.ident != "" {
-		d := newest.described(s.dir, id)
-		d.ident = newest.ident // checked when used (fresh)
-		v.dyn[id] = d
+		v.posted[id] = *newest
 		return known, false, nil
 	}
 	// A change under way or cut short: the log says. When no writer
@@ -303,25 +330,32 @@ func (s *Store) readPost(name string) (p post, ok bool, err error) {
 	if err != nil {
 		return post{}, false, err
 	}
-	if p, ok = parsePost(b); !ok {
+	if len(b) > 0 && b[len(b)-1] == '\n' {
+		p, ok = parsePost(b[:len(b)-1])
+	}
+	if !ok {
 		return post{}, true, nil
 	}
 	c.mu.Lock()
-	c.keep(name, p, string(b))
+	c.keep(name, p)
 	c.read++
 	c.mu.Unlock()
 	return p, true, nil
 }
 
-// described returns what post p says of its session.
+// described returns what post p says of its session id.
 func (p post) described(dir, id string) described {
-	e := p.entry
+	e, ok := p.entry()
+	if !ok || e != nil && e.ID != id {
+		// Not a description of id: the log says.
+		return described{present: true, info: handle.Info{ID: id, LastSeq: -1}, err: errLive}
+	}
 	if e == nil {
 		return described{info: handle.Info{ID: id}}
 	}
-	if e.Live || e.ID == "" {
+	if e.Live {
 		// Not trusted for a description: a live session is described
-		// afresh. (Only an unreadable post has no ID; parsePost.)
+		// afresh.
 		return described{present: true, info: handle.Info{ID: e.ID, LastSeq: -1}, hdr: e.Header, err: errLive}
 	}
 	return described{present: true, info: e.info(dir), hdr: e.Header}
@@ -523,7 +557,7 @@ func entryOf(ln sline, sec int) (*sessEntry, error) {
 
 // get returns session id as the view has it; ok is false when absent.
 func (v *view) get(ctx context.Context, id string) (described, bool, error) {
-	if d, ok := v.dyn[id]; ok {
+	if d, ok := v.take(id); ok {
 		d, err := v.fresh(ctx, d)
 		return d, d.present, err
 	}
@@ -572,13 +606,13 @@ func (v *view) each(sec int, target string, match func(key string) bool, fn func
 			if err != nil {
 				return err
 			}
-			if _, ok := v.dyn[e.ID]; ok {
+			if v.marked(e.ID) {
 				continue
 			}
 			d = v.fromEntry(e)
 		default:
 			id := ln.value
-			if _, ok := v.dyn[id]; ok {
+			if v.marked(id) {
 				continue
 			}
 			var ok bool
@@ -601,16 +635,59 @@ func hasPrefix(p string) func(string) bool {
 func equals(p string) func(string) bool { return func(k string) bool { return k == p } }
 func always(string) bool                { return true }
 
-// dynamic calls fn for every present session of dyn, in ID order.
-func (v *view) dynamic(fn func(d described) error) error {
-	for _, id := range slices.Sorted(mapKeys(v.dyn)) {
-		if d := v.dyn[id]; d.present {
+// dynamic calls fn for every present marked session, in ID order,
+// leaving out the posted ones maybe says cannot matter (nil: none).
+func (v *view) dynamic(maybe func(id string, p post) bool, fn func(d described) error) error {
+	ids := slices.AppendSeq(make([]string, 0, len(v.dyn)), mapKeys(v.dyn))
+	for id, p := range v.posted {
+		if maybe == nil || maybe(id, p) {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		if d, _ := v.take(id); d.present {
 			if err := fn(d); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// mayKeep returns whether List lc may keep the session a post p
+// describes, from its raw text: false only when it cannot — its ID
+// lacks lc's prefix, or its entry's JSON lacks a label of lc or lc's
+// parent. A live session's post is not its description (fresh): it may.
+func mayKeep(lc handle.ListQuery) func(id string, p post) bool {
+	var needles [][]byte
+	for k, val := range lc.Labels {
+		// The entry is written by json.Marshal, which writes a label as
+		// these bytes (key and value escaped alike).
+		mk, err1 := json.Marshal(k)
+		mv, err2 := json.Marshal(val)
+		if err1 != nil || err2 != nil {
+			return func(string, post) bool { return true }
+		}
+		needles = append(needles, slices.Concat(mk, []byte(":"), mv))
+	}
+	if lc.Parent != "" {
+		needles = append(needles, []byte(`"`+lc.Parent+`"`)) // an ID: nothing to escape
+	}
+	return func(id string, p post) bool {
+		if !strings.HasPrefix(id, lc.Prefix) {
+			return false
+		}
+		if p.active < 0 {
+			return true // live (described afresh) or gone (skipped)
+		}
+		for _, n := range needles {
+			if !bytes.Contains(p.js, n) {
+				return false
+			}
+		}
+		return true
+	}
 }
 
 func mapKeys[V any](m map[string]V) func(func(string) bool) {
@@ -669,7 +746,15 @@ func (v *view) list(ctx context.Context, lc handle.ListQuery) ([]handle.Info, er
 		return nil
 	}
 	sieved, flush := v.sieve(lc, add)
-	if err := v.dynamic(sieved); err != nil {
+	maybe := mayKeep(lc)
+	if lc.ByActivity && lc.Limit > 0 {
+		if err := v.dynamic(func(id string, p post) bool { return p.active < 0 && maybe(id, p) }, sieved); err != nil {
+			return nil, err
+		}
+		if err := v.postedPage(lc, maybe, sieved); err != nil {
+			return nil, err
+		}
+	} else if err := v.dynamic(maybe, sieved); err != nil {
 		return nil, err
 	}
 	if err := flush(); err != nil {
@@ -705,6 +790,42 @@ func (v *view) list(ctx context.Context, lc handle.ListQuery) ([]handle.Info, er
 		return nil, err
 	}
 	return lc.Page(out), nil
+}
+
+// postedPage passes to sieved the posted sessions with a known activity
+// that can enter page lc: those after lc's cursor that maybe keeps, newest
+// first, decoded until Limit of them are kept — the rest come after
+// those. (A post's activity is its entry's.)
+func (v *view) postedPage(lc handle.ListQuery, maybe func(string, post) bool, sieved func(described) error) error {
+	type cand struct {
+		id     string
+		active int64
+	}
+	var cs []cand
+	for id, p := range v.posted {
+		if p.active < 0 || !maybe(id, p) {
+			continue
+		}
+		if b := lc.Before; b != nil && cmp.Or(cmp.Compare(p.active, b.LastActive), strings.Compare(id, b.ID)) >= 0 {
+			continue
+		}
+		cs = append(cs, cand{id, p.active})
+	}
+	slices.SortFunc(cs, func(a, b cand) int { return cmp.Or(cmp.Compare(b.active, a.active), strings.Compare(b.id, a.id)) })
+	kept := 0
+	for _, c := range cs {
+		if kept == lc.Limit {
+			break
+		}
+		d, _ := v.take(c.id)
+		if d.err == nil && d.present && lc.Keeps(d.info) {
+			kept++
+		}
+		if err := sieved(d); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // sieve wraps add, which checks a description against its log (an lstat
@@ -760,7 +881,9 @@ func (v *view) children(ctx context.Context, parent string) ([]described, error)
 		}
 		return nil
 	}
-	err := v.dynamic(func(d described) error {
+	needle := []byte(`"` + parent + `"`) // an ID: nothing to escape
+	maybe := func(_ string, p post) bool { return bytes.Contains(p.js, needle) }
+	err := v.dynamic(maybe, func(d described) error {
 		if !names(d) {
 			return nil // a header's parent never changes but to none (Detach)
 		}
@@ -803,7 +926,8 @@ func (v *view) older(ctx context.Context, cutoff int64) ([]handle.Info, error) {
 		}
 		return nil
 	}
-	if err := v.dynamic(add); err != nil {
+	maybe := func(_ string, p post) bool { return p.active < cutoff } // live: -1
+	if err := v.dynamic(maybe, add); err != nil {
 		return nil, err
 	}
 	// Keys from activeKey(cutoff-1, "") on are those active before cutoff.

@@ -3,11 +3,14 @@ package file
 import (
 	"github.com/sessionlog/sessionlog/handle"
 
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io/fs"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -270,41 +273,84 @@ func (s *Store) noteFolder() {
 }
 
 // postLine is a post's content: the folder's modification time after
-// the change, the log file's identity (logIdentity) and the entry
-// ("null" when the session is gone).
+// the change, the log file's identity (logIdentity) and the entry ("null"
+// when the session is gone). The entry of a session described (not live)
+// begins with its last activity, "active" (ms), which decoding ignores:
+// a page of ls picks the posts that can enter it without decoding the
+// others.
 func postLine(folder int64, ident string, e *sessEntry) ([]byte, error) {
 	b, err := json.Marshal(e)
 	if err != nil {
 		return nil, err
 	}
+	if e != nil && !e.Live {
+		b = append([]byte(activePrefix+strconv.FormatInt(e.lastActive(), 10)+","), b[1:]...)
+	}
 	return appendLine(nil, strconv.FormatInt(folder, 10), ident+"\t"+string(b)), nil
 }
 
-// post is a post mark's content.
+// activePrefix starts the entry of a post that tells its activity.
+const activePrefix = `{"active":`
+
+// post is a post mark's content. Its entry is decoded only when a query
+// needs it (entry): an open in a new process reads thousands of posts,
+// and a query needs few. js and raw share the bytes the post was read
+// from, never written to.
 type post struct {
 	folder int64
+	active int64 // the session's last activity; -1 when not told (gone, live)
 	ident  string
-	entry  *sessEntry
+	js     []byte // the entry, JSON
+	raw    []byte // the post's line without its "\n", for the posts file
 }
 
+// entry decodes the post's entry: nil when the session is gone; ok is
+// false when it does not decode.
+func (p post) entry() (e *sessEntry, ok bool) {
+	if json.Unmarshal(p.js, &e) != nil {
+		return nil, false
+	}
+	return e, true
+}
+
+// parsePost parses a post's line b (without its "\n"), checked, all but
+// its entry; the post keeps slices of b.
 func parsePost(b []byte) (post, bool) {
-	if len(b) == 0 || b[len(b)-1] != '\n' {
+	i := bytes.LastIndexByte(b, '\t')
+	if i < 0 || !sumIs(b[i+1:], crc32.ChecksumIEEE(b[:i])) {
 		return post{}, false
 	}
-	ln, ok := parseLine(b[:len(b)-1])
-	if !ok {
+	key, value, ok1 := bytes.Cut(b[:i], []byte{'\t'})
+	ident, js, ok2 := bytes.Cut(value, []byte{'\t'})
+	folder, ok3 := parseDecimal(key)
+	if !ok1 || !ok2 || !ok3 || len(js) == 0 {
 		return post{}, false
 	}
-	folder, err := strconv.ParseInt(ln.key, 10, 64)
-	if err != nil {
-		return post{}, false
+	active := int64(-1)
+	if rest, ok := bytes.CutPrefix(js, []byte(activePrefix)); ok {
+		n, _, _ := bytes.Cut(rest, []byte{','})
+		if active, ok = parseDecimal(n); !ok {
+			return post{}, false
+		}
 	}
-	ident, js, ok := strings.Cut(ln.value, "\t")
-	var e *sessEntry
-	if !ok || json.Unmarshal([]byte(js), &e) != nil {
-		return post{}, false
+	return post{folder: folder, active: active, ident: string(ident), js: js, raw: b}, true
+}
+
+// parseDecimal parses b, a non-negative decimal number as
+// strconv.FormatInt writes it, without allocating.
+func parseDecimal(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 1 && b[0] == '0' {
+		return 0, false
 	}
-	return post{folder, ident, e}, true
+	var n int64
+	for _, c := range b {
+		d := int64(c - '0')
+		if c < '0' || c > '9' || n > (math.MaxInt64-d)/10 {
+			return 0, false
+		}
+		n = n*10 + d
+	}
+	return n, true
 }
 
 // logIdentity says which file holds session id's log now, cheaply (an
@@ -392,7 +438,7 @@ func (s *Store) marks() (map[string][]string, int, error) {
 	if err != nil {
 		return nil, 0, fmt.Errorf("handle: session index marks: %w", err)
 	}
-	out := map[string][]string{}
+	out := make(map[string][]string, len(names))
 	n := 0
 	for _, nm := range names {
 		if id, _, _, ok := parseMark(nm); ok {
