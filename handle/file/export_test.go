@@ -74,3 +74,9 @@ func CheckedRecord(ctx context.Context, s *Store, id string) (bool, error) {
 	}
 	return true, nil
 }
+
+// SetIndexFoldAt makes an open of st's session index fold the marks into
+// the delta past delta marks, and into a new snapshot past snapshot
+// sessions in the delta and the marks (tests only): folds then happen
+// among few changes.
+func SetIndexFoldAt(st *Store, delta, snapshot int) { st.six.foldAt = [2]int{delta, snapshot} }

@@ -25,9 +25,12 @@ import (
 // sindexCache is what a Store keeps between opens of its index: the
 // posts it read (a post never changes once named).
 type sindexCache struct {
-	mu    sync.Mutex
-	posts map[string]post
-	read  int // posts read from their files since the posts file was written
+	// foldAt, when set (tests), replaces deltaAt and the least of
+	// compactAt.
+	foldAt [2]int
+	mu     sync.Mutex
+	posts  map[string]post
+	read   int // posts read from their files since the posts file was written
 }
 
 // keep caches post name.
@@ -38,9 +41,32 @@ func (c *sindexCache) keep(name string, p post) {
 	c.posts[name] = p
 }
 
-// compactAt is how many marks an open leaves before it folds them into a
-// new snapshot: every open reads them all, a fold rewrites the snapshot.
+// deltaAt is how many marks an open leaves before it folds them into the
+// snapshot's delta: every open lists them all, and reads the posts a
+// query needs; a fold of the delta rewrites the delta.
+const deltaAt = 256
+
+// compactAt is how many sessions the delta and the marks hold before an
+// open folds them into a new snapshot, of n sessions: a fold rewrites
+// the snapshot.
 func compactAt(n int64) int { return int(max(1024, n/256)) }
+
+func (s *Store) deltaPath() string { return filepath.Join(s.dir, cacheDir, sindexDelta) }
+
+// openDelta opens the delta of snapshot sn: nil when there is none, or
+// it changes another snapshot (a fold wrote sn and was stopped before it
+// removed the delta); errSindexDamaged when its head does not check.
+func (s *Store) openDelta(sn *snapshot) (*snapshot, error) {
+	dl, err := openSnapshot(s.fs, s.deltaPath())
+	if dl == nil || err != nil {
+		return nil, err
+	}
+	if dl.base() != sn.gen || sn.base() != "" {
+		dl.close()
+		return nil, nil
+	}
+	return dl, nil
+}
 
 // view is the store's sessions as the index has them: the snapshot's
 // entries (sn, nil when there is none), overridden by the marked
@@ -50,8 +76,75 @@ func compactAt(n int64) int { return int(max(1024, n/256)) }
 type view struct {
 	s      *Store
 	sn     *snapshot
+	dl     *snapshot // the snapshot's delta (nil: none): overrides it
 	dyn    map[string]described
 	posted map[string]post
+	// inDl caches inDelta's answers once a query asks many (a full
+	// List); nil until then.
+	inDl  map[string]bool
+	asked int
+}
+
+// snaps returns the view's snapshot and delta, those there are.
+func (v *view) snaps() []*snapshot {
+	var out []*snapshot
+	for _, sn := range []*snapshot{v.sn, v.dl} {
+		if sn != nil {
+			out = append(out, sn)
+		}
+	}
+	return out
+}
+
+// lookup returns session id's entry in sn (nil: a delta says it is gone);
+// found is false when sn has no line for it.
+func lookup(sn *snapshot, id string) (e *sessEntry, found bool, err error) {
+	for ln, err := range sn.from(secID, id) {
+		if err != nil || ln.key != id {
+			return nil, false, err
+		}
+		e, err := entryOf(ln, secID)
+		return e, err == nil, err
+	}
+	return nil, false, nil
+}
+
+// inDelta reports whether the delta holds session id (which overrides
+// the snapshot's entry).
+func (v *view) inDelta(id string) (bool, error) {
+	if v.dl == nil {
+		return false, nil
+	}
+	v.asked++
+	if v.inDl == nil && v.asked > 64 {
+		// Many asked: every ID of the delta, once.
+		all, _, err := v.dl.entries()
+		if err != nil {
+			return false, err
+		}
+		v.inDl = make(map[string]bool, len(all))
+		for id := range all {
+			v.inDl[id] = true
+		}
+	}
+	if v.inDl != nil {
+		return v.inDl[id], nil
+	}
+	_, found, err := lookup(v.dl, id)
+	return found, err
+}
+
+// overridden reports whether the entry of session id in sn is not the
+// view's: the session is marked, or sn is the snapshot and its delta
+// holds the session.
+func (v *view) overridden(sn *snapshot, id string) (bool, error) {
+	if v.marked(id) {
+		return true, nil
+	}
+	if sn == v.sn {
+		return v.inDelta(id)
+	}
+	return false, nil
 }
 
 // marked reports whether the view holds session id apart from its
@@ -83,8 +176,8 @@ func (v *view) take(id string) (described, bool) {
 }
 
 func (v *view) close() {
-	if v.sn != nil {
-		v.sn.close()
+	for _, sn := range v.snaps() {
+		sn.close()
 	}
 }
 
@@ -126,6 +219,10 @@ func (s *Store) openView(ctx context.Context) (*view, error) {
 		return s.rebuilt(ctx, true)
 	}
 	v := &view{s: s, sn: sn, dyn: map[string]described{}}
+	if v.dl, err = s.openDelta(sn); err != nil {
+		v.close()
+		return nil, s.damaged(ctx, err)
+	}
 	marks, n, err := s.marks()
 	if err != nil {
 		v.close()
@@ -134,6 +231,9 @@ func (s *Store) openView(ctx context.Context) (*view, error) {
 	v.posted = make(map[string]post, len(marks))
 	s.loadPosts(marks)
 	known, open := sn.folder, false
+	if v.dl != nil {
+		known = max(known, v.dl.folder)
+	}
 	for _, id := range slices.Sorted(mapKeys(marks)) {
 		names := marks[id]
 		k, o, err := v.applyMarks(ctx, id, names)
@@ -144,28 +244,38 @@ func (s *Store) openView(ctx context.Context) (*view, error) {
 		known, open = max(known, k), open || o
 	}
 	s.savePosts(marks)
-	for ln, err := range sn.lines(secLive, sn.off[secLive]) {
-		if err == nil {
-			if !v.marked(ln.key) && eventlog.ValidID(ln.key) {
-				v.dyn[ln.key], err = s.describe(ctx, ln.key)
+	for _, sn := range v.snaps() {
+		for ln, err := range sn.lines(secLive, sn.off[secLive]) {
+			if err == nil && eventlog.ValidID(ln.key) {
+				var over bool
+				if over, err = v.overridden(sn, ln.key); err == nil && !over {
+					v.dyn[ln.key], err = s.describe(ctx, ln.key)
+				}
+			}
+			if err != nil {
+				v.close()
+				return nil, s.damaged(ctx, err)
 			}
 		}
-		if err != nil {
-			v.close()
-			return nil, s.damaged(ctx, err)
+	}
+	// The snapshot and its delta must be those the marks were read
+	// against: a fold in between removed marks they hold and these do
+	// not.
+	again, err := openSnapshot(s.fs, snapPath)
+	var dl *snapshot
+	if again != nil && err == nil {
+		dl, err = s.openDelta(again)
+	}
+	same := again != nil && err == nil && again.gen == sn.gen && (dl == nil) == (v.dl == nil) && (dl == nil || dl.gen == v.dl.gen)
+	for _, sn := range []*snapshot{again, dl} {
+		if sn != nil {
+			sn.close()
 		}
 	}
-	// The snapshot must be the one the marks were read against: a fold
-	// in between removed marks it holds and this one does not.
-	again, err := openSnapshot(s.fs, snapPath)
-	if again == nil || err != nil || again.gen != sn.gen {
-		if again != nil {
-			again.close()
-		}
+	if !same {
 		v.close()
 		return nil, errRetry
 	}
-	again.close()
 	// A log added or removed by hand: the folder changed after every
 	// change the index knows of (and none is under way to explain it).
 	if !open && s.folderTime() > known {
@@ -173,8 +283,18 @@ func (s *Store) openView(ctx context.Context) (*view, error) {
 		v.close()
 		return s.rebuilt(ctx, true)
 	}
-	if n > compactAt(sn.count) {
-		if err := s.fold(ctx, false); err == nil {
+	deltaAt, compactAt := deltaAt, compactAt(sn.count)
+	if at := s.six.foldAt; at[0] > 0 {
+		deltaAt, compactAt = at[0], max(at[1], int(sn.count/256))
+	}
+	if n > deltaAt {
+		// Into the delta, or when the delta has grown, into a new
+		// snapshot.
+		fold := s.foldDelta
+		if v.dl != nil && int(v.dl.count)+n > compactAt {
+			fold = func(ctx context.Context) error { return s.fold(ctx, false) }
+		}
+		if err := fold(ctx); err == nil {
 			v.close()
 			return nil, errRetry
 		}
@@ -409,21 +529,33 @@ func (s *Store) scanView(ctx context.Context) (*view, error) {
 	return v, nil
 }
 
-// fold writes a new snapshot under the index lock (ErrLocked while
-// another process folds): the old snapshot's entries, or when full (or
-// there is none) every log described, then every session with marks
-// described; it removes the marks of the sessions no writer held.
-func (s *Store) fold(ctx context.Context, full bool) error {
+// lockIndex takes the index lock (ErrLocked while another process
+// folds).
+func (s *Store) lockIndex() (writerLock, error) {
 	lock, err := lockFile(s.fs, filepath.Join(s.dir, cacheDir, sindexLockNm))
 	if errors.Is(err, fs.ErrNotExist) {
 		if err = s.fs.MkdirAll(filepath.Join(s.dir, cacheDir), 0o700); err == nil {
 			lock, err = lockFile(s.fs, filepath.Join(s.dir, cacheDir, sindexLockNm))
 		}
 	}
+	return lock, err
+}
+
+// fold writes a new snapshot under the index lock (ErrLocked while
+// another process folds): the old snapshot's entries and its delta's, or
+// when full (or there is none) every log described, then every session
+// with marks described; it removes the delta, and the marks of the
+// sessions no writer held.
+func (s *Store) fold(ctx context.Context, full bool) error {
+	lock, err := s.lockIndex()
 	if err != nil {
 		return err
 	}
 	defer lock.unlock()
+	return s.foldLocked(ctx, full)
+}
+
+func (s *Store) foldLocked(ctx context.Context, full bool) error {
 	folder := s.folderTime()
 	marks, _, err := s.marks()
 	if err != nil {
@@ -451,17 +583,18 @@ func (s *Store) fold(ctx context.Context, full bool) error {
 	}
 	if old != nil {
 		defer old.close()
+		rebuild := func() error {
+			old.close()
+			s.fs.Remove(snapPath)
+			return s.foldLocked(ctx, true)
+		}
 		for ln, err := range old.lines(secID, old.off[secID]) {
 			if err != nil {
-				old.close()
-				s.fs.Remove(snapPath)
-				return s.fold(ctx, true)
+				return rebuild()
 			}
 			var e sessEntry
 			if json.Unmarshal([]byte(ln.value), &e) != nil || e.ID != ln.key {
-				old.close()
-				s.fs.Remove(snapPath)
-				return s.fold(ctx, true)
+				return rebuild()
 			}
 			if _, marked := marks[e.ID]; marked {
 				continue
@@ -475,6 +608,31 @@ func (s *Store) fold(ctx context.Context, full bool) error {
 			entries[e.ID] = &e
 		}
 		folder = max(folder, old.folder)
+		dl, err := s.openDelta(old)
+		if err != nil {
+			return rebuild()
+		}
+		if dl != nil {
+			defer dl.close()
+			delta, f, err := dl.entries()
+			if err != nil {
+				return rebuild()
+			}
+			folder = max(folder, f)
+			for id, e := range delta {
+				switch _, marked := marks[id]; {
+				case marked:
+				case e == nil:
+					delete(entries, id)
+				case e.Live:
+					if err := describe(id); err != nil {
+						return err
+					}
+				default:
+					entries[id] = e
+				}
+			}
+		}
 	} else {
 		ids, err := s.ids()
 		if err != nil {
@@ -489,10 +647,84 @@ func (s *Store) fold(ctx context.Context, full bool) error {
 			}
 		}
 	}
-	// A rebuild, or a change cut short whose pre goes, may have left
-	// files: GC sweeps (sweep.go).
-	owe := old == nil
-	var consumed []string
+	consumed, f, err := s.foldMarks(ctx, marks, old == nil, func(id string, e *sessEntry) {
+		if e != nil {
+			entries[id] = e
+		} else {
+			delete(entries, id)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if err := writeSnapshot(ctx, s.fs, snapPath, entries, max(folder, f), ""); err != nil {
+		return err
+	}
+	s.fs.Remove(s.deltaPath()) // of the old snapshot: read no more
+	for _, nm := range consumed {
+		s.fs.Remove(filepath.Join(s.marksDir(), nm))
+	}
+	s.cfg.Logger.Debug("session index written", "dir", s.dir, "sessions", len(entries), "full", full, "marks", len(consumed))
+	return nil
+}
+
+// foldDelta writes a new delta of the snapshot under the index lock: the
+// old delta's entries, then every session with marks described; it
+// removes the marks of the sessions no writer held. Without a snapshot
+// it folds.
+func (s *Store) foldDelta(ctx context.Context) error {
+	lock, err := s.lockIndex()
+	if err != nil {
+		return err
+	}
+	defer lock.unlock()
+	folder := s.folderTime()
+	marks, _, err := s.marks()
+	if err != nil {
+		return err
+	}
+	sn, err := openSnapshot(s.fs, filepath.Join(s.dir, cacheDir, sindexName))
+	if err != nil && !errors.Is(err, errSindexDamaged) {
+		return err
+	}
+	if sn == nil {
+		return s.foldLocked(ctx, true)
+	}
+	defer sn.close()
+	entries := map[string]*sessEntry{}
+	dl, err := s.openDelta(sn)
+	if err != nil {
+		return s.foldLocked(ctx, false)
+	}
+	if dl != nil {
+		defer dl.close()
+		var f int64
+		if entries, f, err = dl.entries(); err != nil {
+			return s.foldLocked(ctx, false)
+		}
+		folder = max(folder, f)
+	}
+	consumed, f, err := s.foldMarks(ctx, marks, false, func(id string, e *sessEntry) { entries[id] = e })
+	if err != nil {
+		return err
+	}
+	if err := writeSnapshot(ctx, s.fs, s.deltaPath(), entries, max(folder, sn.folder, f), sn.gen); err != nil {
+		return err
+	}
+	for _, nm := range consumed {
+		s.fs.Remove(filepath.Join(s.marksDir(), nm))
+	}
+	s.cfg.Logger.Debug("session index delta written", "dir", s.dir, "sessions", len(entries), "marks", len(consumed))
+	return nil
+}
+
+// foldMarks describes every session with marks to set (nil: gone), from
+// its standing post or its log, and returns the marks of those no writer
+// holds (to remove once written), the latest folder time their posts
+// account for. A rebuild, or a change cut short whose pre goes, may have
+// left files: GC owes a sweep then (sweep.go).
+func (s *Store) foldMarks(ctx context.Context, marks map[string][]string, rebuild bool, set func(id string, e *sessEntry)) (consumed []string, folder int64, err error) {
+	owe := rebuild
 	for _, id := range slices.Sorted(mapKeys(marks)) {
 		names := marks[id]
 		if id == folderMark {
@@ -501,16 +733,14 @@ func (s *Store) fold(ctx context.Context, full bool) error {
 		}
 		held := s.lockedNow(id) // before describing: see applyMarks
 		owe = owe || !held && cutShort(names)
-		if d, ok := s.standingPost(id, names); ok {
-			// What the post says is what the log is: no need to read it.
-			if e := d.entry(); e != nil {
-				entries[id] = e
-			} else {
-				delete(entries, id)
+		d, ok := s.standingPost(id, names)
+		if !ok {
+			// What a standing post says is what the log is: else it is read.
+			if d, err = s.describe(ctx, id); err != nil {
+				return nil, 0, err
 			}
-		} else if err := describe(id); err != nil {
-			return err
 		}
+		set(id, d.entry())
 		if !held {
 			consumed = append(consumed, names...)
 		}
@@ -524,17 +754,10 @@ func (s *Store) fold(ctx context.Context, full bool) error {
 	}
 	if owe {
 		if err := s.oweSweep(); err != nil {
-			return err
+			return nil, 0, err
 		}
 	}
-	if err := writeSnapshot(ctx, s.fs, snapPath, entries, folder); err != nil {
-		return err
-	}
-	for _, nm := range consumed {
-		s.fs.Remove(filepath.Join(s.marksDir(), nm))
-	}
-	s.cfg.Logger.Debug("session index written", "dir", s.dir, "sessions", len(entries), "full", full, "marks", len(consumed))
-	return nil
+	return consumed, folder, nil
 }
 
 // RebuildIndex rebuilds the store's session index from its logs
@@ -543,8 +766,12 @@ func (s *Store) fold(ctx context.Context, full bool) error {
 // data is written.
 func (s *Store) RebuildIndex(ctx context.Context) error { return s.fold(ctx, true) }
 
-// entryOf decodes the entry of a line of section sec (secID, secActive).
+// entryOf decodes the entry of a line of section sec (secID, secActive):
+// nil for a session a delta says is gone.
 func entryOf(ln sline, sec int) (*sessEntry, error) {
+	if sec == secID && ln.value == "null" {
+		return nil, nil
+	}
 	var e sessEntry
 	if err := json.Unmarshal([]byte(ln.value), &e); err != nil {
 		return nil, errSindexDamaged
@@ -561,38 +788,41 @@ func (v *view) get(ctx context.Context, id string) (described, bool, error) {
 		d, err := v.fresh(ctx, d)
 		return d, d.present, err
 	}
-	if v.sn == nil {
-		return described{}, false, nil
-	}
-	for ln, err := range v.sn.from(secID, id) {
-		if err != nil {
-			return described{}, false, err
+	for _, sn := range []*snapshot{v.dl, v.sn} { // the delta first
+		if sn == nil {
+			continue
 		}
-		if ln.key != id {
-			break
+		e, found, err := lookup(sn, id)
+		if err != nil || found {
+			return v.fromEntry(e), e != nil && err == nil, err
 		}
-		e, err := entryOf(ln, secID)
-		if err != nil {
-			return described{}, false, err
-		}
-		return v.fromEntry(e), true, nil
 	}
 	return described{}, false, nil
 }
 
 func (v *view) fromEntry(e *sessEntry) described {
+	if e == nil {
+		return described{}
+	}
 	return described{present: true, info: e.info(v.s.dir), hdr: e.Header}
 }
 
-// each calls fn for every session of the snapshot's section sec from
-// the first line whose key is at least target, while match holds for the
-// key (the ID is the line's value, or its key in secID), leaving out
-// those dyn overrides; fn's false stops.
+// each calls fn for every session of section sec of the snapshot, then
+// of its delta, from the first line whose key is at least target, while
+// match holds for the key (the ID is the line's value, or its key in
+// secID), leaving out those the view holds otherwise (overridden); fn's
+// false stops the section of one file.
 func (v *view) each(sec int, target string, match func(key string) bool, fn func(d described) (bool, error)) error {
-	if v.sn == nil {
-		return nil
+	for _, sn := range v.snaps() {
+		if err := v.eachIn(sn, sec, target, match, fn); err != nil {
+			return err
+		}
 	}
-	for ln, err := range v.sn.from(sec, target) {
+	return nil
+}
+
+func (v *view) eachIn(sn *snapshot, sec int, target string, match func(key string) bool, fn func(d described) (bool, error)) error {
+	for ln, err := range sn.from(sec, target) {
 		if err != nil {
 			return err
 		}
@@ -606,21 +836,31 @@ func (v *view) each(sec int, target string, match func(key string) bool, fn func
 			if err != nil {
 				return err
 			}
-			if v.marked(e.ID) {
+			if e == nil {
+				continue // gone (a delta's)
+			}
+			if over, err := v.overridden(sn, e.ID); err != nil || over {
+				if err != nil {
+					return err
+				}
 				continue
 			}
 			d = v.fromEntry(e)
 		default:
 			id := ln.value
-			if v.marked(id) {
+			if over, err := v.overridden(sn, id); err != nil || over {
+				if err != nil {
+					return err
+				}
 				continue
 			}
-			var ok bool
-			if d, ok, err = v.get(context.Background(), id); err != nil {
+			e, found, err := lookup(sn, id)
+			if err != nil {
 				return err
-			} else if !ok {
+			} else if !found || e == nil {
 				return errSindexDamaged // a line naming no entry
 			}
+			d = v.fromEntry(e)
 		}
 		if more, err := fn(d); err != nil || !more {
 			return err
@@ -778,11 +1018,16 @@ func (v *view) list(ctx context.Context, lc handle.ListQuery) ([]handle.Info, er
 		if lc.Before != nil {
 			from = activeKey(lc.Before.LastActive, lc.Before.ID) + "\x00"
 		}
-		n := 0
-		err = v.each(secActive, from, always, func(d described) (bool, error) {
-			n++
-			return lc.Limit <= 0 || n < lc.Limit, add(d)
-		})
+		for _, sn := range v.snaps() {
+			n := 0
+			err = v.eachIn(sn, secActive, from, always, func(d described) (bool, error) {
+				n++
+				return lc.Limit <= 0 || n < lc.Limit, add(d)
+			})
+			if err != nil {
+				break
+			}
+		}
 	default:
 		err = v.each(secID, "", always, all)
 	}

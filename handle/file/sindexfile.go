@@ -29,8 +29,9 @@ import (
 const (
 	sindexName   = "sessions.idx"
 	sindexMagic  = "sessionlog-sessions 1"
-	sindexMarks  = "sessions.d"    // the marks folder (sindexmarks.go)
-	sindexLockNm = "sessions.lock" // held while the snapshot is rewritten
+	sindexDelta  = "sessions.delta" // the sessions changed since the snapshot, folded from marks
+	sindexMarks  = "sessions.d"     // the marks folder (sindexmarks.go)
+	sindexLockNm = "sessions.lock"  // held while the snapshot is rewritten
 )
 
 // The sections of a snapshot, in file order.
@@ -154,6 +155,29 @@ func openSnapshot(fsys afero.Fs, path string) (*snapshot, error) {
 }
 
 func (sn *snapshot) close() { sn.f.Close() }
+
+// base is the gen of the snapshot a delta changes ("" for a snapshot).
+func (sn *snapshot) base() string {
+	_, b, _ := strings.Cut(sn.gen, ".")
+	return b
+}
+
+// entries reads a delta's entries (nil: gone) and the folder time it
+// accounts for.
+func (sn *snapshot) entries() (map[string]*sessEntry, int64, error) {
+	out := make(map[string]*sessEntry, sn.count)
+	for ln, err := range sn.lines(secID, sn.off[secID]) {
+		if err != nil {
+			return nil, 0, err
+		}
+		e, err := entryOf(ln, secID)
+		if err != nil {
+			return nil, 0, err
+		}
+		out[ln.key] = e
+	}
+	return out, sn.folder, nil
+}
 
 // blockSize is the unit of the bisection's reads.
 const blockSize = 4096
@@ -353,8 +377,10 @@ func (sn *snapshot) from(sec int, target string) iter.Seq2[sline, error] {
 
 // writeSnapshot writes the snapshot of entries (by ID) to path, through a
 // temp file and a rename; folder is the store folder's modification time
-// the entries account for. It is not fsynced: it is derived.
-func writeSnapshot(ctx context.Context, fsys afero.Fs, path string, entries map[string]*sessEntry, folder int64) error {
+// the entries account for. It is not fsynced: it is derived. A delta
+// names the gen of the snapshot it changes (base; "" for a snapshot),
+// and a session gone since by a nil entry, "null" in the ID section.
+func writeSnapshot(ctx context.Context, fsys afero.Fs, path string, entries map[string]*sessEntry, folder int64, base string) error {
 	var secs [nSections][]sline
 	for id, e := range entries {
 		if err := ctx.Err(); err != nil {
@@ -365,6 +391,9 @@ func writeSnapshot(ctx context.Context, fsys afero.Fs, path string, entries map[
 			return err
 		}
 		secs[secID] = append(secs[secID], sline{id, string(b)})
+		if e == nil {
+			continue
+		}
 		if e.Header != nil && e.Header.Parent != nil {
 			secs[secParent] = append(secs[secParent], sline{e.Header.Parent.ID, id})
 		}
@@ -395,6 +424,9 @@ func writeSnapshot(ctx context.Context, fsys afero.Fs, path string, entries map[
 	}
 	off[nSections] = int64(len(body))
 	gen := strconv.FormatInt(time.Now().UnixNano(), 36)
+	if base != "" {
+		gen += "." + base
+	}
 	// The head's length depends on the offsets it holds: grow until fixed.
 	var head []byte
 	for hl := 0; ; {
