@@ -79,8 +79,8 @@ type view struct {
 	dl     *snapshot // the snapshot's delta (nil: none): overrides it
 	dyn    map[string]described
 	posted map[string]post
-	// inDl caches inDelta's answers once a query asks many (a full
-	// List); nil until then.
+	// inDl holds the delta's IDs once a query asks inDelta of many (a
+	// page); nil until then.
 	inDl  map[string]bool
 	asked int
 }
@@ -116,16 +116,14 @@ func (v *view) inDelta(id string) (bool, error) {
 		return false, nil
 	}
 	v.asked++
-	if v.inDl == nil && v.asked > 64 {
-		// Many asked: every ID of the delta, once.
-		all, _, err := v.dl.entries()
+	if v.inDl == nil && v.asked > 4 {
+		// Many asked (a page): every ID of the delta, once, rather than
+		// a bisection each.
+		ids, err := v.dl.keys(secID)
 		if err != nil {
 			return false, err
 		}
-		v.inDl = make(map[string]bool, len(all))
-		for id := range all {
-			v.inDl[id] = true
-		}
+		v.inDl = ids
 	}
 	if v.inDl != nil {
 		return v.inDl[id], nil

@@ -162,6 +162,41 @@ func (sn *snapshot) base() string {
 	return b
 }
 
+// keys returns the keys of section sec, each line checked, without
+// keeping or decoding its value.
+func (sn *snapshot) keys(sec int) (map[string]bool, error) {
+	out := map[string]bool{}
+	end := sn.off[sec+1]
+	br := bufio.NewReaderSize(io.NewSectionReader(sn.f, sn.off[sec], end-sn.off[sec]), 64<<10)
+	var long []byte
+	for {
+		b, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			long = append(long[:0], b...)
+			for errors.Is(err, bufio.ErrBufferFull) && len(long) < maxIndexLine {
+				b, err = br.ReadSlice('\n')
+				long = append(long, b...)
+			}
+			b = long
+		}
+		if errors.Is(err, io.EOF) && len(b) == 0 {
+			return out, nil
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) || errors.Is(err, bufio.ErrBufferFull) {
+				err = errSindexDamaged
+			}
+			return nil, err
+		}
+		b = b[:len(b)-1]
+		i, k := bytes.LastIndexByte(b, '\t'), bytes.IndexByte(b, '\t')
+		if k < 0 || i <= k || !sumIs(b[i+1:], crc32.ChecksumIEEE(b[:i])) {
+			return nil, errSindexDamaged
+		}
+		out[string(b[:k])] = true
+	}
+}
+
 // entries reads a delta's entries (nil: gone) and the folder time it
 // accounts for.
 func (sn *snapshot) entries() (map[string]*sessEntry, int64, error) {
