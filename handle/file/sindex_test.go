@@ -183,7 +183,6 @@ func TestIndexPages(t *testing.T) {
 	ctx := t.Context()
 	fsys := afero.NewMemMapFs()
 	st := crashStore(fsys)
-	var want []handle.Info
 	for i := range 23 {
 		h, err := st.Create(ctx, handle.WithCreatedAt(int64(1000+i%7)), handle.WithLabels(map[string]string{"n": fmt.Sprint(i % 3)}))
 		require.NoError(t, err)
@@ -198,6 +197,24 @@ func TestIndexPages(t *testing.T) {
 			require.NoError(t, err)
 		}
 	}
+	// Half in marks, then (another store, which folds past 4 marks) in
+	// the snapshot's delta.
+	delta := crashStore(fsys)
+	file.SetIndexFoldAt(delta, 4, 1000)
+	for _, st := range []*file.Store{st, delta} {
+		requirePages(t, st)
+	}
+	exists, err := afero.Exists(fsys, filepath.Join(crashDir, ".cache", "sessions.delta"))
+	require.NoError(t, err)
+	require.True(t, exists)
+	require.ErrorIs(t, new(handle.Cursor).UnmarshalText([]byte("12.notanid")), handle.ErrInvalidID)
+}
+
+// requirePages checks that st lists its 23 sessions by activity, and
+// that pages of 5 after each cursor make the whole list, all and by a
+// label.
+func requirePages(t *testing.T, st *file.Store) {
+	ctx := t.Context()
 	want, err := st.List(ctx, handle.Page(0, handle.Cursor{}))
 	require.NoError(t, err)
 	require.Len(t, want, 23)
@@ -228,7 +245,6 @@ func TestIndexPages(t *testing.T) {
 		}
 		require.Equal(t, all, pages)
 	}
-	require.ErrorIs(t, new(handle.Cursor).UnmarshalText([]byte("12.notanid")), handle.ErrInvalidID)
 }
 
 // TestIndexLostOrStaleRebuilt deletes, damages and outdates the index by
