@@ -2,6 +2,7 @@ package file
 
 import (
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/spf13/afero"
@@ -10,33 +11,51 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 )
 
-// FuzzParsePost: any bytes as a post mark's content parse or are refused,
-// never panic; what parses is written back by postLine as it was read, so
-// a post's evidence (its third field) is the number written or none.
+// FuzzParsePost: any bytes as a post mark's line (without its "\n")
+// parse or are refused, never panic. What parses has its sum, a folder,
+// an activity and an evidence as decimal numbers, keeps the line's bytes,
+// and is written back by postLine as it was read: its evidence (the third
+// field) is the number written or none, its entry the one decoded.
 func FuzzParsePost(f *testing.F) {
-	e := &sessEntry{ID: "01M90AJ3TQ0000000000000000", LastSeq: 4, Header: &eventlog.Header{ID: "01M90AJ3TQ0000000000000000"}}
+	e := &sessEntry{ID: "01M90AJ3TQ0000000000000000", LastSeq: 4, LastType: "x", LastTime: 12, Header: &eventlog.Header{ID: "01M90AJ3TQ0000000000000000"}}
 	for _, acked := range []int64{-1, 0, 5} {
-		b, err := postLine(1764450000000000000, ".jsonl 812 1764450000000000000", e, acked)
-		require.NoError(f, err)
-		f.Add(b)
-		b, err = postLine(1, "-", nil, acked)
-		require.NoError(f, err)
-		f.Add(b)
+		for _, e := range []*sessEntry{e, nil, {ID: e.ID, LastSeq: -1, Live: true}} {
+			b, err := postLine(1764450000000000000, ".jsonl 812 1764450000000000000", e, acked)
+			require.NoError(f, err)
+			f.Add(b[:len(b)-1])
+		}
 	}
 	f.Add(appendLine(nil, "1", "- \tnull\t-3"))
 	f.Add(appendLine(nil, "1", "-\tnull\t\t5"))
-	f.Add([]byte("1\t-\tnull\t5\t00000000\n"))
+	f.Add(appendLine(nil, "99999999999999999999", "-\tnull"))
+	f.Add(appendLine(nil, "1", "-\t"+activePrefix+"-3,}"))
+	f.Add([]byte("1\t-\tnull\t5\t00000000"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p, ok := parsePost(b)
 		if !ok {
 			return
 		}
+		ln, lok := parseLine(b)
+		require.True(t, lok, "its sum checks")
+		require.Equal(t, strconv.FormatInt(p.folder, 10), ln.key)
+		require.Equal(t, string(b), string(p.raw))
+		require.NotEmpty(t, p.js)
 		require.GreaterOrEqual(t, p.acked, int64(-1))
-		again, err := postLine(p.folder, p.ident, p.entry, p.acked)
+		if p.active >= 0 {
+			require.Contains(t, string(p.js), activePrefix+strconv.FormatInt(p.active, 10)+",")
+		}
+		e, ok := p.entry()
+		if !ok {
+			return
+		}
+		again, err := postLine(p.folder, p.ident, e, p.acked)
 		require.NoError(t, err)
-		q, ok := parsePost(again)
+		q, ok := parsePost(again[:len(again)-1])
 		require.True(t, ok, "%q", again)
-		require.Equal(t, p, q)
+		require.Equal(t, []any{p.folder, p.ident, p.acked, e == nil}, []any{q.folder, q.ident, q.acked, q.gone()})
+		qe, ok := q.entry()
+		require.True(t, ok)
+		require.Equal(t, e, qe)
 	})
 }
 
@@ -49,11 +68,11 @@ func FuzzSnapshotAcked(f *testing.F) {
 	fsys := afero.NewMemMapFs()
 	path := filepath.Join("/s", ".cache", sindexName)
 	entries := map[string]*sessEntry{a: {ID: a, LastSeq: 3}, b: {ID: b, LastSeq: 0}}
-	require.NoError(f, writeSnapshot(f.Context(), fsys, path, entries, map[string]int64{a: 4, b: 1}, 7))
+	require.NoError(f, writeSnapshot(f.Context(), fsys, path, entries, map[string]int64{a: 4, b: 1}, 7, ""))
 	full, err := afero.ReadFile(fsys, path)
 	require.NoError(f, err)
 	f.Add(full)
-	require.NoError(f, writeSnapshot(f.Context(), fsys, path, entries, nil, 7))
+	require.NoError(f, writeSnapshot(f.Context(), fsys, path, entries, nil, 7, ""))
 	none, err := afero.ReadFile(fsys, path)
 	require.NoError(f, err)
 	f.Add(none)

@@ -29,8 +29,9 @@ import (
 const (
 	sindexName   = "sessions.idx"
 	sindexMagic  = "sessionlog-sessions 1"
-	sindexMarks  = "sessions.d"    // the marks folder (sindexmarks.go)
-	sindexLockNm = "sessions.lock" // held while the snapshot is rewritten
+	sindexDelta  = "sessions.delta" // the sessions changed since the snapshot, folded from marks
+	sindexMarks  = "sessions.d"     // the marks folder (sindexmarks.go)
+	sindexLockNm = "sessions.lock"  // held while the snapshot is rewritten
 )
 
 // The sections of a snapshot, in file order.
@@ -155,6 +156,64 @@ func openSnapshot(fsys afero.Fs, path string) (*snapshot, error) {
 }
 
 func (sn *snapshot) close() { sn.f.Close() }
+
+// base is the gen of the snapshot a delta changes ("" for a snapshot).
+func (sn *snapshot) base() string {
+	_, b, _ := strings.Cut(sn.gen, ".")
+	return b
+}
+
+// keys returns the keys of section sec, each line checked, without
+// keeping or decoding its value.
+func (sn *snapshot) keys(sec int) (map[string]bool, error) {
+	out := map[string]bool{}
+	end := sn.off[sec+1]
+	br := bufio.NewReaderSize(io.NewSectionReader(sn.f, sn.off[sec], end-sn.off[sec]), 64<<10)
+	var long []byte
+	for {
+		b, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			long = append(long[:0], b...)
+			for errors.Is(err, bufio.ErrBufferFull) && len(long) < maxIndexLine {
+				b, err = br.ReadSlice('\n')
+				long = append(long, b...)
+			}
+			b = long
+		}
+		if errors.Is(err, io.EOF) && len(b) == 0 {
+			return out, nil
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) || errors.Is(err, bufio.ErrBufferFull) {
+				err = errSindexDamaged
+			}
+			return nil, err
+		}
+		b = b[:len(b)-1]
+		i, k := bytes.LastIndexByte(b, '\t'), bytes.IndexByte(b, '\t')
+		if k < 0 || i <= k || !sumIs(b[i+1:], crc32.ChecksumIEEE(b[:i])) {
+			return nil, errSindexDamaged
+		}
+		out[string(b[:k])] = true
+	}
+}
+
+// entries reads a delta's entries (nil: gone) and the folder time it
+// accounts for.
+func (sn *snapshot) entries() (map[string]*sessEntry, int64, error) {
+	out := make(map[string]*sessEntry, sn.count)
+	for ln, err := range sn.lines(secID, sn.off[secID]) {
+		if err != nil {
+			return nil, 0, err
+		}
+		e, err := entryOf(ln, secID)
+		if err != nil {
+			return nil, 0, err
+		}
+		out[ln.key] = e
+	}
+	return out, sn.folder, nil
+}
 
 // blockSize is the unit of the bisection's reads.
 const blockSize = 4096
@@ -359,11 +418,14 @@ func (sn *snapshot) from(sec int, target string) iter.Seq2[sline, error] {
 // writeSnapshot writes the snapshot of entries (by ID) and of acked (the
 // evidence of their acknowledged seqs) to path, through a temp file and a
 // rename; folder is the store folder's modification time the entries
-// account for. It is not fsynced: it is derived.
-func writeSnapshot(ctx context.Context, fsys afero.Fs, path string, entries map[string]*sessEntry, acked map[string]int64, folder int64) error {
+// account for. It is not fsynced: it is derived. A delta names the gen of
+// the snapshot it changes (base; "" for a snapshot), a session gone since
+// by a nil entry, "null" in the ID section, and a session whose evidence
+// ended by 0 in secAcked.
+func writeSnapshot(ctx context.Context, fsys afero.Fs, path string, entries map[string]*sessEntry, acked map[string]int64, folder int64, base string) error {
 	var secs [nSections][]sline
 	for id, n := range acked {
-		if entries[id] != nil && n > 0 {
+		if entries[id] != nil && (n > 0 || n == 0 && base != "") {
 			secs[secAcked] = append(secs[secAcked], sline{id, strconv.FormatInt(n, 10)})
 		}
 	}
@@ -376,6 +438,9 @@ func writeSnapshot(ctx context.Context, fsys afero.Fs, path string, entries map[
 			return err
 		}
 		secs[secID] = append(secs[secID], sline{id, string(b)})
+		if e == nil {
+			continue
+		}
 		if e.Header != nil && e.Header.Parent != nil {
 			secs[secParent] = append(secs[secParent], sline{e.Header.Parent.ID, id})
 		}
@@ -406,6 +471,9 @@ func writeSnapshot(ctx context.Context, fsys afero.Fs, path string, entries map[
 	}
 	off[nSections] = int64(len(body))
 	gen := strconv.FormatInt(time.Now().UnixNano(), 36)
+	if base != "" {
+		gen += "." + base
+	}
 	// The head's length depends on the offsets it holds: grow until fixed.
 	var head []byte
 	for hl := 0; ; {
