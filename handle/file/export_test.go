@@ -91,3 +91,7 @@ func FoldIndex(ctx context.Context, s *Store, full bool) error { return s.fold(c
 // sessions in the delta and the marks (tests only): folds then happen
 // among few changes.
 func SetIndexFoldAt(st *Store, delta, snapshot int) { st.six.foldAt = [2]int{delta, snapshot} }
+
+// FoldIndexDelta folds the marks of the store's session index into the
+// snapshot's delta (tests only).
+func FoldIndexDelta(ctx context.Context, s *Store) error { return s.foldDelta(ctx) }

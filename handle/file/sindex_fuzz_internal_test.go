@@ -1,7 +1,9 @@
 package file
 
 import (
+	"maps"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -95,6 +97,78 @@ func FuzzSnapshotAcked(f *testing.F) {
 			}
 			if want, found := all[id]; found {
 				require.Equal(t, want, n, id)
+			}
+		}
+	})
+}
+
+// FuzzDelta: any bytes as the snapshot's delta open or are refused (not
+// its snapshot's: none; damaged), never panic; a delta that opens reads
+// whole or is damaged, and what it says of a session is one answer
+// whichever way it is read: its IDs (keys) are its entries', and the
+// evidence a look-up finds (deltaAcked) is the one a fold reads
+// (readAcked), none for a session it says is gone.
+func FuzzDelta(f *testing.F) {
+	const a, b, c = "01M90AJ3TQ0000000000000000", "01M90AJ3TQ0000000000000001", "01M90AJ3TQ0000000000000002"
+	fsys := afero.NewMemMapFs()
+	s := &Store{fs: fsys, dir: "/s"}
+	snapPath := filepath.Join("/s", cacheDir, sindexName)
+	require.NoError(f, writeSnapshot(f.Context(), fsys, snapPath, map[string]*sessEntry{a: {ID: a, LastSeq: 3}}, map[string]int64{a: 4}, 7, ""))
+	sn, err := openSnapshot(fsys, snapPath)
+	require.NoError(f, err)
+	gen := sn.gen
+	sn.close()
+	for _, tc := range []struct {
+		entries map[string]*sessEntry
+		acked   map[string]int64
+		base    string
+	}{
+		{map[string]*sessEntry{a: nil, b: {ID: b, LastSeq: 0}}, map[string]int64{a: 4, b: 1}, gen},
+		{map[string]*sessEntry{a: {ID: a, LastSeq: -1}, c: {ID: c, LastSeq: -1, Live: true}}, map[string]int64{a: 0}, gen},
+		{map[string]*sessEntry{b: {ID: b}}, nil, "another"},
+	} {
+		require.NoError(f, writeSnapshot(f.Context(), fsys, s.deltaPath(), tc.entries, tc.acked, 8, tc.base))
+		d, err := afero.ReadFile(fsys, s.deltaPath())
+		require.NoError(f, err)
+		f.Add(d)
+		f.Add(d[:len(d)*2/3])
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fsys := afero.NewMemMapFs()
+		s := &Store{fs: fsys, dir: "/s"}
+		require.NoError(t, writeSnapshot(t.Context(), fsys, snapPath, map[string]*sessEntry{a: {ID: a, LastSeq: 3}}, map[string]int64{a: 4}, 7, ""))
+		sn, err := openSnapshot(fsys, snapPath)
+		require.NoError(t, err)
+		defer sn.close()
+		require.NoError(t, afero.WriteFile(fsys, s.deltaPath(), data, 0o600))
+		dl, err := s.openDelta(sn)
+		if err != nil || dl == nil {
+			return
+		}
+		defer dl.close()
+		require.Equal(t, sn.gen, dl.base())
+		entries, _, eerr := dl.entries()
+		keys, kerr := dl.keys(secID)
+		acked := map[string]int64{}
+		aerr := readAcked(dl, acked)
+		if eerr != nil || kerr != nil || aerr != nil {
+			return
+		}
+		require.Equal(t, slices.Sorted(maps.Keys(entries)), slices.Sorted(maps.Keys(keys)))
+		for _, id := range []string{a, b, c, "", "\xff"} {
+			n, said, err := dl.deltaAcked(id)
+			if err != nil {
+				continue
+			}
+			e, found := entries[id]
+			switch {
+			case !found:
+				require.False(t, said, id)
+			case e == nil:
+				require.True(t, said, id)
+				require.Equal(t, int64(-1), n, id)
+			case said:
+				require.Equal(t, max(acked[id], 0), max(n, 0), id)
 			}
 		}
 	})
