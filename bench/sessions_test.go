@@ -31,6 +31,8 @@ import (
 //   - page: the first page of ls (List Limit 50; ls --limit 50);
 //   - tree: the tree of one session (handle.SessionTree);
 //   - open: open a session for append, append an event, close;
+//   - fold: the open of the index that folds its delta and marks into a
+//     new snapshot (changes of 257 sessions at a time made untimed);
 //   - gc1pct: GC of 1 % of the sessions, made old before each op;
 //   - rebuild: the index rebuilt from the logs alone (lost index).
 //
@@ -129,6 +131,42 @@ func BenchmarkManySessions(b *testing.B) {
 				}
 				return h.Close()
 			})
+			b.Run("lib/fold", func(b *testing.B) {
+				for b.Loop() {
+					b.StopTimer()
+					// Changes of 257 sessions at a time, each folded into
+					// the delta by the next open, until the next 257 make
+					// the open fold the delta and the marks into a new
+					// snapshot: that open is timed.
+					for {
+						for range 257 {
+							h, err := st.Open(ctx, ids[pick()], handle.ReadWrite)
+							if err != nil {
+								b.Fatal(err)
+							}
+							if _, err := h.Append(ctx, smallEvent(time.Now().UnixMilli())); err != nil {
+								b.Fatal(err)
+							}
+							if err := h.Close(); err != nil {
+								b.Fatal(err)
+							}
+						}
+						if deltaCount(b, dir)+257 > max(1024, n/256) {
+							break
+						}
+						if _, err := st.List(ctx, handle.Page(1, handle.Cursor{})); err != nil {
+							b.Fatal(err)
+						}
+					}
+					b.StartTimer()
+					if _, err := st.List(ctx, handle.Page(1, handle.Cursor{})); err != nil {
+						b.Fatal(err)
+					}
+					if deltaCount(b, dir) != 0 {
+						b.Fatal("not folded into the snapshot")
+					}
+				}
+			})
 			b.Run("lib/gc1pct", func(b *testing.B) {
 				for b.Loop() {
 					b.StopTimer()
@@ -168,6 +206,28 @@ func BenchmarkManySessions(b *testing.B) {
 			})
 		})
 	}
+}
+
+// deltaCount returns how many sessions the delta of the session index
+// of the store in dir holds (docs/format.md §2), 0 without one.
+func deltaCount(tb testing.TB, dir string) int {
+	b, err := os.ReadFile(filepath.Join(dir, ".cache", "sessions.delta"))
+	if os.IsNotExist(err) {
+		return 0
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
+	head, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(head) // magic (2 words), gen, folder, count, …
+	if len(f) < 5 {
+		tb.Fatalf("delta head %q", head)
+	}
+	n, err := strconv.Atoi(f[4]) // maybe zero-padded
+	if err != nil {
+		tb.Fatalf("delta head %q: %v", head, err)
+	}
+	return n
 }
 
 // sessionsEnv, when set, is the one store size BenchmarkManySessions
