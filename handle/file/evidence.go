@@ -242,33 +242,26 @@ func (s *Store) ackedInPosts(names []string) (n int64, said, gone bool) {
 	return -1, false, false
 }
 
-// foldAcked returns the evidence a fold into a new snapshot keeps: old's
-// (in a rebuild, that of the snapshot at snapPath: the logs do not hold
-// it), changed by its delta's (readAcked), then for each session with
-// marks what the newest of them that says says (marksAcked). An index
-// that does not read whole keeps none: no evidence is never wrong.
-func (s *Store) foldAcked(old *snapshot, snapPath string, marks map[string][]string) map[string]int64 {
+// foldAcked returns the evidence a rebuild from the logs keeps (they do
+// not hold it): that of the snapshot at snapPath, changed by its delta's
+// (readAcked), then for each session with marks what the newest of them
+// that says says (marksAcked). An index that does not read whole keeps
+// none: no evidence is never wrong. (mergeFold keeps the old snapshot's
+// lines as they are.)
+func (s *Store) foldAcked(snapPath string, marks map[string][]string) map[string]int64 {
 	acked := map[string]int64{}
-	prev := old
-	if prev == nil {
-		if sn, err := openSnapshot(s.fs, snapPath); err == nil && sn != nil {
-			prev = sn
-			defer sn.close()
-		}
-	}
-	if prev != nil {
-		dl, err := s.openDelta(prev)
-		if err == nil && dl != nil {
-			defer dl.close()
-		}
+	if sn, dl, err := s.openIndexFiles(snapPath); err == nil && sn != nil {
+		err = readAcked(sn, acked)
 		if err == nil {
-			err = readAcked(prev, acked)
-		}
-		if err == nil && dl != nil {
 			err = readAcked(dl, acked)
 		}
 		if err != nil {
 			clear(acked)
+		}
+		for _, x := range []*snapshot{sn, dl} {
+			if x != nil {
+				x.close()
+			}
 		}
 	}
 	s.marksAcked(acked, marks)

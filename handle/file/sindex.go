@@ -539,10 +539,10 @@ func (s *Store) lockIndex() (writerLock, error) {
 }
 
 // fold writes a new snapshot under the index lock (ErrLocked while
-// another process folds): the old snapshot's entries and its delta's, or
-// when full (or there is none) every log described, then every session
-// with marks described; it removes the delta, and the marks of the
-// sessions no writer held.
+// another process folds): the old snapshot merged with its delta and the
+// marks (mergeFold), or when full (or there is none, or it is damaged)
+// every log described, then every session with marks; it removes the
+// delta, and the marks of the sessions no writer held.
 func (s *Store) fold(ctx context.Context, full bool) error {
 	lock, err := s.lockIndex()
 	if err != nil {
@@ -553,99 +553,48 @@ func (s *Store) fold(ctx context.Context, full bool) error {
 }
 
 func (s *Store) foldLocked(ctx context.Context, full bool) error {
+	snapPath := filepath.Join(s.dir, cacheDir, sindexName)
+	if !full {
+		old, err := openSnapshot(s.fs, snapPath)
+		if err != nil && !errors.Is(err, errSindexDamaged) {
+			return err
+		}
+		if old != nil {
+			err := s.mergeFold(ctx, old)
+			old.close()
+			if errors.Is(err, errSindexDamaged) {
+				// From the logs, with the evidence old's lines hold.
+				if err = s.foldLocked(ctx, true); err != nil {
+					s.fs.Remove(snapPath)
+				}
+			}
+			return err
+		}
+	}
 	folder := s.folderTime()
 	marks, _, err := s.marks()
 	if err != nil {
 		return err
 	}
-	snapPath := filepath.Join(s.dir, cacheDir, sindexName)
 	entries := map[string]*sessEntry{}
-	var old *snapshot
-	if !full {
-		if old, err = openSnapshot(s.fs, snapPath); err != nil && !errors.Is(err, errSindexDamaged) {
-			return err
-		}
+	ids, err := s.ids()
+	if err != nil {
+		return err
 	}
-	describe := func(id string) error {
+	for _, id := range ids {
+		if _, marked := marks[id]; marked {
+			continue // described below, after its lock is probed
+		}
 		d, err := s.describe(ctx, id)
 		if err != nil {
 			return err
 		}
 		if e := d.entry(); e != nil {
 			entries[id] = e
-		} else {
-			delete(entries, id)
-		}
-		return nil
-	}
-	acked := s.foldAcked(old, snapPath, marks)
-	if old != nil {
-		defer old.close()
-		rebuild := func() error {
-			old.close()
-			s.fs.Remove(snapPath)
-			return s.foldLocked(ctx, true)
-		}
-		for ln, err := range old.lines(secID, old.off[secID]) {
-			if err != nil {
-				return rebuild()
-			}
-			var e sessEntry
-			if json.Unmarshal([]byte(ln.value), &e) != nil || e.ID != ln.key {
-				return rebuild()
-			}
-			if _, marked := marks[e.ID]; marked {
-				continue
-			}
-			if e.Live {
-				if err := describe(e.ID); err != nil {
-					return err
-				}
-				continue
-			}
-			entries[e.ID] = &e
-		}
-		folder = max(folder, old.folder)
-		dl, err := s.openDelta(old)
-		if err != nil {
-			return rebuild()
-		}
-		if dl != nil {
-			defer dl.close()
-			delta, f, err := dl.entries()
-			if err != nil {
-				return rebuild()
-			}
-			folder = max(folder, f)
-			for id, e := range delta {
-				switch _, marked := marks[id]; {
-				case marked:
-				case e == nil:
-					delete(entries, id)
-				case e.Live:
-					if err := describe(id); err != nil {
-						return err
-					}
-				default:
-					entries[id] = e
-				}
-			}
-		}
-	} else {
-		ids, err := s.ids()
-		if err != nil {
-			return err
-		}
-		for _, id := range ids {
-			if _, marked := marks[id]; marked {
-				continue // described below, after its lock is probed
-			}
-			if err := describe(id); err != nil {
-				return err
-			}
 		}
 	}
-	consumed, f, err := s.foldMarks(ctx, marks, old == nil, func(id string, e *sessEntry) {
+	acked := s.foldAcked(snapPath, marks) // the logs do not hold it
+	consumed, f, err := s.foldMarks(ctx, marks, true, func(id string, e *sessEntry) {
 		if e != nil {
 			entries[id] = e
 		} else {
@@ -662,7 +611,7 @@ func (s *Store) foldLocked(ctx context.Context, full bool) error {
 	for _, nm := range consumed {
 		s.fs.Remove(filepath.Join(s.marksDir(), nm))
 	}
-	s.cfg.Logger.Debug("session index written", "dir", s.dir, "sessions", len(entries), "full", full, "marks", len(consumed))
+	s.cfg.Logger.Debug("session index written", "dir", s.dir, "sessions", len(entries), "full", true, "marks", len(consumed))
 	return nil
 }
 

@@ -721,3 +721,88 @@ func TestIndexDelta(t *testing.T) {
 	require.NoError(t, os.WriteFile(deltaPath, b, 0o600))
 	requireIndexTrue(t, afero.NewOsFs(), dir)
 }
+
+// TestIndexFoldMerges: a fold into a new snapshot merges the old one with
+// what changed since — sessions created, forked, appended to and deleted,
+// some in the delta, some in marks, one deleted in the delta and created
+// again — copying the other lines as they are: the snapshot it writes
+// holds, after its head, the lines a rebuild from the logs writes. A line
+// of the old snapshot that does not check, or is out of order, is not
+// copied: the fold rebuilds from the logs, keeping the evidence the old
+// snapshot's lines hold.
+func TestIndexFoldMerges(t *testing.T) {
+	ctx := t.Context()
+	fsys := afero.NewMemMapFs()
+	st := file.New(fsys, crashDir, handle.Unredacted())
+	idx := filepath.Join(crashDir, ".cache", "sessions.idx")
+	var ids []string
+	create := func(n int) {
+		for range n {
+			h, err := st.Create(ctx, handle.WithLabels(map[string]string{"i": fmt.Sprint(len(ids)), "agent": fmt.Sprint(len(ids) % 3)}))
+			require.NoError(t, err)
+			appendAndFlush(t, h, crashEvents(0, 2)...)
+			require.NoError(t, h.Close())
+			ids = append(ids, h.ID())
+		}
+	}
+	change := func(from int) {
+		create(3)
+		fk, err := st.Fork(ctx, ids[from], 1, handle.WithLabels(map[string]string{"fork": "yes"}))
+		require.NoError(t, err)
+		require.NoError(t, fk.Close())
+		h, err := st.Open(ctx, ids[from+1], handle.ReadWrite)
+		require.NoError(t, err)
+		appendAndFlush(t, h, crashEvents(2, 1)...)
+		require.NoError(t, h.Close())
+		require.NoError(t, st.Delete(ctx, ids[from+2]))
+	}
+	// body returns the snapshot's lines after its head.
+	body := func() string {
+		b, err := afero.ReadFile(fsys, idx)
+		require.NoError(t, err)
+		_, rest, ok := strings.Cut(string(b), "\n")
+		require.True(t, ok)
+		return rest
+	}
+	rebuilt := func() string {
+		require.NoError(t, st.RebuildIndex(ctx))
+		return body()
+	}
+	create(20)
+	require.NoError(t, file.FoldIndex(ctx, st, false)) // the snapshot
+	change(0)
+	require.NoError(t, file.FoldIndexDelta(ctx, st))
+	change(5)
+	require.NoError(t, st.Delete(ctx, ids[10]))
+	require.NoError(t, file.FoldIndexDelta(ctx, st))
+	again, err := st.Create(ctx, handle.WithID(ids[10]), handle.WithLabels(map[string]string{"again": "1"}))
+	require.NoError(t, err)
+	require.NoError(t, again.Close())
+	change(12) // in marks
+	require.NoError(t, file.FoldIndex(ctx, st, false))
+	merged := body()
+	require.Equal(t, rebuilt(), merged)
+	requireIndexTrue(t, fsys, crashDir)
+
+	for _, tc := range []struct {
+		name   string
+		damage func(lines []string)
+	}{
+		{"a line that does not check", func(lines []string) {
+			i := strings.Index(lines[3], `"i":"`)
+			require.Positive(t, i)
+			lines[3] = lines[3][:i+5] + "x" + lines[3][i+6:]
+		}},
+		{"lines out of order", func(lines []string) { lines[3], lines[4] = lines[4], lines[3] }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := afero.ReadFile(fsys, idx)
+			require.NoError(t, err)
+			lines := strings.SplitAfter(string(b), "\n") // the head, then the ID section's
+			tc.damage(lines)
+			require.NoError(t, afero.WriteFile(fsys, idx, []byte(strings.Join(lines, "")), 0o600))
+			require.NoError(t, file.FoldIndex(ctx, st, false))
+			require.Equal(t, merged, body(), "rebuilt from the logs")
+		})
+	}
+}

@@ -433,37 +433,14 @@ func writeSnapshot(ctx context.Context, fsys afero.Fs, path string, entries map[
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		b, err := e.marshal()
-		if err != nil {
+		if err := addEntry(&secs, id, e); err != nil {
 			return err
 		}
-		secs[secID] = append(secs[secID], sline{id, string(b)})
-		if e == nil {
-			continue
-		}
-		if e.Header != nil && e.Header.Parent != nil {
-			secs[secParent] = append(secs[secParent], sline{e.Header.Parent.ID, id})
-		}
-		if e.Live {
-			secs[secLive] = append(secs[secLive], sline{id, ""})
-			continue
-		}
-		if e.Header != nil {
-			for k, v := range e.Header.Labels {
-				secs[secLabel] = append(secs[secLabel], sline{labelKey(k, v), id})
-			}
-		}
-		secs[secActive] = append(secs[secActive], sline{activeKey(e.lastActive(), id), string(b)})
 	}
 	var body []byte
 	var off [nSections + 1]int64
 	for i := range secs {
-		slices.SortFunc(secs[i], func(a, b sline) int {
-			if c := strings.Compare(a.key, b.key); c != 0 {
-				return c
-			}
-			return strings.Compare(a.value, b.value)
-		})
+		sortLines(secs[i])
 		off[i] = int64(len(body))
 		for _, ln := range secs[i] {
 			body = appendLine(body, ln.key, ln.value)
@@ -477,16 +454,85 @@ func writeSnapshot(ctx context.Context, fsys afero.Fs, path string, entries map[
 	// The head's length depends on the offsets it holds: grow until fixed.
 	var head []byte
 	for hl := 0; ; {
-		fields := []string{gen, strconv.FormatInt(folder, 10), strconv.Itoa(len(entries))}
-		for _, o := range off {
-			fields = append(fields, strconv.FormatInt(o+int64(hl), 10))
+		var at [nSections + 1]int64
+		for i, o := range off {
+			at[i] = o + int64(hl)
 		}
-		head = appendLine(nil, sindexMagic, strings.Join(fields, " "))
+		head = headLine(gen, folder, int64(len(entries)), at, false)
 		if len(head) == hl {
 			break
 		}
 		hl = len(head)
 	}
+	return writeIndexFile(fsys, path, func(w io.Writer) error {
+		_, err := w.Write(head)
+		if err == nil {
+			_, err = w.Write(body)
+		}
+		return err
+	}, nil)
+}
+
+// addEntry adds to secs the lines of session id, whose entry is e (nil:
+// gone, a delta's "null" line).
+func addEntry(secs *[nSections][]sline, id string, e *sessEntry) error {
+	b, err := e.marshal()
+	if err != nil {
+		return err
+	}
+	secs[secID] = append(secs[secID], sline{id, string(b)})
+	if e == nil {
+		return nil
+	}
+	if e.Header != nil && e.Header.Parent != nil {
+		secs[secParent] = append(secs[secParent], sline{e.Header.Parent.ID, id})
+	}
+	if e.Live {
+		secs[secLive] = append(secs[secLive], sline{id, ""})
+		return nil
+	}
+	if e.Header != nil {
+		for k, v := range e.Header.Labels {
+			secs[secLabel] = append(secs[secLabel], sline{labelKey(k, v), id})
+		}
+	}
+	secs[secActive] = append(secs[secActive], sline{activeKey(e.lastActive(), id), string(b)})
+	return nil
+}
+
+// sortLines sorts a section's lines by key, then value.
+func sortLines(lines []sline) {
+	slices.SortFunc(lines, func(a, b sline) int {
+		if c := strings.Compare(a.key, b.key); c != 0 {
+			return c
+		}
+		return strings.Compare(a.value, b.value)
+	})
+}
+
+// headLine is a snapshot's first line: its gen, the folder time, the
+// count of sessions and the sections' offsets (padded: each number
+// written in 19 digits, so that the line's length does not depend on
+// them; a reader parses either).
+func headLine(gen string, folder, count int64, off [nSections + 1]int64, padded bool) []byte {
+	num := func(n int64) string {
+		if padded {
+			return fmt.Sprintf("%019d", n)
+		}
+		return strconv.FormatInt(n, 10)
+	}
+	fields := []string{gen, strconv.FormatInt(folder, 10), num(count)}
+	for _, o := range off {
+		fields = append(fields, num(o))
+	}
+	return appendLine(nil, sindexMagic, strings.Join(fields, " "))
+}
+
+// writeIndexFile writes a file of the index to path through a temp file
+// and a rename: write writes its content; then, when head is not nil, the
+// temp file's first bytes are overwritten by what it returns. It is not
+// fsynced: it is derived.
+func writeIndexFile(fsys afero.Fs, path string, write func(w io.Writer) error, head func() []byte) error {
 	if err := checkFolder(fsys, filepath.Dir(path)); err != nil {
 		return err
 	}
@@ -500,9 +546,13 @@ func writeSnapshot(ctx context.Context, fsys afero.Fs, path string, entries map[
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(head)
+	bw := bufio.NewWriterSize(f, 1<<20)
+	err = write(bw)
 	if err == nil {
-		_, err = f.Write(body)
+		err = bw.Flush()
+	}
+	if err == nil && head != nil {
+		_, err = f.WriteAt(head(), 0)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -523,8 +573,8 @@ func (sn *snapshot) acked(id string) (int64, bool, error) {
 		if err != nil || ln.key != id {
 			return 0, false, err
 		}
-		n, err := strconv.ParseInt(ln.value, 10, 64)
-		if err != nil {
+		n, ok := parseDecimal([]byte(ln.value))
+		if !ok {
 			return 0, false, errSindexDamaged
 		}
 		return n, true, nil
