@@ -1,6 +1,7 @@
 package file
 
 import (
+	"bytes"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -171,6 +172,75 @@ func FuzzDelta(f *testing.F) {
 				require.Equal(t, int64(-1), n, id)
 			case said:
 				require.Equal(t, max(acked[id], 0), max(n, 0), id)
+			}
+		}
+	})
+}
+
+// FuzzMergeSnapshot: any bytes as the old snapshot of a fold that merges
+// (writeMerged) are refused as damaged or merged, never panic; a merged
+// snapshot opens, each of its sections reads whole in order, and its ID
+// section is the old one's lines but the changed sessions', with the
+// changed sessions still present, in order.
+func FuzzMergeSnapshot(f *testing.F) {
+	const a, b, c = "01M90AJ3TQ0000000000000000", "01M90AJ3TQ0000000000000001", "01M90AJ3TQ0000000000000002"
+	fsys := afero.NewMemMapFs()
+	path := filepath.Join("/s", cacheDir, sindexName)
+	hdr := func(id string) *eventlog.Header {
+		return &eventlog.Header{ID: id, Labels: map[string]string{"k": "v"}, Parent: &eventlog.Parent{ID: a, Seq: 1, Mode: eventlog.ModeFork}}
+	}
+	entries := map[string]*sessEntry{a: {ID: a, LastSeq: 3}, b: {ID: b, LastSeq: 0, Header: hdr(b)}, c: {ID: c, LastSeq: -1, Live: true}}
+	require.NoError(f, writeSnapshot(f.Context(), fsys, path, entries, map[string]int64{a: 4, b: 1}, 7, ""))
+	full, err := afero.ReadFile(fsys, path)
+	require.NoError(f, err)
+	f.Add(full)
+	f.Add(full[:len(full)/2])
+	lines := bytes.SplitAfter(full, []byte("\n"))
+	lines[1], lines[2] = lines[2], lines[1]
+	f.Add(bytes.Join(lines, nil))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fsys := afero.NewMemMapFs()
+		require.NoError(t, afero.WriteFile(fsys, path, data, 0o600))
+		old, err := openSnapshot(fsys, path)
+		if err != nil || old == nil {
+			return
+		}
+		defer old.close()
+		changes := map[string]*sessEntry{a: nil, c: {ID: c, LastSeq: 2, Header: hdr(c)}}
+		out := filepath.Join("/s", cacheDir, "merged")
+		count, err := writeMerged(t.Context(), fsys, out, old, changes, map[string]int64{c: 3}, 9)
+		if err != nil {
+			require.ErrorIs(t, err, errSindexDamaged)
+			return
+		}
+		m, err := openSnapshot(fsys, out)
+		require.NoError(t, err)
+		require.NotNil(t, m)
+		defer m.close()
+		require.Equal(t, count, m.count)
+		var want []sline
+		for ln, err := range old.lines(secID, old.off[secID]) {
+			require.NoError(t, err)
+			if _, changed := changes[ln.key]; !changed {
+				want = append(want, ln)
+			}
+		}
+		e, err := changes[c].marshal()
+		require.NoError(t, err)
+		want = append(want, sline{c, string(e)})
+		sortLines(want)
+		for sec := range nSections {
+			var got []sline
+			for ln, err := range m.lines(sec, m.off[sec]) {
+				require.NoError(t, err)
+				if len(got) > 0 {
+					require.LessOrEqual(t, got[len(got)-1].key, ln.key)
+				}
+				got = append(got, ln)
+			}
+			if sec == secID {
+				require.Equal(t, want, got)
+				require.Equal(t, int64(len(got)), count)
 			}
 		}
 	})

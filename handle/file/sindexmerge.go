@@ -152,9 +152,9 @@ func writeMerged(ctx context.Context, fsys afero.Fs, path string, old *snapshot,
 }
 
 // mergeSection writes to w the lines of section sec of sn but those of
-// the sessions drop names, merged in order (by key, then value) with add,
-// sorted. It returns the bytes and the lines written; errSindexDamaged
-// when a line of sn does not check or is out of order.
+// the sessions drop names, merged in order (by key, then value: cmpLine)
+// with add, sorted. It returns the bytes and the lines written;
+// errSindexDamaged when a line of sn does not check or is out of order.
 func mergeSection(ctx context.Context, w io.Writer, sn *snapshot, sec int, drop func(id []byte) bool, add []sline) (written, lines int64, err error) {
 	emit := func(b []byte) error {
 		n, err := w.Write(b)
@@ -167,14 +167,8 @@ func mergeSection(ctx context.Context, w io.Writer, sn *snapshot, sec int, drop 
 	// when key is nil).
 	flush := func(key, value []byte) error {
 		for ; j < len(add); j++ {
-			if key != nil {
-				c := bytes.Compare([]byte(add[j].key), key)
-				if c == 0 {
-					c = bytes.Compare([]byte(add[j].value), value)
-				}
-				if c >= 0 {
-					return nil
-				}
+			if key != nil && cmpLine([]byte(add[j].key), []byte(add[j].value), key, value) >= 0 {
+				return nil
 			}
 			if err := emit(appendLine(nil, add[j].key, add[j].value)); err != nil {
 				return err
@@ -184,7 +178,8 @@ func mergeSection(ctx context.Context, w io.Writer, sn *snapshot, sec int, drop 
 	}
 	start, end := sn.off[sec], sn.off[sec+1]
 	br := bufio.NewReaderSize(io.NewSectionReader(sn.f, start, end-start), 256<<10)
-	var prev, long, inv []byte
+	var prev, long, inv []byte // prev: the last line's key, then its value
+	pk := 0
 	for i := 0; ; i++ {
 		if i%4096 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -215,10 +210,10 @@ func mergeSection(ctx context.Context, w io.Writer, sn *snapshot, sec int, drop 
 			return 0, 0, errSindexDamaged
 		}
 		key, value := body[:k], body[k+1:t]
-		if i > 0 && bytes.Compare(key, prev) < 0 {
+		if i > 0 && cmpLine(key, value, prev[:pk], prev[pk:]) < 0 {
 			return 0, 0, errSindexDamaged
 		}
-		prev = append(prev[:0], key...)
+		prev, pk = append(append(prev[:0], key...), value...), len(key)
 		if err := flush(key, value); err != nil {
 			return 0, 0, err
 		}
@@ -248,4 +243,12 @@ func mergeSection(ctx context.Context, w io.Writer, sn *snapshot, sec int, drop 
 	}
 	err = flush(nil, nil)
 	return written, lines, err
+}
+
+// cmpLine orders lines as a section's: by key, then value.
+func cmpLine(k1, v1, k2, v2 []byte) int {
+	if c := bytes.Compare(k1, k2); c != 0 {
+		return c
+	}
+	return bytes.Compare(v1, v2)
 }
