@@ -162,15 +162,20 @@ func mergeSection(ctx context.Context, w io.Writer, sn *snapshot, sec int, drop 
 		lines++
 		return err
 	}
+	type mline struct{ key, value, line []byte }
+	adds := make([]mline, len(add))
+	for i, ln := range add {
+		adds[i] = mline{[]byte(ln.key), []byte(ln.value), appendLine(nil, ln.key, ln.value)}
+	}
 	j := 0
 	// flush writes the lines of add that come before key and value (all
 	// when key is nil).
 	flush := func(key, value []byte) error {
-		for ; j < len(add); j++ {
-			if key != nil && cmpLine([]byte(add[j].key), []byte(add[j].value), key, value) >= 0 {
+		for ; j < len(adds); j++ {
+			if key != nil && cmpLine(adds[j].key, adds[j].value, key, value) >= 0 {
 				return nil
 			}
-			if err := emit(appendLine(nil, add[j].key, add[j].value)); err != nil {
+			if err := emit(adds[j].line); err != nil {
 				return err
 			}
 		}
