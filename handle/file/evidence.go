@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"sync"
 
 	"github.com/spf13/afero"
@@ -134,16 +133,16 @@ func (s *Store) knownDurable(ctx context.Context, id string) int64 {
 }
 
 // ackedInIndex returns the evidence the session index holds for session
-// id: its newest post that says, else the snapshot's; -1 for none. It
-// lists the marks and bisects the snapshot, O(marks + log n): paid only
-// by a read that found a torn tail.
+// id: its newest post that says, else its delta's, else the snapshot's;
+// -1 for none. It lists the marks and bisects the delta and the
+// snapshot, O(marks + log n): paid only by a read that found a torn tail.
 func (s *Store) ackedInIndex(id string) int64 {
 	if !s.cacheUsable() {
 		return -1
 	}
 	snapPath := filepath.Join(s.dir, cacheDir, sindexName)
 	for range 4 {
-		sn, err := openSnapshot(s.fs, snapPath)
+		sn, dl, err := s.openIndexFiles(snapPath)
 		if err != nil {
 			return -1 // damaged: no evidence, which is never wrong
 		}
@@ -152,16 +151,20 @@ func (s *Store) ackedInIndex(id string) int64 {
 		if err == nil {
 			n, said, gone = s.ackedInPosts(marks[id])
 		}
+		if err == nil && !said && !gone && dl != nil {
+			n, said, err = dl.deltaAcked(id)
+		}
 		if err == nil && !said && !gone && sn != nil {
 			var ok bool
 			if n, ok, err = sn.acked(id); !ok {
 				n = -1
 			}
 		}
-		// A fold in between moved posts into another snapshot: again.
-		again, _ := openSnapshot(s.fs, snapPath)
-		same := (sn == nil) == (again == nil) && (sn == nil || sn.gen == again.gen)
-		for _, x := range []*snapshot{sn, again} {
+		// A fold in between moved posts into another snapshot or delta:
+		// again.
+		sn2, dl2, err2 := s.openIndexFiles(snapPath)
+		same := err2 == nil && sameGen(sn, sn2) && sameGen(dl, dl2)
+		for _, x := range []*snapshot{sn, dl, sn2, dl2} {
 			if x != nil {
 				x.close()
 			}
@@ -170,10 +173,49 @@ func (s *Store) ackedInIndex(id string) int64 {
 		case err != nil:
 			return -1
 		case same && !gone:
-			return n
+			return max(n, -1)
 		}
 	}
 	return -1
+}
+
+// openIndexFiles opens the snapshot at snapPath and its delta, those
+// there are.
+func (s *Store) openIndexFiles(snapPath string) (sn, dl *snapshot, err error) {
+	if sn, err = openSnapshot(s.fs, snapPath); sn == nil || err != nil {
+		return nil, nil, err
+	}
+	if dl, err = s.openDelta(sn); err != nil {
+		sn.close()
+		return nil, nil, err
+	}
+	return sn, dl, nil
+}
+
+// sameGen reports whether a and b are the same file: both none, or of
+// one gen.
+func sameGen(a, b *snapshot) bool {
+	return (a == nil) == (b == nil) && (a == nil || a.gen == b.gen)
+}
+
+// deltaAcked returns the evidence delta dl holds for session id, and
+// whether it holds the session, which overrides the snapshot's: none
+// (-1) when it says the session is gone or its evidence is 0; said is
+// false when the delta has no line for id in secAcked or is silent
+// (then the snapshot's stands).
+func (dl *snapshot) deltaAcked(id string) (n int64, said bool, err error) {
+	e, found, err := lookup(dl, id)
+	if err != nil || !found {
+		return -1, false, err
+	}
+	if e == nil {
+		return -1, true, nil // gone: its evidence ended
+	}
+	n, said, err = dl.acked(id)
+	if n == 0 {
+		n = -1
+	}
+	return n, said, err
 }
 
 // ackedInPosts returns the evidence that the newest of a session's marks
@@ -191,7 +233,7 @@ func (s *Store) ackedInPosts(names []string) (n int64, said, gone bool) {
 			return -1, false, true
 		case p.ident == "":
 			continue // unreadable: it says nothing
-		case p.entry == nil:
+		case p.gone():
 			return -1, true, false // the session was gone
 		case p.acked >= 0:
 			return p.acked, true, false
@@ -200,35 +242,69 @@ func (s *Store) ackedInPosts(names []string) (n int64, said, gone bool) {
 	return -1, false, false
 }
 
-// foldAcked returns the evidence a fold keeps in its snapshot: old's
-// (in a rebuild, that of the snapshot at snapPath: the logs do not hold
-// it), then for each session with marks what the newest of them that
-// says says.
-func (s *Store) foldAcked(old *snapshot, snapPath string, marks map[string][]string) map[string]int64 {
+// foldAcked returns the evidence a rebuild from the logs keeps (they do
+// not hold it): that of the snapshot at snapPath, changed by its delta's
+// (readAcked), then for each session with marks what the newest of them
+// that says says (marksAcked). An index that does not read whole keeps
+// none: no evidence is never wrong. (mergeFold keeps the old snapshot's
+// lines as they are.)
+func (s *Store) foldAcked(snapPath string, marks map[string][]string) map[string]int64 {
 	acked := map[string]int64{}
-	prev := old
-	if prev == nil {
-		if sn, err := openSnapshot(s.fs, snapPath); err == nil && sn != nil {
-			prev = sn
-			defer sn.close()
+	if sn, dl, err := s.openIndexFiles(snapPath); err == nil && sn != nil {
+		err = readAcked(sn, acked)
+		if err == nil {
+			err = readAcked(dl, acked)
+		}
+		if err != nil {
+			clear(acked)
+		}
+		for _, x := range []*snapshot{sn, dl} {
+			if x != nil {
+				x.close()
+			}
 		}
 	}
-	if prev != nil {
-		for ln, err := range prev.lines(secAcked, prev.off[secAcked]) {
+	s.marksAcked(acked, marks)
+	return acked
+}
+
+// readAcked sets in acked the evidence sn keeps (nil: none); a delta's
+// also ends that of each session it says is gone (0: none).
+func readAcked(sn *snapshot, acked map[string]int64) error {
+	if sn == nil {
+		return nil
+	}
+	if sn.base() != "" {
+		for ln, err := range sn.lines(secID, sn.off[secID]) {
 			if err != nil {
-				break
+				return err
 			}
-			if n, err := strconv.ParseInt(ln.value, 10, 64); err == nil {
-				acked[ln.key] = n
+			if ln.value == "null" {
+				acked[ln.key] = 0
 			}
 		}
 	}
+	for ln, err := range sn.lines(secAcked, sn.off[secAcked]) {
+		if err != nil {
+			return err
+		}
+		n, ok := parseDecimal([]byte(ln.value))
+		if !ok {
+			return errSindexDamaged
+		}
+		acked[ln.key] = n
+	}
+	return nil
+}
+
+// marksAcked sets in acked, for each session with marks, what the newest
+// of them that says says (0: none, the session was gone).
+func (s *Store) marksAcked(acked map[string]int64, marks map[string][]string) {
 	for id, names := range marks {
 		if n, said, _ := s.ackedInPosts(names); said {
-			acked[id] = n
+			acked[id] = max(n, 0)
 		}
 	}
-	return acked
 }
 
 // judgeTorn returns what the read sc of the log at loc (file f, session

@@ -85,3 +85,13 @@ func CheckedRecord(ctx context.Context, s *Store, id string) (bool, error) {
 // FoldIndex folds the marks of the store's session index into a new
 // snapshot (tests only): from the logs when full, as RebuildIndex does.
 func FoldIndex(ctx context.Context, s *Store, full bool) error { return s.fold(ctx, full) }
+
+// SetIndexFoldAt makes an open of st's session index fold the marks into
+// the delta past delta marks, and into a new snapshot past snapshot
+// sessions in the delta and the marks (tests only): folds then happen
+// among few changes.
+func SetIndexFoldAt(st *Store, delta, snapshot int) { st.six.foldAt = [2]int{delta, snapshot} }
+
+// FoldIndexDelta folds the marks of the store's session index into the
+// snapshot's delta (tests only).
+func FoldIndexDelta(ctx context.Context, s *Store) error { return s.foldDelta(ctx) }

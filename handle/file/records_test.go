@@ -188,6 +188,91 @@ func TestEvidenceInTheIndex(t *testing.T) {
 	require.NoError(t, open(id), "no event of the new session was acknowledged")
 }
 
+// The evidence lives in the snapshot's delta too: a fold into the delta
+// keeps what the marks said over the snapshot's, and a fold into a new
+// snapshot keeps the delta's. A session deleted and created again under
+// its ID, whichever way its marks were folded (the delete and the create
+// in one delta, in two, the delete in a snapshot, the delete in a delta,
+// neither folded yet),
+// starts without evidence: the older value of the delta or the snapshot
+// does not show through, then or after a fold or a rebuild.
+func TestEvidenceInTheDelta(t *testing.T) {
+	fold := func(t *testing.T, st *file.Store) { require.NoError(t, file.FoldIndex(t.Context(), st, false)) }
+	delta := func(t *testing.T, st *file.Store) { require.NoError(t, file.FoldIndexDelta(t.Context(), st)) }
+	for _, tc := range []struct {
+		name             string
+		deleted, created func(t *testing.T, st *file.Store)
+	}{
+		{"in one delta", func(*testing.T, *file.Store) {}, delta},
+		{"in two deltas", delta, delta},
+		{"deleted in a snapshot", func(t *testing.T, st *file.Store) { delta(t, st); fold(t, st) }, delta},
+		{"deleted in a delta, created in marks", delta, func(*testing.T, *file.Store) {}},
+		{"in marks", func(*testing.T, *file.Store) {}, func(*testing.T, *file.Store) {}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := t.Context()
+			fsys := afero.NewMemMapFs()
+			unpacked := func(c *handle.Config) { c.PackTypes = []string{} } // a row an event
+			st := file.New(fsys, crashDir, unpacked)
+			// torn opens session id in a new store with a torn row after
+			// its first rows.
+			torn := func(id, path string, rows int) error {
+				b, err := afero.ReadFile(fsys, path)
+				require.NoError(t, err)
+				defer func() { require.NoError(t, afero.WriteFile(fsys, path, b, 0o600)) }()
+				end := 0
+				for range rows + 1 { // the header, then rows
+					end += bytes.IndexByte(b[end:], '\n') + 1
+				}
+				require.NoError(t, afero.WriteFile(fsys, path, append(b[:end:end], `{"seq":`...), 0o600))
+				h, err := file.New(fsys, crashDir).Open(ctx, id, handle.ReadOnly)
+				if err == nil {
+					require.NoError(t, h.Close())
+				}
+				return err
+			}
+			h, err := st.Create(ctx)
+			require.NoError(t, err)
+			id, path := h.ID(), h.Path()
+			appendAndFlush(t, h, crashEvents(0, 4)...)
+			require.NoError(t, h.Close())
+			fold(t, st)
+			w, err := st.Open(ctx, id, handle.ReadWrite)
+			require.NoError(t, err)
+			appendAndFlush(t, w, crashEvents(4, 2)...)
+			require.NoError(t, w.Close())
+			delta(t, st)
+			marks, err := afero.ReadDir(fsys, filepath.Join(crashDir, ".cache", "sessions.d"))
+			require.NoError(t, err)
+			for _, m := range marks {
+				require.False(t, strings.HasPrefix(m.Name(), id), "folded: %s", m.Name())
+			}
+			require.ErrorIs(t, torn(id, path, 5), eventlog.ErrCorrupt, "the delta's evidence, past the snapshot's")
+			fold(t, st)
+			require.ErrorIs(t, torn(id, path, 5), eventlog.ErrCorrupt, "the delta's evidence, folded")
+			delta(t, st) // nothing marked: a delta of the new snapshot
+			w, err = st.Open(ctx, id, handle.ReadWrite)
+			require.NoError(t, err)
+			appendAndFlush(t, w, crashEvents(6, 1)...)
+			require.NoError(t, w.Close())
+			delta(t, st)
+			require.ErrorIs(t, torn(id, path, 6), eventlog.ErrCorrupt)
+
+			require.NoError(t, st.Delete(ctx, id))
+			tc.deleted(t, st)
+			again, err := st.Create(ctx, handle.WithID(id))
+			require.NoError(t, err)
+			require.NoError(t, again.Close())
+			tc.created(t, st)
+			require.NoError(t, torn(id, path, 0), "no event of the new session was acknowledged")
+			fold(t, st)
+			require.NoError(t, torn(id, path, 0), "folded")
+			require.NoError(t, st.RebuildIndex(ctx))
+			require.NoError(t, torn(id, path, 0), "rebuilt")
+		})
+	}
+}
+
 // Stat and a tail read of a sealed session whose last rows are sealed
 // under a key whose records stand past the head (a rotation) find those
 // records without a checked record (a small log keeps none; a lost one

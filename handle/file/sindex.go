@@ -3,6 +3,7 @@ package file
 import (
 	"github.com/sessionlog/sessionlog/handle"
 
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -24,36 +25,157 @@ import (
 // sindexCache is what a Store keeps between opens of its index: the
 // posts it read (a post never changes once named).
 type sindexCache struct {
-	mu    sync.Mutex
-	posts map[string]post
-	raw   map[string]string // the posts' content, for the posts file
-	read  int               // posts read from their files since the posts file was written
+	// foldAt, when set (tests), replaces deltaAt and the least of
+	// compactAt.
+	foldAt [2]int
+	mu     sync.Mutex
+	posts  map[string]post
+	read   int // posts read from their files since the posts file was written
 }
 
-// keep caches post name, whose content is raw.
-func (c *sindexCache) keep(name string, p post, raw string) {
+// keep caches post name.
+func (c *sindexCache) keep(name string, p post) {
 	if c.posts == nil || len(c.posts) > 1<<16 {
-		c.posts, c.raw = map[string]post{}, map[string]string{}
+		c.posts = map[string]post{}
 	}
-	c.posts[name], c.raw[name] = p, raw
+	c.posts[name] = p
 }
 
-// compactAt is how many marks an open leaves before it folds them into a
-// new snapshot: every open reads them all, a fold rewrites the snapshot.
+// deltaAt is how many marks an open leaves before it folds them into the
+// snapshot's delta: every open lists them all, and reads the posts a
+// query needs; a fold of the delta rewrites the delta.
+const deltaAt = 256
+
+// compactAt is how many sessions the delta and the marks hold before an
+// open folds them into a new snapshot, of n sessions: a fold rewrites
+// the snapshot.
 func compactAt(n int64) int { return int(max(1024, n/256)) }
 
+func (s *Store) deltaPath() string { return filepath.Join(s.dir, cacheDir, sindexDelta) }
+
+// openDelta opens the delta of snapshot sn: nil when there is none, or
+// it changes another snapshot (a fold wrote sn and was stopped before it
+// removed the delta); errSindexDamaged when its head does not check.
+func (s *Store) openDelta(sn *snapshot) (*snapshot, error) {
+	dl, err := openSnapshot(s.fs, s.deltaPath())
+	if dl == nil || err != nil {
+		return nil, err
+	}
+	if dl.base() != sn.gen || sn.base() != "" {
+		dl.close()
+		return nil, nil
+	}
+	return dl, nil
+}
+
 // view is the store's sessions as the index has them: the snapshot's
-// entries (sn, nil when there is none), overridden by dyn, the sessions
-// described afresh or from a post.
+// entries (sn, nil when there is none), overridden by the marked
+// sessions: dyn, those described afresh or from a post, and posted, those
+// whose newest post stands for them, not decoded yet (take decodes one
+// when a query needs it).
 type view struct {
-	s   *Store
-	sn  *snapshot
-	dyn map[string]described
+	s      *Store
+	sn     *snapshot
+	dl     *snapshot // the snapshot's delta (nil: none): overrides it
+	dyn    map[string]described
+	posted map[string]post
+	// inDl holds the delta's IDs once a query asks inDelta of many (a
+	// page); nil until then.
+	inDl  map[string]bool
+	asked int
+}
+
+// snaps returns the view's snapshot and delta, those there are.
+func (v *view) snaps() []*snapshot {
+	var out []*snapshot
+	for _, sn := range []*snapshot{v.sn, v.dl} {
+		if sn != nil {
+			out = append(out, sn)
+		}
+	}
+	return out
+}
+
+// lookup returns session id's entry in sn (nil: a delta says it is gone);
+// found is false when sn has no line for it.
+func lookup(sn *snapshot, id string) (e *sessEntry, found bool, err error) {
+	for ln, err := range sn.from(secID, id) {
+		if err != nil || ln.key != id {
+			return nil, false, err
+		}
+		e, err := entryOf(ln, secID)
+		return e, err == nil, err
+	}
+	return nil, false, nil
+}
+
+// inDelta reports whether the delta holds session id (which overrides
+// the snapshot's entry).
+func (v *view) inDelta(id string) (bool, error) {
+	if v.dl == nil {
+		return false, nil
+	}
+	v.asked++
+	if v.inDl == nil && v.asked > 4 {
+		// Many asked (a page): every ID of the delta, once, rather than
+		// a bisection each.
+		ids, err := v.dl.keys(secID)
+		if err != nil {
+			return false, err
+		}
+		v.inDl = ids
+	}
+	if v.inDl != nil {
+		return v.inDl[id], nil
+	}
+	_, found, err := lookup(v.dl, id)
+	return found, err
+}
+
+// overridden reports whether the entry of session id in sn is not the
+// view's: the session is marked, or sn is the snapshot and its delta
+// holds the session.
+func (v *view) overridden(sn *snapshot, id string) (bool, error) {
+	if v.marked(id) {
+		return true, nil
+	}
+	if sn == v.sn {
+		return v.inDelta(id)
+	}
+	return false, nil
+}
+
+// marked reports whether the view holds session id apart from its
+// snapshot.
+func (v *view) marked(id string) bool {
+	_, ok := v.dyn[id]
+	if !ok {
+		_, ok = v.posted[id]
+	}
+	return ok
+}
+
+// take returns marked session id's description, decoding its post when
+// it is still posted (the post's log identity is checked when used:
+// fresh); ok is false when it is not marked.
+func (v *view) take(id string) (described, bool) {
+	if d, ok := v.dyn[id]; ok {
+		return d, true
+	}
+	p, ok := v.posted[id]
+	if !ok {
+		return described{}, false
+	}
+	d := p.described(v.s.dir, id)
+	d.ident = p.ident
+	delete(v.posted, id)
+	v.dyn[id] = d
+	return d, true
 }
 
 func (v *view) close() {
-	if v.sn != nil {
-		v.sn.close()
+	for _, sn := range v.snaps() {
+		sn.close()
 	}
 }
 
@@ -95,13 +217,21 @@ func (s *Store) openView(ctx context.Context) (*view, error) {
 		return s.rebuilt(ctx, true)
 	}
 	v := &view{s: s, sn: sn, dyn: map[string]described{}}
+	if v.dl, err = s.openDelta(sn); err != nil {
+		v.close()
+		return nil, s.damaged(ctx, err)
+	}
 	marks, n, err := s.marks()
 	if err != nil {
 		v.close()
 		return nil, err
 	}
+	v.posted = make(map[string]post, len(marks))
 	s.loadPosts(marks)
 	known, open := sn.folder, false
+	if v.dl != nil {
+		known = max(known, v.dl.folder)
+	}
 	for _, id := range slices.Sorted(mapKeys(marks)) {
 		names := marks[id]
 		k, o, err := v.applyMarks(ctx, id, names)
@@ -112,29 +242,38 @@ func (s *Store) openView(ctx context.Context) (*view, error) {
 		known, open = max(known, k), open || o
 	}
 	s.savePosts(marks)
-	for ln, err := range sn.lines(secLive, sn.off[secLive]) {
-		if err == nil {
-			_, ok := v.dyn[ln.key]
-			if !ok && eventlog.ValidID(ln.key) {
-				v.dyn[ln.key], err = s.describe(ctx, ln.key)
+	for _, sn := range v.snaps() {
+		for ln, err := range sn.lines(secLive, sn.off[secLive]) {
+			if err == nil && eventlog.ValidID(ln.key) {
+				var over bool
+				if over, err = v.overridden(sn, ln.key); err == nil && !over {
+					v.dyn[ln.key], err = s.describe(ctx, ln.key)
+				}
+			}
+			if err != nil {
+				v.close()
+				return nil, s.damaged(ctx, err)
 			}
 		}
-		if err != nil {
-			v.close()
-			return nil, s.damaged(ctx, err)
+	}
+	// The snapshot and its delta must be those the marks were read
+	// against: a fold in between removed marks they hold and these do
+	// not.
+	again, err := openSnapshot(s.fs, snapPath)
+	var dl *snapshot
+	if again != nil && err == nil {
+		dl, err = s.openDelta(again)
+	}
+	same := again != nil && err == nil && again.gen == sn.gen && (dl == nil) == (v.dl == nil) && (dl == nil || dl.gen == v.dl.gen)
+	for _, sn := range []*snapshot{again, dl} {
+		if sn != nil {
+			sn.close()
 		}
 	}
-	// The snapshot must be the one the marks were read against: a fold
-	// in between removed marks it holds and this one does not.
-	again, err := openSnapshot(s.fs, snapPath)
-	if again == nil || err != nil || again.gen != sn.gen {
-		if again != nil {
-			again.close()
-		}
+	if !same {
 		v.close()
 		return nil, errRetry
 	}
-	again.close()
 	// A log added or removed by hand: the folder changed after every
 	// change the index knows of (and none is under way to explain it).
 	if !open && s.folderTime() > known {
@@ -142,8 +281,18 @@ func (s *Store) openView(ctx context.Context) (*view, error) {
 		v.close()
 		return s.rebuilt(ctx, true)
 	}
-	if n > compactAt(sn.count) {
-		if err := s.fold(ctx, false); err == nil {
+	deltaAt, compactAt := deltaAt, compactAt(sn.count)
+	if at := s.six.foldAt; at[0] > 0 {
+		deltaAt, compactAt = at[0], max(at[1], int(sn.count/256))
+	}
+	if n > deltaAt {
+		// Into the delta, or when the delta has grown, into a new
+		// snapshot.
+		fold := s.foldDelta
+		if v.dl != nil && int(v.dl.count)+n > compactAt {
+			fold = func(ctx context.Context) error { return s.fold(ctx, false) }
+		}
+		if err := fold(ctx); err == nil {
 			v.close()
 			return nil, errRetry
 		}
@@ -168,9 +317,7 @@ func (v *view) applyMarks(ctx context.Context, id string, names []string) (known
 				return 0, false, err
 			}
 			if ok && p.ident != "" {
-				d := p.described(s.dir, id)
-				d.ident = p.ident
-				v.dyn[id] = d
+				v.posted[id] = p // decoded when a query needs it (take)
 				return p.folder, false, nil
 			}
 		}
@@ -197,9 +344,7 @@ func (v *view) applyMarks(ctx context.Context, id string, names []string) (known
 		return known, false, nil
 	}
 	if len(unresolved) == 0 && newest != nil && newest.ident != "" {
-		d := newest.described(s.dir, id)
-		d.ident = newest.ident // checked when used (fresh)
-		v.dyn[id] = d
+		v.posted[id] = *newest
 		return known, false, nil
 	}
 	// A change under way or cut short: the log says. When no writer
@@ -302,25 +447,32 @@ func (s *Store) readPost(name string) (p post, ok bool, err error) {
 	if err != nil {
 		return post{}, false, err
 	}
-	if p, ok = parsePost(b); !ok {
+	if len(b) > 0 && b[len(b)-1] == '\n' {
+		p, ok = parsePost(b[:len(b)-1])
+	}
+	if !ok {
 		return post{}, true, nil
 	}
 	c.mu.Lock()
-	c.keep(name, p, string(b))
+	c.keep(name, p)
 	c.read++
 	c.mu.Unlock()
 	return p, true, nil
 }
 
-// described returns what post p says of its session.
+// described returns what post p says of its session id.
 func (p post) described(dir, id string) described {
-	e := p.entry
+	e, ok := p.entry()
+	if !ok || e != nil && e.ID != id {
+		// Not a description of id: the log says.
+		return described{present: true, info: handle.Info{ID: id, LastSeq: -1}, err: errLive}
+	}
 	if e == nil {
 		return described{info: handle.Info{ID: id}}
 	}
-	if e.Live || e.ID == "" {
+	if e.Live {
 		// Not trusted for a description: a live session is described
-		// afresh. (Only an unreadable post has no ID; parsePost.)
+		// afresh.
 		return described{present: true, info: handle.Info{ID: e.ID, LastSeq: -1}, hdr: e.Header, err: errLive}
 	}
 	return described{present: true, info: e.info(dir), hdr: e.Header}
@@ -374,17 +526,101 @@ func (s *Store) scanView(ctx context.Context) (*view, error) {
 	return v, nil
 }
 
-// fold writes a new snapshot under the index lock (ErrLocked while
-// another process folds): the old snapshot's entries, or when full (or
-// there is none) every log described, then every session with marks
-// described; it removes the marks of the sessions no writer held.
-func (s *Store) fold(ctx context.Context, full bool) error {
+// lockIndex takes the index lock (ErrLocked while another process
+// folds).
+func (s *Store) lockIndex() (writerLock, error) {
 	lock, err := lockFile(s.fs, filepath.Join(s.dir, cacheDir, sindexLockNm))
 	if errors.Is(err, fs.ErrNotExist) {
 		if err = s.fs.MkdirAll(filepath.Join(s.dir, cacheDir), 0o700); err == nil {
 			lock, err = lockFile(s.fs, filepath.Join(s.dir, cacheDir, sindexLockNm))
 		}
 	}
+	return lock, err
+}
+
+// fold writes a new snapshot under the index lock (ErrLocked while
+// another process folds): the old snapshot merged with its delta and the
+// marks (mergeFold), or when full (or there is none, or it is damaged)
+// every log described, then every session with marks; it removes the
+// delta, and the marks of the sessions no writer held.
+func (s *Store) fold(ctx context.Context, full bool) error {
+	lock, err := s.lockIndex()
+	if err != nil {
+		return err
+	}
+	defer lock.unlock()
+	return s.foldLocked(ctx, full)
+}
+
+func (s *Store) foldLocked(ctx context.Context, full bool) error {
+	snapPath := filepath.Join(s.dir, cacheDir, sindexName)
+	if !full {
+		old, err := openSnapshot(s.fs, snapPath)
+		if err != nil && !errors.Is(err, errSindexDamaged) {
+			return err
+		}
+		if old != nil {
+			err := s.mergeFold(ctx, old)
+			old.close()
+			if errors.Is(err, errSindexDamaged) {
+				// From the logs, with the evidence old's lines hold.
+				if err = s.foldLocked(ctx, true); err != nil {
+					s.fs.Remove(snapPath)
+				}
+			}
+			return err
+		}
+	}
+	folder := s.folderTime()
+	marks, _, err := s.marks()
+	if err != nil {
+		return err
+	}
+	entries := map[string]*sessEntry{}
+	ids, err := s.ids()
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if _, marked := marks[id]; marked {
+			continue // described below, after its lock is probed
+		}
+		d, err := s.describe(ctx, id)
+		if err != nil {
+			return err
+		}
+		if e := d.entry(); e != nil {
+			entries[id] = e
+		}
+	}
+	acked := s.foldAcked(snapPath, marks) // the logs do not hold it
+	consumed, f, err := s.foldMarks(ctx, marks, true, func(id string, e *sessEntry) {
+		if e != nil {
+			entries[id] = e
+		} else {
+			delete(entries, id)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if err := writeSnapshot(ctx, s.fs, snapPath, entries, acked, max(folder, f), ""); err != nil {
+		return err
+	}
+	s.fs.Remove(s.deltaPath()) // of the old snapshot: read no more
+	for _, nm := range consumed {
+		s.fs.Remove(filepath.Join(s.marksDir(), nm))
+	}
+	s.cfg.Logger.Debug("session index written", "dir", s.dir, "sessions", len(entries), "full", true, "marks", len(consumed))
+	return nil
+}
+
+// foldDelta writes a new delta of the snapshot under the index lock: the
+// old delta's entries, then every session with marks described; it
+// removes the marks of the sessions no writer held. Without a snapshot
+// it folds.
+func (s *Store) foldDelta(ctx context.Context) error {
+	lock, err := s.lockIndex()
 	if err != nil {
 		return err
 	}
@@ -394,71 +630,53 @@ func (s *Store) fold(ctx context.Context, full bool) error {
 	if err != nil {
 		return err
 	}
-	snapPath := filepath.Join(s.dir, cacheDir, sindexName)
+	sn, err := openSnapshot(s.fs, filepath.Join(s.dir, cacheDir, sindexName))
+	if err != nil && !errors.Is(err, errSindexDamaged) {
+		return err
+	}
+	if sn == nil {
+		return s.foldLocked(ctx, true)
+	}
+	defer sn.close()
 	entries := map[string]*sessEntry{}
-	var old *snapshot
-	if !full {
-		if old, err = openSnapshot(s.fs, snapPath); err != nil && !errors.Is(err, errSindexDamaged) {
-			return err
-		}
+	dl, err := s.openDelta(sn)
+	if err != nil {
+		return s.foldLocked(ctx, false)
 	}
-	describe := func(id string) error {
-		d, err := s.describe(ctx, id)
-		if err != nil {
-			return err
+	if dl != nil {
+		defer dl.close()
+		var f int64
+		if entries, f, err = dl.entries(); err != nil {
+			return s.foldLocked(ctx, false)
 		}
-		if e := d.entry(); e != nil {
-			entries[id] = e
-		} else {
-			delete(entries, id)
-		}
-		return nil
+		folder = max(folder, f)
 	}
-	acked := s.foldAcked(old, snapPath, marks)
-	if old != nil {
-		defer old.close()
-		for ln, err := range old.lines(secID, old.off[secID]) {
-			if err != nil {
-				old.close()
-				s.fs.Remove(snapPath)
-				return s.fold(ctx, true)
-			}
-			var e sessEntry
-			if json.Unmarshal([]byte(ln.value), &e) != nil || e.ID != ln.key {
-				old.close()
-				s.fs.Remove(snapPath)
-				return s.fold(ctx, true)
-			}
-			if _, marked := marks[e.ID]; marked {
-				continue
-			}
-			if e.Live {
-				if err := describe(e.ID); err != nil {
-					return err
-				}
-				continue
-			}
-			entries[e.ID] = &e
-		}
-		folder = max(folder, old.folder)
-	} else {
-		ids, err := s.ids()
-		if err != nil {
-			return err
-		}
-		for _, id := range ids {
-			if _, marked := marks[id]; marked {
-				continue // described below, after its lock is probed
-			}
-			if err := describe(id); err != nil {
-				return err
-			}
-		}
+	consumed, f, err := s.foldMarks(ctx, marks, false, func(id string, e *sessEntry) { entries[id] = e })
+	if err != nil {
+		return err
 	}
-	// A rebuild, or a change cut short whose pre goes, may have left
-	// files: GC sweeps (sweep.go).
-	owe := old == nil
-	var consumed []string
+	acked := map[string]int64{} // the old delta's, then the marks'
+	if err := readAcked(dl, acked); err != nil {
+		return s.foldLocked(ctx, false)
+	}
+	s.marksAcked(acked, marks)
+	if err := writeSnapshot(ctx, s.fs, s.deltaPath(), entries, acked, max(folder, sn.folder, f), sn.gen); err != nil {
+		return err
+	}
+	for _, nm := range consumed {
+		s.fs.Remove(filepath.Join(s.marksDir(), nm))
+	}
+	s.cfg.Logger.Debug("session index delta written", "dir", s.dir, "sessions", len(entries), "marks", len(consumed))
+	return nil
+}
+
+// foldMarks describes every session with marks to set (nil: gone), from
+// its standing post or its log, and returns the marks of those no writer
+// holds (to remove once written), the latest folder time their posts
+// account for. A rebuild, or a change cut short whose pre goes, may have
+// left files: GC owes a sweep then (sweep.go).
+func (s *Store) foldMarks(ctx context.Context, marks map[string][]string, rebuild bool, set func(id string, e *sessEntry)) (consumed []string, folder int64, err error) {
+	owe := rebuild
 	for _, id := range slices.Sorted(mapKeys(marks)) {
 		names := marks[id]
 		if id == folderMark {
@@ -467,16 +685,14 @@ func (s *Store) fold(ctx context.Context, full bool) error {
 		}
 		held := s.lockedNow(id) // before describing: see applyMarks
 		owe = owe || !held && cutShort(names)
-		if d, ok := s.standingPost(id, names); ok {
-			// What the post says is what the log is: no need to read it.
-			if e := d.entry(); e != nil {
-				entries[id] = e
-			} else {
-				delete(entries, id)
+		d, ok := s.standingPost(id, names)
+		if !ok {
+			// What a standing post says is what the log is: else it is read.
+			if d, err = s.describe(ctx, id); err != nil {
+				return nil, 0, err
 			}
-		} else if err := describe(id); err != nil {
-			return err
 		}
+		set(id, d.entry())
 		if !held {
 			consumed = append(consumed, names...)
 		}
@@ -490,17 +706,10 @@ func (s *Store) fold(ctx context.Context, full bool) error {
 	}
 	if owe {
 		if err := s.oweSweep(); err != nil {
-			return err
+			return nil, 0, err
 		}
 	}
-	if err := writeSnapshot(ctx, s.fs, snapPath, entries, acked, folder); err != nil {
-		return err
-	}
-	for _, nm := range consumed {
-		s.fs.Remove(filepath.Join(s.marksDir(), nm))
-	}
-	s.cfg.Logger.Debug("session index written", "dir", s.dir, "sessions", len(entries), "full", full, "marks", len(consumed))
-	return nil
+	return consumed, folder, nil
 }
 
 // RebuildIndex rebuilds the store's session index from its logs
@@ -509,8 +718,12 @@ func (s *Store) fold(ctx context.Context, full bool) error {
 // data is written.
 func (s *Store) RebuildIndex(ctx context.Context) error { return s.fold(ctx, true) }
 
-// entryOf decodes the entry of a line of section sec (secID, secActive).
+// entryOf decodes the entry of a line of section sec (secID, secActive):
+// nil for a session a delta says is gone.
 func entryOf(ln sline, sec int) (*sessEntry, error) {
+	if sec == secID && ln.value == "null" {
+		return nil, nil
+	}
 	var e sessEntry
 	if err := json.Unmarshal([]byte(ln.value), &e); err != nil {
 		return nil, errSindexDamaged
@@ -523,42 +736,45 @@ func entryOf(ln sline, sec int) (*sessEntry, error) {
 
 // get returns session id as the view has it; ok is false when absent.
 func (v *view) get(ctx context.Context, id string) (described, bool, error) {
-	if d, ok := v.dyn[id]; ok {
+	if d, ok := v.take(id); ok {
 		d, err := v.fresh(ctx, d)
 		return d, d.present, err
 	}
-	if v.sn == nil {
-		return described{}, false, nil
-	}
-	for ln, err := range v.sn.from(secID, id) {
-		if err != nil {
-			return described{}, false, err
+	for _, sn := range []*snapshot{v.dl, v.sn} { // the delta first
+		if sn == nil {
+			continue
 		}
-		if ln.key != id {
-			break
+		e, found, err := lookup(sn, id)
+		if err != nil || found {
+			return v.fromEntry(e), e != nil && err == nil, err
 		}
-		e, err := entryOf(ln, secID)
-		if err != nil {
-			return described{}, false, err
-		}
-		return v.fromEntry(e), true, nil
 	}
 	return described{}, false, nil
 }
 
 func (v *view) fromEntry(e *sessEntry) described {
+	if e == nil {
+		return described{}
+	}
 	return described{present: true, info: e.info(v.s.dir), hdr: e.Header}
 }
 
-// each calls fn for every session of the snapshot's section sec from
-// the first line whose key is at least target, while match holds for the
-// key (the ID is the line's value, or its key in secID), leaving out
-// those dyn overrides; fn's false stops.
+// each calls fn for every session of section sec of the snapshot, then
+// of its delta, from the first line whose key is at least target, while
+// match holds for the key (the ID is the line's value, or its key in
+// secID), leaving out those the view holds otherwise (overridden); fn's
+// false stops the section of one file.
 func (v *view) each(sec int, target string, match func(key string) bool, fn func(d described) (bool, error)) error {
-	if v.sn == nil {
-		return nil
+	for _, sn := range v.snaps() {
+		if err := v.eachIn(sn, sec, target, match, fn); err != nil {
+			return err
+		}
 	}
-	for ln, err := range v.sn.from(sec, target) {
+	return nil
+}
+
+func (v *view) eachIn(sn *snapshot, sec int, target string, match func(key string) bool, fn func(d described) (bool, error)) error {
+	for ln, err := range sn.from(sec, target) {
 		if err != nil {
 			return err
 		}
@@ -572,21 +788,31 @@ func (v *view) each(sec int, target string, match func(key string) bool, fn func
 			if err != nil {
 				return err
 			}
-			if _, ok := v.dyn[e.ID]; ok {
+			if e == nil {
+				continue // gone (a delta's)
+			}
+			if over, err := v.overridden(sn, e.ID); err != nil || over {
+				if err != nil {
+					return err
+				}
 				continue
 			}
 			d = v.fromEntry(e)
 		default:
 			id := ln.value
-			if _, ok := v.dyn[id]; ok {
+			if over, err := v.overridden(sn, id); err != nil || over {
+				if err != nil {
+					return err
+				}
 				continue
 			}
-			var ok bool
-			if d, ok, err = v.get(context.Background(), id); err != nil {
+			e, found, err := lookup(sn, id)
+			if err != nil {
 				return err
-			} else if !ok {
+			} else if !found || e == nil {
 				return errSindexDamaged // a line naming no entry
 			}
+			d = v.fromEntry(e)
 		}
 		if more, err := fn(d); err != nil || !more {
 			return err
@@ -601,16 +827,59 @@ func hasPrefix(p string) func(string) bool {
 func equals(p string) func(string) bool { return func(k string) bool { return k == p } }
 func always(string) bool                { return true }
 
-// dynamic calls fn for every present session of dyn, in ID order.
-func (v *view) dynamic(fn func(d described) error) error {
-	for _, id := range slices.Sorted(mapKeys(v.dyn)) {
-		if d := v.dyn[id]; d.present {
+// dynamic calls fn for every present marked session, in ID order,
+// leaving out the posted ones maybe says cannot matter (nil: none).
+func (v *view) dynamic(maybe func(id string, p post) bool, fn func(d described) error) error {
+	ids := slices.AppendSeq(make([]string, 0, len(v.dyn)), mapKeys(v.dyn))
+	for id, p := range v.posted {
+		if maybe == nil || maybe(id, p) {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		if d, _ := v.take(id); d.present {
 			if err := fn(d); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// mayKeep returns whether List lc may keep the session a post p
+// describes, from its raw text: false only when it cannot — its ID
+// lacks lc's prefix, or its entry's JSON lacks a label of lc or lc's
+// parent. A live session's post is not its description (fresh): it may.
+func mayKeep(lc handle.ListQuery) func(id string, p post) bool {
+	var needles [][]byte
+	for k, val := range lc.Labels {
+		// The entry is written by json.Marshal, which writes a label as
+		// these bytes (key and value escaped alike).
+		mk, err1 := json.Marshal(k)
+		mv, err2 := json.Marshal(val)
+		if err1 != nil || err2 != nil {
+			return func(string, post) bool { return true }
+		}
+		needles = append(needles, slices.Concat(mk, []byte(":"), mv))
+	}
+	if lc.Parent != "" {
+		needles = append(needles, []byte(`"`+lc.Parent+`"`)) // an ID: nothing to escape
+	}
+	return func(id string, p post) bool {
+		if !strings.HasPrefix(id, lc.Prefix) {
+			return false
+		}
+		if p.active < 0 {
+			return true // live (described afresh) or gone (skipped)
+		}
+		for _, n := range needles {
+			if !bytes.Contains(p.js, n) {
+				return false
+			}
+		}
+		return true
+	}
 }
 
 func mapKeys[V any](m map[string]V) func(func(string) bool) {
@@ -669,7 +938,15 @@ func (v *view) list(ctx context.Context, lc handle.ListQuery) ([]handle.Info, er
 		return nil
 	}
 	sieved, flush := v.sieve(lc, add)
-	if err := v.dynamic(sieved); err != nil {
+	maybe := mayKeep(lc)
+	if lc.ByActivity && lc.Limit > 0 {
+		if err := v.dynamic(func(id string, p post) bool { return p.active < 0 && maybe(id, p) }, sieved); err != nil {
+			return nil, err
+		}
+		if err := v.postedPage(lc, maybe, sieved); err != nil {
+			return nil, err
+		}
+	} else if err := v.dynamic(maybe, sieved); err != nil {
 		return nil, err
 	}
 	if err := flush(); err != nil {
@@ -693,11 +970,16 @@ func (v *view) list(ctx context.Context, lc handle.ListQuery) ([]handle.Info, er
 		if lc.Before != nil {
 			from = activeKey(lc.Before.LastActive, lc.Before.ID) + "\x00"
 		}
-		n := 0
-		err = v.each(secActive, from, always, func(d described) (bool, error) {
-			n++
-			return lc.Limit <= 0 || n < lc.Limit, add(d)
-		})
+		for _, sn := range v.snaps() {
+			n := 0
+			err = v.eachIn(sn, secActive, from, always, func(d described) (bool, error) {
+				n++
+				return lc.Limit <= 0 || n < lc.Limit, add(d)
+			})
+			if err != nil {
+				break
+			}
+		}
 	default:
 		err = v.each(secID, "", always, all)
 	}
@@ -705,6 +987,42 @@ func (v *view) list(ctx context.Context, lc handle.ListQuery) ([]handle.Info, er
 		return nil, err
 	}
 	return lc.Page(out), nil
+}
+
+// postedPage passes to sieved the posted sessions with a known activity
+// that can enter page lc: those after lc's cursor that maybe keeps, newest
+// first, decoded until Limit of them are kept — the rest come after
+// those. (A post's activity is its entry's.)
+func (v *view) postedPage(lc handle.ListQuery, maybe func(string, post) bool, sieved func(described) error) error {
+	type cand struct {
+		id     string
+		active int64
+	}
+	var cs []cand
+	for id, p := range v.posted {
+		if p.active < 0 || !maybe(id, p) {
+			continue
+		}
+		if b := lc.Before; b != nil && cmp.Or(cmp.Compare(p.active, b.LastActive), strings.Compare(id, b.ID)) >= 0 {
+			continue
+		}
+		cs = append(cs, cand{id, p.active})
+	}
+	slices.SortFunc(cs, func(a, b cand) int { return cmp.Or(cmp.Compare(b.active, a.active), strings.Compare(b.id, a.id)) })
+	kept := 0
+	for _, c := range cs {
+		if kept == lc.Limit {
+			break
+		}
+		d, _ := v.take(c.id)
+		if d.err == nil && d.present && lc.Keeps(d.info) {
+			kept++
+		}
+		if err := sieved(d); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // sieve wraps add, which checks a description against its log (an lstat
@@ -760,7 +1078,9 @@ func (v *view) children(ctx context.Context, parent string) ([]described, error)
 		}
 		return nil
 	}
-	err := v.dynamic(func(d described) error {
+	needle := []byte(`"` + parent + `"`) // an ID: nothing to escape
+	maybe := func(_ string, p post) bool { return bytes.Contains(p.js, needle) }
+	err := v.dynamic(maybe, func(d described) error {
 		if !names(d) {
 			return nil // a header's parent never changes but to none (Detach)
 		}
@@ -803,7 +1123,8 @@ func (v *view) older(ctx context.Context, cutoff int64) ([]handle.Info, error) {
 		}
 		return nil
 	}
-	if err := v.dynamic(add); err != nil {
+	maybe := func(_ string, p post) bool { return p.active < cutoff } // live: -1
+	if err := v.dynamic(maybe, add); err != nil {
 		return nil, err
 	}
 	// Keys from activeKey(cutoff-1, "") on are those active before cutoff.

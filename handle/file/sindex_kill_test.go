@@ -43,6 +43,7 @@ func init() {
 func runIndexChurn(dir string) int {
 	ctx := context.Background()
 	st := file.New(afero.NewOsFs(), dir, handle.Unredacted())
+	file.SetIndexFoldAt(st, 3, 9) // the delta and the snapshot rewritten among the changes killed
 	var ids []string
 	for step := 0; ; step++ {
 		var err error

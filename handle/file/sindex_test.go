@@ -183,7 +183,6 @@ func TestIndexPages(t *testing.T) {
 	ctx := t.Context()
 	fsys := afero.NewMemMapFs()
 	st := crashStore(fsys)
-	var want []handle.Info
 	for i := range 23 {
 		h, err := st.Create(ctx, handle.WithCreatedAt(int64(1000+i%7)), handle.WithLabels(map[string]string{"n": fmt.Sprint(i % 3)}))
 		require.NoError(t, err)
@@ -198,6 +197,24 @@ func TestIndexPages(t *testing.T) {
 			require.NoError(t, err)
 		}
 	}
+	// Half in marks, then (another store, which folds past 4 marks) in
+	// the snapshot's delta.
+	delta := crashStore(fsys)
+	file.SetIndexFoldAt(delta, 4, 1000)
+	for _, st := range []*file.Store{st, delta} {
+		requirePages(t, st)
+	}
+	exists, err := afero.Exists(fsys, filepath.Join(crashDir, ".cache", "sessions.delta"))
+	require.NoError(t, err)
+	require.True(t, exists)
+	require.ErrorIs(t, new(handle.Cursor).UnmarshalText([]byte("12.notanid")), handle.ErrInvalidID)
+}
+
+// requirePages checks that st lists its 23 sessions by activity, and
+// that pages of 5 after each cursor make the whole list, all and by a
+// label.
+func requirePages(t *testing.T, st *file.Store) {
+	ctx := t.Context()
 	want, err := st.List(ctx, handle.Page(0, handle.Cursor{}))
 	require.NoError(t, err)
 	require.Len(t, want, 23)
@@ -228,7 +245,6 @@ func TestIndexPages(t *testing.T) {
 		}
 		require.Equal(t, all, pages)
 	}
-	require.ErrorIs(t, new(handle.Cursor).UnmarshalText([]byte("12.notanid")), handle.ErrInvalidID)
 }
 
 // TestIndexLostOrStaleRebuilt deletes, damages and outdates the index by
@@ -622,4 +638,171 @@ func TestIndexQueriesLeaveMarkedLogsAlone(t *testing.T) {
 	})
 	require.LessOrEqual(t, page, 4*5, "the sessions of the page")
 	requireIndexTrue(t, afero.NewOsFs(), dir)
+}
+
+// TestIndexDelta: past a few marks an open folds them into the delta —
+// created, changed and deleted sessions alike — and removes them; past
+// more, into a new snapshot, which removes the delta. A delta left by a
+// fold stopped before it removed it, whose snapshot is gone, is ignored;
+// a damaged one is rebuilt from the logs. Each time a new store answers
+// as the logs say.
+func TestIndexDelta(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	st := file.New(afero.NewOsFs(), dir)
+	file.SetIndexFoldAt(st, 4, 1000)
+	var ids []string
+	create := func(n int) {
+		for range n {
+			h, err := st.Create(ctx, handle.WithLabels(map[string]string{"i": fmt.Sprint(len(ids))}))
+			require.NoError(t, err)
+			appendAndFlush(t, h, crashEvents(0, 2)...)
+			require.NoError(t, h.Close())
+			ids = append(ids, h.ID())
+		}
+	}
+	marks := func() int {
+		names, err := os.ReadDir(filepath.Join(dir, ".cache", "sessions.d"))
+		require.NoError(t, err)
+		n := 0
+		for _, e := range names {
+			if !strings.HasSuffix(e.Name(), ".owed") {
+				n++
+			}
+		}
+		return n
+	}
+	deltaPath := filepath.Join(dir, ".cache", "sessions.delta")
+	create(10)
+	_, err := st.List(ctx) // the snapshot
+	require.NoError(t, err)
+	require.NoError(t, st.Delete(ctx, ids[3])) // first: its open of the index folds no mark
+	create(6)
+	h, err := st.Open(ctx, ids[2], handle.ReadWrite)
+	require.NoError(t, err)
+	appendAndFlush(t, h, crashEvents(2, 1)...)
+	require.NoError(t, h.Close())
+	require.Equal(t, 8, marks())
+	_, err = st.List(ctx)
+	require.NoError(t, err)
+	require.FileExists(t, deltaPath)
+	require.Zero(t, marks(), "folded into the delta")
+	requireIndexTrue(t, afero.NewOsFs(), dir)
+	info, err := st.Resolve(ctx, "i=2")
+	require.NoError(t, err)
+	require.Equal(t, int64(2), info.LastSeq, "the delta's, not the snapshot's")
+	_, err = st.Resolve(ctx, "i=3")
+	require.ErrorIs(t, err, handle.ErrNotFound, "gone in the delta")
+
+	stale, err := os.ReadFile(deltaPath)
+	require.NoError(t, err)
+	file.SetIndexFoldAt(st, 4, 8)
+	require.NoError(t, st.Delete(ctx, ids[12])) // present in the stale delta
+	create(5)
+	_, err = st.List(ctx)
+	require.NoError(t, err)
+	require.NoFileExists(t, deltaPath, "folded into a new snapshot")
+	require.Zero(t, marks())
+	requireIndexTrue(t, afero.NewOsFs(), dir)
+
+	require.NoError(t, os.WriteFile(deltaPath, stale, 0o600)) // as a fold stopped before removing it
+	requireIndexTrue(t, afero.NewOsFs(), dir)
+
+	file.SetIndexFoldAt(st, 4, 1000)
+	create(5)
+	_, err = st.List(ctx)
+	require.NoError(t, err)
+	b, err := os.ReadFile(deltaPath)
+	require.NoError(t, err)
+	require.NotEqual(t, string(stale), string(b), "a delta of the new snapshot")
+	i := strings.Index(string(b), `"i":"`)
+	require.Positive(t, i)
+	b[i+5]++ // a label changed, its sum not
+	require.NoError(t, os.WriteFile(deltaPath, b, 0o600))
+	requireIndexTrue(t, afero.NewOsFs(), dir)
+}
+
+// TestIndexFoldMerges: a fold into a new snapshot merges the old one with
+// what changed since — sessions created, forked, appended to and deleted,
+// some in the delta, some in marks, one deleted in the delta and created
+// again — copying the other lines as they are: the snapshot it writes
+// holds, after its head, the lines a rebuild from the logs writes. A line
+// of the old snapshot that does not check, or is out of order, is not
+// copied: the fold rebuilds from the logs, keeping the evidence the old
+// snapshot's lines hold.
+func TestIndexFoldMerges(t *testing.T) {
+	ctx := t.Context()
+	fsys := afero.NewMemMapFs()
+	st := file.New(fsys, crashDir, handle.Unredacted())
+	idx := filepath.Join(crashDir, ".cache", "sessions.idx")
+	var ids []string
+	create := func(n int) {
+		for range n {
+			h, err := st.Create(ctx, handle.WithLabels(map[string]string{"i": fmt.Sprint(len(ids)), "agent": fmt.Sprint(len(ids) % 3)}))
+			require.NoError(t, err)
+			appendAndFlush(t, h, crashEvents(0, 2)...)
+			require.NoError(t, h.Close())
+			ids = append(ids, h.ID())
+		}
+	}
+	change := func(from int) {
+		create(3)
+		fk, err := st.Fork(ctx, ids[from], 1, handle.WithLabels(map[string]string{"fork": "yes"}))
+		require.NoError(t, err)
+		require.NoError(t, fk.Close())
+		h, err := st.Open(ctx, ids[from+1], handle.ReadWrite)
+		require.NoError(t, err)
+		appendAndFlush(t, h, crashEvents(2, 1)...)
+		require.NoError(t, h.Close())
+		require.NoError(t, st.Delete(ctx, ids[from+2]))
+	}
+	// body returns the snapshot's lines after its head.
+	body := func() string {
+		b, err := afero.ReadFile(fsys, idx)
+		require.NoError(t, err)
+		_, rest, ok := strings.Cut(string(b), "\n")
+		require.True(t, ok)
+		return rest
+	}
+	rebuilt := func() string {
+		require.NoError(t, st.RebuildIndex(ctx))
+		return body()
+	}
+	create(20)
+	require.NoError(t, file.FoldIndex(ctx, st, false)) // the snapshot
+	change(0)
+	require.NoError(t, file.FoldIndexDelta(ctx, st))
+	change(5)
+	require.NoError(t, st.Delete(ctx, ids[10]))
+	require.NoError(t, file.FoldIndexDelta(ctx, st))
+	again, err := st.Create(ctx, handle.WithID(ids[10]), handle.WithLabels(map[string]string{"again": "1"}))
+	require.NoError(t, err)
+	require.NoError(t, again.Close())
+	change(12) // in marks
+	require.NoError(t, file.FoldIndex(ctx, st, false))
+	merged := body()
+	require.Equal(t, rebuilt(), merged)
+	requireIndexTrue(t, fsys, crashDir)
+
+	for _, tc := range []struct {
+		name   string
+		damage func(lines []string)
+	}{
+		{"a line that does not check", func(lines []string) {
+			i := strings.Index(lines[3], `"i":"`)
+			require.Positive(t, i)
+			lines[3] = lines[3][:i+5] + "x" + lines[3][i+6:]
+		}},
+		{"lines out of order", func(lines []string) { lines[3], lines[4] = lines[4], lines[3] }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := afero.ReadFile(fsys, idx)
+			require.NoError(t, err)
+			lines := strings.SplitAfter(string(b), "\n") // the head, then the ID section's
+			tc.damage(lines)
+			require.NoError(t, afero.WriteFile(fsys, idx, []byte(strings.Join(lines, "")), 0o600))
+			require.NoError(t, file.FoldIndex(ctx, st, false))
+			require.Equal(t, merged, body(), "rebuilt from the logs")
+		})
+	}
 }

@@ -29,8 +29,9 @@ import (
 const (
 	sindexName   = "sessions.idx"
 	sindexMagic  = "sessionlog-sessions 1"
-	sindexMarks  = "sessions.d"    // the marks folder (sindexmarks.go)
-	sindexLockNm = "sessions.lock" // held while the snapshot is rewritten
+	sindexDelta  = "sessions.delta" // the sessions changed since the snapshot, folded from marks
+	sindexMarks  = "sessions.d"     // the marks folder (sindexmarks.go)
+	sindexLockNm = "sessions.lock"  // held while the snapshot is rewritten
 )
 
 // The sections of a snapshot, in file order.
@@ -155,6 +156,64 @@ func openSnapshot(fsys afero.Fs, path string) (*snapshot, error) {
 }
 
 func (sn *snapshot) close() { sn.f.Close() }
+
+// base is the gen of the snapshot a delta changes ("" for a snapshot).
+func (sn *snapshot) base() string {
+	_, b, _ := strings.Cut(sn.gen, ".")
+	return b
+}
+
+// keys returns the keys of section sec, each line checked, without
+// keeping or decoding its value.
+func (sn *snapshot) keys(sec int) (map[string]bool, error) {
+	out := map[string]bool{}
+	end := sn.off[sec+1]
+	br := bufio.NewReaderSize(io.NewSectionReader(sn.f, sn.off[sec], end-sn.off[sec]), 64<<10)
+	var long []byte
+	for {
+		b, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			long = append(long[:0], b...)
+			for errors.Is(err, bufio.ErrBufferFull) && len(long) < maxIndexLine {
+				b, err = br.ReadSlice('\n')
+				long = append(long, b...)
+			}
+			b = long
+		}
+		if errors.Is(err, io.EOF) && len(b) == 0 {
+			return out, nil
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) || errors.Is(err, bufio.ErrBufferFull) {
+				err = errSindexDamaged
+			}
+			return nil, err
+		}
+		b = b[:len(b)-1]
+		i, k := bytes.LastIndexByte(b, '\t'), bytes.IndexByte(b, '\t')
+		if k < 0 || i <= k || !sumIs(b[i+1:], crc32.ChecksumIEEE(b[:i])) {
+			return nil, errSindexDamaged
+		}
+		out[string(b[:k])] = true
+	}
+}
+
+// entries reads a delta's entries (nil: gone) and the folder time it
+// accounts for.
+func (sn *snapshot) entries() (map[string]*sessEntry, int64, error) {
+	out := make(map[string]*sessEntry, sn.count)
+	for ln, err := range sn.lines(secID, sn.off[secID]) {
+		if err != nil {
+			return nil, 0, err
+		}
+		e, err := entryOf(ln, secID)
+		if err != nil {
+			return nil, 0, err
+		}
+		out[ln.key] = e
+	}
+	return out, sn.folder, nil
+}
 
 // blockSize is the unit of the bisection's reads.
 const blockSize = 4096
@@ -359,11 +418,14 @@ func (sn *snapshot) from(sec int, target string) iter.Seq2[sline, error] {
 // writeSnapshot writes the snapshot of entries (by ID) and of acked (the
 // evidence of their acknowledged seqs) to path, through a temp file and a
 // rename; folder is the store folder's modification time the entries
-// account for. It is not fsynced: it is derived.
-func writeSnapshot(ctx context.Context, fsys afero.Fs, path string, entries map[string]*sessEntry, acked map[string]int64, folder int64) error {
+// account for. It is not fsynced: it is derived. A delta names the gen of
+// the snapshot it changes (base; "" for a snapshot), a session gone since
+// by a nil entry, "null" in the ID section, and a session whose evidence
+// ended by 0 in secAcked.
+func writeSnapshot(ctx context.Context, fsys afero.Fs, path string, entries map[string]*sessEntry, acked map[string]int64, folder int64, base string) error {
 	var secs [nSections][]sline
 	for id, n := range acked {
-		if entries[id] != nil && n > 0 {
+		if entries[id] != nil && (n > 0 || n == 0 && base != "") {
 			secs[secAcked] = append(secs[secAcked], sline{id, strconv.FormatInt(n, 10)})
 		}
 	}
@@ -371,34 +433,14 @@ func writeSnapshot(ctx context.Context, fsys afero.Fs, path string, entries map[
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		b, err := e.marshal()
-		if err != nil {
+		if err := addEntry(&secs, id, e); err != nil {
 			return err
 		}
-		secs[secID] = append(secs[secID], sline{id, string(b)})
-		if e.Header != nil && e.Header.Parent != nil {
-			secs[secParent] = append(secs[secParent], sline{e.Header.Parent.ID, id})
-		}
-		if e.Live {
-			secs[secLive] = append(secs[secLive], sline{id, ""})
-			continue
-		}
-		if e.Header != nil {
-			for k, v := range e.Header.Labels {
-				secs[secLabel] = append(secs[secLabel], sline{labelKey(k, v), id})
-			}
-		}
-		secs[secActive] = append(secs[secActive], sline{activeKey(e.lastActive(), id), string(b)})
 	}
 	var body []byte
 	var off [nSections + 1]int64
 	for i := range secs {
-		slices.SortFunc(secs[i], func(a, b sline) int {
-			if c := strings.Compare(a.key, b.key); c != 0 {
-				return c
-			}
-			return strings.Compare(a.value, b.value)
-		})
+		sortLines(secs[i])
 		off[i] = int64(len(body))
 		for _, ln := range secs[i] {
 			body = appendLine(body, ln.key, ln.value)
@@ -406,19 +448,91 @@ func writeSnapshot(ctx context.Context, fsys afero.Fs, path string, entries map[
 	}
 	off[nSections] = int64(len(body))
 	gen := strconv.FormatInt(time.Now().UnixNano(), 36)
+	if base != "" {
+		gen += "." + base
+	}
 	// The head's length depends on the offsets it holds: grow until fixed.
 	var head []byte
 	for hl := 0; ; {
-		fields := []string{gen, strconv.FormatInt(folder, 10), strconv.Itoa(len(entries))}
-		for _, o := range off {
-			fields = append(fields, strconv.FormatInt(o+int64(hl), 10))
+		var at [nSections + 1]int64
+		for i, o := range off {
+			at[i] = o + int64(hl)
 		}
-		head = appendLine(nil, sindexMagic, strings.Join(fields, " "))
+		head = headLine(gen, folder, int64(len(entries)), at, false)
 		if len(head) == hl {
 			break
 		}
 		hl = len(head)
 	}
+	return writeIndexFile(fsys, path, func(w io.Writer) error {
+		_, err := w.Write(head)
+		if err == nil {
+			_, err = w.Write(body)
+		}
+		return err
+	}, nil)
+}
+
+// addEntry adds to secs the lines of session id, whose entry is e (nil:
+// gone, a delta's "null" line).
+func addEntry(secs *[nSections][]sline, id string, e *sessEntry) error {
+	b, err := e.marshal()
+	if err != nil {
+		return err
+	}
+	secs[secID] = append(secs[secID], sline{id, string(b)})
+	if e == nil {
+		return nil
+	}
+	if e.Header != nil && e.Header.Parent != nil {
+		secs[secParent] = append(secs[secParent], sline{e.Header.Parent.ID, id})
+	}
+	if e.Live {
+		secs[secLive] = append(secs[secLive], sline{id, ""})
+		return nil
+	}
+	if e.Header != nil {
+		for k, v := range e.Header.Labels {
+			secs[secLabel] = append(secs[secLabel], sline{labelKey(k, v), id})
+		}
+	}
+	secs[secActive] = append(secs[secActive], sline{activeKey(e.lastActive(), id), string(b)})
+	return nil
+}
+
+// sortLines sorts a section's lines by key, then value.
+func sortLines(lines []sline) {
+	slices.SortFunc(lines, func(a, b sline) int {
+		if c := strings.Compare(a.key, b.key); c != 0 {
+			return c
+		}
+		return strings.Compare(a.value, b.value)
+	})
+}
+
+// headLine is a snapshot's first line: its gen, the folder time, the
+// count of sessions and the sections' offsets (padded: each number
+// written in 19 digits, so that the line's length does not depend on
+// them; a reader parses either).
+func headLine(gen string, folder, count int64, off [nSections + 1]int64, padded bool) []byte {
+	num := func(n int64) string {
+		if padded {
+			return fmt.Sprintf("%019d", n)
+		}
+		return strconv.FormatInt(n, 10)
+	}
+	fields := []string{gen, strconv.FormatInt(folder, 10), num(count)}
+	for _, o := range off {
+		fields = append(fields, num(o))
+	}
+	return appendLine(nil, sindexMagic, strings.Join(fields, " "))
+}
+
+// writeIndexFile writes a file of the index to path through a temp file
+// and a rename: write writes its content; then, when head is not nil, the
+// temp file's first bytes are overwritten by what it returns. It is not
+// fsynced: it is derived.
+func writeIndexFile(fsys afero.Fs, path string, write func(w io.Writer) error, head func() []byte) error {
 	if err := checkFolder(fsys, filepath.Dir(path)); err != nil {
 		return err
 	}
@@ -432,9 +546,13 @@ func writeSnapshot(ctx context.Context, fsys afero.Fs, path string, entries map[
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(head)
+	bw := bufio.NewWriterSize(f, 1<<20)
+	err = write(bw)
 	if err == nil {
-		_, err = f.Write(body)
+		err = bw.Flush()
+	}
+	if err == nil && head != nil {
+		_, err = f.WriteAt(head(), 0)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -455,8 +573,8 @@ func (sn *snapshot) acked(id string) (int64, bool, error) {
 		if err != nil || ln.key != id {
 			return 0, false, err
 		}
-		n, err := strconv.ParseInt(ln.value, 10, 64)
-		if err != nil {
+		n, ok := parseDecimal([]byte(ln.value))
+		if !ok {
 			return 0, false, errSindexDamaged
 		}
 		return n, true, nil

@@ -3,11 +3,14 @@ package file
 import (
 	"github.com/sessionlog/sessionlog/handle"
 
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io/fs"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -273,11 +276,17 @@ func (s *Store) noteFolder() {
 
 // postLine is a post's content: the folder's modification time after
 // the change, the log file's identity (logIdentity), the entry ("null"
-// when the session is gone) and, unless acked is -1, acked.
+// when the session is gone) and, unless acked is -1, acked. The entry of
+// a session described (not live) begins with its last activity, "active"
+// (ms, when not negative), which decoding ignores: a page of ls picks the
+// posts that can enter it without decoding the others.
 func postLine(folder int64, ident string, e *sessEntry, acked int64) ([]byte, error) {
 	b, err := json.Marshal(e)
 	if err != nil {
 		return nil, err
+	}
+	if e != nil && !e.Live && e.lastActive() >= 0 {
+		b = append([]byte(activePrefix+strconv.FormatInt(e.lastActive(), 10)+","), b[1:]...)
 	}
 	v := ident + "\t" + string(b)
 	if acked >= 0 {
@@ -286,39 +295,81 @@ func postLine(folder int64, ident string, e *sessEntry, acked int64) ([]byte, er
 	return appendLine(nil, strconv.FormatInt(folder, 10), v), nil
 }
 
-// post is a post mark's content.
+// activePrefix starts the entry of a post that tells its activity.
+const activePrefix = `{"active":`
+
+// post is a post mark's content. Its entry is decoded only when a query
+// needs it (entry): an open in a new process reads thousands of posts,
+// and a query needs few. js and raw share the bytes the post was read
+// from, never written to.
 type post struct {
 	folder int64
+	active int64 // the session's last activity; -1 when not told (gone, live)
 	ident  string
-	entry  *sessEntry
-	acked  int64 // the evidence the change left (evidence.go); -1: none said
+	js     []byte // the entry, JSON
+	raw    []byte // the post's line without its "\n", for the posts file
+	acked  int64  // the evidence the change left (evidence.go); -1: none said
 }
 
+// entry decodes the post's entry: nil when the session is gone; ok is
+// false when it does not decode.
+func (p post) entry() (e *sessEntry, ok bool) {
+	if json.Unmarshal(p.js, &e) != nil {
+		return nil, false
+	}
+	return e, true
+}
+
+// gone reports whether the post says its session is gone ("null"),
+// without decoding its entry.
+func (p post) gone() bool { return string(bytes.TrimSpace(p.js)) == "null" }
+
+// parsePost parses a post's line b (without its "\n"), checked, all but
+// its entry; the post keeps slices of b.
 func parsePost(b []byte) (post, bool) {
-	if len(b) == 0 || b[len(b)-1] != '\n' {
+	i := bytes.LastIndexByte(b, '\t')
+	if i < 0 || !sumIs(b[i+1:], crc32.ChecksumIEEE(b[:i])) {
 		return post{}, false
 	}
-	ln, ok := parseLine(b[:len(b)-1])
-	if !ok {
+	key, value, ok1 := bytes.Cut(b[:i], []byte{'\t'})
+	ident, js, ok2 := bytes.Cut(value, []byte{'\t'})
+	js, ack, said := bytes.Cut(js, []byte{'\t'}) // JSON holds no tab
+	folder, ok3 := parseDecimal(key)
+	if !ok1 || !ok2 || !ok3 || len(js) == 0 {
 		return post{}, false
 	}
-	folder, err := strconv.ParseInt(ln.key, 10, 64)
-	if err != nil {
-		return post{}, false
-	}
-	ident, js, ok := strings.Cut(ln.value, "\t")
-	js, ack, said := strings.Cut(js, "\t") // JSON holds no tab
 	acked := int64(-1)
 	if said {
-		if acked, err = strconv.ParseInt(ack, 10, 64); err != nil || acked < 0 {
+		var ok bool
+		if acked, ok = parseDecimal(ack); !ok {
 			return post{}, false
 		}
 	}
-	var e *sessEntry
-	if !ok || json.Unmarshal([]byte(js), &e) != nil {
-		return post{}, false
+	active := int64(-1)
+	if rest, ok := bytes.CutPrefix(js, []byte(activePrefix)); ok {
+		n, _, _ := bytes.Cut(rest, []byte{','})
+		if active, ok = parseDecimal(n); !ok {
+			return post{}, false
+		}
 	}
-	return post{folder, ident, e, acked}, true
+	return post{folder: folder, active: active, ident: string(ident), js: js, raw: b, acked: acked}, true
+}
+
+// parseDecimal parses b, a non-negative decimal number as
+// strconv.FormatInt writes it, without allocating.
+func parseDecimal(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 1 && b[0] == '0' {
+		return 0, false
+	}
+	var n int64
+	for _, c := range b {
+		d := int64(c - '0')
+		if c < '0' || c > '9' || n > (math.MaxInt64-d)/10 {
+			return 0, false
+		}
+		n = n*10 + d
+	}
+	return n, true
 }
 
 // logIdentity says which file holds session id's log now, cheaply (an
@@ -410,7 +461,7 @@ func (s *Store) marks() (map[string][]string, int, error) {
 	if err != nil {
 		return nil, 0, fmt.Errorf("handle: session index marks: %w", err)
 	}
-	out := map[string][]string{}
+	out := make(map[string][]string, len(names))
 	n := 0
 	for _, nm := range names {
 		if id, _, _, ok := parseMark(nm); ok {

@@ -2,6 +2,8 @@ package file
 
 import (
 	"bytes"
+	"hash/crc32"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -23,52 +25,64 @@ const postsRewriteAt = 32
 func (s *Store) postsPath() string { return filepath.Join(s.dir, cacheDir, sindexPosts) }
 
 // loadPosts puts the posts of marks that the posts file holds into the
-// store's cache of posts.
+// store's cache of posts. The posts keep slices of the file's bytes: an
+// open in a new process reads thousands, so each is not copied.
 func (s *Store) loadPosts(marks map[string][]string) {
-	listed := map[string]bool{}
 	c := &s.six
 	c.mu.Lock()
+	missing := 0
 	for _, names := range marks {
 		for _, nm := range names {
 			if _, ok := c.posts[nm]; !ok && strings.HasSuffix(nm, ".post") {
-				listed[nm] = true
+				missing++
 			}
 		}
 	}
+	if missing > len(c.posts) {
+		// Sized once, not grown post by post.
+		m := make(map[string]post, len(c.posts)+missing)
+		maps.Copy(m, c.posts)
+		c.posts = m
+	}
 	c.mu.Unlock()
-	if len(listed) == 0 {
+	if missing == 0 {
 		return
 	}
 	b, err := readRegular(s.fs, s.postsPath())
 	if err != nil {
 		return
 	}
-	found, found2raw := map[string]post{}, map[string]string{}
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	for len(b) > 0 {
 		i := bytes.IndexByte(b, '\n')
 		if i < 0 {
 			break
 		}
-		line := b[:i]
+		line := b[:i:i]
 		b = b[i+1:]
 		tab := bytes.IndexByte(line, '\t')
-		if tab < 0 || !listed[string(line[:tab])] {
+		if tab < 0 {
 			continue
 		}
-		ln, ok := parseLine(line)
-		if !ok {
+		id, _, _ := bytes.Cut(line[:tab], []byte{'.'})
+		nm := ""
+		for _, m := range marks[string(id)] {
+			if m == string(line[:tab]) {
+				nm = m
+			}
+		}
+		if _, ok := c.posts[nm]; ok || nm == "" {
+			continue // cached, or a post a fold removed
+		}
+		end := bytes.LastIndexByte(line, '\t')
+		if end <= tab || !sumIs(line[end+1:], crc32.ChecksumIEEE(line[:end])) {
 			continue
 		}
-		raw := ln.value + "\n"
-		if p, ok := parsePost([]byte(raw)); ok {
-			found[ln.key], found2raw[ln.key] = p, raw
+		if p, ok := parsePost(line[tab+1 : end]); ok {
+			c.keep(nm, p)
 		}
 	}
-	c.mu.Lock()
-	for nm, p := range found {
-		c.keep(nm, p, found2raw[nm])
-	}
-	c.mu.Unlock()
 }
 
 // savePosts rewrites the posts file with the posts of marks in the
@@ -83,7 +97,7 @@ func (s *Store) savePosts(marks map[string][]string) {
 	var names []string
 	for _, ns := range marks {
 		for _, nm := range ns {
-			if _, ok := c.raw[nm]; ok {
+			if _, ok := c.posts[nm]; ok {
 				names = append(names, nm)
 			}
 		}
@@ -91,7 +105,7 @@ func (s *Store) savePosts(marks map[string][]string) {
 	slices.Sort(names)
 	var buf []byte
 	for _, nm := range names {
-		buf = appendLine(buf, nm, strings.TrimSuffix(c.raw[nm], "\n"))
+		buf = appendLine(buf, nm, string(c.posts[nm].raw))
 	}
 	c.read = 0
 	c.mu.Unlock()
