@@ -19,6 +19,7 @@ import (
 
 	adapter "github.com/sessionlog/sessionlog/adapters/anthropic"
 	"github.com/sessionlog/sessionlog/handle/file"
+	"github.com/sessionlog/sessionlog/internal/testkit/sweep"
 	"github.com/sessionlog/sessionlog/provider"
 )
 
@@ -345,14 +346,38 @@ func genLoop(t *testing.T, ctx context.Context, client sdk.Client, ps *provider.
 // tool loops, paused turns, secrets in thinking and tool results) and
 // every seq, the rebuilt request equals, as canonical JSON, what the
 // loop that never crashed sent next.
+//
+// The seeds that run are the first 6 (16 under SESSIONLOG_SWEEPS=full),
+// and more until their conversations hold every block kind between them.
 func TestRebuildEqualsWhatWasSentForGeneratedConversations(t *testing.T) {
 	keys := newKeys(t)
-	for seed := range uint64(16) {
+	type conversation struct {
+		r     *rand.Rand // as the generator left it: genLoop goes on with it
+		turns []sdk.MessageParam
+		steps []step
+	}
+	var convs []conversation
+	seen := map[string]bool{}
+	for seed := uint64(0); seed < uint64(sweep.Size(6, 16, 64)) || len(seen) < len(samples); seed++ {
+		require.Less(t, seed, uint64(64), "64 generated conversations without every block kind: %v", seen)
+		r := rand.New(rand.NewPCG(seed, 29))
+		turns, steps := genConversation(r)
+		convs = append(convs, conversation{r, turns, steps})
+		for _, st := range steps {
+			for _, b := range st.blocks {
+				var k struct{ Type string }
+				require.NoError(t, json.Unmarshal([]byte(b), &k))
+				require.Contains(t, samples, k.Type)
+				seen[k.Type] = true
+			}
+		}
+	}
+	seeds := uint64(len(convs))
+	for seed := range seeds {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			r := rand.New(rand.NewPCG(seed, 29))
-			turns, steps := genConversation(r)
+			r, turns, steps := convs[seed].r, convs[seed].turns, convs[seed].steps
 			srv := scriptServer(t, steps)
 			defer srv.Close()
 			var sent []string
