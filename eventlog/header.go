@@ -102,6 +102,14 @@ func EncodeHeader(h Header) ([]byte, error) {
 	if err := h.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: header: %v", ErrInvalidEvent, err)
 	}
+	n := 0
+	for k, v := range h.Labels {
+		n += len(k) + len(v)
+	}
+	if n > MaxRowSize {
+		// Too large however it is quoted: no need to encode it to say so.
+		return nil, fmt.Errorf("%w: header labels of %d bytes (the limit of a header row is %d)", ErrTooLarge, n, MaxRowSize)
+	}
 	b, err := json.Marshal(h)
 	if err == nil && len(b) > MaxRowSize {
 		// decodeHeader would refuse it: a session created with it could

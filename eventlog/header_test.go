@@ -185,6 +185,12 @@ func TestEncodeHeaderTooLarge(t *testing.T) {
 	h.Labels = map[string]string{"t": strings.Repeat("a", eventlog.MaxRowSize)}
 	_, err := eventlog.EncodeHeader(h)
 	require.ErrorIs(t, err, eventlog.ErrTooLarge)
+	require.ErrorContains(t, err, "labels of 16777217 bytes", "refused before it is encoded")
+	// Within the limit as text, over it with the header's other keys.
+	h.Labels = map[string]string{"t": strings.Repeat("a", eventlog.MaxRowSize-10)}
+	_, err = eventlog.EncodeHeader(h)
+	require.ErrorIs(t, err, eventlog.ErrTooLarge)
+	require.ErrorContains(t, err, "header of 16777")
 
 	h.Labels = map[string]string{"t": strings.Repeat("a", eventlog.MaxRowSize-200)}
 	line, err := eventlog.EncodeHeader(h)
