@@ -59,8 +59,8 @@ type Harness struct {
 	Raw func(t *testing.T, id string) []byte
 	// ReadUnit is the most log bytes the store may read to yield one event
 	// of a closed session (a zstd frame, a message; 0: about the event's
-	// own). The cases that check a read is bounded write logs a unit and
-	// some events long, no longer.
+	// own). The cases that check a read is bounded, or that span units,
+	// write a unit and some events, no more.
 	ReadUnit int64
 }
 
