@@ -286,9 +286,13 @@ func TestStatZstdWriterOpenBounded(t *testing.T) {
 // exactly what a full check of it finds.
 func TestCheckedRecordProperty(t *testing.T) {
 	t.Parallel()
-	// 2 seeds by default, 8 under SESSIONLOG_SWEEPS=full.
+	// 2 seeds by default, each in one encoding in turn; 8 in both under
+	// SESSIONLOG_SWEEPS=full.
 	for seed := range uint64(sweep.Size(2, 8, 8)) {
-		for _, enc := range []string{handle.EncodingRaw, handle.EncodingZstd} {
+		for ei, enc := range []string{handle.EncodingRaw, handle.EncodingZstd} {
+			if !sweep.Full() && uint64(ei) != seed%2 {
+				continue
+			}
 			rng := rand.New(rand.NewPCG(seed, 7))
 			ctx := t.Context()
 			fsys := afero.NewMemMapFs()
