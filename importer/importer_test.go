@@ -159,8 +159,8 @@ func (c *countingReader) Read(p []byte) (int, error) {
 func TestBuilderChecksEvents(t *testing.T) {
 	for name, add := range map[string]func(*importer.Builder){
 		"type": func(b *importer.Builder) { b.Add("not a type", 1, importer.Obj{}) },
-		"row size": func(b *importer.Builder) {
-			b.Add("x", 1, importer.Obj{"text", strings.Repeat("a", eventlog.MaxRowSize)})
+		"row size": func(b *importer.Builder) { // raw: what Obj marshals to, without marshalling 16 MiB
+			b.Add("x", 1, json.RawMessage(`{"text":"`+strings.Repeat("a", eventlog.MaxRowSize)+`"}`))
 		},
 		"nesting": func(b *importer.Builder) {
 			b.Add("x", 1, json.RawMessage(strings.Repeat("[", 10001)+strings.Repeat("]", 10001)))
@@ -178,7 +178,7 @@ func TestBuilderChecksEvents(t *testing.T) {
 		})
 	}
 	b := importer.NewBuilder(importer.Config{}, nil)
-	b.Add("x", 0, importer.Obj{"text", strings.Repeat("a", eventlog.MaxRowSize-100)})
+	b.Add("x", 0, json.RawMessage(`{"text":"`+strings.Repeat("a", eventlog.MaxRowSize-100)+`"}`))
 	require.NoError(t, b.Flush(), "a row within the limit")
 }
 

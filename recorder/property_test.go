@@ -24,7 +24,7 @@ import (
 )
 
 var (
-	propSeqs = flag.Int("recorder.seqs", 0, "how many random sequences TestRecorderProperty runs (default 30; 2000 under SESSIONLOG_SWEEPS=full)")
+	propSeqs = flag.Int("recorder.seqs", 0, "how many random sequences TestRecorderProperty runs (default 15; 2000 under SESSIONLOG_SWEEPS=full)")
 	propSeed = flag.Uint64("recorder.seed", 0, "run only the sequence of this seed (as a failure names it)")
 )
 
@@ -34,12 +34,12 @@ var (
 // cuts — and checks after every step that the Recorder's State is the
 // state replay of its log gives, and at the end that every session of the
 // store verifies with both built-in projections. A failure names its seed:
-// rerun it alone with -recorder.seed=N. Seeds 1 to 30 run by default,
+// rerun it alone with -recorder.seed=N. Seeds 1 to 15 run by default,
 // 1 to 2000 under SESSIONLOG_SWEEPS=full (internal/testkit/sweep).
 func TestRecorderProperty(t *testing.T) {
 	n := *propSeqs
 	if n == 0 {
-		n = sweep.Size(30, 2000, 2000)
+		n = sweep.Size(15, 2000, 2000)
 	}
 	seeds := make([]uint64, 0, n)
 	if *propSeed != 0 {

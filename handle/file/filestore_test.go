@@ -57,6 +57,7 @@ func fileHarness(t *testing.T, base afero.Fs, dir, encoding string) storetest.Ha
 			return fi.Size()
 		},
 		BytesRead: fsys.BytesRead,
+		ReadUnit:  zstdframe.Target, // raw too: a 1.2 MB raw log is read whole from a seq
 		Lose: func(t *testing.T, id string) {
 			require.NoError(t, base.Remove(path(t, id)))
 		},

@@ -97,6 +97,7 @@ func jsHarness(t *testing.T, js natsjs.JetStream, opts ...Option) storetest.Harn
 		},
 		BytesRead:      st.read.Load,
 		AppendAllLimit: int64(st.cfg.maxBatch*st.maxMsg) / 2,
+		ReadUnit:       int64(st.maxMsg),
 		Lose: func(t *testing.T, id string) {
 			require.NoError(t, admin.stream.Purge(context.Background(), natsjs.WithPurgeSubject(admin.Subject(id))))
 		},

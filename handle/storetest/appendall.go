@@ -107,7 +107,7 @@ func testAppendAllRefused(t *testing.T, hs Harness) {
 }
 
 // testAppendAll appends batches — empty, with a checkpoint, to a fork,
-// larger than a zstd frame and than many messages — and a writer goes on
+// larger than a read unit (a zstd frame, a message) — and a writer goes on
 // after them with the digest they left.
 func testAppendAll(t *testing.T, hs Harness) {
 	old := withSeqs(events(0, 4), 0)
@@ -128,24 +128,30 @@ func testAppendAll(t *testing.T, hs Harness) {
 	require.Equal(t, batch[len(batch)-1].Type, info.LastType)
 	want := append(slices.Clone(old), batch...)
 
-	// Larger than a zstd frame, than a message, than an atomic batch of
-	// the small-message store: stored whole, or refused whole.
+	// Larger than a read unit (a zstd frame, a message), than an atomic
+	// batch of the small-message store: stored whole, or refused whole.
 	var big []eventlog.Event
-	for i := range 300 {
+	size := int64(0)
+	for i := range 2 * max(20, int(hs.ReadUnit/30000)+8) {
 		e := event(i)
 		if i%2 == 0 {
 			e = incompressible(30000 + i)
 		}
 		big = append(big, e)
+		size += int64(eventlog.RowSize(e))
 	}
 	big = withSeqs(big, 25)
+	require.Greater(t, size, hs.ReadUnit)
 	info, err = hs.Store.AppendAll(ctx, id, 25, Events(big, nil))
-	if hs.AppendAllLimit > 0 && hs.AppendAllLimit < 8<<20 {
+	switch limit := hs.AppendAllLimit; {
+	case limit > 0 && size > 2*limit:
 		require.ErrorIs(t, err, handle.ErrBatchTooLarge, "more than the store's atomic batch")
-	} else {
+	case limit == 0 || size <= limit:
 		require.NoError(t, err)
-		require.Equal(t, int64(324), info.LastSeq)
+		require.Equal(t, int64(24+len(big)), info.LastSeq)
 		want = append(want, big...)
+	default:
+		t.Fatalf("a batch of %d bytes, between the store's limit of %d and twice it", size, limit)
 	}
 
 	w := open(t, hs, id, handle.ReadWrite)

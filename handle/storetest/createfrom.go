@@ -222,13 +222,15 @@ func testCreateFromLarge(t *testing.T, hs Harness) {
 // testCreateFromDerived: CreateFrom leaves what a writer's Close leaves —
 // the saved digest and its states at the checkpoints — so that neither a
 // writer's first checkpoint nor a fork at one of the log's checkpoints
-// hashes the log again. The logs are a zstd frame and a few events more.
+// hashes the log again. The logs are a read unit (a zstd frame) and a few
+// events more, at least 40 events of 25 kB.
 func testCreateFromDerived(t *testing.T, hs Harness) {
 	var evs []eventlog.Event
-	for i := range 180 {
+	for i := range max(40, int(hs.ReadUnit/25000)+8) {
 		evs = append(evs, incompressible(25000+i))
 	}
 	evs = withSeqs(evs, 0)
+	at := int64(len(evs) - 5) // the checkpoint
 	plain, err := hs.Store.CreateFrom(ctx, Events(evs, nil))
 	require.NoError(t, err)
 	size := hs.Size(t, plain.ID)
@@ -241,11 +243,11 @@ func testCreateFromDerived(t *testing.T, hs Harness) {
 	require.Equal(t, digestOf(evs), got)
 	require.NoError(t, w.Close())
 
-	cp := eventlog.Event{Seq: 175, Type: eventlog.TypeCheckpoint, Time: 1, Data: json.RawMessage(`{"log":"` + digestOf(evs[:175]) + `"}`)}
-	evs = withSeqs(slices.Insert(evs, 175, cp), 0)
+	cp := eventlog.Event{Seq: at, Type: eventlog.TypeCheckpoint, Time: 1, Data: json.RawMessage(`{"log":"` + digestOf(evs[:at]) + `"}`)}
+	evs = withSeqs(slices.Insert(evs, int(at), cp), 0)
 	info, err := hs.Store.CreateFrom(ctx, Events(evs, nil))
 	require.NoError(t, err)
-	f, err := hs.Store.Fork(ctx, info.ID, 175)
+	f, err := hs.Store.Fork(ctx, info.ID, at)
 	require.NoError(t, err)
 	t.Cleanup(func() { f.Close() })
 	readAll(t, f, 0, 0) // opens the parent, which a JetStream reader reads whole
@@ -253,6 +255,6 @@ func testCreateFromDerived(t *testing.T, hs Harness) {
 	got, next, err = f.LogDigest(ctx)
 	require.NoError(t, err)
 	require.Less(t, hs.BytesRead()-before, size/3, "the fork's digest from the state at the checkpoint")
-	require.Equal(t, int64(176), next)
-	require.Equal(t, digestOf(evs[:176]), got)
+	require.Equal(t, at+1, next)
+	require.Equal(t, digestOf(evs[:at+1]), got)
 }

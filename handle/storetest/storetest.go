@@ -57,6 +57,11 @@ type Harness struct {
 	// Raw returns the bytes stored for session id (a file's, a subject's
 	// payloads): where the sealed cases look for plaintext.
 	Raw func(t *testing.T, id string) []byte
+	// ReadUnit is the most log bytes the store may read to yield one event
+	// of a closed session (a zstd frame, a message; 0: about the event's
+	// own). The cases that check a read is bounded, or that span units,
+	// write a unit and some events, no more.
+	ReadUnit int64
 }
 
 type testCase struct {

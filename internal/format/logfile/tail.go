@@ -306,9 +306,15 @@ const headWindow = 4 << 10
 // reading a bounded amount (the row, in windows of growing size), and
 // returns it with the offset just past it.
 func ReadHeader(src io.ReaderAt, path string) (eventlog.Header, int64, error) {
+	return readHeader(src, path, eventlog.MaxRowSize)
+}
+
+// readHeader is ReadHeader for a header row of at most limit bytes (tests
+// lower it: ReadHeaderLimit).
+func readHeader(src io.ReaderAt, path string, limit int64) (eventlog.Header, int64, error) {
 	var b []byte
 	for n := int64(headWindow); ; n *= 2 {
-		n = min(n, eventlog.MaxRowSize+1)
+		n = min(n, limit+1)
 		b = append(b[:0], make([]byte, n)...)
 		got, err := src.ReadAt(b, 0)
 		if err != nil && err != io.EOF {
@@ -320,7 +326,7 @@ func ReadHeader(src io.ReaderAt, path string) (eventlog.Header, int64, error) {
 			h, err := r.Header()
 			return h, int64(i + 1), err
 		}
-		if int64(got) < n || n > eventlog.MaxRowSize {
+		if int64(got) < n || n > limit {
 			r := eventlog.NewReader(bytes.NewReader(b), eventlog.WithPath(path))
 			_, err := r.Header()
 			return eventlog.Header{}, 0, err

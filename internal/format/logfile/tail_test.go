@@ -72,21 +72,40 @@ func TestLastEventOverlongLine(t *testing.T) {
 // A header row longer than MaxRowSize (beyond any fuzz input) is corrupt
 // for ReadHeader as for the Reader, at offset 0. Only the reason differs:
 // ReadHeader reads a bounded amount, so it cannot tell a row that goes on
-// past the limit from one the file cuts short.
+// past the limit from one the file cuts short. The real limit once, then
+// the same path at a limit of a few read windows (ReadHeaderLimit), where
+// a row of limit bytes reads and one of limit+1 does not.
 func TestReadHeaderOverlongHeader(t *testing.T) {
-	hdr := `{"format":"sessionlog","x":"` + strings.Repeat("x", eventlog.MaxRowSize) + `"}`
-	for _, data := range []string{hdr + "\n" + rows(0, 1), hdr} {
-		_, _, err := logfile.ReadHeader(strings.NewReader(data), "p")
-		_, rerr := eventlog.NewReader(strings.NewReader(data), eventlog.WithPath("p")).Header()
-		var ce, rce *eventlog.CorruptError
-		require.ErrorAs(t, err, &ce)
-		require.ErrorAs(t, rerr, &rce)
-		require.Equal(t, "no complete header row", ce.Reason)
-		require.Equal(t, rce.Path, ce.Path)
-		require.Equal(t, rce.Offset, ce.Offset)
-		require.Equal(t, rce.Seq, ce.Seq)
-		require.Equal(t, [2]int64{0, -1}, [2]int64{ce.Offset, ce.Seq})
+	const lim = 3*(4<<10) + 17
+	row := func(n int) string { // a header row of n bytes
+		h := `{"format":"sessionlog","version":1,"id":"01JDX3N0Q3Z8Y6W2D1V5K7M9PA","createdAt":1,"x":"`
+		return h + strings.Repeat("x", n-len(h)-2) + `"}`
 	}
+	for _, tc := range []struct {
+		name  string
+		limit int64
+		data  string
+	}{
+		{"MaxRowSize, rows after", eventlog.MaxRowSize, row(eventlog.MaxRowSize+1) + "\n" + rows(0, 1)},
+		{"limit+1, rows after", lim, row(lim+1) + "\n" + rows(0, 1)},
+		{"no end", lim, row(3 * lim)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := logfile.ReadHeaderLimit(strings.NewReader(tc.data), "p", tc.limit)
+			ce := requireCorrupt(t, err, 0, -1, "no complete header row")
+			require.Equal(t, "p", ce.Path)
+			if tc.limit == eventlog.MaxRowSize {
+				_, rerr := eventlog.NewReader(strings.NewReader(tc.data), eventlog.WithPath("p")).Header()
+				var rce *eventlog.CorruptError
+				require.ErrorAs(t, rerr, &rce)
+				require.Equal(t, [3]any{rce.Path, rce.Offset, rce.Seq}, [3]any{ce.Path, ce.Offset, ce.Seq})
+			}
+		})
+	}
+	h, end, err := logfile.ReadHeaderLimit(strings.NewReader(row(lim)+"\n"+rows(0, 1)), "p", lim)
+	require.NoError(t, err, "a header row of the limit reads")
+	require.Equal(t, int64(lim+1), end)
+	require.Equal(t, "01JDX3N0Q3Z8Y6W2D1V5K7M9PA", h.ID)
 }
 
 // FuzzReadTail: ReadHeader and ReadTail over any raw bytes agree with the
