@@ -39,6 +39,13 @@ func TestNoCitationOutsideTheRepository(t *testing.T) {
 		if hasPrefix(name, exempt) {
 			continue
 		}
+		// Every citation holds one of these words: a file without them
+		// is not read line by line.
+		b, err := os.ReadFile(filepath.Join(root, name))
+		require.NoError(t, err)
+		if !bytes.Contains(b, []byte("SPEC")) && !bytes.Contains(b, []byte("shared")) {
+			continue
+		}
 		eachLine(t, filepath.Join(root, name), func(n int, line string) {
 			if !citation.MatchString(line) {
 				return
