@@ -44,10 +44,16 @@ func records(format string, events []eventlog.Event) []string {
 
 // Regression: importing the same folder twice gave every session twice.
 // The second import of a real transcript with its subagents writes nothing.
+// The transcript is its first 300 records (3 MB whole, under
+// SESSIONLOG_SWEEPS=full): what a copy taken while it was written holds.
 func TestImportTwiceRealTrace(t *testing.T) {
 	w := newWorld(t)
 	const base = "claude-code-spotter/4d5611e5-241a-462a-8d15-5122611a9569"
-	readTrace(t, w, base+".jsonl", "/src/S.jsonl")
+	main := readTrace(t, w, base+".jsonl", "/src/S.jsonl")
+	if !sweep.Full() {
+		lines := bytes.SplitAfter(main, []byte("\n"))
+		w.write("/src/S.jsonl", bytes.Join(lines[:300], nil))
+	}
 	readTrace(t, w, base+"/subagents/agent-a2898e3.jsonl", "/src/S/subagents/agent-a2898e3.jsonl")
 	readTrace(t, w, base+"/subagents/agent-acompact-e1f845.jsonl", "/src/S/subagents/agent-acompact-e1f845.jsonl")
 	first := w.importAll([]string{"/src/S.jsonl"})
