@@ -112,14 +112,14 @@ var builtins = func() []projection.Projection {
 // next event) rebuilds the same states as one given data of its own for
 // every event: the built-in projections copy what they keep, and so does
 // the engine's read-ahead, across rollbacks and kept states, on one core
-// and on two. Two random logs by default, four under
-// SESSIONLOG_SWEEPS=full.
+// and on two. Two random logs of 1,500 events by default, four of 3,000
+// under SESSIONLOG_SWEEPS=full.
 func TestBorrowedReplayEqualsOwned(t *testing.T) {
 	for _, procs := range []int{1, 2} {
 		t.Run(fmt.Sprintf("GOMAXPROCS=%d", procs), func(t *testing.T) {
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 			for seed := range uint64(sweep.Size(2, 4, 4)) {
-				log := agentLog(seed, 3000)
+				log := agentLog(seed, sweep.Size(1500, 3000, 3000))
 				last := log.Seq()
 				want := replayStates(t, owned{log}, builtins, last, replay.WithSnapshotEvery(64))
 				src := &scribbler{memLog: log}
