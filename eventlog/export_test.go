@@ -10,6 +10,9 @@ import (
 // can exercise the split of packed runs with small rows.
 func SetMaxRowSize(enc *Encoder, n int) { enc.maxSize = n }
 
+// MaxRowSizeOf is the row size limit an Encoder packs to.
+func MaxRowSizeOf(enc *Encoder) int { return enc.maxSize }
+
 // SetReaderMaxRowSize lowers the row size limit a Reader enforces, so that
 // tests of lines past it need not build lines of MaxRowSize bytes.
 func SetReaderMaxRowSize(r *Reader, n int) { r.maxRow = n }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/internal/format/logfile"
+	"github.com/sessionlog/sessionlog/internal/testkit/sweep"
 )
 
 var randTypes = []string{"assistant/chunk", "assistant/chunk", "assistant/chunk", "user/message", "tool/call", "step/start", "a.b:c_d-e"}
@@ -203,26 +204,34 @@ func TestEncoderPacking(t *testing.T) {
 
 // A run whose packed row would exceed MaxRowSize is split into rows that
 // each fit.
+//
+// An Encoder packs to MaxRowSize; under SESSIONLOG_SWEEPS=full the runs
+// are of that size, by default of a limit 16 times smaller (the same
+// arithmetic, without 30 MB of rows under the race detector).
 func TestEncoderSplitsLargeRuns(t *testing.T) {
-	const size = 6 << 20
+	require.Equal(t, eventlog.MaxRowSize, eventlog.MaxRowSizeOf(eventlog.NewEncoder(nil)))
+	limit := sweep.Size(eventlog.MaxRowSize/16, eventlog.MaxRowSize, eventlog.MaxRowSize)
+	size := limit * 6 / 16
+	enc := eventlog.NewEncoder(nil)
+	eventlog.SetMaxRowSize(enc, limit)
 	var evs []eventlog.Event
 	for k := range int64(5) {
 		data := `"` + strings.Repeat(string(rune('a'+k)), size) + `"`
 		evs = append(evs, ev(k, "assistant/chunk", testTime+k, data))
 	}
-	out := eventlog.NewEncoder(nil).AppendRows([]byte(hdrLine), evs)
+	out := enc.AppendRows([]byte(hdrLine), evs)
 	lines := splitLines(out)[1:]
 	require.Len(t, lines, 3)
 	counts := []int{}
 	for _, l := range lines {
-		require.LessOrEqual(t, len(l)-1, eventlog.MaxRowSize)
+		require.LessOrEqual(t, len(l)-1, limit)
 		got, err := eventlog.DecodeRow(l[:len(l)-1])
 		require.NoError(t, err)
 		counts = append(counts, len(got))
 	}
 	require.Equal(t, []int{2, 2, 1}, counts)
 	require.Equal(t, string(eventlog.AppendCanon(nil, evs[4]))+"\n", string(lines[2]), "the group of one is a plain row")
-	res := readAll(t, bytes.NewReader(out))
+	res := readAll(t, bytes.NewReader(out), func(r *eventlog.Reader) { eventlog.SetReaderMaxRowSize(r, limit) })
 	requireClean(t, res, len(out), evs)
 }
 
