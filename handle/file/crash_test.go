@@ -349,7 +349,7 @@ func newTornFlush(t *testing.T, enc string, batches []int, lastN int) tornFlush 
 
 // tornSample is how many lengths of the cut write TestCrashTornFlushSweep
 // keeps per setup and mode by default (every one under the full sweeps).
-const tornSample = 12
+const tornSample = 8
 
 // TestCrashTornFlushSweep cuts the power during a flush's write, keeping
 // every possible number k of its bytes, as written (TornLast) or as zeros

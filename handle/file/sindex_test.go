@@ -372,8 +372,9 @@ func TestIndexKilledAtEveryStep(t *testing.T) {
 			require.NoError(t, op.run(t, crashStore(fsys), p, f, c, o))
 			fsys.SetHook(nil)
 			require.NotEmpty(t, names)
-			// Every step under SESSIONLOG_SWEEPS=full, else a sample.
-			for _, k := range sweep.Points(len(names), 10, t.Name()) {
+			// Every step under SESSIONLOG_SWEEPS=full, else a sample of
+			// 5 (the last among them).
+			for _, k := range sweep.Points(len(names), 5, t.Name()) {
 				t.Run(fmt.Sprintf("killed-%02d-%s", k, names[k]), func(t *testing.T) {
 					fsys := faultfs.New(copyFs(t, snap))
 					n := 0
@@ -490,14 +491,21 @@ func TestDeleteDropsDerivedWithoutListing(t *testing.T) {
 
 // TestIndexFoldsMarks makes more changes than an open leaves as marks:
 // the next open folds them into the snapshot, and answers as the logs.
+// By default at lowered thresholds (SetIndexFoldAt), past both; the real
+// ones, 1,100 sessions, under SESSIONLOG_SWEEPS=full.
 func TestIndexFoldsMarks(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	fsys := afero.NewMemMapFs()
 	st := file.New(fsys, crashDir, handle.Unredacted())
+	n := 1100 // past deltaAt and compactAt
+	if !sweep.Full() {
+		n = 70
+		file.SetIndexFoldAt(st, 16, 64)
+	}
 	_, err := st.List(ctx)
 	require.NoError(t, err)
-	for i := range 1100 {
+	for i := range n {
 		h, err := st.Create(ctx, handle.WithLabels(map[string]string{"i": fmt.Sprint(i)}))
 		require.NoError(t, err)
 		require.NoError(t, h.Close())
@@ -505,10 +513,10 @@ func TestIndexFoldsMarks(t *testing.T) {
 	marks := filepath.Join(crashDir, ".cache", "sessions.d")
 	before, err := afero.ReadDir(fsys, marks)
 	require.NoError(t, err)
-	require.Len(t, before, 1100, "a post a session")
-	info, err := st.Resolve(ctx, "i=1099")
+	require.Len(t, before, n, "a post a session")
+	info, err := st.Resolve(ctx, fmt.Sprintf("i=%d", n-1))
 	require.NoError(t, err)
-	require.Equal(t, "1099", info.Header.Labels["i"])
+	require.Equal(t, fmt.Sprint(n-1), info.Header.Labels["i"])
 	after, err := afero.ReadDir(fsys, marks)
 	require.NoError(t, err)
 	after = slices.DeleteFunc(after, func(fi os.FileInfo) bool { return strings.HasSuffix(fi.Name(), ".owed") })

@@ -249,6 +249,12 @@ func LastEvent(src io.ReaderAt, size, headerEnd int64) (last eventlog.Event, fou
 // lastEvent is LastEvent that also returns the offset just past the last
 // row (its '\n' included).
 func lastEvent(src io.ReaderAt, size, headerEnd int64) (last eventlog.Event, rowEnd int64, found bool, err error) {
+	return lastEventLimit(src, size, headerEnd, eventlog.MaxRowSize)
+}
+
+// lastEventLimit is lastEvent passing over lines longer than limit bytes
+// instead of eventlog.MaxRowSize (tests lower it: LastEventLimit).
+func lastEventLimit(src io.ReaderAt, size, headerEnd, limit int64) (last eventlog.Event, rowEnd int64, found bool, err error) {
 	end := size // lines are searched in [headerEnd, end)
 	window := int64(tailWindow)
 	var buf []byte
@@ -289,7 +295,7 @@ func lastEvent(src io.ReaderAt, size, headerEnd int64) (last eventlog.Event, row
 		}
 		// The line b starts before the window. Read it again in a larger
 		// window, unless it is too long to be a row: then pass over it.
-		if int64(len(b)) > eventlog.MaxRowSize {
+		if int64(len(b)) > limit {
 			end = start
 			continue
 		}

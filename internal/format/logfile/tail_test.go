@@ -48,24 +48,33 @@ func FuzzLastEvent(f *testing.F) {
 }
 
 // LastEvent passes over a line too long to be a row, which no fuzz input
-// reaches, whether it ends the log or stands before the last row.
+// reaches, whether it ends the log or stands before the last row. The real
+// limit once, then every case at a limit of a few read windows
+// (LastEventLimit) with a line four times as long, so that a window holds
+// more than the limit of it and LastEvent passes over the rest unread.
 func TestLastEventOverlongLine(t *testing.T) {
-	long := strings.Repeat("x", eventlog.MaxRowSize+10)
+	const lim = 3*(16<<10) + 17
+	long := strings.Repeat("x", 4*lim)
 	for _, tt := range []struct {
+		name  string
+		limit int64
 		data  string
 		last  eventlog.Event
 		found bool
 	}{
-		{hdrLine + rows(0, 2) + long + "\n", rowsEvents(0, 2)[1], true},
-		{hdrLine + rows(0, 2) + long + "\n" + zeros(10), rowsEvents(0, 2)[1], true},
-		{hdrLine + rows(0, 1) + long + "\n" + rows(1, 1), rowsEvents(0, 2)[1], true},
-		{hdrLine + long + "\n", eventlog.Event{}, false},
+		{"MaxRowSize, before the last row", eventlog.MaxRowSize, hdrLine + rows(0, 1) + strings.Repeat("x", eventlog.MaxRowSize+10) + "\n" + rows(1, 1), rowsEvents(0, 2)[1], true},
+		{"ends the log", lim, hdrLine + rows(0, 2) + long + "\n", rowsEvents(0, 2)[1], true},
+		{"ends the log, NUL after", lim, hdrLine + rows(0, 2) + long + "\n" + zeros(10), rowsEvents(0, 2)[1], true},
+		{"before the last row", lim, hdrLine + rows(0, 1) + long + "\n" + rows(1, 1), rowsEvents(0, 2)[1], true},
+		{"no row", lim, hdrLine + long + "\n", eventlog.Event{}, false},
 	} {
-		b := []byte(tt.data)
-		last, found, err := logfile.LastEvent(bytes.NewReader(b), int64(len(b)), int64(len(hdrLine)))
-		require.NoError(t, err)
-		require.Equal(t, tt.found, found)
-		require.Equal(t, tt.last, last)
+		t.Run(tt.name, func(t *testing.T) {
+			b := []byte(tt.data)
+			last, found, err := logfile.LastEventLimit(bytes.NewReader(b), int64(len(b)), int64(len(hdrLine)), tt.limit)
+			require.NoError(t, err)
+			require.Equal(t, tt.found, found)
+			require.Equal(t, tt.last, last)
+		})
 	}
 }
 
