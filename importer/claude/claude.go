@@ -168,10 +168,11 @@ const synthetic = "<synthetic>"
 // Convert converts one Claude Code transcript, handing its events to emit
 // record by record (see the package doc).
 func Convert(ctx context.Context, r io.Reader, name string, cfg importer.Config, emit importer.Emit) (importer.Session, error) {
-	p := &parser{s: importer.NewSession(Name, name), calls: map[string]int64{}}
+	p := &parser{s: importer.NewSession(Name, name), calls: map[string]int64{}, records: -1}
 	p.b = importer.NewBuilder(cfg, emit)
 	seen := false
 	err := p.b.Lines(ctx, r, func(n int, raw []byte) error {
+		p.settle(true)
 		var l line
 		err := json.Unmarshal(raw, &l)
 		switch {
@@ -191,6 +192,7 @@ func Convert(ctx context.Context, r io.Reader, name string, cfg importer.Config,
 		p.b.Keep(importer.Namespace(Name, l.Type), p.t)
 		return nil
 	})
+	p.settle(false)
 	if err != nil {
 		return importer.Session{}, err
 	}
@@ -228,13 +230,19 @@ type parser struct {
 	lastAnswer bool           // the last event of the turn came from a model response
 	step       string         // message.id of the open step, "" when none
 	// turnAt and stepAt are the seqs of the open turn's turn/start and
-	// the open step's step/start: a record the builder drops (Drop) takes
-	// them back, and sync then forgets the turn or step they opened.
+	// the open step's step/start.
 	turnAt, stepAt int64
 	stepUsage      *usage
 	stepModel      string
 	pending        importer.Calls   // calls of the turn without a result
 	calls          map[string]int64 // call id → seq of its tool/call
+
+	// before is the turn and step state as the current record found it,
+	// records the count of records kept before it: a record the
+	// builder drops (a bad record: Drop takes back its events, a step/end
+	// as much as a step/start) leaves the state as it was (settle).
+	before  turnState
+	records int
 
 	sessionID, agentID                 string
 	customTitle, aiTitle, summaryTitle string
@@ -539,7 +547,6 @@ func (p *parser) assistant(l line, t int64) error {
 	if id == "" {
 		id = "uuid:" + l.UUID
 	}
-	p.sync()
 	if id != p.step {
 		p.closeStep()
 		p.stepAt = p.b.Add("step/start", t, importer.Obj{})
@@ -627,27 +634,54 @@ func (p *parser) newTurn(t int64) {
 
 // openTurn starts a turn unless one is open.
 func (p *parser) openTurn(t int64) {
-	p.sync()
 	if !p.turnOpen {
 		p.turnAt = p.b.Add("turn/start", t, importer.Obj{})
 		p.turnOpen, p.lastAnswer = true, false
 	}
 }
 
-// sync forgets a turn or step whose start the builder dropped with a bad
-// record: its end must not be written after the start is gone.
-func (p *parser) sync() {
-	if p.step != "" && p.stepAt >= p.b.Next() {
-		p.step, p.stepUsage, p.stepModel = "", nil, ""
+// turnState is what of the parser a record's events open and close.
+type turnState struct {
+	turnOpen, lastAnswer bool
+	step                 string
+	turnAt, stepAt       int64
+	stepUsage            *usage
+	stepModel            string
+	pending              []string
+}
+
+func (p *parser) state() turnState {
+	return turnState{p.turnOpen, p.lastAnswer, p.step, p.turnAt, p.stepAt, p.stepUsage, p.stepModel, p.pending.IDs()}
+}
+
+// settle runs as each record begins (inRecord) and after the last: if the
+// builder dropped the record before (a bad record), the state is put back
+// as that record found it and the calls it made are forgotten; then the
+// state is kept as the next record finds it.
+func (p *parser) settle(inRecord bool) {
+	n := p.b.Records() // the records kept, and the one begun
+	if inRecord {
+		n--
 	}
-	if p.turnOpen && p.turnAt >= p.b.Next() {
-		p.turnOpen = false
+	if n == p.records {
+		st := p.before
+		p.turnOpen, p.lastAnswer, p.step, p.turnAt, p.stepAt = st.turnOpen, st.lastAnswer, st.step, st.turnAt, st.stepAt
+		p.stepUsage, p.stepModel = st.stepUsage, st.stepModel
+		p.pending.Clear()
+		for _, id := range st.pending {
+			p.pending.Call(id)
+		}
+		for id, seq := range p.calls {
+			if seq >= p.b.Next() {
+				delete(p.calls, id)
+			}
+		}
 	}
+	p.before, p.records = p.state(), n
 }
 
 // closeStep ends the open step, its usage first.
 func (p *parser) closeStep() {
-	p.sync()
 	if p.step == "" {
 		return
 	}
@@ -674,7 +708,6 @@ func (p *parser) closeStep() {
 // event before), says reason (when set) and carries the current line
 // when asked (the interruption marker it is).
 func (p *parser) endTurn(kind, reason string, carry bool, t int64) {
-	p.sync()
 	if p.pending.Len() > 0 {
 		p.b.Unanswered(&p.pending, -1)
 	}

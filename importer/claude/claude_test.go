@@ -325,3 +325,37 @@ func TestCompactionRun(t *testing.T) {
 		`turn/end {"kind":"completed"}`,
 	}, events(t, s.Events))
 }
+
+// Regression (found by FuzzParse): a record the builder drops (here a
+// line holding invalid UTF-8, which no event may carry) took back the
+// step/end it wrote for the step before it, while the parser took that
+// step as closed: the turn then ended inside a step. The parser's turn
+// and step are put back as the dropped record found them, whether the
+// conversion stops there or goes past it (SkipBad).
+func TestDroppedRecordLeavesNoOpenStep(t *testing.T) {
+	first := `{"type":"assistant","uuid":"a0","timestamp":"2026-01-01T00:00:01.000Z","message":{"content":[{"type":"text","text":"one"}]}}`
+	bad := "{\"type\":\"assistant\",\"uuid\":\"a1\",\"x\":\"\x87\",\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"two\"}]}}"
+	third := `{"type":"assistant","uuid":"a2","message":{"content":[{"type":"text","text":"three"}]}}`
+	for _, tc := range []struct {
+		name string
+		cfg  importer.Config
+		want int // assistant messages kept
+	}{
+		{"stops at the bad record", importer.Config{}, 1},
+		{"goes past it", importer.Config{SkipBad: true}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := first + "\n" + bad + "\n" + third + "\n"
+			s, err := importer.Parse(t.Context(), claude.New(), strings.NewReader(in), "s.jsonl", tc.cfg)
+			require.NoError(t, err)
+			checkOrder(t, s.Events)
+			n := 0
+			for _, e := range s.Events {
+				if e.Type == "assistant/message" {
+					n++
+				}
+			}
+			require.Equal(t, tc.want, n)
+		})
+	}
+}
