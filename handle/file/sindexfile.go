@@ -171,23 +171,12 @@ func (sn *snapshot) keys(sec int) (map[string]bool, error) {
 	br := bufio.NewReaderSize(io.NewSectionReader(sn.f, sn.off[sec], end-sn.off[sec]), 64<<10)
 	var long []byte
 	for {
-		b, err := br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			long = append(long[:0], b...)
-			for errors.Is(err, bufio.ErrBufferFull) && len(long) < maxIndexLine {
-				b, err = br.ReadSlice('\n')
-				long = append(long, b...)
-			}
-			b = long
-		}
-		if errors.Is(err, io.EOF) && len(b) == 0 {
-			return out, nil
-		}
+		b, err := readIndexLine(br, &long)
 		if err != nil {
-			if errors.Is(err, io.EOF) || errors.Is(err, bufio.ErrBufferFull) {
-				err = errSindexDamaged
-			}
 			return nil, err
+		}
+		if b == nil {
+			return out, nil
 		}
 		b = b[:len(b)-1]
 		i, k := bytes.LastIndexByte(b, '\t'), bytes.IndexByte(b, '\t')
@@ -366,25 +355,14 @@ func (sn *snapshot) lines(sec int, from int64) iter.Seq2[sline, error] {
 			return
 		}
 		br := bufio.NewReaderSize(io.NewSectionReader(sn.f, from, end-from), 8<<10)
+		var long []byte
 		for {
-			b, err := br.ReadSlice('\n')
-			if errors.Is(err, bufio.ErrBufferFull) {
-				var long []byte
-				long = append(long, b...)
-				for errors.Is(err, bufio.ErrBufferFull) && len(long) < maxIndexLine {
-					b, err = br.ReadSlice('\n')
-					long = append(long, b...)
-				}
-				b = long
-			}
-			if errors.Is(err, io.EOF) && len(b) == 0 {
+			b, err := readIndexLine(br, &long)
+			if err != nil {
+				yield(sline{}, err)
 				return
 			}
-			if err != nil {
-				if errors.Is(err, io.EOF) || errors.Is(err, bufio.ErrBufferFull) {
-					err = errSindexDamaged
-				}
-				yield(sline{}, err)
+			if b == nil {
 				return
 			}
 			ln, ok := parseLine(b[:len(b)-1])
@@ -580,4 +558,27 @@ func (sn *snapshot) acked(id string) (int64, bool, error) {
 		return n, true, nil
 	}
 	return 0, false, nil
+}
+
+// readIndexLine reads the next line of a snapshot section from br, with
+// its '\n'; a line longer than br's buffer is gathered into *long (reused)
+// up to maxIndexLine. At the section's end it returns nil, nil; a line
+// without its '\n', or longer than maxIndexLine, is errSindexDamaged.
+func readIndexLine(br *bufio.Reader, long *[]byte) ([]byte, error) {
+	b, err := br.ReadSlice('\n')
+	if errors.Is(err, bufio.ErrBufferFull) {
+		*long = append((*long)[:0], b...)
+		for errors.Is(err, bufio.ErrBufferFull) && len(*long) < maxIndexLine {
+			b, err = br.ReadSlice('\n')
+			*long = append(*long, b...)
+		}
+		b = *long
+	}
+	if errors.Is(err, io.EOF) && len(b) == 0 {
+		return nil, nil
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, bufio.ErrBufferFull) {
+		return nil, errSindexDamaged
+	}
+	return b, err
 }

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"hash/crc32"
 	"io"
 	"path/filepath"
@@ -191,23 +190,12 @@ func mergeSection(ctx context.Context, w io.Writer, sn *snapshot, sec int, drop 
 				return 0, 0, err
 			}
 		}
-		b, err := br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			long = append(long[:0], b...)
-			for errors.Is(err, bufio.ErrBufferFull) && len(long) < maxIndexLine {
-				b, err = br.ReadSlice('\n')
-				long = append(long, b...)
-			}
-			b = long
-		}
-		if errors.Is(err, io.EOF) && len(b) == 0 {
-			break
-		}
+		b, err := readIndexLine(br, &long)
 		if err != nil {
-			if errors.Is(err, io.EOF) || errors.Is(err, bufio.ErrBufferFull) {
-				err = errSindexDamaged
-			}
 			return 0, 0, err
+		}
+		if b == nil {
+			break
 		}
 		body := b[:len(b)-1]
 		t, k := bytes.LastIndexByte(body, '\t'), bytes.IndexByte(body, '\t')
