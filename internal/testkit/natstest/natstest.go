@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -27,14 +28,56 @@ func Run(tb testing.TB, change ...func(*server.Options)) *server.Server {
 	return s
 }
 
-func start(tb testing.TB, o *server.Options) *server.Server {
+// startWait bounds a node's start: its listeners bound.
+const startWait = 10 * time.Second
+
+func start(tb testing.TB, o *server.Options) *server.Server { return startWithin(tb, o, startWait) }
+
+func startWithin(tb testing.TB, o *server.Options, wait time.Duration) *server.Server {
 	tb.Helper()
 	s, err := server.NewServer(o)
 	require.NoError(tb, err)
+	errs := &errLog{}
+	s.SetLoggerV2(errs, false, false, false)
 	s.Start()
-	require.True(tb, s.ReadyForConnections(10*time.Second), "nats-server did not start")
+	if !s.ReadyForConnections(wait) {
+		s.Shutdown()
+		tb.Fatalf("nats-server did not start: %s", errs)
+	}
 	return s
 }
+
+// errLog keeps a server's errors (a listener that could not bind is one)
+// for the message of a start that failed; the rest is dropped as NoLog
+// would.
+type errLog struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *errLog) add(format string, v ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.lines) < 20 {
+		l.lines = append(l.lines, fmt.Sprintf(format, v...))
+	}
+}
+
+func (l *errLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.lines) == 0 {
+		return "no error logged"
+	}
+	return strings.Join(l.lines, "; ")
+}
+
+func (l *errLog) Noticef(string, ...any)         {}
+func (l *errLog) Warnf(string, ...any)           {}
+func (l *errLog) Debugf(string, ...any)          {}
+func (l *errLog) Tracef(string, ...any)          {}
+func (l *errLog) Errorf(format string, v ...any) { l.add(format, v...) }
+func (l *errLog) Fatalf(format string, v ...any) { l.add(format, v...) }
 
 func stop(s *server.Server) {
 	s.Shutdown()
@@ -60,30 +103,14 @@ type Cluster struct {
 	Nodes []*server.Server // nil for a node that is down
 }
 
-func freePort(tb testing.TB) int {
-	port, err := pickPort()
-	require.NoError(tb, err)
-	return port
-}
-
 // RunCluster starts three nodes (default sync interval: R3 quorum makes
-// writes durable), each in its own temp folder.
+// writes durable), each in its own temp folder. Each node binds its own
+// route port (a port picked free and bound later can be taken in
+// between by a parallel test) and routes to the nodes before it; once all
+// are up, every node's options name all three, so a restarted node finds
+// the others.
 func RunCluster(tb testing.TB) *Cluster {
 	c := &Cluster{tb: tb}
-	var routes []string
-	ports := make([]int, 3)
-	for i := range ports {
-		ports[i] = freePort(tb)
-		routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", ports[i]))
-	}
-	for i := range 3 {
-		c.opts = append(c.opts, &server.Options{ServerName: fmt.Sprintf("n%d", i), Host: "127.0.0.1", Port: -1,
-			JetStream: true, StoreDir: tb.TempDir(), NoLog: true, NoSigs: true,
-			Cluster: server.ClusterOpts{Name: "sessionlog", Host: "127.0.0.1", Port: ports[i]},
-			Routes:  server.RoutesFromStr(strings.Join(routes, ","))})
-		c.Nodes = append(c.Nodes, nil)
-		c.Start(i)
-	}
 	tb.Cleanup(func() {
 		for _, s := range c.Nodes {
 			if s != nil {
@@ -91,6 +118,20 @@ func RunCluster(tb testing.TB) *Cluster {
 			}
 		}
 	})
+	var routes []string
+	for i := range 3 {
+		c.opts = append(c.opts, &server.Options{ServerName: fmt.Sprintf("n%d", i), Host: "127.0.0.1", Port: -1,
+			JetStream: true, StoreDir: tb.TempDir(), NoLog: true, NoSigs: true,
+			Cluster: server.ClusterOpts{Name: "sessionlog", Host: "127.0.0.1", Port: -1},
+			Routes:  server.RoutesFromStr(strings.Join(routes, ","))})
+		c.Nodes = append(c.Nodes, nil)
+		c.Start(i)
+		c.opts[i].Cluster.Port = c.Nodes[i].ClusterAddr().Port
+		routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", c.opts[i].Cluster.Port))
+	}
+	for _, o := range c.opts {
+		o.Routes = server.RoutesFromStr(strings.Join(routes, ","))
+	}
 	return c
 }
 
