@@ -47,7 +47,7 @@ func readmeBlocks(t *testing.T) [][]string {
 //
 //   - `go build -o logtool ./cmd/logtool` is not run (its result is there);
 //   - `go run ./cmd/logtool ARGS` runs as `./logtool ARGS`;
-//   - the test command (`go vet -race` and `go test -race` on testPackages) is
+//   - the test command (`go vet -race`, then `go test -race` on testPackages) is
 //     not run: it is the suite this test belongs to
 //     (TestReadmeShellSnippets checks that .ci/run runs it).
 //
@@ -58,7 +58,7 @@ func readmeBlocks(t *testing.T) [][]string {
 const testPackages = "./... ./adapters/anthropic/... ./adapters/openai/... ./examples/anthropic-agent/..."
 
 // testCommand is the README's test command.
-const testCommand = "go vet -race " + testPackages + " && go test -race " + testPackages
+const testCommand = "go vet -race " + testPackages + " && GORACE=atexit_sleep_ms=0 go test -race -vet=off " + testPackages
 
 func readmeLine(line string) (string, bool, error) {
 	cmd, _, _ := strings.Cut(line, "#")
@@ -145,7 +145,7 @@ func TestReadmeShellSnippets(t *testing.T) {
 
 	ci, err := os.ReadFile(filepath.Join("..", "..", ".ci", "run"))
 	require.NoError(t, err)
-	for _, line := range []string{`M="` + testPackages + `"`, "go vet -race $M", "go test -race $M"} {
+	for _, line := range []string{`M="` + testPackages + `"`, "go vet -race $M", "GORACE=atexit_sleep_ms=0 go test -race -vet=off $M"} {
 		require.Contains(t, strings.Split(string(ci), "\n"), line, "the README's test command, which this test does not run, is CI's")
 	}
 

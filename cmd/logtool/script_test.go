@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/sessionlog/sessionlog/internal/testkit/raceexit"
 	"github.com/spf13/afero"
 )
 
@@ -20,13 +21,13 @@ import (
 // first on $PATH, for the tests that start logtool as a process (exec in
 // testdata/script, e2e_test.go), runs the tests and removes the link and
 // the store of the real traces that tests share (traceFixtureM). Under
-// the race detector each process would sleep a second as it exits
-// (GORACE's atexit_sleep_ms), so they are told not to.
+// the race detector each process would sleep a second as it exits, so
+// they are told not to (raceexit).
 func TestMain(m *testing.M) {
 	if filepath.Base(os.Args[0]) == "logtool" {
 		main()
 	}
-	os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+	raceexit.Quiet()
 	bin, err := os.MkdirTemp("", "logtool-bin-")
 	if err == nil {
 		err = linkSelf(filepath.Join(bin, "logtool"))

@@ -25,6 +25,7 @@ import (
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/file"
 	"github.com/sessionlog/sessionlog/internal/format/zstdframe"
+	"github.com/sessionlog/sessionlog/internal/testkit/raceexit"
 	"github.com/sessionlog/sessionlog/internal/testkit/sweep"
 )
 
@@ -35,8 +36,11 @@ var built struct {
 	err      error
 }
 
-// TestMain runs the tests, then removes the binary buildLogtool built.
+// TestMain runs the tests, then removes the binary buildLogtool built. A
+// logtool built with -race would sleep a second as it exits: it is told
+// not to (raceexit).
 func TestMain(m *testing.M) {
+	raceexit.Quiet()
 	code := m.Run()
 	if built.dir != "" {
 		os.RemoveAll(built.dir)
@@ -45,7 +49,11 @@ func TestMain(m *testing.M) {
 }
 
 // buildLogtool builds cmd/logtool into a temporary folder, once for all
-// the package's tests, and returns the binary.
+// the package's tests, and returns the binary. Under the race detector it
+// is built with -race too: the packages it needs are then the ones the
+// test binary was compiled from, so only its link is paid (a build without
+// -race compiles every package of the repository again), and the detector
+// watches the processes the tests kill.
 func buildLogtool(t *testing.T) string {
 	t.Helper()
 	goTool, err := exec.LookPath("go")
@@ -57,7 +65,11 @@ func buildLogtool(t *testing.T) string {
 			return
 		}
 		built.bin = filepath.Join(built.dir, "logtool")
-		out, err := exec.Command(goTool, "build", "-o", built.bin, "../../../cmd/logtool").CombinedOutput()
+		args := []string{"build", "-o", built.bin}
+		if raceEnabled {
+			args = append(args, "-race")
+		}
+		out, err := exec.Command(goTool, append(args, "../../../cmd/logtool")...).CombinedOutput()
 		if err != nil {
 			built.err = fmt.Errorf("go build: %v\n%s", err, out)
 		}
@@ -355,7 +367,16 @@ func TestHostileInputs(t *testing.T) {
 		{"stat: a folder named like a session", "", []string{"stat", folderID}},
 		{"ls: a store holding all four", "", []string{"ls"}},
 	}
-	const maxRSS = 256 << 20
+	// The bound of docs/reliability.md, without the race detector (as
+	// scripts/figures.sh and CI measure it). A logtool built with -race
+	// (under the README's test command) holds shadow memory beside its own:
+	// 1.4–3.2 times the same case's peak without it, measured on every case
+	// here; three times the bound still fails a process that holds the
+	// default 320 MiB bomb whole.
+	maxRSS := int64(256 << 20)
+	if raceEnabled {
+		maxRSS *= 3
+	}
 	// The store's files before each case: as the last case left them
 	// (hashing them once a case, not twice).
 	before := dirDigest(t, dir)
@@ -400,7 +421,7 @@ func TestHostileInputs(t *testing.T) {
 			require.NotContains(t, stderr.String(), "goroutine ")
 			require.NotEmpty(t, msg, "a message says why")
 			require.Equal(t, was, after, "the store's files as they were")
-			require.Less(t, rss, int64(maxRSS), "peak memory")
+			require.Less(t, rss, maxRSS, "peak memory")
 		})
 	}
 }

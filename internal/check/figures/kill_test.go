@@ -24,8 +24,10 @@ import (
 )
 
 // killEvents is the size of the session an operation under kill creates:
-// large enough (about 3 MB raw) that a kill lands while it writes.
-const killEvents = 20000
+// large enough (about 3 MB raw without the race detector) that a kill
+// lands while it writes. A logtool built with -race writes it several
+// times slower, so a quarter of it spans as long.
+const killEvents = 20000 / raceSlowdown
 
 // forkEvents is how many events of its own the fork of the copied store
 // holds (forked at the middle of the big session).
