@@ -1,7 +1,6 @@
 package agentloop_test
 
 import (
-	"os"
 	"testing"
 
 	"github.com/sessionlog/sessionlog/internal/testkit/raceexit"
@@ -9,7 +8,4 @@ import (
 
 // TestMain quiets the race detector's exit in the processes the tests
 // start (this test binary, re-executed as a child).
-func TestMain(m *testing.M) {
-	raceexit.Quiet()
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { raceexit.Main(m) }

@@ -3,6 +3,7 @@ package raceexit
 import (
 	"os"
 	"strings"
+	"testing"
 )
 
 // Quiet sets atexit_sleep_ms=0 in GORACE for the processes started from
@@ -15,4 +16,11 @@ func Quiet() {
 		return
 	}
 	os.Setenv("GORACE", strings.TrimSpace(cur+" atexit_sleep_ms=0"))
+}
+
+// Main is a TestMain for a package that needs nothing else: Quiet, then
+// the tests.
+func Main(m *testing.M) {
+	Quiet()
+	os.Exit(m.Run())
 }
