@@ -3,6 +3,7 @@ package natstest
 import (
 	"fmt"
 	"net"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -111,17 +112,26 @@ type Cluster struct {
 // the others.
 func RunCluster(tb testing.TB) *Cluster {
 	c := &Cluster{tb: tb}
+	// The folders first: cleanups run last-registered first, so the nodes
+	// stop before their folders are removed.
+	dirs := []string{tb.TempDir(), tb.TempDir(), tb.TempDir()}
 	tb.Cleanup(func() {
-		for _, s := range c.Nodes {
-			if s != nil {
-				stop(s)
+		for i, s := range c.Nodes {
+			if s == nil {
+				continue
 			}
+			// A node whose folder went first would write into a folder
+			// being removed (and fail the removal, under load).
+			if _, err := os.Stat(dirs[i]); err != nil {
+				tb.Errorf("natstest: node %d's folder was removed before the node stopped: %v", i, err)
+			}
+			stop(s)
 		}
 	})
 	var routes []string
-	for i := range 3 {
+	for i, dir := range dirs {
 		c.opts = append(c.opts, &server.Options{ServerName: fmt.Sprintf("n%d", i), Host: "127.0.0.1", Port: -1,
-			JetStream: true, StoreDir: tb.TempDir(), NoLog: true, NoSigs: true,
+			JetStream: true, StoreDir: dir, NoLog: true, NoSigs: true,
 			Cluster: server.ClusterOpts{Name: "sessionlog", Host: "127.0.0.1", Port: -1},
 			Routes:  server.RoutesFromStr(strings.Join(routes, ","))})
 		c.Nodes = append(c.Nodes, nil)
