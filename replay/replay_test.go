@@ -208,11 +208,11 @@ func TestRollbackSemantics(t *testing.T) {
 
 // For random logs with random rollbacks and checkpoints, replay with kept
 // states (in memory, thinned, and on disk) equals the naive definition at
-// every seq. 10 rounds by default (each snapshot interval twice), 40
+// every seq. 5 rounds by default (each snapshot interval once), 40
 // under SESSIONLOG_SWEEPS=full.
 func TestReplayEqualsNaiveAtEverySeq(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	for round := range sweep.Size(10, 40, 40) {
+	for round := range sweep.Size(5, 40, 40) {
 		n := 20 + r.IntN(120)
 		script := make([]string, n)
 		for i := range script {
