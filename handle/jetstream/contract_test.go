@@ -16,6 +16,7 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/handle"
 	"github.com/sessionlog/sessionlog/handle/storetest"
+	"github.com/sessionlog/sessionlog/internal/testkit/sweep"
 )
 
 // stored is a session's messages as the server holds them.
@@ -118,20 +119,28 @@ func jsHarness(t *testing.T, js natsjs.JetStream, opts ...Option) storetest.Harn
 	}
 }
 
+// TestContract runs the store contract in two configurations: by default
+// each case in one of them (alternating), every case in both under
+// SESSIONLOG_SWEEPS=full.
 func TestContract(t *testing.T) {
 	s := runServer(t)
 	js := connect(t, s)
-	for _, tc := range []struct {
+	configs := []struct {
 		name string
 		opts []Option
 	}{
 		{"leases", nil},
 		// Small messages: flushes span several messages and batches.
 		{"small messages", []Option{WithMaxMessageBytes(2000), WithMaxBatch(16)}},
-	} {
+	}
+	for i, tc := range configs {
+		part, parts := i, len(configs)
+		if sweep.Full() {
+			part, parts = 0, 1
+		}
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel() // one server, a prefix a harness
-			storetest.Run(t, func(t *testing.T) storetest.Harness { return jsHarness(t, js, tc.opts...) })
+			storetest.RunPart(t, part, parts, func(t *testing.T) storetest.Harness { return jsHarness(t, js, tc.opts...) })
 		})
 	}
 }

@@ -70,8 +70,17 @@ type testCase struct {
 }
 
 // Run runs the contract suite; newHarness is called once per case.
-func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
-	for _, tc := range cases {
+func Run(t *testing.T, newHarness func(t *testing.T) Harness) { RunPart(t, 0, 1, newHarness) }
+
+// RunPart runs the cases whose place in the suite is part modulo parts:
+// a store tested in several configurations can run each case once, in
+// one of them (part i of n in the i-th), and every case in each where
+// time allows (parts 1). newHarness is called once per case.
+func RunPart(t *testing.T, part, parts int, newHarness func(t *testing.T) Harness) {
+	for i, tc := range cases {
+		if i%parts != part {
+			continue
+		}
 		t.Run(tc.name, func(t *testing.T) {
 			tc.run(t, newHarness(t))
 		})
