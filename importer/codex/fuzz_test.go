@@ -41,6 +41,12 @@ func FuzzParse(f *testing.F) {
 		lines(rec(1, "response_item", `{"type":"function_call","arguments":"`+strings.Repeat("[", 5000)+strings.Repeat("]", 5000)+`"}`)),
 		lines("{\"timestamp\":\"x\",\"type\":\"response_item\",\"payload\":{\"type\":\"message\",\"role\":\"user\",\"content\":[{\"text\":\"\xff\"}]}}"),
 		lines(`{"timestamp":"1969-12-31T23:59:59Z","type":"compacted","payload":[]}`, `{"type":"a b","payload":1}`),
+		// A line the builder drops (invalid UTF-8 outside what is read)
+		// after it changed the parser: a call, a step's end.
+		lines(rec(0, "session_meta", meta), rec(1, "response_item", `{"type":"message","role":"assistant","content":[]}`),
+			rec(2, "response_item", "{\"type\":\"function_call\",\"call_id\":\"c\",\"x\":\"\x87\"}"),
+			rec(3, "event_msg", "{\"type\":\"token_count\",\"info\":{\"total_token_usage\":{\"input_tokens\":5}},\"x\":\"\x87\"}"),
+			rec(4, "event_msg", `{"type":"thread_rolled_back","num_turns":1}`)),
 	} {
 		f.Add(in)
 	}

@@ -21,6 +21,11 @@ func FuzzParse(f *testing.F) {
 	for _, in := range importertest.DshLogs() {
 		f.Add(in)
 	}
+	// Rows the builder drops (invalid UTF-8 in a key no event keeps)
+	// after they changed the turn state.
+	f.Add([]byte("{\"type\":\"session\",\"version\":0,\"createdAt\":1}\n{\"type\":\"turn/start\",\"data\":{}}\n" +
+		"{\"type\":\"step/start\",\"data\":{}}\n{\"type\":\"step/end\",\"data\":{},\"x\":\"\x87\"}\n" +
+		"{\"type\":\"tool/call\",\"data\":{\"callId\":\"c\"},\"x\":\"\x87\"}\n{\"type\":\"a\"}\n"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		s, err := dsh.Parse(bytes.NewReader(in), "/snap/session.jsonl")
 		if err != nil {
