@@ -241,9 +241,9 @@ func (p *parser) settle(inRecord bool) {
 
 // clone returns the state for before, which the line about to begin
 // must not change: the pending calls are copied; the session's maps are
-// copied when the line first changes them (own), which few lines do. starts is shared: it is only appended to, and a rollback
-// clips what it keeps (so an append after it does not write over what a
-// copy holds).
+// copied when the line first changes them (own), which few lines do.
+// starts is shared: it is only appended to, and a rollback clips what it
+// keeps (so an append after it does not write over what a copy holds).
 func (p *parser) clone() state {
 	c := p.state
 	p.shared = true
