@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"unicode"
@@ -145,9 +146,10 @@ type turnItem struct {
 // Convert converts one rollout, handing its events to emit record by
 // record (see the package doc).
 func Convert(ctx context.Context, r io.Reader, name string, cfg importer.Config, emit importer.Emit) (importer.Session, error) {
-	p := &parser{s: importer.NewSession(Name, name)}
+	p := &parser{state: state{s: importer.NewSession(Name, name)}, records: -1}
 	p.b = importer.NewBuilder(cfg, emit)
 	err := p.b.Lines(ctx, r, func(n int, raw []byte) error {
+		p.settle(true)
 		var l line
 		if err := json.Unmarshal(raw, &l); err != nil {
 			if p.b.Records() == 1 {
@@ -162,6 +164,7 @@ func Convert(ctx context.Context, r io.Reader, name string, cfg importer.Config,
 		p.b.Keep(importer.Namespace(Name, ns), p.t)
 		return nil
 	})
+	p.settle(false)
 	if err != nil {
 		return importer.Session{}, err
 	}
@@ -182,10 +185,25 @@ const (
 	byPrompt             // a prompt, in rollouts that record neither
 )
 
-// parser converts lines, keeping what the next line needs.
+// parser converts lines, keeping what the next line needs (its state).
 type parser struct {
+	b *importer.Builder
+	state
+	// before is the state as the current line found it, records the
+	// count of records kept before it: a line the builder drops (a bad
+	// record: Drop takes back its events) leaves the state as it was
+	// (settle).
+	before  state
+	records int
+	shared  bool // the session's maps are before's
+}
+
+// state is what the lines converted so far leave for the next: the
+// session they tell and the turn, step and calls their events open.
+type state struct {
+	// s is the session; a line changes its maps through session and
+	// unmapped only (see clone).
 	s       importer.Session
-	b       *importer.Builder
 	t       int64 // time of the current line (-1: none)
 	timeSet bool
 
@@ -204,6 +222,56 @@ type parser struct {
 	// item the model was sent and as the event the UI was told).
 	lastPrompt     string
 	lastPromptItem bool
+}
+
+// settle runs as each line begins (inRecord) and after the last: if the
+// builder dropped the line before (a bad record), the state is put back
+// as that line found it; then the state is kept as the next line finds
+// it.
+func (p *parser) settle(inRecord bool) {
+	n := p.b.Records() // the records kept, and the one begun
+	if inRecord {
+		n--
+	}
+	if n == p.records {
+		p.state = p.before
+	}
+	p.before, p.records = p.clone(), n
+}
+
+// clone returns the state for before, which the line about to begin
+// must not change: the pending calls are copied; the session's maps are
+// copied when the line first changes them (own), which few lines do.
+// starts is shared: it is only appended to, and a rollback clips what it
+// keeps (so an append after it does not write over what a copy holds).
+func (p *parser) clone() state {
+	c := p.state
+	p.shared = true
+	c.pending = importer.Calls{}
+	for _, id := range p.pending.IDs() {
+		c.pending.Call(id)
+	}
+	return c
+}
+
+// session returns the session for a change of its labels.
+func (p *parser) session() *importer.Session {
+	p.own()
+	return &p.s
+}
+
+// unmapped counts a part of a line no event stands for.
+func (p *parser) unmapped(kind string) {
+	p.own()
+	p.s.Unmapped[kind]++
+}
+
+// own gives the session maps of its own, not shared with before.
+func (p *parser) own() {
+	if p.shared {
+		p.s.Labels, p.s.Unmapped = maps.Clone(p.s.Labels), maps.Clone(p.s.Unmapped)
+		p.shared = false
+	}
 }
 
 // line converts one line and returns its type in the codex namespace.
@@ -249,7 +317,7 @@ func (p *parser) line(l line, raw []byte) (string, error) {
 		}
 		p.meta(pl)
 	case "turn_context":
-		p.s.SetLabel("model", pl.Model)
+		p.session().SetLabel("model", pl.Model)
 		if pl.Model != "" {
 			p.model = pl.Model
 		}
@@ -285,25 +353,26 @@ func (p *parser) setTime(stamp string, t *int64) {
 }
 
 func (p *parser) meta(pl payload) {
-	p.s.SetLabel("sourceId", pl.ID)
-	p.s.SetLabel("cwd", pl.Cwd)
-	p.s.SetLabel("codex.cliVersion", pl.CLIVersion)
-	p.s.SetLabel("codex.modelProvider", pl.ModelProvider)
-	p.s.SetLabel("codex.originator", pl.Originator)
+	s := p.session()
+	s.SetLabel("sourceId", pl.ID)
+	s.SetLabel("cwd", pl.Cwd)
+	s.SetLabel("codex.cliVersion", pl.CLIVersion)
+	s.SetLabel("codex.modelProvider", pl.ModelProvider)
+	s.SetLabel("codex.originator", pl.Originator)
 	var src string
 	if json.Unmarshal(pl.Source, &src) == nil {
-		p.s.SetLabel("codex.source", src)
+		s.SetLabel("codex.source", src)
 	} else if len(pl.Source) > 0 && string(pl.Source) != "null" {
 		if c, err := importer.Marshal(pl.Source); err == nil {
-			p.s.SetLabel("codex.source", strings.ToValidUTF8(string(c), "\uFFFD"))
+			s.SetLabel("codex.source", strings.ToValidUTF8(string(c), "\uFFFD"))
 		}
 	}
-	p.s.SetLabel("codex.forkedFromId", pl.ForkedFromID)
-	if p.s.Key == "" {
-		p.s.Key = pl.ID
+	s.SetLabel("codex.forkedFromId", pl.ForkedFromID)
+	if s.Key == "" {
+		s.Key = pl.ID
 	}
-	if p.s.ForkOf == "" {
-		p.s.ForkOf = pl.ForkedFromID
+	if s.ForkOf == "" {
+		s.ForkOf = pl.ForkedFromID
 	}
 }
 
@@ -556,7 +625,7 @@ func (p *parser) usage(info *tokenInfo, t int64) {
 	p.total = info.Total
 	if d.Input < 0 || d.Cached < 0 || d.Output < 0 {
 		if info.Last == nil {
-			p.s.Unmapped["usage out of range"]++
+			p.unmapped("usage out of range")
 			return
 		}
 		d = *info.Last
@@ -565,7 +634,7 @@ func (p *parser) usage(info *tokenInfo, t int64) {
 		return // the same total again: no model call since
 	}
 	if d.Input < 0 || d.Cached < 0 || d.Output < 0 {
-		p.s.Unmapped["usage out of range"]++
+		p.unmapped("usage out of range")
 		return
 	}
 	p.openStep(t)
@@ -590,7 +659,7 @@ func (p *parser) rollback(n int64, t int64) {
 		return
 	}
 	p.b.Add(eventlog.TypeRollback, t, importer.Obj{"to", to, "reason", fmt.Sprintf("codex: thread rolled back %d turns", n)})
-	p.starts = p.starts[:k]
+	p.starts = slices.Clip(p.starts[:k]) // the next append copies: see clone
 	p.turn, p.step, p.lastAnswer = 0, false, false
 	p.pending.Clear()
 }

@@ -1,6 +1,7 @@
 package codex_test
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 
@@ -297,4 +298,48 @@ func TestMatch(t *testing.T) {
 	require.True(t, imp.Match("/s/2026/05/11/rollout-2026-05-11T11-26-55-019e.jsonl"))
 	require.False(t, imp.Match("/s/session.jsonl"))
 	require.False(t, imp.Match("/s/rollout-a.json"))
+}
+
+// Regression: a line the builder drops (here one holding invalid UTF-8,
+// which no event may carry) took back its events while the parser kept
+// what the line did to it: a step its usage closed stayed closed, a call
+// it made stayed pending, a turn it started stayed among those a rollback
+// counts, labels and identity it told stayed set. The
+// session then ended a turn inside a step, or answered a call it never
+// made. The parser is put back as the line found it: a session cut at the
+// line is that of the lines before it, and one made past it (SkipBad)
+// that of the rollout without it.
+func TestDroppedRecordLeavesNoTrace(t *testing.T) {
+	bad := func(line string) string { return strings.TrimSuffix(line, "}") + ",\"x\":\"\x87\"}" }
+	user := rec(1, "response_item", `{"type":"message","role":"user","content":[{"type":"input_text","text":"go"}]}`)
+	answer := rec(2, "response_item", `{"type":"message","role":"assistant","content":[{"type":"output_text","text":"a"}]}`)
+	for _, tc := range []struct {
+		name  string
+		lines []string
+	}{
+		{"a usage that ends the step", []string{rec(0, "session_meta", meta), answer,
+			bad(rec(3, "event_msg", `{"type":"token_count","info":{"total_token_usage":{"input_tokens":5,"output_tokens":2}}}`)), answer}},
+		{"a call", []string{rec(0, "session_meta", meta), user,
+			bad(rec(3, "response_item", `{"type":"function_call","name":"f","arguments":"{}","call_id":"c"}`)), answer}},
+		// The rollback must go back past both turns, not to the turn/start
+		// the parser took as written.
+		{"a turn_context that starts a turn", []string{rec(0, "session_meta", meta), user,
+			bad(rec(3, "turn_context", `{"cwd":"/w"}`)), rec(4, "event_msg", `{"type":"task_started"}`),
+			rec(5, "event_msg", `{"type":"thread_rolled_back","num_turns":2}`), user}},
+		{"labels and identity", []string{rec(1, "turn_context", `{"model":"m"}`), user, bad(rec(2, "session_meta", meta)), answer}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := []byte(strings.Join(tc.lines, "\n") + "\n")
+			s, err := codex.Parse(bytes.NewReader(in), "/x/rollout-a.jsonl")
+			require.NoError(t, err)
+			require.NotNil(t, s.Partial)
+			require.Equal(t, 3, s.Partial.Line)
+			checkOrder(t, s.Events)
+			skip, err := importer.Parse(t.Context(), codex.New(), bytes.NewReader(in), "/x/rollout-a.jsonl", importer.Config{SkipBad: true})
+			require.NoError(t, err)
+			require.Len(t, skip.Skipped, 1)
+			checkOrder(t, skip.Events)
+			importertest.CheckBadRecords(t, codex.New(), in, s)
+		})
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/importer"
@@ -49,8 +50,39 @@ func Convert(ctx context.Context, r io.Reader, name string, cfg importer.Config,
 		lg   Log
 		p    *parser
 		open turnState
+		// kept is what a row changes, as the current row found it, and
+		// records the count of rows kept before it: a row the builder
+		// drops (a bad row: Drop takes back its events) leaves it as it
+		// was (settle).
+		kept    rowState
+		records = -1
 	)
+	// settle runs as each row after the header begins (inRow) and after
+	// the last: if the builder dropped the row before, what it changed is
+	// put back as that row found it; then it is kept as the next row
+	// finds it. The labels only grow (SetLabel adds, never changes): a
+	// copy is made when they grew.
+	settle := func(inRow bool) {
+		if p == nil {
+			return
+		}
+		n := b.Records() // the rows kept, and the one begun
+		if inRow {
+			n--
+		}
+		if n == records {
+			p.next, p.lastTime, open = kept.next, kept.lastTime, kept.open
+			if len(s.Labels) != len(kept.labels) {
+				s.Labels = maps.Clone(kept.labels)
+			}
+		}
+		if len(s.Labels) != len(kept.labels) {
+			kept.labels = maps.Clone(s.Labels)
+		}
+		kept.next, kept.lastTime, kept.open, records = p.next, p.lastTime, open.clone(), n
+	}
 	err := b.Lines(ctx, r, func(n int, row []byte) error {
+		settle(true)
 		if p == nil {
 			h, err := parseHeader(row)
 			if err != nil {
@@ -61,7 +93,6 @@ func Convert(ctx context.Context, r io.Reader, name string, cfg importer.Config,
 			b.Keep(importer.Namespace(Name, "session"), s.CreatedAt)
 			return nil
 		}
-		next, last, was := p.next, p.lastTime, open.clone()
 		p.line = n
 		p.emit = func(orig, voc eventlog.Event) error {
 			event(&s, b, orig, voc)
@@ -69,12 +100,12 @@ func Convert(ctx context.Context, r io.Reader, name string, cfg importer.Config,
 			return nil
 		}
 		if err := p.row(row); err != nil {
-			p.next, p.lastTime, open = next, last, was // the row is not kept
 			return rowError{err}
 		}
 		b.Keep(importer.Namespace(Name, "record"), b.Last())
 		return nil
 	})
+	settle(false)
 	if err != nil {
 		return importer.Session{}, err
 	}
@@ -87,6 +118,14 @@ func Convert(ctx context.Context, r io.Reader, name string, cfg importer.Config,
 		return importer.Session{}, err
 	}
 	return s, nil
+}
+
+// rowState is what a row changes of an import: the seq and time its
+// events take, the turn they leave open, the labels they tell.
+type rowState struct {
+	next, lastTime int64
+	open           turnState
+	labels         map[string]string
 }
 
 // turnState is what the log's own lifecycle events leave open: a log that

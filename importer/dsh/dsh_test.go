@@ -1,6 +1,7 @@
 package dsh_test
 
 import (
+	"bytes"
 	"errors"
 	"strings"
 	"testing"
@@ -149,4 +150,45 @@ func TestSourceKinds(t *testing.T) {
 		`context/message {"text":"report","kind":"subagent-report","form":"relay","role":"user","source":{"line":8,"record":@}}`,
 		`context/compacted {"summary":"Summary so far","source":{"line":9,"record":@}}`,
 	}, got)
+}
+
+// Regression: a row the builder drops (here one holding invalid UTF-8 in
+// a key sessionlog has no place for, which the row an event carries may
+// not hold) took back its events while the import kept what the row did
+// to its turn state, seqs and labels: a step its step/end closed stayed
+// closed, so the closers ended the turn inside the step; a call it made
+// got a synthetic result; a title it told stayed set. They are put back
+// as the row found them: a session cut at the row is that of the rows
+// before it, and one made past it (SkipBad) that of the log without it.
+func TestDroppedRowLeavesNoTrace(t *testing.T) {
+	bad := func(row string) string { return strings.TrimSuffix(row, "}") + ",\"surfaceOp\":\"\x87\"}" }
+	for _, tc := range []struct {
+		name string
+		row  string
+	}{
+		{"a step/end", `{"type":"step/end","data":{"turn":1,"step":1}}`},
+		{"a call", `{"type":"tool/call","data":{"callId":"c","name":"f","arguments":"{}"}}`},
+		{"a title", `{"type":"session/title","data":{"title":"T"}}`},
+		{"untimed", `{"type":"session/note","data":{}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := []byte(strings.Join([]string{
+				`{"type":"session","version":0,"id":"abc","createdAt":1000}`,
+				`{"type":"turn/start","time":2000,"data":{"turn":1}}`,
+				`{"type":"step/start","data":{"turn":1,"step":1}}`,
+				bad(tc.row),
+				`{"type":"session/note","data":{}}`,
+			}, "\n") + "\n")
+			s, err := dsh.Parse(bytes.NewReader(in), "/snap/session.jsonl")
+			require.NoError(t, err)
+			require.NotNil(t, s.Partial)
+			require.Equal(t, 4, s.Partial.Line)
+			checkClosers(t, s.Events)
+			skip, err := importer.Parse(t.Context(), dsh.New(), bytes.NewReader(in), "/snap/session.jsonl", importer.Config{SkipBad: true})
+			require.NoError(t, err)
+			require.Len(t, skip.Skipped, 1)
+			checkClosers(t, skip.Events)
+			importertest.CheckBadRecords(t, dsh.New(), in, s)
+		})
+	}
 }

@@ -3,6 +3,7 @@ package dsh_test
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -20,6 +21,11 @@ func FuzzParse(f *testing.F) {
 	for _, in := range importertest.DshLogs() {
 		f.Add(in)
 	}
+	// Rows the builder drops (invalid UTF-8 in a key no event keeps)
+	// after they changed the turn state.
+	f.Add([]byte("{\"type\":\"session\",\"version\":0,\"createdAt\":1}\n{\"type\":\"turn/start\",\"data\":{}}\n" +
+		"{\"type\":\"step/start\",\"data\":{}}\n{\"type\":\"step/end\",\"data\":{},\"x\":\"\x87\"}\n" +
+		"{\"type\":\"tool/call\",\"data\":{\"callId\":\"c\"},\"x\":\"\x87\"}\n{\"type\":\"a\"}\n"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		s, err := dsh.Parse(bytes.NewReader(in), "/snap/session.jsonl")
 		if err != nil {
@@ -110,7 +116,71 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("seq %d (%s): an event the mapping does not explain", j, e.Type)
 			}
 		}
+		checkClosers(t, s.Events)
+		importertest.CheckBadRecords(t, dsh.New(), in, s)
 	})
+}
+
+// checkClosers checks what closes a log that ends mid-turn: the events
+// before the closers (the events at the end without a "source": synthetic
+// results, a step/end, a turn/end), replayed as the log's own lifecycle
+// events (a turn/end ends its step and forgets its calls), leave a turn
+// open exactly when there are closers, and then the closers answer the
+// calls left without a result, in call order, end the step when one is
+// open, and end the turn, interrupted.
+func checkClosers(t *testing.T, es []eventlog.Event) {
+	t.Helper()
+	k := len(es)
+	for k > 0 {
+		d := importertest.Fields(es[k-1])
+		if _, src := d["source"]; d == nil || src || !slices.Contains([]string{"tool/result", "step/end", "turn/end"}, es[k-1].Type) {
+			break
+		}
+		k--
+	}
+	var (
+		turn, step bool
+		calls      []string
+	)
+	for _, e := range es[:k] {
+		switch e.Type {
+		case "turn/start":
+			turn = true
+		case "turn/end":
+			turn, step, calls = false, false, nil
+		case "step/start":
+			step = true
+		case "step/end":
+			step = false
+		case "tool/call", "tool/result":
+			var d struct {
+				ID string `json:"id"`
+			}
+			if json.Unmarshal(e.Data, &d) != nil || d.ID == "" {
+				continue
+			}
+			calls = slices.DeleteFunc(calls, func(id string) bool { return id == d.ID })
+			if e.Type == "tool/call" {
+				calls = append(calls, d.ID)
+			}
+		}
+	}
+	var want, got []string
+	if turn {
+		for _, id := range calls {
+			r, err := importer.Marshal(importer.Obj{"id", id, "error", importer.MsgNoResult, "synthetic", true})
+			require.NoError(t, err)
+			want = append(want, "tool/result "+string(r))
+		}
+		if step {
+			want = append(want, "step/end {}")
+		}
+		want = append(want, `turn/end {"kind":"interrupted","reason":"`+importer.ReasonTraceEnds+`"}`)
+	}
+	for _, e := range es[k:] {
+		got = append(got, e.Type+" "+string(e.Data))
+	}
+	require.Equal(t, want, got, "the closers of what the events before them leave open")
 }
 
 // checkUsage checks an added usage: no count negative (a wrapped sum would

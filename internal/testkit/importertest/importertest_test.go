@@ -1,9 +1,12 @@
 package importertest_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -87,5 +90,45 @@ func TestCheckSession(t *testing.T) {
 		s := good()
 		spoil(&s)
 		require.True(t, fails(t, func(tb testing.TB) { importertest.CheckSession(tb, s, "x") }), name)
+	}
+}
+
+// lineCounter is a JSONL format that labels a session with the lines it
+// read (n) and makes an event of each line's "type"; leaky, it counts a
+// line the builder drops too, as a converter that keeps state across
+// lines and does not take back what a dropped one did.
+func lineCounter(leaky bool) importer.Importer {
+	return importer.Format{Label: "x", ConvertFunc: func(ctx context.Context, r io.ReadSeeker, name string, cfg importer.Config, emit importer.Emit) (importer.Session, error) {
+		s := importer.NewSession("x", name)
+		b := importer.NewBuilder(cfg, emit)
+		n := 0
+		err := b.Lines(ctx, r, func(_ int, line []byte) error {
+			n++
+			b.Keep("x/line", 0)
+			return nil
+		})
+		if err != nil {
+			return s, err
+		}
+		if !leaky {
+			n = b.Records()
+		}
+		s.Labels["n"] = strconv.Itoa(n)
+		return s, b.Done(&s)
+	}}
+}
+
+func TestCheckBadRecords(t *testing.T) {
+	for _, in := range []string{
+		"{}\n{}\n",
+		"{}\n{\"a\":\"\x87\"}\n{}\n", // line 2 holds invalid UTF-8: the builder drops it
+	} {
+		for _, leaky := range []bool{false, true} {
+			imp := lineCounter(leaky)
+			s, err := importer.Parse(t.Context(), imp, strings.NewReader(in), "/a/f.jsonl", importer.Config{})
+			require.NoError(t, err)
+			dropped := s.Partial != nil
+			require.Equal(t, leaky && dropped, fails(t, func(tb testing.TB) { importertest.CheckBadRecords(tb, imp, []byte(in), s) }), "%q leaky %v", in, leaky)
+		}
 	}
 }
