@@ -67,6 +67,7 @@ func wantRecords(t *testing.T, from string, src []byte) []string {
 // transcript too under SESSIONLOG_SWEEPS=full (three imports of it cost
 // the race detector ten seconds).
 func TestImportDamage(t *testing.T) {
+	t.Parallel()
 	traces := tracesDir(t)
 	for _, tr := range damagedTraces {
 		if tr.large && !sweep.Full() {
@@ -136,6 +137,7 @@ func TestImportDamage(t *testing.T) {
 // it refused; a copy of a file under another name is the same source:
 // unchanged.
 func TestImportFolderWithBadFile(t *testing.T) {
+	t.Parallel()
 	traces := tracesDir(t)
 	for _, tc := range []struct{ from, good, ext string }{
 		{"swe-agent", "swe-agent/ctf/web/i_got_id_demo.traj", ".traj"},
@@ -185,6 +187,7 @@ func TestImportFolderWithBadFile(t *testing.T) {
 // size it. A file found under a folder shows its path relative to the
 // folder; the stored bytes are the store's own figure (stat's sizeBytes).
 func TestImportProgress(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join(tracesDir(t), "codex", "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl")
 	dir := t.TempDir()
 	res := logtool(t, "", "--dir", dir, "import", "--from", "codex", "--progress", "always", file)
@@ -219,6 +222,7 @@ func TestImportProgress(t *testing.T) {
 // source), across compactions: where the transcript starts again from a
 // summary, the conversation keeps what came before it.
 func TestConversationOfRealTraces(t *testing.T) {
+	t.Parallel()
 	dir, imports := importedTraces(t)
 	for i, tr := range foreignTraces() {
 		t.Run(tr.from+"/"+filepath.Base(tr.file), func(t *testing.T) {

@@ -75,6 +75,7 @@ func importLines(t *testing.T, stdout string) []imported {
 // and a last turn that completed, and there is one tool/call per tool use
 // of the source, counted here by a plain JSON scan.
 func TestImportRealTraces(t *testing.T) {
+	t.Parallel()
 	dir, imports := importedTraces(t)
 	for i, tr := range foreignTraces() {
 		t.Run(tr.from+"/"+filepath.Base(filepath.Dir(tr.file))+"/"+filepath.Base(tr.file), func(t *testing.T) {
@@ -311,6 +312,7 @@ func sourceToolUses(t *testing.T, from, path string) int {
 // the compaction sub-run, which no call names, stands alone; the main
 // transcript's compaction is a context/compacted.
 func TestImportClaudeSubagents(t *testing.T) {
+	t.Parallel()
 	dir, imports := importedTraces(t) // the first is the Claude Code transcript
 	require.Equal(t, "claude-code-spotter/4d5611e5-241a-462a-8d15-5122611a9569.jsonl", foreignTraces()[0].file)
 	res := imports[0].res
@@ -355,6 +357,7 @@ func TestImportClaudeSubagents(t *testing.T) {
 // SESSIONLOG_SWEEPS=full only: by default a copy of the folder holds the
 // transcript's first 300 records.
 func TestImportForeignDir(t *testing.T) {
+	t.Parallel()
 	traces := tracesDir(t)
 	for _, tt := range []struct {
 		from, dir string

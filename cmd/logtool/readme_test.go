@@ -109,6 +109,7 @@ func TestReadmeLine(t *testing.T) {
 // output. The blocks share the shell and the store: later ones name the
 // sessions earlier ones made (agent=sh).
 func TestReadmeShellSnippets(t *testing.T) {
+	t.Parallel()
 	bash, err := exec.LookPath("bash")
 	if err != nil {
 		t.Skip("no bash on PATH")

@@ -105,6 +105,7 @@ func foldedCount(typ string) string {
 // whose counts add up to the records of the log, one line each; a click
 // opens a run, another the records as stored.
 func TestServeClaudeSessionInABrowser(t *testing.T) {
+	t.Parallel()
 	b := newTab(t, 1200, 1400)
 	dir, imports := importedTraces(t) // the first is a Claude Code transcript
 	require.Equal(t, "claude-code-spotter/4d5611e5-241a-462a-8d15-5122611a9569.jsonl", foreignTraces()[0].file)
@@ -177,6 +178,7 @@ func TestServeClaudeSessionInABrowser(t *testing.T) {
 // end makes it the turn's message; the next turn comes first; the
 // heading's count and the chart follow every write.
 func TestServeLivePageInABrowser(t *testing.T) {
+	t.Parallel()
 	b := newTab(t, 1100, 800)
 	ctx := t.Context()
 	dir := t.TempDir()

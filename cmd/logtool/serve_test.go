@@ -290,6 +290,7 @@ func browser(t *testing.T) string {
 // where the fork parts, an event appended while the page is open appears
 // in its turn.
 func TestServeInABrowser(t *testing.T) {
+	t.Parallel()
 	b := newTab(t, 1100, 760)
 	dir, main, fork := serveStore(t)
 	u := startServe(t, dir)
@@ -370,6 +371,7 @@ func TestServeBadAddr(t *testing.T) {
 // every session: the conversation is there, verify says ok, and the only
 // script on a page is the server's own.
 func TestServeRealTraces(t *testing.T) {
+	t.Parallel()
 	dir, imports := importedTraces(t)
 	var ids []string
 	for _, imp := range imports {

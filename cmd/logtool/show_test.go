@@ -95,6 +95,7 @@ func TestShowFixtures(t *testing.T) {
 // that stays out of the repository, but any change to the rendering of
 // them still fails here, with the counts saying what moved.
 func TestShowRealTraces(t *testing.T) {
+	t.Parallel()
 	// A trajectory has no times: its session is placed at the file's
 	// modification time, which importedTraces fixes so that the output is
 	// the same anywhere.

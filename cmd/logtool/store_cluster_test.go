@@ -15,6 +15,7 @@ import (
 // lease bucket on a three-node cluster; replicas it cannot place fail,
 // with no store made.
 func TestStoreNATSReplicas(t *testing.T) {
+	t.Parallel()
 	c := natstest.RunCluster(t)
 	url := "nats://" + c.Hosts() + "/cli3?replicas=3&sync=always"
 	var res result

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,10 +26,13 @@ type traceImport struct {
 // once, for the tests that only read what an import made (import checks,
 // conversation, show, serve): under the race detector an import of the
 // largest trace costs seconds, and each such test imported them all again.
-// The tests of this package run one at a time (none is parallel), and
-// none of the readers writes to the store but its caches.
+// The tests that share it run in parallel: none writes to the store but
+// its caches (derived data, which concurrent stores on one folder keep
+// safely, as processes do), and mu guards the import lines parsed on
+// first use.
 var sharedTraces struct {
 	once    sync.Once
+	mu      sync.Mutex
 	root    string // removed when the tests end (traceFixtureM)
 	dir     string
 	imports []traceImport
@@ -72,12 +76,14 @@ func importedTraces(t *testing.T) (string, []traceImport) {
 		}
 	})
 	require.NoError(t, s.err, "the shared store of the real traces")
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	for i := range s.imports {
 		if s.imports[i].res.code == 0 && s.imports[i].lines == nil {
 			s.imports[i].lines = importLines(t, s.imports[i].res.stdout)
 		}
 	}
-	return s.dir, s.imports
+	return s.dir, slices.Clone(s.imports)
 }
 
 // traceFixtureM runs the tests, then removes the shared store.

@@ -81,6 +81,7 @@ func TestConvertRoundTrip(t *testing.T) {
 }
 
 func TestCompact(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	fsys := afero.NewMemMapFs()
 	flushes := make([]int, 300)
@@ -266,6 +267,7 @@ func TestConvertTornTail(t *testing.T) {
 // or both with the same log: the session opens with its log intact, and a
 // writer's open leaves one file.
 func TestConvertCrash(t *testing.T) {
+	t.Parallel()
 	injected := errors.New("injected fault")
 	type step struct {
 		name string
@@ -350,6 +352,7 @@ func TestConvertCrash(t *testing.T) {
 // A compaction rewrites the file under its own name: a crash leaves the
 // old frames or the new ones, never a mix.
 func TestCompactCrash(t *testing.T) {
+	t.Parallel()
 	injected := errors.New("injected fault")
 	steps := []struct {
 		name string

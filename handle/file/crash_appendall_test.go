@@ -22,6 +22,7 @@ import (
 // batch of many rows, larger than a zstd frame); once AppendAll returned
 // nil it holds the batch; a retry on what is left succeeds.
 func TestCrashDuringAppendAll(t *testing.T) {
+	t.Parallel()
 	for _, enc := range crashEncodings {
 		t.Run(enc, func(t *testing.T) {
 			base := faultfs.New(afero.NewMemMapFs())

@@ -25,6 +25,7 @@ import (
 // sessions already there are untouched; and a retry on what is left
 // succeeds.
 func TestCrashDuringCreateFrom(t *testing.T) {
+	t.Parallel()
 	for li, enc := range sweepLayouts() {
 		l := newLineage(t, enc)
 		// A fork of P at 5 holding its own events, a checkpoint among them

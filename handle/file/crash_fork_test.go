@@ -419,6 +419,7 @@ func (s opSweep) sweep(t *testing.T) {
 // (its header names the parent and the fork point, its logical log is the
 // parent's prefix, it takes appends); once Fork returned nil, it exists.
 func TestCrashDuringFork(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		parent   string
@@ -509,6 +510,7 @@ func TestCrashDuringFork(t *testing.T) {
 // returned nil it is durable. Running it again on what the cut left
 // completes it.
 func TestCrashDuringDetach(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		delete bool
@@ -609,6 +611,7 @@ func TestCrashDuringDetach(t *testing.T) {
 // nil, and every fork of it with it. Running the Delete again completes
 // it.
 func TestCrashDuringDeleteCascade(t *testing.T) {
+	t.Parallel()
 	parentOf := map[string]string{linF: linP, linF2: linP, linG: linF}
 	for _, enc := range sweepLayouts() {
 		l := newLineage(t, enc)
@@ -670,6 +673,7 @@ func TestCrashDuringDeleteCascade(t *testing.T) {
 // new file at the name, not durably; the writer's appends went into it, and
 // the power cut brought back the old file without them.)
 func TestCrashWriterAfterFailedRewriteFolderSync(t *testing.T) {
+	t.Parallel()
 	injected := errors.New("injected fault")
 	for _, enc := range crashEncodings {
 		l := newLineage(t, enc)
@@ -714,6 +718,7 @@ func TestCrashWriterAfterFailedRewriteFolderSync(t *testing.T) {
 // unreadable, and Delete of P, with Detach, Cascade or neither, removed P
 // with F still forked from it: F's lineage was broken.)
 func TestCrashDeleteCannotReadForkHeader(t *testing.T) {
+	t.Parallel()
 	injected := errors.New("injected fault")
 	opts := []struct {
 		name string

@@ -32,6 +32,7 @@ func readLog(t *testing.T, st *file.Store, id string) ([]string, bool) {
 // before, or the one before and the checkpoint (which then verifies), never
 // anything else; once Close returned nil the checkpoint is there.
 func TestCrashDuringCheckpoint(t *testing.T) {
+	t.Parallel()
 	for _, enc := range crashEncodings {
 		l := newLineage(t, enc)
 		before := canonLines(l.logs[linP])
@@ -76,6 +77,7 @@ func TestCrashDuringCheckpoint(t *testing.T) {
 // after, the torn tail is still there or cut, and once Repair returned nil
 // it is cut and its bytes are in the side file. Repairing again completes.
 func TestCrashDuringRepair(t *testing.T) {
+	t.Parallel()
 	const tornBytes = `{"seq":99,"type":"user/mes`
 	for _, enc := range crashEncodings {
 		l := newLineage(t, enc)
@@ -126,6 +128,7 @@ func TestCrashDuringRepair(t *testing.T) {
 // Shred returned nil it is shredded; the other sessions are untouched;
 // and a retry completes.
 func TestCrashDuringShred(t *testing.T) {
+	t.Parallel()
 	for _, enc := range crashEncodings {
 		if !isSealed(enc) {
 			continue // only a sealed session has envelopes to destroy
@@ -177,6 +180,7 @@ func TestCrashDuringShred(t *testing.T) {
 // session holds its log as before or the new one, never a mix; once
 // Rewrite returned nil, the new one.
 func TestCrashDuringRewrite(t *testing.T) {
+	t.Parallel()
 	for _, enc := range sweepLayouts() {
 		l := newLineage(t, enc)
 		old := canonLines(l.logs[linU])

@@ -355,6 +355,7 @@ const tornSample = 8
 // every possible number k of its bytes, as written (TornLast) or as zeros
 // (ZeroFillLast, blocks never written), and recovers each result.
 func TestCrashTornFlushSweep(t *testing.T) {
+	t.Parallel()
 	setups := []struct {
 		name    string
 		batches []int // acknowledged batches
@@ -429,6 +430,7 @@ func TestCrashTornFlushSweep(t *testing.T) {
 // until a Flush returns, and never reach the file before it (so KeepAll
 // cannot resurrect them either).
 func TestCrashDurabilityPoints(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		mode faultfs.CrashMode
@@ -515,6 +517,7 @@ func TestCrashDurabilityPoints(t *testing.T) {
 // Create and once after it: the session either does not exist or exists
 // whole (a header and nothing else); a half-written header never shows.
 func TestCrashDuringCreate(t *testing.T) {
+	t.Parallel()
 	for _, enc := range crashEncodings {
 		t.Run(enc, func(t *testing.T) { testCrashDuringCreate(t, enc) })
 	}

@@ -145,6 +145,7 @@ func TestFailedRepairLeavesNoSideFile(t *testing.T) {
 // TestFailedConvertLeavesNothing: a convert or compaction that runs out of
 // space at any step leaves the store as it was: the old log, no temp file.
 func TestFailedConvertLeavesNothing(t *testing.T) {
+	t.Parallel()
 	full := syscall.ENOSPC
 	faults := []struct {
 		name string

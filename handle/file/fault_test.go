@@ -71,6 +71,7 @@ func requirePoisoned(t *testing.T, h handle.Handle, cause error) {
 // lock until Close, and that a reopen, through the same store or a new
 // one, finds every acknowledged event and appends after it.
 func TestFaultPoisonsAndReopenRecovers(t *testing.T) {
+	t.Parallel()
 	acked := crashEvents(0, 7)                                       // flushed in two batches
 	batch := crashEvents(7, 4)                                       // raw rows: [7] [8 9] [10]
 	garbage := []byte(`{"seq":7,"type":"user/message","time":17644`) // a torn tail left by an earlier crash
@@ -207,6 +208,7 @@ func TestFaultPoisonsAndReopenRecovers(t *testing.T) {
 // flushing and cutting the power lost the session with acknowledged
 // events.)
 func TestFaultCreate(t *testing.T) {
+	t.Parallel()
 	const id = "01JDX3N0Q3Z8Y6W2D1V5K7M9PA"
 	exts := map[string]string{handle.EncodingRaw: ".jsonl", handle.EncodingZstd: ".jsonl.zst"}
 	tests := []struct {
@@ -262,6 +264,7 @@ func TestFaultCreate(t *testing.T) {
 // the next write, with one fsync. So a round takes one fsync or two, never
 // more, where a log without group commit would take 64.
 func TestFaultGroupCommit(t *testing.T) {
+	t.Parallel()
 	for _, enc := range crashEncodings {
 		t.Run(enc, func(t *testing.T) { testGroupCommit(t, enc) })
 	}

@@ -43,6 +43,7 @@ func writeWithCheckpoints(t *testing.T, h handle.Handle, n int) {
 // reads under 3 MiB, the index stride of the reads being 1 MiB). Saved
 // states that do not match the log are passed over.
 func TestForkDigestFromSavedStates(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	dir := filepath.Join(t.TempDir(), "s")
 	counted := countfs.New(afero.NewOsFs())
@@ -113,6 +114,7 @@ func TestForkDigestFromSavedStates(t *testing.T) {
 // Close does: a writer's first digest on it reads one state and the last
 // rows, not the log (of about 5 MiB).
 func TestCreateFromSavesItsDigest(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	counted := countfs.New(afero.NewOsFs())
 	st := file.New(counted, filepath.Join(t.TempDir(), "s"))

@@ -76,6 +76,7 @@ func (f *opLogFile) Sync() error {
 // fsync, and damage to the first frame with the second intact was
 // corruption the writer itself could cause.
 func TestZstdLargeFlushOneFramePerWrite(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	fsys := &opLogFS{Fs: afero.NewMemMapFs(), suffix: ".jsonl.zst"}
 	st := file.New(fsys, "/s", handle.WithEncoding(handle.EncodingZstd))

@@ -135,6 +135,7 @@ func gcSession(t *testing.T, store *file.Store, parent string, at time.Time) han
 // no folder when no sweep of leftovers is owed — and keeps its rules: an
 // old parent of a fork that is not old stays.
 func TestGCTouchesWhatItDeletes(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	const k = 10
 	before := time.UnixMilli(100_000)

@@ -170,6 +170,7 @@ func (c *crashChild) kill(t *testing.T) {
 // another writer is refused with ErrLocked (the lock across processes) and a
 // reader sees a clean prefix.
 func TestKillWriter(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	dir := t.TempDir()
 	st := file.New(afero.NewOsFs(), dir, handle.WithIdentities(crashIdentity))

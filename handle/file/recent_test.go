@@ -21,6 +21,7 @@ import (
 // where that flush starts. Every read still returns exactly its range.
 // (The Recorder reads back each foreign append this way.)
 func TestWriterReadsNewestEventsCheaply(t *testing.T) {
+	t.Parallel()
 	for _, enc := range []string{handle.EncodingRaw, handle.EncodingZstd} {
 		t.Run(enc, func(t *testing.T) {
 			fsys := countfs.New(afero.NewMemMapFs())

@@ -19,6 +19,7 @@ import (
 // smaller than one compacted at the flush level, and holds the same log.
 // (docs/performance.md compares it with `zstd -3` on the same JSONL.)
 func TestCompactCompressesHarder(t *testing.T) {
+	t.Parallel()
 	size := func(opts ...handle.Option) (int64, string) {
 		st := file.New(afero.NewMemMapFs(), "/s", append(opts, handle.WithEncoding(handle.EncodingZstd))...)
 		h, err := st.Create(t.Context())

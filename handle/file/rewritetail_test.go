@@ -25,6 +25,7 @@ import (
 // decodes that frame, so its cost must not grow with the log. The log reads
 // back event for event, and a log that needs no cut keeps one frame of rows.
 func TestRewriteEndsInSmallFrame(t *testing.T) {
+	t.Parallel()
 	big := bigEvents(1500, 1<<10) // ~1.6 MB of rows: more than 2 × LastFrameTarget
 	small := bigEvents(100, 1<<10)
 	for _, tc := range []struct {

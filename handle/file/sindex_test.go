@@ -315,6 +315,7 @@ func TestIndexLostOrStaleRebuilt(t *testing.T) {
 // runs in a killed process) and opens the store again: the index names
 // exactly the sessions present, each as its log describes it.
 func TestIndexKilledAtEveryStep(t *testing.T) {
+	t.Parallel()
 	ops := []struct {
 		name string
 		run  func(t *testing.T, st *file.Store, p, f, c, o string) error

@@ -194,6 +194,7 @@ func TestZstdFileDecompressesToRawLogZstdCommand(t *testing.T) {
 
 // docs/format.md §2: both encodings of one session present.
 func TestZstdDuplicate(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	// setup writes a raw session, converts it to zstd and puts a raw file
 	// back beside it: the original bytes, or those of another log.
