@@ -237,11 +237,12 @@ type parser struct {
 	pending        importer.Calls   // calls of the turn without a result
 	calls          map[string]int64 // call id → seq of its tool/call
 
-	// before is the turn and step state as the current record found it,
+	// before is the parser's state as the current record found it,
 	// records the count of records kept before it: a record the
 	// builder drops (a bad record: Drop takes back its events, a step/end
-	// as much as a step/start) leaves the state as it was (settle).
-	before  turnState
+	// as much as a step/start) leaves the state as it was (settle), its
+	// labels, titles and identity included.
+	before  parserState
 	records int
 
 	sessionID, agentID                 string
@@ -654,6 +655,38 @@ func (p *parser) state() turnState {
 	return turnState{p.turnOpen, p.lastAnswer, p.step, p.turnAt, p.stepAt, p.stepUsage, p.stepModel, p.pending.IDs()}
 }
 
+// parserState is what a record can change of the parser beside its
+// events: the turn and step, and what the session says of itself (its
+// labels, titles, identity, time and the counts of what it did not map).
+type parserState struct {
+	turn                               turnState
+	messages, sidechain, timeSet       bool
+	createdAt                          int64
+	key, sessionID, agentID            string
+	customTitle, aiTitle, summaryTitle string
+	labels                             map[string]string
+	unmapped, other                    map[string]int
+}
+
+func (p *parser) save() parserState {
+	return parserState{p.state(), p.messages, p.sidechain, p.timeSet, p.s.CreatedAt, p.s.Key, p.sessionID, p.agentID,
+		p.customTitle, p.aiTitle, p.summaryTitle, maps.Clone(p.s.Labels), maps.Clone(p.s.Unmapped), maps.Clone(p.other)}
+}
+
+func (p *parser) restore(ps parserState) {
+	st := ps.turn
+	p.turnOpen, p.lastAnswer, p.step, p.turnAt, p.stepAt = st.turnOpen, st.lastAnswer, st.step, st.turnAt, st.stepAt
+	p.stepUsage, p.stepModel = st.stepUsage, st.stepModel
+	p.pending.Clear()
+	for _, id := range st.pending {
+		p.pending.Call(id)
+	}
+	p.messages, p.sidechain, p.timeSet, p.s.CreatedAt, p.s.Key = ps.messages, ps.sidechain, ps.timeSet, ps.createdAt, ps.key
+	p.sessionID, p.agentID = ps.sessionID, ps.agentID
+	p.customTitle, p.aiTitle, p.summaryTitle = ps.customTitle, ps.aiTitle, ps.summaryTitle
+	p.s.Labels, p.s.Unmapped, p.other = ps.labels, ps.unmapped, ps.other
+}
+
 // settle runs as each record begins (inRecord) and after the last: if the
 // builder dropped the record before (a bad record), the state is put back
 // as that record found it and the calls it made are forgotten; then the
@@ -664,20 +697,14 @@ func (p *parser) settle(inRecord bool) {
 		n--
 	}
 	if n == p.records {
-		st := p.before
-		p.turnOpen, p.lastAnswer, p.step, p.turnAt, p.stepAt = st.turnOpen, st.lastAnswer, st.step, st.turnAt, st.stepAt
-		p.stepUsage, p.stepModel = st.stepUsage, st.stepModel
-		p.pending.Clear()
-		for _, id := range st.pending {
-			p.pending.Call(id)
-		}
+		p.restore(p.before)
 		for id, seq := range p.calls {
 			if seq >= p.b.Next() {
 				delete(p.calls, id)
 			}
 		}
 	}
-	p.before, p.records = p.state(), n
+	p.before, p.records = p.save(), n
 }
 
 // closeStep ends the open step, its usage first.

@@ -46,6 +46,10 @@ func FuzzParse(f *testing.F) {
 		lines("{\"type\":\"user\",\"uuid\":\"\xff\",\"message\":{\"content\":\"\xfe\xed \u2028 <&>\"}}"),
 		lines(`[1,2]`, `"x"`),
 		lines(`{"type":"user","toolUseResult":{"agentId":"a"},"message":{"content":[{"type":"tool_result","tool_use_id":"t"}]}}`),
+		// Lines the builder drops (invalid UTF-8 outside what is read)
+		// after they told the session's title, agent name and labels.
+		lines(prompt, "{\"type\":\"custom-title\",\"customTitle\":\"T\",\"x\":\"\x87\"}",
+			"{\"type\":\"agent-name\",\"agentName\":\"A\",\"x\":\"\x87\"}", answer),
 	} {
 		f.Add(in)
 	}
@@ -63,6 +67,7 @@ func FuzzParse(f *testing.F) {
 		importertest.CheckSession(t, s, claude.Name)
 		importertest.CheckLossless(t, claude.New(), in, s)
 		checkOrder(t, s.Events)
+		importertest.CheckBadRecords(t, claude.New(), in, s)
 	})
 }
 
