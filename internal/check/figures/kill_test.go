@@ -26,7 +26,7 @@ import (
 // killEvents is the size of the session an operation under kill creates:
 // large enough (about 3 MB raw without the race detector) that a kill
 // lands while it writes. A logtool built with -race writes it several
-// times slower, so a quarter of it spans as long.
+// times slower, so an eighth of it (raceSlowdown) spans about as long.
 const killEvents = 20000 / raceSlowdown
 
 // forkEvents is how many events of its own the fork of the copied store
