@@ -25,8 +25,8 @@ import (
 
 // killEvents is the size of the session an operation under kill creates:
 // large enough (about 3 MB raw without the race detector) that a kill
-// lands while it writes. A logtool built with -race writes it several
-// times slower, so an eighth of it (raceSlowdown) spans about as long.
+// lands while it writes. A logtool built with -race writes far slower, so
+// it gets an eighth of it (raceSlowdown), which spans about as long.
 const killEvents = 20000 / raceSlowdown
 
 // forkEvents is how many events of its own the fork of the copied store

@@ -7,5 +7,6 @@ package figures_test
 const raceEnabled = true
 
 // raceSlowdown divides the kill tests' sessions (killEvents): a logtool
-// built with -race writes about that many times slower.
+// built with -race imports an eighth of the session in about the time a
+// plain one takes for all of it (174 ms and 111 ms, measured).
 const raceSlowdown = 8
