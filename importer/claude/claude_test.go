@@ -358,4 +358,8 @@ func TestDroppedRecordLeavesNoOpenStep(t *testing.T) {
 			require.Equal(t, tc.want, n)
 		})
 	}
+	importertest.CheckDroppedLine(t, claude.New(), []byte(first+"\n"+bad+"\n"+third+"\n"), "s.jsonl", 2, checkOrder)
+	// A dropped line that names the session leaves no title or name.
+	named := "{\"type\":\"custom-title\",\"customTitle\":\"T\",\"x\":\"\x87\"}\n{\"type\":\"agent-name\",\"agentName\":\"A\"}"
+	importertest.CheckDroppedLine(t, claude.New(), []byte(first+"\n"+named+"\n"+third+"\n"), "s.jsonl", 2, checkOrder)
 }

@@ -1,7 +1,6 @@
 package codex_test
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 
@@ -330,16 +329,7 @@ func TestDroppedRecordLeavesNoTrace(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := []byte(strings.Join(tc.lines, "\n") + "\n")
-			s, err := codex.Parse(bytes.NewReader(in), "/x/rollout-a.jsonl")
-			require.NoError(t, err)
-			require.NotNil(t, s.Partial)
-			require.Equal(t, 3, s.Partial.Line)
-			checkOrder(t, s.Events)
-			skip, err := importer.Parse(t.Context(), codex.New(), bytes.NewReader(in), "/x/rollout-a.jsonl", importer.Config{SkipBad: true})
-			require.NoError(t, err)
-			require.Len(t, skip.Skipped, 1)
-			checkOrder(t, skip.Events)
-			importertest.CheckBadRecords(t, codex.New(), in, s)
+			importertest.CheckDroppedLine(t, codex.New(), in, "/x/rollout-a.jsonl", 3, checkOrder)
 		})
 	}
 }

@@ -1,7 +1,6 @@
 package dsh_test
 
 import (
-	"bytes"
 	"errors"
 	"strings"
 	"testing"
@@ -179,16 +178,7 @@ func TestDroppedRowLeavesNoTrace(t *testing.T) {
 				bad(tc.row),
 				`{"type":"session/note","data":{}}`,
 			}, "\n") + "\n")
-			s, err := dsh.Parse(bytes.NewReader(in), "/snap/session.jsonl")
-			require.NoError(t, err)
-			require.NotNil(t, s.Partial)
-			require.Equal(t, 4, s.Partial.Line)
-			checkClosers(t, s.Events)
-			skip, err := importer.Parse(t.Context(), dsh.New(), bytes.NewReader(in), "/snap/session.jsonl", importer.Config{SkipBad: true})
-			require.NoError(t, err)
-			require.Len(t, skip.Skipped, 1)
-			checkClosers(t, skip.Events)
-			importertest.CheckBadRecords(t, dsh.New(), in, s)
+			importertest.CheckDroppedLine(t, dsh.New(), in, "/snap/session.jsonl", 4, checkClosers)
 		})
 	}
 }

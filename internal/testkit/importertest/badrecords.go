@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/importer"
 )
 
@@ -52,6 +53,25 @@ func CheckBadRecords(t testing.TB, imp importer.Importer, src []byte, s importer
 		}
 	}
 	sameSession(t, blanked, got, "the session made past the bad lines %v is that of src with them blank", skipped)
+}
+
+// CheckDroppedLine imports src, whose line is one the builder drops,
+// both ways: stopping there (the session cut at that line) and going past
+// it (that line skipped, alone); shape checks the events of each, and
+// CheckBadRecords that the line left no trace.
+func CheckDroppedLine(t *testing.T, imp importer.Importer, src []byte, source string, line int, shape func(*testing.T, []eventlog.Event)) {
+	t.Helper()
+	s, err := importer.Parse(t.Context(), imp, bytes.NewReader(src), source, importer.Config{})
+	require.NoError(t, err)
+	require.NotNil(t, s.Partial, "stopped at the bad line")
+	require.Equal(t, line, s.Partial.Line)
+	shape(t, s.Events)
+	skip, err := importer.Parse(t.Context(), imp, bytes.NewReader(src), source, importer.Config{SkipBad: true})
+	require.NoError(t, err)
+	require.Len(t, skip.Skipped, 1, "the bad line skipped, alone")
+	require.Equal(t, line, skip.Skipped[0].Line)
+	shape(t, skip.Events)
+	CheckBadRecords(t, imp, src, s)
 }
 
 // sameSession fails t unless got is want, its events compared as text.
