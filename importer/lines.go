@@ -166,8 +166,7 @@ func trimEOL(line []byte) []byte {
 // (Session.Skipped); a bad first record makes Lines return its
 // *RecordError: the source is not of the format. fn may have changed
 // the converter's own state before its record turned out bad: the
-// converter puts it back as the record found it (Records, which does not
-// count a dropped record, tells when). A torn last line (see
+// converter puts it back as the record found it (Undo). A torn last line (see
 // Torn) is not passed to fn. Lines returns the error of Emit, of reading
 // r, or ctx's, which stop it at once.
 func (b *Builder) Lines(ctx context.Context, r io.Reader, fn func(n int, line []byte) error) error {

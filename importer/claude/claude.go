@@ -168,8 +168,9 @@ const synthetic = "<synthetic>"
 // Convert converts one Claude Code transcript, handing its events to emit
 // record by record (see the package doc).
 func Convert(ctx context.Context, r io.Reader, name string, cfg importer.Config, emit importer.Emit) (importer.Session, error) {
-	p := &parser{s: importer.NewSession(Name, name), calls: map[string]int64{}, records: -1}
+	p := &parser{s: importer.NewSession(Name, name), calls: map[string]int64{}}
 	p.b = importer.NewBuilder(cfg, emit)
+	p.undo = importer.NewUndo[parserState](p.b)
 	seen := false
 	err := p.b.Lines(ctx, r, func(n int, raw []byte) error {
 		p.settle(true)
@@ -237,13 +238,11 @@ type parser struct {
 	pending        importer.Calls   // calls of the turn without a result
 	calls          map[string]int64 // call id → seq of its tool/call
 
-	// before is the parser's state as the current record found it,
-	// records the count of records kept before it: a record the
-	// builder drops (a bad record: Drop takes back its events, a step/end
-	// as much as a step/start) leaves the state as it was (settle), its
-	// labels, titles and identity included.
-	before  parserState
-	records int
+	// undo keeps the parser's state as the current record found it: a
+	// record the builder drops (a bad record: Drop takes back its events,
+	// a step/end as much as a step/start) leaves the state as it was, its
+	// labels, titles and identity included (settle).
+	undo *importer.Undo[parserState]
 
 	sessionID, agentID                 string
 	customTitle, aiTitle, summaryTitle string
@@ -687,24 +686,18 @@ func (p *parser) restore(ps parserState) {
 	p.s.Labels, p.s.Unmapped, p.other = ps.labels, ps.unmapped, ps.other
 }
 
-// settle runs as each record begins (inRecord) and after the last: if the
-// builder dropped the record before (a bad record), the state is put back
-// as that record found it and the calls it made are forgotten; then the
-// state is kept as the next record finds it.
+// settle runs as each record begins (inRecord) and after the last: the
+// state a dropped record changed is put back, and the calls it made are
+// forgotten (importer.Undo).
 func (p *parser) settle(inRecord bool) {
-	n := p.b.Records() // the records kept, and the one begun
-	if inRecord {
-		n--
-	}
-	if n == p.records {
-		p.restore(p.before)
+	p.undo.Settle(inRecord, func(parserState) parserState { return p.save() }, func(ps parserState) {
+		p.restore(ps)
 		for id, seq := range p.calls {
 			if seq >= p.b.Next() {
 				delete(p.calls, id)
 			}
 		}
-	}
-	p.before, p.records = p.save(), n
+	})
 }
 
 // closeStep ends the open step, its usage first.

@@ -146,8 +146,9 @@ type turnItem struct {
 // Convert converts one rollout, handing its events to emit record by
 // record (see the package doc).
 func Convert(ctx context.Context, r io.Reader, name string, cfg importer.Config, emit importer.Emit) (importer.Session, error) {
-	p := &parser{state: state{s: importer.NewSession(Name, name)}, records: -1}
+	p := &parser{state: state{s: importer.NewSession(Name, name)}}
 	p.b = importer.NewBuilder(cfg, emit)
+	p.undo = importer.NewUndo[state](p.b)
 	err := p.b.Lines(ctx, r, func(n int, raw []byte) error {
 		p.settle(true)
 		var l line
@@ -189,13 +190,11 @@ const (
 type parser struct {
 	b *importer.Builder
 	state
-	// before is the state as the current line found it, records the
-	// count of records kept before it: a line the builder drops (a bad
-	// record: Drop takes back its events) leaves the state as it was
-	// (settle).
-	before  state
-	records int
-	shared  bool // the session's maps are before's
+	// undo keeps the state as the current line found it: a line the
+	// builder drops (a bad record: Drop takes back its events) leaves the
+	// state as it was (settle).
+	undo   *importer.Undo[state]
+	shared bool // the session's maps are the kept state's
 }
 
 // state is what the lines converted so far leave for the next: the
@@ -229,14 +228,7 @@ type state struct {
 // as that line found it; then the state is kept as the next line finds
 // it.
 func (p *parser) settle(inRecord bool) {
-	n := p.b.Records() // the records kept, and the one begun
-	if inRecord {
-		n--
-	}
-	if n == p.records {
-		p.state = p.before
-	}
-	p.before, p.records = p.clone(), n
+	p.undo.Settle(inRecord, func(state) state { return p.clone() }, func(s state) { p.state = s })
 }
 
 // clone returns the state for before, which the line about to begin

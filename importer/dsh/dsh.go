@@ -50,36 +50,29 @@ func Convert(ctx context.Context, r io.Reader, name string, cfg importer.Config,
 		lg   Log
 		p    *parser
 		open turnState
-		// kept is what a row changes, as the current row found it, and
-		// records the count of rows kept before it: a row the builder
-		// drops (a bad row: Drop takes back its events) leaves it as it
-		// was (settle).
-		kept    rowState
-		records = -1
 	)
 	// settle runs as each row after the header begins (inRow) and after
-	// the last: if the builder dropped the row before, what it changed is
-	// put back as that row found it; then it is kept as the next row
-	// finds it. The labels only grow (SetLabel adds, never changes): a
-	// copy is made when they grew.
+	// the last: what a row the builder dropped (a bad row: Drop takes back
+	// its events) changed is put back as that row found it
+	// (importer.Undo). The labels only grow (SetLabel adds, never
+	// changes): a copy is made when they grew.
+	undo := importer.NewUndo[rowState](b)
 	settle := func(inRow bool) {
 		if p == nil {
 			return
 		}
-		n := b.Records() // the rows kept, and the one begun
-		if inRow {
-			n--
-		}
-		if n == records {
+		undo.Settle(inRow, func(prev rowState) rowState {
+			labels := prev.labels
+			if len(s.Labels) != len(labels) {
+				labels = maps.Clone(s.Labels)
+			}
+			return rowState{p.next, p.lastTime, open.clone(), labels}
+		}, func(kept rowState) {
 			p.next, p.lastTime, open = kept.next, kept.lastTime, kept.open
 			if len(s.Labels) != len(kept.labels) {
 				s.Labels = maps.Clone(kept.labels)
 			}
-		}
-		if len(s.Labels) != len(kept.labels) {
-			kept.labels = maps.Clone(s.Labels)
-		}
-		kept.next, kept.lastTime, kept.open, records = p.next, p.lastTime, open.clone(), n
+		})
 	}
 	err := b.Lines(ctx, r, func(n int, row []byte) error {
 		settle(true)
