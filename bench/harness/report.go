@@ -108,7 +108,7 @@ func (r *Results) targets() []target {
 		ts = append(ts,
 			target{name: "durable append, 64 appenders: events/s ÷ the best alternative's", atLeast: true, limit: 2, format: Ratio,
 				keys: alts, parts: []figure{ev("sessionlog raw", ak(64, rawVariant))},
-				why: whyAppend,
+				why: r.whyAppendHere(),
 				value: func(run int) float64 {
 					best := math.NaN()
 					for _, v := range appendVariants[altStart():] {
@@ -121,7 +121,7 @@ func (r *Results) targets() []target {
 			target{name: "durable append, 64 appenders: events per fsync", atLeast: true, limit: 50, format: Number, keys: alts[:1],
 				value: func(run int) float64 { return r.Get(ak(64, rawVariant), run, "events/fsync") }},
 			withWhy(r.ratioTarget("durable append, 64 appenders: events/s ÷ the same with no fsync", true, 0.5,
-				ev("sessionlog raw", ak(64, rawVariant)), ev("no fsync", ak(64, noFsyncVariant))), whyAppend),
+				ev("sessionlog raw", ak(64, rawVariant)), ev("no fsync", ak(64, noFsyncVariant))), r.whyAppendHere()),
 			// Issue 24: redaction at write costs at most 10 %.
 			withWhy(r.ratioTarget("durable append, 64 appenders: events/s with redaction ÷ without", true, 0.9,
 				ev("sessionlog raw", ak(64, rawVariant)), ev("unredacted", ak(64, unredactedVariant))), whyRedact),
@@ -224,16 +224,26 @@ func (r *Results) cliTargets() []target {
 // What bounds the targets that miss on this kind of machine (2 cores, an
 // fsync of ~100 µs), from the profiles of the tasks behind them.
 const (
-	whyAppend = "a write may not start before the previous fsync returned (docs/format.md §9): a round is an fsync (F) plus x, the 63 appenders' way back with their next events " +
-		"(BenchmarkAppend's gap-µs), so x/(x+F) of no fsync, and about 2F/(F+x) of an eager group commit alternating two halves: 1.5× needs x ≤ F/3, and slow fsyncs raise it"
-	whyReplay     = "the folds run on a goroutine beside the read (replay/ahead.go): they cost 25–40 % of the read's CPU, and come off the wall time only while a second core is free of the read, the collector and other processes"
-	whyReplayJSON = "the replay's folds run on a goroutine beside the read (replay/ahead.go) and gain only while a second core is free; encoding/json's decode and apply use one core either way, " +
-		"so the ratio falls with the machine's load (it met the limit on an idle machine)"
-	whyRedact = "redaction scans every string of an event's data in the appender's goroutine (0.7–0.8 µs an event in the no-fsync append benchmark): that CPU adds to the round's x which bounds group commit " +
-		"(the 64-appender row above), so its durable cost follows the machine's load"
-	whyZstd = "decompression costs about 0.8× the CPU of parsing the rows (`sequenceDecs_decodeSync` beside `scanString` in the profile): on one core zstd reads at ~0.55× raw, " +
-		"and decoding ahead on the other core (eventlog/zstd.go) recovers only what that core has free of the parse, the collector and other processes"
+	whyAppend = "a write waits for the previous fsync (docs/format.md §9): a round is an fsync (F) plus x, the appenders' way back with their next events, " +
+		"so at most x/(x+F) of no fsync and 2F/(F+x) of an eager group commit alternating two halves"
+	whyReplay     = "the folds run on a goroutine beside the read (replay/ahead.go): they cost 25–40 % of the read's CPU, and come off the wall time only while a second core is free"
+	whyReplayJSON = "encoding/json's decode and apply use one core either way; the replay's folds gain only while a second core is free, so the ratio falls with the machine's load (met on an idle machine)"
+	whyRedact     = "redaction scans every string of an event's data in the appender's goroutine (0.7–0.8 µs an event, no fsync): that CPU adds to the round's x, which bounds group commit (above)"
+	whyZstd       = "decompression costs ~0.8× the CPU of parsing the rows (`sequenceDecs_decodeSync` beside `scanString`): on one core zstd reads at ~0.55× raw; decoding ahead (eventlog/zstd.go) recovers only what the other core has free"
 )
+
+// whyAppendHere is whyAppend with the floor this run measured (floor.go):
+// the ceiling no group commit that waits for the previous fsync passes on
+// this machine.
+func (r *Results) whyAppendHere() string {
+	c := Summarize(r.Series("floor/64", "ceiling"))
+	if c.N == 0 {
+		return whyAppend
+	}
+	F, x := Summarize(r.Series("floor/64", "fsync-µs")), Summarize(r.Series("floor/64", "x-µs"))
+	return fmt.Sprintf("%s; here, with no library, 64 goroutines spinning %v each (less than an event's checks) were back %.0f µs after a %.0f µs fsync: a ceiling of %s (RoundFloor)",
+		whyAppend, floorWork, x.Median, F.Median, Ratio(c.Median))
+}
 
 // whyZstdRSS bounds a zstd replay's memory: the CLI scenario's zstd sessions
 // are converted, and a rewrite's frames hold zstdframe.Target.

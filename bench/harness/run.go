@@ -92,7 +92,7 @@ func Long() Config {
 
 // task is one measurement, as the parent hands it to a child process.
 type task struct {
-	Kind      string // "append", "read", "ops", "sizes"
+	Kind      string // "append", "paired", "floor", "read", "ops", "sizes", "huge", "cli"
 	Variant   string
 	Fixtures  string
 	Work      string
@@ -121,6 +121,8 @@ func (t task) key() string {
 		return fmt.Sprintf("cli/%d/%s", t.Size, t.Variant)
 	case "paired":
 		return "paired/1"
+	case "floor":
+		return fmt.Sprintf("floor/%d", t.Appenders)
 	}
 	return t.Kind + "/" + t.Variant
 }
@@ -163,6 +165,8 @@ func (t task) run(ctx context.Context) (Metrics, error) {
 	case "paired":
 		evs := workload.Generate(workload.Config{Seed: 1, Turns: 20})
 		return runPaired(ctx, t.Work, t.Budget, evs)
+	case "floor":
+		return floorMetrics(ctx, t.Work, t.Appenders, t.Budget)
 	case "read":
 		return runRead(ctx, t.Variant, t.Fixtures, t.Reps)
 	case "ops":
@@ -315,6 +319,9 @@ func Run(ctx context.Context, cfg Config, exe string) (*Results, error) {
 			for _, v := range appendVariants {
 				do(run, task{Kind: "append", Variant: v.name, Appenders: n, Budget: cfg.AppendBudget})
 			}
+		}
+		if slices.Contains(cfg.Appenders, 64) {
+			do(run, task{Kind: "floor", Appenders: 64, Budget: cfg.AppendBudget})
 		}
 		if slices.Contains(cfg.Appenders, 1) {
 			do(run, task{Kind: "paired", Budget: cfg.AppendBudget})
