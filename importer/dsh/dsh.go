@@ -20,7 +20,7 @@ func New() importer.Importer {
 }
 
 func convert(ctx context.Context, r io.ReadSeeker, name string, cfg importer.Config, emit importer.Emit) (importer.Session, error) {
-	return Convert(ctx, r, name, cfg, emit)
+	return convertRows(ctx, r, name, cfg, emit, false)
 }
 
 // Sniff reports whether head starts with a dsh header
@@ -43,7 +43,18 @@ func Parse(r io.ReadSeeker, name string) (importer.Session, error) {
 
 // Convert converts one dsh session log, handing its events to emit row by
 // row (see the package doc).
+//
+// A dsh row numbers its events (seq, seq0). A row SkipBad goes past
+// leaves a gap in that numbering: the rows after it are numbered on from
+// the last event kept, the source's seqs checked to go on past the gap.
 func Convert(ctx context.Context, r io.Reader, name string, cfg importer.Config, emit importer.Emit) (importer.Session, error) {
+	return convertRows(ctx, r, name, cfg, emit, false)
+}
+
+// convertRows is Convert; with resyncAtBlank, a blank line is a gap in
+// the source's numbering as a skipped row is (the tests' reference for
+// SkipBad: the log with the rows it skipped blank).
+func convertRows(ctx context.Context, r io.Reader, name string, cfg importer.Config, emit importer.Emit, resyncAtBlank bool) (importer.Session, error) {
 	s := importer.NewSession(Name, name)
 	b := importer.NewBuilder(cfg, emit)
 	var (
@@ -66,16 +77,22 @@ func Convert(ctx context.Context, r io.Reader, name string, cfg importer.Config,
 			if len(s.Labels) != len(labels) {
 				labels = maps.Clone(s.Labels)
 			}
-			return rowState{p.next, p.lastTime, open.clone(), labels}
+			return rowState{p.next, p.lastTime, p.shift, p.resync, open.clone(), labels}
 		}, func(kept rowState) {
-			p.next, p.lastTime, open = kept.next, kept.lastTime, kept.open
+			p.next, p.lastTime, p.shift, open = kept.next, kept.lastTime, kept.shift, kept.open
+			p.resync = true // the source's numbering goes on past the row
 			if len(s.Labels) != len(kept.labels) {
 				s.Labels = maps.Clone(kept.labels)
 			}
 		})
 	}
+	last := 0 // the line of the last row
 	err := b.Lines(ctx, r, func(n int, row []byte) error {
 		settle(true)
+		if resyncAtBlank && p != nil && n > last+1 {
+			p.resync = true
+		}
+		last = n
 		if p == nil {
 			h, err := parseHeader(row)
 			if err != nil {
@@ -114,11 +131,13 @@ func Convert(ctx context.Context, r io.Reader, name string, cfg importer.Config,
 }
 
 // rowState is what a row changes of an import: the seq and time its
-// events take, the turn they leave open, the labels they tell.
+// events take, the source's numbering, the turn they leave open, the
+// labels they tell.
 type rowState struct {
-	next, lastTime int64
-	open           turnState
-	labels         map[string]string
+	next, lastTime, shift int64
+	resync                bool
+	open                  turnState
+	labels                map[string]string
 }
 
 // turnState is what the log's own lifecycle events leave open: a log that

@@ -1,7 +1,10 @@
 package dsh_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -178,7 +181,78 @@ func TestDroppedRowLeavesNoTrace(t *testing.T) {
 				bad(tc.row),
 				`{"type":"session/note","data":{}}`,
 			}, "\n") + "\n")
-			importertest.CheckDroppedLine(t, dsh.New(), in, "/snap/session.jsonl", 4, checkClosers)
+			importertest.CheckDroppedLine(t, dsh.New(), in, "/snap/session.jsonl", 4, checkClosers, dsh.NewBlankAsSkipped())
+		})
+	}
+}
+
+// Regression: a dsh row numbers its events, and a row SkipBad went past
+// left the next row's seq not the one the parser expected, so every row
+// after it was skipped too. The rows after a skipped one are numbered on
+// from the last event kept, the source's seqs checked to go on past the
+// gap: one bad row is one skipped row.
+func TestSkipBadGoesOnPastANumberedRow(t *testing.T) {
+	const head = `{"type":"session","version":0,"id":"abc","createdAt":1000}`
+	row := func(seq int, typ string) string {
+		return fmt.Sprintf(`{"type":%q,"seq":%d,"time":%d,"data":{"turn":1}}`, typ, seq, 2000+seq)
+	}
+	droppedKey := func(r string) string { return strings.TrimSuffix(r, "}") + ",\"surfaceOp\":\"\x87\"}" }
+	for _, tc := range []struct {
+		name    string
+		rows    []string
+		skipped []int // lines
+		kept    []int // lines whose rows are in the session
+	}{
+		{"refused by the converter", []string{row(0, "turn/start"), row(1, "session/note"), `{"type":"","seq":2}`, row(3, "session/note"), row(4, "turn/end")},
+			[]int{4}, []int{2, 3, 5, 6}},
+		{"dropped by the builder", []string{row(0, "turn/start"), row(1, "session/note"), droppedKey(row(2, "session/note")), row(3, "session/note"), row(4, "turn/end")},
+			[]int{4}, []int{2, 3, 5, 6}},
+		{"a packed row", []string{row(0, "turn/start"), `{"type":"text-chunks","seq0":1,"time0":2001,"data":{"turn":1,"step":1,"index":0,"dt":[1],"texts":["a","b","c"]}}`, row(4, "session/note"), row(5, "turn/end")},
+			[]int{3}, []int{2, 4, 5}},
+		{"two in a row, then an unnumbered one", []string{row(0, "turn/start"), `{"seq":1}`, `{"seq":2}`, `{"type":"session/note","data":{}}`, row(4, "turn/end")},
+			[]int{3, 4}, []int{2, 5, 6}},
+		// A row the source numbers again is refused, past a skip too.
+		{"a seq taken again", []string{row(0, "turn/start"), `{"seq":1}`, row(0, "session/note"), row(2, "session/note"), row(3, "turn/end")},
+			[]int{3, 4}, []int{2, 5, 6}},
+		// A gap with no bad row before it: the row after it is refused,
+		// once.
+		{"a gap", []string{row(0, "turn/start"), row(1, "session/note"), row(3, "session/note"), row(4, "turn/end")},
+			[]int{4}, []int{2, 3, 5}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := []byte(head + "\n" + strings.Join(tc.rows, "\n") + "\n")
+			s, err := importer.Parse(t.Context(), dsh.New(), bytes.NewReader(in), "s.jsonl", importer.Config{SkipBad: true})
+			require.NoError(t, err)
+			var skipped []int
+			for _, re := range s.Skipped {
+				skipped = append(skipped, re.Line)
+			}
+			require.Equal(t, tc.skipped, skipped)
+			// A row is in the session as its event's source line, or as the
+			// data of the event that keeps it (dsh's own types).
+			rows := strings.Split(string(in), "\n")
+			has := func(line int) bool {
+				for _, e := range s.Events {
+					var d struct {
+						Source struct{ Line int } `json:"source"`
+					}
+					if json.Unmarshal(e.Data, &d) == nil && d.Source.Line == line || string(e.Data) == rows[line-1] {
+						return true
+					}
+				}
+				return false
+			}
+			for _, l := range tc.kept {
+				require.True(t, has(l), "line %d's row is in the session", l)
+			}
+			for _, l := range tc.skipped {
+				require.False(t, has(l), "line %d's row is not", l)
+			}
+			def, err := importer.Parse(t.Context(), dsh.New(), bytes.NewReader(in), "s.jsonl", importer.Config{})
+			require.NoError(t, err)
+			require.NotNil(t, def.Partial, "without SkipBad the import stops at the first bad row")
+			require.Equal(t, tc.skipped[0], def.Partial.Line)
+			importertest.CheckBadRecords(t, dsh.New(), in, def, dsh.NewBlankAsSkipped())
 		})
 	}
 }

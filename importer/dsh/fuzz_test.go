@@ -26,6 +26,11 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("{\"type\":\"session\",\"version\":0,\"createdAt\":1}\n{\"type\":\"turn/start\",\"data\":{}}\n" +
 		"{\"type\":\"step/start\",\"data\":{}}\n{\"type\":\"step/end\",\"data\":{},\"x\":\"\x87\"}\n" +
 		"{\"type\":\"tool/call\",\"data\":{\"callId\":\"c\"},\"x\":\"\x87\"}\n{\"type\":\"a\"}\n"))
+	// Numbered rows with bad ones among them, and a blank line: SkipBad
+	// numbers the rows after a skipped one on past its gap.
+	f.Add([]byte("{\"type\":\"session\",\"version\":0,\"createdAt\":1}\n{\"type\":\"turn/start\",\"seq\":0,\"data\":{}}\n" +
+		"{\"seq\":1}\n\n{\"type\":\"a\",\"seq\":2,\"data\":{},\"x\":\"\x87\"}\n{\"type\":\"a\",\"seq\":3}\n{\"type\":\"a\",\"seq\":3}\n" +
+		"{\"type\":\"text-chunks\",\"seq0\":4,\"data\":{\"dt\":[1],\"texts\":[\"a\",\"b\"]}}\n{\"type\":\"a\",\"seq\":9}\n"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		s, err := dsh.Parse(bytes.NewReader(in), "/snap/session.jsonl")
 		if err != nil {
@@ -117,7 +122,7 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 		checkClosers(t, s.Events)
-		importertest.CheckBadRecords(t, dsh.New(), in, s)
+		importertest.CheckBadRecords(t, dsh.New(), in, s, dsh.NewBlankAsSkipped())
 	})
 }
 

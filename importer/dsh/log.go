@@ -207,8 +207,13 @@ type parser struct {
 	lastTime int64
 	line     int   // of the row being read
 	next     int64 // seq of the next event
-	emit     func(orig, voc eventlog.Event) error
-	both     bool // both readings must be storable (the import's)
+	// shift is the source's seq of an event less its seq here: 0 until a
+	// skipped row (SkipBad) leaves a gap in the source's numbering, which
+	// the next event's seq, when the source gives one, sets (resync).
+	shift  int64
+	resync bool
+	emit   func(orig, voc eventlog.Event) error
+	both   bool // both readings must be storable (the import's)
 }
 
 // eventKeys are the keys of a dsh row that a sessionlog event keeps.
@@ -254,15 +259,21 @@ func (p *parser) row(line []byte) error {
 	return p.add(e)
 }
 
-// place gives e its seq and time: the source's, or the next ones.
+// place gives e its seq and time: the next seq, which must be the
+// source's, when it gives one, less the gap rows skipped before left
+// (shift); and the source's time, or the next one.
 func (p *parser) place(e *eventlog.Event, seq, t *int64) error {
 	e.Seq = p.next
+	want := e.Seq + p.shift
 	switch {
 	case seq == nil:
 		p.s.Report.SeqsAssigned++
-	case *seq != e.Seq:
-		return fmt.Errorf("seq %d, want %d: sessionlog seqs are contiguous from 0", *seq, e.Seq)
+	case p.resync && *seq >= want:
+		p.shift = *seq - e.Seq // the skipped rows held the source's seqs before it
+	case *seq != want:
+		return fmt.Errorf("seq %d, want %d: sessionlog seqs are contiguous from 0", *seq, want)
 	}
+	p.resync = p.resync && seq == nil // until an event the source numbers
 	if t == nil {
 		p.s.Report.TimesAssigned++
 		e.Time = p.lastTime + 1
