@@ -224,11 +224,10 @@ func (r *Results) cliTargets() []target {
 // What bounds the targets that miss on this kind of machine (2 cores, an
 // fsync of ~100 µs), from the profiles of the tasks behind them.
 const (
-	whyAppend = "a write waits for the previous fsync (docs/format.md §9): a round is an fsync (F) plus x, the appenders' way back with their next events, " +
-		"so at most x/(x+F) of no fsync and 2F/(F+x) of an eager group commit alternating two halves"
+	whyAppend     = "a write waits for the previous fsync (docs/format.md §9): a round is an fsync F plus x, the appenders' way back, so at most x/(x+F) of no fsync and 2F/(F+x) of an eager group commit"
 	whyReplay     = "the folds run on a goroutine beside the read (replay/ahead.go): they cost 25–40 % of the read's CPU, and come off the wall time only while a second core is free"
 	whyReplayJSON = "encoding/json's decode and apply use one core either way; the replay's folds gain only while a second core is free, so the ratio falls with the machine's load (met on an idle machine)"
-	whyRedact     = "redaction scans every string of an event's data in the appender's goroutine (0.7–0.8 µs an event, no fsync): that CPU adds to the round's x, which bounds group commit (above)"
+	whyRedact     = "redaction's CPU (0.47 µs an event alone, BenchmarkRedactWorkload) lies in the round's x (above), so its share grows as the fsync shrinks"
 	whyZstd       = "decompression costs ~0.8× the CPU of parsing the rows (`sequenceDecs_decodeSync` beside `scanString`): on one core zstd reads at ~0.55× raw; decoding ahead (eventlog/zstd.go) recovers only what the other core has free"
 )
 
@@ -241,7 +240,7 @@ func (r *Results) whyAppendHere() string {
 		return whyAppend
 	}
 	F, x := Summarize(r.Series("floor/64", "fsync-µs")), Summarize(r.Series("floor/64", "x-µs"))
-	return fmt.Sprintf("%s; here, with no library, 64 goroutines spinning %v each (less than an event's checks) were back %.0f µs after a %.0f µs fsync: a ceiling of %s (RoundFloor)",
+	return fmt.Sprintf("%s; here 64 goroutines spinning %v each, no library, were back %.0f µs after a %.0f µs fsync: a ceiling of %s (RoundFloor)",
 		whyAppend, floorWork, x.Median, F.Median, Ratio(c.Median))
 }
 
