@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -95,12 +96,15 @@ func RoundFloor(dir string, n int, work time.Duration, rounds int, budget time.D
 	return fsyncs, xs, nil
 }
 
-// floorMetrics runs RoundFloor with 64 appenders for budget and reports
+// floorMetrics runs RoundFloor with n appenders for budget and reports
 // the medians of F and x and the ceiling 2F/(F+x).
 func floorMetrics(ctx context.Context, dir string, n int, budget time.Duration) (Metrics, error) {
 	fsyncs, xs, err := RoundFloor(dir, n, floorWork, 0, budget)
 	if err != nil {
 		return nil, err
+	}
+	if len(xs) == 0 {
+		return nil, fmt.Errorf("harness: no round of the floor within %v", budget)
 	}
 	F, x := medianDuration(fsyncs), medianDuration(xs)
 	return Metrics{"fsync-µs": micros(F), "x-µs": micros(x), "ceiling": 2 * micros(F) / (micros(F) + micros(x))}, ctx.Err()

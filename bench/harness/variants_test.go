@@ -49,6 +49,8 @@ func TestEveryVariantRuns(t *testing.T) {
 		require.Positive(t, m["fsync-µs"])
 		require.Positive(t, m["x-µs"])
 		require.InDelta(t, 2*m["fsync-µs"]/(m["fsync-µs"]+m["x-µs"]), m["ceiling"], 1e-9)
+		_, err = floorMetrics(ctx, t.TempDir(), 4, 0)
+		require.ErrorContains(t, err, "no round", "no budget, no round: an error, not a median of nothing")
 	})
 	t.Run("append/unknown", func(t *testing.T) {
 		_, err := runAppend(ctx, "nope", t.TempDir(), 1, time.Millisecond, evs)
