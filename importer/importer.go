@@ -360,12 +360,15 @@ func OptTrue(b bool) any {
 }
 
 // MarshalJSON writes the object.
-func (o Obj) MarshalJSON() ([]byte, error) {
+func (o Obj) MarshalJSON() ([]byte, error) { return o.appendJSON(nil) }
+
+// appendJSON appends the object to dst: its members written one by one
+// (appendJSON), those whose value is nil left out.
+func (o Obj) appendJSON(dst []byte) ([]byte, error) {
 	if len(o)%2 != 0 {
 		return nil, fmt.Errorf("importer: Obj with %d elements, want key-value pairs", len(o))
 	}
-	var b bytes.Buffer
-	b.WriteByte('{')
+	dst = append(dst, '{')
 	first := true
 	for i := 0; i < len(o); i += 2 {
 		key, ok := o[i].(string)
@@ -375,21 +378,20 @@ func (o Obj) MarshalJSON() ([]byte, error) {
 		if isNil(o[i+1]) {
 			continue
 		}
-		val, err := Marshal(o[i+1])
-		if err != nil {
-			return nil, err
-		}
 		if !first {
-			b.WriteByte(',')
+			dst = append(dst, ',')
 		}
 		first = false
-		k, _ := Marshal(key)
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(val)
+		var err error
+		if dst, err = appendJSON(dst, key); err != nil {
+			return nil, err
+		}
+		dst = append(dst, ':')
+		if dst, err = appendJSON(dst, o[i+1]); err != nil {
+			return nil, err
+		}
 	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
+	return append(dst, '}'), nil
 }
 
 func isNil(v any) bool {
@@ -405,25 +407,35 @@ func isNil(v any) bool {
 
 // Marshal is json.Marshal without HTML escapes and compacted; a
 // json.RawMessage is compacted as it is (null when empty).
-func Marshal(v any) (json.RawMessage, error) {
-	var b bytes.Buffer
-	if raw, ok := v.(json.RawMessage); ok {
-		if len(bytes.TrimSpace(raw)) == 0 {
-			return json.RawMessage("null"), nil
+func Marshal(v any) (json.RawMessage, error) { return appendJSON(nil, v) }
+
+// appendJSON appends Marshal(v) to dst. An Obj is written member by
+// member and a json.RawMessage compacted, once: encoding/json would
+// compact what an Obj's MarshalJSON returns again at every level around
+// it, and a converter nests the source's whole record a level or two
+// down (Src).
+func appendJSON(dst []byte, v any) ([]byte, error) {
+	switch x := v.(type) {
+	case Obj:
+		return x.appendJSON(dst)
+	case json.RawMessage:
+		if len(bytes.TrimSpace(x)) == 0 {
+			return append(dst, "null"...), nil
 		}
-		if err := json.Compact(&b, raw); err != nil {
+		b := bytes.NewBuffer(dst)
+		if err := json.Compact(b, x); err != nil {
 			return nil, err
 		}
 		return b.Bytes(), nil
 	}
+	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
-	out := bytes.TrimSuffix(b.Bytes(), []byte("\n"))
-	var c bytes.Buffer
-	if err := json.Compact(&c, out); err != nil {
+	c := bytes.NewBuffer(dst)
+	if err := json.Compact(c, bytes.TrimSuffix(b.Bytes(), []byte("\n"))); err != nil {
 		return nil, err
 	}
 	return c.Bytes(), nil

@@ -3,6 +3,7 @@ package formats_test
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"slices"
 	"testing"
 
@@ -28,13 +29,7 @@ var generatedSeeds = sweep.Size(40, 150, 150)
 func TestGeneratedTraces(t *testing.T) {
 	reg := formats.Registry()
 	gens := importertest.Generators()
-	for _, name := range slices.Sorted(func(yield func(string) bool) {
-		for n := range gens {
-			if !yield(n) {
-				return
-			}
-		}
-	}) {
+	for _, name := range slices.Sorted(maps.Keys(gens)) {
 		imp, err := reg.Lookup(name)
 		require.NoError(t, err)
 		t.Run(name, func(t *testing.T) {

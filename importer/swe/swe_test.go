@@ -212,13 +212,14 @@ func TestUsageOutOfRange(t *testing.T) {
 
 // Regression: call arguments holding JSON nested as deeply as JSON may be
 // nest one level deeper once in "args": the import failed with an error
-// that was not ErrFormat. It is a format error now.
+// that was not ErrFormat. It is a format error now, the event's.
 func TestDeepArgs(t *testing.T) {
 	deep := strings.Repeat("[", 10000) + strings.Repeat("]", 10000)
 	in := `{"trajectory":[],"history":[{"role":"assistant","tool_calls":[{"id":"c","function":{"name":"f","arguments":"` + deep + `"}}]}]}`
 	_, err := swe.Parse(strings.NewReader(in), "a.traj")
 	require.ErrorIs(t, err, importer.ErrFormat)
-	require.Contains(t, err.Error(), "seq 3: tool/call: ")
+	require.Contains(t, err.Error(), "seq 3: ")
+	require.Contains(t, err.Error(), `"tool/call" is not valid JSON: nesting too deep`)
 }
 
 // Regression: a trajectory holding a value over the limit a record may
