@@ -40,10 +40,13 @@ func roundFloor(b *testing.B, n int, work time.Duration) {
 		b.Fatal(err)
 	}
 	b.StopTimer()
-	F, x := us(durMedian(syncs)), us(durMedian(xs))
+	F, x, ceiling, ok := harness.Ceiling(syncs, xs)
+	if !ok {
+		b.Fatal("no round")
+	}
 	b.ReportMetric(F, "fsync-µs")
 	b.ReportMetric(x, "x-µs")
-	b.ReportMetric(2*F/(F+x), "ceiling×")
+	b.ReportMetric(ceiling, "ceiling×")
 }
 
 // BenchmarkIdleCoreWake measures how long a goroutine made ready takes to
@@ -90,12 +93,6 @@ func BenchmarkPageFault(b *testing.B) {
 	for i := range b.N {
 		m[i*page] = 1
 	}
-}
-
-func durMedian(d []time.Duration) time.Duration {
-	s := slices.Clone(d)
-	slices.Sort(s)
-	return s[len(s)/2]
 }
 
 func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }

@@ -96,18 +96,29 @@ func RoundFloor(dir string, n int, work time.Duration, rounds int, budget time.D
 	return fsyncs, xs, nil
 }
 
+// Ceiling returns the medians of RoundFloor's rounds, F and x in µs, and
+// the ceiling 2F/(F+x) they put on a group commit's gain over an eager
+// one; ok is false when no round ran.
+func Ceiling(fsyncs, xs []time.Duration) (F, x, ceiling float64, ok bool) {
+	if len(fsyncs) == 0 || len(xs) == 0 {
+		return 0, 0, 0, false
+	}
+	F, x = micros(medianDuration(fsyncs)), micros(medianDuration(xs))
+	return F, x, 2 * F / (F + x), true
+}
+
 // floorMetrics runs RoundFloor with n appenders for budget and reports
-// the medians of F and x and the ceiling 2F/(F+x).
+// Ceiling's figures.
 func floorMetrics(ctx context.Context, dir string, n int, budget time.Duration) (Metrics, error) {
 	fsyncs, xs, err := RoundFloor(dir, n, floorWork, 0, budget)
 	if err != nil {
 		return nil, err
 	}
-	if len(xs) == 0 {
+	F, x, ceiling, ok := Ceiling(fsyncs, xs)
+	if !ok {
 		return nil, fmt.Errorf("harness: no round of the floor within %v", budget)
 	}
-	F, x := medianDuration(fsyncs), medianDuration(xs)
-	return Metrics{"fsync-µs": micros(F), "x-µs": micros(x), "ceiling": 2 * micros(F) / (micros(F) + micros(x))}, ctx.Err()
+	return Metrics{"fsync-µs": F, "x-µs": x, "ceiling": ceiling}, ctx.Err()
 }
 
 func medianDuration(d []time.Duration) time.Duration {
